@@ -1,0 +1,181 @@
+//! JSON shapes of the API and their conversions from domain values.
+
+use std::collections::BTreeMap;
+
+use atelier_shared::domain::{JobState, Operation, Strength, StyleId, Target};
+use atelier_shared::services::uploads::UploadSlot;
+use atelier_shared::store::schema::{AccountItem, JobFailure, JobItem, LedgerItem, LedgerKind};
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
+
+/// The settings of an edit, as validated.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct EditSettings {
+    pub style: StyleId,
+    pub target: Target,
+    pub strength: Strength,
+    pub original_asset_id: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mask_asset_id: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub style_reference_asset_id: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub custom_style: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub target_description: Option<String>,
+    pub locks: Vec<String>,
+}
+
+/// A job as its owner sees it.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct JobView {
+    pub id: String,
+    pub operation: Operation,
+    pub status: JobState,
+    /// Credits charged for this job.
+    pub credits: i64,
+    pub settings: EditSettings,
+    pub created_at: String,
+    pub updated_at: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub failure: Option<JobFailure>,
+}
+
+impl From<JobItem> for JobView {
+    fn from(j: JobItem) -> JobView {
+        let r = j.request;
+        JobView {
+            id: j.job_id.to_string(),
+            operation: j.operation,
+            status: j.status,
+            credits: j.credits,
+            settings: EditSettings {
+                style: r.style,
+                target: r.target,
+                strength: r.strength,
+                original_asset_id: r.original_asset_id.to_string(),
+                mask_asset_id: r.mask_asset_id.map(|a| a.to_string()),
+                style_reference_asset_id: r.style_reference_asset_id.map(|a| a.to_string()),
+                custom_style: r.custom_style,
+                target_description: r.target_description,
+                locks: r.locks,
+            },
+            created_at: j.created_at,
+            updated_at: j.updated_at,
+            failure: j.failure,
+        }
+    }
+}
+
+/// A page of jobs.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct JobPage {
+    pub items: Vec<JobView>,
+    /// Pass as `cursor` to get the next page; absent on the last page.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub next_cursor: Option<String>,
+}
+
+/// The caller's account.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct AccountView {
+    pub user_id: String,
+    pub balance: i64,
+    /// Edits queued or processing.
+    pub in_flight: i64,
+    pub max_in_flight: u32,
+    pub created_at: String,
+}
+
+impl AccountView {
+    pub fn new(a: AccountItem, max_in_flight: u32) -> AccountView {
+        AccountView {
+            user_id: a.user_id.to_string(),
+            balance: a.credits,
+            in_flight: a.in_flight,
+            max_in_flight,
+            created_at: a.created_at,
+        }
+    }
+}
+
+/// One ledger row.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct LedgerEntryView {
+    /// Signed: grants and refunds are positive, debits negative.
+    pub amount: i64,
+    pub kind: LedgerKind,
+    pub reference: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub job_id: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    pub created_at: String,
+}
+
+impl From<LedgerItem> for LedgerEntryView {
+    fn from(l: LedgerItem) -> LedgerEntryView {
+        LedgerEntryView {
+            amount: l.amount,
+            kind: l.kind,
+            reference: l.reference,
+            job_id: l.job_id.map(|j| j.to_string()),
+            reason: l.reason,
+            created_at: l.created_at,
+        }
+    }
+}
+
+/// A page of ledger rows, newest first.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct LedgerPage {
+    pub items: Vec<LedgerEntryView>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub next_cursor: Option<String>,
+}
+
+/// `POST /v1/uploads` body.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct UploadRequest {
+    /// `original`, `mask` or `style_reference`.
+    pub kind: Option<String>,
+    /// `image/png`, `image/jpeg` or `image/webp` (a mask: `image/png`).
+    pub content_type: Option<String>,
+    /// Exact size of the file to upload, in bytes.
+    pub bytes: Option<i64>,
+}
+
+/// A presigned upload: PUT the file's bytes to `upload_url` with exactly these headers.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct UploadView {
+    pub asset_id: String,
+    pub upload_url: String,
+    pub method: String,
+    pub headers: BTreeMap<String, String>,
+    pub expires_at: String,
+}
+
+impl From<UploadSlot> for UploadView {
+    fn from(s: UploadSlot) -> UploadView {
+        UploadView {
+            asset_id: s.asset_id.to_string(),
+            upload_url: s.upload.url,
+            method: s.upload.method,
+            headers: s.upload.headers.into_iter().collect(),
+            expires_at: atelier_shared::clock::format(s.expires_at),
+        }
+    }
+}
+
+/// The style catalog.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct StyleList {
+    pub items: Vec<atelier_shared::domain::Style>,
+}
+
+/// `GET /healthz`.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct Health {
+    pub status: &'static str,
+}

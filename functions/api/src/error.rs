@@ -1,0 +1,157 @@
+//! Errors at the HTTP edge: every failure becomes RFC 9457 problem details with a stable
+//! `code`. A 500 is opaque to the client; its full error chain is logged once, here.
+
+use atelier_shared::Error;
+use atelier_shared::validation::{FieldError, FieldErrors};
+use axum::Json;
+use axum::response::{IntoResponse, Response};
+use http::{HeaderValue, StatusCode, header};
+use serde::Serialize;
+
+/// Problem details (`application/problem+json`).
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
+pub struct Problem {
+    #[serde(rename = "type")]
+    pub kind: String,
+    pub title: String,
+    pub status: u16,
+    /// Stable machine code, e.g. `INSUFFICIENT_CREDITS`.
+    pub code: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub detail: Option<String>,
+    /// Field errors for `VALIDATION_FAILED` and `ASSET_NOT_FOUND`.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub errors: Vec<FieldError>,
+    /// Current balance, for `INSUFFICIENT_CREDITS`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub balance: Option<i64>,
+    /// Price of the request, for `INSUFFICIENT_CREDITS`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub price: Option<u32>,
+}
+
+/// An error response.
+#[derive(Debug)]
+pub struct ApiError {
+    status: StatusCode,
+    problem: Problem,
+    retry_after: Option<u32>,
+}
+
+impl ApiError {
+    pub fn new(status: StatusCode, code: &'static str, title: &str) -> ApiError {
+        ApiError {
+            status,
+            problem: Problem {
+                kind: format!("https://atelier.dev/problems/{}", code.to_ascii_lowercase().replace('_', "-")),
+                title: title.to_owned(),
+                status: status.as_u16(),
+                code,
+                detail: None,
+                errors: Vec::new(),
+                balance: None,
+                price: None,
+            },
+            retry_after: None,
+        }
+    }
+
+    pub fn detail(mut self, detail: impl Into<String>) -> ApiError {
+        self.problem.detail = Some(detail.into());
+        self
+    }
+
+    pub fn code(&self) -> &'static str {
+        self.problem.code
+    }
+
+    pub fn unauthenticated() -> ApiError {
+        ApiError::new(StatusCode::UNAUTHORIZED, "UNAUTHENTICATED", "Authentication required")
+            .detail("send a valid bearer token")
+    }
+
+    pub fn not_found() -> ApiError {
+        ApiError::new(StatusCode::NOT_FOUND, "NOT_FOUND", "Not found")
+    }
+
+    pub fn validation(errors: FieldErrors) -> ApiError {
+        let mut e = ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, "VALIDATION_FAILED", "The request is not valid");
+        e.problem.detail = Some(errors.to_string());
+        e.problem.errors = errors.0;
+        e
+    }
+
+    pub fn bad_request(code: &'static str, detail: impl Into<String>) -> ApiError {
+        ApiError::new(StatusCode::BAD_REQUEST, code, "Bad request").detail(detail)
+    }
+}
+
+impl From<Error> for ApiError {
+    fn from(e: Error) -> ApiError {
+        match e {
+            Error::Validation(errors) => ApiError::validation(errors),
+            Error::NotFound { what } => ApiError::not_found().detail(format!("no such {what}")),
+            Error::AssetNotFound { field } => {
+                let mut e = ApiError::new(StatusCode::NOT_FOUND, "ASSET_NOT_FOUND", "Asset not found")
+                    .detail(format!("{field} does not name an uploaded asset of yours"));
+                e.problem.errors.push(FieldError {
+                    field: field.to_owned(),
+                    code: "asset_not_found",
+                    message: "no uploaded asset of this kind with this id".to_owned(),
+                });
+                e
+            }
+            Error::IdempotencyConflict => {
+                ApiError::new(StatusCode::CONFLICT, "IDEMPOTENCY_CONFLICT", "Idempotency key reused")
+                    .detail("this Idempotency-Key was used for a different request; use a new key for a new request")
+            }
+            Error::InsufficientCredits { balance, price } => {
+                let mut e = ApiError::new(StatusCode::PAYMENT_REQUIRED, "INSUFFICIENT_CREDITS", "Not enough credits")
+                    .detail(format!("this edit costs {price} credits and the balance is {balance}"));
+                e.problem.balance = Some(balance);
+                e.problem.price = Some(price);
+                e
+            }
+            Error::TooManyInFlight { in_flight, limit } => {
+                let mut e = ApiError::new(StatusCode::TOO_MANY_REQUESTS, "TOO_MANY_IN_FLIGHT", "Too many edits in flight")
+                    .detail(format!("{in_flight} of at most {limit} edits are queued or processing; try again when one finishes"));
+                e.retry_after = Some(30);
+                e
+            }
+            Error::InvalidCursor => ApiError::bad_request("INVALID_CURSOR", "the cursor is not one this API returned"),
+            Error::Contention { .. } => {
+                tracing::warn!(error = %e, "request_contended");
+                let mut e = ApiError::new(StatusCode::SERVICE_UNAVAILABLE, "TRY_AGAIN", "Busy").detail("try again");
+                e.retry_after = Some(1);
+                e
+            }
+            Error::Corrupt(_) | Error::Aws(_) => {
+                tracing::error!(error = %e, chain = %chain(&e), "request_failed");
+                ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "INTERNAL", "Internal error")
+            }
+        }
+    }
+}
+
+fn chain(e: &dyn std::error::Error) -> String {
+    let mut out = e.to_string();
+    let mut cur = e.source();
+    while let Some(s) = cur {
+        out.push_str(": ");
+        out.push_str(&s.to_string());
+        cur = s.source();
+    }
+    out
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let mut res = (self.status, Json(self.problem)).into_response();
+        let headers = res.headers_mut();
+        headers.insert(header::CONTENT_TYPE, HeaderValue::from_static("application/problem+json"));
+        if let Some(secs) = self.retry_after {
+            headers.insert(header::RETRY_AFTER, HeaderValue::from(secs));
+        }
+        res
+    }
+}

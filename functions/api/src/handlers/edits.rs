@@ -1,0 +1,66 @@
+//! Edits: submit (paid, idempotent), read, list.
+
+use atelier_shared::domain::{EditRequest, JobId};
+use atelier_shared::services::{App, jobs, submit};
+use axum::Json;
+use axum::extract::{Path, State};
+use axum::response::{IntoResponse, Response};
+use http::{HeaderValue, StatusCode, header};
+
+use crate::auth::Caller;
+use crate::dto::{JobPage, JobView};
+use crate::error::{ApiError, Problem};
+use crate::extract::{IdempotencyKeyHeader, JsonBody, Pagination};
+
+/// Submits a paid edit. New: `202` with `Location`. Replay of the same request with the same
+/// key: `200`, the same job, `Idempotent-Replayed: true`, nothing charged.
+#[utoipa::path(post, path = "/v1/edits", tag = "edits", request_body = EditRequest,
+    security(("bearer" = [])),
+    params(("Idempotency-Key" = String, Header, description = "1-255 visible ASCII characters; reuse it when retrying the same request")),
+    responses(
+        (status = 202, body = JobView, description = "created and charged"),
+        (status = 200, body = JobView, description = "replay: the existing job, nothing charged"),
+        (status = 400, body = Problem, content_type = "application/problem+json"),
+        (status = 402, body = Problem, content_type = "application/problem+json"),
+        (status = 404, body = Problem, content_type = "application/problem+json"),
+        (status = 409, body = Problem, content_type = "application/problem+json"),
+        (status = 422, body = Problem, content_type = "application/problem+json"),
+        (status = 429, body = Problem, content_type = "application/problem+json"),
+    ))]
+pub async fn create_edit(
+    State(app): State<App>,
+    Caller(user): Caller,
+    IdempotencyKeyHeader(key): IdempotencyKeyHeader,
+    JsonBody(req): JsonBody<EditRequest>,
+) -> Result<Response, ApiError> {
+    let spec = req.validate().map_err(ApiError::validation)?;
+    let submitted = submit::submit_edit(&app, &user, &key, spec).await?;
+    let location = format!("/v1/edits/{}", submitted.job.job_id);
+    let status = if submitted.replayed { StatusCode::OK } else { StatusCode::ACCEPTED };
+    let mut res = (status, Json(JobView::from(submitted.job))).into_response();
+    if let Ok(v) = HeaderValue::from_str(&location) {
+        res.headers_mut().insert(header::LOCATION, v);
+    }
+    if submitted.replayed {
+        res.headers_mut().insert("idempotent-replayed", HeaderValue::from_static("true"));
+    }
+    Ok(res)
+}
+
+/// One of the caller's edits.
+#[utoipa::path(get, path = "/v1/edits/{id}", tag = "edits", security(("bearer" = [])),
+    params(("id" = String, Path)),
+    responses((status = 200, body = JobView), (status = 404, body = Problem, content_type = "application/problem+json")))]
+pub async fn get_edit(State(app): State<App>, Caller(user): Caller, Path(id): Path<String>) -> Result<Json<JobView>, ApiError> {
+    let id = JobId::parse(&id).ok_or_else(ApiError::not_found)?;
+    Ok(Json(jobs::get_job(&app, &user, &id).await?.into()))
+}
+
+/// The caller's edits, newest first.
+#[utoipa::path(get, path = "/v1/edits", tag = "edits", security(("bearer" = [])),
+    params(("limit" = Option<u16>, Query, description = "1-100, default 20"), ("cursor" = Option<String>, Query)),
+    responses((status = 200, body = JobPage), (status = 400, body = Problem, content_type = "application/problem+json")))]
+pub async fn list_edits(State(app): State<App>, Caller(user): Caller, page: Pagination) -> Result<Json<JobPage>, ApiError> {
+    let (items, next_cursor) = jobs::list_jobs(&app, &user, page.limit, page.cursor.as_deref()).await?;
+    Ok(Json(JobPage { items: items.into_iter().map(JobView::from).collect(), next_cursor }))
+}

@@ -1,0 +1,7 @@
+//! Handlers: extract, parse into domain values, call one service, shape the response.
+
+pub mod account;
+pub mod edits;
+pub mod public;
+pub mod quotes;
+pub mod uploads;

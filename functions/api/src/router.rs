@@ -1,0 +1,30 @@
+//! Routes and layers only.
+
+use atelier_shared::services::App;
+use axum::Router;
+use axum::extract::DefaultBodyLimit;
+use axum::routing::{get, post};
+
+use crate::error::ApiError;
+use crate::extract::MAX_JSON_BYTES;
+use crate::handlers::{account, edits, public, quotes, uploads};
+
+/// The API's router, as Lambda and the local runner serve it.
+pub fn router(app: App) -> Router {
+    Router::new()
+        .route("/healthz", get(public::healthz))
+        .route("/v1/styles", get(public::styles))
+        .route("/v1/openapi.json", get(public::openapi))
+        .route("/v1/quotes", post(quotes::create_quote))
+        .route("/v1/uploads", post(uploads::create_upload))
+        .route("/v1/edits", post(edits::create_edit).get(edits::list_edits))
+        .route("/v1/edits/{id}", get(edits::get_edit))
+        .route("/v1/account", get(account::get_account))
+        .route("/v1/account/ledger", get(account::get_ledger))
+        .fallback(|| async { ApiError::not_found().detail("no such route") })
+        .method_not_allowed_fallback(|| async {
+            ApiError::new(http::StatusCode::METHOD_NOT_ALLOWED, "METHOD_NOT_ALLOWED", "Method not allowed")
+        })
+        .layer(DefaultBodyLimit::max(MAX_JSON_BYTES))
+        .with_state(app)
+}

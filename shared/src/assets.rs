@@ -1,0 +1,82 @@
+//! The private bucket. Every object lives under its owner's prefix
+//! (`uploads/{user}/{kind}/{asset}`), so "not the caller's" and "missing" are the same 404.
+//! Clients upload straight to S3 with a presigned PUT whose length and type are signed.
+
+use std::time::Duration;
+
+use aws_sdk_s3::Client;
+use aws_sdk_s3::presigning::PresigningConfig;
+
+use crate::domain::{AssetId, AssetKind, UserId};
+use crate::error::AwsError;
+
+/// A presigned upload.
+#[derive(Debug, Clone)]
+pub struct PresignedUpload {
+    pub url: String,
+    pub method: String,
+    /// Headers the client must send exactly (they are signed).
+    pub headers: Vec<(String, String)>,
+}
+
+/// The bucket.
+#[derive(Clone, Debug)]
+pub struct Assets {
+    s3: Client,
+    bucket: String,
+}
+
+impl Assets {
+    pub fn new(s3: Client, bucket: String) -> Assets {
+        Assets { s3, bucket }
+    }
+
+    pub fn bucket(&self) -> &str {
+        &self.bucket
+    }
+
+    /// The object key of an upload.
+    pub fn upload_key(user: &UserId, kind: AssetKind, id: &AssetId) -> String {
+        format!("uploads/{}/{}/{}", user.as_str(), kind.as_str(), id.as_str())
+    }
+
+    /// A PUT URL that accepts exactly `bytes` bytes of `content_type`.
+    pub async fn presign_upload(
+        &self,
+        key: &str,
+        content_type: &str,
+        bytes: u64,
+        ttl: Duration,
+    ) -> Result<PresignedUpload, AwsError> {
+        let config = PresigningConfig::expires_in(ttl).map_err(|e| AwsError::new("assets.presign.config", e))?;
+        let length = i64::try_from(bytes).map_err(|e| AwsError::new("assets.presign.length", e))?;
+        let req = self
+            .s3
+            .put_object()
+            .bucket(&self.bucket)
+            .key(key)
+            .content_type(content_type)
+            .content_length(length)
+            .presigned(config)
+            .await
+            .map_err(|e| AwsError::new("assets.presign", e))?;
+        let headers = req
+            .headers()
+            .filter(|(k, _)| !k.eq_ignore_ascii_case("host"))
+            .map(|(k, v)| (k.to_ascii_lowercase(), v.to_owned()))
+            .collect();
+        Ok(PresignedUpload { url: req.uri().to_owned(), method: req.method().to_owned(), headers })
+    }
+
+    /// Whether an object exists (HeadObject; 404 is `false`).
+    pub async fn exists(&self, key: &str) -> Result<bool, AwsError> {
+        match self.s3.head_object().bucket(&self.bucket).key(key).send().await {
+            Ok(_) => Ok(true),
+            Err(e) => {
+                let not_found = e.as_service_error().is_some_and(|s| s.is_not_found())
+                    || e.raw_response().is_some_and(|r| r.status().as_u16() == 404);
+                if not_found { Ok(false) } else { Err(AwsError::new("assets.head", e)) }
+            }
+        }
+    }
+}

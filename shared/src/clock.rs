@@ -1,0 +1,44 @@
+//! Time in one place: stored times are RFC 3339 UTC strings with millisecond precision, so
+//! they sort lexicographically in DynamoDB sort keys.
+
+use time::OffsetDateTime;
+use time::format_description::well_known::Rfc3339;
+
+/// A point in time, UTC.
+pub type Instant = OffsetDateTime;
+
+/// The wall clock.
+pub fn now() -> Instant {
+    OffsetDateTime::now_utc()
+}
+
+/// `2026-11-29T20:07:24.123Z`: fixed width, so string order is time order.
+pub fn format(t: Instant) -> String {
+    let t = t.to_offset(time::UtcOffset::UTC);
+    let millis = t.millisecond();
+    let t = t.replace_nanosecond(0).unwrap_or(t);
+    let base = t.format(&Rfc3339).unwrap_or_default();
+    // Rfc3339 renders `...:24Z`; splice milliseconds in before the `Z`.
+    match base.strip_suffix('Z') {
+        Some(stem) => format!("{stem}.{millis:03}Z"),
+        None => base,
+    }
+}
+
+/// Parses a stored time.
+pub fn parse(s: &str) -> Option<Instant> {
+    OffsetDateTime::parse(s, &Rfc3339).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn formatted_times_are_fixed_width_and_round_trip() {
+        let t = time::macros::datetime!(2026-01-02 03:04:05.006 UTC);
+        let s = format(t);
+        assert_eq!(s, "2026-01-02T03:04:05.006Z");
+        assert_eq!(parse(&s), Some(t));
+    }
+}

@@ -1,0 +1,175 @@
+//! Configuration: the only reader of environment variables. Read once at cold start into
+//! typed values; a missing or malformed variable fails with its name.
+
+use std::collections::HashMap;
+
+/// Every environment variable the code reads. The infrastructure sets exactly these (its
+/// tests read this list through `atelier-admin env-names`).
+pub mod env {
+    pub const ACCOUNTS_TABLE: &str = "ATELIER_ACCOUNTS_TABLE";
+    pub const LEDGER_TABLE: &str = "ATELIER_LEDGER_TABLE";
+    pub const JOBS_TABLE: &str = "ATELIER_JOBS_TABLE";
+    pub const QUEUE_URL: &str = "ATELIER_QUEUE_URL";
+    pub const BUCKET: &str = "ATELIER_BUCKET";
+    pub const MAX_IN_FLIGHT: &str = "ATELIER_MAX_IN_FLIGHT";
+    pub const UPLOAD_URL_TTL_SECS: &str = "ATELIER_UPLOAD_URL_TTL_SECS";
+    pub const LOG_FORMAT: &str = "AWS_LAMBDA_LOG_FORMAT";
+    pub const LOG_LEVEL: &str = "AWS_LAMBDA_LOG_LEVEL";
+
+    /// (name, required, what it is)
+    pub const ALL: &[(&str, bool, &str)] = &[
+        (ACCOUNTS_TABLE, true, "DynamoDB table of accounts (balance, in-flight count)"),
+        (LEDGER_TABLE, true, "DynamoDB table of the append-only ledger"),
+        (JOBS_TABLE, true, "DynamoDB table of jobs"),
+        (QUEUE_URL, true, "SQS queue URL of the job doorbell"),
+        (BUCKET, true, "private S3 bucket of uploads and results"),
+        (MAX_IN_FLIGHT, false, "edits one user may have queued or processing (default 3)"),
+        (UPLOAD_URL_TTL_SECS, false, "lifetime of presigned upload URLs in seconds (default 900)"),
+        (LOG_FORMAT, false, "JSON (default in Lambda) or Text"),
+        (LOG_LEVEL, false, "log level filter (default info)"),
+    ];
+}
+
+/// Physical names of the resources, as deployed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Resources {
+    pub accounts_table: String,
+    pub ledger_table: String,
+    pub jobs_table: String,
+    pub queue_url: String,
+    pub bucket: String,
+}
+
+impl Resources {
+    /// The names the local stack uses for a given prefix (the local runner and the tests),
+    /// with the queue URL as ministack forms it.
+    pub fn local(prefix: &str, endpoint: &str) -> Resources {
+        Resources {
+            accounts_table: format!("{prefix}-accounts"),
+            ledger_table: format!("{prefix}-ledger"),
+            jobs_table: format!("{prefix}-jobs"),
+            queue_url: format!("{}/000000000000/{prefix}-jobs", endpoint.trim_end_matches('/')),
+            bucket: format!("{prefix}-assets"),
+        }
+    }
+
+    /// The queue's name (the last segment of its URL).
+    pub fn queue_name(&self) -> &str {
+        self.queue_url.rsplit('/').next().unwrap_or(&self.queue_url)
+    }
+
+    /// The environment that makes [`Config::from_env`] find these names.
+    pub fn to_env(&self) -> Vec<(&'static str, String)> {
+        vec![
+            (env::ACCOUNTS_TABLE, self.accounts_table.clone()),
+            (env::LEDGER_TABLE, self.ledger_table.clone()),
+            (env::JOBS_TABLE, self.jobs_table.clone()),
+            (env::QUEUE_URL, self.queue_url.clone()),
+            (env::BUCKET, self.bucket.clone()),
+        ]
+    }
+}
+
+/// Business limits that are configuration rather than code.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Limits {
+    /// Rule 11: edits one user may have queued or processing.
+    pub max_in_flight: u32,
+    pub upload_url_ttl_secs: u64,
+}
+
+impl Default for Limits {
+    fn default() -> Limits {
+        Limits { max_in_flight: 3, upload_url_ttl_secs: 900 }
+    }
+}
+
+/// Everything the functions read from their environment.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Config {
+    pub resources: Resources,
+    pub limits: Limits,
+}
+
+/// A variable that is missing or malformed.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum ConfigError {
+    #[error("environment variable {0} is required but not set")]
+    Missing(&'static str),
+    #[error("environment variable {name} is invalid: {reason}")]
+    Invalid { name: &'static str, reason: String },
+}
+
+impl Config {
+    /// Reads the process environment.
+    pub fn from_env() -> Result<Config, ConfigError> {
+        let vars: HashMap<String, String> = std::env::vars().collect();
+        Config::from_lookup(|k| vars.get(k).cloned())
+    }
+
+    /// Reads from any lookup (tests use a map).
+    pub fn from_lookup(get: impl Fn(&str) -> Option<String>) -> Result<Config, ConfigError> {
+        let required = |name: &'static str| -> Result<String, ConfigError> {
+            match get(name) {
+                Some(v) if !v.trim().is_empty() => Ok(v.trim().to_owned()),
+                _ => Err(ConfigError::Missing(name)),
+            }
+        };
+        let number = |name: &'static str, default: u64, min: u64, max: u64| -> Result<u64, ConfigError> {
+            match get(name) {
+                None => Ok(default),
+                Some(v) => match v.trim().parse::<u64>() {
+                    Ok(n) if (min..=max).contains(&n) => Ok(n),
+                    _ => Err(ConfigError::Invalid { name, reason: format!("expected an integer in {min}..={max}, got {v:?}") }),
+                },
+            }
+        };
+        let defaults = Limits::default();
+        Ok(Config {
+            resources: Resources {
+                accounts_table: required(env::ACCOUNTS_TABLE)?,
+                ledger_table: required(env::LEDGER_TABLE)?,
+                jobs_table: required(env::JOBS_TABLE)?,
+                queue_url: required(env::QUEUE_URL)?,
+                bucket: required(env::BUCKET)?,
+            },
+            limits: Limits {
+                max_in_flight: u32::try_from(number(env::MAX_IN_FLIGHT, defaults.max_in_flight.into(), 1, 10_000)?)
+                    .unwrap_or(defaults.max_in_flight),
+                upload_url_ttl_secs: number(env::UPLOAD_URL_TTL_SECS, defaults.upload_url_ttl_secs, 30, 3600)?,
+            },
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lookup(pairs: Vec<(&'static str, String)>) -> impl Fn(&str) -> Option<String> {
+        move |k| pairs.iter().find(|(n, _)| *n == k).map(|(_, v)| v.clone())
+    }
+
+    #[test]
+    fn local_names_round_trip_through_the_environment() {
+        let r = Resources::local("atelier-test", "http://127.0.0.1:4566");
+        let c = Config::from_lookup(lookup(r.to_env())).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(c.resources, r);
+        assert_eq!(c.limits, Limits::default());
+        assert_eq!(r.queue_name(), "atelier-test-jobs");
+    }
+
+    #[test]
+    fn missing_and_malformed_variables_are_named() {
+        let r = Resources::local("p", "http://x");
+        let mut env = r.to_env();
+        env.retain(|(k, _)| *k != env::JOBS_TABLE);
+        assert_eq!(Config::from_lookup(lookup(env)), Err(ConfigError::Missing(env::JOBS_TABLE)));
+        let mut env = r.to_env();
+        env.push((env::MAX_IN_FLIGHT, "zero".into()));
+        assert!(matches!(
+            Config::from_lookup(lookup(env)),
+            Err(ConfigError::Invalid { name: env::MAX_IN_FLIGHT, .. })
+        ));
+    }
+}

@@ -1,0 +1,371 @@
+//! The edit request: its wire form ([`EditRequest`], loose, as a client sends it) and its
+//! validated canonical form ([`EditSpec`]), which is what is priced, hashed, stored and sent
+//! to the models.
+
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use super::ids::AssetId;
+use super::style::StyleId;
+use crate::validation::{FieldErrors, clean_text};
+
+/// Which part of the photo is redrawn.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Target {
+    Pet,
+    Person,
+    Background,
+    /// A brushed area, given by a mask asset.
+    Brush,
+}
+
+impl Target {
+    pub fn parse(raw: &str) -> Option<Target> {
+        match raw {
+            "pet" => Some(Target::Pet),
+            "person" => Some(Target::Person),
+            "background" => Some(Target::Background),
+            "brush" => Some(Target::Brush),
+            _ => None,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Target::Pet => "pet",
+            Target::Person => "person",
+            Target::Background => "background",
+            Target::Brush => "brush",
+        }
+    }
+}
+
+/// How far the medium may depart from the photo's forms.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Strength {
+    Subtle,
+    #[default]
+    Balanced,
+    Strong,
+}
+
+impl Strength {
+    pub fn parse(raw: &str) -> Option<Strength> {
+        match raw {
+            "subtle" => Some(Strength::Subtle),
+            "balanced" => Some(Strength::Balanced),
+            "strong" => Some(Strength::Strong),
+            _ => None,
+        }
+    }
+}
+
+/// What an uploaded asset is for; each kind has its own types and size limit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum AssetKind {
+    Original,
+    Mask,
+    StyleReference,
+}
+
+impl AssetKind {
+    pub fn parse(raw: &str) -> Option<AssetKind> {
+        match raw {
+            "original" => Some(AssetKind::Original),
+            "mask" => Some(AssetKind::Mask),
+            "style_reference" => Some(AssetKind::StyleReference),
+            _ => None,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AssetKind::Original => "original",
+            AssetKind::Mask => "mask",
+            AssetKind::StyleReference => "style_reference",
+        }
+    }
+
+    /// Largest upload accepted, in bytes (signed into the presigned PUT, so S3 enforces it).
+    pub fn max_bytes(self) -> u64 {
+        match self {
+            AssetKind::Original => 20 * 1024 * 1024,
+            AssetKind::Mask => 8 * 1024 * 1024,
+            AssetKind::StyleReference => 10 * 1024 * 1024,
+        }
+    }
+
+    /// Content types accepted. A mask must be lossless.
+    pub fn content_types(self) -> &'static [&'static str] {
+        match self {
+            AssetKind::Original | AssetKind::StyleReference => &["image/png", "image/jpeg", "image/webp"],
+            AssetKind::Mask => &["image/png"],
+        }
+    }
+}
+
+/// Hard limits on the edit request.
+pub mod limits {
+    pub const CUSTOM_STYLE_CHARS: usize = 200;
+    pub const TARGET_DESCRIPTION_CHARS: usize = 200;
+    pub const LOCKS: usize = 3;
+    pub const LOCK_CHARS: usize = 80;
+    pub const ID_CHARS: usize = 64;
+}
+
+/// The edit request as a client sends it. Unknown fields are refused (a typo must not be
+/// silently ignored on a paid request); values are checked by [`EditRequest::validate`].
+#[derive(Debug, Clone, Default, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct EditRequest {
+    /// A style id from `GET /v1/styles`.
+    #[schema(example = "embroidery")]
+    pub style: Option<String>,
+    /// `pet`, `person`, `background` or `brush`.
+    #[schema(example = "pet")]
+    pub target: Option<String>,
+    /// `subtle`, `balanced` (default) or `strong`.
+    pub strength: Option<String>,
+    /// The photo (an `original` asset).
+    pub original_asset_id: Option<String>,
+    /// Required for `brush`: a PNG mask (a `mask` asset) the size of the original.
+    pub mask_asset_id: Option<String>,
+    /// Optional: an image whose medium (never identity) is borrowed.
+    pub style_reference_asset_id: Option<String>,
+    /// Optional refinement of the medium, e.g. "in pastel wool". Treated as data.
+    pub custom_style: Option<String>,
+    /// Optional: which pet or person is meant, e.g. "the grey cat on the left".
+    pub target_description: Option<String>,
+    /// Up to 3 things to keep unchanged, e.g. "the red collar".
+    #[serde(default)]
+    pub locks: Vec<String>,
+}
+
+/// A validated edit: every field checked, text trimmed, defaults filled in.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EditSpec {
+    pub style: StyleId,
+    pub target: Target,
+    pub strength: Strength,
+    pub original_asset_id: AssetId,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mask_asset_id: Option<AssetId>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub style_reference_asset_id: Option<AssetId>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub custom_style: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target_description: Option<String>,
+    #[serde(default)]
+    pub locks: Vec<String>,
+}
+
+fn asset_field(errors: &mut FieldErrors, field: &str, raw: Option<&str>) -> Option<AssetId> {
+    let raw = raw?;
+    let id = AssetId::parse(raw.trim());
+    if id.is_none() {
+        errors.push(field, "invalid_asset_id", "is not an asset id from POST /v1/uploads");
+    }
+    id
+}
+
+fn optional_text(errors: &mut FieldErrors, field: &str, raw: Option<&str>, max: usize) -> Option<String> {
+    let raw = raw?;
+    if raw.trim().is_empty() {
+        return None; // an empty form field means "not given"
+    }
+    match clean_text(raw, max) {
+        Ok(t) => Some(t),
+        Err(e) => {
+            errors.push(field, e.code(), e.message());
+            None
+        }
+    }
+}
+
+impl EditRequest {
+    /// Parses into an [`EditSpec`], reporting every problem at once.
+    pub fn validate(&self) -> Result<EditSpec, FieldErrors> {
+        let mut errors = FieldErrors::default();
+
+        let style = match self.style.as_deref().map(str::trim) {
+            None | Some("") => {
+                errors.push("style", "required", "is required");
+                None
+            }
+            Some(s) => StyleId::parse(s).or_else(|| {
+                errors.push("style", "unknown_style", "is not a style from GET /v1/styles");
+                None
+            }),
+        };
+        let target = match self.target.as_deref().map(str::trim) {
+            None | Some("") => {
+                errors.push("target", "required", "is required");
+                None
+            }
+            Some(t) => Target::parse(t).or_else(|| {
+                errors.push("target", "unknown_target", "must be one of pet, person, background, brush");
+                None
+            }),
+        };
+        let strength = match self.strength.as_deref().map(str::trim) {
+            None | Some("") => Some(Strength::default()),
+            Some(s) => Strength::parse(s).or_else(|| {
+                errors.push("strength", "unknown_strength", "must be one of subtle, balanced, strong");
+                None
+            }),
+        };
+        let original = match self.original_asset_id.as_deref() {
+            None => {
+                errors.push("original_asset_id", "required", "is required");
+                None
+            }
+            raw => asset_field(&mut errors, "original_asset_id", raw),
+        };
+        let mask = asset_field(&mut errors, "mask_asset_id", self.mask_asset_id.as_deref());
+        let style_reference =
+            asset_field(&mut errors, "style_reference_asset_id", self.style_reference_asset_id.as_deref());
+        match (target, self.mask_asset_id.is_some()) {
+            (Some(Target::Brush), false) => {
+                errors.push("mask_asset_id", "required", "is required when target is brush")
+            }
+            (Some(t), true) if t != Target::Brush => {
+                errors.push("mask_asset_id", "not_allowed", "is only used when target is brush")
+            }
+            _ => {}
+        }
+        let custom_style =
+            optional_text(&mut errors, "custom_style", self.custom_style.as_deref(), limits::CUSTOM_STYLE_CHARS);
+        let target_description = optional_text(
+            &mut errors,
+            "target_description",
+            self.target_description.as_deref(),
+            limits::TARGET_DESCRIPTION_CHARS,
+        );
+
+        if self.locks.len() > limits::LOCKS {
+            errors.push("locks", "too_many", format!("at most {} locks", limits::LOCKS));
+        }
+        let mut locks: Vec<String> = Vec::new();
+        for (i, raw) in self.locks.iter().take(limits::LOCKS).enumerate() {
+            match clean_text(raw, limits::LOCK_CHARS) {
+                Ok(t) if locks.iter().any(|l| l.eq_ignore_ascii_case(&t)) => {
+                    errors.push(format!("locks[{i}]"), "duplicate", "repeats an earlier lock")
+                }
+                Ok(t) => locks.push(t),
+                Err(e) => errors.push(format!("locks[{i}]"), e.code(), e.message()),
+            }
+        }
+
+        match (style, target, strength, original) {
+            (Some(style), Some(target), Some(strength), Some(original_asset_id)) if errors.is_empty() => Ok(EditSpec {
+                style,
+                target,
+                strength,
+                original_asset_id,
+                mask_asset_id: mask,
+                style_reference_asset_id: style_reference,
+                custom_style,
+                target_description,
+                locks,
+            }),
+            _ => Err(errors),
+        }
+    }
+}
+
+impl EditSpec {
+    /// SHA-256 (hex) over the canonical JSON of the validated request. Two bodies that differ
+    /// only in formatting, key order, whitespace around text or an explicit default hash the
+    /// same; any difference in meaning hashes differently.
+    pub fn request_hash(&self) -> String {
+        #[derive(Serialize)]
+        struct Canonical<'a> {
+            v: u8,
+            op: &'static str,
+            spec: &'a EditSpec,
+        }
+        let bytes = serde_json::to_vec(&Canonical { v: 1, op: "edit", spec: self }).unwrap_or_default();
+        hex::encode(Sha256::digest(bytes))
+    }
+
+    /// Every asset the edit reads, with the kind it must have.
+    pub fn assets(&self) -> Vec<(&'static str, AssetKind, &AssetId)> {
+        let mut out = vec![("original_asset_id", AssetKind::Original, &self.original_asset_id)];
+        if let Some(m) = &self.mask_asset_id {
+            out.push(("mask_asset_id", AssetKind::Mask, m));
+        }
+        if let Some(r) = &self.style_reference_asset_id {
+            out.push(("style_reference_asset_id", AssetKind::StyleReference, r));
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn asset() -> String {
+        AssetId::generate().as_str().to_owned()
+    }
+
+    fn valid() -> EditRequest {
+        EditRequest {
+            style: Some("embroidery".into()),
+            target: Some("pet".into()),
+            original_asset_id: Some(asset()),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn a_minimal_request_gets_the_default_strength() {
+        let spec = valid().validate().unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(spec.strength, Strength::Balanced);
+        assert!(spec.locks.is_empty());
+    }
+
+    #[test]
+    fn invalid_requests_name_the_field() {
+        let cases: Vec<(&str, EditRequest, &str, &str)> = vec![
+            ("unknown style", EditRequest { style: Some("oil".into()), ..valid() }, "style", "unknown_style"),
+            ("missing style", EditRequest { style: None, ..valid() }, "style", "required"),
+            ("unknown target", EditRequest { target: Some("car".into()), ..valid() }, "target", "unknown_target"),
+            ("brush without mask", EditRequest { target: Some("brush".into()), ..valid() }, "mask_asset_id", "required"),
+            ("mask without brush", EditRequest { mask_asset_id: Some(asset()), ..valid() }, "mask_asset_id", "not_allowed"),
+            ("bad asset id", EditRequest { original_asset_id: Some("x".into()), ..valid() }, "original_asset_id", "invalid_asset_id"),
+            ("long custom style", EditRequest { custom_style: Some("a".repeat(201)), ..valid() }, "custom_style", "too_long"),
+            ("control char", EditRequest { target_description: Some("a\u{0}b".into()), ..valid() }, "target_description", "control_character"),
+            ("too many locks", EditRequest { locks: vec!["a".into(), "b".into(), "c".into(), "d".into()], ..valid() }, "locks", "too_many"),
+            ("duplicate lock", EditRequest { locks: vec!["Collar".into(), "collar".into()], ..valid() }, "locks[1]", "duplicate"),
+            ("blank lock", EditRequest { locks: vec![" ".into()], ..valid() }, "locks[0]", "empty"),
+            ("bad strength", EditRequest { strength: Some("max".into()), ..valid() }, "strength", "unknown_strength"),
+        ];
+        for (why, req, field, code) in cases {
+            let errs = req.validate().err().unwrap_or_else(|| panic!("{why}: accepted"));
+            assert!(
+                errs.0.iter().any(|e| e.field == field && e.code == code),
+                "{why}: wanted {field}/{code}, got {errs:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn formatting_differences_hash_the_same() {
+        let a = valid();
+        let b = EditRequest {
+            style: Some(" embroidery ".into()),
+            strength: Some("balanced".into()),
+            custom_style: Some("   ".into()),
+            ..a.clone()
+        };
+        let (sa, sb) = (a.validate(), b.validate());
+        assert_eq!(sa.as_ref().map(EditSpec::request_hash).ok(), sb.as_ref().map(EditSpec::request_hash).ok());
+        let c = EditRequest { strength: Some("strong".into()), ..a.clone() };
+        assert_ne!(sa.map(|s| s.request_hash()).ok(), c.validate().map(|s| s.request_hash()).ok());
+    }
+}

@@ -1,0 +1,46 @@
+//! Errors of the shared crate: semantic variants that keep their source, mapped to an HTTP
+//! status in the API and to a batch item failure in the consumer.
+
+use crate::validation::FieldErrors;
+
+/// An infrastructure failure talking to AWS, with the operation that failed.
+#[derive(Debug, thiserror::Error)]
+#[error("{op} failed")]
+pub struct AwsError {
+    pub op: &'static str,
+    #[source]
+    pub source: Box<dyn std::error::Error + Send + Sync + 'static>,
+}
+
+impl AwsError {
+    pub fn new(op: &'static str, source: impl std::error::Error + Send + Sync + 'static) -> AwsError {
+        AwsError { op, source: Box::new(source) }
+    }
+}
+
+/// The outcomes a use case can end in, other than success.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error("validation failed: {0}")]
+    Validation(#[from] FieldErrors),
+    #[error("{what} not found")]
+    NotFound { what: &'static str },
+    #[error("asset not found: {field}")]
+    AssetNotFound { field: &'static str },
+    #[error("idempotency key reused with a different request")]
+    IdempotencyConflict,
+    #[error("insufficient credits: balance {balance}, price {price}")]
+    InsufficientCredits { balance: i64, price: u32 },
+    #[error("too many edits in flight: {in_flight} of {limit}")]
+    TooManyInFlight { in_flight: i64, limit: u32 },
+    #[error("invalid cursor")]
+    InvalidCursor,
+    #[error("the store returned data that does not fit the schema: {0}")]
+    Corrupt(String),
+    #[error("gave up after {attempts} conflicting transactions")]
+    Contention { attempts: u32 },
+    #[error(transparent)]
+    Aws(#[from] AwsError),
+}
+
+pub type Result<T, E = Error> = std::result::Result<T, E>;

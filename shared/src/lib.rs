@@ -1,0 +1,24 @@
+//! Atelier's shared library: every rule lives here once, and the three functions, the admin
+//! tool and the local runner only translate events into calls on it.
+//!
+//! - [`domain`]: newtype ids, the style catalog, the validated edit request and its hash.
+//! - [`pricing`]: the one price function (quotes and charges).
+//! - [`store`]: DynamoDB adapters; [`store::schema`] holds every table, key and attribute name.
+//! - [`queue`], [`assets`]: SQS doorbell and the private S3 bucket.
+//! - [`services`]: use cases (submit, accounts, uploads, audit, grant).
+
+pub mod assets;
+pub mod aws;
+pub mod clock;
+pub mod config;
+pub mod domain;
+pub mod error;
+pub mod pricing;
+pub mod provision;
+pub mod queue;
+pub mod services;
+pub mod store;
+pub mod telemetry;
+pub mod validation;
+
+pub use error::Error;

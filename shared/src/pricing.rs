@@ -1,0 +1,92 @@
+//! The one price function. `POST /v1/quotes` shows exactly what `POST /v1/edits` charges,
+//! because both call [`quote`].
+
+use serde::Serialize;
+
+use crate::domain::{Credits, EditSpec, Target};
+
+/// Credits granted once, on the account's first authenticated call: enough for any single
+/// edit, so the first edit is free whatever it is.
+pub const SIGNUP_GRANT: Credits = Credits::new(6);
+
+/// One line of a quote.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, utoipa::ToSchema)]
+pub struct QuoteLine {
+    pub item: &'static str,
+    #[schema(value_type = u32)]
+    pub credits: Credits,
+}
+
+/// The price of one request, itemised.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, utoipa::ToSchema)]
+pub struct Quote {
+    #[schema(value_type = u32)]
+    pub credits: Credits,
+    pub lines: Vec<QuoteLine>,
+}
+
+/// Price of an edit: the target's base (a background is the largest area to redraw, a
+/// brushed area usually the smallest) plus a surcharge for a style reference (a third image
+/// in every model call). Strength and text do not change the price.
+pub fn quote(spec: &EditSpec) -> Quote {
+    let (item, base) = match spec.target {
+        Target::Pet => ("edit: pet", 4),
+        Target::Person => ("edit: person", 4),
+        Target::Background => ("edit: background", 5),
+        Target::Brush => ("edit: brushed area", 3),
+    };
+    let mut lines = vec![QuoteLine { item, credits: Credits::new(base) }];
+    if spec.style_reference_asset_id.is_some() {
+        lines.push(QuoteLine { item: "style reference", credits: Credits::new(1) });
+    }
+    let credits = lines.iter().fold(Credits::new(0), |acc, l| acc + l.credits);
+    Quote { credits, lines }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::domain::{AssetId, Strength, StyleId};
+    use proptest::prelude::*;
+
+    fn spec(target: Target, reference: bool) -> EditSpec {
+        EditSpec {
+            style: StyleId::Origami,
+            target,
+            strength: Strength::Balanced,
+            original_asset_id: AssetId::generate(),
+            mask_asset_id: (target == Target::Brush).then(AssetId::generate),
+            style_reference_asset_id: reference.then(AssetId::generate),
+            custom_style: None,
+            target_description: None,
+            locks: vec![],
+        }
+    }
+
+    #[test]
+    fn prices_by_target_and_reference() {
+        let cases = [
+            (Target::Pet, false, 4),
+            (Target::Person, false, 4),
+            (Target::Background, false, 5),
+            (Target::Brush, false, 3),
+            (Target::Background, true, 6),
+        ];
+        for (target, reference, want) in cases {
+            assert_eq!(quote(&spec(target, reference)).credits.get(), want, "{target:?} ref={reference}");
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn quote_is_positive_sums_its_lines_and_the_grant_covers_it(
+            t in prop_oneof![Just(Target::Pet), Just(Target::Person), Just(Target::Background), Just(Target::Brush)],
+            reference in any::<bool>(),
+        ) {
+            let q = quote(&spec(t, reference));
+            prop_assert!(q.credits.get() > 0);
+            prop_assert_eq!(q.credits.get(), q.lines.iter().map(|l| l.credits.get()).sum::<u32>());
+            prop_assert!(q.credits <= SIGNUP_GRANT, "first edit must be free");
+        }
+    }
+}

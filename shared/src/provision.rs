@@ -1,0 +1,125 @@
+//! Creates the tables, queue and bucket from the one definition ([`crate::store::schema`]
+//! and [`Resources`]) on a local stack. Idempotent: existing resources are left as they are.
+//! In AWS the infrastructure code creates the same resources from the same definition.
+
+use aws_sdk_dynamodb::types::{
+    AttributeDefinition, BillingMode, GlobalSecondaryIndex, KeySchemaElement, KeyType, Projection, ProjectionType,
+    ScalarAttributeType,
+};
+use aws_sdk_sqs::types::QueueAttributeName;
+
+use crate::aws::Clients;
+use crate::config::Resources;
+use crate::error::AwsError;
+use crate::store::schema::{KeyDef, TABLES, table_name};
+
+fn attr_type(k: &KeyDef) -> ScalarAttributeType {
+    if k.kind == "N" { ScalarAttributeType::N } else { ScalarAttributeType::S }
+}
+
+fn key_schema(pk: &KeyDef, sk: Option<&KeyDef>) -> Result<Vec<KeySchemaElement>, AwsError> {
+    let mut out = vec![
+        KeySchemaElement::builder()
+            .attribute_name(pk.name)
+            .key_type(KeyType::Hash)
+            .build()
+            .map_err(|e| AwsError::new("provision.key", e))?,
+    ];
+    if let Some(sk) = sk {
+        out.push(
+            KeySchemaElement::builder()
+                .attribute_name(sk.name)
+                .key_type(KeyType::Range)
+                .build()
+                .map_err(|e| AwsError::new("provision.key", e))?,
+        );
+    }
+    Ok(out)
+}
+
+/// Creates whatever is missing.
+pub async fn ensure(clients: &Clients, r: &Resources) -> Result<(), AwsError> {
+    for def in TABLES {
+        let name = table_name(&def, r);
+        let mut attrs: Vec<&KeyDef> = vec![&def.partition_key];
+        attrs.extend(def.sort_key.as_ref());
+        for ix in def.indexes {
+            attrs.push(&ix.partition_key);
+            attrs.extend(ix.sort_key.as_ref());
+        }
+        let mut seen = std::collections::BTreeSet::new();
+        let mut definitions = Vec::new();
+        for a in attrs {
+            if seen.insert(a.name) {
+                definitions.push(
+                    AttributeDefinition::builder()
+                        .attribute_name(a.name)
+                        .attribute_type(attr_type(a))
+                        .build()
+                        .map_err(|e| AwsError::new("provision.attr", e))?,
+                );
+            }
+        }
+        let mut req = clients
+            .dynamodb
+            .create_table()
+            .table_name(name)
+            .billing_mode(BillingMode::PayPerRequest)
+            .set_attribute_definitions(Some(definitions))
+            .set_key_schema(Some(key_schema(&def.partition_key, def.sort_key.as_ref())?));
+        for ix in def.indexes {
+            req = req.global_secondary_indexes(
+                GlobalSecondaryIndex::builder()
+                    .index_name(ix.name)
+                    .set_key_schema(Some(key_schema(&ix.partition_key, ix.sort_key.as_ref())?))
+                    .projection(Projection::builder().projection_type(ProjectionType::All).build())
+                    .build()
+                    .map_err(|e| AwsError::new("provision.gsi", e))?,
+            );
+        }
+        match req.send().await {
+            Ok(_) => tracing::info!(table = name, "table_created"),
+            Err(e) if e.as_service_error().is_some_and(|s| s.is_resource_in_use_exception()) => {}
+            Err(e) => return Err(AwsError::new("provision.create_table", e)),
+        }
+    }
+
+    let dlq_name = format!("{}-dlq", r.queue_name());
+    let dlq = clients
+        .sqs
+        .create_queue()
+        .queue_name(&dlq_name)
+        .send()
+        .await
+        .map_err(|e| AwsError::new("provision.create_dlq", e))?;
+    let dlq_url = dlq.queue_url.unwrap_or_default();
+    let dlq_arn = clients
+        .sqs
+        .get_queue_attributes()
+        .queue_url(&dlq_url)
+        .attribute_names(QueueAttributeName::QueueArn)
+        .send()
+        .await
+        .map_err(|e| AwsError::new("provision.dlq_arn", e))?
+        .attributes
+        .and_then(|a| a.get(&QueueAttributeName::QueueArn).cloned())
+        .unwrap_or_default();
+    let redrive = serde_json::json!({ "deadLetterTargetArn": dlq_arn, "maxReceiveCount": "5" }).to_string();
+    clients
+        .sqs
+        .create_queue()
+        .queue_name(r.queue_name())
+        .attributes(QueueAttributeName::VisibilityTimeout, "360")
+        .attributes(QueueAttributeName::RedrivePolicy, redrive)
+        .send()
+        .await
+        .map_err(|e| AwsError::new("provision.create_queue", e))?;
+
+    match clients.s3.create_bucket().bucket(&r.bucket).send().await {
+        Ok(_) => {}
+        Err(e)
+            if e.as_service_error().is_some_and(|s| s.is_bucket_already_owned_by_you() || s.is_bucket_already_exists()) => {}
+        Err(e) => return Err(AwsError::new("provision.create_bucket", e)),
+    }
+    Ok(())
+}

@@ -1,0 +1,24 @@
+//! Reading jobs. A job belongs to one user; another user's job does not exist for them.
+
+use super::App;
+use crate::domain::{JobId, UserId};
+use crate::error::Error;
+use crate::store::schema::JobItem;
+
+/// The caller's job, or `NotFound` (also for another user's job).
+pub async fn get_job(app: &App, user: &UserId, id: &JobId) -> Result<JobItem, Error> {
+    match app.store.get_job(id).await? {
+        Some(job) if &job.user_id == user => Ok(job),
+        _ => Err(Error::NotFound { what: "edit" }),
+    }
+}
+
+/// The caller's jobs, newest first.
+pub async fn list_jobs(
+    app: &App,
+    user: &UserId,
+    limit: u16,
+    cursor: Option<&str>,
+) -> Result<(Vec<JobItem>, Option<String>), Error> {
+    app.store.jobs_page(user, limit, cursor).await
+}

@@ -1,0 +1,35 @@
+//! Use cases. Each takes validated domain values and the [`App`]'s adapters, applies the
+//! money rules and returns a domain outcome; the functions only translate.
+
+pub mod accounts;
+pub mod audit;
+pub mod jobs;
+pub mod submit;
+pub mod uploads;
+
+use crate::assets::Assets;
+use crate::aws::Clients;
+use crate::config::Config;
+use crate::queue::Queue;
+use crate::store::Store;
+
+/// The adapters every use case needs, built once per process.
+#[derive(Clone, Debug)]
+pub struct App {
+    pub config: Config,
+    pub store: Store,
+    pub queue: Queue,
+    pub assets: Assets,
+}
+
+impl App {
+    pub fn new(config: Config, clients: &Clients) -> App {
+        let r = &config.resources;
+        App {
+            store: Store::new(clients.dynamodb.clone(), r.clone()),
+            queue: Queue::new(clients.sqs.clone(), r.queue_url.clone()),
+            assets: Assets::new(clients.s3.clone(), r.bucket.clone()),
+            config,
+        }
+    }
+}

@@ -1,0 +1,117 @@
+//! Uploads: the API never sees image bytes. It hands out a short-lived PUT URL into the
+//! caller's own prefix with the declared size and type signed, so S3 refuses anything else.
+
+use std::time::Duration;
+
+use super::App;
+use crate::assets::{Assets, PresignedUpload};
+use crate::clock::{self, Instant};
+use crate::domain::{AssetId, AssetKind, UserId};
+use crate::error::Error;
+use crate::validation::FieldErrors;
+
+/// A validated upload request.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UploadSpec {
+    pub kind: AssetKind,
+    pub content_type: &'static str,
+    pub bytes: u64,
+}
+
+impl UploadSpec {
+    /// Validates the loose fields of `POST /v1/uploads`.
+    pub fn parse(kind: Option<&str>, content_type: Option<&str>, bytes: Option<i64>) -> Result<UploadSpec, FieldErrors> {
+        let mut errors = FieldErrors::default();
+        let kind = match kind {
+            None => {
+                errors.push("kind", "required", "is required");
+                None
+            }
+            Some(k) => AssetKind::parse(k.trim()).or_else(|| {
+                errors.push("kind", "unknown_kind", "must be one of original, mask, style_reference");
+                None
+            }),
+        };
+        let content_type = match (kind, content_type) {
+            (_, None) => {
+                errors.push("content_type", "required", "is required");
+                None
+            }
+            (None, Some(_)) => None,
+            (Some(kind), Some(ct)) => {
+                let ct = ct.trim().to_ascii_lowercase();
+                let found = kind.content_types().iter().copied().find(|allowed| *allowed == ct);
+                if found.is_none() {
+                    errors.push(
+                        "content_type",
+                        "unsupported_type",
+                        format!("must be one of {} for a {}", kind.content_types().join(", "), kind.as_str()),
+                    );
+                }
+                found
+            }
+        };
+        let bytes = match (kind, bytes) {
+            (_, None) => {
+                errors.push("bytes", "required", "is required");
+                None
+            }
+            (_, Some(b)) if b <= 0 => {
+                errors.push("bytes", "too_small", "must be at least 1");
+                None
+            }
+            (Some(kind), Some(b)) if b.unsigned_abs() > kind.max_bytes() => {
+                errors.push("bytes", "too_large", format!("must be at most {} for a {}", kind.max_bytes(), kind.as_str()));
+                None
+            }
+            (_, Some(b)) => Some(b.unsigned_abs()),
+        };
+        match (kind, content_type, bytes) {
+            (Some(kind), Some(content_type), Some(bytes)) if errors.is_empty() => {
+                Ok(UploadSpec { kind, content_type, bytes })
+            }
+            _ => Err(errors),
+        }
+    }
+}
+
+/// An upload slot handed to the client.
+#[derive(Debug, Clone)]
+pub struct UploadSlot {
+    pub asset_id: AssetId,
+    pub upload: PresignedUpload,
+    pub expires_at: Instant,
+}
+
+/// Creates a presigned upload in the caller's prefix.
+pub async fn create_upload(app: &App, user: &UserId, spec: &UploadSpec) -> Result<UploadSlot, Error> {
+    super::accounts::ensure_account(app, user).await?;
+    let asset_id = AssetId::generate();
+    let key = Assets::upload_key(user, spec.kind, &asset_id);
+    let ttl = Duration::from_secs(app.config.limits.upload_url_ttl_secs);
+    let upload = app.assets.presign_upload(&key, spec.content_type, spec.bytes, ttl).await?;
+    tracing::info!(user_id = %user, asset_id = %asset_id, kind = spec.kind.as_str(), bytes = spec.bytes, "upload_presigned");
+    Ok(UploadSlot { asset_id, upload, expires_at: clock::now() + ttl })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn upload_limits() {
+        let ok = UploadSpec::parse(Some("mask"), Some("image/png"), Some(10));
+        assert_eq!(ok.map(|s| s.bytes).ok(), Some(10));
+        let cases: &[(&str, &str, i64, &str, &str)] = &[
+            ("mask", "image/jpeg", 10, "content_type", "a mask must be lossless"),
+            ("original", "image/gif", 10, "content_type", "gif is not accepted"),
+            ("original", "image/png", 0, "bytes", "empty"),
+            ("original", "image/png", 20 * 1024 * 1024 + 1, "bytes", "oversized"),
+            ("poster", "image/png", 10, "kind", "unknown kind"),
+        ];
+        for (kind, ct, bytes, field, why) in cases {
+            let errs = UploadSpec::parse(Some(kind), Some(ct), Some(*bytes)).err();
+            assert!(errs.is_some_and(|e| e.0.iter().any(|f| f.field == *field)), "{why}");
+        }
+    }
+}

@@ -1,0 +1,114 @@
+//! Accounts: created once with the signup grant; the balance moves only inside transactions
+//! that also write a ledger row.
+
+use aws_sdk_dynamodb::types::{Put, ReturnValuesOnConditionCheckFailure, TransactWriteItem, Update};
+
+use super::schema::{AccountItem, LedgerItem, LedgerKind, attr, reference};
+use super::{Item, Store, TxOutcome, from_item, n, names, s, to_item};
+use crate::domain::{Credits, UserId};
+use crate::error::{AwsError, Error};
+
+/// Result of an idempotent grant.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GrantOutcome {
+    Granted,
+    /// A grant with this reason was already made; nothing changed.
+    AlreadyGranted,
+    AccountMissing,
+}
+
+impl Store {
+    /// The account, read consistently.
+    pub async fn get_account(&self, user: &UserId) -> Result<Option<AccountItem>, Error> {
+        let out = self
+            .ddb
+            .get_item()
+            .table_name(&self.names.accounts_table)
+            .key(attr::USER_ID, s(user.as_str()))
+            .consistent_read(true)
+            .send()
+            .await
+            .map_err(|e| AwsError::new("accounts.get", e))?;
+        out.item.map(from_item).transpose()
+    }
+
+    /// Creates the account with its signup grant, both or neither. `false` when it already
+    /// existed (a concurrent first call won), which is fine.
+    pub async fn create_account(&self, user: &UserId, grant: Credits, now: &str) -> Result<bool, Error> {
+        let account = AccountItem {
+            user_id: user.clone(),
+            credits: grant.as_i64(),
+            in_flight: 0,
+            rev: 1,
+            created_at: now.to_owned(),
+        };
+        let row = LedgerItem::new(user, reference::SIGNUP.to_owned(), grant.as_i64(), LedgerKind::Grant, now);
+        let items = vec![
+            self.put_new(&self.names.accounts_table, to_item(&account)?, attr::USER_ID)?,
+            self.put_new(&self.names.ledger_table, to_item(&row)?, attr::REF)?,
+        ];
+        match self.transact("accounts.create", items).await? {
+            TxOutcome::Committed => Ok(true),
+            TxOutcome::Canceled(_) => Ok(false),
+        }
+    }
+
+    /// Adds `credits` with a ledger row referenced by `reason`, at most once per reason.
+    pub async fn grant(&self, user: &UserId, credits: Credits, reason: &str, now: &str) -> Result<GrantOutcome, Error> {
+        let mut row = LedgerItem::new(user, reference::grant(reason), credits.as_i64(), LedgerKind::Grant, now);
+        row.reason = Some(reason.to_owned());
+        let update = Update::builder()
+            .table_name(&self.names.accounts_table)
+            .key(attr::USER_ID, s(user.as_str()))
+            .update_expression("SET #credits = #credits + :amount, #rev = #rev + :one")
+            .condition_expression("attribute_exists(#user_id)")
+            .set_expression_attribute_names(Some(names(&[attr::CREDITS, attr::REV, attr::USER_ID])))
+            .expression_attribute_values(":amount", n(credits.as_i64()))
+            .expression_attribute_values(":one", n(1))
+            .build()
+            .map_err(|e| AwsError::new("accounts.grant.build", e))?;
+        let items = vec![
+            TransactWriteItem::builder().update(update).build(),
+            self.put_new(&self.names.ledger_table, to_item(&row)?, attr::REF)?,
+        ];
+        match self.transact("accounts.grant", items).await? {
+            TxOutcome::Committed => Ok(GrantOutcome::Granted),
+            TxOutcome::Canceled(reasons) => {
+                if reasons.get(1).is_some_and(|r| r.condition_failed()) {
+                    Ok(GrantOutcome::AlreadyGranted)
+                } else {
+                    Ok(GrantOutcome::AccountMissing)
+                }
+            }
+        }
+    }
+
+    /// Every account, a page at a time (admin audit only; never on a request path).
+    pub async fn scan_accounts(&self, start: Option<Item>) -> Result<(Vec<AccountItem>, Option<Item>), Error> {
+        let out = self
+            .ddb
+            .scan()
+            .table_name(&self.names.accounts_table)
+            .consistent_read(true)
+            .set_exclusive_start_key(start)
+            .send()
+            .await
+            .map_err(|e| AwsError::new("accounts.scan", e))?;
+        let items = out.items.unwrap_or_default().into_iter().map(from_item).collect::<Result<Vec<_>, _>>()?;
+        Ok((items, out.last_evaluated_key))
+    }
+
+    /// A conditional put of a new item (`attribute_not_exists` on its key attribute), old
+    /// item returned on failure.
+    pub(crate) fn put_new(&self, table: &str, item: Item, key_attr: &str) -> Result<TransactWriteItem, Error> {
+        let put = Put::builder()
+            .table_name(table)
+            .set_item(Some(item))
+            .condition_expression("attribute_not_exists(#k)")
+            .expression_attribute_names("#k", key_attr)
+            .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld)
+            .build()
+            .map_err(|e| AwsError::new("put.build", e))?;
+        Ok(TransactWriteItem::builder().put(put).build())
+    }
+}

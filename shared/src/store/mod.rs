@@ -1,0 +1,136 @@
+//! DynamoDB adapters. Policy lives in `services`; the store only gets, puts and runs the
+//! conditional transactions that the money rules are made of.
+
+pub mod accounts;
+pub mod cursor;
+pub mod jobs;
+pub mod ledger;
+pub mod schema;
+
+use std::collections::HashMap;
+use std::time::Duration;
+
+use aws_sdk_dynamodb::Client;
+use aws_sdk_dynamodb::error::SdkError;
+use aws_sdk_dynamodb::operation::transact_write_items::TransactWriteItemsError;
+use aws_sdk_dynamodb::types::{AttributeValue, TransactWriteItem};
+
+use crate::config::Resources;
+use crate::error::{AwsError, Error};
+
+/// A DynamoDB item.
+pub type Item = HashMap<String, AttributeValue>;
+
+/// The DynamoDB store.
+#[derive(Clone, Debug)]
+pub struct Store {
+    pub(crate) ddb: Client,
+    pub(crate) names: Resources,
+}
+
+/// Why one item of a canceled transaction failed, with the old item when DynamoDB returned
+/// it (`ReturnValuesOnConditionCheckFailure = ALL_OLD`).
+#[derive(Debug, Clone)]
+pub(crate) struct CancelReason {
+    pub code: Option<String>,
+    pub item: Option<Item>,
+}
+
+impl CancelReason {
+    pub fn condition_failed(&self) -> bool {
+        self.code.as_deref() == Some("ConditionalCheckFailed")
+    }
+}
+
+/// How a transaction ended, short of an infrastructure error.
+#[derive(Debug)]
+pub(crate) enum TxOutcome {
+    Committed,
+    /// A condition failed; reasons are in the order of the items.
+    Canceled(Vec<CancelReason>),
+}
+
+/// Attempts at a transaction that DynamoDB cancels for a conflict with another transaction.
+/// The local emulator never conflicts; real DynamoDB does under contention on one item.
+const TX_ATTEMPTS: u32 = 6;
+
+impl Store {
+    pub fn new(ddb: Client, names: Resources) -> Store {
+        Store { ddb, names }
+    }
+
+    pub fn names(&self) -> &Resources {
+        &self.names
+    }
+
+    /// Runs a TransactWriteItems, retrying (with jittered backoff) only cancellations caused
+    /// by `TransactionConflict` or a transaction in progress. Every transaction of this crate
+    /// is guarded by conditions, so a retry after an ambiguous failure cannot apply twice.
+    pub(crate) async fn transact(&self, op: &'static str, items: Vec<TransactWriteItem>) -> Result<TxOutcome, Error> {
+        let mut attempt = 0;
+        loop {
+            attempt += 1;
+            let result = self.ddb.transact_write_items().set_transact_items(Some(items.clone())).send().await;
+            let retryable = match result {
+                Ok(_) => return Ok(TxOutcome::Committed),
+                Err(SdkError::ServiceError(ref e)) => match e.err() {
+                    TransactWriteItemsError::TransactionCanceledException(c) => {
+                        let reasons: Vec<CancelReason> = c
+                            .cancellation_reasons()
+                            .iter()
+                            .map(|r| CancelReason { code: r.code().map(str::to_owned), item: r.item().cloned() })
+                            .collect();
+                        let conflict = reasons.iter().any(|r| r.code.as_deref() == Some("TransactionConflict"));
+                        let condition = reasons.iter().any(CancelReason::condition_failed);
+                        if condition || !conflict {
+                            return Ok(TxOutcome::Canceled(reasons));
+                        }
+                        true
+                    }
+                    TransactWriteItemsError::TransactionInProgressException(_) => true,
+                    _ => false,
+                },
+                Err(_) => false,
+            };
+            match result {
+                Err(e) if !retryable || attempt >= TX_ATTEMPTS => {
+                    if retryable {
+                        tracing::warn!(op, attempts = attempt, "transaction_contention");
+                        return Err(Error::Contention { attempts: attempt });
+                    }
+                    return Err(AwsError::new(op, e).into());
+                }
+                _ => {
+                    tracing::info!(op, attempt, "transaction_conflict_retry");
+                    tokio::time::sleep(backoff(attempt)).await;
+                }
+            }
+        }
+    }
+}
+
+fn backoff(attempt: u32) -> Duration {
+    let base = 15u64.saturating_mul(1 << attempt.min(6));
+    Duration::from_millis(base + rand::random::<u64>() % base)
+}
+
+/// `"#name" -> name` for expression attribute names.
+pub(crate) fn names(list: &[&str]) -> HashMap<String, String> {
+    list.iter().map(|n| (format!("#{n}"), (*n).to_owned())).collect()
+}
+
+pub(crate) fn s(v: impl Into<String>) -> AttributeValue {
+    AttributeValue::S(v.into())
+}
+
+pub(crate) fn n(v: i64) -> AttributeValue {
+    AttributeValue::N(v.to_string())
+}
+
+pub(crate) fn to_item<T: serde::Serialize>(value: &T) -> Result<Item, Error> {
+    serde_dynamo::to_item(value).map_err(|e| Error::Corrupt(format!("serialize: {e}")))
+}
+
+pub(crate) fn from_item<T: serde::de::DeserializeOwned>(item: Item) -> Result<T, Error> {
+    serde_dynamo::from_item(item).map_err(|e| Error::Corrupt(format!("deserialize: {e}")))
+}

@@ -1,0 +1,222 @@
+//! THE place for DynamoDB names: tables, keys, indexes, attributes, key builders and the item
+//! structs that go in and out through `serde_dynamo`. Provisioning (local stack) and the
+//! infrastructure's drift guard both read [`TABLES`].
+
+use serde::{Deserialize, Serialize};
+
+use crate::config::{Resources, env};
+use crate::domain::{EditSpec, JobId, JobState, Operation, UserId};
+
+/// Attribute names. Expressions bind these through `#placeholders`.
+pub mod attr {
+    pub const USER_ID: &str = "user_id";
+    pub const CREDITS: &str = "credits";
+    pub const IN_FLIGHT: &str = "in_flight";
+    /// Bumped by every transaction that moves the balance: lets `audit` read the account and
+    /// the ledger without a false alarm from a concurrent write.
+    pub const REV: &str = "rev";
+    pub const CREATED_AT: &str = "created_at";
+    pub const UPDATED_AT: &str = "updated_at";
+
+    pub const REF: &str = "ref";
+    pub const AMOUNT: &str = "amount";
+    pub const AT_REF: &str = "at_ref";
+
+    pub const JOB_ID: &str = "job_id";
+    pub const STATUS: &str = "status";
+    pub const USER_SORT: &str = "user_sort";
+    pub const SWEEP_STATE: &str = "sweep_state";
+    pub const SWEEP_AT: &str = "sweep_at";
+    pub const DISPATCH_COUNT: &str = "dispatch_count";
+    pub const DISPATCHED_AT: &str = "dispatched_at";
+}
+
+/// Index names.
+pub mod index {
+    /// ledger: a user's rows newest first (display only; money is never decided from it).
+    pub const LEDGER_BY_TIME: &str = "by_time";
+    /// jobs: a user's jobs newest first.
+    pub const JOBS_BY_USER: &str = "by_user";
+    /// jobs, sparse: only jobs in flight carry `sweep_state`, so the sweeper reads exactly
+    /// the candidates, oldest first.
+    pub const JOBS_BY_SWEEP: &str = "by_sweep";
+}
+
+/// A key attribute and its DynamoDB type (`S` or `N`).
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct KeyDef {
+    pub name: &'static str,
+    #[serde(rename = "type")]
+    pub kind: &'static str,
+}
+
+const fn s(name: &'static str) -> KeyDef {
+    KeyDef { name, kind: "S" }
+}
+
+/// A global secondary index (projection ALL).
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct IndexDef {
+    pub name: &'static str,
+    pub partition_key: KeyDef,
+    pub sort_key: Option<KeyDef>,
+}
+
+/// One table as deployed.
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct TableDef {
+    /// Logical id (also the suffix of local names).
+    pub logical: &'static str,
+    /// The environment variable that carries its physical name.
+    pub env: &'static str,
+    pub partition_key: KeyDef,
+    pub sort_key: Option<KeyDef>,
+    pub indexes: &'static [IndexDef],
+    pub ttl_attribute: Option<&'static str>,
+}
+
+pub const ACCOUNTS: TableDef = TableDef {
+    logical: "accounts",
+    env: env::ACCOUNTS_TABLE,
+    partition_key: s(attr::USER_ID),
+    sort_key: None,
+    indexes: &[],
+    ttl_attribute: None,
+};
+
+pub const LEDGER: TableDef = TableDef {
+    logical: "ledger",
+    env: env::LEDGER_TABLE,
+    partition_key: s(attr::USER_ID),
+    sort_key: Some(s(attr::REF)),
+    indexes: &[IndexDef { name: index::LEDGER_BY_TIME, partition_key: s(attr::USER_ID), sort_key: Some(s(attr::AT_REF)) }],
+    ttl_attribute: None,
+};
+
+pub const JOBS: TableDef = TableDef {
+    logical: "jobs",
+    env: env::JOBS_TABLE,
+    partition_key: s(attr::JOB_ID),
+    sort_key: None,
+    indexes: &[
+        IndexDef { name: index::JOBS_BY_USER, partition_key: s(attr::USER_ID), sort_key: Some(s(attr::USER_SORT)) },
+        IndexDef { name: index::JOBS_BY_SWEEP, partition_key: s(attr::SWEEP_STATE), sort_key: Some(s(attr::SWEEP_AT)) },
+    ],
+    ttl_attribute: None,
+};
+
+/// Every table.
+pub const TABLES: [TableDef; 3] = [ACCOUNTS, LEDGER, JOBS];
+
+/// Physical table name of a definition.
+pub fn table_name<'a>(def: &TableDef, r: &'a Resources) -> &'a str {
+    match def.logical {
+        "accounts" => &r.accounts_table,
+        "ledger" => &r.ledger_table,
+        _ => &r.jobs_table,
+    }
+}
+
+/// Ledger references: the row's key, so each is written at most once.
+pub mod reference {
+    use crate::domain::JobId;
+
+    pub const SIGNUP: &str = "grant:signup";
+
+    pub fn debit(job: &JobId) -> String {
+        format!("debit:job:{job}")
+    }
+
+    pub fn refund(job: &JobId) -> String {
+        format!("refund:job:{job}")
+    }
+
+    /// An admin grant, idempotent per reason.
+    pub fn grant(reason: &str) -> String {
+        format!("grant:admin:{reason}")
+    }
+}
+
+/// The account: balance and the in-flight count of rule 11.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AccountItem {
+    pub user_id: UserId,
+    pub credits: i64,
+    pub in_flight: i64,
+    pub rev: i64,
+    pub created_at: String,
+}
+
+/// What a ledger row records.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum LedgerKind {
+    Grant,
+    Debit,
+    Refund,
+}
+
+/// One immutable ledger row.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LedgerItem {
+    pub user_id: UserId,
+    #[serde(rename = "ref")]
+    pub reference: String,
+    pub amount: i64,
+    pub kind: LedgerKind,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub job_id: Option<JobId>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    pub created_at: String,
+    pub at_ref: String,
+}
+
+impl LedgerItem {
+    pub fn new(user: &UserId, reference: String, amount: i64, kind: LedgerKind, now: &str) -> LedgerItem {
+        LedgerItem {
+            user_id: user.clone(),
+            at_ref: format!("{now}#{reference}"),
+            reference,
+            amount,
+            kind,
+            job_id: None,
+            reason: None,
+            created_at: now.to_owned(),
+        }
+    }
+}
+
+/// A failure a user can read: stable code and a sentence.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+pub struct JobFailure {
+    pub code: String,
+    pub message: String,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub questions: Vec<String>,
+}
+
+/// A job.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct JobItem {
+    pub job_id: JobId,
+    pub user_id: UserId,
+    pub operation: Operation,
+    pub status: JobState,
+    pub request: EditSpec,
+    pub request_hash: String,
+    pub credits: i64,
+    pub created_at: String,
+    pub updated_at: String,
+    /// `created_at#job_id`: the sort key of [`index::JOBS_BY_USER`].
+    pub user_sort: String,
+    pub dispatch_count: u32,
+    pub dispatched_at: String,
+    /// Present only while the job is in flight (sparse index).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sweep_state: Option<JobState>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sweep_at: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failure: Option<JobFailure>,
+}
