@@ -37,7 +37,12 @@ impl Assets {
 
     /// The object key of an upload.
     pub fn upload_key(user: &UserId, kind: AssetKind, id: &AssetId) -> String {
-        format!("uploads/{}/{}/{}", user.as_str(), kind.as_str(), id.as_str())
+        format!(
+            "uploads/{}/{}/{}",
+            user.as_str(),
+            kind.as_str(),
+            id.as_str()
+        )
     }
 
     /// A PUT URL that accepts exactly `bytes` bytes of `content_type`.
@@ -48,7 +53,8 @@ impl Assets {
         bytes: u64,
         ttl: Duration,
     ) -> Result<PresignedUpload, AwsError> {
-        let config = PresigningConfig::expires_in(ttl).map_err(|e| AwsError::new("assets.presign.config", e))?;
+        let config = PresigningConfig::expires_in(ttl)
+            .map_err(|e| AwsError::new("assets.presign.config", e))?;
         let length = i64::try_from(bytes).map_err(|e| AwsError::new("assets.presign.length", e))?;
         let req = self
             .s3
@@ -65,17 +71,32 @@ impl Assets {
             .filter(|(k, _)| !k.eq_ignore_ascii_case("host"))
             .map(|(k, v)| (k.to_ascii_lowercase(), v.to_owned()))
             .collect();
-        Ok(PresignedUpload { url: req.uri().to_owned(), method: req.method().to_owned(), headers })
+        Ok(PresignedUpload {
+            url: req.uri().to_owned(),
+            method: req.method().to_owned(),
+            headers,
+        })
     }
 
     /// Whether an object exists (HeadObject; 404 is `false`).
     pub async fn exists(&self, key: &str) -> Result<bool, AwsError> {
-        match self.s3.head_object().bucket(&self.bucket).key(key).send().await {
+        match self
+            .s3
+            .head_object()
+            .bucket(&self.bucket)
+            .key(key)
+            .send()
+            .await
+        {
             Ok(_) => Ok(true),
             Err(e) => {
                 let not_found = e.as_service_error().is_some_and(|s| s.is_not_found())
                     || e.raw_response().is_some_and(|r| r.status().as_u16() == 404);
-                if not_found { Ok(false) } else { Err(AwsError::new("assets.head", e)) }
+                if not_found {
+                    Ok(false)
+                } else {
+                    Err(AwsError::new("assets.head", e))
+                }
             }
         }
     }

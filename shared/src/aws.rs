@@ -20,7 +20,9 @@ impl Clients {
 
     pub fn new(sdk: &SdkConfig) -> Clients {
         // Path-style addressing works with S3 and with local endpoints alike.
-        let s3_config = aws_sdk_s3::config::Builder::from(sdk).force_path_style(true).build();
+        let s3_config = aws_sdk_s3::config::Builder::from(sdk)
+            .force_path_style(true)
+            .build();
         Clients {
             dynamodb: aws_sdk_dynamodb::Client::new(sdk),
             sqs: aws_sdk_sqs::Client::new(sdk),

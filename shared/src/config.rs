@@ -18,13 +18,29 @@ pub mod env {
 
     /// (name, required, what it is)
     pub const ALL: &[(&str, bool, &str)] = &[
-        (ACCOUNTS_TABLE, true, "DynamoDB table of accounts (balance, in-flight count)"),
-        (LEDGER_TABLE, true, "DynamoDB table of the append-only ledger"),
+        (
+            ACCOUNTS_TABLE,
+            true,
+            "DynamoDB table of accounts (balance, in-flight count)",
+        ),
+        (
+            LEDGER_TABLE,
+            true,
+            "DynamoDB table of the append-only ledger",
+        ),
         (JOBS_TABLE, true, "DynamoDB table of jobs"),
         (QUEUE_URL, true, "SQS queue URL of the job doorbell"),
         (BUCKET, true, "private S3 bucket of uploads and results"),
-        (MAX_IN_FLIGHT, false, "edits one user may have queued or processing (default 3)"),
-        (UPLOAD_URL_TTL_SECS, false, "lifetime of presigned upload URLs in seconds (default 900)"),
+        (
+            MAX_IN_FLIGHT,
+            false,
+            "edits one user may have queued or processing (default 3)",
+        ),
+        (
+            UPLOAD_URL_TTL_SECS,
+            false,
+            "lifetime of presigned upload URLs in seconds (default 900)",
+        ),
         (LOG_FORMAT, false, "JSON (default in Lambda) or Text"),
         (LOG_LEVEL, false, "log level filter (default info)"),
     ];
@@ -48,7 +64,10 @@ impl Resources {
             accounts_table: format!("{prefix}-accounts"),
             ledger_table: format!("{prefix}-ledger"),
             jobs_table: format!("{prefix}-jobs"),
-            queue_url: format!("{}/000000000000/{prefix}-jobs", endpoint.trim_end_matches('/')),
+            queue_url: format!(
+                "{}/000000000000/{prefix}-jobs",
+                endpoint.trim_end_matches('/')
+            ),
             bucket: format!("{prefix}-assets"),
         }
     }
@@ -80,7 +99,10 @@ pub struct Limits {
 
 impl Default for Limits {
     fn default() -> Limits {
-        Limits { max_in_flight: 3, upload_url_ttl_secs: 900 }
+        Limits {
+            max_in_flight: 3,
+            upload_url_ttl_secs: 900,
+        }
     }
 }
 
@@ -115,15 +137,19 @@ impl Config {
                 _ => Err(ConfigError::Missing(name)),
             }
         };
-        let number = |name: &'static str, default: u64, min: u64, max: u64| -> Result<u64, ConfigError> {
-            match get(name) {
-                None => Ok(default),
-                Some(v) => match v.trim().parse::<u64>() {
-                    Ok(n) if (min..=max).contains(&n) => Ok(n),
-                    _ => Err(ConfigError::Invalid { name, reason: format!("expected an integer in {min}..={max}, got {v:?}") }),
-                },
-            }
-        };
+        let number =
+            |name: &'static str, default: u64, min: u64, max: u64| -> Result<u64, ConfigError> {
+                match get(name) {
+                    None => Ok(default),
+                    Some(v) => match v.trim().parse::<u64>() {
+                        Ok(n) if (min..=max).contains(&n) => Ok(n),
+                        _ => Err(ConfigError::Invalid {
+                            name,
+                            reason: format!("expected an integer in {min}..={max}, got {v:?}"),
+                        }),
+                    },
+                }
+            };
         let defaults = Limits::default();
         Ok(Config {
             resources: Resources {
@@ -134,9 +160,19 @@ impl Config {
                 bucket: required(env::BUCKET)?,
             },
             limits: Limits {
-                max_in_flight: u32::try_from(number(env::MAX_IN_FLIGHT, defaults.max_in_flight.into(), 1, 10_000)?)
-                    .unwrap_or(defaults.max_in_flight),
-                upload_url_ttl_secs: number(env::UPLOAD_URL_TTL_SECS, defaults.upload_url_ttl_secs, 30, 3600)?,
+                max_in_flight: u32::try_from(number(
+                    env::MAX_IN_FLIGHT,
+                    defaults.max_in_flight.into(),
+                    1,
+                    10_000,
+                )?)
+                .unwrap_or(defaults.max_in_flight),
+                upload_url_ttl_secs: number(
+                    env::UPLOAD_URL_TTL_SECS,
+                    defaults.upload_url_ttl_secs,
+                    30,
+                    3600,
+                )?,
             },
         })
     }
@@ -164,12 +200,18 @@ mod tests {
         let r = Resources::local("p", "http://x");
         let mut env = r.to_env();
         env.retain(|(k, _)| *k != env::JOBS_TABLE);
-        assert_eq!(Config::from_lookup(lookup(env)), Err(ConfigError::Missing(env::JOBS_TABLE)));
+        assert_eq!(
+            Config::from_lookup(lookup(env)),
+            Err(ConfigError::Missing(env::JOBS_TABLE))
+        );
         let mut env = r.to_env();
         env.push((env::MAX_IN_FLIGHT, "zero".into()));
         assert!(matches!(
             Config::from_lookup(lookup(env)),
-            Err(ConfigError::Invalid { name: env::MAX_IN_FLIGHT, .. })
+            Err(ConfigError::Invalid {
+                name: env::MAX_IN_FLIGHT,
+                ..
+            })
         ));
     }
 }

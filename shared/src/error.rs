@@ -13,8 +13,14 @@ pub struct AwsError {
 }
 
 impl AwsError {
-    pub fn new(op: &'static str, source: impl std::error::Error + Send + Sync + 'static) -> AwsError {
-        AwsError { op, source: Box::new(source) }
+    pub fn new(
+        op: &'static str,
+        source: impl std::error::Error + Send + Sync + 'static,
+    ) -> AwsError {
+        AwsError {
+            op,
+            source: Box::new(source),
+        }
     }
 }
 

@@ -35,9 +35,15 @@ pub fn quote(spec: &EditSpec) -> Quote {
         Target::Background => ("edit: background", 5),
         Target::Brush => ("edit: brushed area", 3),
     };
-    let mut lines = vec![QuoteLine { item, credits: Credits::new(base) }];
+    let mut lines = vec![QuoteLine {
+        item,
+        credits: Credits::new(base),
+    }];
     if spec.style_reference_asset_id.is_some() {
-        lines.push(QuoteLine { item: "style reference", credits: Credits::new(1) });
+        lines.push(QuoteLine {
+            item: "style reference",
+            credits: Credits::new(1),
+        });
     }
     let credits = lines.iter().fold(Credits::new(0), |acc, l| acc + l.credits);
     Quote { credits, lines }
@@ -73,7 +79,11 @@ mod tests {
             (Target::Background, true, 6),
         ];
         for (target, reference, want) in cases {
-            assert_eq!(quote(&spec(target, reference)).credits.get(), want, "{target:?} ref={reference}");
+            assert_eq!(
+                quote(&spec(target, reference)).credits.get(),
+                want,
+                "{target:?} ref={reference}"
+            );
         }
     }
 

@@ -3,8 +3,8 @@
 //! In AWS the infrastructure code creates the same resources from the same definition.
 
 use aws_sdk_dynamodb::types::{
-    AttributeDefinition, BillingMode, GlobalSecondaryIndex, KeySchemaElement, KeyType, Projection, ProjectionType,
-    ScalarAttributeType,
+    AttributeDefinition, BillingMode, GlobalSecondaryIndex, KeySchemaElement, KeyType, Projection,
+    ProjectionType, ScalarAttributeType,
 };
 use aws_sdk_sqs::types::QueueAttributeName;
 
@@ -14,7 +14,11 @@ use crate::error::AwsError;
 use crate::store::schema::{KeyDef, TABLES, table_name};
 
 fn attr_type(k: &KeyDef) -> ScalarAttributeType {
-    if k.kind == "N" { ScalarAttributeType::N } else { ScalarAttributeType::S }
+    if k.kind == "N" {
+        ScalarAttributeType::N
+    } else {
+        ScalarAttributeType::S
+    }
 }
 
 fn key_schema(pk: &KeyDef, sk: Option<&KeyDef>) -> Result<Vec<KeySchemaElement>, AwsError> {
@@ -72,14 +76,20 @@ pub async fn ensure(clients: &Clients, r: &Resources) -> Result<(), AwsError> {
                 GlobalSecondaryIndex::builder()
                     .index_name(ix.name)
                     .set_key_schema(Some(key_schema(&ix.partition_key, ix.sort_key.as_ref())?))
-                    .projection(Projection::builder().projection_type(ProjectionType::All).build())
+                    .projection(
+                        Projection::builder()
+                            .projection_type(ProjectionType::All)
+                            .build(),
+                    )
                     .build()
                     .map_err(|e| AwsError::new("provision.gsi", e))?,
             );
         }
         match req.send().await {
             Ok(_) => tracing::info!(table = name, "table_created"),
-            Err(e) if e.as_service_error().is_some_and(|s| s.is_resource_in_use_exception()) => {}
+            Err(e)
+                if e.as_service_error()
+                    .is_some_and(|s| s.is_resource_in_use_exception()) => {}
             Err(e) => return Err(AwsError::new("provision.create_table", e)),
         }
     }
@@ -104,7 +114,8 @@ pub async fn ensure(clients: &Clients, r: &Resources) -> Result<(), AwsError> {
         .attributes
         .and_then(|a| a.get(&QueueAttributeName::QueueArn).cloned())
         .unwrap_or_default();
-    let redrive = serde_json::json!({ "deadLetterTargetArn": dlq_arn, "maxReceiveCount": "5" }).to_string();
+    let redrive =
+        serde_json::json!({ "deadLetterTargetArn": dlq_arn, "maxReceiveCount": "5" }).to_string();
     clients
         .sqs
         .create_queue()
@@ -118,7 +129,9 @@ pub async fn ensure(clients: &Clients, r: &Resources) -> Result<(), AwsError> {
     match clients.s3.create_bucket().bucket(&r.bucket).send().await {
         Ok(_) => {}
         Err(e)
-            if e.as_service_error().is_some_and(|s| s.is_bucket_already_owned_by_you() || s.is_bucket_already_exists()) => {}
+            if e.as_service_error().is_some_and(|s| {
+                s.is_bucket_already_owned_by_you() || s.is_bucket_already_exists()
+            }) => {}
         Err(e) => return Err(AwsError::new("provision.create_bucket", e)),
     }
     Ok(())

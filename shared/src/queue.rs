@@ -32,8 +32,10 @@ impl Queue {
 
     /// Rings the doorbell for a job.
     pub async fn send_job(&self, job: &JobId) -> Result<(), AwsError> {
-        let body = serde_json::to_string(&JobMessage { job_id: job.clone() })
-            .map_err(|e| AwsError::new("queue.encode", e))?;
+        let body = serde_json::to_string(&JobMessage {
+            job_id: job.clone(),
+        })
+        .map_err(|e| AwsError::new("queue.encode", e))?;
         self.sqs
             .send_message()
             .queue_url(&self.url)

@@ -19,8 +19,17 @@ pub struct FieldError {
 pub struct FieldErrors(pub Vec<FieldError>);
 
 impl FieldErrors {
-    pub fn push(&mut self, field: impl Into<String>, code: &'static str, message: impl Into<String>) {
-        self.0.push(FieldError { field: field.into(), code, message: message.into() });
+    pub fn push(
+        &mut self,
+        field: impl Into<String>,
+        code: &'static str,
+        message: impl Into<String>,
+    ) {
+        self.0.push(FieldError {
+            field: field.into(),
+            code,
+            message: message.into(),
+        });
     }
 
     pub fn is_empty(&self) -> bool {
@@ -29,13 +38,21 @@ impl FieldErrors {
 
     /// `Ok(value)` when nothing was recorded.
     pub fn finish<T>(self, value: T) -> Result<T, FieldErrors> {
-        if self.0.is_empty() { Ok(value) } else { Err(self) }
+        if self.0.is_empty() {
+            Ok(value)
+        } else {
+            Err(self)
+        }
     }
 }
 
 impl std::fmt::Display for FieldErrors {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let parts: Vec<String> = self.0.iter().map(|e| format!("{}: {}", e.field, e.message)).collect();
+        let parts: Vec<String> = self
+            .0
+            .iter()
+            .map(|e| format!("{}: {}", e.field, e.message))
+            .collect();
         write!(f, "{}", parts.join("; "))
     }
 }
@@ -79,7 +96,10 @@ pub fn clean_text(raw: &str, max: usize) -> Result<String, TextError> {
     if text.chars().count() > max {
         return Err(TextError::TooLong { max });
     }
-    if text.chars().any(|c| c.is_control() || is_invisible_format(c)) {
+    if text
+        .chars()
+        .any(|c| c.is_control() || is_invisible_format(c))
+    {
         return Err(TextError::ControlCharacter);
     }
     Ok(text.to_owned())
@@ -104,7 +124,12 @@ mod tests {
             ("abcdef", 5, Err(TextError::TooLong { max: 5 }), "too long"),
             ("a\nb", 10, Err(TextError::ControlCharacter), "newline"),
             ("a\u{0007}b", 10, Err(TextError::ControlCharacter), "bell"),
-            ("a\u{202E}b", 10, Err(TextError::ControlCharacter), "bidi override"),
+            (
+                "a\u{202E}b",
+                10,
+                Err(TextError::ControlCharacter),
+                "bidi override",
+            ),
         ];
         for (input, max, want, why) in cases {
             let got = clean_text(input, *max);

@@ -1,1 +1,277 @@
-fn main() {}
+//! Project automation, as cargo commands:
+//!
+//! - `cargo xtask dev`   — install and start the local AWS (ministack), create the resources,
+//!   and serve the API on http://127.0.0.1:8787 with the dev JWT issuer.
+//! - `cargo xtask test`  — install and start a private ministack, then run every test.
+//! - `cargo xtask token --user NAME` — print a dev bearer token.
+//! - `cargo xtask admin …` — run `atelier-admin` against the local stack.
+//! - `cargo xtask ministack` — only start the local AWS and wait.
+//!
+//! Only the standard library and `anyhow`, so this builds in seconds on a fresh machine.
+
+use std::net::TcpStream;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitCode, Stdio};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, bail};
+
+/// The local AWS, pinned.
+const MINISTACK: &str = "ministack==1.5.33";
+const DEV_PORT: u16 = 4566;
+const TEST_PORT: u16 = 4599;
+const API_PORT: u16 = 8787;
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .map(Path::to_path_buf)
+        .unwrap_or_default()
+}
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let result = match args.first().map(String::as_str) {
+        Some("dev") => dev(),
+        Some("test") => test(&args[1..]),
+        Some("token") => token(&args[1..]),
+        Some("admin") => admin(&args[1..]),
+        Some("ministack") => ministack_only(),
+        _ => {
+            eprintln!(
+                "usage: cargo xtask <dev | test [cargo test args] | token --user NAME | admin ARGS | ministack>"
+            );
+            return ExitCode::from(2);
+        }
+    };
+    match result {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("xtask: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// The environment every local process gets: dummy credentials (or the SDK falls through to
+/// instance metadata), the endpoint, and the resource names for `prefix`.
+fn local_env(port: u16, prefix: &str) -> Vec<(String, String)> {
+    let endpoint = format!("http://127.0.0.1:{port}");
+    let mut env = vec![
+        ("AWS_ACCESS_KEY_ID".into(), "test".into()),
+        ("AWS_SECRET_ACCESS_KEY".into(), "test".into()),
+        ("AWS_REGION".into(), "us-east-1".into()),
+        ("AWS_ENDPOINT_URL".into(), endpoint.clone()),
+        (
+            "ATELIER_ACCOUNTS_TABLE".into(),
+            format!("{prefix}-accounts"),
+        ),
+        ("ATELIER_LEDGER_TABLE".into(), format!("{prefix}-ledger")),
+        ("ATELIER_JOBS_TABLE".into(), format!("{prefix}-jobs")),
+        (
+            "ATELIER_QUEUE_URL".into(),
+            format!("{endpoint}/000000000000/{prefix}-jobs"),
+        ),
+        ("ATELIER_BUCKET".into(), format!("{prefix}-assets")),
+        (
+            "ATELIER_STATE_DIR".into(),
+            root().join(".atelier").display().to_string(),
+        ),
+        ("ATELIER_LOCAL_PORT".into(), API_PORT.to_string()),
+    ];
+    if std::env::var_os("AWS_LAMBDA_LOG_FORMAT").is_none() {
+        env.push(("AWS_LAMBDA_LOG_FORMAT".into(), "Text".into()));
+    }
+    env
+}
+
+fn venv() -> PathBuf {
+    root().join(".venv")
+}
+
+/// Installs ministack into the project's virtual environment (once; a marker records the pin).
+fn ensure_ministack() -> Result<PathBuf> {
+    let venv = venv();
+    let bin = venv.join("bin").join("ministack");
+    let marker = venv.join(".atelier-pins");
+    let pins = MINISTACK.to_owned();
+    if bin.exists() && std::fs::read_to_string(&marker).is_ok_and(|m| m == pins) {
+        return Ok(bin);
+    }
+    eprintln!("xtask: installing {MINISTACK} into {}", venv.display());
+    if !venv.join("bin").join("python").exists() {
+        run(Command::new("python3").args(["-m", "venv"]).arg(&venv))
+            .context("python3 -m venv (is python3 installed?)")?;
+    }
+    run(Command::new(venv.join("bin").join("pip")).args([
+        "install",
+        "--quiet",
+        "--disable-pip-version-check",
+        MINISTACK,
+    ]))?;
+    std::fs::write(&marker, pins)?;
+    Ok(bin)
+}
+
+fn run(cmd: &mut Command) -> Result<()> {
+    let status = cmd.status().with_context(|| format!("running {cmd:?}"))?;
+    if !status.success() {
+        bail!("{cmd:?} failed with {status}");
+    }
+    Ok(())
+}
+
+fn healthy(port: u16) -> bool {
+    use std::io::{Read, Write};
+    let Ok(mut s) =
+        TcpStream::connect_timeout(&([127, 0, 0, 1], port).into(), Duration::from_millis(300))
+    else {
+        return false;
+    };
+    let _ = s.set_read_timeout(Some(Duration::from_secs(2)));
+    let req = format!(
+        "GET /_ministack/health HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\n\r\n"
+    );
+    if s.write_all(req.as_bytes()).is_err() {
+        return false;
+    }
+    let mut buf = String::new();
+    let _ = s.read_to_string(&mut buf);
+    buf.starts_with("HTTP/1.1 200") || buf.starts_with("HTTP/1.0 200")
+}
+
+/// A ministack process that is stopped when dropped.
+struct Ministack {
+    child: Option<Child>,
+}
+
+impl Drop for Ministack {
+    fn drop(&mut self) {
+        if let Some(mut c) = self.child.take() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}
+
+fn start_ministack(port: u16, state: &Path) -> Result<Ministack> {
+    let bin = ensure_ministack()?;
+    if healthy(port) {
+        eprintln!("xtask: ministack already answering on 127.0.0.1:{port}; using it");
+        return Ok(Ministack { child: None });
+    }
+    std::fs::create_dir_all(state)?;
+    let log = std::fs::File::create(state.join("ministack.log"))?;
+    let child = Command::new(bin)
+        .env("TMPDIR", state)
+        .env("BIND_HOST", "127.0.0.1")
+        .env("GATEWAY_PORT", port.to_string())
+        .stdout(Stdio::from(log.try_clone()?))
+        .stderr(Stdio::from(log))
+        .spawn()
+        .context("starting ministack")?;
+    let guard = Ministack { child: Some(child) };
+    let start = Instant::now();
+    while !healthy(port) {
+        if start.elapsed() > Duration::from_secs(30) {
+            bail!(
+                "ministack did not become healthy on port {port} (log: {})",
+                state.join("ministack.log").display()
+            );
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    eprintln!(
+        "xtask: ministack ready on 127.0.0.1:{port} in {:?}",
+        start.elapsed()
+    );
+    Ok(guard)
+}
+
+fn cargo() -> Command {
+    Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
+}
+
+fn dev() -> Result<ExitCode> {
+    let _ministack = start_ministack(DEV_PORT, &root().join(".atelier").join("ministack"))?;
+    let status = cargo()
+        .current_dir(root())
+        .args([
+            "run",
+            "--quiet",
+            "--package",
+            "atelier-local",
+            "--",
+            "serve",
+        ])
+        .envs(local_env(DEV_PORT, "atelier-local"))
+        .status()?;
+    Ok(if status.success() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
+}
+
+fn test(extra: &[String]) -> Result<ExitCode> {
+    let state = root().join("target").join("xtask-ministack");
+    let _ = std::fs::remove_dir_all(&state);
+    let _ministack = start_ministack(TEST_PORT, &state)?;
+    let started = Instant::now();
+    let status = cargo()
+        .current_dir(root())
+        .args(["test", "--workspace"])
+        .args(extra)
+        .envs(local_env(TEST_PORT, "atelier-test"))
+        .status()?;
+    eprintln!("xtask: tests finished in {:.1?}", started.elapsed());
+    Ok(if status.success() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
+}
+
+fn token(args: &[String]) -> Result<ExitCode> {
+    let status = cargo()
+        .current_dir(root())
+        .args([
+            "run",
+            "--quiet",
+            "--package",
+            "atelier-local",
+            "--",
+            "token",
+        ])
+        .args(args)
+        .envs(local_env(DEV_PORT, "atelier-local"))
+        .status()?;
+    Ok(if status.success() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
+}
+
+fn admin(args: &[String]) -> Result<ExitCode> {
+    let status = cargo()
+        .current_dir(root())
+        .args(["run", "--quiet", "--package", "atelier-admin", "--"])
+        .args(args)
+        .envs(local_env(DEV_PORT, "atelier-local"))
+        .status()?;
+    Ok(ExitCode::from(
+        status
+            .code()
+            .and_then(|c| u8::try_from(c).ok())
+            .unwrap_or(1),
+    ))
+}
+
+fn ministack_only() -> Result<ExitCode> {
+    let _ministack = start_ministack(DEV_PORT, &root().join(".atelier").join("ministack"))?;
+    eprintln!("xtask: ministack on http://127.0.0.1:{DEV_PORT}; Ctrl-C to stop");
+    loop {
+        std::thread::sleep(Duration::from_secs(3600));
+    }
+}

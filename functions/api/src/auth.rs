@@ -7,7 +7,8 @@ use atelier_shared::domain::UserId;
 use axum::extract::FromRequestParts;
 use http::request::Parts;
 use lambda_http::aws_lambda_events::apigw::{
-    ApiGatewayRequestAuthorizer, ApiGatewayRequestAuthorizerJwtDescription, ApiGatewayV2httpRequestContext,
+    ApiGatewayRequestAuthorizer, ApiGatewayRequestAuthorizerJwtDescription,
+    ApiGatewayV2httpRequestContext,
 };
 use lambda_http::request::RequestContext;
 
@@ -30,7 +31,10 @@ impl<S: Send + Sync> FromRequestParts<S> for Caller {
                 .cloned(),
             _ => None,
         };
-        sub.as_deref().and_then(UserId::parse).map(Caller).ok_or_else(ApiError::unauthenticated)
+        sub.as_deref()
+            .and_then(UserId::parse)
+            .map(Caller)
+            .ok_or_else(ApiError::unauthenticated)
     }
 }
 

@@ -43,7 +43,10 @@ impl ApiError {
         ApiError {
             status,
             problem: Problem {
-                kind: format!("https://atelier.dev/problems/{}", code.to_ascii_lowercase().replace('_', "-")),
+                kind: format!(
+                    "https://atelier.dev/problems/{}",
+                    code.to_ascii_lowercase().replace('_', "-")
+                ),
                 title: title.to_owned(),
                 status: status.as_u16(),
                 code,
@@ -66,8 +69,12 @@ impl ApiError {
     }
 
     pub fn unauthenticated() -> ApiError {
-        ApiError::new(StatusCode::UNAUTHORIZED, "UNAUTHENTICATED", "Authentication required")
-            .detail("send a valid bearer token")
+        ApiError::new(
+            StatusCode::UNAUTHORIZED,
+            "UNAUTHENTICATED",
+            "Authentication required",
+        )
+        .detail("send a valid bearer token")
     }
 
     pub fn not_found() -> ApiError {
@@ -75,7 +82,11 @@ impl ApiError {
     }
 
     pub fn validation(errors: FieldErrors) -> ApiError {
-        let mut e = ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, "VALIDATION_FAILED", "The request is not valid");
+        let mut e = ApiError::new(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "VALIDATION_FAILED",
+            "The request is not valid",
+        );
         e.problem.detail = Some(errors.to_string());
         e.problem.errors = errors.0;
         e
@@ -148,7 +159,10 @@ impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
         let mut res = (self.status, Json(self.problem)).into_response();
         let headers = res.headers_mut();
-        headers.insert(header::CONTENT_TYPE, HeaderValue::from_static("application/problem+json"));
+        headers.insert(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/problem+json"),
+        );
         if let Some(secs) = self.retry_after {
             headers.insert(header::RETRY_AFTER, HeaderValue::from(secs));
         }

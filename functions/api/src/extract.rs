@@ -26,18 +26,31 @@ impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for JsonBody<T> {
             let json = ct
                 .to_str()
                 .map(|v| {
-                    let mime = v.split(';').next().unwrap_or("").trim().to_ascii_lowercase();
+                    let mime = v
+                        .split(';')
+                        .next()
+                        .unwrap_or("")
+                        .trim()
+                        .to_ascii_lowercase();
                     mime == "application/json" || mime.ends_with("+json")
                 })
                 .unwrap_or(false);
             if !json {
-                return Err(ApiError::new(StatusCode::UNSUPPORTED_MEDIA_TYPE, "UNSUPPORTED_MEDIA_TYPE", "JSON required")
-                    .detail("send Content-Type: application/json"));
+                return Err(ApiError::new(
+                    StatusCode::UNSUPPORTED_MEDIA_TYPE,
+                    "UNSUPPORTED_MEDIA_TYPE",
+                    "JSON required",
+                )
+                .detail("send Content-Type: application/json"));
             }
         }
         let bytes = Bytes::from_request(req, state).await.map_err(|_| {
-            ApiError::new(StatusCode::PAYLOAD_TOO_LARGE, "PAYLOAD_TOO_LARGE", "Body too large")
-                .detail(format!("bodies are limited to {MAX_JSON_BYTES} bytes"))
+            ApiError::new(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                "PAYLOAD_TOO_LARGE",
+                "Body too large",
+            )
+            .detail(format!("bodies are limited to {MAX_JSON_BYTES} bytes"))
         })?;
         parse_json(&bytes).map(JsonBody)
     }
@@ -50,7 +63,10 @@ pub fn parse_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
         let path = e.path().to_string();
         let inner = e.into_inner();
         if inner.is_syntax() || inner.is_eof() {
-            ApiError::bad_request("MALFORMED_JSON", format!("the body is not valid JSON: {inner}"))
+            ApiError::bad_request(
+                "MALFORMED_JSON",
+                format!("the body is not valid JSON: {inner}"),
+            )
         } else {
             let mut errors = FieldErrors::default();
             let field = if path == "." { "body".to_owned() } else { path };
@@ -66,7 +82,10 @@ pub struct IdempotencyKeyHeader(pub IdempotencyKey);
 impl<S: Send + Sync> FromRequestParts<S> for IdempotencyKeyHeader {
     type Rejection = ApiError;
 
-    async fn from_request_parts(parts: &mut Parts, _state: &S) -> Result<IdempotencyKeyHeader, ApiError> {
+    async fn from_request_parts(
+        parts: &mut Parts,
+        _state: &S,
+    ) -> Result<IdempotencyKeyHeader, ApiError> {
         let Some(raw) = parts.headers.get("idempotency-key") else {
             return Err(ApiError::bad_request(
                 "IDEMPOTENCY_KEY_REQUIRED",
@@ -80,7 +99,10 @@ impl<S: Send + Sync> FromRequestParts<S> for IdempotencyKeyHeader {
             .ok_or_else(|| {
                 ApiError::bad_request(
                     "IDEMPOTENCY_KEY_INVALID",
-                    format!("the Idempotency-Key must be 1 to {} visible ASCII characters", IdempotencyKey::MAX_LEN),
+                    format!(
+                        "the Idempotency-Key must be 1 to {} visible ASCII characters",
+                        IdempotencyKey::MAX_LEN
+                    ),
                 )
             })
     }
@@ -111,19 +133,27 @@ impl<S: Send + Sync> FromRequestParts<S> for Pagination {
             match k.as_str() {
                 "limit" => match v.parse::<u16>() {
                     Ok(n) if (1..=Pagination::MAX_LIMIT).contains(&n) => limit = n,
-                    _ => errors.push("limit", "out_of_range", format!("must be an integer from 1 to {}", Pagination::MAX_LIMIT)),
+                    _ => errors.push(
+                        "limit",
+                        "out_of_range",
+                        format!("must be an integer from 1 to {}", Pagination::MAX_LIMIT),
+                    ),
                 },
                 "cursor" if !v.is_empty() => cursor = Some(v),
                 _ => {}
             }
         }
-        errors.finish(Pagination { limit, cursor }).map_err(ApiError::validation)
+        errors
+            .finish(Pagination { limit, cursor })
+            .map_err(ApiError::validation)
     }
 }
 
 fn serde_urlencoded_pairs(query: &str) -> Vec<(String, String)> {
     axum::extract::Query::<Vec<(String, String)>>::try_from_uri(
-        &format!("/?{query}").parse().unwrap_or_else(|_| http::Uri::from_static("/")),
+        &format!("/?{query}")
+            .parse()
+            .unwrap_or_else(|_| http::Uri::from_static("/")),
     )
     .map(|q| q.0)
     .unwrap_or_default()

@@ -7,7 +7,8 @@ use atelier_shared::services::App;
 #[tokio::main]
 async fn main() -> Result<(), lambda_http::Error> {
     atelier_shared::telemetry::init();
-    let config = Config::from_env().inspect_err(|e| tracing::error!(error = %e, "config_invalid"))?;
+    let config =
+        Config::from_env().inspect_err(|e| tracing::error!(error = %e, "config_invalid"))?;
     let clients = Clients::from_env().await;
     lambda_http::run(atelier_api::router(App::new(config, &clients))).await
 }

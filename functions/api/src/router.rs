@@ -23,7 +23,11 @@ pub fn router(app: App) -> Router {
         .route("/v1/account/ledger", get(account::get_ledger))
         .fallback(|| async { ApiError::not_found().detail("no such route") })
         .method_not_allowed_fallback(|| async {
-            ApiError::new(http::StatusCode::METHOD_NOT_ALLOWED, "METHOD_NOT_ALLOWED", "Method not allowed")
+            ApiError::new(
+                http::StatusCode::METHOD_NOT_ALLOWED,
+                "METHOD_NOT_ALLOWED",
+                "Method not allowed",
+            )
         })
         .layer(DefaultBodyLimit::max(MAX_JSON_BYTES))
         .with_state(app)

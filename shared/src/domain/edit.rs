@@ -42,7 +42,9 @@ impl Target {
 }
 
 /// How far the medium may depart from the photo's forms.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize, utoipa::ToSchema)]
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize, utoipa::ToSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum Strength {
     Subtle,
@@ -101,7 +103,9 @@ impl AssetKind {
     /// Content types accepted. A mask must be lossless.
     pub fn content_types(self) -> &'static [&'static str] {
         match self {
-            AssetKind::Original | AssetKind::StyleReference => &["image/png", "image/jpeg", "image/webp"],
+            AssetKind::Original | AssetKind::StyleReference => {
+                &["image/png", "image/jpeg", "image/webp"]
+            }
             AssetKind::Mask => &["image/png"],
         }
     }
@@ -167,12 +171,21 @@ fn asset_field(errors: &mut FieldErrors, field: &str, raw: Option<&str>) -> Opti
     let raw = raw?;
     let id = AssetId::parse(raw.trim());
     if id.is_none() {
-        errors.push(field, "invalid_asset_id", "is not an asset id from POST /v1/uploads");
+        errors.push(
+            field,
+            "invalid_asset_id",
+            "is not an asset id from POST /v1/uploads",
+        );
     }
     id
 }
 
-fn optional_text(errors: &mut FieldErrors, field: &str, raw: Option<&str>, max: usize) -> Option<String> {
+fn optional_text(
+    errors: &mut FieldErrors,
+    field: &str,
+    raw: Option<&str>,
+    max: usize,
+) -> Option<String> {
     let raw = raw?;
     if raw.trim().is_empty() {
         return None; // an empty form field means "not given"
@@ -197,7 +210,11 @@ impl EditRequest {
                 None
             }
             Some(s) => StyleId::parse(s).or_else(|| {
-                errors.push("style", "unknown_style", "is not a style from GET /v1/styles");
+                errors.push(
+                    "style",
+                    "unknown_style",
+                    "is not a style from GET /v1/styles",
+                );
                 None
             }),
         };
@@ -207,14 +224,22 @@ impl EditRequest {
                 None
             }
             Some(t) => Target::parse(t).or_else(|| {
-                errors.push("target", "unknown_target", "must be one of pet, person, background, brush");
+                errors.push(
+                    "target",
+                    "unknown_target",
+                    "must be one of pet, person, background, brush",
+                );
                 None
             }),
         };
         let strength = match self.strength.as_deref().map(str::trim) {
             None | Some("") => Some(Strength::default()),
             Some(s) => Strength::parse(s).or_else(|| {
-                errors.push("strength", "unknown_strength", "must be one of subtle, balanced, strong");
+                errors.push(
+                    "strength",
+                    "unknown_strength",
+                    "must be one of subtle, balanced, strong",
+                );
                 None
             }),
         };
@@ -226,19 +251,30 @@ impl EditRequest {
             raw => asset_field(&mut errors, "original_asset_id", raw),
         };
         let mask = asset_field(&mut errors, "mask_asset_id", self.mask_asset_id.as_deref());
-        let style_reference =
-            asset_field(&mut errors, "style_reference_asset_id", self.style_reference_asset_id.as_deref());
+        let style_reference = asset_field(
+            &mut errors,
+            "style_reference_asset_id",
+            self.style_reference_asset_id.as_deref(),
+        );
         match (target, self.mask_asset_id.is_some()) {
-            (Some(Target::Brush), false) => {
-                errors.push("mask_asset_id", "required", "is required when target is brush")
-            }
-            (Some(t), true) if t != Target::Brush => {
-                errors.push("mask_asset_id", "not_allowed", "is only used when target is brush")
-            }
+            (Some(Target::Brush), false) => errors.push(
+                "mask_asset_id",
+                "required",
+                "is required when target is brush",
+            ),
+            (Some(t), true) if t != Target::Brush => errors.push(
+                "mask_asset_id",
+                "not_allowed",
+                "is only used when target is brush",
+            ),
             _ => {}
         }
-        let custom_style =
-            optional_text(&mut errors, "custom_style", self.custom_style.as_deref(), limits::CUSTOM_STYLE_CHARS);
+        let custom_style = optional_text(
+            &mut errors,
+            "custom_style",
+            self.custom_style.as_deref(),
+            limits::CUSTOM_STYLE_CHARS,
+        );
         let target_description = optional_text(
             &mut errors,
             "target_description",
@@ -247,31 +283,41 @@ impl EditRequest {
         );
 
         if self.locks.len() > limits::LOCKS {
-            errors.push("locks", "too_many", format!("at most {} locks", limits::LOCKS));
+            errors.push(
+                "locks",
+                "too_many",
+                format!("at most {} locks", limits::LOCKS),
+            );
         }
         let mut locks: Vec<String> = Vec::new();
         for (i, raw) in self.locks.iter().take(limits::LOCKS).enumerate() {
             match clean_text(raw, limits::LOCK_CHARS) {
-                Ok(t) if locks.iter().any(|l| l.eq_ignore_ascii_case(&t)) => {
-                    errors.push(format!("locks[{i}]"), "duplicate", "repeats an earlier lock")
-                }
+                Ok(t) if locks.iter().any(|l| l.eq_ignore_ascii_case(&t)) => errors.push(
+                    format!("locks[{i}]"),
+                    "duplicate",
+                    "repeats an earlier lock",
+                ),
                 Ok(t) => locks.push(t),
                 Err(e) => errors.push(format!("locks[{i}]"), e.code(), e.message()),
             }
         }
 
         match (style, target, strength, original) {
-            (Some(style), Some(target), Some(strength), Some(original_asset_id)) if errors.is_empty() => Ok(EditSpec {
-                style,
-                target,
-                strength,
-                original_asset_id,
-                mask_asset_id: mask,
-                style_reference_asset_id: style_reference,
-                custom_style,
-                target_description,
-                locks,
-            }),
+            (Some(style), Some(target), Some(strength), Some(original_asset_id))
+                if errors.is_empty() =>
+            {
+                Ok(EditSpec {
+                    style,
+                    target,
+                    strength,
+                    original_asset_id,
+                    mask_asset_id: mask,
+                    style_reference_asset_id: style_reference,
+                    custom_style,
+                    target_description,
+                    locks,
+                })
+            }
             _ => Err(errors),
         }
     }
@@ -288,13 +334,22 @@ impl EditSpec {
             op: &'static str,
             spec: &'a EditSpec,
         }
-        let bytes = serde_json::to_vec(&Canonical { v: 1, op: "edit", spec: self }).unwrap_or_default();
+        let bytes = serde_json::to_vec(&Canonical {
+            v: 1,
+            op: "edit",
+            spec: self,
+        })
+        .unwrap_or_default();
         hex::encode(Sha256::digest(bytes))
     }
 
     /// Every asset the edit reads, with the kind it must have.
     pub fn assets(&self) -> Vec<(&'static str, AssetKind, &AssetId)> {
-        let mut out = vec![("original_asset_id", AssetKind::Original, &self.original_asset_id)];
+        let mut out = vec![(
+            "original_asset_id",
+            AssetKind::Original,
+            &self.original_asset_id,
+        )];
         if let Some(m) = &self.mask_asset_id {
             out.push(("mask_asset_id", AssetKind::Mask, m));
         }
@@ -332,21 +387,120 @@ mod tests {
     #[test]
     fn invalid_requests_name_the_field() {
         let cases: Vec<(&str, EditRequest, &str, &str)> = vec![
-            ("unknown style", EditRequest { style: Some("oil".into()), ..valid() }, "style", "unknown_style"),
-            ("missing style", EditRequest { style: None, ..valid() }, "style", "required"),
-            ("unknown target", EditRequest { target: Some("car".into()), ..valid() }, "target", "unknown_target"),
-            ("brush without mask", EditRequest { target: Some("brush".into()), ..valid() }, "mask_asset_id", "required"),
-            ("mask without brush", EditRequest { mask_asset_id: Some(asset()), ..valid() }, "mask_asset_id", "not_allowed"),
-            ("bad asset id", EditRequest { original_asset_id: Some("x".into()), ..valid() }, "original_asset_id", "invalid_asset_id"),
-            ("long custom style", EditRequest { custom_style: Some("a".repeat(201)), ..valid() }, "custom_style", "too_long"),
-            ("control char", EditRequest { target_description: Some("a\u{0}b".into()), ..valid() }, "target_description", "control_character"),
-            ("too many locks", EditRequest { locks: vec!["a".into(), "b".into(), "c".into(), "d".into()], ..valid() }, "locks", "too_many"),
-            ("duplicate lock", EditRequest { locks: vec!["Collar".into(), "collar".into()], ..valid() }, "locks[1]", "duplicate"),
-            ("blank lock", EditRequest { locks: vec![" ".into()], ..valid() }, "locks[0]", "empty"),
-            ("bad strength", EditRequest { strength: Some("max".into()), ..valid() }, "strength", "unknown_strength"),
+            (
+                "unknown style",
+                EditRequest {
+                    style: Some("oil".into()),
+                    ..valid()
+                },
+                "style",
+                "unknown_style",
+            ),
+            (
+                "missing style",
+                EditRequest {
+                    style: None,
+                    ..valid()
+                },
+                "style",
+                "required",
+            ),
+            (
+                "unknown target",
+                EditRequest {
+                    target: Some("car".into()),
+                    ..valid()
+                },
+                "target",
+                "unknown_target",
+            ),
+            (
+                "brush without mask",
+                EditRequest {
+                    target: Some("brush".into()),
+                    ..valid()
+                },
+                "mask_asset_id",
+                "required",
+            ),
+            (
+                "mask without brush",
+                EditRequest {
+                    mask_asset_id: Some(asset()),
+                    ..valid()
+                },
+                "mask_asset_id",
+                "not_allowed",
+            ),
+            (
+                "bad asset id",
+                EditRequest {
+                    original_asset_id: Some("x".into()),
+                    ..valid()
+                },
+                "original_asset_id",
+                "invalid_asset_id",
+            ),
+            (
+                "long custom style",
+                EditRequest {
+                    custom_style: Some("a".repeat(201)),
+                    ..valid()
+                },
+                "custom_style",
+                "too_long",
+            ),
+            (
+                "control char",
+                EditRequest {
+                    target_description: Some("a\u{0}b".into()),
+                    ..valid()
+                },
+                "target_description",
+                "control_character",
+            ),
+            (
+                "too many locks",
+                EditRequest {
+                    locks: vec!["a".into(), "b".into(), "c".into(), "d".into()],
+                    ..valid()
+                },
+                "locks",
+                "too_many",
+            ),
+            (
+                "duplicate lock",
+                EditRequest {
+                    locks: vec!["Collar".into(), "collar".into()],
+                    ..valid()
+                },
+                "locks[1]",
+                "duplicate",
+            ),
+            (
+                "blank lock",
+                EditRequest {
+                    locks: vec![" ".into()],
+                    ..valid()
+                },
+                "locks[0]",
+                "empty",
+            ),
+            (
+                "bad strength",
+                EditRequest {
+                    strength: Some("max".into()),
+                    ..valid()
+                },
+                "strength",
+                "unknown_strength",
+            ),
         ];
         for (why, req, field, code) in cases {
-            let errs = req.validate().err().unwrap_or_else(|| panic!("{why}: accepted"));
+            let errs = req
+                .validate()
+                .err()
+                .unwrap_or_else(|| panic!("{why}: accepted"));
             assert!(
                 errs.0.iter().any(|e| e.field == field && e.code == code),
                 "{why}: wanted {field}/{code}, got {errs:?}"
@@ -364,8 +518,17 @@ mod tests {
             ..a.clone()
         };
         let (sa, sb) = (a.validate(), b.validate());
-        assert_eq!(sa.as_ref().map(EditSpec::request_hash).ok(), sb.as_ref().map(EditSpec::request_hash).ok());
-        let c = EditRequest { strength: Some("strong".into()), ..a.clone() };
-        assert_ne!(sa.map(|s| s.request_hash()).ok(), c.validate().map(|s| s.request_hash()).ok());
+        assert_eq!(
+            sa.as_ref().map(EditSpec::request_hash).ok(),
+            sb.as_ref().map(EditSpec::request_hash).ok()
+        );
+        let c = EditRequest {
+            strength: Some("strong".into()),
+            ..a.clone()
+        };
+        assert_ne!(
+            sa.map(|s| s.request_hash()).ok(),
+            c.validate().map(|s| s.request_hash()).ok()
+        );
     }
 }

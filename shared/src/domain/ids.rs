@@ -37,7 +37,9 @@ impl UserId {
     pub fn parse(raw: &str) -> Option<UserId> {
         let ok = !raw.is_empty()
             && raw.len() <= Self::MAX_LEN
-            && raw.bytes().all(|b| b.is_ascii_alphanumeric() || b"-_.:@|+".contains(&b));
+            && raw
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b"-_.:@|+".contains(&b));
         ok.then(|| UserId(raw.to_owned()))
     }
 
@@ -60,7 +62,9 @@ impl IdempotencyKey {
     pub const MAX_LEN: usize = 255;
 
     pub fn parse(raw: &str) -> Option<IdempotencyKey> {
-        let ok = !raw.is_empty() && raw.len() <= Self::MAX_LEN && raw.bytes().all(|b| (0x21..=0x7e).contains(&b));
+        let ok = !raw.is_empty()
+            && raw.len() <= Self::MAX_LEN
+            && raw.bytes().all(|b| (0x21..=0x7e).contains(&b));
         ok.then(|| IdempotencyKey(raw.to_owned()))
     }
 
@@ -103,7 +107,11 @@ impl JobId {
             h.update((part.len() as u64).to_be_bytes());
             h.update(part.as_bytes());
         }
-        JobId(format!("{}{}", Self::PREFIX, base32(&h.finalize(), Self::BODY)))
+        JobId(format!(
+            "{}{}",
+            Self::PREFIX,
+            base32(&h.finalize(), Self::BODY)
+        ))
     }
 
     pub fn parse(raw: &str) -> Option<JobId> {
@@ -207,7 +215,13 @@ mod tests {
 
     #[test]
     fn ids_reject_foreign_shapes() {
-        for bad in ["", "job_", "job_SHOUTING0000000000000000", "ast_x", "../../etc"] {
+        for bad in [
+            "",
+            "job_",
+            "job_SHOUTING0000000000000000",
+            "ast_x",
+            "../../etc",
+        ] {
             assert!(JobId::parse(bad).is_none(), "{bad}");
             assert!(AssetId::parse(bad).is_none(), "{bad}");
         }
@@ -218,7 +232,10 @@ mod tests {
     #[test]
     fn idempotency_key_limits() {
         assert!(IdempotencyKey::parse(&"k".repeat(255)).is_some());
-        assert!(IdempotencyKey::parse(&"k".repeat(256)).is_none(), "over 255");
+        assert!(
+            IdempotencyKey::parse(&"k".repeat(256)).is_none(),
+            "over 255"
+        );
         assert!(IdempotencyKey::parse("").is_none(), "empty");
         assert!(IdempotencyKey::parse("a b").is_none(), "space");
         assert!(IdempotencyKey::parse("a\u{7f}").is_none(), "DEL");
@@ -227,7 +244,10 @@ mod tests {
     #[test]
     fn user_id_limits() {
         assert!(UserId::parse("auth0|abc-123").is_some());
-        assert!(UserId::parse("a/b").is_none(), "slash would escape the S3 prefix");
+        assert!(
+            UserId::parse("a/b").is_none(),
+            "slash would escape the S3 prefix"
+        );
         assert!(UserId::parse(&"u".repeat(129)).is_none());
     }
 }

@@ -30,7 +30,10 @@ impl JobState {
     }
 
     pub fn is_terminal(self) -> bool {
-        matches!(self, JobState::Succeeded | JobState::Failed | JobState::Canceled)
+        matches!(
+            self,
+            JobState::Succeeded | JobState::Failed | JobState::Canceled
+        )
     }
 
     /// Whether `self -> to` is a transition of the lifecycle.
@@ -38,7 +41,11 @@ impl JobState {
         use JobState::*;
         matches!(
             (self, to),
-            (Queued, Processing) | (Queued, Canceled) | (Queued, Failed) | (Processing, Succeeded) | (Processing, Failed)
+            (Queued, Processing)
+                | (Queued, Canceled)
+                | (Queued, Failed)
+                | (Processing, Succeeded)
+                | (Processing, Failed)
         )
     }
 }
@@ -54,7 +61,13 @@ mod tests {
                 assert!(!from.can_become(to), "{from:?} -> {to:?}");
             }
         }
-        assert!(!Processing.can_become(Queued), "a claimed job never goes back to the queue");
-        assert!(!Processing.can_become(Canceled), "a job being paid for cannot be canceled");
+        assert!(
+            !Processing.can_become(Queued),
+            "a claimed job never goes back to the queue"
+        );
+        assert!(
+            !Processing.can_become(Canceled),
+            "a job being paid for cannot be canceled"
+        );
     }
 }

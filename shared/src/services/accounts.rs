@@ -14,10 +14,17 @@ pub async fn ensure_account(app: &App, user: &UserId) -> Result<AccountItem, Err
     if let Some(a) = app.store.get_account(user).await? {
         return Ok(a);
     }
-    if app.store.create_account(user, SIGNUP_GRANT, &clock::format(clock::now())).await? {
+    if app
+        .store
+        .create_account(user, SIGNUP_GRANT, &clock::format(clock::now()))
+        .await?
+    {
         tracing::info!(user_id = %user, credits = SIGNUP_GRANT.get(), "account_created");
     }
-    app.store.get_account(user).await?.ok_or(Error::NotFound { what: "account" })
+    app.store
+        .get_account(user)
+        .await?
+        .ok_or(Error::NotFound { what: "account" })
 }
 
 /// One page of the ledger, newest first.
@@ -32,7 +39,14 @@ pub async fn ledger_page(
 }
 
 /// An admin grant, idempotent per reason; creates the account first if needed.
-pub async fn grant(app: &App, user: &UserId, credits: Credits, reason: &str) -> Result<GrantOutcome, Error> {
+pub async fn grant(
+    app: &App,
+    user: &UserId,
+    credits: Credits,
+    reason: &str,
+) -> Result<GrantOutcome, Error> {
     ensure_account(app, user).await?;
-    app.store.grant(user, credits, reason, &clock::format(clock::now())).await
+    app.store
+        .grant(user, credits, reason, &clock::format(clock::now()))
+        .await
 }

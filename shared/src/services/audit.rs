@@ -38,7 +38,10 @@ async fn check(app: &App, account: AccountItem) -> Result<(u64, Option<Offender>
     for _ in 0..STABLE_READ_ATTEMPTS {
         let rows = app.store.ledger_rows(&account.user_id).await?;
         let Some(after) = app.store.get_account(&account.user_id).await? else {
-            return Err(Error::Corrupt(format!("account {} vanished", account.user_id)));
+            return Err(Error::Corrupt(format!(
+                "account {} vanished",
+                account.user_id
+            )));
         };
         if after.rev != account.rev {
             account = after;
@@ -63,7 +66,9 @@ async fn check(app: &App, account: AccountItem) -> Result<(u64, Option<Offender>
         });
         return Ok((rows.len() as u64, offender));
     }
-    Err(Error::Contention { attempts: STABLE_READ_ATTEMPTS })
+    Err(Error::Contention {
+        attempts: STABLE_READ_ATTEMPTS,
+    })
 }
 
 /// Audits every account (a scan: an admin operation, never on a request path).
@@ -75,7 +80,8 @@ pub async fn audit(app: &App) -> Result<AuditReport, Error> {
         report.accounts += accounts.len() as u64;
         // Bounded fan-out: 16 users at a time.
         for chunk in accounts.chunks(16) {
-            let results = futures::future::join_all(chunk.iter().cloned().map(|a| check(app, a))).await;
+            let results =
+                futures::future::join_all(chunk.iter().cloned().map(|a| check(app, a))).await;
             for r in results {
                 let (rows, offender) = r?;
                 report.ledger_rows += rows;

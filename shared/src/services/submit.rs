@@ -20,14 +20,23 @@ pub struct Submitted {
 }
 
 /// Submits an edit on behalf of `user`.
-pub async fn submit_edit(app: &App, user: &UserId, key: &IdempotencyKey, spec: EditSpec) -> Result<Submitted, Error> {
+pub async fn submit_edit(
+    app: &App,
+    user: &UserId,
+    key: &IdempotencyKey,
+    spec: EditSpec,
+) -> Result<Submitted, Error> {
     let job_id = JobId::derive(user, Operation::Edit, key);
     let request_hash = spec.request_hash();
     let price = pricing::quote(&spec).credits;
 
     // Assets are checked before anything is written, so a missing one changes nothing.
     for (field, kind, id) in spec.assets() {
-        if !app.assets.exists(&Assets::upload_key(user, kind, id)).await? {
+        if !app
+            .assets
+            .exists(&Assets::upload_key(user, kind, id))
+            .await?
+        {
             return Err(Error::AssetNotFound { field });
         }
     }
@@ -53,20 +62,33 @@ pub async fn submit_edit(app: &App, user: &UserId, key: &IdempotencyKey, spec: E
 
     // At most two rounds: the second only after creating a missing account.
     for _ in 0..2 {
-        match app.store.create_job_with_debit(&job, app.config.limits.max_in_flight).await? {
+        match app
+            .store
+            .create_job_with_debit(&job, app.config.limits.max_in_flight)
+            .await?
+        {
             CreateOutcome::Created => {
                 tracing::info!(user_id = %user, job_id = %job.job_id, credits = job.credits, "job_created");
                 if let Err(e) = app.queue.send_job(&job.job_id).await {
                     // The job is charged and queued in the database; the sweeper re-sends.
                     tracing::warn!(job_id = %job.job_id, error = %e, source = ?std::error::Error::source(&e), "queue_dispatch_deferred");
                 }
-                return Ok(Submitted { job, replayed: false });
+                return Ok(Submitted {
+                    job,
+                    replayed: false,
+                });
             }
             CreateOutcome::Exists(old) => {
                 // Never skip the hash check: same key, other body is a conflict.
-                return if old.request_hash == job.request_hash && old.user_id == *user && old.operation == Operation::Edit {
+                return if old.request_hash == job.request_hash
+                    && old.user_id == *user
+                    && old.operation == Operation::Edit
+                {
                     tracing::info!(job_id = %old.job_id, "job_replayed");
-                    Ok(Submitted { job: *old, replayed: true })
+                    Ok(Submitted {
+                        job: *old,
+                        replayed: true,
+                    })
                 } else {
                     tracing::info!(job_id = %old.job_id, "idempotency_conflict");
                     Err(Error::IdempotencyConflict)
@@ -76,10 +98,16 @@ pub async fn submit_edit(app: &App, user: &UserId, key: &IdempotencyKey, spec: E
                 super::accounts::ensure_account(app, user).await?;
             }
             CreateOutcome::InsufficientCredits { balance } => {
-                return Err(Error::InsufficientCredits { balance, price: price.get() });
+                return Err(Error::InsufficientCredits {
+                    balance,
+                    price: price.get(),
+                });
             }
             CreateOutcome::TooManyInFlight { in_flight } => {
-                return Err(Error::TooManyInFlight { in_flight, limit: app.config.limits.max_in_flight });
+                return Err(Error::TooManyInFlight {
+                    in_flight,
+                    limit: app.config.limits.max_in_flight,
+                });
             }
         }
     }

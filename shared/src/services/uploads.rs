@@ -20,7 +20,11 @@ pub struct UploadSpec {
 
 impl UploadSpec {
     /// Validates the loose fields of `POST /v1/uploads`.
-    pub fn parse(kind: Option<&str>, content_type: Option<&str>, bytes: Option<i64>) -> Result<UploadSpec, FieldErrors> {
+    pub fn parse(
+        kind: Option<&str>,
+        content_type: Option<&str>,
+        bytes: Option<i64>,
+    ) -> Result<UploadSpec, FieldErrors> {
         let mut errors = FieldErrors::default();
         let kind = match kind {
             None => {
@@ -28,7 +32,11 @@ impl UploadSpec {
                 None
             }
             Some(k) => AssetKind::parse(k.trim()).or_else(|| {
-                errors.push("kind", "unknown_kind", "must be one of original, mask, style_reference");
+                errors.push(
+                    "kind",
+                    "unknown_kind",
+                    "must be one of original, mask, style_reference",
+                );
                 None
             }),
         };
@@ -40,12 +48,20 @@ impl UploadSpec {
             (None, Some(_)) => None,
             (Some(kind), Some(ct)) => {
                 let ct = ct.trim().to_ascii_lowercase();
-                let found = kind.content_types().iter().copied().find(|allowed| *allowed == ct);
+                let found = kind
+                    .content_types()
+                    .iter()
+                    .copied()
+                    .find(|allowed| *allowed == ct);
                 if found.is_none() {
                     errors.push(
                         "content_type",
                         "unsupported_type",
-                        format!("must be one of {} for a {}", kind.content_types().join(", "), kind.as_str()),
+                        format!(
+                            "must be one of {} for a {}",
+                            kind.content_types().join(", "),
+                            kind.as_str()
+                        ),
                     );
                 }
                 found
@@ -61,15 +77,25 @@ impl UploadSpec {
                 None
             }
             (Some(kind), Some(b)) if b.unsigned_abs() > kind.max_bytes() => {
-                errors.push("bytes", "too_large", format!("must be at most {} for a {}", kind.max_bytes(), kind.as_str()));
+                errors.push(
+                    "bytes",
+                    "too_large",
+                    format!(
+                        "must be at most {} for a {}",
+                        kind.max_bytes(),
+                        kind.as_str()
+                    ),
+                );
                 None
             }
             (_, Some(b)) => Some(b.unsigned_abs()),
         };
         match (kind, content_type, bytes) {
-            (Some(kind), Some(content_type), Some(bytes)) if errors.is_empty() => {
-                Ok(UploadSpec { kind, content_type, bytes })
-            }
+            (Some(kind), Some(content_type), Some(bytes)) if errors.is_empty() => Ok(UploadSpec {
+                kind,
+                content_type,
+                bytes,
+            }),
             _ => Err(errors),
         }
     }
@@ -84,14 +110,25 @@ pub struct UploadSlot {
 }
 
 /// Creates a presigned upload in the caller's prefix.
-pub async fn create_upload(app: &App, user: &UserId, spec: &UploadSpec) -> Result<UploadSlot, Error> {
+pub async fn create_upload(
+    app: &App,
+    user: &UserId,
+    spec: &UploadSpec,
+) -> Result<UploadSlot, Error> {
     super::accounts::ensure_account(app, user).await?;
     let asset_id = AssetId::generate();
     let key = Assets::upload_key(user, spec.kind, &asset_id);
     let ttl = Duration::from_secs(app.config.limits.upload_url_ttl_secs);
-    let upload = app.assets.presign_upload(&key, spec.content_type, spec.bytes, ttl).await?;
+    let upload = app
+        .assets
+        .presign_upload(&key, spec.content_type, spec.bytes, ttl)
+        .await?;
     tracing::info!(user_id = %user, asset_id = %asset_id, kind = spec.kind.as_str(), bytes = spec.bytes, "upload_presigned");
-    Ok(UploadSlot { asset_id, upload, expires_at: clock::now() + ttl })
+    Ok(UploadSlot {
+        asset_id,
+        upload,
+        expires_at: clock::now() + ttl,
+    })
 }
 
 #[cfg(test)]
@@ -103,15 +140,36 @@ mod tests {
         let ok = UploadSpec::parse(Some("mask"), Some("image/png"), Some(10));
         assert_eq!(ok.map(|s| s.bytes).ok(), Some(10));
         let cases: &[(&str, &str, i64, &str, &str)] = &[
-            ("mask", "image/jpeg", 10, "content_type", "a mask must be lossless"),
-            ("original", "image/gif", 10, "content_type", "gif is not accepted"),
+            (
+                "mask",
+                "image/jpeg",
+                10,
+                "content_type",
+                "a mask must be lossless",
+            ),
+            (
+                "original",
+                "image/gif",
+                10,
+                "content_type",
+                "gif is not accepted",
+            ),
             ("original", "image/png", 0, "bytes", "empty"),
-            ("original", "image/png", 20 * 1024 * 1024 + 1, "bytes", "oversized"),
+            (
+                "original",
+                "image/png",
+                20 * 1024 * 1024 + 1,
+                "bytes",
+                "oversized",
+            ),
             ("poster", "image/png", 10, "kind", "unknown kind"),
         ];
         for (kind, ct, bytes, field, why) in cases {
             let errs = UploadSpec::parse(Some(kind), Some(ct), Some(*bytes)).err();
-            assert!(errs.is_some_and(|e| e.0.iter().any(|f| f.field == *field)), "{why}");
+            assert!(
+                errs.is_some_and(|e| e.0.iter().any(|f| f.field == *field)),
+                "{why}"
+            );
         }
     }
 }

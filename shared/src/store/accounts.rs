@@ -1,7 +1,9 @@
 //! Accounts: created once with the signup grant; the balance moves only inside transactions
 //! that also write a ledger row.
 
-use aws_sdk_dynamodb::types::{Put, ReturnValuesOnConditionCheckFailure, TransactWriteItem, Update};
+use aws_sdk_dynamodb::types::{
+    Put, ReturnValuesOnConditionCheckFailure, TransactWriteItem, Update,
+};
 
 use super::schema::{AccountItem, LedgerItem, LedgerKind, attr, reference};
 use super::{Item, Store, TxOutcome, from_item, n, names, s, to_item};
@@ -34,7 +36,12 @@ impl Store {
 
     /// Creates the account with its signup grant, both or neither. `false` when it already
     /// existed (a concurrent first call won), which is fine.
-    pub async fn create_account(&self, user: &UserId, grant: Credits, now: &str) -> Result<bool, Error> {
+    pub async fn create_account(
+        &self,
+        user: &UserId,
+        grant: Credits,
+        now: &str,
+    ) -> Result<bool, Error> {
         let account = AccountItem {
             user_id: user.clone(),
             credits: grant.as_i64(),
@@ -42,9 +49,19 @@ impl Store {
             rev: 1,
             created_at: now.to_owned(),
         };
-        let row = LedgerItem::new(user, reference::SIGNUP.to_owned(), grant.as_i64(), LedgerKind::Grant, now);
+        let row = LedgerItem::new(
+            user,
+            reference::SIGNUP.to_owned(),
+            grant.as_i64(),
+            LedgerKind::Grant,
+            now,
+        );
         let items = vec![
-            self.put_new(&self.names.accounts_table, to_item(&account)?, attr::USER_ID)?,
+            self.put_new(
+                &self.names.accounts_table,
+                to_item(&account)?,
+                attr::USER_ID,
+            )?,
             self.put_new(&self.names.ledger_table, to_item(&row)?, attr::REF)?,
         ];
         match self.transact("accounts.create", items).await? {
@@ -54,8 +71,20 @@ impl Store {
     }
 
     /// Adds `credits` with a ledger row referenced by `reason`, at most once per reason.
-    pub async fn grant(&self, user: &UserId, credits: Credits, reason: &str, now: &str) -> Result<GrantOutcome, Error> {
-        let mut row = LedgerItem::new(user, reference::grant(reason), credits.as_i64(), LedgerKind::Grant, now);
+    pub async fn grant(
+        &self,
+        user: &UserId,
+        credits: Credits,
+        reason: &str,
+        now: &str,
+    ) -> Result<GrantOutcome, Error> {
+        let mut row = LedgerItem::new(
+            user,
+            reference::grant(reason),
+            credits.as_i64(),
+            LedgerKind::Grant,
+            now,
+        );
         row.reason = Some(reason.to_owned());
         let update = Update::builder()
             .table_name(&self.names.accounts_table)
@@ -84,7 +113,10 @@ impl Store {
     }
 
     /// Every account, a page at a time (admin audit only; never on a request path).
-    pub async fn scan_accounts(&self, start: Option<Item>) -> Result<(Vec<AccountItem>, Option<Item>), Error> {
+    pub async fn scan_accounts(
+        &self,
+        start: Option<Item>,
+    ) -> Result<(Vec<AccountItem>, Option<Item>), Error> {
         let out = self
             .ddb
             .scan()
@@ -94,13 +126,23 @@ impl Store {
             .send()
             .await
             .map_err(|e| AwsError::new("accounts.scan", e))?;
-        let items = out.items.unwrap_or_default().into_iter().map(from_item).collect::<Result<Vec<_>, _>>()?;
+        let items = out
+            .items
+            .unwrap_or_default()
+            .into_iter()
+            .map(from_item)
+            .collect::<Result<Vec<_>, _>>()?;
         Ok((items, out.last_evaluated_key))
     }
 
     /// A conditional put of a new item (`attribute_not_exists` on its key attribute), old
     /// item returned on failure.
-    pub(crate) fn put_new(&self, table: &str, item: Item, key_attr: &str) -> Result<TransactWriteItem, Error> {
+    pub(crate) fn put_new(
+        &self,
+        table: &str,
+        item: Item,
+        key_attr: &str,
+    ) -> Result<TransactWriteItem, Error> {
         let put = Put::builder()
             .table_name(table)
             .set_item(Some(item))

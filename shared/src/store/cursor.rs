@@ -15,9 +15,13 @@ const MAX_CURSOR_LEN: usize = 1024;
 
 /// Encodes a `LastEvaluatedKey`.
 pub fn encode(key: &Item) -> Option<String> {
-    let map: BTreeMap<&str, &str> =
-        key.iter().filter_map(|(k, v)| v.as_s().ok().map(|s| (k.as_str(), s.as_str()))).collect();
-    serde_json::to_vec(&map).ok().map(|b| URL_SAFE_NO_PAD.encode(b))
+    let map: BTreeMap<&str, &str> = key
+        .iter()
+        .filter_map(|(k, v)| v.as_s().ok().map(|s| (k.as_str(), s.as_str())))
+        .collect();
+    serde_json::to_vec(&map)
+        .ok()
+        .map(|b| URL_SAFE_NO_PAD.encode(b))
 }
 
 /// Decodes a cursor that must hold exactly `keys`, with `owner_attr` equal to `owner`.
@@ -25,13 +29,19 @@ pub fn decode(raw: &str, keys: &[&str], owner_attr: &str, owner: &str) -> Result
     if raw.len() > MAX_CURSOR_LEN {
         return Err(Error::InvalidCursor);
     }
-    let bytes = URL_SAFE_NO_PAD.decode(raw).map_err(|_| Error::InvalidCursor)?;
-    let map: BTreeMap<String, String> = serde_json::from_slice(&bytes).map_err(|_| Error::InvalidCursor)?;
+    let bytes = URL_SAFE_NO_PAD
+        .decode(raw)
+        .map_err(|_| Error::InvalidCursor)?;
+    let map: BTreeMap<String, String> =
+        serde_json::from_slice(&bytes).map_err(|_| Error::InvalidCursor)?;
     let shape_ok = map.len() == keys.len() && keys.iter().all(|k| map.contains_key(*k));
     if !shape_ok || map.get(owner_attr).map(String::as_str) != Some(owner) {
         return Err(Error::InvalidCursor);
     }
-    Ok(map.into_iter().map(|(k, v)| (k, AttributeValue::S(v))).collect())
+    Ok(map
+        .into_iter()
+        .map(|(k, v)| (k, AttributeValue::S(v)))
+        .collect())
 }
 
 #[cfg(test)]
@@ -47,8 +57,14 @@ mod tests {
         let c = encode(&key).unwrap_or_default();
         let back = decode(&c, &["user_id", "at_ref"], "user_id", "u1");
         assert_eq!(back.ok(), Some(key));
-        assert!(decode(&c, &["user_id", "at_ref"], "user_id", "u2").is_err(), "another user's cursor");
+        assert!(
+            decode(&c, &["user_id", "at_ref"], "user_id", "u2").is_err(),
+            "another user's cursor"
+        );
         assert!(decode("not base64!", &["user_id"], "user_id", "u1").is_err());
-        assert!(decode(&c, &["user_id"], "user_id", "u1").is_err(), "wrong shape");
+        assert!(
+            decode(&c, &["user_id"], "user_id", "u1").is_err(),
+            "wrong shape"
+        );
     }
 }

@@ -16,17 +16,30 @@ pub enum CreateOutcome {
     /// A job with this id exists: the caller compares request hashes.
     Exists(Box<JobItem>),
     AccountMissing,
-    InsufficientCredits { balance: i64 },
-    TooManyInFlight { in_flight: i64 },
+    InsufficientCredits {
+        balance: i64,
+    },
+    TooManyInFlight {
+        in_flight: i64,
+    },
 }
 
 impl Store {
     /// Puts the job, debits the account (and counts it in flight), and writes the ledger
     /// debit, all or nothing. DynamoDB returns the old job or account on a failed condition,
     /// so no read precedes this.
-    pub async fn create_job_with_debit(&self, job: &JobItem, max_in_flight: u32) -> Result<CreateOutcome, Error> {
-        let mut debit =
-            LedgerItem::new(&job.user_id, reference::debit(&job.job_id), -job.credits, LedgerKind::Debit, &job.created_at);
+    pub async fn create_job_with_debit(
+        &self,
+        job: &JobItem,
+        max_in_flight: u32,
+    ) -> Result<CreateOutcome, Error> {
+        let mut debit = LedgerItem::new(
+            &job.user_id,
+            reference::debit(&job.job_id),
+            -job.credits,
+            LedgerKind::Debit,
+            &job.created_at,
+        );
         debit.job_id = Some(job.job_id.clone());
         let account = Update::builder()
             .table_name(&self.names.accounts_table)
@@ -52,7 +65,9 @@ impl Store {
             TxOutcome::Canceled(reasons) => reasons,
         };
         if let Some(r) = reasons.first().filter(|r| r.condition_failed()) {
-            let old = r.item.clone().ok_or_else(|| Error::Corrupt("job condition failed without the old item".into()))?;
+            let old = r.item.clone().ok_or_else(|| {
+                Error::Corrupt("job condition failed without the old item".into())
+            })?;
             return Ok(CreateOutcome::Exists(Box::new(from_item(old)?)));
         }
         match reasons.get(1).filter(|r| r.condition_failed()) {
@@ -61,13 +76,19 @@ impl Store {
                 Some(old) => {
                     let account: super::schema::AccountItem = from_item(old.clone())?;
                     if account.credits < job.credits {
-                        Ok(CreateOutcome::InsufficientCredits { balance: account.credits })
+                        Ok(CreateOutcome::InsufficientCredits {
+                            balance: account.credits,
+                        })
                     } else {
-                        Ok(CreateOutcome::TooManyInFlight { in_flight: account.in_flight })
+                        Ok(CreateOutcome::TooManyInFlight {
+                            in_flight: account.in_flight,
+                        })
                     }
                 }
             },
-            None => Err(Error::Corrupt(format!("job transaction canceled for no known reason: {reasons:?}"))),
+            None => Err(Error::Corrupt(format!(
+                "job transaction canceled for no known reason: {reasons:?}"
+            ))),
         }
     }
 
@@ -93,7 +114,14 @@ impl Store {
         cursor: Option<&str>,
     ) -> Result<(Vec<JobItem>, Option<String>), Error> {
         let start = cursor
-            .map(|c| cursor::decode(c, &[attr::JOB_ID, attr::USER_ID, attr::USER_SORT], attr::USER_ID, user.as_str()))
+            .map(|c| {
+                cursor::decode(
+                    c,
+                    &[attr::JOB_ID, attr::USER_ID, attr::USER_SORT],
+                    attr::USER_ID,
+                    user.as_str(),
+                )
+            })
             .transpose()?;
         let out = self
             .ddb
@@ -109,8 +137,16 @@ impl Store {
             .send()
             .await
             .map_err(|e| AwsError::new("jobs.page", e))?;
-        let jobs = out.items.unwrap_or_default().into_iter().map(from_item).collect::<Result<Vec<_>, _>>()?;
-        let next = out.last_evaluated_key.filter(|k| !k.is_empty()).and_then(|k| cursor::encode(&k));
+        let jobs = out
+            .items
+            .unwrap_or_default()
+            .into_iter()
+            .map(from_item)
+            .collect::<Result<Vec<_>, _>>()?;
+        let next = out
+            .last_evaluated_key
+            .filter(|k| !k.is_empty())
+            .and_then(|k| cursor::encode(&k));
         Ok((jobs, next))
     }
 }

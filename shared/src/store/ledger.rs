@@ -44,7 +44,14 @@ impl Store {
         cursor: Option<&str>,
     ) -> Result<(Vec<LedgerItem>, Option<String>), Error> {
         let start = cursor
-            .map(|c| cursor::decode(c, &[attr::USER_ID, attr::REF, attr::AT_REF], attr::USER_ID, user.as_str()))
+            .map(|c| {
+                cursor::decode(
+                    c,
+                    &[attr::USER_ID, attr::REF, attr::AT_REF],
+                    attr::USER_ID,
+                    user.as_str(),
+                )
+            })
             .transpose()?;
         let out = self
             .ddb
@@ -60,8 +67,16 @@ impl Store {
             .send()
             .await
             .map_err(|e| AwsError::new("ledger.page", e))?;
-        let rows = out.items.unwrap_or_default().into_iter().map(from_item).collect::<Result<Vec<_>, _>>()?;
-        let next = out.last_evaluated_key.filter(|k| !k.is_empty()).and_then(|k| cursor::encode(&k));
+        let rows = out
+            .items
+            .unwrap_or_default()
+            .into_iter()
+            .map(from_item)
+            .collect::<Result<Vec<_>, _>>()?;
+        let next = out
+            .last_evaluated_key
+            .filter(|k| !k.is_empty())
+            .and_then(|k| cursor::encode(&k));
         Ok((rows, next))
     }
 }

@@ -66,11 +66,20 @@ impl Store {
     /// Runs a TransactWriteItems, retrying (with jittered backoff) only cancellations caused
     /// by `TransactionConflict` or a transaction in progress. Every transaction of this crate
     /// is guarded by conditions, so a retry after an ambiguous failure cannot apply twice.
-    pub(crate) async fn transact(&self, op: &'static str, items: Vec<TransactWriteItem>) -> Result<TxOutcome, Error> {
+    pub(crate) async fn transact(
+        &self,
+        op: &'static str,
+        items: Vec<TransactWriteItem>,
+    ) -> Result<TxOutcome, Error> {
         let mut attempt = 0;
         loop {
             attempt += 1;
-            let result = self.ddb.transact_write_items().set_transact_items(Some(items.clone())).send().await;
+            let result = self
+                .ddb
+                .transact_write_items()
+                .set_transact_items(Some(items.clone()))
+                .send()
+                .await;
             let retryable = match result {
                 Ok(_) => return Ok(TxOutcome::Committed),
                 Err(SdkError::ServiceError(ref e)) => match e.err() {
@@ -78,9 +87,14 @@ impl Store {
                         let reasons: Vec<CancelReason> = c
                             .cancellation_reasons()
                             .iter()
-                            .map(|r| CancelReason { code: r.code().map(str::to_owned), item: r.item().cloned() })
+                            .map(|r| CancelReason {
+                                code: r.code().map(str::to_owned),
+                                item: r.item().cloned(),
+                            })
                             .collect();
-                        let conflict = reasons.iter().any(|r| r.code.as_deref() == Some("TransactionConflict"));
+                        let conflict = reasons
+                            .iter()
+                            .any(|r| r.code.as_deref() == Some("TransactionConflict"));
                         let condition = reasons.iter().any(CancelReason::condition_failed);
                         if condition || !conflict {
                             return Ok(TxOutcome::Canceled(reasons));
@@ -116,7 +130,9 @@ fn backoff(attempt: u32) -> Duration {
 
 /// `"#name" -> name` for expression attribute names.
 pub(crate) fn names(list: &[&str]) -> HashMap<String, String> {
-    list.iter().map(|n| (format!("#{n}"), (*n).to_owned())).collect()
+    list.iter()
+        .map(|n| (format!("#{n}"), (*n).to_owned()))
+        .collect()
 }
 
 pub(crate) fn s(v: impl Into<String>) -> AttributeValue {

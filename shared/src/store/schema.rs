@@ -89,7 +89,11 @@ pub const LEDGER: TableDef = TableDef {
     env: env::LEDGER_TABLE,
     partition_key: s(attr::USER_ID),
     sort_key: Some(s(attr::REF)),
-    indexes: &[IndexDef { name: index::LEDGER_BY_TIME, partition_key: s(attr::USER_ID), sort_key: Some(s(attr::AT_REF)) }],
+    indexes: &[IndexDef {
+        name: index::LEDGER_BY_TIME,
+        partition_key: s(attr::USER_ID),
+        sort_key: Some(s(attr::AT_REF)),
+    }],
     ttl_attribute: None,
 };
 
@@ -99,8 +103,16 @@ pub const JOBS: TableDef = TableDef {
     partition_key: s(attr::JOB_ID),
     sort_key: None,
     indexes: &[
-        IndexDef { name: index::JOBS_BY_USER, partition_key: s(attr::USER_ID), sort_key: Some(s(attr::USER_SORT)) },
-        IndexDef { name: index::JOBS_BY_SWEEP, partition_key: s(attr::SWEEP_STATE), sort_key: Some(s(attr::SWEEP_AT)) },
+        IndexDef {
+            name: index::JOBS_BY_USER,
+            partition_key: s(attr::USER_ID),
+            sort_key: Some(s(attr::USER_SORT)),
+        },
+        IndexDef {
+            name: index::JOBS_BY_SWEEP,
+            partition_key: s(attr::SWEEP_STATE),
+            sort_key: Some(s(attr::SWEEP_AT)),
+        },
     ],
     ttl_attribute: None,
 };
@@ -173,7 +185,13 @@ pub struct LedgerItem {
 }
 
 impl LedgerItem {
-    pub fn new(user: &UserId, reference: String, amount: i64, kind: LedgerKind, now: &str) -> LedgerItem {
+    pub fn new(
+        user: &UserId,
+        reference: String,
+        amount: i64,
+        kind: LedgerKind,
+        now: &str,
+    ) -> LedgerItem {
         LedgerItem {
             user_id: user.clone(),
             at_ref: format!("{now}#{reference}"),

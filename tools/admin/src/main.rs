@@ -1,1 +1,114 @@
-fn main() {}
+//! `atelier-admin`: operator commands on the same tables the functions use. The endpoint and
+//! table names come from the environment, so it works against the local stack and AWS alike.
+
+use std::process::ExitCode;
+
+use anyhow::{Context, bail};
+use atelier_shared::aws::Clients;
+use atelier_shared::config::{Config, env};
+use atelier_shared::domain::{Credits, UserId};
+use atelier_shared::services::{App, accounts, audit};
+use atelier_shared::store::accounts::GrantOutcome;
+use atelier_shared::store::schema::TABLES;
+use atelier_shared::validation::clean_text;
+use clap::{Parser, Subcommand};
+
+#[derive(Parser)]
+#[command(
+    name = "atelier-admin",
+    about = "Operate Atelier: grants, audits, schema"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Add credits to a user, once per reason (running it again with the same reason does nothing).
+    Grant {
+        #[arg(long)]
+        user: String,
+        #[arg(long)]
+        credits: u32,
+        #[arg(long)]
+        reason: String,
+    },
+    /// Check every account: balance == sum of its ledger, and not negative. Exits 1 and lists
+    /// the offenders otherwise.
+    Audit,
+    /// Print the DynamoDB table definitions (JSON) that the infrastructure must match.
+    Schema,
+    /// Print the environment variables the functions read (JSON).
+    EnvNames,
+}
+
+async fn app() -> anyhow::Result<App> {
+    let config = Config::from_env().context("reading configuration")?;
+    Ok(App::new(config, &Clients::from_env().await))
+}
+
+#[tokio::main]
+async fn main() -> ExitCode {
+    match run(Cli::parse()).await {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("atelier-admin: {e:#}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
+    match cli.command {
+        Command::Grant {
+            user,
+            credits,
+            reason,
+        } => {
+            let Some(user) = UserId::parse(&user) else {
+                bail!("--user is not a valid user id")
+            };
+            let reason = clean_text(&reason, 100)
+                .map_err(|e| anyhow::anyhow!("--reason {}", e.message()))?;
+            if credits == 0 {
+                bail!("--credits must be positive");
+            }
+            let app = app().await?;
+            match accounts::grant(&app, &user, Credits::new(credits), &reason).await? {
+                GrantOutcome::Granted => println!("granted {credits} credits to {user} ({reason})"),
+                GrantOutcome::AlreadyGranted => {
+                    println!("already granted to {user} for reason {reason:?}; nothing changed")
+                }
+                GrantOutcome::AccountMissing => bail!("account {user} could not be created"),
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Audit => {
+            let report = audit::audit(&app().await?).await?;
+            println!("{}", serde_json::to_string_pretty(&report)?);
+            if report.is_clean() {
+                eprintln!(
+                    "audit clean: {} accounts, {} ledger rows",
+                    report.accounts, report.ledger_rows
+                );
+                Ok(ExitCode::SUCCESS)
+            } else {
+                eprintln!("audit FAILED: {} offenders", report.offenders.len());
+                Ok(ExitCode::FAILURE)
+            }
+        }
+        Command::Schema => {
+            println!("{}", serde_json::to_string_pretty(&TABLES)?);
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::EnvNames => {
+            let names: Vec<_> = env::ALL
+                .iter()
+                .map(|(name, required, what)| serde_json::json!({"name": name, "required": required, "description": what}))
+                .collect();
+            println!("{}", serde_json::to_string_pretty(&names)?);
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}

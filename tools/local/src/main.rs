@@ -1,1 +1,91 @@
-fn main() {}
+//! `atelier-local`: run the system locally (`serve`), print a dev token (`token`), or create
+//! the local resources (`provision`). Reads the same configuration as the functions.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+use anyhow::Context;
+use atelier_local::authorizer::Authorizer;
+use atelier_local::issuer::DevIssuer;
+use atelier_local::serve::ISSUER_PATH;
+use atelier_shared::aws::Clients;
+use atelier_shared::config::Config;
+use atelier_shared::services::App;
+use clap::{Parser, Subcommand};
+
+#[derive(Parser)]
+#[command(name = "atelier-local", about = "Atelier's local runner")]
+struct Cli {
+    /// Folder for local state (the dev issuer's key).
+    #[arg(long, env = "ATELIER_STATE_DIR", default_value = ".atelier")]
+    state_dir: PathBuf,
+    /// Port of the local API (the dev issuer lives under it).
+    #[arg(long, env = "ATELIER_LOCAL_PORT", default_value_t = 8787)]
+    port: u16,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Create the tables, queue and bucket (idempotent), then serve the API.
+    Serve,
+    /// Create the tables, queue and bucket (idempotent).
+    Provision,
+    /// Print a dev bearer token for a user.
+    Token {
+        #[arg(long)]
+        user: String,
+        /// Lifetime in seconds.
+        #[arg(long, default_value_t = 3600)]
+        ttl: i64,
+    },
+}
+
+#[tokio::main]
+async fn main() -> anyhow::Result<()> {
+    let cli = Cli::parse();
+    let issuer_url = format!("http://127.0.0.1:{}{ISSUER_PATH}", cli.port);
+    let issuer_dir = cli.state_dir.join("dev-issuer");
+    match cli.command {
+        Command::Token { user, ttl } => {
+            let issuer = DevIssuer::load_or_create(&issuer_dir, &issuer_url)?;
+            println!("{}", issuer.token(&user, ttl)?);
+            Ok(())
+        }
+        Command::Provision => {
+            atelier_shared::telemetry::init();
+            let config = Config::from_env()?;
+            atelier_shared::provision::ensure(&Clients::from_env().await, &config.resources)
+                .await?;
+            Ok(())
+        }
+        Command::Serve => {
+            atelier_shared::telemetry::init();
+            let config = Config::from_env()?;
+            let clients = Clients::from_env().await;
+            atelier_shared::provision::ensure(&clients, &config.resources)
+                .await
+                .context("creating local resources")?;
+            let issuer = DevIssuer::load_or_create(&issuer_dir, &issuer_url)?;
+            let app = App::new(config, &clients);
+            let router = atelier_local::serve::app(
+                app,
+                Authorizer::new(&issuer_url, atelier_local::AUDIENCE),
+                Some(issuer),
+            );
+            let addr = SocketAddr::from(([127, 0, 0, 1], cli.port));
+            let listener = tokio::net::TcpListener::bind(addr)
+                .await
+                .with_context(|| format!("binding {addr}"))?;
+            tracing::info!(%addr, issuer = %issuer_url, "local_api_listening");
+            eprintln!("Atelier API on http://{addr}  (token: cargo xtask token --user alice)");
+            axum::serve(listener, router)
+                .with_graceful_shutdown(async {
+                    let _ = tokio::signal::ctrl_c().await;
+                })
+                .await?;
+            Ok(())
+        }
+    }
+}

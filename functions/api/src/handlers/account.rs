@@ -12,16 +12,30 @@ use crate::extract::Pagination;
 /// Balance and in-flight count. The first call creates the account with its signup grant.
 #[utoipa::path(get, path = "/v1/account", tag = "account", security(("bearer" = [])),
     responses((status = 200, body = AccountView), (status = 401, body = Problem, content_type = "application/problem+json")))]
-pub async fn get_account(State(app): State<App>, Caller(user): Caller) -> Result<Json<AccountView>, ApiError> {
+pub async fn get_account(
+    State(app): State<App>,
+    Caller(user): Caller,
+) -> Result<Json<AccountView>, ApiError> {
     let account = accounts::ensure_account(&app, &user).await?;
-    Ok(Json(AccountView::new(account, app.config.limits.max_in_flight)))
+    Ok(Json(AccountView::new(
+        account,
+        app.config.limits.max_in_flight,
+    )))
 }
 
 /// Ledger rows, newest first.
 #[utoipa::path(get, path = "/v1/account/ledger", tag = "account", security(("bearer" = [])),
     params(("limit" = Option<u16>, Query, description = "1-100, default 20"), ("cursor" = Option<String>, Query)),
     responses((status = 200, body = LedgerPage), (status = 400, body = Problem, content_type = "application/problem+json")))]
-pub async fn get_ledger(State(app): State<App>, Caller(user): Caller, page: Pagination) -> Result<Json<LedgerPage>, ApiError> {
-    let (rows, next_cursor) = accounts::ledger_page(&app, &user, page.limit, page.cursor.as_deref()).await?;
-    Ok(Json(LedgerPage { items: rows.into_iter().map(LedgerEntryView::from).collect(), next_cursor }))
+pub async fn get_ledger(
+    State(app): State<App>,
+    Caller(user): Caller,
+    page: Pagination,
+) -> Result<Json<LedgerPage>, ApiError> {
+    let (rows, next_cursor) =
+        accounts::ledger_page(&app, &user, page.limit, page.cursor.as_deref()).await?;
+    Ok(Json(LedgerPage {
+        items: rows.into_iter().map(LedgerEntryView::from).collect(),
+        next_cursor,
+    }))
 }

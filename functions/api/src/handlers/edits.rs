@@ -36,13 +36,18 @@ pub async fn create_edit(
     let spec = req.validate().map_err(ApiError::validation)?;
     let submitted = submit::submit_edit(&app, &user, &key, spec).await?;
     let location = format!("/v1/edits/{}", submitted.job.job_id);
-    let status = if submitted.replayed { StatusCode::OK } else { StatusCode::ACCEPTED };
+    let status = if submitted.replayed {
+        StatusCode::OK
+    } else {
+        StatusCode::ACCEPTED
+    };
     let mut res = (status, Json(JobView::from(submitted.job))).into_response();
     if let Ok(v) = HeaderValue::from_str(&location) {
         res.headers_mut().insert(header::LOCATION, v);
     }
     if submitted.replayed {
-        res.headers_mut().insert("idempotent-replayed", HeaderValue::from_static("true"));
+        res.headers_mut()
+            .insert("idempotent-replayed", HeaderValue::from_static("true"));
     }
     Ok(res)
 }
@@ -51,7 +56,11 @@ pub async fn create_edit(
 #[utoipa::path(get, path = "/v1/edits/{id}", tag = "edits", security(("bearer" = [])),
     params(("id" = String, Path)),
     responses((status = 200, body = JobView), (status = 404, body = Problem, content_type = "application/problem+json")))]
-pub async fn get_edit(State(app): State<App>, Caller(user): Caller, Path(id): Path<String>) -> Result<Json<JobView>, ApiError> {
+pub async fn get_edit(
+    State(app): State<App>,
+    Caller(user): Caller,
+    Path(id): Path<String>,
+) -> Result<Json<JobView>, ApiError> {
     let id = JobId::parse(&id).ok_or_else(ApiError::not_found)?;
     Ok(Json(jobs::get_job(&app, &user, &id).await?.into()))
 }
@@ -60,7 +69,15 @@ pub async fn get_edit(State(app): State<App>, Caller(user): Caller, Path(id): Pa
 #[utoipa::path(get, path = "/v1/edits", tag = "edits", security(("bearer" = [])),
     params(("limit" = Option<u16>, Query, description = "1-100, default 20"), ("cursor" = Option<String>, Query)),
     responses((status = 200, body = JobPage), (status = 400, body = Problem, content_type = "application/problem+json")))]
-pub async fn list_edits(State(app): State<App>, Caller(user): Caller, page: Pagination) -> Result<Json<JobPage>, ApiError> {
-    let (items, next_cursor) = jobs::list_jobs(&app, &user, page.limit, page.cursor.as_deref()).await?;
-    Ok(Json(JobPage { items: items.into_iter().map(JobView::from).collect(), next_cursor }))
+pub async fn list_edits(
+    State(app): State<App>,
+    Caller(user): Caller,
+    page: Pagination,
+) -> Result<Json<JobPage>, ApiError> {
+    let (items, next_cursor) =
+        jobs::list_jobs(&app, &user, page.limit, page.cursor.as_deref()).await?;
+    Ok(Json(JobPage {
+        items: items.into_iter().map(JobView::from).collect(),
+        next_cursor,
+    }))
 }

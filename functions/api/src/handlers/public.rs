@@ -15,7 +15,9 @@ pub async fn healthz() -> Json<Health> {
 /// The style catalog.
 #[utoipa::path(get, path = "/v1/styles", tag = "public", responses((status = 200, body = StyleList)))]
 pub async fn styles() -> Json<StyleList> {
-    Json(StyleList { items: STYLES.to_vec() })
+    Json(StyleList {
+        items: STYLES.to_vec(),
+    })
 }
 
 /// This API's OpenAPI document.

@@ -12,7 +12,10 @@ use crate::extract::JsonBody;
 #[utoipa::path(post, path = "/v1/quotes", tag = "edits", request_body = EditRequest,
     security(("bearer" = [])),
     responses((status = 200, body = Quote), (status = 422, body = Problem, content_type = "application/problem+json")))]
-pub async fn create_quote(_caller: Caller, JsonBody(req): JsonBody<EditRequest>) -> Result<Json<Quote>, ApiError> {
+pub async fn create_quote(
+    _caller: Caller,
+    JsonBody(req): JsonBody<EditRequest>,
+) -> Result<Json<Quote>, ApiError> {
     let spec = req.validate().map_err(ApiError::validation)?;
     Ok(Json(pricing::quote(&spec)))
 }

@@ -19,8 +19,9 @@ pub async fn create_upload(
     Caller(user): Caller,
     JsonBody(req): JsonBody<UploadRequest>,
 ) -> Result<(StatusCode, Json<UploadView>), ApiError> {
-    let spec = uploads::UploadSpec::parse(req.kind.as_deref(), req.content_type.as_deref(), req.bytes)
-        .map_err(ApiError::validation)?;
+    let spec =
+        uploads::UploadSpec::parse(req.kind.as_deref(), req.content_type.as_deref(), req.bytes)
+            .map_err(ApiError::validation)?;
     let slot = uploads::create_upload(&app, &user, &spec).await?;
     Ok((StatusCode::CREATED, Json(slot.into())))
 }

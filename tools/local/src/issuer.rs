@@ -1,0 +1,155 @@
+//! The dev issuer: an RSA key pair made on first run and kept in the local state folder, its
+//! JWKS, and tokens signed with it (RS256, with a `kid`), as an identity provider would.
+
+use std::path::{Path, PathBuf};
+
+use base64::Engine;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use jsonwebtoken::{Algorithm, EncodingKey, Header};
+use rsa::pkcs8::{DecodePrivateKey, EncodePrivateKey, EncodePublicKey, LineEnding};
+use rsa::traits::PublicKeyParts;
+use rsa::{RsaPrivateKey, RsaPublicKey};
+use serde::Serialize;
+
+/// Errors of the dev issuer.
+#[derive(Debug, thiserror::Error)]
+pub enum IssuerError {
+    #[error("reading or writing the dev key at {path}")]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("the dev key is not a PKCS#8 RSA key")]
+    Key(#[source] rsa::pkcs8::Error),
+    #[error("generating the dev key")]
+    Generate(#[source] rsa::Error),
+    #[error("signing a token")]
+    Sign(#[source] jsonwebtoken::errors::Error),
+}
+
+/// The dev issuer's key and identity.
+#[derive(Clone)]
+pub struct DevIssuer {
+    issuer: String,
+    kid: String,
+    private_pem: String,
+    public: RsaPublicKey,
+}
+
+impl std::fmt::Debug for DevIssuer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DevIssuer")
+            .field("issuer", &self.issuer)
+            .field("kid", &self.kid)
+            .finish_non_exhaustive()
+    }
+}
+
+#[derive(Serialize)]
+struct Claims<'a> {
+    iss: &'a str,
+    sub: &'a str,
+    aud: &'a str,
+    iat: i64,
+    exp: i64,
+    token_use: &'static str,
+}
+
+impl DevIssuer {
+    /// Loads the key from `dir/dev-key.pem`, making and saving one on first run.
+    pub fn load_or_create(dir: &Path, issuer: &str) -> Result<DevIssuer, IssuerError> {
+        let path = dir.join("dev-key.pem");
+        let io = |source| IssuerError::Io {
+            path: path.clone(),
+            source,
+        };
+        let key = if path.exists() {
+            let pem = std::fs::read_to_string(&path).map_err(io)?;
+            RsaPrivateKey::from_pkcs8_pem(&pem).map_err(IssuerError::Key)?
+        } else {
+            std::fs::create_dir_all(dir).map_err(io)?;
+            let key = Self::generate()?;
+            let pem = key.to_pkcs8_pem(LineEnding::LF).map_err(IssuerError::Key)?;
+            std::fs::write(&path, pem.as_bytes()).map_err(io)?;
+            key
+        };
+        DevIssuer::from_key(key, issuer)
+    }
+
+    /// A fresh in-memory issuer (tests).
+    pub fn ephemeral(issuer: &str) -> Result<DevIssuer, IssuerError> {
+        DevIssuer::from_key(Self::generate()?, issuer)
+    }
+
+    fn generate() -> Result<RsaPrivateKey, IssuerError> {
+        RsaPrivateKey::new(&mut rand::thread_rng(), 2048).map_err(IssuerError::Generate)
+    }
+
+    fn from_key(key: RsaPrivateKey, issuer: &str) -> Result<DevIssuer, IssuerError> {
+        let public = RsaPublicKey::from(&key);
+        let der = public
+            .to_public_key_der()
+            .map_err(|e| IssuerError::Key(e.into()))?;
+        let kid = hex_prefix(&sha256(der.as_bytes()));
+        let private_pem = key
+            .to_pkcs8_pem(LineEnding::LF)
+            .map_err(IssuerError::Key)?
+            .to_string();
+        Ok(DevIssuer {
+            issuer: issuer.to_owned(),
+            kid,
+            private_pem,
+            public,
+        })
+    }
+
+    pub fn issuer(&self) -> &str {
+        &self.issuer
+    }
+
+    pub fn kid(&self) -> &str {
+        &self.kid
+    }
+
+    /// The JWKS document served at `{issuer}/.well-known/jwks.json`.
+    pub fn jwks(&self) -> serde_json::Value {
+        serde_json::json!({ "keys": [{
+            "kty": "RSA", "use": "sig", "alg": "RS256", "kid": self.kid,
+            "n": URL_SAFE_NO_PAD.encode(self.public.n().to_bytes_be()),
+            "e": URL_SAFE_NO_PAD.encode(self.public.e().to_bytes_be()),
+        }]})
+    }
+
+    /// A token for `sub`, valid for `ttl_secs`, audience [`crate::AUDIENCE`].
+    pub fn token(&self, sub: &str, ttl_secs: i64) -> Result<String, IssuerError> {
+        self.token_with(sub, crate::AUDIENCE, ttl_secs)
+    }
+
+    /// A token with a chosen audience and lifetime (negative: already expired).
+    pub fn token_with(&self, sub: &str, aud: &str, ttl_secs: i64) -> Result<String, IssuerError> {
+        let now = time::OffsetDateTime::now_utc().unix_timestamp();
+        let claims = Claims {
+            iss: &self.issuer,
+            sub,
+            aud,
+            iat: now,
+            exp: now + ttl_secs,
+            token_use: "access",
+        };
+        let mut header = Header::new(Algorithm::RS256);
+        header.kid = Some(self.kid.clone());
+        let key =
+            EncodingKey::from_rsa_pem(self.private_pem.as_bytes()).map_err(IssuerError::Sign)?;
+        jsonwebtoken::encode(&header, &claims, &key).map_err(IssuerError::Sign)
+    }
+}
+
+fn sha256(bytes: &[u8]) -> Vec<u8> {
+    use sha2::{Digest, Sha256};
+    Sha256::digest(bytes).to_vec()
+}
+
+fn hex_prefix(bytes: &[u8]) -> String {
+    bytes.iter().take(8).map(|b| format!("{b:02x}")).collect()
+}

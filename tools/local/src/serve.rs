@@ -1,0 +1,66 @@
+//! The API over HTTP, as API Gateway would front it: public routes pass, every other route
+//! needs a bearer token that the [`Authorizer`] accepts; the handler then gets the same
+//! request context as in Lambda. The dev issuer's JWKS is served beside it.
+
+use std::sync::Arc;
+
+use atelier_api::auth::jwt_request_context;
+use atelier_api::error::ApiError;
+use atelier_shared::services::App;
+use axum::Router;
+use axum::extract::{Request, State};
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+
+use crate::authorizer::Authorizer;
+use crate::issuer::DevIssuer;
+
+/// Routes API Gateway serves without the authorizer.
+pub const PUBLIC_ROUTES: &[&str] = &["/healthz", "/v1/styles", "/v1/openapi.json"];
+
+/// Path of the dev issuer under the local server (the issuer URL is `http://host:port` + this).
+pub const ISSUER_PATH: &str = "/dev-issuer";
+
+async fn authorize(State(auth): State<Arc<Authorizer>>, mut req: Request, next: Next) -> Response {
+    if PUBLIC_ROUTES.contains(&req.uri().path()) {
+        return next.run(req).await;
+    }
+    let header = req
+        .headers()
+        .get(http::header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok());
+    match auth.verify(header).await {
+        Ok(claims) => {
+            req.extensions_mut().insert(jwt_request_context(claims));
+            next.run(req).await
+        }
+        Err(e) => {
+            tracing::info!(reason = %e, "token_rejected");
+            ApiError::unauthenticated().into_response()
+        }
+    }
+}
+
+/// The local API: the router behind the authorizer, and (when given) the dev issuer's JWKS.
+pub fn app(api: App, authorizer: Authorizer, issuer: Option<DevIssuer>) -> Router {
+    let api = atelier_api::router(api).layer(middleware::from_fn_with_state(
+        Arc::new(authorizer),
+        authorize,
+    ));
+    match issuer {
+        Some(issuer) => {
+            let jwks = issuer.jwks();
+            Router::new()
+                .route(
+                    &format!("{ISSUER_PATH}/.well-known/jwks.json"),
+                    get(move || {
+                        let jwks = jwks.clone();
+                        async move { axum::Json(jwks) }
+                    }),
+                )
+                .merge(api)
+        }
+        None => api,
+    }
+}
