@@ -9,6 +9,8 @@ pub mod env {
     pub const ACCOUNTS_TABLE: &str = "ATELIER_ACCOUNTS_TABLE";
     pub const LEDGER_TABLE: &str = "ATELIER_LEDGER_TABLE";
     pub const JOBS_TABLE: &str = "ATELIER_JOBS_TABLE";
+    pub const BUDGET_TABLE: &str = "ATELIER_BUDGET_TABLE";
+    pub const ATTEMPTS_TABLE: &str = "ATELIER_ATTEMPTS_TABLE";
     pub const QUEUE_URL: &str = "ATELIER_QUEUE_URL";
     pub const BUCKET: &str = "ATELIER_BUCKET";
     pub const MAX_IN_FLIGHT: &str = "ATELIER_MAX_IN_FLIGHT";
@@ -29,6 +31,12 @@ pub mod env {
             "DynamoDB table of the append-only ledger",
         ),
         (JOBS_TABLE, true, "DynamoDB table of jobs"),
+        (
+            BUDGET_TABLE,
+            true,
+            "DynamoDB table of the daily cost breaker",
+        ),
+        (ATTEMPTS_TABLE, true, "DynamoDB table of paid-call attempts"),
         (QUEUE_URL, true, "SQS queue URL of the job doorbell"),
         (BUCKET, true, "private S3 bucket of uploads and results"),
         (
@@ -52,6 +60,8 @@ pub struct Resources {
     pub accounts_table: String,
     pub ledger_table: String,
     pub jobs_table: String,
+    pub budget_table: String,
+    pub attempts_table: String,
     pub queue_url: String,
     pub bucket: String,
 }
@@ -64,6 +74,8 @@ impl Resources {
             accounts_table: format!("{prefix}-accounts"),
             ledger_table: format!("{prefix}-ledger"),
             jobs_table: format!("{prefix}-jobs"),
+            budget_table: format!("{prefix}-budget"),
+            attempts_table: format!("{prefix}-attempts"),
             queue_url: format!(
                 "{}/000000000000/{prefix}-jobs",
                 endpoint.trim_end_matches('/')
@@ -83,6 +95,8 @@ impl Resources {
             (env::ACCOUNTS_TABLE, self.accounts_table.clone()),
             (env::LEDGER_TABLE, self.ledger_table.clone()),
             (env::JOBS_TABLE, self.jobs_table.clone()),
+            (env::BUDGET_TABLE, self.budget_table.clone()),
+            (env::ATTEMPTS_TABLE, self.attempts_table.clone()),
             (env::QUEUE_URL, self.queue_url.clone()),
             (env::BUCKET, self.bucket.clone()),
         ]
@@ -156,6 +170,8 @@ impl Config {
                 accounts_table: required(env::ACCOUNTS_TABLE)?,
                 ledger_table: required(env::LEDGER_TABLE)?,
                 jobs_table: required(env::JOBS_TABLE)?,
+                budget_table: required(env::BUDGET_TABLE)?,
+                attempts_table: required(env::ATTEMPTS_TABLE)?,
                 queue_url: required(env::QUEUE_URL)?,
                 bucket: required(env::BUCKET)?,
             },

@@ -68,6 +68,11 @@ fn local_env(port: u16, prefix: &str) -> Vec<(String, String)> {
         ),
         ("ATELIER_LEDGER_TABLE".into(), format!("{prefix}-ledger")),
         ("ATELIER_JOBS_TABLE".into(), format!("{prefix}-jobs")),
+        ("ATELIER_BUDGET_TABLE".into(), format!("{prefix}-budget")),
+        (
+            "ATELIER_ATTEMPTS_TABLE".into(),
+            format!("{prefix}-attempts"),
+        ),
         (
             "ATELIER_QUEUE_URL".into(),
             format!("{endpoint}/000000000000/{prefix}-jobs"),

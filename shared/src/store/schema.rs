@@ -29,6 +29,12 @@ pub mod attr {
     pub const SWEEP_AT: &str = "sweep_at";
     pub const DISPATCH_COUNT: &str = "dispatch_count";
     pub const DISPATCHED_AT: &str = "dispatched_at";
+
+    pub const DAY: &str = "day";
+    pub const ATTEMPT: &str = "attempt";
+    /// Present only while an attempt's budget reservation is open (sparse index).
+    pub const OPEN_DAY: &str = "open_day";
+    pub const RESERVED_AT: &str = "reserved_at";
 }
 
 /// Index names.
@@ -40,6 +46,8 @@ pub mod index {
     /// jobs, sparse: only jobs in flight carry `sweep_state`, so the sweeper reads exactly
     /// the candidates, oldest first.
     pub const JOBS_BY_SWEEP: &str = "by_sweep";
+    /// attempts, sparse: reservations not yet settled, oldest first, per UTC day.
+    pub const ATTEMPTS_OPEN: &str = "open_reservations";
 }
 
 /// A key attribute and its DynamoDB type (`S` or `N`).
@@ -117,14 +125,40 @@ pub const JOBS: TableDef = TableDef {
     ttl_attribute: None,
 };
 
+/// The daily cost breaker: one item per UTC day (cap, used, reserved, headroom, halted).
+pub const BUDGET: TableDef = TableDef {
+    logical: "budget",
+    env: env::BUDGET_TABLE,
+    partition_key: s(attr::DAY),
+    sort_key: None,
+    indexes: &[],
+    ttl_attribute: None,
+};
+
+/// Paid-call attempts of a job: reservation, saved usage, settled cost and sale value.
+pub const ATTEMPTS: TableDef = TableDef {
+    logical: "attempts",
+    env: env::ATTEMPTS_TABLE,
+    partition_key: s(attr::JOB_ID),
+    sort_key: Some(s(attr::ATTEMPT)),
+    indexes: &[IndexDef {
+        name: index::ATTEMPTS_OPEN,
+        partition_key: s(attr::OPEN_DAY),
+        sort_key: Some(s(attr::RESERVED_AT)),
+    }],
+    ttl_attribute: None,
+};
+
 /// Every table.
-pub const TABLES: [TableDef; 3] = [ACCOUNTS, LEDGER, JOBS];
+pub const TABLES: [TableDef; 5] = [ACCOUNTS, LEDGER, JOBS, BUDGET, ATTEMPTS];
 
 /// Physical table name of a definition.
 pub fn table_name<'a>(def: &TableDef, r: &'a Resources) -> &'a str {
     match def.logical {
         "accounts" => &r.accounts_table,
         "ledger" => &r.ledger_table,
+        "budget" => &r.budget_table,
+        "attempts" => &r.attempts_table,
         _ => &r.jobs_table,
     }
 }
