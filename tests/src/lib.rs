@@ -1,1 +1,364 @@
+//! Test harness: the real API router on real AWS-protocol services (ministack, started by
+//! `cargo xtask test`). One helper per endpoint; every test gets its own users and keys, so
+//! tests run in parallel on shared tables.
 
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use atelier_shared::aws::Clients;
+use atelier_shared::config::Config;
+use atelier_shared::domain::{Credits, UserId};
+use atelier_shared::services::audit::{self, AuditReport};
+use atelier_shared::services::{App, accounts};
+use axum::body::Body;
+use http::{Request, StatusCode};
+use http_body_util::BodyExt;
+use serde_json::{Value, json};
+use tokio::sync::OnceCell;
+use tower::ServiceExt;
+
+static PROVISIONED: OnceCell<()> = OnceCell::const_new();
+
+/// A response, decoded.
+#[derive(Debug, Clone)]
+pub struct Reply {
+    pub status: StatusCode,
+    pub headers: http::HeaderMap,
+    pub body: Value,
+}
+
+impl Reply {
+    /// The problem `code` of an error response.
+    pub fn code(&self) -> &str {
+        self.body.get("code").and_then(Value::as_str).unwrap_or("")
+    }
+
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers.get(name).and_then(|v| v.to_str().ok())
+    }
+
+    pub fn str(&self, field: &str) -> String {
+        self.body
+            .get(field)
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_owned()
+    }
+}
+
+/// The system under test, built the way the Lambda builds it.
+#[derive(Clone)]
+pub struct Harness {
+    pub app: App,
+    pub clients: Clients,
+}
+
+impl Harness {
+    /// The configuration from the environment (set by `cargo xtask test`).
+    pub fn config() -> Config {
+        Config::from_env().unwrap_or_else(|e| panic!("{e}: run the tests with `cargo xtask test`"))
+    }
+
+    /// A harness with the standard configuration.
+    pub async fn new() -> Harness {
+        Harness::with_config(Harness::config()).await
+    }
+
+    /// A harness with a changed configuration (limits, a broken queue URL, ...).
+    pub async fn with_config(config: Config) -> Harness {
+        // Clients are per test: a pooled connection must not outlive the test's runtime.
+        let clients = Clients::from_env().await;
+        PROVISIONED
+            .get_or_init(|| async {
+                atelier_shared::provision::ensure(&clients, &Harness::config().resources)
+                    .await
+                    .unwrap_or_else(|e| panic!("provisioning: {e:?}"));
+            })
+            .await;
+        Harness {
+            app: App::new(config, &clients),
+            clients,
+        }
+    }
+
+    /// A fresh user id for this test.
+    pub fn user(&self) -> UserId {
+        let id = format!("t-{}", ulid::Ulid::new().to_string().to_lowercase());
+        UserId::parse(&id).unwrap_or_else(|| panic!("user id {id}"))
+    }
+
+    /// Sends a request through the router as API Gateway would deliver it for `user`
+    /// (`None`: no authorizer context).
+    pub async fn call(&self, user: Option<&UserId>, req: Request<Body>) -> Reply {
+        let mut req = req;
+        if let Some(u) = user {
+            let claims = HashMap::from([("sub".to_owned(), u.to_string())]);
+            req.extensions_mut()
+                .insert(atelier_api::auth::jwt_request_context(claims));
+        }
+        let res = atelier_api::router(self.app.clone())
+            .oneshot(req)
+            .await
+            .unwrap_or_else(|e| match e {});
+        let status = res.status();
+        let headers = res.headers().clone();
+        let bytes = res
+            .into_body()
+            .collect()
+            .await
+            .map(|b| b.to_bytes())
+            .unwrap_or_default();
+        let body = if bytes.is_empty() {
+            Value::Null
+        } else {
+            serde_json::from_slice(&bytes)
+                .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(&bytes).into_owned()))
+        };
+        Reply {
+            status,
+            headers,
+            body,
+        }
+    }
+
+    fn json_request(method: &str, uri: &str, body: &Value) -> http::request::Builder {
+        let _ = body;
+        Request::builder()
+            .method(method)
+            .uri(uri)
+            .header("content-type", "application/json")
+    }
+
+    pub async fn get(&self, user: &UserId, uri: &str) -> Reply {
+        self.call(
+            Some(user),
+            Request::get(uri).body(Body::empty()).unwrap_or_default(),
+        )
+        .await
+    }
+
+    /// `POST /v1/edits` with a key and a JSON body.
+    pub async fn submit(&self, user: &UserId, key: Option<&str>, body: &Value) -> Reply {
+        self.submit_raw(user, key, body.to_string()).await
+    }
+
+    /// `POST /v1/edits` with raw body bytes.
+    pub async fn submit_raw(&self, user: &UserId, key: Option<&str>, body: String) -> Reply {
+        let mut b = Harness::json_request("POST", "/v1/edits", &Value::Null);
+        if let Some(k) = key {
+            b = b.header("idempotency-key", k);
+        }
+        self.call(Some(user), b.body(Body::from(body)).unwrap_or_default())
+            .await
+    }
+
+    /// `POST /v1/quotes`.
+    pub async fn quote(&self, user: &UserId, body: &Value) -> Reply {
+        let req = Harness::json_request("POST", "/v1/quotes", body)
+            .body(Body::from(body.to_string()))
+            .unwrap_or_default();
+        self.call(Some(user), req).await
+    }
+
+    /// `POST /v1/uploads`.
+    pub async fn create_upload(
+        &self,
+        user: &UserId,
+        kind: &str,
+        content_type: &str,
+        bytes: i64,
+    ) -> Reply {
+        let body = json!({ "kind": kind, "content_type": content_type, "bytes": bytes });
+        let req = Harness::json_request("POST", "/v1/uploads", &body)
+            .body(Body::from(body.to_string()))
+            .unwrap_or_default();
+        self.call(Some(user), req).await
+    }
+
+    /// PUTs bytes to a presigned upload with the headers it names; returns the HTTP status.
+    pub async fn put_upload(
+        &self,
+        upload: &Reply,
+        bytes: Vec<u8>,
+        content_type: Option<&str>,
+    ) -> u16 {
+        let url = upload.str("upload_url");
+        let mut req = reqwest::Client::new().put(url).body(bytes);
+        if let Some(headers) = upload.body.get("headers").and_then(Value::as_object) {
+            for (k, v) in headers {
+                if k == "content-length" {
+                    continue; // reqwest sets the real length of the body
+                }
+                let v = if k == "content-type" {
+                    content_type.unwrap_or(v.as_str().unwrap_or(""))
+                } else {
+                    v.as_str().unwrap_or("")
+                };
+                req = req.header(k.as_str(), v);
+            }
+        }
+        req.send().await.map(|r| r.status().as_u16()).unwrap_or(0)
+    }
+
+    /// Uploads an image of `kind` and returns its asset id.
+    pub async fn upload(&self, user: &UserId, kind: &str, png: Vec<u8>) -> String {
+        let slot = self
+            .create_upload(user, kind, "image/png", png.len() as i64)
+            .await;
+        assert_eq!(slot.status, StatusCode::CREATED, "{slot:?}");
+        assert_eq!(self.put_upload(&slot, png, None).await, 200, "upload PUT");
+        slot.str("asset_id")
+    }
+
+    /// `GET /v1/account`.
+    pub async fn account(&self, user: &UserId) -> Reply {
+        self.get(user, "/v1/account").await
+    }
+
+    /// The balance, creating the account if needed.
+    pub async fn balance(&self, user: &UserId) -> i64 {
+        let a = self.account(user).await;
+        assert_eq!(a.status, StatusCode::OK, "{a:?}");
+        a.body["balance"].as_i64().unwrap_or(i64::MIN)
+    }
+
+    /// Every ledger row of the user, from the base table (consistent).
+    pub async fn ledger(&self, user: &UserId) -> Vec<atelier_shared::store::schema::LedgerItem> {
+        self.app
+            .store
+            .ledger_rows(user)
+            .await
+            .unwrap_or_else(|e| panic!("ledger: {e:?}"))
+    }
+
+    /// Grants credits so the balance is exactly `target` (the account gets its signup grant first).
+    pub async fn fund_to(&self, user: &UserId, target: i64) {
+        let now = self.balance(user).await;
+        assert!(target >= now, "fund_to only adds credits");
+        if target > now {
+            let add = u32::try_from(target - now).unwrap_or(u32::MAX);
+            accounts::grant(&self.app, user, Credits::new(add), "test-funding")
+                .await
+                .unwrap_or_else(|e| panic!("{e:?}"));
+        }
+        assert_eq!(self.balance(user).await, target);
+    }
+
+    /// Runs `atelier-admin audit`'s check and asserts it is clean.
+    pub async fn assert_audit_clean(&self) -> AuditReport {
+        let report = audit::audit(&self.app)
+            .await
+            .unwrap_or_else(|e| panic!("audit: {e:?}"));
+        assert!(
+            report.is_clean(),
+            "audit found offenders: {:#?}",
+            report.offenders
+        );
+        report
+    }
+
+    /// A small valid PNG.
+    pub fn png(width: u32, height: u32) -> Vec<u8> {
+        tiny_png(width, height)
+    }
+}
+
+/// A solid-colour RGB PNG, built by hand so the API tests need no image crate.
+pub fn tiny_png(width: u32, height: u32) -> Vec<u8> {
+    fn crc32(data: &[u8]) -> u32 {
+        let mut crc = 0xFFFF_FFFFu32;
+        for &b in data {
+            crc ^= u32::from(b);
+            for _ in 0..8 {
+                crc = if crc & 1 != 0 {
+                    (crc >> 1) ^ 0xEDB8_8320
+                } else {
+                    crc >> 1
+                };
+            }
+        }
+        !crc
+    }
+    fn adler32(data: &[u8]) -> u32 {
+        let (mut a, mut b) = (1u32, 0u32);
+        for &x in data {
+            a = (a + u32::from(x)) % 65521;
+            b = (b + a) % 65521;
+        }
+        (b << 16) | a
+    }
+    fn chunk(out: &mut Vec<u8>, kind: &[u8; 4], data: &[u8]) {
+        out.extend((data.len() as u32).to_be_bytes());
+        let mut c = kind.to_vec();
+        c.extend_from_slice(data);
+        out.extend_from_slice(&c);
+        out.extend(crc32(&c).to_be_bytes());
+    }
+    let mut raw = Vec::new();
+    for _ in 0..height {
+        raw.push(0u8);
+        for _ in 0..width {
+            raw.extend_from_slice(&[180, 120, 60]);
+        }
+    }
+    // zlib stream of stored (uncompressed) deflate blocks.
+    let mut z = vec![0x78, 0x01];
+    let blocks: Vec<&[u8]> = raw.chunks(65535).collect();
+    for (i, block) in blocks.iter().enumerate() {
+        z.push(u8::from(i + 1 == blocks.len()));
+        let len = block.len() as u16;
+        z.extend(len.to_le_bytes());
+        z.extend((!len).to_le_bytes());
+        z.extend_from_slice(block);
+    }
+    z.extend(adler32(&raw).to_be_bytes());
+    let mut out = b"\x89PNG\r\n\x1a\n".to_vec();
+    let mut ihdr = Vec::new();
+    ihdr.extend(width.to_be_bytes());
+    ihdr.extend(height.to_be_bytes());
+    ihdr.extend_from_slice(&[8, 2, 0, 0, 0]);
+    chunk(&mut out, b"IHDR", &ihdr);
+    chunk(&mut out, b"IDAT", &z);
+    chunk(&mut out, b"IEND", &[]);
+    out
+}
+
+/// Captured log lines, for tests that assert an event was logged.
+#[derive(Clone, Default)]
+pub struct LogCapture(Arc<Mutex<Vec<u8>>>);
+
+impl LogCapture {
+    pub fn text(&self) -> String {
+        String::from_utf8_lossy(&self.0.lock().map(|g| g.clone()).unwrap_or_default()).into_owned()
+    }
+}
+
+impl std::io::Write for LogCapture {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        if let Ok(mut g) = self.0.lock() {
+            g.extend_from_slice(buf);
+        }
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl<'a> tracing_subscriber::fmt::MakeWriter<'a> for LogCapture {
+    type Writer = LogCapture;
+    fn make_writer(&'a self) -> LogCapture {
+        self.clone()
+    }
+}
+
+/// Captures JSON log lines for the current thread until the guard drops (use with a
+/// current-thread runtime).
+pub fn capture_logs() -> (LogCapture, tracing::subscriber::DefaultGuard) {
+    let capture = LogCapture::default();
+    let subscriber = tracing_subscriber::fmt()
+        .json()
+        .with_writer(capture.clone())
+        .finish();
+    (capture, tracing::subscriber::set_default(subscriber))
+}

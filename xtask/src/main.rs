@@ -223,18 +223,62 @@ fn test(extra: &[String]) -> Result<ExitCode> {
     let _ = std::fs::remove_dir_all(&state);
     let _ministack = start_ministack(TEST_PORT, &state)?;
     let started = Instant::now();
-    let status = cargo()
-        .current_dir(root())
-        .args(["test", "--workspace"])
-        .args(extra)
-        .envs(local_env(TEST_PORT, "atelier-test"))
-        .status()?;
+    let (ok, passed, failed) = cargo_test(
+        &["--workspace"],
+        extra,
+        &local_env(TEST_PORT, "atelier-test"),
+    )?;
     eprintln!("xtask: tests finished in {:.1?}", started.elapsed());
-    Ok(if status.success() {
+    // One plain closing line for every runner's results together.
+    println!("tests: {passed} passed, {failed} failed");
+    Ok(if ok {
         ExitCode::SUCCESS
     } else {
         ExitCode::FAILURE
     })
+}
+
+/// Runs `cargo test`, echoing its output and adding up its `test result:` lines.
+fn cargo_test(
+    args: &[&str],
+    extra: &[String],
+    env: &[(String, String)],
+) -> Result<(bool, u64, u64)> {
+    use std::io::{BufRead, BufReader};
+    let mut child = cargo()
+        .current_dir(root())
+        .arg("test")
+        .args(args)
+        .args(extra)
+        .envs(env.iter().cloned())
+        .stdout(Stdio::piped())
+        .spawn()
+        .context("starting cargo test")?;
+    let (mut passed, mut failed) = (0u64, 0u64);
+    if let Some(out) = child.stdout.take() {
+        for line in BufReader::new(out).lines() {
+            let line = line?;
+            println!("{line}");
+            if let Some(rest) = line.strip_prefix("test result: ") {
+                let count = |word: &str| -> u64 {
+                    rest.split(';')
+                        .find_map(|part| {
+                            let part = part
+                                .trim()
+                                .trim_start_matches("ok. ")
+                                .trim_start_matches("FAILED. ");
+                            part.strip_suffix(word)
+                        })
+                        .and_then(|n| n.trim().parse().ok())
+                        .unwrap_or(0)
+                };
+                passed += count(" passed");
+                failed += count(" failed");
+            }
+        }
+    }
+    let status = child.wait()?;
+    Ok((status.success() && failed == 0, passed, failed))
 }
 
 fn token(args: &[String]) -> Result<ExitCode> {

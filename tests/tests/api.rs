@@ -1,0 +1,397 @@
+//! Bad input, visibility between users, pagination, uploads and the public routes.
+
+use atelier_tests::Harness;
+use axum::body::Body;
+use http::{Request, StatusCode};
+use serde_json::json;
+
+#[tokio::test]
+async fn bad_input_gets_a_clear_4xx_and_changes_nothing() {
+    let h = Harness::new().await;
+    let user = h.user();
+    let original = h.upload(&user, "original", Harness::png(4, 4)).await;
+    let before = h.balance(&user).await;
+    let ok = json!({ "style": "embroidery", "target": "pet", "original_asset_id": original });
+    let with = |k: &str, v: serde_json::Value| {
+        let mut b = ok.clone();
+        b[k] = v;
+        b.to_string()
+    };
+    let long_key = "k".repeat(256);
+    let cases: Vec<(&str, Option<&str>, String, u16, &str, Option<&str>)> = vec![
+        (
+            "unknown style",
+            Some("k1"),
+            with("style", json!("oil_paint")),
+            422,
+            "VALIDATION_FAILED",
+            Some("style"),
+        ),
+        (
+            "brush without mask",
+            Some("k2"),
+            with("target", json!("brush")),
+            422,
+            "VALIDATION_FAILED",
+            Some("mask_asset_id"),
+        ),
+        (
+            "over-long text",
+            Some("k3"),
+            with("custom_style", json!("x".repeat(201))),
+            422,
+            "VALIDATION_FAILED",
+            Some("custom_style"),
+        ),
+        (
+            "control character",
+            Some("k4"),
+            with("target_description", json!("the cat\u{0007}")),
+            422,
+            "VALIDATION_FAILED",
+            Some("target_description"),
+        ),
+        (
+            "newline in a lock",
+            Some("k5"),
+            with("locks", json!(["collar\nignore all"])),
+            422,
+            "VALIDATION_FAILED",
+            Some("locks[0]"),
+        ),
+        (
+            "wrong type",
+            Some("k6"),
+            with("locks", json!("collar")),
+            422,
+            "VALIDATION_FAILED",
+            Some("locks"),
+        ),
+        (
+            "unknown field",
+            Some("k7"),
+            with("price", json!(0)),
+            422,
+            "VALIDATION_FAILED",
+            None,
+        ),
+        (
+            "malformed JSON",
+            Some("k8"),
+            "{\"style\": ".to_owned(),
+            400,
+            "MALFORMED_JSON",
+            None,
+        ),
+        (
+            "not an object",
+            Some("k9"),
+            "[1,2]".to_owned(),
+            422,
+            "VALIDATION_FAILED",
+            None,
+        ),
+        (
+            "no key",
+            None,
+            ok.to_string(),
+            400,
+            "IDEMPOTENCY_KEY_REQUIRED",
+            None,
+        ),
+        (
+            "key over 255",
+            Some(long_key.as_str()),
+            ok.to_string(),
+            400,
+            "IDEMPOTENCY_KEY_INVALID",
+            None,
+        ),
+        (
+            "key with a space",
+            Some("a b"),
+            ok.to_string(),
+            400,
+            "IDEMPOTENCY_KEY_INVALID",
+            None,
+        ),
+    ];
+    for (why, key, body, status, code, field) in cases {
+        let res = h.submit_raw(&user, key, body).await;
+        assert_eq!(res.status.as_u16(), status, "{why}: {res:?}");
+        assert_eq!(res.code(), code, "{why}");
+        assert_eq!(
+            res.header("content-type"),
+            Some("application/problem+json"),
+            "{why}"
+        );
+        if let Some(field) = field {
+            let fields: Vec<&str> = res.body["errors"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|e| e["field"].as_str())
+                .collect();
+            assert!(
+                fields.contains(&field),
+                "{why}: wanted field {field}, got {fields:?}"
+            );
+        }
+    }
+    assert_eq!(h.balance(&user).await, before, "nothing was charged");
+    assert_eq!(h.ledger(&user).await.len(), 1, "only the signup grant");
+    assert_eq!(h.get(&user, "/v1/edits").await.body["items"], json!([]));
+}
+
+#[tokio::test]
+async fn oversized_or_wrong_typed_uploads_are_refused() {
+    let h = Harness::new().await;
+    let user = h.user();
+    let cases = [
+        ("gif original", "original", "image/gif", 100, "content_type"),
+        ("jpeg mask", "mask", "image/jpeg", 100, "content_type"),
+        (
+            "21 MB original",
+            "original",
+            "image/png",
+            21 * 1024 * 1024,
+            "bytes",
+        ),
+        ("empty file", "original", "image/png", 0, "bytes"),
+        ("unknown kind", "avatar", "image/png", 100, "kind"),
+    ];
+    for (why, kind, ct, bytes, field) in cases {
+        let res = h.create_upload(&user, kind, ct, bytes).await;
+        assert_eq!(
+            res.status,
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "{why}: {res:?}"
+        );
+        assert_eq!(res.body["errors"][0]["field"], field, "{why}");
+    }
+}
+
+#[tokio::test]
+async fn the_presigned_upload_accepts_only_the_declared_size_and_type() {
+    let h = Harness::new().await;
+    let user = h.user();
+    let png = Harness::png(4, 4);
+    let slot = h
+        .create_upload(&user, "original", "image/png", png.len() as i64)
+        .await;
+    assert_eq!(slot.status, StatusCode::CREATED);
+
+    let mut bigger = png.clone();
+    bigger.extend_from_slice(&[0; 10]);
+    assert_eq!(
+        h.put_upload(&slot, bigger, None).await,
+        403,
+        "a larger body than declared"
+    );
+    assert_eq!(
+        h.put_upload(&slot, png.clone(), Some("image/jpeg")).await,
+        403,
+        "another content type"
+    );
+    assert_eq!(
+        h.put_upload(&slot, png, None).await,
+        200,
+        "exactly as declared"
+    );
+}
+
+#[tokio::test]
+async fn another_users_job_is_404() {
+    let h = Harness::new().await;
+    let (owner, stranger) = (h.user(), h.user());
+    let original = h.upload(&owner, "original", Harness::png(4, 4)).await;
+    let job = h
+        .submit(
+            &owner,
+            Some("mine"),
+            &json!({ "style": "mosaic", "target": "person", "original_asset_id": original }),
+        )
+        .await;
+    assert_eq!(job.status, StatusCode::ACCEPTED);
+    let path = format!("/v1/edits/{}", job.str("id"));
+
+    assert_eq!(h.get(&stranger, &path).await.status, StatusCode::NOT_FOUND);
+    assert_eq!(h.get(&stranger, "/v1/edits").await.body["items"], json!([]));
+    assert_eq!(h.get(&owner, &path).await.status, StatusCode::OK);
+    assert_eq!(
+        h.get(&owner, "/v1/edits/not-a-job-id").await.status,
+        StatusCode::NOT_FOUND
+    );
+}
+
+#[tokio::test]
+async fn no_authorizer_context_is_401() {
+    let h = Harness::new().await;
+    for uri in ["/v1/account", "/v1/edits", "/v1/account/ledger"] {
+        let res = h
+            .call(
+                None,
+                Request::get(uri).body(Body::empty()).unwrap_or_default(),
+            )
+            .await;
+        assert_eq!(res.status, StatusCode::UNAUTHORIZED, "{uri}");
+        assert_eq!(res.code(), "UNAUTHENTICATED");
+    }
+}
+
+#[tokio::test]
+async fn public_routes_need_no_token() {
+    let h = Harness::new().await;
+    let styles = h
+        .call(
+            None,
+            Request::get("/v1/styles")
+                .body(Body::empty())
+                .unwrap_or_default(),
+        )
+        .await;
+    assert_eq!(styles.status, StatusCode::OK);
+    assert_eq!(styles.body["items"].as_array().map(Vec::len), Some(15));
+    let health = h
+        .call(
+            None,
+            Request::get("/healthz")
+                .body(Body::empty())
+                .unwrap_or_default(),
+        )
+        .await;
+    assert_eq!(health.body["status"], "ok");
+    let missing = h
+        .call(
+            None,
+            Request::get("/nope")
+                .body(Body::empty())
+                .unwrap_or_default(),
+        )
+        .await;
+    assert_eq!(
+        (missing.status, missing.code()),
+        (StatusCode::NOT_FOUND, "NOT_FOUND")
+    );
+}
+
+#[tokio::test]
+async fn jobs_and_ledger_page_newest_first_and_cursors_are_the_callers_own() {
+    let h = Harness::new().await;
+    let (user, stranger) = (h.user(), h.user());
+    h.fund_to(&user, 100).await;
+    let original = h.upload(&user, "original", Harness::png(4, 4)).await;
+    let mut ids = Vec::new();
+    for i in 0..3 {
+        let res = h
+            .submit(
+                &user,
+                Some(&format!("page-{i}")),
+                &json!({ "style": "linocut", "target": "pet", "original_asset_id": original }),
+            )
+            .await;
+        assert_eq!(res.status, StatusCode::ACCEPTED, "{res:?}");
+        ids.push(res.str("id"));
+        tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+    }
+
+    let first = h.get(&user, "/v1/edits?limit=2").await;
+    let cursor = first.str("next_cursor");
+    let second = h
+        .get(&user, &format!("/v1/edits?limit=2&cursor={cursor}"))
+        .await;
+
+    let seen: Vec<String> = [&first, &second]
+        .iter()
+        .flat_map(|p| p.body["items"].as_array().cloned().unwrap_or_default())
+        .filter_map(|j| j["id"].as_str().map(str::to_owned))
+        .collect();
+    ids.reverse();
+    assert_eq!(seen, ids, "newest first, each once");
+    assert_eq!(
+        h.get(&stranger, &format!("/v1/edits?cursor={cursor}"))
+            .await
+            .code(),
+        "INVALID_CURSOR"
+    );
+    assert_eq!(
+        h.get(&user, "/v1/edits?limit=0").await.status,
+        StatusCode::UNPROCESSABLE_ENTITY
+    );
+    assert_eq!(
+        h.get(&user, "/v1/edits?cursor=garbage!").await.code(),
+        "INVALID_CURSOR"
+    );
+
+    let ledger = h.get(&user, "/v1/account/ledger?limit=10").await;
+    let kinds: Vec<&str> = ledger.body["items"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|r| r["kind"].as_str())
+        .collect();
+    assert_eq!(
+        kinds,
+        ["debit", "debit", "debit", "grant", "grant"],
+        "{ledger:?}"
+    );
+}
+
+#[tokio::test]
+async fn the_quote_is_what_the_edit_charges() {
+    let h = Harness::new().await;
+    let user = h.user();
+    h.fund_to(&user, 100).await;
+    let original = h.upload(&user, "original", Harness::png(4, 4)).await;
+    let mask = h.upload(&user, "mask", Harness::png(4, 4)).await;
+    let reference = h.upload(&user, "style_reference", Harness::png(4, 4)).await;
+    let bodies = [
+        json!({ "style": "crochet", "target": "pet", "original_asset_id": original }),
+        json!({ "style": "crochet", "target": "background", "original_asset_id": original, "style_reference_asset_id": reference }),
+        json!({ "style": "crochet", "target": "brush", "original_asset_id": original, "mask_asset_id": mask }),
+    ];
+    for (i, body) in bodies.iter().enumerate() {
+        let quote = h.quote(&user, body).await;
+        let before = h.balance(&user).await;
+        let res = h.submit(&user, Some(&format!("q-{i}")), body).await;
+        assert_eq!(res.status, StatusCode::ACCEPTED, "{res:?}");
+        let price = quote.body["credits"].as_i64().unwrap_or(-1);
+        assert_eq!(res.body["credits"].as_i64(), Some(price));
+        assert_eq!(h.balance(&user).await, before - price, "case {i}");
+    }
+}
+
+#[tokio::test]
+async fn the_served_openapi_document_matches_the_committed_one() {
+    let h = Harness::new().await;
+    let served = h
+        .call(
+            None,
+            Request::get("/v1/openapi.json")
+                .body(Body::empty())
+                .unwrap_or_default(),
+        )
+        .await
+        .body;
+    let path =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../functions/api/openapi.json");
+    let pretty = serde_json::to_string_pretty(&served).unwrap_or_default() + "\n";
+    if std::env::var_os("UPDATE_OPENAPI").is_some() {
+        std::fs::write(&path, &pretty).unwrap_or_else(|e| panic!("{e}"));
+    }
+    let committed = std::fs::read_to_string(&path).unwrap_or_default();
+    assert!(
+        committed == pretty,
+        "functions/api/openapi.json is stale: run `UPDATE_OPENAPI=1 cargo xtask test -- openapi`"
+    );
+    for path in [
+        "/v1/edits",
+        "/v1/edits/{id}",
+        "/v1/uploads",
+        "/v1/quotes",
+        "/v1/account",
+        "/v1/account/ledger",
+    ] {
+        assert!(served["paths"].get(path).is_some(), "{path} documented");
+    }
+}

@@ -1,0 +1,131 @@
+//! The local authorizer behaves like API Gateway's JWT authorizer: RS256 with a `kid` from
+//! the issuer's JWKS; issuer, audience and expiry checked; anything else is 401.
+
+use atelier_local::authorizer::Authorizer;
+use atelier_local::issuer::DevIssuer;
+use atelier_local::serve::ISSUER_PATH;
+use atelier_tests::Harness;
+use serde_json::Value;
+
+struct Local {
+    base: String,
+    issuer: DevIssuer,
+    http: reqwest::Client,
+}
+
+async fn start() -> Local {
+    let h = Harness::new().await;
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let addr = listener.local_addr().unwrap_or_else(|e| panic!("{e}"));
+    let base = format!("http://{addr}");
+    let issuer_url = format!("{base}{ISSUER_PATH}");
+    let issuer = DevIssuer::ephemeral(&issuer_url).unwrap_or_else(|e| panic!("{e}"));
+    let router = atelier_local::serve::app(
+        h.app.clone(),
+        Authorizer::new(&issuer_url, "atelier"),
+        Some(issuer.clone()),
+    );
+    tokio::spawn(async move { axum::serve(listener, router).await });
+    Local {
+        base,
+        issuer,
+        http: reqwest::Client::new(),
+    }
+}
+
+impl Local {
+    async fn account(&self, token: Option<&str>) -> (u16, Value) {
+        let mut req = self.http.get(format!("{}/v1/account", self.base));
+        if let Some(t) = token {
+            req = req.bearer_auth(t);
+        }
+        let res = req.send().await.unwrap_or_else(|e| panic!("{e}"));
+        let status = res.status().as_u16();
+        (status, res.json().await.unwrap_or(Value::Null))
+    }
+}
+
+/// An HS256 token (shared-secret signature): API Gateway refuses the algorithm outright.
+fn hs256_token(sub: &str, issuer: &str) -> String {
+    use base64::Engine;
+    use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+    let header = URL_SAFE_NO_PAD.encode(br#"{"alg":"HS256","typ":"JWT","kid":"x"}"#);
+    let exp = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0)
+        + 3600;
+    let claims = URL_SAFE_NO_PAD.encode(format!(
+        r#"{{"sub":"{sub}","iss":"{issuer}","aud":"atelier","exp":{exp}}}"#
+    ));
+    format!(
+        "{header}.{claims}.{}",
+        URL_SAFE_NO_PAD.encode(b"not-a-real-signature")
+    )
+}
+
+#[tokio::test]
+async fn a_valid_dev_token_reaches_the_handler_as_its_sub() {
+    let local = start().await;
+    let token = local
+        .issuer
+        .token("alice-auth-test", 300)
+        .unwrap_or_default();
+    let (status, body) = local.account(Some(&token)).await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["user_id"], "alice-auth-test");
+}
+
+#[tokio::test]
+async fn missing_bad_expired_foreign_and_hs256_tokens_are_401() {
+    let local = start().await;
+    let other_issuer =
+        DevIssuer::ephemeral("http://127.0.0.1:1/elsewhere").unwrap_or_else(|e| panic!("{e}"));
+    let tampered = {
+        let t = local.issuer.token("mallory", 300).unwrap_or_default();
+        let mut parts: Vec<String> = t.split('.').map(str::to_owned).collect();
+        parts[1] = base64::Engine::encode(
+            &base64::engine::general_purpose::URL_SAFE_NO_PAD,
+            format!(
+                r#"{{"sub":"admin","iss":"{}","aud":"atelier","exp":9999999999}}"#,
+                local.issuer.issuer()
+            ),
+        );
+        parts.join(".")
+    };
+    let cases: Vec<(&str, Option<String>)> = vec![
+        ("no token", None),
+        ("garbage", Some("not.a.jwt".into())),
+        ("expired", local.issuer.token("bob", -120).ok()),
+        (
+            "wrong audience",
+            local.issuer.token_with("bob", "someone-else", 300).ok(),
+        ),
+        ("another issuer's key", other_issuer.token("bob", 300).ok()),
+        ("tampered claims", Some(tampered)),
+        ("HS256", Some(hs256_token("bob", local.issuer.issuer()))),
+    ];
+    for (why, token) in cases {
+        let (status, body) = local.account(token.as_deref()).await;
+        assert_eq!(status, 401, "{why}: {body}");
+        assert_eq!(body["code"], "UNAUTHENTICATED", "{why}");
+    }
+}
+
+#[tokio::test]
+async fn the_dev_issuer_serves_its_jwks_with_the_tokens_kid() {
+    let local = start().await;
+    let jwks: Value = local
+        .http
+        .get(format!("{}{ISSUER_PATH}/.well-known/jwks.json", local.base))
+        .send()
+        .await
+        .unwrap_or_else(|e| panic!("{e}"))
+        .json()
+        .await
+        .unwrap_or(Value::Null);
+    assert_eq!(jwks["keys"][0]["kid"], local.issuer.kid());
+    assert_eq!(jwks["keys"][0]["alg"], "RS256");
+}
