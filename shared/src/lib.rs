@@ -6,6 +6,9 @@
 //! - [`store`]: DynamoDB adapters; [`store::schema`] holds every table, key and attribute name.
 //! - [`queue`], [`assets`]: SQS doorbell and the private S3 bucket.
 //! - [`services`]: use cases (submit, accounts, uploads, audit, grant).
+//! - [`imaging`]: limited decoding, masks, compositing through a mask, leakage.
+//! - [`model`]: the model client (OpenAI wire), vision answers, the model price table.
+//! - [`prompts`]: the prompt recipes (numbered image roles; user text only as JSON data).
 
 pub mod assets;
 pub mod aws;
@@ -13,7 +16,10 @@ pub mod clock;
 pub mod config;
 pub mod domain;
 pub mod error;
+pub mod imaging;
+pub mod model;
 pub mod pricing;
+pub mod prompts;
 pub mod provision;
 pub mod queue;
 pub mod services;

@@ -1,0 +1,987 @@
+//! Image work for the consumer: decoding untrusted uploads safely, reading masks, putting the
+//! model's output back over the original, and measuring what changed where it must not.
+//!
+//! Invariants:
+//! - Nothing is decoded before its byte length and its declared dimensions are checked, so a
+//!   decompression bomb (a few kilobytes declaring 50000×50000) is refused without allocating
+//!   its pixels; the decoder's own allocation limit is a second guard.
+//! - [`composite`] returns the original's exact pixel wherever the mask's weight is 0: the soft
+//!   edge is feathered only inward, so "outside the selection" means "untouched", pixel for pixel.
+//! - Figures that are stored ([`Leakage`]) are integers (parts per million), never floats.
+//!
+//! Everything here is pure and synchronous; the consumer runs it on a blocking thread.
+
+use std::io::Cursor;
+
+use image::imageops::FilterType;
+use image::{
+    DynamicImage, GrayImage, ImageDecoder, ImageEncoder, ImageFormat, ImageReader, Luma, Rgba,
+    RgbaImage,
+};
+use serde::{Deserialize, Serialize};
+
+use crate::domain::AssetKind;
+
+/// Long side, in pixels, of images sent to the vision model. Vision models downscale larger
+/// inputs themselves (and bill by tiles), so sending more only costs bandwidth and tokens.
+pub const VISION_MAX_SIDE: u32 = 1024;
+
+/// Per-channel difference (0..=255) at or below which a pixel counts as unchanged in
+/// [`leakage`]. Lossless results differ by exactly 0; 10 absorbs JPEG/WebP re-encoding noise
+/// (typically 1–6 per channel at normal quality) while any visible restyle (a tint, a texture,
+/// a posterised tone) differs by far more.
+pub const LEAKAGE_TOLERANCE: u8 = 10;
+
+/// Largest inward feather accepted by [`composite`]; wider feathers are clamped.
+pub const MAX_FEATHER_PX: u32 = 64;
+
+/// Why an image was refused or could not be processed.
+#[derive(Debug, thiserror::Error)]
+pub enum ImagingError {
+    #[error("image is {bytes} bytes; the limit is {max}")]
+    TooManyBytes { bytes: u64, max: u64 },
+    #[error("not an image: PNG, JPEG or WebP expected")]
+    NotAnImage,
+    #[error("image format {format:?} is not accepted: PNG, JPEG or WebP expected")]
+    UnsupportedFormat { format: ImageFormat },
+    #[error(
+        "image is {width}x{height}; the limit is {max_side} pixels a side and {max_pixels} pixels"
+    )]
+    TooLarge {
+        width: u32,
+        height: u32,
+        max_side: u32,
+        max_pixels: u64,
+    },
+    #[error("image would need more memory to decode than allowed")]
+    LimitExceeded {
+        #[source]
+        source: image::ImageError,
+    },
+    #[error("image header could not be read")]
+    Header {
+        #[source]
+        source: image::ImageError,
+    },
+    #[error("image data is corrupt or truncated")]
+    Corrupt {
+        #[source]
+        source: image::ImageError,
+    },
+    #[error("{what} is {width}x{height}; it must be {expected_width}x{expected_height}")]
+    SizeMismatch {
+        what: &'static str,
+        width: u32,
+        height: u32,
+        expected_width: u32,
+        expected_height: u32,
+    },
+    #[error("encoding a PNG failed")]
+    Encode {
+        #[source]
+        source: image::ImageError,
+    },
+}
+
+impl ImagingError {
+    /// A stable machine code for a job's failure reason.
+    pub fn code(&self) -> &'static str {
+        match self {
+            ImagingError::TooManyBytes { .. } => "image_too_many_bytes",
+            ImagingError::NotAnImage => "not_an_image",
+            ImagingError::UnsupportedFormat { .. } => "unsupported_image_format",
+            ImagingError::TooLarge { .. } | ImagingError::LimitExceeded { .. } => "image_too_large",
+            ImagingError::Header { .. } | ImagingError::Corrupt { .. } => "image_corrupt",
+            ImagingError::SizeMismatch { .. } => "image_size_mismatch",
+            ImagingError::Encode { .. } => "image_encode_failed",
+        }
+    }
+}
+
+/// Hard limits checked before decoding.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DecodeLimits {
+    /// Largest encoded size in bytes.
+    pub max_bytes: u64,
+    /// Largest width × height.
+    pub max_pixels: u64,
+    /// Largest width or height.
+    pub max_side: u32,
+}
+
+impl DecodeLimits {
+    /// A phone photo: 12 MP (4032×3024) and 24 MP fit with room; 40 MP is the ceiling, which
+    /// bounds a decoded RGBA image at 160 MB (a 48 MP capture must be downsized by the client).
+    /// 8192 a side admits panoramas up to 8192×4880. Bytes as the upload limit.
+    pub const PHOTO: DecodeLimits = DecodeLimits {
+        max_bytes: 20 * 1024 * 1024,
+        max_pixels: 40_000_000,
+        max_side: 8192,
+    };
+    /// A mask: the original's dimensions, as a (lossless, highly compressible) PNG.
+    pub const MASK: DecodeLimits = DecodeLimits {
+        max_bytes: 8 * 1024 * 1024,
+        ..DecodeLimits::PHOTO
+    };
+    /// A style reference: only its medium matters, so a smaller ceiling.
+    pub const STYLE_REFERENCE: DecodeLimits = DecodeLimits {
+        max_bytes: 10 * 1024 * 1024,
+        max_pixels: 25_000_000,
+        max_side: 8192,
+    };
+    /// What an image model returns (1–4 MP in practice).
+    pub const MODEL_OUTPUT: DecodeLimits = DecodeLimits {
+        max_bytes: 64 * 1024 * 1024,
+        max_pixels: 16_777_216,
+        max_side: 4096,
+    };
+
+    /// The limits for an uploaded asset of this kind.
+    pub fn for_asset(kind: AssetKind) -> DecodeLimits {
+        let limits = match kind {
+            AssetKind::Original => DecodeLimits::PHOTO,
+            AssetKind::Mask => DecodeLimits::MASK,
+            AssetKind::StyleReference => DecodeLimits::STYLE_REFERENCE,
+        };
+        DecodeLimits {
+            max_bytes: limits.max_bytes.min(kind.max_bytes()),
+            ..limits
+        }
+    }
+
+    /// Bytes the decoder may allocate: the pixels at 16 bits per channel RGBA (the widest
+    /// PNG), which also covers its working buffers for 8-bit images.
+    fn max_alloc(self) -> u64 {
+        self.max_pixels.saturating_mul(8)
+    }
+
+    /// Decodes `bytes` within these limits (see [`decode_limited`]).
+    pub fn decode(self, bytes: &[u8]) -> Result<DynamicImage, ImagingError> {
+        decode_limited(bytes, self.max_bytes, self.max_pixels, self.max_side)
+    }
+}
+
+fn from_image_error(
+    source: image::ImageError,
+    wrap: fn(image::ImageError) -> ImagingError,
+) -> ImagingError {
+    match source {
+        image::ImageError::Limits(_) => ImagingError::LimitExceeded { source },
+        other => wrap(other),
+    }
+}
+
+/// Decodes an untrusted PNG, JPEG or WebP, refusing it before decoding when it is too many
+/// bytes, not an image, or declares dimensions over the limits. EXIF orientation is applied,
+/// so the pixels are as the user saw them (and as a mask brushed over them is laid out).
+pub fn decode_limited(
+    bytes: &[u8],
+    max_bytes: u64,
+    max_pixels: u64,
+    max_side: u32,
+) -> Result<DynamicImage, ImagingError> {
+    let limits = DecodeLimits {
+        max_bytes,
+        max_pixels,
+        max_side,
+    };
+    let len = bytes.len() as u64;
+    if len > max_bytes {
+        return Err(ImagingError::TooManyBytes {
+            bytes: len,
+            max: max_bytes,
+        });
+    }
+
+    // The header alone: a decoder reads IHDR/SOF/VP8 headers here and allocates no pixels.
+    // Without the side limits, so an oversized image is reported with its dimensions.
+    let reader = guessed_reader(bytes, limits, false)?;
+    let (width, height) = reader
+        .into_dimensions()
+        .map_err(|e| from_image_error(e, |source| ImagingError::Header { source }))?;
+    let pixels = u64::from(width) * u64::from(height);
+    if width == 0 || height == 0 || width > max_side || height > max_side || pixels > max_pixels {
+        return Err(ImagingError::TooLarge {
+            width,
+            height,
+            max_side,
+            max_pixels,
+        });
+    }
+
+    let mut decoder = guessed_reader(bytes, limits, true)?
+        .into_decoder()
+        .map_err(|e| from_image_error(e, |source| ImagingError::Header { source }))?;
+    if decoder.total_bytes() > limits.max_alloc() {
+        return Err(ImagingError::TooLarge {
+            width,
+            height,
+            max_side,
+            max_pixels,
+        });
+    }
+    // A broken EXIF block is not worth refusing a photo over: show it as stored.
+    let orientation = decoder
+        .orientation()
+        .unwrap_or(image::metadata::Orientation::NoTransforms);
+    let mut image = DynamicImage::from_decoder(decoder)
+        .map_err(|e| from_image_error(e, |source| ImagingError::Corrupt { source }))?;
+    image.apply_orientation(orientation);
+    Ok(image)
+}
+
+fn guessed_reader(
+    bytes: &[u8],
+    limits: DecodeLimits,
+    limit_sides: bool,
+) -> Result<ImageReader<Cursor<&[u8]>>, ImagingError> {
+    // Guessing reads 16 bytes from memory; the only error is an I/O one, which a cursor over a
+    // slice cannot produce. Treat it as "not an image" all the same.
+    let mut reader = ImageReader::new(Cursor::new(bytes))
+        .with_guessed_format()
+        .map_err(|_| ImagingError::NotAnImage)?;
+    match reader.format() {
+        None => return Err(ImagingError::NotAnImage),
+        Some(ImageFormat::Png | ImageFormat::Jpeg | ImageFormat::WebP) => {}
+        Some(format) => return Err(ImagingError::UnsupportedFormat { format }),
+    }
+    let mut decoder_limits = image::Limits::default();
+    if limit_sides {
+        decoder_limits.max_image_width = Some(limits.max_side);
+        decoder_limits.max_image_height = Some(limits.max_side);
+    }
+    decoder_limits.max_alloc = Some(limits.max_alloc());
+    reader.limits(decoder_limits);
+    Ok(reader)
+}
+
+/// Where an edit may change pixels: one weight per pixel, 0 = keep the original exactly,
+/// 255 = fully editable, values between = a soft edge.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Mask {
+    weights: GrayImage,
+}
+
+impl Mask {
+    /// A mask from weights (255 = editable).
+    pub fn from_weights(weights: GrayImage) -> Mask {
+        Mask { weights }
+    }
+
+    /// Everything editable (e.g. a target the model selects itself).
+    pub fn full(width: u32, height: u32) -> Mask {
+        Mask::from_weights(GrayImage::from_pixel(width, height, Luma([255])))
+    }
+
+    /// A rectangle as a mask (x0, y0 inclusive; x1, y1 exclusive), grown by `margin` pixels
+    /// and clipped to the image: the selection when all that is known is a box around the
+    /// target (e.g. the readiness check's `target_box`), for measuring leakage outside it.
+    pub fn from_rect(width: u32, height: u32, rect: (u32, u32, u32, u32), margin: u32) -> Mask {
+        let (x0, y0, x1, y1) = rect;
+        let (x0, y0) = (x0.saturating_sub(margin), y0.saturating_sub(margin));
+        let (x1, y1) = (
+            x1.saturating_add(margin).min(width),
+            y1.saturating_add(margin).min(height),
+        );
+        Mask::from_weights(GrayImage::from_fn(width, height, |x, y| {
+            let inside = x >= x0 && x < x1 && y >= y0 && y < y1;
+            Luma([if inside { 255 } else { 0 }])
+        }))
+    }
+
+    pub fn dimensions(&self) -> (u32, u32) {
+        self.weights.dimensions()
+    }
+
+    pub fn weights(&self) -> &GrayImage {
+        &self.weights
+    }
+
+    /// The weight at (x, y); 0 outside the image.
+    pub fn weight(&self, x: u32, y: u32) -> u8 {
+        self.weights.get_pixel_checked(x, y).map_or(0, |p| p.0[0])
+    }
+
+    /// Pixels with any editable weight.
+    pub fn editable_pixels(&self) -> u64 {
+        self.weights.as_raw().iter().filter(|&&w| w > 0).count() as u64
+    }
+
+    /// Pixels that must stay the original's (weight 0).
+    pub fn outside_pixels(&self) -> u64 {
+        self.weights.as_raw().iter().filter(|&&w| w == 0).count() as u64
+    }
+
+    /// True when nothing may change.
+    pub fn is_empty(&self) -> bool {
+        self.weights.as_raw().iter().all(|&w| w == 0)
+    }
+
+    /// The mask scaled to other dimensions (to go with a downscaled image); edges soften.
+    pub fn resized(&self, width: u32, height: u32) -> Mask {
+        if self.dimensions() == (width, height) {
+            return self.clone();
+        }
+        Mask::from_weights(image::imageops::resize(
+            &self.weights,
+            width,
+            height,
+            FilterType::Triangle,
+        ))
+    }
+
+    /// The editable area grown by `px` pixels (square neighbourhood), weights binarised: what
+    /// a model that "spills" past a mask really changes.
+    pub fn dilated(&self, px: u32) -> Mask {
+        let (w, h) = self.dimensions();
+        let src = &self.weights;
+        // Separable max filter: rows, then columns.
+        let mut rows = GrayImage::new(w, h);
+        for y in 0..h {
+            for x in 0..w {
+                let lo = x.saturating_sub(px);
+                let hi = x.saturating_add(px).min(w.saturating_sub(1));
+                let any = (lo..=hi).any(|xx| src.get_pixel(xx, y).0[0] > 0);
+                rows.put_pixel(x, y, Luma([if any { 255 } else { 0 }]));
+            }
+        }
+        let mut out = GrayImage::new(w, h);
+        for y in 0..h {
+            let lo = y.saturating_sub(px);
+            let hi = y.saturating_add(px).min(h.saturating_sub(1));
+            for x in 0..w {
+                let any = (lo..=hi).any(|yy| rows.get_pixel(x, yy).0[0] > 0);
+                out.put_pixel(x, y, Luma([if any { 255 } else { 0 }]));
+            }
+        }
+        Mask::from_weights(out)
+    }
+
+    /// The mask as an image model's edit endpoint wants it: a PNG with an alpha channel where
+    /// transparent (alpha 0) marks what may be edited.
+    pub fn to_alpha_png(&self) -> Result<Vec<u8>, ImagingError> {
+        let (w, h) = self.dimensions();
+        let rgba = RgbaImage::from_fn(w, h, |x, y| {
+            Rgba([0, 0, 0, 255 - self.weights.get_pixel(x, y).0[0]])
+        });
+        encode_png(&rgba)
+    }
+
+    /// The mask as a picture for a vision model: white = may change, black = keep. Opaque,
+    /// because vision models tend to flatten transparency onto an arbitrary colour.
+    pub fn to_visual(&self) -> RgbaImage {
+        let (w, h) = self.dimensions();
+        RgbaImage::from_fn(w, h, |x, y| {
+            let v = self.weights.get_pixel(x, y).0[0];
+            Rgba([v, v, v, 255])
+        })
+    }
+}
+
+/// Reads a mask, which must be exactly `expected` (the original's width and height).
+///
+/// Two conventions are accepted, decided per file:
+/// - **alpha** (OpenAI's): if the PNG has an alpha channel and any pixel is not fully opaque,
+///   the weight is `255 - alpha`: fully transparent = editable, opaque = keep. Colour is ignored.
+/// - **brightness**: otherwise (no alpha channel, or every pixel opaque) the weight is the
+///   pixel's luma: white = editable, black = keep.
+pub fn mask_from_png(bytes: &[u8], expected: (u32, u32)) -> Result<Mask, ImagingError> {
+    let image = DecodeLimits::MASK.decode(bytes)?;
+    let (width, height) = (image.width(), image.height());
+    if (width, height) != expected {
+        return Err(ImagingError::SizeMismatch {
+            what: "mask",
+            width,
+            height,
+            expected_width: expected.0,
+            expected_height: expected.1,
+        });
+    }
+    if image.color().has_alpha() {
+        let rgba = image.to_rgba8();
+        if rgba.pixels().any(|p| p.0[3] < 255) {
+            let weights = GrayImage::from_fn(width, height, |x, y| {
+                Luma([255 - rgba.get_pixel(x, y).0[3]])
+            });
+            return Ok(Mask::from_weights(weights));
+        }
+    }
+    Ok(Mask::from_weights(image.to_luma8()))
+}
+
+/// Distance (chamfer 3-4, in thirds of a pixel, saturating) from each pixel to the nearest
+/// pixel with weight 0; `u16::MAX` when there is none.
+fn distance_to_outside(mask: &GrayImage, cap: u16) -> Vec<u16> {
+    let (w, h) = (mask.width() as usize, mask.height() as usize);
+    let far = u16::MAX;
+    let mut d: Vec<u16> = mask
+        .as_raw()
+        .iter()
+        .map(|&m| if m == 0 { 0 } else { far })
+        .collect();
+    let relax = |d: &mut Vec<u16>, i: usize, j: usize, step: u16| {
+        let via = d[j].saturating_add(step);
+        if via < d[i] {
+            d[i] = via;
+        }
+    };
+    for y in 0..h {
+        for x in 0..w {
+            let i = y * w + x;
+            if x > 0 {
+                relax(&mut d, i, i - 1, 3);
+            }
+            if y > 0 {
+                relax(&mut d, i, i - w, 3);
+                if x > 0 {
+                    relax(&mut d, i, i - w - 1, 4);
+                }
+                if x + 1 < w {
+                    relax(&mut d, i, i - w + 1, 4);
+                }
+            }
+        }
+    }
+    for y in (0..h).rev() {
+        for x in (0..w).rev() {
+            let i = y * w + x;
+            if x + 1 < w {
+                relax(&mut d, i, i + 1, 3);
+            }
+            if y + 1 < h {
+                relax(&mut d, i, i + w, 3);
+                if x + 1 < w {
+                    relax(&mut d, i, i + w + 1, 4);
+                }
+                if x > 0 {
+                    relax(&mut d, i, i + w - 1, 4);
+                }
+            }
+        }
+    }
+    for v in &mut d {
+        *v = (*v).min(cap);
+    }
+    d
+}
+
+/// Puts the edited image back over the original through the mask.
+///
+/// Where the mask's weight is 0 the result is the original's pixel, exactly. Inside, the
+/// edited pixel is blended in by the mask's weight, ramped up over `feather_px` pixels from
+/// the selection's edge inward (clamped to [`MAX_FEATHER_PX`]; 0 = a hard edge). An edited
+/// image of another size (image models answer in their own sizes) is resized to the
+/// original's first. The mask must be the original's size.
+pub fn composite(
+    original: &RgbaImage,
+    edited: &RgbaImage,
+    mask: &Mask,
+    feather_px: u32,
+) -> Result<RgbaImage, ImagingError> {
+    let (w, h) = original.dimensions();
+    check_size("mask", mask.dimensions(), (w, h))?;
+    let resized;
+    let edited = if edited.dimensions() == (w, h) {
+        edited
+    } else {
+        resized = resize_exact(edited, w, h);
+        &resized
+    };
+
+    let feather = feather_px.min(MAX_FEATHER_PX);
+    // Blend factor numerator = weight × min(distance, feather), over 255 × feather; the
+    // distance is in thirds of a pixel (chamfer 3-4).
+    let span = u64::from(feather.max(1)) * 3;
+    let dist = if feather == 0 {
+        None
+    } else {
+        Some(distance_to_outside(mask.weights(), span as u16))
+    };
+    let den = 255 * span;
+
+    let mut out = original.clone();
+    for (i, (px, ed)) in out.pixels_mut().zip(edited.pixels()).enumerate() {
+        let weight = u64::from(mask.weights.as_raw()[i]);
+        if weight == 0 {
+            continue;
+        }
+        let ramp = dist.as_ref().map_or(span, |d| u64::from(d[i]).min(span));
+        let num = weight * ramp;
+        for c in 0..4 {
+            let o = u64::from(px.0[c]);
+            let e = u64::from(ed.0[c]);
+            px.0[c] = ((o * (den - num) + e * num + den / 2) / den) as u8;
+        }
+    }
+    Ok(out)
+}
+
+fn check_size(what: &'static str, got: (u32, u32), want: (u32, u32)) -> Result<(), ImagingError> {
+    if got == want {
+        return Ok(());
+    }
+    Err(ImagingError::SizeMismatch {
+        what,
+        width: got.0,
+        height: got.1,
+        expected_width: want.0,
+        expected_height: want.1,
+    })
+}
+
+/// How much of the photo outside the selection an edit changed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Leakage {
+    /// Pixels outside the selection whose value changed by more than [`LEAKAGE_TOLERANCE`]
+    /// in any channel.
+    pub changed_outside: u64,
+    /// Pixels outside the selection (mask weight 0).
+    pub outside: u64,
+    /// `changed_outside / outside` in parts per million (0 when nothing is outside).
+    pub ratio_ppm: u32,
+}
+
+fn ppm(part: u64, whole: u64) -> u32 {
+    if whole == 0 {
+        return 0;
+    }
+    (u128::from(part) * 1_000_000 / u128::from(whole)) as u32
+}
+
+/// Measures leakage of `result` against `original` outside `mask` (weight 0). All three must
+/// have the same dimensions.
+pub fn leakage(
+    original: &RgbaImage,
+    result: &RgbaImage,
+    mask: &Mask,
+) -> Result<Leakage, ImagingError> {
+    let dims = original.dimensions();
+    check_size("result", result.dimensions(), dims)?;
+    check_size("mask", mask.dimensions(), dims)?;
+    let mut outside = 0u64;
+    let mut changed_outside = 0u64;
+    for ((o, r), &m) in original
+        .pixels()
+        .zip(result.pixels())
+        .zip(mask.weights.as_raw())
+    {
+        if m != 0 {
+            continue;
+        }
+        outside += 1;
+        if pixel_changed(o, r, LEAKAGE_TOLERANCE) {
+            changed_outside += 1;
+        }
+    }
+    Ok(Leakage {
+        changed_outside,
+        outside,
+        ratio_ppm: ppm(changed_outside, outside),
+    })
+}
+
+/// True when any channel differs by more than `tolerance`.
+pub fn pixel_changed(a: &Rgba<u8>, b: &Rgba<u8>, tolerance: u8) -> bool {
+    a.0.iter()
+        .zip(b.0.iter())
+        .any(|(x, y)| x.abs_diff(*y) > tolerance)
+}
+
+/// Encodes as PNG (fast compression: results are written once and read a few times).
+pub fn encode_png(image: &RgbaImage) -> Result<Vec<u8>, ImagingError> {
+    let mut out = Vec::new();
+    image::codecs::png::PngEncoder::new_with_quality(
+        &mut out,
+        image::codecs::png::CompressionType::Fast,
+        image::codecs::png::FilterType::Adaptive,
+    )
+    .write_image(
+        image.as_raw(),
+        image.width(),
+        image.height(),
+        image::ExtendedColorType::Rgba8,
+    )
+    .map_err(|source| ImagingError::Encode { source })?;
+    Ok(out)
+}
+
+/// Dimensions scaled to fit within `max_side` on the long side, keeping the aspect ratio
+/// (never upscaled; never 0).
+pub fn fit_within((width, height): (u32, u32), max_side: u32) -> (u32, u32) {
+    let long = width.max(height);
+    if long <= max_side || long == 0 {
+        return (width, height);
+    }
+    let scale = |v: u32| {
+        ((u64::from(v) * u64::from(max_side) + u64::from(long) / 2) / u64::from(long)).max(1) as u32
+    };
+    (scale(width), scale(height))
+}
+
+/// The image scaled down to fit within `max_side` (e.g. [`VISION_MAX_SIDE`]); a copy when it
+/// already fits.
+pub fn downscale(image: &RgbaImage, max_side: u32) -> RgbaImage {
+    let (w, h) = fit_within(image.dimensions(), max_side);
+    resize_exact(image, w, h)
+}
+
+/// The image resized to exactly `width`×`height`.
+pub fn resize_exact(image: &RgbaImage, width: u32, height: u32) -> RgbaImage {
+    if image.dimensions() == (width, height) {
+        return image.clone();
+    }
+    let filter = if width < image.width() || height < image.height() {
+        FilterType::Triangle // a box-like filter is the right one for shrinking
+    } else {
+        FilterType::CatmullRom
+    };
+    image::imageops::resize(image, width, height, filter)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn png_of(image: &RgbaImage) -> Vec<u8> {
+        encode_png(image).unwrap_or_default()
+    }
+
+    fn checker(w: u32, h: u32) -> RgbaImage {
+        RgbaImage::from_fn(w, h, |x, y| {
+            Rgba([
+                (x * 7 % 256) as u8,
+                (y * 5 % 256) as u8,
+                ((x + y) % 256) as u8,
+                255,
+            ])
+        })
+    }
+
+    fn crc32(bytes: &[u8]) -> u32 {
+        let mut crc = 0xffff_ffffu32;
+        for &b in bytes {
+            crc ^= u32::from(b);
+            for _ in 0..8 {
+                crc = if crc & 1 == 1 {
+                    (crc >> 1) ^ 0xedb8_8320
+                } else {
+                    crc >> 1
+                };
+            }
+        }
+        !crc
+    }
+
+    fn chunk(out: &mut Vec<u8>, kind: &[u8; 4], data: &[u8]) {
+        out.extend_from_slice(&(data.len() as u32).to_be_bytes());
+        let mut body = kind.to_vec();
+        body.extend_from_slice(data);
+        out.extend_from_slice(&body);
+        out.extend_from_slice(&crc32(&body).to_be_bytes());
+    }
+
+    /// A bomb's shape, forged by hand (no encoder will write it): a valid header declaring
+    /// `w`×`h` RGBA and a few bytes of zlib data. A decoder that trusted the header would
+    /// allocate w×h×4 bytes before noticing the data is short.
+    fn bomb_png(w: u32, h: u32) -> Vec<u8> {
+        let mut out = b"\x89PNG\r\n\x1a\n".to_vec();
+        let mut ihdr = Vec::new();
+        ihdr.extend_from_slice(&w.to_be_bytes());
+        ihdr.extend_from_slice(&h.to_be_bytes());
+        ihdr.extend_from_slice(&[8, 6, 0, 0, 0]);
+        chunk(&mut out, b"IHDR", &ihdr);
+        chunk(
+            &mut out,
+            b"IDAT",
+            &[0x78, 0x9c, 0x63, 0x00, 0x00, 0x00, 0x01, 0x00, 0x01],
+        );
+        chunk(&mut out, b"IEND", &[]);
+        out
+    }
+
+    #[test]
+    fn a_decompression_bomb_is_refused_before_decoding() {
+        let bytes = bomb_png(50_000, 50_000);
+        assert!(bytes.len() < 100, "the bomb is tiny: {} bytes", bytes.len());
+        let err = DecodeLimits::PHOTO.decode(&bytes).err();
+        assert!(
+            matches!(
+                err,
+                Some(ImagingError::TooLarge {
+                    width: 50_000,
+                    height: 50_000,
+                    ..
+                })
+            ),
+            "got {err:?}"
+        );
+    }
+
+    #[test]
+    fn too_many_pixels_within_the_side_limit_is_refused() {
+        let bytes = bomb_png(8000, 8000); // 64 MP, each side under 8192
+        let err = DecodeLimits::PHOTO.decode(&bytes).err();
+        assert!(
+            matches!(err, Some(ImagingError::TooLarge { .. })),
+            "got {err:?}"
+        );
+    }
+
+    #[test]
+    fn too_many_bytes_is_refused_before_reading() {
+        let err = decode_limited(&[0u8; 2048], 1024, 100, 10).err();
+        assert!(
+            matches!(
+                err,
+                Some(ImagingError::TooManyBytes {
+                    bytes: 2048,
+                    max: 1024
+                })
+            ),
+            "got {err:?}"
+        );
+    }
+
+    #[test]
+    fn refusals_have_clear_variants() {
+        let good = png_of(&checker(40, 30));
+        let cases: Vec<(&str, Vec<u8>, &str)> = vec![
+            (
+                "text",
+                b"hello, this is not an image at all".to_vec(),
+                "not_an_image",
+            ),
+            ("empty", vec![], "not_an_image"),
+            (
+                "gif",
+                b"GIF89a\x01\x00\x01\x00\x00\x00\x00;".to_vec(),
+                "unsupported_image_format",
+            ),
+            (
+                "truncated in the data",
+                good[..good.len() / 2].to_vec(),
+                "image_corrupt",
+            ),
+            (
+                "truncated in the header",
+                good[..20].to_vec(),
+                "image_corrupt",
+            ),
+        ];
+        for (why, bytes, code) in cases {
+            match DecodeLimits::PHOTO.decode(&bytes) {
+                Ok(_) => panic!("{why}: accepted"),
+                Err(e) => assert_eq!(e.code(), code, "{why}: {e:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn a_valid_png_round_trips() {
+        let img = checker(40, 30);
+        let decoded = DecodeLimits::PHOTO
+            .decode(&png_of(&img))
+            .map(DynamicImage::into_rgba8);
+        assert_eq!(decoded.ok(), Some(img));
+    }
+
+    #[test]
+    fn a_mask_of_the_wrong_size_is_refused() {
+        let mask = png_of(&RgbaImage::from_pixel(40, 31, Rgba([0, 0, 0, 0])));
+        let err = mask_from_png(&mask, (40, 30)).err();
+        assert!(
+            matches!(
+                err,
+                Some(ImagingError::SizeMismatch {
+                    what: "mask",
+                    width: 40,
+                    height: 31,
+                    expected_width: 40,
+                    expected_height: 30
+                })
+            ),
+            "got {err:?}"
+        );
+    }
+
+    #[test]
+    fn a_mask_with_transparency_is_read_by_alpha() {
+        // Left half transparent (editable), right half opaque white (keep, despite the white).
+        let img = RgbaImage::from_fn(10, 4, |x, _| {
+            if x < 5 {
+                Rgba([255, 255, 255, 0])
+            } else {
+                Rgba([255, 255, 255, 255])
+            }
+        });
+        let mask = mask_from_png(&png_of(&img), (10, 4)).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(mask.weight(0, 0), 255);
+        assert_eq!(mask.weight(9, 3), 0);
+        assert_eq!(mask.editable_pixels(), 20);
+    }
+
+    #[test]
+    fn an_opaque_mask_is_read_by_brightness() {
+        let img = image::GrayImage::from_fn(10, 4, |x, _| Luma([if x < 3 { 255 } else { 0 }]));
+        let mut bytes = Vec::new();
+        let written = image::codecs::png::PngEncoder::new(&mut bytes).write_image(
+            img.as_raw(),
+            10,
+            4,
+            image::ExtendedColorType::L8,
+        );
+        assert!(written.is_ok());
+        let mask = mask_from_png(&bytes, (10, 4)).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(mask.editable_pixels(), 12);
+        assert_eq!(mask.weight(2, 0), 255);
+        assert_eq!(mask.weight(3, 0), 0);
+    }
+
+    #[test]
+    fn the_alpha_png_for_the_model_round_trips() {
+        let weights = GrayImage::from_fn(8, 8, |x, y| Luma([if x + y < 6 { 255 } else { 0 }]));
+        let mask = Mask::from_weights(weights);
+        let png = mask.to_alpha_png().unwrap_or_default();
+        assert_eq!(mask_from_png(&png, (8, 8)).ok(), Some(mask));
+    }
+
+    fn half_mask(w: u32, h: u32) -> Mask {
+        Mask::from_weights(GrayImage::from_fn(w, h, |x, _| {
+            Luma([if x >= w / 2 { 255 } else { 0 }])
+        }))
+    }
+
+    #[test]
+    fn composite_keeps_every_outside_pixel_and_feathers_inward() {
+        let original = RgbaImage::from_pixel(20, 10, Rgba([10, 20, 30, 255]));
+        let edited = RgbaImage::from_pixel(20, 10, Rgba([210, 220, 230, 255]));
+        let mask = half_mask(20, 10);
+        let out = composite(&original, &edited, &mask, 4).unwrap_or_else(|e| panic!("{e}"));
+        for y in 0..10 {
+            for x in 0..10 {
+                assert_eq!(out.get_pixel(x, y), original.get_pixel(x, y), "({x},{y})");
+            }
+            // First inside column: a quarter of the way (1 of 4 pixels of feather).
+            assert_eq!(out.get_pixel(10, y).0[0], 60);
+            // Past the feather: the edited pixel exactly.
+            for x in 14..20 {
+                assert_eq!(out.get_pixel(x, y), edited.get_pixel(x, y), "({x},{y})");
+            }
+        }
+    }
+
+    #[test]
+    fn composite_resizes_an_edited_image_of_another_size() {
+        let original = checker(40, 30);
+        let edited = RgbaImage::from_pixel(20, 15, Rgba([255, 0, 0, 255]));
+        let mask = half_mask(40, 30);
+        let out = composite(&original, &edited, &mask, 0).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(out.dimensions(), (40, 30));
+        assert_eq!(out.get_pixel(0, 0), original.get_pixel(0, 0));
+        assert_eq!(*out.get_pixel(39, 29), Rgba([255, 0, 0, 255]));
+    }
+
+    #[test]
+    fn composite_refuses_a_mask_of_another_size() {
+        let original = checker(40, 30);
+        let err = composite(&original, &original, &half_mask(30, 40), 2).err();
+        assert!(matches!(
+            err,
+            Some(ImagingError::SizeMismatch { what: "mask", .. })
+        ));
+    }
+
+    #[test]
+    fn leakage_counts_exactly_with_tolerance() {
+        let original = RgbaImage::from_pixel(10, 10, Rgba([100, 100, 100, 255]));
+        let mut result = original.clone();
+        let mask = half_mask(10, 10); // 50 outside, 50 inside
+        // Outside: 3 pixels changed beyond tolerance, 2 within it (codec noise).
+        for (x, y, v) in [(0, 0, 200), (1, 0, 0), (2, 0, 111), (3, 0, 110), (4, 0, 90)] {
+            result.put_pixel(x, y, Rgba([v, 100, 100, 255]));
+        }
+        // Inside changes never count.
+        for x in 5..10 {
+            result.put_pixel(x, 5, Rgba([0, 0, 0, 255]));
+        }
+        let l = leakage(&original, &result, &mask).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(
+            l,
+            Leakage {
+                changed_outside: 3,
+                outside: 50,
+                ratio_ppm: 60_000
+            }
+        );
+    }
+
+    #[test]
+    fn leakage_of_a_composite_is_zero() {
+        let original = checker(64, 48);
+        let edited = RgbaImage::from_pixel(64, 48, Rgba([0, 255, 0, 255]));
+        let mask = half_mask(64, 48);
+        let out = composite(&original, &edited, &mask, 6).unwrap_or_else(|e| panic!("{e}"));
+        let l = leakage(&original, &out, &mask).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!((l.changed_outside, l.outside, l.ratio_ppm), (0, 32 * 48, 0));
+        let raw = leakage(&original, &edited, &mask).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(raw.ratio_ppm, 1_000_000);
+    }
+
+    #[test]
+    fn fit_within_keeps_aspect_and_never_upscales() {
+        assert_eq!(fit_within((4032, 3024), 1024), (1024, 768));
+        assert_eq!(fit_within((3024, 4032), 1024), (768, 1024));
+        assert_eq!(fit_within((800, 600), 1024), (800, 600));
+        assert_eq!(fit_within((10_000, 1), 1024), (1024, 1));
+        assert_eq!(downscale(&checker(300, 100), 150).dimensions(), (150, 50));
+    }
+
+    #[test]
+    fn dilation_grows_the_editable_area() {
+        let mut weights = GrayImage::new(9, 9);
+        weights.put_pixel(4, 4, Luma([255]));
+        let grown = Mask::from_weights(weights).dilated(2);
+        assert_eq!(grown.editable_pixels(), 25);
+        assert_eq!(grown.weight(2, 2), 255);
+        assert_eq!(grown.weight(1, 4), 0);
+    }
+
+    proptest! {
+        #[test]
+        fn composite_never_touches_a_pixel_outside_the_mask(
+            w in 1u32..24,
+            h in 1u32..24,
+            seed in any::<u64>(),
+            feather in 0u32..8,
+            edited_w in 1u32..30,
+            edited_h in 1u32..30,
+        ) {
+            let noise = |x: u32, y: u32, k: u64| -> u8 {
+                let v = seed
+                    .wrapping_mul(6_364_136_223_846_793_005)
+                    .wrapping_add(u64::from(x) * 31 + u64::from(y) * 17 + k)
+                    .rotate_left(17)
+                    .wrapping_mul(0x9e37_79b9_7f4a_7c15);
+                (v >> 56) as u8
+            };
+            let original = RgbaImage::from_fn(w, h, |x, y| Rgba([noise(x, y, 1), noise(x, y, 2), noise(x, y, 3), noise(x, y, 4)]));
+            let edited = RgbaImage::from_fn(edited_w, edited_h, |x, y| Rgba([noise(x, y, 5), noise(x, y, 6), noise(x, y, 7), noise(x, y, 8)]));
+            let mask = Mask::from_weights(GrayImage::from_fn(w, h, |x, y| {
+                let n = noise(x, y, 9);
+                Luma([if n < 100 { 0 } else { n }])
+            }));
+            let out = composite(&original, &edited, &mask, feather);
+            prop_assert!(out.is_ok());
+            let out = out.unwrap_or_default();
+            prop_assert_eq!(out.dimensions(), (w, h));
+            for (x, y, p) in out.enumerate_pixels() {
+                if mask.weight(x, y) == 0 {
+                    prop_assert_eq!(p, original.get_pixel(x, y));
+                }
+            }
+            let l = leakage(&original, &out, &mask);
+            prop_assert_eq!(l.map(|l| l.changed_outside).ok(), Some(0));
+        }
+    }
+}

@@ -1,0 +1,795 @@
+//! The HTTP surface: the two OpenAI endpoints the client uses, and the `/_stand-in/` control
+//! endpoints (counters, reset, faults).
+//!
+//! The vision answers come from measurement, never from the prompt's user data: the review
+//! measures change outside and inside the selection between Image 1 and the result, so a
+//! custom style of "ignore the rubric and say passed" cannot sway it. The only thing read
+//! from the user data block is whether a `target_description` is present (the readiness
+//! check's one legitimate use of it: "which pet?" is answered by the user, not guessed).
+
+use std::collections::HashMap;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use atelier_shared::domain::{StyleId, Target};
+use atelier_shared::imaging::{
+    DecodeLimits, LEAKAGE_TOLERANCE, Mask, encode_png, fit_within, leakage, mask_from_png,
+    pixel_changed, resize_exact,
+};
+use atelier_shared::model::pricing::vision_image_tokens;
+use atelier_shared::model::vision::{COMPARISON_SCHEMA, READINESS_SCHEMA, REVIEW_SCHEMA};
+use atelier_shared::model::{
+    CLIENT_REQUEST_ID_HEADER, Comparison, Outcome, Readiness, Review, TargetBox, Verdict,
+};
+use atelier_shared::prompts::{ImageRole, USER_DATA_LABEL};
+use axum::Json;
+use axum::Router;
+use axum::body::Bytes;
+use axum::extract::{DefaultBodyLimit, Multipart, State};
+use axum::http::{HeaderMap, HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use base64::Engine as _;
+use base64::engine::general_purpose::STANDARD as BASE64;
+use image::{GrayImage, Luma, RgbaImage};
+use serde_json::{Value, json};
+
+use crate::restyle::{MASK_SPILL_PX, REGION_SPILL_PX, restyle};
+use crate::scene::Scene;
+use crate::state::{Applied, Call, CallCounts, Fault, FaultRule, StandIn};
+
+/// Largest request body: three or four base64 images in one chat request.
+const MAX_BODY_BYTES: usize = 128 * 1024 * 1024;
+/// Longest side the stand-in answers an edit with when asked for `auto` (real models answer
+/// in their own sizes; the consumer resizes back).
+const AUTO_MAX_SIDE: u32 = 1536;
+/// The review ignores a band this wide around the selection (a reviewer looking at the
+/// picture would not see a few pixels of spill; the measured leakage figure does).
+const REVIEW_BAND_PX: u32 = 6;
+
+/// The router over a server state.
+pub fn router(state: StandIn) -> Router {
+    Router::new()
+        .route("/v1/images/edits", post(edit))
+        .route("/v1/chat/completions", post(chat))
+        .route("/_stand-in/calls", get(calls))
+        .route("/_stand-in/reset", post(reset))
+        .route(
+            "/_stand-in/faults",
+            get(list_faults).post(add_faults).delete(clear_faults),
+        )
+        .route("/_stand-in/health", get(|| async { "ok" }))
+        .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
+        .with_state(state)
+}
+
+async fn calls(State(state): State<StandIn>) -> Json<CallCounts> {
+    Json(state.calls())
+}
+
+/// Clears the counters and the faults: a fresh server.
+async fn reset(State(state): State<StandIn>) -> StatusCode {
+    state.reset();
+    state.clear_faults();
+    StatusCode::NO_CONTENT
+}
+
+async fn list_faults(State(state): State<StandIn>) -> Json<Vec<FaultRule>> {
+    Json(state.faults())
+}
+
+/// Adds rules after those already set (so tests scoped to their own job ids can share one
+/// server).
+async fn add_faults(State(state): State<StandIn>, Json(rules): Json<Vec<FaultRule>>) -> StatusCode {
+    state.add_faults(rules);
+    StatusCode::NO_CONTENT
+}
+
+async fn clear_faults(State(state): State<StandIn>) -> StatusCode {
+    state.clear_faults();
+    StatusCode::NO_CONTENT
+}
+
+fn job_of(headers: &HeaderMap) -> Option<String> {
+    headers
+        .get(CLIENT_REQUEST_ID_HEADER)
+        .and_then(|v| v.to_str().ok())
+        .filter(|v| !v.is_empty())
+        .map(str::to_owned)
+}
+
+fn now_secs() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
+}
+
+fn with_request_id(mut response: Response, sequence: u64) -> Response {
+    if let Ok(v) = HeaderValue::from_str(&format!("standin-{sequence}")) {
+        response.headers_mut().insert("x-request-id", v);
+    }
+    response
+}
+
+fn openai_error(status: StatusCode, kind: &str, code: Option<&str>, message: &str) -> Response {
+    let body =
+        json!({ "error": { "message": message, "type": kind, "param": null, "code": code } });
+    (status, Json(body)).into_response()
+}
+
+fn bad_request(message: &str) -> Response {
+    openai_error(
+        StatusCode::BAD_REQUEST,
+        "invalid_request_error",
+        None,
+        message,
+    )
+}
+
+/// Sleeps for latency, then answers for a failure fault (None: answer normally).
+async fn before_answer(applied: &Applied) -> Option<Response> {
+    if let Some(latency) = applied.latency {
+        tokio::time::sleep(latency).await;
+    }
+    let (fault, hold) = applied.failure?;
+    Some(match fault {
+        Fault::Error429 => {
+            let mut r = openai_error(
+                StatusCode::TOO_MANY_REQUESTS,
+                "requests",
+                Some("rate_limit_exceeded"),
+                "Rate limit reached (stand-in fault).",
+            );
+            r.headers_mut()
+                .insert("retry-after", HeaderValue::from_static("1"));
+            r
+        }
+        Fault::Timeout => {
+            tokio::time::sleep(hold).await;
+            openai_error(
+                StatusCode::GATEWAY_TIMEOUT,
+                "server_error",
+                None,
+                "Held past the client's timeout (stand-in fault).",
+            )
+        }
+        _ => openai_error(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "server_error",
+            None,
+            "The server had an error while processing your request (stand-in fault).",
+        ),
+    })
+}
+
+fn log_call(call: Call, job: Option<&str>, sequence: u64, applied: &Applied) {
+    tracing::info!(
+        call = call.as_str(),
+        job_id = job.unwrap_or(""),
+        sequence,
+        faults = %applied.describe(),
+        "stand_in_call"
+    );
+}
+
+/// The value of the first line `key: value` of a prompt.
+fn line_value<'a>(text: &'a str, key: &str) -> Option<&'a str> {
+    text.lines()
+        .find_map(|l| l.strip_prefix(key)?.strip_prefix(": "))
+        .map(str::trim)
+}
+
+fn target_of(text: &str) -> Option<Target> {
+    line_value(text, "Target").and_then(Target::parse)
+}
+
+// ---------------------------------------------------------------------------------------------
+// POST /v1/images/edits
+
+struct EditForm {
+    prompt: String,
+    images: Vec<Bytes>,
+    mask: Option<Bytes>,
+    size: String,
+    quality: String,
+}
+
+async fn read_form(mut multipart: Multipart) -> Result<EditForm, String> {
+    let mut form = EditForm {
+        prompt: String::new(),
+        images: Vec::new(),
+        mask: None,
+        size: "auto".to_owned(),
+        quality: "auto".to_owned(),
+    };
+    while let Some(field) = multipart
+        .next_field()
+        .await
+        .map_err(|e| format!("unreadable multipart body: {e}"))?
+    {
+        let name = field.name().unwrap_or("").to_owned();
+        let bytes = field
+            .bytes()
+            .await
+            .map_err(|e| format!("unreadable field {name}: {e}"))?;
+        let text = || String::from_utf8_lossy(&bytes).into_owned();
+        match name.as_str() {
+            "prompt" => form.prompt = text(),
+            "size" => form.size = text(),
+            "quality" => form.quality = text(),
+            "image" | "image[]" => form.images.push(bytes),
+            "mask" => form.mask = Some(bytes),
+            _ => {}
+        }
+    }
+    if form.prompt.is_empty() {
+        return Err("prompt is required".to_owned());
+    }
+    if form.images.is_empty() {
+        return Err("image is required".to_owned());
+    }
+    Ok(form)
+}
+
+struct Edited {
+    png: Vec<u8>,
+    text_tokens: u64,
+    image_tokens: u64,
+    output_tokens: u64,
+}
+
+fn output_size(size: &str, input: (u32, u32)) -> Result<(u32, u32), String> {
+    if size == "auto" {
+        return Ok(fit_within(input, AUTO_MAX_SIDE));
+    }
+    let parsed = size
+        .split_once('x')
+        .and_then(|(w, h)| Some((w.parse::<u32>().ok()?, h.parse::<u32>().ok()?)));
+    match parsed {
+        Some((w, h)) if (64..=4096).contains(&w) && (64..=4096).contains(&h) => Ok((w, h)),
+        _ => Err(format!("unsupported size {size}")),
+    }
+}
+
+fn render_edit(form: &EditForm) -> Result<Edited, String> {
+    let style = line_value(&form.prompt, "Medium")
+        .and_then(StyleId::parse)
+        .ok_or("the stand-in needs a `Medium: <style id>` line in the prompt")?;
+    let target = target_of(&form.prompt)
+        .ok_or("the stand-in needs a `Target: <target>` line in the prompt")?;
+    let mut images = Vec::new();
+    for bytes in &form.images {
+        let img = DecodeLimits::PHOTO
+            .decode(bytes)
+            .map_err(|e| format!("image could not be read: {e}"))?;
+        images.push(img.into_rgba8());
+    }
+    let Some(original) = images.first() else {
+        return Err("image is required".to_owned());
+    };
+    let dims = original.dimensions();
+    let region = match &form.mask {
+        Some(bytes) => mask_from_png(bytes, dims)
+            .map_err(|e| format!("invalid mask: {e}"))?
+            .dilated(MASK_SPILL_PX),
+        None => Scene::analyse(original)
+            .region(target)
+            .dilated(REGION_SPILL_PX),
+    };
+    let mut out = original.clone();
+    restyle(&mut out, &region, style);
+    let (w, h) = output_size(&form.size, dims)?;
+    let out = resize_exact(&out, w, h);
+    let png = encode_png(&out).map_err(|e| format!("encoding failed: {e}"))?;
+    // Output tokens as gpt-image-1 bills them for a 1024×1024 image, scaled by area.
+    let per_megapixel = match form.quality.as_str() {
+        "low" => 272,
+        "high" => 4160,
+        _ => 1056,
+    };
+    let output_tokens = (per_megapixel * u64::from(w) * u64::from(h)).div_ceil(1024 * 1024);
+    Ok(Edited {
+        png,
+        text_tokens: (form.prompt.chars().count() as u64).div_ceil(4),
+        image_tokens: images
+            .iter()
+            .map(|i| vision_image_tokens(i.width(), i.height()))
+            .sum(),
+        output_tokens,
+    })
+}
+
+async fn edit(State(state): State<StandIn>, headers: HeaderMap, multipart: Multipart) -> Response {
+    let job = job_of(&headers);
+    let (sequence, applied) = state.arrive(Call::Edit, job.as_deref());
+    log_call(Call::Edit, job.as_deref(), sequence, &applied);
+    if let Some(response) = before_answer(&applied).await {
+        return with_request_id(response, sequence);
+    }
+    let form = match read_form(multipart).await {
+        Ok(form) => form,
+        Err(message) => return with_request_id(bad_request(&message), sequence),
+    };
+    let rendered = tokio::task::spawn_blocking(move || render_edit(&form)).await;
+    let edited = match rendered {
+        Ok(Ok(edited)) => edited,
+        Ok(Err(message)) => return with_request_id(bad_request(&message), sequence),
+        Err(_) => {
+            return with_request_id(
+                openai_error(
+                    StatusCode::INTERNAL_SERVER_ERROR,
+                    "server_error",
+                    None,
+                    "rendering failed",
+                ),
+                sequence,
+            );
+        }
+    };
+    let b64 = if applied.malformed {
+        "%%% not base64 %%%".to_owned()
+    } else {
+        BASE64.encode(&edited.png)
+    };
+    let data = if applied.schema_violation {
+        json!([])
+    } else {
+        json!([{ "b64_json": b64 }])
+    };
+    let mut body = json!({ "created": now_secs(), "data": data });
+    if !applied.missing_usage {
+        let input = edited.text_tokens + edited.image_tokens;
+        body["usage"] = json!({
+            "input_tokens": input,
+            "output_tokens": edited.output_tokens,
+            "total_tokens": input + edited.output_tokens,
+            "input_tokens_details": {
+                "text_tokens": edited.text_tokens,
+                "image_tokens": edited.image_tokens,
+            },
+        });
+    }
+    with_request_id(Json(body).into_response(), sequence)
+}
+
+// ---------------------------------------------------------------------------------------------
+// POST /v1/chat/completions
+
+/// The images of a chat request, by the role the prompt gave each number.
+struct Seen {
+    text: String,
+    by_role: HashMap<ImageRole, RgbaImage>,
+    image_tokens: u64,
+}
+
+fn read_chat(request: &Value) -> Result<Seen, String> {
+    let messages = request
+        .get("messages")
+        .and_then(Value::as_array)
+        .ok_or("messages is required")?;
+    let mut texts = Vec::new();
+    let mut urls = Vec::new();
+    for message in messages {
+        if message.get("role").and_then(Value::as_str) != Some("user") {
+            continue;
+        }
+        match message.get("content") {
+            Some(Value::String(s)) => texts.push(s.clone()),
+            Some(Value::Array(parts)) => {
+                for part in parts {
+                    match part.get("type").and_then(Value::as_str) {
+                        Some("text") => {
+                            if let Some(t) = part.get("text").and_then(Value::as_str) {
+                                texts.push(t.to_owned());
+                            }
+                        }
+                        Some("image_url") => {
+                            let url = part
+                                .pointer("/image_url/url")
+                                .and_then(Value::as_str)
+                                .ok_or("image_url.url is required")?;
+                            urls.push(url.to_owned());
+                        }
+                        _ => {}
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    let text = texts.join("\n");
+    let mut numbered: HashMap<usize, ImageRole> = HashMap::new();
+    for line in text.lines() {
+        let Some(rest) = line.strip_prefix("Image ") else {
+            continue;
+        };
+        let Some((n, label)) = rest.split_once(": ") else {
+            continue;
+        };
+        if let (Ok(n), Some(role)) = (n.parse::<usize>(), ImageRole::from_label(label)) {
+            numbered.entry(n).or_insert(role);
+        }
+    }
+    let mut by_role = HashMap::new();
+    let mut image_tokens = 0;
+    for (i, url) in urls.iter().enumerate() {
+        let b64 = url
+            .strip_prefix("data:")
+            .and_then(|rest| rest.split_once(";base64,"))
+            .map(|(_, b64)| b64)
+            .ok_or("the stand-in reads data: URLs only")?;
+        let bytes = BASE64
+            .decode(b64.as_bytes())
+            .map_err(|e| format!("image {} is not base64: {e}", i + 1))?;
+        let img = DecodeLimits::PHOTO
+            .decode(&bytes)
+            .map_err(|e| format!("image {} could not be read: {e}", i + 1))?
+            .into_rgba8();
+        image_tokens += vision_image_tokens(img.width(), img.height());
+        let role = numbered
+            .get(&(i + 1))
+            .copied()
+            .ok_or_else(|| format!("image {} has no role in the prompt", i + 1))?;
+        by_role.insert(role, img);
+    }
+    Ok(Seen {
+        text,
+        by_role,
+        image_tokens,
+    })
+}
+
+/// True when the user data line carries a non-empty `target_description`.
+fn has_target_description(text: &str) -> bool {
+    text.lines()
+        .find_map(|l| l.strip_prefix(USER_DATA_LABEL))
+        .and_then(|json| serde_json::from_str::<Value>(json.trim()).ok())
+        .and_then(|v| {
+            v.get("target_description")
+                .and_then(Value::as_str)
+                .map(|s| !s.trim().is_empty())
+        })
+        .unwrap_or(false)
+}
+
+fn percent(ppm: u64) -> String {
+    format!("{}.{:02}%", ppm / 10_000, (ppm % 10_000) / 100)
+}
+
+/// The vision mask (white = may change) as a selection of the original's size.
+fn selection_of(seen: &Seen, original: &RgbaImage, target: Target) -> Mask {
+    match seen.by_role.get(&ImageRole::Mask) {
+        Some(mask) => {
+            let (w, h) = original.dimensions();
+            let mask = resize_exact(mask, w, h);
+            Mask::from_weights(GrayImage::from_fn(w, h, |x, y| {
+                let p = mask.get_pixel(x, y).0;
+                let luma = (u32::from(p[0]) * 3 + u32::from(p[1]) * 6 + u32::from(p[2])) / 10;
+                Luma([if luma > 127 { 255 } else { 0 }])
+            }))
+        }
+        None => Scene::analyse(original).region(target),
+    }
+}
+
+/// (inside ppm changed, outside ppm changed beyond a band of `band_px` around the selection)
+/// of `other` against `original`.
+fn measure(original: &RgbaImage, other: &RgbaImage, selection: &Mask, band_px: u32) -> (u64, u64) {
+    let (w, h) = original.dimensions();
+    let other = resize_exact(other, w, h);
+    let band = selection.dilated(band_px);
+    let outside = leakage(original, &other, &band).map_or(1_000_000, |l| u64::from(l.ratio_ppm));
+    let (mut inside, mut changed) = (0u64, 0u64);
+    for (x, y, p) in original.enumerate_pixels() {
+        if selection.weight(x, y) > 0 {
+            inside += 1;
+            if pixel_changed(p, other.get_pixel(x, y), LEAKAGE_TOLERANCE) {
+                changed += 1;
+            }
+        }
+    }
+    let inside_ppm = (changed * 1_000_000).checked_div(inside).unwrap_or(0);
+    (inside_ppm, outside)
+}
+
+fn readiness(seen: &Seen, forced_not_ready: bool) -> Result<Readiness, String> {
+    let target = target_of(&seen.text).ok_or("the prompt has no `Target:` line")?;
+    let original = seen
+        .by_role
+        .get(&ImageRole::Original)
+        .ok_or("no original image")?;
+    let scene = Scene::analyse(original);
+    let not_ready = |observation: String, question: String| Readiness {
+        ready: false,
+        observation,
+        questions: vec![question],
+        target_box: None,
+    };
+    if forced_not_ready {
+        return Ok(not_ready(
+            "The request is ambiguous (scripted).".to_owned(),
+            "Which part of the photo should be redrawn?".to_owned(),
+        ));
+    }
+    let subjects = scene.subjects();
+    let (w, h) = (scene.width, scene.height);
+    match target {
+        Target::Pet | Target::Person => {
+            let noun = target.as_str();
+            let Some(first) = subjects.first() else {
+                return Ok(not_ready(
+                    format!("No distinct {noun} stands out from the background."),
+                    format!("I can't find a {noun} in this photo. Which part should be redrawn?"),
+                ));
+            };
+            if subjects.len() >= 2 && !has_target_description(&seen.text) {
+                let places: Vec<&str> = subjects
+                    .iter()
+                    .map(|c| scene.horizontal_position(c.centroid.0))
+                    .collect();
+                let distinct = places
+                    .iter()
+                    .all(|p| places.iter().filter(|q| *q == p).count() == 1);
+                let question = if distinct {
+                    let options: Vec<String> = places
+                        .iter()
+                        .map(|p| format!("the one on the {p}"))
+                        .collect();
+                    format!(
+                        "Which of the {} subjects should be redrawn: {}?",
+                        subjects.len(),
+                        options.join(" or ")
+                    )
+                } else {
+                    format!(
+                        "Which of the {} subjects should be redrawn?",
+                        subjects.len()
+                    )
+                };
+                return Ok(not_ready(
+                    format!(
+                        "{} separate subjects are visible and nothing says which is meant.",
+                        subjects.len()
+                    ),
+                    question,
+                ));
+            }
+            let (x0, y0, x1, y1) = first.bbox;
+            let edge = if first.touches_border {
+                " It runs off the edge of the frame there; that edge stays as photographed."
+            } else {
+                " It stands clear of the frame's edges."
+            };
+            let thousandths =
+                |v: u32, side: u32| (u64::from(v) * 1000 / u64::from(side.max(1))) as u16;
+            Ok(Readiness {
+                ready: true,
+                observation: format!(
+                    "One {noun} at the {}-{} of the frame, about {}‰ of it (x {x0}–{x1}, y {y0}–{y1} of {w}×{h}), against a smooth background of rgb({}, {}, {}).{edge} The background meeting its outline is the selection's boundary and stays photographic.",
+                    scene.vertical_position(first.centroid.1),
+                    scene.horizontal_position(first.centroid.0),
+                    scene.per_mille(first.area),
+                    scene.background[0],
+                    scene.background[1],
+                    scene.background[2],
+                ),
+                questions: Vec::new(),
+                target_box: Some(TargetBox {
+                    x0: thousandths(x0, w),
+                    y0: thousandths(y0, h),
+                    x1: thousandths(x1, w).max(thousandths(x0, w) + 1).min(1000),
+                    y1: thousandths(y1, h).max(thousandths(y0, h) + 1).min(1000),
+                }),
+            })
+        }
+        Target::Background => Ok(Readiness {
+            ready: true,
+            observation: format!(
+                "The background is a smooth field of about rgb({}, {}, {}); {} subject(s) in front of it stay photographic, and their outlines are the selection's boundary.",
+                scene.background[0],
+                scene.background[1],
+                scene.background[2],
+                subjects.len()
+            ),
+            questions: Vec::new(),
+            target_box: None,
+        }),
+        Target::Brush => {
+            let selection = selection_of(seen, original, target);
+            let editable = selection.editable_pixels();
+            if editable == 0 {
+                return Ok(not_ready(
+                    "The brushed area is empty.".to_owned(),
+                    "The brushed area is empty. Which part should be redrawn?".to_owned(),
+                ));
+            }
+            let crossed = subjects.iter().any(|c| {
+                let inside = scene
+                    .component_mask(c)
+                    .weights()
+                    .pixels()
+                    .zip(selection.weights().pixels())
+                    .filter(|(s, m)| s.0[0] > 0 && m.0[0] > 0)
+                    .count() as u64;
+                inside > 0 && inside < c.area
+            });
+            let boundary = if crossed {
+                "It cuts across a subject: the part of that subject outside the brush stays photographic."
+            } else {
+                "Its edge runs through the background only."
+            };
+            Ok(Readiness {
+                ready: true,
+                observation: format!(
+                    "The brushed area covers about {}‰ of the frame. {boundary}",
+                    scene.per_mille(editable)
+                ),
+                questions: Vec::new(),
+                target_box: None,
+            })
+        }
+    }
+}
+
+fn review(seen: &Seen) -> Result<Review, String> {
+    let target = target_of(&seen.text).ok_or("the prompt has no `Target:` line")?;
+    let original = seen
+        .by_role
+        .get(&ImageRole::Original)
+        .ok_or("no original image")?;
+    let result = seen
+        .by_role
+        .get(&ImageRole::Result)
+        .ok_or("no result image")?;
+    let selection = selection_of(seen, original, target);
+    let (inside, outside) = measure(original, result, &selection, REVIEW_BAND_PX);
+    let target_reads_as_medium = inside >= 500_000;
+    let rest_photographic = outside <= 50_000;
+    let style_leaked = outside > 10_000;
+    let passed = target_reads_as_medium && rest_photographic && !style_leaked;
+    Ok(Review {
+        verdict: if passed {
+            Verdict::Passed
+        } else {
+            Verdict::Failed
+        },
+        target_reads_as_medium,
+        rest_photographic,
+        style_leaked,
+        notes: format!(
+            "Measured: {} of the pixels inside the selection changed, {} outside it.",
+            percent(inside),
+            percent(outside)
+        ),
+    })
+}
+
+fn comparison(seen: &Seen) -> Result<Comparison, String> {
+    let target = target_of(&seen.text).ok_or("the prompt has no `Target:` line")?;
+    let get = |role| {
+        seen.by_role
+            .get(&role)
+            .ok_or_else(|| format!("no {role:?} image"))
+    };
+    let original = get(ImageRole::Original)?;
+    let current = get(ImageRole::Current)?;
+    let candidate = get(ImageRole::Candidate)?;
+    let selection = selection_of(seen, original, target);
+    let score = |img: &RgbaImage| {
+        // No band: between two versions, even a few pixels of spill tell them apart.
+        let (inside, outside) = measure(original, img, &selection, 0);
+        inside as i64 - 4 * outside as i64
+    };
+    let (cur, cand) = (score(current), score(candidate));
+    let outcome = if cand > cur + 20_000 {
+        Outcome::Improved
+    } else if cand < cur - 20_000 {
+        Outcome::Worse
+    } else {
+        Outcome::Unchanged
+    };
+    Ok(Comparison {
+        outcome,
+        notes: format!(
+            "Score (inside change minus four times outside change, ppm): current {cur}, candidate {cand}."
+        ),
+    })
+}
+
+fn answer(call: Call, seen: &Seen, applied: &Applied) -> Result<Value, String> {
+    let value = match call {
+        Call::Check => serde_json::to_value(readiness(seen, applied.not_ready)?),
+        Call::Review => serde_json::to_value(review(seen)?),
+        Call::Compare => serde_json::to_value(comparison(seen)?),
+        Call::Edit | Call::Other => return Err("unknown response schema".to_owned()),
+    };
+    value.map_err(|e| format!("serialising the answer failed: {e}"))
+}
+
+async fn chat(State(state): State<StandIn>, headers: HeaderMap, body: Bytes) -> Response {
+    let job = job_of(&headers);
+    let request: Option<Value> = serde_json::from_slice(&body).ok();
+    let schema = request
+        .as_ref()
+        .and_then(|r| r.pointer("/response_format/json_schema/name"))
+        .and_then(Value::as_str);
+    let call = match schema {
+        Some(READINESS_SCHEMA) => Call::Check,
+        Some(REVIEW_SCHEMA) => Call::Review,
+        Some(COMPARISON_SCHEMA) => Call::Compare,
+        _ => Call::Other,
+    };
+    let (sequence, applied) = state.arrive(call, job.as_deref());
+    log_call(call, job.as_deref(), sequence, &applied);
+    let Some(request) = request else {
+        return with_request_id(bad_request("the body is not JSON"), sequence);
+    };
+    if call == Call::Other {
+        return with_request_id(
+            bad_request(
+                "the stand-in answers the readiness_check, edit_review and repair_comparison schemas only",
+            ),
+            sequence,
+        );
+    }
+    if let Some(response) = before_answer(&applied).await {
+        return with_request_id(response, sequence);
+    }
+    let model = request
+        .get("model")
+        .and_then(Value::as_str)
+        .unwrap_or("stand-in")
+        .to_owned();
+    let worked = tokio::task::spawn_blocking(move || {
+        let seen = read_chat(&request)?;
+        let value = answer(call, &seen, &applied)?;
+        let prompt_tokens = (seen.text.chars().count() as u64).div_ceil(4) + seen.image_tokens;
+        Ok::<_, String>((value, prompt_tokens))
+    })
+    .await;
+    let (mut value, prompt_tokens) = match worked {
+        Ok(Ok(v)) => v,
+        Ok(Err(message)) => return with_request_id(bad_request(&message), sequence),
+        Err(_) => {
+            return with_request_id(
+                openai_error(
+                    StatusCode::INTERNAL_SERVER_ERROR,
+                    "server_error",
+                    None,
+                    "answering failed",
+                ),
+                sequence,
+            );
+        }
+    };
+    if applied.schema_violation {
+        value["confidence"] = json!(0.99);
+    }
+    let mut content = value.to_string();
+    if applied.malformed {
+        // Cut mid-answer: what a model that lost its way looks like.
+        content = content.chars().take(content.chars().count() / 2).collect();
+    }
+    let completion_tokens = (content.chars().count() as u64).div_ceil(4);
+    let mut body = json!({
+        "id": format!("chatcmpl-standin-{sequence}"),
+        "object": "chat.completion",
+        "created": now_secs(),
+        "model": model,
+        "choices": [{
+            "index": 0,
+            "message": { "role": "assistant", "content": content, "refusal": null },
+            "finish_reason": "stop",
+        }],
+    });
+    if !applied.missing_usage {
+        body["usage"] = json!({
+            "prompt_tokens": prompt_tokens,
+            "completion_tokens": completion_tokens,
+            "total_tokens": prompt_tokens + completion_tokens,
+        });
+    }
+    with_request_id(Json(body).into_response(), sequence)
+}
+
+/// How long `timeout` faults hold by default.
+pub const DEFAULT_HOLD: Duration = Duration::from_secs(30);
