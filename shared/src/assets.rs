@@ -100,4 +100,67 @@ impl Assets {
             }
         }
     }
+
+    /// Reads an object of at most `max_bytes` (checked from its length before the body is
+    /// read). `Ok(None)` when it does not exist.
+    pub async fn get_limited(&self, key: &str, max_bytes: u64) -> Result<Option<Vec<u8>>, AssetReadError> {
+        let out = match self.s3.get_object().bucket(&self.bucket).key(key).send().await {
+            Ok(out) => out,
+            Err(e) if e.as_service_error().is_some_and(|s| s.is_no_such_key()) => return Ok(None),
+            Err(e) if e.raw_response().is_some_and(|r| r.status().as_u16() == 404) => return Ok(None),
+            Err(e) => return Err(AssetReadError::Aws(AwsError::new("assets.get", e))),
+        };
+        let declared = out.content_length.unwrap_or(0).max(0).unsigned_abs();
+        if declared > max_bytes {
+            return Err(AssetReadError::TooLarge { bytes: declared, max: max_bytes });
+        }
+        let body = out.body.collect().await.map_err(|e| AssetReadError::Aws(AwsError::new("assets.read", e)))?;
+        let bytes = body.into_bytes();
+        if bytes.len() as u64 > max_bytes {
+            return Err(AssetReadError::TooLarge { bytes: bytes.len() as u64, max: max_bytes });
+        }
+        Ok(Some(bytes.to_vec()))
+    }
+
+    /// Stores a PNG privately (server-side encryption is the bucket's default).
+    pub async fn put_png(&self, key: &str, bytes: Vec<u8>) -> Result<(), AwsError> {
+        self.s3
+            .put_object()
+            .bucket(&self.bucket)
+            .key(key)
+            .content_type("image/png")
+            .body(bytes.into())
+            .send()
+            .await
+            .map_err(|e| AwsError::new("assets.put", e))?;
+        Ok(())
+    }
+
+    /// A short-lived GET URL for a private object.
+    pub async fn presign_get(&self, key: &str, ttl: Duration) -> Result<String, AwsError> {
+        let config = PresigningConfig::expires_in(ttl).map_err(|e| AwsError::new("assets.presign.config", e))?;
+        let req = self
+            .s3
+            .get_object()
+            .bucket(&self.bucket)
+            .key(key)
+            .presigned(config)
+            .await
+            .map_err(|e| AwsError::new("assets.presign_get", e))?;
+        Ok(req.uri().to_owned())
+    }
+
+    /// Where a job's delivered image (or a kept candidate) is stored.
+    pub fn result_key(user: &UserId, job: &crate::domain::JobId, name: &str) -> String {
+        format!("results/{}/{}/{}.png", user.as_str(), job.as_str(), name)
+    }
+}
+
+/// Reading an input image failed.
+#[derive(Debug, thiserror::Error)]
+pub enum AssetReadError {
+    #[error("object is {bytes} bytes, over the limit of {max}")]
+    TooLarge { bytes: u64, max: u64 },
+    #[error(transparent)]
+    Aws(AwsError),
 }

@@ -9,6 +9,8 @@ pub struct Clients {
     pub dynamodb: aws_sdk_dynamodb::Client,
     pub sqs: aws_sdk_sqs::Client,
     pub s3: aws_sdk_s3::Client,
+    /// Only the consumer reads a secret (the provider key, once at cold start).
+    pub secrets: aws_sdk_secretsmanager::Client,
 }
 
 impl Clients {
@@ -27,6 +29,7 @@ impl Clients {
             dynamodb: aws_sdk_dynamodb::Client::new(sdk),
             sqs: aws_sdk_sqs::Client::new(sdk),
             s3: aws_sdk_s3::Client::from_conf(s3_config),
+            secrets: aws_sdk_secretsmanager::Client::new(sdk),
         }
     }
 }

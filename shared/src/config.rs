@@ -15,6 +15,13 @@ pub mod env {
     pub const BUCKET: &str = "ATELIER_BUCKET";
     pub const MAX_IN_FLIGHT: &str = "ATELIER_MAX_IN_FLIGHT";
     pub const UPLOAD_URL_TTL_SECS: &str = "ATELIER_UPLOAD_URL_TTL_SECS";
+    pub const RESULT_URL_TTL_SECS: &str = "ATELIER_RESULT_URL_TTL_SECS";
+    pub const DAILY_CAP_MICROS: &str = "ATELIER_DAILY_CAP_MICROS";
+    pub const MODEL_BASE_URL: &str = "ATELIER_MODEL_BASE_URL";
+    pub const MODEL_API_KEY_SECRET_ID: &str = "ATELIER_MODEL_API_KEY_SECRET_ID";
+    pub const MODEL_API_KEY: &str = "ATELIER_MODEL_API_KEY";
+    pub const VISION_MODEL: &str = "ATELIER_VISION_MODEL";
+    pub const IMAGE_MODEL: &str = "ATELIER_IMAGE_MODEL";
     pub const LOG_FORMAT: &str = "AWS_LAMBDA_LOG_FORMAT";
     pub const LOG_LEVEL: &str = "AWS_LAMBDA_LOG_LEVEL";
 
@@ -49,6 +56,11 @@ pub mod env {
             false,
             "lifetime of presigned upload URLs in seconds (default 900)",
         ),
+        (MODEL_BASE_URL, false, "model provider base URL (default: the stand-in server on 127.0.0.1:8788 without a key, https://api.openai.com with one)"),
+        (MODEL_API_KEY_SECRET_ID, false, "Secrets Manager id of the provider key, read by the consumer at cold start"),
+        (MODEL_API_KEY, false, "the provider key itself (local development only; prefer the secret)"),
+        (VISION_MODEL, false, "model for the readiness check and review (default gpt-4.1-mini)"),
+        (IMAGE_MODEL, false, "model for the edit (default gpt-image-1)"),
         (LOG_FORMAT, false, "JSON (default in Lambda) or Text"),
         (LOG_LEVEL, false, "log level filter (default info)"),
     ];
@@ -109,6 +121,9 @@ pub struct Limits {
     /// Rule 11: edits one user may have queued or processing.
     pub max_in_flight: u32,
     pub upload_url_ttl_secs: u64,
+    pub result_url_ttl_secs: u64,
+    /// Rule 8: provider spend allowed per UTC day, micro-dollars (new days start with this).
+    pub daily_cap_micros: i64,
 }
 
 impl Default for Limits {
@@ -116,6 +131,8 @@ impl Default for Limits {
         Limits {
             max_in_flight: 3,
             upload_url_ttl_secs: 900,
+            result_url_ttl_secs: 600,
+            daily_cap_micros: 20_000_000,
         }
     }
 }
@@ -189,6 +206,19 @@ impl Config {
                     30,
                     3600,
                 )?,
+                result_url_ttl_secs: number(
+                    env::RESULT_URL_TTL_SECS,
+                    defaults.result_url_ttl_secs,
+                    30,
+                    3600,
+                )?,
+                daily_cap_micros: i64::try_from(number(
+                    env::DAILY_CAP_MICROS,
+                    defaults.daily_cap_micros.unsigned_abs(),
+                    0,
+                    1_000_000_000_000,
+                )?)
+                .unwrap_or(defaults.daily_cap_micros),
             },
         })
     }
@@ -229,5 +259,55 @@ mod tests {
                 ..
             })
         ));
+    }
+}
+
+/// The model provider settings (the consumer only).
+#[derive(Clone, PartialEq, Eq)]
+pub struct ModelSettings {
+    pub base_url: String,
+    pub api_key_secret_id: Option<String>,
+    pub api_key: Option<String>,
+    pub vision_model: Option<String>,
+    pub image_model: Option<String>,
+}
+
+impl std::fmt::Debug for ModelSettings {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ModelSettings")
+            .field("base_url", &self.base_url)
+            .field("api_key_secret_id", &self.api_key_secret_id)
+            .field("api_key", &self.api_key.as_ref().map(|_| "<redacted>"))
+            .finish_non_exhaustive()
+    }
+}
+
+/// Where the stand-in model server listens by default.
+pub const STAND_IN_MODEL_URL: &str = "http://127.0.0.1:8788";
+
+impl ModelSettings {
+    pub fn from_env() -> Result<ModelSettings, ConfigError> {
+        let vars: HashMap<String, String> = std::env::vars().collect();
+        ModelSettings::from_lookup(|k| vars.get(k).cloned())
+    }
+
+    pub fn from_lookup(get: impl Fn(&str) -> Option<String>) -> Result<ModelSettings, ConfigError> {
+        let opt = |name: &str| get(name).map(|v| v.trim().to_owned()).filter(|v| !v.is_empty());
+        let api_key_secret_id = opt(env::MODEL_API_KEY_SECRET_ID);
+        let api_key = opt(env::MODEL_API_KEY);
+        let keyed = api_key_secret_id.is_some() || api_key.is_some();
+        let base_url = opt(env::MODEL_BASE_URL).unwrap_or_else(|| {
+            if keyed { "https://api.openai.com".to_owned() } else { STAND_IN_MODEL_URL.to_owned() }
+        });
+        if !(base_url.starts_with("http://") || base_url.starts_with("https://")) {
+            return Err(ConfigError::Invalid { name: env::MODEL_BASE_URL, reason: format!("not an http(s) URL: {base_url:?}") });
+        }
+        Ok(ModelSettings {
+            base_url: base_url.trim_end_matches('/').to_owned(),
+            api_key_secret_id,
+            api_key,
+            vision_model: opt(env::VISION_MODEL),
+            image_model: opt(env::IMAGE_MODEL),
+        })
     }
 }

@@ -398,12 +398,20 @@ pub fn mask_from_png(bytes: &[u8], expected: (u32, u32)) -> Result<Mask, Imaging
         });
     }
     if image.color().has_alpha() {
-        let rgba = image.to_rgba8();
+        // Borrow the common 8-bit RGBA layout rather than copying a full-size image.
+        let converted;
+        let rgba = match image.as_rgba8() {
+            Some(rgba) => rgba,
+            None => {
+                converted = image.to_rgba8();
+                &converted
+            }
+        };
         if rgba.pixels().any(|p| p.0[3] < 255) {
-            let weights = GrayImage::from_fn(width, height, |x, y| {
-                Luma([255 - rgba.get_pixel(x, y).0[3]])
-            });
-            return Ok(Mask::from_weights(weights));
+            let alpha: Vec<u8> = rgba.pixels().map(|p| 255 - p.0[3]).collect();
+            if let Some(weights) = GrayImage::from_raw(width, height, alpha) {
+                return Ok(Mask::from_weights(weights));
+            }
         }
     }
     Ok(Mask::from_weights(image.to_luma8()))

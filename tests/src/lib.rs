@@ -66,6 +66,8 @@ impl Harness {
 
     /// A harness with a changed configuration (limits, a broken queue URL, ...).
     pub async fn with_config(config: Config) -> Harness {
+        // Logs go to the test's captured output (shown for failing tests only).
+        let _ = tracing_subscriber::fmt().with_test_writer().with_target(false).try_init();
         // Clients are per test: a pooled connection must not outlive the test's runtime.
         let clients = Clients::from_env().await;
         PROVISIONED
@@ -361,4 +363,104 @@ pub fn capture_logs() -> (LogCapture, tracing::subscriber::DefaultGuard) {
         .with_writer(capture.clone())
         .finish();
     (capture, tracing::subscriber::set_default(subscriber))
+}
+
+/// The stand-in model server, started in-process on a free port for one test.
+pub struct StandIn {
+    pub base_url: String,
+    http: reqwest::Client,
+    _server: atelier_model_server::ServerHandle,
+}
+
+/// Calls of each kind that one job made.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct JobCalls {
+    pub check: u64,
+    pub edit: u64,
+    pub review: u64,
+    pub compare: u64,
+}
+
+impl StandIn {
+    pub async fn start() -> StandIn {
+        let addr = std::net::SocketAddr::from(([127, 0, 0, 1], 0));
+        let (_, server) = atelier_model_server::spawn(addr).await.unwrap_or_else(|e| panic!("stand-in: {e}"));
+        StandIn { base_url: server.base_url(), http: reqwest::Client::new(), _server: server }
+    }
+
+    /// The calls a job made, from the server's counters.
+    pub async fn calls(&self, job: &str) -> JobCalls {
+        let v: Value = self
+            .http
+            .get(format!("{}/_stand-in/calls", self.base_url))
+            .send()
+            .await
+            .unwrap_or_else(|e| panic!("{e}"))
+            .json()
+            .await
+            .unwrap_or(Value::Null);
+        let j = &v["by_job"][job];
+        let n = |k: &str| j[k].as_u64().unwrap_or(0);
+        JobCalls { check: n("check"), edit: n("edit"), review: n("review"), compare: n("compare") }
+    }
+
+    /// Scripts a fault (`{"call": …, "fault": …, "job": …}`).
+    pub async fn fault(&self, rule: Value) {
+        let res = self
+            .http
+            .post(format!("{}/_stand-in/faults", self.base_url))
+            .json(&Value::Array(vec![rule]))
+            .send()
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert!(res.status().is_success(), "fault refused: {}", res.status());
+    }
+}
+
+impl Harness {
+    /// A processor (the consumer's core) talking to `model`.
+    pub fn processor(&self, model: &StandIn) -> atelier_shared::services::process::Processor {
+        self.processor_with_timeout(model, std::time::Duration::from_secs(60))
+    }
+
+    /// A processor whose model calls time out after `timeout`.
+    pub fn processor_with_timeout(
+        &self,
+        model: &StandIn,
+        timeout: std::time::Duration,
+    ) -> atelier_shared::services::process::Processor {
+        let mut config = atelier_shared::model::ModelConfig::new(model.base_url.clone());
+        config.vision_timeout = timeout;
+        config.edit_timeout = timeout;
+        let client = atelier_shared::model::ModelClient::new(config).unwrap_or_else(|e| panic!("{e}"));
+        atelier_shared::services::process::Processor::new(self.app.clone(), client)
+    }
+
+    /// A harness on a stack of its own (tables, queue, bucket made from the same definition
+    /// under a fresh prefix): for tests that halt the budget or read the whole queue.
+    pub async fn isolated(limits: impl FnOnce(&mut atelier_shared::config::Limits)) -> Harness {
+        let base = Harness::config();
+        let endpoint = base.resources.queue_url.split("/000000000000/").next().unwrap_or_default().to_owned();
+        let prefix = format!("iso-{}", ulid::Ulid::new().to_string().to_lowercase());
+        let mut config = base.clone();
+        config.resources = atelier_shared::config::Resources::local(&prefix, &endpoint);
+        limits(&mut config.limits);
+        let h = Harness::with_config(config.clone()).await;
+        atelier_shared::provision::ensure(&h.clients, &config.resources).await.unwrap_or_else(|e| panic!("{e:?}"));
+        h
+    }
+
+    /// Uploads a sample photo and submits an edit of it; returns the job id.
+    pub async fn submit_photo(&self, user: &UserId, key: &str, photo: Vec<u8>, mut body: Value) -> String {
+        let original = self.upload(user, "original", photo).await;
+        body["original_asset_id"] = json!(original);
+        let res = self.submit(user, Some(key), &body).await;
+        assert_eq!(res.status, StatusCode::ACCEPTED, "{res:?}");
+        res.str("id")
+    }
+
+    /// The job as its owner sees it.
+    pub async fn job(&self, user: &UserId, id: &str) -> Reply {
+        self.get(user, &format!("/v1/edits/{id}")).await
+    }
 }

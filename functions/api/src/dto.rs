@@ -4,7 +4,9 @@ use std::collections::BTreeMap;
 
 use atelier_shared::domain::{JobState, Operation, Strength, StyleId, Target};
 use atelier_shared::services::uploads::UploadSlot;
-use atelier_shared::store::schema::{AccountItem, JobFailure, JobItem, LedgerItem, LedgerKind};
+use atelier_shared::store::schema::{
+    AccountItem, JobFailure, JobItem, LeakageRecord, LedgerItem, LedgerKind, ReviewRecord,
+};
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
@@ -39,6 +41,39 @@ pub struct JobView {
     pub updated_at: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub failure: Option<JobFailure>,
+    /// Present once the job succeeded.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub result: Option<ResultView>,
+}
+
+/// A delivered image: a short-lived download URL, the review and the measured leakage.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ResultView {
+    /// Presigned GET, valid until `url_expires_at`. Ask for the job again for a fresh one.
+    pub url: String,
+    pub url_expires_at: String,
+    pub width: u32,
+    pub height: u32,
+    pub review: ReviewRecord,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub leakage: Option<LeakageRecord>,
+}
+
+impl JobView {
+    /// The view with its result's download URL (`None` for a job without a result).
+    pub fn with_result_url(j: JobItem, url: Option<(String, String)>) -> JobView {
+        let result = j.result.clone().zip(url).map(|(r, (url, url_expires_at))| ResultView {
+            url,
+            url_expires_at,
+            width: r.width,
+            height: r.height,
+            review: r.review,
+            leakage: r.leakage,
+        });
+        let mut view = JobView::from(j);
+        view.result = result;
+        view
+    }
 }
 
 impl From<JobItem> for JobView {
@@ -63,6 +98,7 @@ impl From<JobItem> for JobView {
             created_at: j.created_at,
             updated_at: j.updated_at,
             failure: j.failure,
+            result: None,
         }
     }
 }

@@ -137,22 +137,11 @@ impl From<Error> for ApiError {
                 e
             }
             Error::Corrupt(_) | Error::Aws(_) => {
-                tracing::error!(error = %e, chain = %chain(&e), "request_failed");
+                tracing::error!(error = %atelier_shared::error::chain(&e), "request_failed");
                 ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "INTERNAL", "Internal error")
             }
         }
     }
-}
-
-fn chain(e: &dyn std::error::Error) -> String {
-    let mut out = e.to_string();
-    let mut cur = e.source();
-    while let Some(s) = cur {
-        out.push_str(": ");
-        out.push_str(&s.to_string());
-        cur = s.source();
-    }
-    out
 }
 
 impl IntoResponse for ApiError {

@@ -3,7 +3,9 @@
 
 pub mod accounts;
 pub mod audit;
+pub mod budget;
 pub mod jobs;
+pub mod process;
 pub mod submit;
 pub mod uploads;
 

@@ -56,6 +56,8 @@ pub async fn submit_edit(
         sweep_state: Some(JobState::Queued),
         sweep_at: Some(now.clone()),
         failure: None,
+        started_at: None,
+        result: None,
         created_at: now.clone(),
         updated_at: now,
     };
@@ -71,7 +73,7 @@ pub async fn submit_edit(
                 tracing::info!(user_id = %user, job_id = %job.job_id, credits = job.credits, "job_created");
                 if let Err(e) = app.queue.send_job(&job.job_id).await {
                     // The job is charged and queued in the database; the sweeper re-sends.
-                    tracing::warn!(job_id = %job.job_id, error = %e, source = ?std::error::Error::source(&e), "queue_dispatch_deferred");
+                    tracing::warn!(job_id = %job.job_id, error = %crate::error::chain(&e), "queue_dispatch_deferred");
                 }
                 return Ok(Submitted {
                     job,

@@ -1,12 +1,12 @@
 //! Jobs. Creation is one transaction with the debit (rule 1); the job's conditional put under
 //! its derived id is the idempotency check (rule 2).
 
-use aws_sdk_dynamodb::types::{ReturnValuesOnConditionCheckFailure, TransactWriteItem, Update};
+use aws_sdk_dynamodb::types::{ReturnValue, ReturnValuesOnConditionCheckFailure, TransactWriteItem, Update};
 
 use super::cursor;
-use super::schema::{JobItem, LedgerItem, LedgerKind, attr, index, reference};
+use super::schema::{JobFailure, JobItem, JobResult, LedgerItem, LedgerKind, attr, index, reference};
 use super::{Store, TxOutcome, from_item, n, names, s, to_item};
-use crate::domain::{JobId, UserId};
+use crate::domain::{JobId, JobState, UserId};
 use crate::error::{AwsError, Error};
 
 /// How an attempt to create a job and debit its price ended.
@@ -148,5 +148,195 @@ impl Store {
             .filter(|k| !k.is_empty())
             .and_then(|k| cursor::encode(&k));
         Ok((jobs, next))
+    }
+}
+
+/// How an attempt to finish a job ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FinishOutcome {
+    Done,
+    /// The job was no longer in the expected state: someone else finished it.
+    NotInState,
+}
+
+impl Store {
+    /// Compare-and-set `queued -> processing` (rule 5), returning the claimed job. `None`
+    /// when the job is unknown, already claimed or finished: the caller does nothing.
+    pub async fn claim(&self, id: &JobId, now: &str) -> Result<Option<JobItem>, Error> {
+        let res = self
+            .ddb
+            .update_item()
+            .table_name(&self.names.jobs_table)
+            .key(attr::JOB_ID, s(id.as_str()))
+            .update_expression(
+                "SET #status = :processing, #started_at = :now, #updated_at = :now, #sweep_state = :processing, #sweep_at = :now",
+            )
+            .condition_expression("#status = :queued")
+            .set_expression_attribute_names(Some(names(&[
+                attr::STATUS,
+                attr::STARTED_AT,
+                attr::UPDATED_AT,
+                attr::SWEEP_STATE,
+                attr::SWEEP_AT,
+            ])))
+            .expression_attribute_values(":processing", s(JobState::Processing.as_str()))
+            .expression_attribute_values(":queued", s(JobState::Queued.as_str()))
+            .expression_attribute_values(":now", s(now))
+            .return_values(ReturnValue::AllNew)
+            .send()
+            .await;
+        match res {
+            Ok(out) => out.attributes.map(from_item).transpose(),
+            Err(e) if e.as_service_error().is_some_and(|s| s.is_conditional_check_failed_exception()) => Ok(None),
+            Err(e) => Err(AwsError::new("jobs.claim", e).into()),
+        }
+    }
+
+    /// The item that releases the job's in-flight slot on its account (and, for a refund,
+    /// returns its credits), as a transaction item.
+    fn account_release(&self, job: &JobItem, refund: bool) -> Result<TransactWriteItem, Error> {
+        let mut b = Update::builder()
+            .table_name(&self.names.accounts_table)
+            .key(attr::USER_ID, s(job.user_id.as_str()))
+            .condition_expression("attribute_exists(#user_id)")
+            .expression_attribute_names("#user_id", attr::USER_ID)
+            .expression_attribute_names("#in_flight", attr::IN_FLIGHT)
+            .expression_attribute_values(":one", n(1));
+        b = if refund {
+            b.update_expression("SET #credits = #credits + :c, #in_flight = #in_flight - :one, #rev = #rev + :one")
+                .expression_attribute_names("#credits", attr::CREDITS)
+                .expression_attribute_names("#rev", attr::REV)
+                .expression_attribute_values(":c", n(job.credits))
+        } else {
+            b.update_expression("SET #in_flight = #in_flight - :one")
+        };
+        Ok(TransactWriteItem::builder().update(b.build().map_err(|e| AwsError::new("jobs.release.build", e))?).build())
+    }
+
+    /// Fails the job from state `from` and refunds it, in one transaction (rule 6): job
+    /// `from -> failed` with the user-facing failure, refund row (`refund:job:<id>`, written at
+    /// most once), balance and in-flight count. Extra items (a budget settlement) may join.
+    pub async fn fail_and_refund(
+        &self,
+        job: &JobItem,
+        from: JobState,
+        failure: &JobFailure,
+        now: &str,
+        extra: Vec<TransactWriteItem>,
+    ) -> Result<FinishOutcome, Error> {
+        self.end_with_refund(job, from, JobState::Failed, failure, now, extra).await
+    }
+
+    /// Cancels a queued job and refunds it, in one transaction; only the owner's queued job.
+    pub async fn cancel_and_refund(&self, job: &JobItem, now: &str) -> Result<FinishOutcome, Error> {
+        let reason = JobFailure {
+            code: "CANCELED".to_owned(),
+            message: "Canceled before processing started. Your credits were refunded.".to_owned(),
+            questions: Vec::new(),
+        };
+        self.end_with_refund(job, JobState::Queued, JobState::Canceled, &reason, now, Vec::new()).await
+    }
+
+    async fn end_with_refund(
+        &self,
+        job: &JobItem,
+        from: JobState,
+        to: JobState,
+        failure: &JobFailure,
+        now: &str,
+        extra: Vec<TransactWriteItem>,
+    ) -> Result<FinishOutcome, Error> {
+        let failure_value =
+            serde_dynamo::to_attribute_value(failure).map_err(|e| Error::Corrupt(format!("failure: {e}")))?;
+        let update = Update::builder()
+            .table_name(&self.names.jobs_table)
+            .key(attr::JOB_ID, s(job.job_id.as_str()))
+            .update_expression("SET #status = :to, #failure = :f, #updated_at = :now REMOVE #sweep_state, #sweep_at")
+            .condition_expression("#status = :from AND #user_id = :user")
+            .set_expression_attribute_names(Some(names(&[
+                attr::STATUS,
+                attr::FAILURE,
+                attr::UPDATED_AT,
+                attr::SWEEP_STATE,
+                attr::SWEEP_AT,
+                attr::USER_ID,
+            ])))
+            .expression_attribute_values(":to", s(to.as_str()))
+            .expression_attribute_values(":from", s(from.as_str()))
+            .expression_attribute_values(":user", s(job.user_id.as_str()))
+            .expression_attribute_values(":f", failure_value)
+            .expression_attribute_values(":now", s(now))
+            .build()
+            .map_err(|e| AwsError::new("jobs.refund.build", e))?;
+        let mut refund = LedgerItem::new(&job.user_id, reference::refund(&job.job_id), job.credits, LedgerKind::Refund, now);
+        refund.job_id = Some(job.job_id.clone());
+        refund.reason = Some(failure.code.clone());
+        let mut items = vec![
+            TransactWriteItem::builder().update(update).build(),
+            self.account_release(job, true)?,
+            self.put_new(&self.names.ledger_table, to_item(&refund)?, attr::REF)?,
+        ];
+        let with_extra = !extra.is_empty();
+        let base = items.clone();
+        items.extend(extra);
+        match self.transact("jobs.end_with_refund", items).await? {
+            TxOutcome::Committed => Ok(FinishOutcome::Done),
+            TxOutcome::Canceled(reasons) => {
+                if reasons.first().is_some_and(|r| r.condition_failed()) {
+                    Ok(FinishOutcome::NotInState)
+                } else if with_extra && reasons.iter().skip(3).any(|r| r.condition_failed()) {
+                    // The joined settlement lost to another settler (the sweeper): the
+                    // refund stands on its own.
+                    match self.transact("jobs.end_with_refund", base).await? {
+                        TxOutcome::Committed => Ok(FinishOutcome::Done),
+                        TxOutcome::Canceled(_) => Ok(FinishOutcome::NotInState),
+                    }
+                } else {
+                    Err(Error::Corrupt(format!("refund transaction canceled: {reasons:?}")))
+                }
+            }
+        }
+    }
+
+    /// Delivers: `processing -> succeeded` with the result, releasing the in-flight slot.
+    /// Extra items (the review's budget settlement) join the same transaction.
+    pub async fn deliver(
+        &self,
+        job: &JobItem,
+        result: &JobResult,
+        now: &str,
+        extra: Vec<TransactWriteItem>,
+    ) -> Result<FinishOutcome, Error> {
+        let value = serde_dynamo::to_attribute_value(result).map_err(|e| Error::Corrupt(format!("result: {e}")))?;
+        let update = Update::builder()
+            .table_name(&self.names.jobs_table)
+            .key(attr::JOB_ID, s(job.job_id.as_str()))
+            .update_expression("SET #status = :succeeded, #result = :r, #updated_at = :now REMOVE #sweep_state, #sweep_at")
+            .condition_expression("#status = :processing")
+            .set_expression_attribute_names(Some(names(&[
+                attr::STATUS,
+                attr::RESULT,
+                attr::UPDATED_AT,
+                attr::SWEEP_STATE,
+                attr::SWEEP_AT,
+            ])))
+            .expression_attribute_values(":succeeded", s(JobState::Succeeded.as_str()))
+            .expression_attribute_values(":processing", s(JobState::Processing.as_str()))
+            .expression_attribute_values(":r", value)
+            .expression_attribute_values(":now", s(now))
+            .build()
+            .map_err(|e| AwsError::new("jobs.deliver.build", e))?;
+        let mut items = vec![TransactWriteItem::builder().update(update).build(), self.account_release(job, false)?];
+        items.extend(extra);
+        match self.transact("jobs.deliver", items).await? {
+            TxOutcome::Committed => Ok(FinishOutcome::Done),
+            TxOutcome::Canceled(reasons) => {
+                if reasons.first().is_some_and(|r| r.condition_failed()) {
+                    Ok(FinishOutcome::NotInState)
+                } else {
+                    Err(Error::Corrupt(format!("deliver canceled: {reasons:?}")))
+                }
+            }
+        }
     }
 }

@@ -2,6 +2,7 @@
 //! conditional transactions that the money rules are made of.
 
 pub mod accounts;
+pub mod budget;
 pub mod cursor;
 pub mod jobs;
 pub mod ledger;

@@ -35,6 +35,18 @@ pub mod attr {
     /// Present only while an attempt's budget reservation is open (sparse index).
     pub const OPEN_DAY: &str = "open_day";
     pub const RESERVED_AT: &str = "reserved_at";
+    pub const CAP_MICROS: &str = "cap_micros";
+    pub const USED_MICROS: &str = "used_micros";
+    pub const RESERVED_MICROS: &str = "reserved_micros";
+    pub const HEADROOM_MICROS: &str = "headroom_micros";
+    pub const HALTED: &str = "halted";
+    pub const CALLS: &str = "calls";
+    pub const SETTLED_COST_MICROS: &str = "settled_cost_micros";
+    pub const SETTLED_AT: &str = "settled_at";
+    pub const SETTLED_BY: &str = "settled_by";
+    pub const FAILURE: &str = "failure";
+    pub const RESULT: &str = "result";
+    pub const STARTED_AT: &str = "started_at";
 }
 
 /// Index names.
@@ -271,4 +283,113 @@ pub struct JobItem {
     pub sweep_at: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub failure: Option<JobFailure>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub started_at: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub result: Option<JobResult>,
+}
+
+/// The reviewer's verdict on a delivered image. `NotVerified` when the reviewer was down,
+/// answered malformed JSON, or the budget refused the review: never a silent pass.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ReviewVerdict {
+    Passed,
+    Failed,
+    NotVerified,
+}
+
+/// What the reviewer said, kept with the result.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+pub struct ReviewRecord {
+    pub verdict: ReviewVerdict,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target_reads_as_medium: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rest_photographic: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub style_leaked: Option<bool>,
+    /// The reviewer's notes, or why there is no verdict.
+    pub notes: String,
+}
+
+/// Measured change outside the selection: parts per million of outside pixels that changed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+pub struct LeakageRecord {
+    pub changed_outside: u64,
+    pub outside: u64,
+    pub ratio_ppm: u32,
+    /// `mask` (a brushed area: exact) or `region` (the checker's box around the target).
+    pub basis: String,
+}
+
+/// A delivered result.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct JobResult {
+    /// Object key of the delivered image in the private bucket.
+    pub asset_key: String,
+    pub width: u32,
+    pub height: u32,
+    pub review: ReviewRecord,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub leakage: Option<LeakageRecord>,
+    /// What the readiness check saw (fed into the edit prompt).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub observation: Option<String>,
+}
+
+/// The daily cost breaker's item for one UTC day. Micro-dollars, integers.
+/// Invariant: `headroom == cap - used - reserved`, and a reservation needs `headroom >= estimate`
+/// (DynamoDB conditions cannot add numbers, so the sum is kept as its own attribute).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BudgetDayItem {
+    pub day: String,
+    pub cap_micros: i64,
+    pub used_micros: i64,
+    pub reserved_micros: i64,
+    pub headroom_micros: i64,
+    pub halted: bool,
+    pub updated_at: String,
+}
+
+/// One paid call recorded on an attempt.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CallRecord {
+    /// `ok`, `provider_error`, `timeout`, `malformed`, ...
+    pub outcome: String,
+    /// Cost from the provider's usage and the price table; `None` when unknown.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost_micros: Option<i64>,
+    /// The provider's usage as reported (for the books), when there was one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usage: Option<serde_json::Value>,
+    pub at: String,
+}
+
+/// A reservation against the day's budget, covering one or more paid calls of a job.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AttemptItem {
+    pub job_id: JobId,
+    /// e.g. `01-check-edit`, `02-review`.
+    pub attempt: String,
+    pub day: String,
+    pub reserved_micros: i64,
+    /// Calls this reservation covers, in order.
+    pub planned: Vec<String>,
+    /// Credits sold for this attempt (the job's price on its first attempt).
+    pub sale_credits: i64,
+    pub price_table: String,
+    #[serde(default)]
+    pub calls: std::collections::BTreeMap<String, CallRecord>,
+    pub reserved_at: String,
+    /// Present while open (sparse index); removed when settled.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub open_day: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub settled_cost_micros: Option<i64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub settled_at: Option<String>,
+    /// `consumer` or `sweeper`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub settled_by: Option<String>,
 }

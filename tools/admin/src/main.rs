@@ -7,7 +7,7 @@ use anyhow::{Context, bail};
 use atelier_shared::aws::Clients;
 use atelier_shared::config::{Config, env};
 use atelier_shared::domain::{Credits, UserId};
-use atelier_shared::services::{App, accounts, audit};
+use atelier_shared::services::{App, accounts, audit, budget};
 use atelier_shared::store::accounts::GrantOutcome;
 use atelier_shared::store::schema::TABLES;
 use atelier_shared::validation::clean_text;
@@ -37,10 +37,30 @@ enum Command {
     /// Check every account: balance == sum of its ledger, and not negative. Exits 1 and lists
     /// the offenders otherwise.
     Audit,
+    /// The daily cost breaker: show, halt, resume, set-cap (today, UTC, unless --day).
+    Budget {
+        #[command(subcommand)]
+        action: BudgetAction,
+        /// `YYYY-MM-DD`; default today (UTC).
+        #[arg(long, global = true)]
+        day: Option<String>,
+    },
     /// Print the DynamoDB table definitions (JSON) that the infrastructure must match.
     Schema,
     /// Print the environment variables the functions read (JSON).
     EnvNames,
+}
+
+#[derive(Subcommand)]
+enum BudgetAction {
+    /// Cap, used, reserved and headroom (micro-dollars), and whether the day is halted.
+    Show,
+    /// Stop every paid call at once.
+    Halt,
+    /// Allow paid calls again.
+    Resume,
+    /// Change the day's cap, in micro-dollars (1 dollar = 1000000).
+    SetCap { micros: i64 },
 }
 
 async fn app() -> anyhow::Result<App> {
@@ -97,6 +117,30 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 eprintln!("audit FAILED: {} offenders", report.offenders.len());
                 Ok(ExitCode::FAILURE)
             }
+        }
+        Command::Budget { action, day } => {
+            let app = app().await?;
+            let day = day.unwrap_or_else(|| budget::day_of(atelier_shared::clock::now()));
+            let item = match action {
+                BudgetAction::Show => budget::day(&app, &day).await?,
+                BudgetAction::Halt => budget::set_halted(&app, &day, true).await?,
+                BudgetAction::Resume => budget::set_halted(&app, &day, false).await?,
+                BudgetAction::SetCap { micros } => {
+                    if micros < 0 {
+                        bail!("the cap cannot be negative");
+                    }
+                    budget::set_cap(&app, &day, micros).await?
+                }
+            };
+            println!(
+                "{}",
+                serde_json::to_string_pretty(&serde_json::json!({
+                    "day": item.day, "halted": item.halted, "cap_micros": item.cap_micros,
+                    "used_micros": item.used_micros, "reserved_micros": item.reserved_micros,
+                    "headroom_micros": item.headroom_micros,
+                }))?
+            );
+            Ok(ExitCode::SUCCESS)
         }
         Command::Schema => {
             println!("{}", serde_json::to_string_pretty(&TABLES)?);

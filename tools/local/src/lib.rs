@@ -8,6 +8,7 @@
 
 pub mod authorizer;
 pub mod issuer;
+pub mod poller;
 pub mod serve;
 
 /// The audience of dev tokens (and the API's authorizer audience).

@@ -9,9 +9,15 @@ use atelier_local::authorizer::Authorizer;
 use atelier_local::issuer::DevIssuer;
 use atelier_local::serve::ISSUER_PATH;
 use atelier_shared::aws::Clients;
-use atelier_shared::config::Config;
+use std::sync::Arc;
+
+use atelier_shared::config::{Config, ModelSettings, STAND_IN_MODEL_URL};
+use atelier_shared::services::process::Processor;
 use atelier_shared::services::App;
 use clap::{Parser, Subcommand};
+
+/// The local stand-in for the event source mapping's maximum concurrency.
+const CONSUMER_CONCURRENCY: usize = 2;
 
 #[derive(Parser)]
 #[command(name = "atelier-local", about = "Atelier's local runner")]
@@ -69,6 +75,23 @@ async fn main() -> anyhow::Result<()> {
                 .context("creating local resources")?;
             let issuer = DevIssuer::load_or_create(&issuer_dir, &issuer_url)?;
             let app = App::new(config, &clients);
+            // No provider configured: the stand-in model server is the model, in-process.
+            let settings = ModelSettings::from_env()?;
+            let _stand_in = if settings.base_url == STAND_IN_MODEL_URL && settings.api_key_secret_id.is_none() {
+                let addr: SocketAddr = STAND_IN_MODEL_URL.trim_start_matches("http://").parse()?;
+                let (addr, server) = atelier_model_server::spawn(addr).await.with_context(|| format!("starting the stand-in model server on {addr}"))?;
+                eprintln!("Stand-in model server on http://{addr}");
+                Some(server)
+            } else {
+                None
+            };
+            let processor = Arc::new(Processor::from_env(app.clone(), &clients).await?);
+            let poller = tokio::spawn(atelier_local::poller::run(
+                processor,
+                clients.sqs.clone(),
+                app.config.resources.queue_url.clone(),
+                CONSUMER_CONCURRENCY,
+            ));
             let router = atelier_local::serve::app(
                 app,
                 Authorizer::new(&issuer_url, atelier_local::AUDIENCE),
@@ -85,6 +108,7 @@ async fn main() -> anyhow::Result<()> {
                     let _ = tokio::signal::ctrl_c().await;
                 })
                 .await?;
+            poller.abort();
             Ok(())
         }
     }

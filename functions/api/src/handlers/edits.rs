@@ -62,7 +62,9 @@ pub async fn get_edit(
     Path(id): Path<String>,
 ) -> Result<Json<JobView>, ApiError> {
     let id = JobId::parse(&id).ok_or_else(ApiError::not_found)?;
-    Ok(Json(jobs::get_job(&app, &user, &id).await?.into()))
+    let job = jobs::get_job(&app, &user, &id).await?;
+    let url = jobs::result_url(&app, &job).await?;
+    Ok(Json(JobView::with_result_url(job, url)))
 }
 
 /// The caller's edits, newest first.

@@ -1,0 +1,185 @@
+//! The daily cost breaker (rule 8). Every paid call is covered by a reservation made before
+//! it; the day refuses when halted or when the estimate does not fit under the cap. After the
+//! calls, the reservation settles at the real cost; an unknown cost keeps the reservation
+//! booked, so the budget errs on the side of caution.
+
+use super::App;
+use crate::clock::{self, Instant};
+use crate::domain::JobId;
+use crate::error::Error;
+use crate::store::budget::{ReserveOutcome, SettleOutcome};
+use crate::store::schema::{AttemptItem, BudgetDayItem, CallRecord};
+
+/// The UTC day a time falls in, `YYYY-MM-DD`.
+pub fn day_of(t: Instant) -> String {
+    let d = t.to_offset(time::UtcOffset::UTC).date();
+    format!("{:04}-{:02}-{:02}", d.year(), u8::from(d.month()), d.day())
+}
+
+/// The outcome of asking for a reservation.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Reservation {
+    Granted(AttemptItem),
+    /// Halted, or over the cap: the caller does not make the call.
+    Refused { halted: bool },
+}
+
+/// What to reserve.
+#[derive(Debug, Clone)]
+pub struct ReserveRequest<'a> {
+    pub job: &'a JobId,
+    /// Unique per job, e.g. `01-check-edit`.
+    pub attempt: &'a str,
+    /// Calls covered, in order.
+    pub planned: &'a [&'a str],
+    pub estimate_micros: i64,
+    pub sale_credits: i64,
+    pub price_table: &'a str,
+}
+
+/// Reserves an estimate against today's budget, creating the day (with the configured cap)
+/// on first use.
+pub async fn reserve(app: &App, req: &ReserveRequest<'_>, now: Instant) -> Result<Reservation, Error> {
+    let stamp = clock::format(now);
+    let attempt = AttemptItem {
+        job_id: req.job.clone(),
+        attempt: req.attempt.to_owned(),
+        day: day_of(now),
+        reserved_micros: req.estimate_micros,
+        planned: req.planned.iter().map(|s| (*s).to_owned()).collect(),
+        sale_credits: req.sale_credits,
+        price_table: req.price_table.to_owned(),
+        calls: Default::default(),
+        reserved_at: stamp.clone(),
+        open_day: Some(day_of(now)),
+        settled_cost_micros: None,
+        settled_at: None,
+        settled_by: None,
+    };
+    for _ in 0..2 {
+        match app.store.reserve(&attempt).await? {
+            ReserveOutcome::Reserved => {
+                tracing::info!(job_id = %req.job, attempt = req.attempt, estimate_micros = req.estimate_micros, day = %attempt.day, "budget_reserved");
+                return Ok(Reservation::Granted(attempt));
+            }
+            ReserveOutcome::Refused { halted, headroom_micros } => {
+                tracing::warn!(job_id = %req.job, attempt = req.attempt, estimate_micros = req.estimate_micros, halted, headroom_micros, "budget_refused");
+                return Ok(Reservation::Refused { halted });
+            }
+            ReserveOutcome::DayMissing => {
+                app.store.create_budget_day(&attempt.day, app.config.limits.daily_cap_micros, &stamp).await?;
+            }
+            ReserveOutcome::AlreadyReserved => {
+                // A second reservation for the same step of a job means the step is running
+                // twice; refuse rather than pay twice.
+                tracing::error!(job_id = %req.job, attempt = req.attempt, "budget_already_reserved");
+                return Ok(Reservation::Refused { halted: false });
+            }
+        }
+    }
+    Err(Error::NotFound { what: "budget day" })
+}
+
+/// Saves a call's outcome on the attempt (in the store and in `attempt`) as soon as it returns.
+pub async fn record_call(app: &App, attempt: &mut AttemptItem, call: &str, record: CallRecord) -> Result<(), Error> {
+    app.store.record_call(&attempt.job_id, &attempt.attempt, call, &record).await?;
+    attempt.calls.insert(call.to_owned(), record);
+    Ok(())
+}
+
+/// What an attempt costs when settled: the sum of its calls' costs when every planned call is
+/// recorded with a known cost; otherwise the reservation stays booked (at least the known sum).
+pub fn settlement_cost(attempt: &AttemptItem) -> i64 {
+    let mut known = 0i64;
+    let mut unknown = false;
+    for call in &attempt.planned {
+        match attempt.calls.get(call).and_then(|c| c.cost_micros) {
+            Some(c) => known += c,
+            None => unknown = true,
+        }
+    }
+    if unknown { known.max(attempt.reserved_micros) } else { known }
+}
+
+/// Settles an attempt on its own.
+pub async fn settle(app: &App, attempt: &AttemptItem, by: &str) -> Result<SettleOutcome, Error> {
+    let cost = settlement_cost(attempt);
+    let out = app.store.settle(attempt, cost, by, &clock::format(clock::now())).await?;
+    tracing::info!(job_id = %attempt.job_id, attempt = %attempt.attempt, reserved_micros = attempt.reserved_micros, cost_micros = cost, outcome = ?out, "budget_settled");
+    Ok(out)
+}
+
+/// A record for a planned call that was never made (costs nothing).
+pub fn skipped(now: Instant) -> CallRecord {
+    CallRecord { outcome: "skipped".to_owned(), cost_micros: Some(0), usage: None, at: clock::format(now) }
+}
+
+/// The day's item, created with the configured cap if missing.
+pub async fn day(app: &App, day: &str) -> Result<BudgetDayItem, Error> {
+    if let Some(d) = app.store.get_budget_day(day).await? {
+        return Ok(d);
+    }
+    app.store.create_budget_day(day, app.config.limits.daily_cap_micros, &clock::format(clock::now())).await?;
+    app.store.get_budget_day(day).await?.ok_or(Error::NotFound { what: "budget day" })
+}
+
+/// Halts or resumes paid calls for the day, at once.
+pub async fn set_halted(app: &App, day_key: &str, halted: bool) -> Result<BudgetDayItem, Error> {
+    day(app, day_key).await?;
+    app.store.set_halted(day_key, halted, &clock::format(clock::now())).await?;
+    tracing::warn!(day = day_key, halted, "budget_halt_changed");
+    day(app, day_key).await
+}
+
+/// Changes the day's cap (retrying if a concurrent change wins).
+pub async fn set_cap(app: &App, day_key: &str, cap_micros: i64) -> Result<BudgetDayItem, Error> {
+    for _ in 0..5 {
+        let current = day(app, day_key).await?;
+        if app.store.set_cap(&current, cap_micros, &clock::format(clock::now())).await? {
+            tracing::warn!(day = day_key, cap_micros, "budget_cap_changed");
+            return day(app, day_key).await;
+        }
+    }
+    Err(Error::Contention { attempts: 5 })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::BTreeMap;
+
+    fn attempt(reserved: i64, calls: &[(&str, Option<i64>)]) -> AttemptItem {
+        AttemptItem {
+            job_id: JobId::parse("job_00000000000000000000000000").unwrap_or_else(|| panic!("id")),
+            attempt: "01".into(),
+            day: "2026-11-29".into(),
+            reserved_micros: reserved,
+            planned: vec!["check".into(), "edit".into()],
+            sale_credits: 4,
+            price_table: "t".into(),
+            calls: calls
+                .iter()
+                .map(|(k, c)| ((*k).to_owned(), CallRecord { outcome: "ok".into(), cost_micros: *c, usage: None, at: String::new() }))
+                .collect::<BTreeMap<_, _>>(),
+            reserved_at: String::new(),
+            open_day: Some("2026-11-29".into()),
+            settled_cost_micros: None,
+            settled_at: None,
+            settled_by: None,
+        }
+    }
+
+    #[test]
+    fn settlement_uses_real_costs_only_when_all_are_known() {
+        assert_eq!(settlement_cost(&attempt(1000, &[("check", Some(10)), ("edit", Some(300))])), 310);
+        assert_eq!(settlement_cost(&attempt(1000, &[("check", Some(10)), ("edit", None)])), 1000, "unknown keeps it booked");
+        assert_eq!(settlement_cost(&attempt(1000, &[("check", Some(10))])), 1000, "unrecorded call keeps it booked");
+        assert_eq!(settlement_cost(&attempt(100, &[("check", Some(90)), ("edit", None)])), 100);
+    }
+
+    #[test]
+    fn days_are_utc_dates() {
+        let t = time::macros::datetime!(2026-11-29 23:59:59 -02:00);
+        assert_eq!(day_of(t), "2026-11-30");
+    }
+}

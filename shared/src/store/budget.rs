@@ -1,0 +1,284 @@
+//! The daily cost breaker's store (rule 8): the day item and attempts. A reservation is one
+//! transaction (day: `reserved += e, headroom -= e` under `headroom >= e AND NOT halted`;
+//! attempt put); a settlement is one transaction (attempt: close under `attribute_exists(open_day)`;
+//! day: move the reservation to `used`). Both are conditional, so a retry or a race between
+//! consumer and sweeper settles each attempt once.
+
+use aws_sdk_dynamodb::types::{Put, ReturnValuesOnConditionCheckFailure, TransactWriteItem, Update};
+
+use super::schema::{AttemptItem, BudgetDayItem, CallRecord, attr};
+use super::{Store, TxOutcome, from_item, n, names, s, to_item};
+use crate::domain::JobId;
+use crate::error::{AwsError, Error};
+
+/// How a reservation ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ReserveOutcome {
+    Reserved,
+    /// The day is halted or the estimate does not fit under the cap.
+    Refused { halted: bool, headroom_micros: i64 },
+    DayMissing,
+    /// This attempt was already reserved (never reserve twice for one job step).
+    AlreadyReserved,
+}
+
+/// How a settlement ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SettleOutcome {
+    Settled,
+    /// Someone (the consumer or the sweeper) settled it first.
+    AlreadySettled,
+}
+
+impl Store {
+    /// The day's item.
+    pub async fn get_budget_day(&self, day: &str) -> Result<Option<BudgetDayItem>, Error> {
+        let out = self
+            .ddb
+            .get_item()
+            .table_name(&self.names.budget_table)
+            .key(attr::DAY, s(day))
+            .consistent_read(true)
+            .send()
+            .await
+            .map_err(|e| AwsError::new("budget.get", e))?;
+        out.item.map(from_item).transpose()
+    }
+
+    /// Creates the day's item with `cap` if it does not exist yet.
+    pub async fn create_budget_day(&self, day: &str, cap_micros: i64, now: &str) -> Result<(), Error> {
+        let item = BudgetDayItem {
+            day: day.to_owned(),
+            cap_micros,
+            used_micros: 0,
+            reserved_micros: 0,
+            headroom_micros: cap_micros,
+            halted: false,
+            updated_at: now.to_owned(),
+        };
+        let res = self
+            .ddb
+            .put_item()
+            .table_name(&self.names.budget_table)
+            .set_item(Some(to_item(&item)?))
+            .condition_expression("attribute_not_exists(#day)")
+            .expression_attribute_names("#day", attr::DAY)
+            .send()
+            .await;
+        match res {
+            Ok(_) => Ok(()),
+            Err(e) if e.as_service_error().is_some_and(|s| s.is_conditional_check_failed_exception()) => Ok(()),
+            Err(e) => Err(AwsError::new("budget.create", e).into()),
+        }
+    }
+
+    /// Reserves `attempt.reserved_micros` against `attempt.day` and records the attempt.
+    pub async fn reserve(&self, attempt: &AttemptItem) -> Result<ReserveOutcome, Error> {
+        let day = Update::builder()
+            .table_name(&self.names.budget_table)
+            .key(attr::DAY, s(&attempt.day))
+            .update_expression("SET #reserved_micros = #reserved_micros + :e, #headroom_micros = #headroom_micros - :e, #updated_at = :now")
+            .condition_expression("attribute_exists(#day) AND #halted = :false AND #headroom_micros >= :e")
+            .set_expression_attribute_names(Some(names(&[
+                attr::RESERVED_MICROS,
+                attr::HEADROOM_MICROS,
+                attr::UPDATED_AT,
+                attr::DAY,
+                attr::HALTED,
+            ])))
+            .expression_attribute_values(":e", n(attempt.reserved_micros))
+            .expression_attribute_values(":now", s(&attempt.reserved_at))
+            .expression_attribute_values(":false", aws_sdk_dynamodb::types::AttributeValue::Bool(false))
+            .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld)
+            .build()
+            .map_err(|e| AwsError::new("budget.reserve.build", e))?;
+        let put = Put::builder()
+            .table_name(&self.names.attempts_table)
+            .set_item(Some(to_item(attempt)?))
+            .condition_expression("attribute_not_exists(#attempt)")
+            .expression_attribute_names("#attempt", attr::ATTEMPT)
+            .build()
+            .map_err(|e| AwsError::new("budget.reserve.build", e))?;
+        let items = vec![TransactWriteItem::builder().update(day).build(), TransactWriteItem::builder().put(put).build()];
+        match self.transact("budget.reserve", items).await? {
+            TxOutcome::Committed => Ok(ReserveOutcome::Reserved),
+            TxOutcome::Canceled(reasons) => {
+                if reasons.get(1).is_some_and(|r| r.condition_failed()) {
+                    return Ok(ReserveOutcome::AlreadyReserved);
+                }
+                match reasons.first().and_then(|r| r.item.clone()) {
+                    None => Ok(ReserveOutcome::DayMissing),
+                    Some(old) => {
+                        let day: BudgetDayItem = from_item(old)?;
+                        Ok(ReserveOutcome::Refused { halted: day.halted, headroom_micros: day.headroom_micros })
+                    }
+                }
+            }
+        }
+    }
+
+    /// Records a paid call's outcome and usage on its attempt as soon as the call returns, so
+    /// a crash before settling leaves the real usage for the sweeper.
+    pub async fn record_call(&self, job: &JobId, attempt: &str, call: &str, record: &CallRecord) -> Result<(), Error> {
+        let value = serde_dynamo::to_attribute_value(record).map_err(|e| Error::Corrupt(format!("call record: {e}")))?;
+        self.ddb
+            .update_item()
+            .table_name(&self.names.attempts_table)
+            .key(attr::JOB_ID, s(job.as_str()))
+            .key(attr::ATTEMPT, s(attempt))
+            .update_expression("SET #calls.#call = :r")
+            .condition_expression("attribute_exists(#attempt)")
+            .expression_attribute_names("#calls", attr::CALLS)
+            .expression_attribute_names("#call", call)
+            .expression_attribute_names("#attempt", attr::ATTEMPT)
+            .expression_attribute_values(":r", value)
+            .send()
+            .await
+            .map_err(|e| AwsError::new("attempts.record_call", e))?;
+        Ok(())
+    }
+
+    /// The transaction items that settle an attempt: close it (recording `calls` and the
+    /// cost) and move its reservation to `used`. Returned so callers can join them to another
+    /// transaction (delivery settles the review in the same round trip).
+    pub fn settle_items(
+        &self,
+        attempt: &AttemptItem,
+        cost_micros: i64,
+        by: &str,
+        now: &str,
+    ) -> Result<Vec<TransactWriteItem>, Error> {
+        let calls = serde_dynamo::to_attribute_value(&attempt.calls).map_err(|e| Error::Corrupt(format!("calls: {e}")))?;
+        let close = Update::builder()
+            .table_name(&self.names.attempts_table)
+            .key(attr::JOB_ID, s(attempt.job_id.as_str()))
+            .key(attr::ATTEMPT, s(&attempt.attempt))
+            .update_expression("SET #calls = :calls, #cost = :cost, #settled_at = :now, #by = :by REMOVE #open_day")
+            .condition_expression("attribute_exists(#open_day)")
+            .set_expression_attribute_names(Some(names(&[
+                attr::CALLS,
+                attr::SETTLED_AT,
+                attr::OPEN_DAY,
+            ])))
+            .expression_attribute_names("#cost", attr::SETTLED_COST_MICROS)
+            .expression_attribute_names("#by", attr::SETTLED_BY)
+            .expression_attribute_values(":calls", calls)
+            .expression_attribute_values(":cost", n(cost_micros))
+            .expression_attribute_values(":now", s(now))
+            .expression_attribute_values(":by", s(by))
+            .build()
+            .map_err(|e| AwsError::new("budget.settle.build", e))?;
+        let day = Update::builder()
+            .table_name(&self.names.budget_table)
+            .key(attr::DAY, s(&attempt.day))
+            .update_expression(
+                "SET #reserved_micros = #reserved_micros - :r, #used_micros = #used_micros + :c, #headroom_micros = #headroom_micros + :delta, #updated_at = :now",
+            )
+            .set_expression_attribute_names(Some(names(&[
+                attr::RESERVED_MICROS,
+                attr::USED_MICROS,
+                attr::HEADROOM_MICROS,
+                attr::UPDATED_AT,
+            ])))
+            .expression_attribute_values(":r", n(attempt.reserved_micros))
+            .expression_attribute_values(":c", n(cost_micros))
+            .expression_attribute_values(":delta", n(attempt.reserved_micros - cost_micros))
+            .expression_attribute_values(":now", s(now))
+            .build()
+            .map_err(|e| AwsError::new("budget.settle.build", e))?;
+        Ok(vec![TransactWriteItem::builder().update(close).build(), TransactWriteItem::builder().update(day).build()])
+    }
+
+    /// Settles an attempt on its own.
+    pub async fn settle(&self, attempt: &AttemptItem, cost_micros: i64, by: &str, now: &str) -> Result<SettleOutcome, Error> {
+        match self.transact("budget.settle", self.settle_items(attempt, cost_micros, by, now)?).await? {
+            TxOutcome::Committed => Ok(SettleOutcome::Settled),
+            TxOutcome::Canceled(_) => Ok(SettleOutcome::AlreadySettled),
+        }
+    }
+
+    /// Sets `halted` on the day.
+    pub async fn set_halted(&self, day: &str, halted: bool, now: &str) -> Result<(), Error> {
+        self.ddb
+            .update_item()
+            .table_name(&self.names.budget_table)
+            .key(attr::DAY, s(day))
+            .update_expression("SET #halted = :h, #updated_at = :now")
+            .condition_expression("attribute_exists(#day)")
+            .set_expression_attribute_names(Some(names(&[attr::HALTED, attr::UPDATED_AT, attr::DAY])))
+            .expression_attribute_values(":h", aws_sdk_dynamodb::types::AttributeValue::Bool(halted))
+            .expression_attribute_values(":now", s(now))
+            .send()
+            .await
+            .map_err(|e| AwsError::new("budget.halt", e))?;
+        Ok(())
+    }
+
+    /// Changes the day's cap, keeping `headroom = cap - used - reserved`. Conditional on the
+    /// old cap, so a concurrent change is not lost; `false` when it lost that race.
+    pub async fn set_cap(&self, day: &BudgetDayItem, cap_micros: i64, now: &str) -> Result<bool, Error> {
+        let res = self
+            .ddb
+            .update_item()
+            .table_name(&self.names.budget_table)
+            .key(attr::DAY, s(&day.day))
+            .update_expression("SET #cap = :cap, #headroom_micros = #headroom_micros + :delta, #updated_at = :now")
+            .condition_expression("#cap = :old")
+            .set_expression_attribute_names(Some(names(&[attr::HEADROOM_MICROS, attr::UPDATED_AT])))
+            .expression_attribute_names("#cap", attr::CAP_MICROS)
+            .expression_attribute_values(":cap", n(cap_micros))
+            .expression_attribute_values(":old", n(day.cap_micros))
+            .expression_attribute_values(":delta", n(cap_micros - day.cap_micros))
+            .expression_attribute_values(":now", s(now))
+            .send()
+            .await;
+        match res {
+            Ok(_) => Ok(true),
+            Err(e) if e.as_service_error().is_some_and(|s| s.is_conditional_check_failed_exception()) => Ok(false),
+            Err(e) => Err(AwsError::new("budget.set_cap", e).into()),
+        }
+    }
+
+    /// The attempts of a job.
+    pub async fn attempts_of(&self, job: &JobId) -> Result<Vec<AttemptItem>, Error> {
+        let out = self
+            .ddb
+            .query()
+            .table_name(&self.names.attempts_table)
+            .key_condition_expression("#job_id = :j")
+            .expression_attribute_names("#job_id", attr::JOB_ID)
+            .expression_attribute_values(":j", s(job.as_str()))
+            .consistent_read(true)
+            .send()
+            .await
+            .map_err(|e| AwsError::new("attempts.query", e))?;
+        out.items.unwrap_or_default().into_iter().map(from_item).collect()
+    }
+
+    /// Every attempt of a day (admin checks; a scan).
+    pub async fn attempts_of_day(&self, day: &str) -> Result<Vec<AttemptItem>, Error> {
+        let mut out = Vec::new();
+        let mut start = None;
+        loop {
+            let page = self
+                .ddb
+                .scan()
+                .table_name(&self.names.attempts_table)
+                .filter_expression("#day = :d")
+                .expression_attribute_names("#day", attr::DAY)
+                .expression_attribute_values(":d", s(day))
+                .consistent_read(true)
+                .set_exclusive_start_key(start)
+                .send()
+                .await
+                .map_err(|e| AwsError::new("attempts.scan", e))?;
+            for item in page.items.unwrap_or_default() {
+                out.push(from_item(item)?);
+            }
+            match page.last_evaluated_key {
+                Some(k) if !k.is_empty() => start = Some(k),
+                _ => return Ok(out),
+            }
+        }
+    }
+}

@@ -1,0 +1,63 @@
+//! The SQS event source mapping, locally: long-poll the queue, hand each message to the
+//! consumer's handler as a real `SqsEvent` (batch of 1), and delete it only when the handler
+//! did not report it as a batch item failure. `workers` plays the mapping's maximum
+//! concurrency.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use atelier_shared::services::process::Processor;
+use aws_lambda_events::sqs::{SqsEvent, SqsMessage};
+use aws_sdk_sqs::Client;
+
+/// Runs `workers` pollers until the task is dropped.
+pub async fn run(processor: Arc<Processor>, sqs: Client, queue_url: String, workers: usize) {
+    let mut tasks = Vec::new();
+    for worker in 0..workers.max(1) {
+        let (processor, sqs, queue_url) = (processor.clone(), sqs.clone(), queue_url.clone());
+        tasks.push(tokio::spawn(async move { poll(worker, &processor, &sqs, &queue_url).await }));
+    }
+    for t in tasks {
+        let _ = t.await;
+    }
+}
+
+/// One worker's loop.
+pub async fn poll(worker: usize, processor: &Processor, sqs: &Client, queue_url: &str) {
+    loop {
+        if let Err(e) = poll_once(processor, sqs, queue_url, 2).await {
+            tracing::warn!(worker, error = %atelier_shared::error::chain(&e), "poll_failed");
+            tokio::time::sleep(Duration::from_secs(1)).await;
+        }
+    }
+}
+
+/// Receives at most one message (waiting up to `wait_secs`) and handles it. Returns how many
+/// messages were handled.
+pub async fn poll_once(processor: &Processor, sqs: &Client, queue_url: &str, wait_secs: i32) -> Result<usize, aws_sdk_sqs::Error> {
+    let out = sqs
+        .receive_message()
+        .queue_url(queue_url)
+        .max_number_of_messages(1)
+        .wait_time_seconds(wait_secs)
+        .send()
+        .await?;
+    let messages = out.messages.unwrap_or_default();
+    let count = messages.len();
+    for m in messages {
+        let mut record = SqsMessage::default();
+        record.message_id = m.message_id.clone();
+        record.receipt_handle = m.receipt_handle.clone();
+        record.body = m.body.clone();
+        let mut event = SqsEvent::default();
+        event.records = vec![record];
+        let response = atelier_consumer::handle(processor, event).await;
+        let failed = response.batch_item_failures.iter().any(|f| Some(&f.item_identifier) == m.message_id.as_ref());
+        if !failed {
+            if let Some(handle) = m.receipt_handle {
+                sqs.delete_message().queue_url(queue_url).receipt_handle(handle).send().await?;
+            }
+        }
+    }
+    Ok(count)
+}
