@@ -1,0 +1,136 @@
+//! Peak memory and time of the consumer's image work on a 12-megapixel phone photo.
+//!
+//! `cargo run --release -p atelier-model-server --example imaging_12mp -- prepare DIR` writes a
+//! 4032×3024 JPEG and a full-size brushed mask; `… -- measure DIR` then runs what the consumer
+//! does with them (limited decode, mask, downscale for the model, the stand-in's restyle as the
+//! model's answer at 1536 px, composite back at full size, leakage, PNG encode) and prints the
+//! process's peak resident memory (VmHWM) after each step. Two runs, so generating the inputs
+//! does not count.
+
+#![allow(clippy::expect_used, clippy::unwrap_used)]
+
+use std::path::PathBuf;
+use std::time::Instant;
+
+use atelier_model_server::restyle::restyle;
+use atelier_shared::domain::StyleId;
+use atelier_shared::imaging::{
+    DecodeLimits, Mask, composite, downscale, encode_png, leakage, mask_from_png,
+};
+use image::{GrayImage, ImageEncoder, Luma, Rgb, RgbImage};
+
+const W: u32 = 4032;
+const H: u32 = 3024;
+
+fn peak_mib() -> u64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+        .map_or(0, |kb| kb / 1024)
+}
+
+fn step(name: &str, started: Instant) {
+    println!(
+        "{name:<28} {:>6} ms   peak {:>5} MiB",
+        started.elapsed().as_millis(),
+        peak_mib()
+    );
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let (mode, dir) = match args.as_slice() {
+        [_, mode, dir] => (mode.as_str(), PathBuf::from(dir)),
+        _ => {
+            eprintln!("usage: imaging_12mp prepare|measure DIR");
+            std::process::exit(2);
+        }
+    };
+    let photo = dir.join("photo_12mp.jpg");
+    let mask_path = dir.join("mask_12mp.png");
+    if mode == "prepare" {
+        std::fs::create_dir_all(&dir).unwrap();
+        let img = RgbImage::from_fn(W, H, |x, y| {
+            let n = (x.wrapping_mul(2_654_435_761) ^ y.wrapping_mul(40_503)) >> 27;
+            Rgb([
+                (x / 16) as u8 ^ n as u8,
+                (y / 12) as u8,
+                ((x + y) / 28) as u8,
+            ])
+        });
+        let mut jpeg = Vec::new();
+        image::codecs::jpeg::JpegEncoder::new_with_quality(&mut jpeg, 90)
+            .write_image(img.as_raw(), W, H, image::ExtendedColorType::Rgb8)
+            .unwrap();
+        std::fs::write(&photo, jpeg).unwrap();
+        let weights = GrayImage::from_fn(W, H, |x, y| {
+            let (dx, dy) = (i64::from(x) - 2000, i64::from(y) - 1500);
+            Luma([if dx * dx + dy * dy < 900 * 900 {
+                255
+            } else {
+                0
+            }])
+        });
+        std::fs::write(
+            &mask_path,
+            Mask::from_weights(weights).to_alpha_png().unwrap(),
+        )
+        .unwrap();
+        println!("wrote {} and {}", photo.display(), mask_path.display());
+        return;
+    }
+    println!("{:<28} {:>6}      peak {:>5} MiB", "start", "", peak_mib());
+    let bytes = std::fs::read(&photo).unwrap();
+    let mask_bytes = std::fs::read(&mask_path).unwrap();
+    println!(
+        "inputs: photo {} KiB, mask {} KiB",
+        bytes.len() / 1024,
+        mask_bytes.len() / 1024
+    );
+
+    let t = Instant::now();
+    let original = DecodeLimits::PHOTO.decode(&bytes).unwrap().into_rgba8();
+    drop(bytes);
+    step("decode 12 MP JPEG -> RGBA", t);
+
+    let t = Instant::now();
+    let mask = mask_from_png(&mask_bytes, original.dimensions()).unwrap();
+    drop(mask_bytes);
+    step("read mask", t);
+
+    let t = Instant::now();
+    let small = downscale(&original, 1536);
+    let small_png = encode_png(&small).unwrap();
+    let small_mask = mask
+        .resized(small.width(), small.height())
+        .to_alpha_png()
+        .unwrap();
+    step("downscale + PNGs for model", t);
+
+    let t = Instant::now();
+    let mut edited = small.clone();
+    restyle(
+        &mut edited,
+        &mask.resized(small.width(), small.height()),
+        StyleId::Embroidery,
+    );
+    drop((small, small_png, small_mask));
+    step("stand-in restyle (1536 px)", t);
+
+    let t = Instant::now();
+    let delivered = composite(&original, &edited, &mask, 8).unwrap();
+    drop(edited);
+    step("composite at 12 MP", t);
+
+    let t = Instant::now();
+    let l = leakage(&original, &delivered, &mask).unwrap();
+    step("leakage", t);
+    assert_eq!(l.changed_outside, 0);
+
+    let t = Instant::now();
+    let png = encode_png(&delivered).unwrap();
+    step("encode result PNG", t);
+    println!("result PNG {} KiB; leakage {:?}", png.len() / 1024, l);
+}
