@@ -17,6 +17,10 @@ pub mod env {
     pub const UPLOAD_URL_TTL_SECS: &str = "ATELIER_UPLOAD_URL_TTL_SECS";
     pub const RESULT_URL_TTL_SECS: &str = "ATELIER_RESULT_URL_TTL_SECS";
     pub const DAILY_CAP_MICROS: &str = "ATELIER_DAILY_CAP_MICROS";
+    pub const CONSUMER_TIMEOUT_SECS: &str = "ATELIER_CONSUMER_TIMEOUT_SECS";
+    pub const STUCK_AFTER_SECS: &str = "ATELIER_STUCK_AFTER_SECS";
+    pub const REQUEUE_AFTER_SECS: &str = "ATELIER_REQUEUE_AFTER_SECS";
+    pub const MAX_DISPATCHES: &str = "ATELIER_MAX_DISPATCHES";
     pub const MODEL_BASE_URL: &str = "ATELIER_MODEL_BASE_URL";
     pub const MODEL_API_KEY_SECRET_ID: &str = "ATELIER_MODEL_API_KEY_SECRET_ID";
     pub const MODEL_API_KEY: &str = "ATELIER_MODEL_API_KEY";
@@ -56,6 +60,10 @@ pub mod env {
             false,
             "lifetime of presigned upload URLs in seconds (default 900)",
         ),
+        (CONSUMER_TIMEOUT_SECS, false, "the consumer function's timeout in seconds (default 300)"),
+        (STUCK_AFTER_SECS, false, "a job processing longer than this is failed and refunded by the sweeper (default 900; must exceed the consumer timeout)"),
+        (REQUEUE_AFTER_SECS, false, "a job still queued this long after its last dispatch is sent again (default 60)"),
+        (MAX_DISPATCHES, false, "dispatches of one job before the sweeper fails and refunds it (default 5)"),
         (MODEL_BASE_URL, false, "model provider base URL (default: the stand-in server on 127.0.0.1:8788 without a key, https://api.openai.com with one)"),
         (MODEL_API_KEY_SECRET_ID, false, "Secrets Manager id of the provider key, read by the consumer at cold start"),
         (MODEL_API_KEY, false, "the provider key itself (local development only; prefer the secret)"),
@@ -124,6 +132,11 @@ pub struct Limits {
     pub result_url_ttl_secs: u64,
     /// Rule 8: provider spend allowed per UTC day, micro-dollars (new days start with this).
     pub daily_cap_micros: i64,
+    /// Rule 6: recovery timings.
+    pub consumer_timeout_secs: u64,
+    pub stuck_after_secs: u64,
+    pub requeue_after_secs: u64,
+    pub max_dispatches: u32,
 }
 
 impl Default for Limits {
@@ -133,6 +146,10 @@ impl Default for Limits {
             upload_url_ttl_secs: 900,
             result_url_ttl_secs: 600,
             daily_cap_micros: 20_000_000,
+            consumer_timeout_secs: 300,
+            stuck_after_secs: 900,
+            requeue_after_secs: 60,
+            max_dispatches: 5,
         }
     }
 }
@@ -182,6 +199,17 @@ impl Config {
                 }
             };
         let defaults = Limits::default();
+        let consumer_timeout_secs = number(env::CONSUMER_TIMEOUT_SECS, defaults.consumer_timeout_secs, 1, 900)?;
+        let stuck_after_secs = number(env::STUCK_AFTER_SECS, defaults.stuck_after_secs, 60, 86_400)?;
+        if stuck_after_secs <= consumer_timeout_secs {
+            // A live consumer must never be swept: its job would be refunded while it pays.
+            return Err(ConfigError::Invalid {
+                name: env::STUCK_AFTER_SECS,
+                reason: format!(
+                    "{stuck_after_secs} s must be longer than the consumer timeout ({consumer_timeout_secs} s)"
+                ),
+            });
+        }
         Ok(Config {
             resources: Resources {
                 accounts_table: required(env::ACCOUNTS_TABLE)?,
@@ -219,6 +247,11 @@ impl Config {
                     1_000_000_000_000,
                 )?)
                 .unwrap_or(defaults.daily_cap_micros),
+                consumer_timeout_secs,
+                stuck_after_secs,
+                requeue_after_secs: number(env::REQUEUE_AFTER_SECS, defaults.requeue_after_secs, 10, 3600)?,
+                max_dispatches: u32::try_from(number(env::MAX_DISPATCHES, defaults.max_dispatches.into(), 1, 100)?)
+                    .unwrap_or(defaults.max_dispatches),
             },
         })
     }
@@ -239,6 +272,17 @@ mod tests {
         assert_eq!(c.resources, r);
         assert_eq!(c.limits, Limits::default());
         assert_eq!(r.queue_name(), "atelier-test-jobs");
+    }
+
+    #[test]
+    fn a_stuck_threshold_not_longer_than_the_consumer_timeout_is_refused() {
+        let mut env = Resources::local("p", "http://x").to_env();
+        env.push((env::CONSUMER_TIMEOUT_SECS, "300".into()));
+        env.push((env::STUCK_AFTER_SECS, "300".into()));
+        assert!(matches!(
+            Config::from_lookup(lookup(env)),
+            Err(ConfigError::Invalid { name: env::STUCK_AFTER_SECS, .. })
+        ));
     }
 
     #[test]

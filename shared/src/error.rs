@@ -39,6 +39,8 @@ pub enum Error {
     InsufficientCredits { balance: i64, price: u32 },
     #[error("too many edits in flight: {in_flight} of {limit}")]
     TooManyInFlight { in_flight: i64, limit: u32 },
+    #[error("the job cannot be canceled: it is {}", state.as_str())]
+    NotCancelable { state: crate::domain::JobState },
     #[error("invalid cursor")]
     InvalidCursor,
     #[error("the store returned data that does not fit the schema: {0}")]

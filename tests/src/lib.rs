@@ -464,3 +464,49 @@ impl Harness {
         self.get(user, &format!("/v1/edits/{id}")).await
     }
 }
+
+impl Harness {
+    /// `POST /v1/edits/{id}/cancel`.
+    pub async fn cancel(&self, user: &UserId, id: &str) -> Reply {
+        let req = Request::post(format!("/v1/edits/{id}/cancel")).body(Body::empty()).unwrap_or_default();
+        self.call(Some(user), req).await
+    }
+}
+
+/// Writes jobs straight into the jobs table (BatchWriteItem, 25 at a time, 8 requests in
+/// flight): bulk data for scale tests, through the real DynamoDB protocol.
+pub async fn put_jobs(h: &Harness, jobs: &[atelier_shared::store::schema::JobItem]) {
+    use aws_sdk_dynamodb::types::{PutRequest, WriteRequest};
+    let table = h.app.config.resources.jobs_table.clone();
+    let batches: Vec<Vec<WriteRequest>> = jobs
+        .chunks(25)
+        .map(|chunk| {
+            chunk
+                .iter()
+                .map(|j| {
+                    let item = serde_dynamo::to_item(j).unwrap_or_else(|e| panic!("{e}"));
+                    let put = PutRequest::builder().set_item(Some(item)).build().unwrap_or_else(|e| panic!("{e}"));
+                    WriteRequest::builder().put_request(put).build()
+                })
+                .collect()
+        })
+        .collect();
+    for group in batches.chunks(8) {
+        let sends = group.iter().map(|batch| {
+            let (ddb, table) = (h.clients.dynamodb.clone(), table.clone());
+            let mut pending = batch.clone();
+            async move {
+                while !pending.is_empty() {
+                    let out = ddb
+                        .batch_write_item()
+                        .request_items(&table, pending.clone())
+                        .send()
+                        .await
+                        .unwrap_or_else(|e| panic!("{e:?}"));
+                    pending = out.unprocessed_items.and_then(|mut m| m.remove(&table)).unwrap_or_default();
+                }
+            }
+        });
+        futures::future::join_all(sends).await;
+    }
+}

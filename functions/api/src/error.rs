@@ -28,6 +28,9 @@ pub struct Problem {
     /// Price of the request, for `INSUFFICIENT_CREDITS`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub price: Option<u32>,
+    /// The job's state, for `NOT_CANCELABLE`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub state: Option<atelier_shared::domain::JobState>,
 }
 
 /// An error response.
@@ -54,6 +57,7 @@ impl ApiError {
                 errors: Vec::new(),
                 balance: None,
                 price: None,
+                state: None,
             },
             retry_after: None,
         }
@@ -127,6 +131,12 @@ impl From<Error> for ApiError {
                 let mut e = ApiError::new(StatusCode::TOO_MANY_REQUESTS, "TOO_MANY_IN_FLIGHT", "Too many edits in flight")
                     .detail(format!("{in_flight} of at most {limit} edits are queued or processing; try again when one finishes"));
                 e.retry_after = Some(30);
+                e
+            }
+            Error::NotCancelable { state } => {
+                let mut e = ApiError::new(StatusCode::CONFLICT, "NOT_CANCELABLE", "Cannot cancel")
+                    .detail(format!("the edit is {}; only a queued edit can be canceled", state.as_str()));
+                e.problem.state = Some(state);
                 e
             }
             Error::InvalidCursor => ApiError::bad_request("INVALID_CURSOR", "the cursor is not one this API returned"),

@@ -6,6 +6,8 @@ pub mod audit;
 pub mod budget;
 pub mod jobs;
 pub mod process;
+pub mod sweep;
+pub mod cancel;
 pub mod submit;
 pub mod uploads;
 

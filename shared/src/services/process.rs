@@ -333,7 +333,7 @@ impl Processor {
             tracing::warn!(job_id = %job.job_id, code = e.code(), error = %e, "edit_output_invalid");
             Stop::Fail(failure("EDIT_FAILED", "The image model returned an unusable image. Your credits were refunded."))
         })?;
-        let edited = edited.to_rgba8();
+        let edited = edited.into_rgba8();
         let (result, selection) = match (&inputs.mask, spec.target) {
             (Some(mask), Target::Brush) => {
                 (imaging::composite(&inputs.original, &edited, mask, FEATHER_PX).map_err(internal_image)?, Some((mask.clone(), "mask")))

@@ -282,3 +282,41 @@ impl Store {
         }
     }
 }
+
+impl Store {
+    /// One attempt, read consistently.
+    pub async fn get_attempt(&self, job: &JobId, attempt: &str) -> Result<Option<AttemptItem>, Error> {
+        let out = self
+            .ddb
+            .get_item()
+            .table_name(&self.names.attempts_table)
+            .key(attr::JOB_ID, s(job.as_str()))
+            .key(attr::ATTEMPT, s(attempt))
+            .consistent_read(true)
+            .send()
+            .await
+            .map_err(|e| AwsError::new("attempts.get", e))?;
+        out.item.map(from_item).transpose()
+    }
+
+    /// Open reservations of `day` made before `before`, oldest first (sparse index; candidates
+    /// only). Returns them and how many items DynamoDB read.
+    pub async fn open_attempts(&self, day: &str, before: &str, limit: i32) -> Result<(Vec<AttemptItem>, u64), Error> {
+        let out = self
+            .ddb
+            .query()
+            .table_name(&self.names.attempts_table)
+            .index_name(super::schema::index::ATTEMPTS_OPEN)
+            .key_condition_expression("#open_day = :d AND #reserved_at < :before")
+            .set_expression_attribute_names(Some(names(&[attr::OPEN_DAY, attr::RESERVED_AT])))
+            .expression_attribute_values(":d", s(day))
+            .expression_attribute_values(":before", s(before))
+            .limit(limit)
+            .send()
+            .await
+            .map_err(|e| AwsError::new("attempts.open", e))?;
+        let read = u64::try_from(out.scanned_count).unwrap_or(0);
+        let items = out.items.unwrap_or_default().into_iter().map(from_item).collect::<Result<Vec<_>, _>>()?;
+        Ok((items, read))
+    }
+}

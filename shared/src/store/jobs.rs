@@ -340,3 +340,59 @@ impl Store {
         }
     }
 }
+
+impl Store {
+    /// Jobs in `state` whose `sweep_at` is before `before`, oldest first, from the sparse
+    /// index (candidates only: every action on them is a conditional write on the table).
+    /// Returns the jobs and how many items DynamoDB read.
+    pub async fn jobs_due(&self, state: JobState, before: &str, limit: i32) -> Result<(Vec<JobItem>, u64), Error> {
+        let out = self
+            .ddb
+            .query()
+            .table_name(&self.names.jobs_table)
+            .index_name(index::JOBS_BY_SWEEP)
+            .key_condition_expression("#sweep_state = :s AND #sweep_at < :before")
+            .set_expression_attribute_names(Some(names(&[attr::SWEEP_STATE, attr::SWEEP_AT])))
+            .expression_attribute_values(":s", s(state.as_str()))
+            .expression_attribute_values(":before", s(before))
+            .limit(limit)
+            .send()
+            .await
+            .map_err(|e| AwsError::new("jobs.due", e))?;
+        let read = u64::try_from(out.scanned_count).unwrap_or(0);
+        let jobs = out.items.unwrap_or_default().into_iter().map(from_item).collect::<Result<Vec<_>, _>>()?;
+        Ok((jobs, read))
+    }
+
+    /// Records one more dispatch of a queued job, unless another sweeper just did or the job
+    /// left the queue. `true` when this caller should send the message.
+    pub async fn redispatch(&self, job: &JobItem, now: &str) -> Result<bool, Error> {
+        let res = self
+            .ddb
+            .update_item()
+            .table_name(&self.names.jobs_table)
+            .key(attr::JOB_ID, s(job.job_id.as_str()))
+            .update_expression(
+                "SET #dispatch_count = #dispatch_count + :one, #dispatched_at = :now, #sweep_at = :now, #updated_at = :now",
+            )
+            .condition_expression("#status = :queued AND #sweep_at = :old")
+            .set_expression_attribute_names(Some(names(&[
+                attr::DISPATCH_COUNT,
+                attr::DISPATCHED_AT,
+                attr::SWEEP_AT,
+                attr::UPDATED_AT,
+                attr::STATUS,
+            ])))
+            .expression_attribute_values(":one", n(1))
+            .expression_attribute_values(":now", s(now))
+            .expression_attribute_values(":queued", s(JobState::Queued.as_str()))
+            .expression_attribute_values(":old", s(job.sweep_at.as_deref().unwrap_or_default()))
+            .send()
+            .await;
+        match res {
+            Ok(_) => Ok(true),
+            Err(e) if e.as_service_error().is_some_and(|s| s.is_conditional_check_failed_exception()) => Ok(false),
+            Err(e) => Err(AwsError::new("jobs.redispatch", e).into()),
+        }
+    }
+}

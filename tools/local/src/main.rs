@@ -86,6 +86,15 @@ async fn main() -> anyhow::Result<()> {
                 None
             };
             let processor = Arc::new(Processor::from_env(app.clone(), &clients).await?);
+            // The EventBridge schedule: one sweep a minute.
+            let sweep_app = app.clone();
+            let sweeper = tokio::spawn(async move {
+                let mut tick = tokio::time::interval(std::time::Duration::from_secs(60));
+                loop {
+                    tick.tick().await;
+                    atelier_sweeper::handle(&sweep_app, atelier_shared::clock::now()).await;
+                }
+            });
             let poller = tokio::spawn(atelier_local::poller::run(
                 processor,
                 clients.sqs.clone(),
@@ -109,6 +118,7 @@ async fn main() -> anyhow::Result<()> {
                 })
                 .await?;
             poller.abort();
+            sweeper.abort();
             Ok(())
         }
     }

@@ -1,7 +1,7 @@
 //! Edits: submit (paid, idempotent), read, list.
 
 use atelier_shared::domain::{EditRequest, JobId};
-use atelier_shared::services::{App, jobs, submit};
+use atelier_shared::services::{App, cancel, jobs, submit};
 use axum::Json;
 use axum::extract::{Path, State};
 use axum::response::{IntoResponse, Response};
@@ -82,4 +82,15 @@ pub async fn list_edits(
         items: items.into_iter().map(JobView::from).collect(),
         next_cursor,
     }))
+}
+
+/// Cancels a queued edit and refunds it. Repeating a cancel is harmless; an edit already
+/// processing or finished is `409 NOT_CANCELABLE` with its state.
+#[utoipa::path(post, path = "/v1/edits/{id}/cancel", tag = "edits", security(("bearer" = [])),
+    params(("id" = String, Path)),
+    responses((status = 200, body = JobView), (status = 404, body = Problem, content_type = "application/problem+json"),
+        (status = 409, body = Problem, content_type = "application/problem+json")))]
+pub async fn cancel_edit(State(app): State<App>, Caller(user): Caller, Path(id): Path<String>) -> Result<Json<JobView>, ApiError> {
+    let id = JobId::parse(&id).ok_or_else(ApiError::not_found)?;
+    Ok(Json(cancel::cancel(&app, &user, &id).await?.into()))
 }

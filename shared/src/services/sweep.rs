@@ -1,0 +1,258 @@
+//! The sweeper (rules 4, 6, 8): nothing charged is ever stranded.
+//!
+//! Each run, bounded in items and time, and safe when two runs overlap:
+//! 1. jobs still `queued` a while after their last dispatch are sent again (`{ "jobId" }`
+//!    only); past the dispatch limit they fail and are refunded;
+//! 2. jobs `processing` longer than the stuck threshold (longer than the consumer's timeout,
+//!    so no live consumer holds them) fail and are refunded, settling their open reservations
+//!    in the same transaction;
+//! 3. reservations left open longer than that are settled from the usage saved on them, or
+//!    kept booked when there is none. No model is ever called.
+//!
+//! Candidates come from sparse indexes keyed by state and time, never a scan; every action is
+//! a conditional write that loses cleanly to a concurrent consumer or sweeper.
+
+use std::time::Duration;
+
+use aws_sdk_dynamodb::types::TransactWriteItem;
+use serde::Serialize;
+
+use super::App;
+use super::budget::{self, day_of};
+use crate::clock::{self, Instant};
+use crate::domain::JobState;
+use crate::error::Error;
+use crate::store::budget::SettleOutcome;
+use crate::store::jobs::FinishOutcome;
+use crate::store::schema::{AttemptItem, JobFailure, JobItem};
+
+/// Bounds of one run.
+#[derive(Debug, Clone, Copy)]
+pub struct SweepLimits {
+    /// Candidates read per phase.
+    pub max_items: i32,
+    /// Stop starting new actions after this long (the function's timeout is longer).
+    pub time_budget: Duration,
+}
+
+impl Default for SweepLimits {
+    fn default() -> SweepLimits {
+        SweepLimits { max_items: 100, time_budget: Duration::from_secs(40) }
+    }
+}
+
+/// Counts of each action, logged as one `sweep_completed` line.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct SweepSummary {
+    pub requeued: u64,
+    pub dispatch_limit_failed: u64,
+    pub stuck_failed: u64,
+    pub reservations_settled: u64,
+    /// Settled at their estimate because no usage was saved.
+    pub reservations_kept_booked: u64,
+    /// Candidates another consumer or sweeper finished first.
+    pub lost_races: u64,
+    pub send_failures: u64,
+    pub errors: u64,
+    /// Items DynamoDB read from the sweep indexes.
+    pub items_read: u64,
+    pub out_of_time: bool,
+}
+
+fn dispatch_limit() -> JobFailure {
+    JobFailure {
+        code: "DISPATCH_LIMIT".to_owned(),
+        message: "We could not start your edit. Your credits were refunded; please try again.".to_owned(),
+        questions: Vec::new(),
+    }
+}
+
+fn stuck() -> JobFailure {
+    JobFailure {
+        code: "TIMED_OUT".to_owned(),
+        message: "Your edit took too long and was stopped. Your credits were refunded; please try again.".to_owned(),
+        questions: Vec::new(),
+    }
+}
+
+/// One sweep at time `now` (injected: tests move the clock instead of sleeping).
+pub async fn sweep(app: &App, now: Instant, limits: SweepLimits) -> SweepSummary {
+    let started = std::time::Instant::now();
+    let mut summary = SweepSummary::default();
+    let l = &app.config.limits;
+    let out_of_time = |summary: &mut SweepSummary| {
+        let over = started.elapsed() > limits.time_budget;
+        summary.out_of_time |= over;
+        over
+    };
+
+    // 1. Queued jobs whose doorbell went unanswered.
+    let before = clock::format(now - Duration::from_secs(l.requeue_after_secs));
+    match app.store.jobs_due(JobState::Queued, &before, limits.max_items).await {
+        Ok((jobs, read)) => {
+            summary.items_read += read;
+            for job in jobs {
+                if out_of_time(&mut summary) {
+                    break;
+                }
+                if let Err(e) = requeue(app, &job, now, &mut summary).await {
+                    summary.errors += 1;
+                    tracing::error!(job_id = %job.job_id, error = %crate::error::chain(&e), "sweep_requeue_failed");
+                }
+            }
+        }
+        Err(e) => {
+            summary.errors += 1;
+            tracing::error!(error = %crate::error::chain(&e), "sweep_query_failed");
+        }
+    }
+
+    // 2. Jobs stuck in processing.
+    let before = clock::format(now - Duration::from_secs(l.stuck_after_secs));
+    match app.store.jobs_due(JobState::Processing, &before, limits.max_items).await {
+        Ok((jobs, read)) => {
+            summary.items_read += read;
+            for job in jobs {
+                if out_of_time(&mut summary) {
+                    break;
+                }
+                if let Err(e) = fail_stuck(app, &job, now, &mut summary).await {
+                    summary.errors += 1;
+                    tracing::error!(job_id = %job.job_id, error = %crate::error::chain(&e), "sweep_stuck_failed");
+                }
+            }
+        }
+        Err(e) => {
+            summary.errors += 1;
+            tracing::error!(error = %crate::error::chain(&e), "sweep_query_failed");
+        }
+    }
+
+    // 3. Reservations a crashed consumer left open (today and yesterday, UTC).
+    let before = clock::format(now - Duration::from_secs(l.stuck_after_secs));
+    for day in [day_of(now - Duration::from_secs(86_400)), day_of(now)] {
+        match app.store.open_attempts(&day, &before, limits.max_items).await {
+            Ok((attempts, read)) => {
+                summary.items_read += read;
+                for candidate in attempts {
+                    if out_of_time(&mut summary) {
+                        break;
+                    }
+                    if let Err(e) = settle_orphan(app, &candidate, &mut summary).await {
+                        summary.errors += 1;
+                        tracing::error!(job_id = %candidate.job_id, error = %crate::error::chain(&e), "sweep_settle_failed");
+                    }
+                }
+            }
+            Err(e) => {
+                summary.errors += 1;
+                tracing::error!(error = %crate::error::chain(&e), "sweep_query_failed");
+            }
+        }
+    }
+
+    tracing::info!(
+        requeued = summary.requeued,
+        dispatch_limit_failed = summary.dispatch_limit_failed,
+        stuck_failed = summary.stuck_failed,
+        reservations_settled = summary.reservations_settled,
+        reservations_kept_booked = summary.reservations_kept_booked,
+        lost_races = summary.lost_races,
+        send_failures = summary.send_failures,
+        errors = summary.errors,
+        items_read = summary.items_read,
+        out_of_time = summary.out_of_time,
+        elapsed_ms = started.elapsed().as_millis() as u64,
+        "sweep_completed"
+    );
+    summary
+}
+
+async fn requeue(app: &App, job: &JobItem, now: Instant, summary: &mut SweepSummary) -> Result<(), Error> {
+    let stamp = clock::format(now);
+    if job.dispatch_count >= app.config.limits.max_dispatches {
+        match app.store.fail_and_refund(job, JobState::Queued, &dispatch_limit(), &stamp, Vec::new()).await? {
+            FinishOutcome::Done => {
+                summary.dispatch_limit_failed += 1;
+                tracing::warn!(job_id = %job.job_id, dispatches = job.dispatch_count, "job_dispatch_limit_refunded");
+            }
+            FinishOutcome::NotInState => summary.lost_races += 1,
+        }
+        return Ok(());
+    }
+    if !app.store.redispatch(job, &stamp).await? {
+        summary.lost_races += 1;
+        return Ok(());
+    }
+    match app.queue.send_job(&job.job_id).await {
+        Ok(()) => {
+            summary.requeued += 1;
+            tracing::info!(job_id = %job.job_id, dispatch = job.dispatch_count + 1, "job_requeued");
+        }
+        Err(e) => {
+            // Counted as a dispatch all the same: the next sweep tries again, and the limit
+            // still ends a job that can never be sent.
+            summary.send_failures += 1;
+            tracing::warn!(job_id = %job.job_id, error = %crate::error::chain(&e), "queue_dispatch_deferred");
+        }
+    }
+    Ok(())
+}
+
+/// The transaction items that settle a job's open reservations (from saved usage, else at
+/// their estimate), read consistently from the table.
+async fn settlements(app: &App, job: &JobItem, now: &str, summary: &mut SweepSummary) -> Result<Vec<TransactWriteItem>, Error> {
+    let mut items = Vec::new();
+    for attempt in app.store.attempts_of(&job.job_id).await? {
+        if attempt.open_day.is_none() {
+            continue;
+        }
+        let cost = budget::settlement_cost(&attempt);
+        if cost >= attempt.reserved_micros {
+            summary.reservations_kept_booked += 1;
+        }
+        summary.reservations_settled += 1;
+        items.extend(app.store.settle_items(&attempt, cost, "sweeper", now)?);
+    }
+    Ok(items)
+}
+
+async fn fail_stuck(app: &App, job: &JobItem, now: Instant, summary: &mut SweepSummary) -> Result<(), Error> {
+    let stamp = clock::format(now);
+    let before = summary.clone();
+    let extra = settlements(app, job, &stamp, summary).await?;
+    match app.store.fail_and_refund(job, JobState::Processing, &stuck(), &stamp, extra).await? {
+        FinishOutcome::Done => {
+            summary.stuck_failed += 1;
+            tracing::warn!(job_id = %job.job_id, started_at = ?job.started_at, "job_stuck_refunded");
+        }
+        FinishOutcome::NotInState => {
+            // The consumer finished it after all; its settlements were not ours to make.
+            summary.reservations_settled = before.reservations_settled;
+            summary.reservations_kept_booked = before.reservations_kept_booked;
+            summary.lost_races += 1;
+        }
+    }
+    Ok(())
+}
+
+async fn settle_orphan(app: &App, candidate: &AttemptItem, summary: &mut SweepSummary) -> Result<(), Error> {
+    // The index may lag: decide from the table.
+    let Some(attempt) = app.store.get_attempt(&candidate.job_id, &candidate.attempt).await? else {
+        return Ok(());
+    };
+    if attempt.open_day.is_none() {
+        return Ok(());
+    }
+    let booked = budget::settlement_cost(&attempt) >= attempt.reserved_micros;
+    match budget::settle(app, &attempt, "sweeper").await? {
+        SettleOutcome::Settled => {
+            summary.reservations_settled += 1;
+            if booked {
+                summary.reservations_kept_booked += 1;
+            }
+        }
+        SettleOutcome::AlreadySettled => summary.lost_races += 1,
+    }
+    Ok(())
+}

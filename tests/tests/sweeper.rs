@@ -1,0 +1,325 @@
+//! The sweeper and cancel: nothing charged is ever stranded, nothing is refunded twice, and
+//! the paid model is never called again. Each test runs on a stack of its own, so a sweep
+//! sees only that test's jobs; the clock is moved, never slept.
+
+use std::time::Duration;
+
+use atelier_model_server::samples;
+use atelier_shared::clock;
+use atelier_shared::domain::{JobId, JobState};
+use atelier_shared::services::budget;
+use atelier_shared::services::process::{Outcome, ProcessError, Step};
+use atelier_shared::store::schema::{JobItem, LedgerKind};
+use atelier_tests::{Harness, StandIn};
+use futures::future::join_all;
+use http::StatusCode;
+use serde_json::json;
+
+fn job_id(id: &str) -> JobId {
+    JobId::parse(id).unwrap_or_else(|| panic!("job id {id}"))
+}
+
+fn later(minutes: u64) -> clock::Instant {
+    clock::now() + Duration::from_secs(minutes * 60)
+}
+
+fn pet() -> serde_json::Value {
+    json!({ "style": "needle_felt", "target": "pet" })
+}
+
+fn refunds_of(rows: &[atelier_shared::store::schema::LedgerItem], id: &str) -> usize {
+    rows.iter().filter(|r| r.kind == LedgerKind::Refund && r.job_id.as_ref().is_some_and(|j| j.as_str() == id)).count()
+}
+
+async fn drain(h: &Harness, model: &StandIn) -> usize {
+    let processor = h.processor(model);
+    let mut handled = 0;
+    loop {
+        let n = atelier_local::poller::poll_once(&processor, &h.clients.sqs, &h.app.config.resources.queue_url, 0)
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        if n == 0 {
+            return handled;
+        }
+        handled += n;
+    }
+}
+
+#[tokio::test]
+async fn a_charged_job_whose_send_failed_is_requeued_after_a_minute_and_completes() {
+    let h = Harness::isolated(|_| {}).await;
+    let model = StandIn::start().await;
+    let mut broken = h.app.config.clone();
+    broken.resources.queue_url = format!("{}-missing", broken.resources.queue_url);
+    let submitter = Harness::with_config(broken).await;
+    let user = h.user();
+    let id = submitter.submit_photo(&user, "k", samples::single_pet(), pet()).await;
+    assert_eq!(drain(&h, &model).await, 0, "the doorbell never rang");
+
+    let early = atelier_sweeper::handle(&h.app, clock::now()).await;
+    let swept = atelier_sweeper::handle(&h.app, clock::now() + Duration::from_secs(61)).await;
+
+    assert_eq!(early.requeued, 0, "not before a minute");
+    assert_eq!(swept.requeued, 1, "{swept:?}");
+    assert_eq!(drain(&h, &model).await, 1);
+    assert_eq!(h.job(&user, &id).await.str("status"), "succeeded");
+    h.assert_audit_clean().await;
+}
+
+#[tokio::test]
+async fn a_job_that_can_never_be_sent_fails_and_is_refunded_at_the_dispatch_limit() {
+    let h = Harness::isolated(|l| l.max_dispatches = 2).await;
+    let user = h.user();
+    let mut broken = h.app.config.clone();
+    broken.resources.queue_url = format!("{}-missing", broken.resources.queue_url);
+    let broken = Harness::with_config(broken).await;
+    let id = broken.submit_photo(&user, "k", samples::single_pet(), pet()).await;
+    let before = h.balance(&user).await;
+
+    let mut summaries = Vec::new();
+    for minute in 1..=4 {
+        summaries.push(atelier_sweeper::handle(&broken.app, later(2 * minute)).await);
+    }
+
+    let job = h.job(&user, &id).await;
+    assert_eq!(job.str("status"), "failed", "{summaries:?}");
+    assert_eq!(job.body["failure"]["code"], "DISPATCH_LIMIT");
+    assert_eq!(refunds_of(&h.ledger(&user).await, &id), 1);
+    assert!(h.balance(&user).await > before);
+    h.assert_audit_clean().await;
+}
+
+#[tokio::test]
+async fn a_consumer_dying_at_any_step_is_failed_and_refunded_once_and_never_edits_twice() {
+    let steps =
+        [Step::AfterClaim, Step::AfterReserve, Step::AfterCheck, Step::AfterEdit, Step::AfterStore, Step::AfterReview];
+    let h = Harness::isolated(|l| l.max_in_flight = 20).await;
+    let model = StandIn::start().await;
+    let user = h.user();
+    h.fund_to(&user, 100).await;
+    let mut ids = Vec::new();
+    for (i, step) in steps.iter().enumerate() {
+        let id = h.submit_photo(&user, &format!("k{i}"), samples::single_pet(), pet()).await;
+        let mut dying = h.processor(&model);
+        dying.crash_at = Some(*step);
+        let crashed = dying.process(&job_id(&id)).await;
+        assert!(matches!(crashed, Err(ProcessError::Crashed(s)) if s == *step), "{step:?}: {crashed:?}");
+        ids.push(id);
+    }
+    let _ = drain(&h, &model).await; // redeliveries: every claim is lost
+
+    let too_early = atelier_sweeper::handle(&h.app, later(5)).await;
+    let swept = atelier_sweeper::handle(&h.app, later(16)).await;
+    let again = atelier_sweeper::handle(&h.app, later(17)).await;
+
+    assert_eq!(too_early.stuck_failed, 0, "a live consumer is never swept");
+    assert_eq!(swept.stuck_failed, steps.len() as u64, "{swept:?}");
+    assert_eq!((again.stuck_failed, again.reservations_settled), (0, 0), "{again:?}");
+    let rows = h.ledger(&user).await;
+    for (id, step) in ids.iter().zip(steps) {
+        assert_eq!(h.job(&user, id).await.str("status"), "failed", "{step:?}");
+        assert_eq!(refunds_of(&rows, id), 1, "{step:?}");
+        assert!(model.calls(id).await.edit <= 1, "{step:?}");
+        let open = h.app.store.attempts_of(&job_id(id)).await.unwrap_or_default();
+        assert!(open.iter().all(|a| a.open_day.is_none()), "{step:?}: reservations left open {open:?}");
+    }
+    assert_eq!(h.account(&user).await.body["in_flight"], 0);
+    h.assert_audit_clean().await;
+}
+
+#[tokio::test]
+async fn an_orphaned_reservation_is_settled_from_saved_usage_or_kept_booked_without_it() {
+    let h = Harness::isolated(|_| {}).await;
+    let model = StandIn::start().await;
+    let user = h.user();
+    h.fund_to(&user, 50).await;
+    let with_usage = h.submit_photo(&user, "a", samples::single_pet(), pet()).await;
+    let without = h.submit_photo(&user, "b", samples::single_pet(), pet()).await;
+    model.fault(json!({ "call": "any", "fault": "missing_usage", "job": without })).await;
+    for id in [&with_usage, &without] {
+        let mut dying = h.processor(&model);
+        dying.crash_at = Some(Step::AfterEdit);
+        assert!(dying.process(&job_id(id)).await.is_err());
+    }
+
+    let summary = atelier_sweeper::handle(&h.app, later(16)).await;
+
+    assert_eq!(summary.reservations_settled, 2, "{summary:?}");
+    let settled = |id: &str| {
+        let h = h.clone();
+        let id = job_id(id);
+        async move { h.app.store.attempts_of(&id).await.unwrap_or_default().remove(0) }
+    };
+    let a = settled(&with_usage).await;
+    assert!(a.settled_cost_micros.is_some_and(|c| c < a.reserved_micros), "real cost from usage: {a:?}");
+    assert_eq!(a.settled_by.as_deref(), Some("sweeper"));
+    let b = settled(&without).await;
+    assert_eq!(b.settled_cost_micros, Some(b.reserved_micros), "no usage: the estimate stays booked");
+    let day = budget::day(&h.app, &a.day).await.unwrap_or_else(|e| panic!("{e:?}"));
+    let attempts = h.app.store.attempts_of_day(&a.day).await.unwrap_or_default();
+    let used: i64 = attempts.iter().filter_map(|a| a.settled_cost_micros).sum();
+    let reserved: i64 = attempts.iter().filter(|a| a.open_day.is_some()).map(|a| a.reserved_micros).sum();
+    assert_eq!((used, reserved), (day.used_micros, day.reserved_micros), "the day's totals are the sum of its attempts");
+    h.assert_audit_clean().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn two_sweepers_and_a_consumer_racing_leave_every_job_terminal_and_refunded_at_most_once() {
+    let h = Harness::isolated(|l| l.max_in_flight = 50).await;
+    let model = StandIn::start().await;
+    let user = h.user();
+    h.fund_to(&user, 200).await;
+    let mut ids = Vec::new();
+    for i in 0..12 {
+        let id = h.submit_photo(&user, &format!("k{i}"), samples::single_pet(), pet()).await;
+        if i % 3 == 0 {
+            // A consumer died holding this one.
+            let mut dying = h.processor(&model);
+            dying.crash_at = Some(if i % 2 == 0 { Step::AfterClaim } else { Step::AfterEdit });
+            assert!(dying.process(&job_id(&id)).await.is_err());
+        }
+        ids.push(id);
+    }
+
+    let when = later(16);
+    let (s1, s2, consumed) = tokio::join!(
+        atelier_sweeper::handle(&h.app, when),
+        atelier_sweeper::handle(&h.app, when),
+        drain(&h, &model),
+    );
+    let _ = drain(&h, &model).await;
+    let settle = atelier_sweeper::handle(&h.app, later(40)).await;
+
+    // The sweepers run 16 minutes ahead, so a job the consumer claims during the race also
+    // looks stuck to them: whichever side writes second loses cleanly.
+    assert!(s1.stuck_failed + s2.stuck_failed >= 4, "every dead consumer's job was failed: {s1:?} {s2:?} {settle:?}");
+    assert!(consumed >= 8, "the queued jobs were processed ({consumed})");
+    let rows = h.ledger(&user).await;
+    for id in &ids {
+        let job = h.job(&user, id).await;
+        let status = job.str("status");
+        assert!(["succeeded", "failed"].contains(&status.as_str()), "{id} ended {status}");
+        let refunds = refunds_of(&rows, id);
+        assert_eq!(refunds, usize::from(status == "failed"), "{id}: a refund only for a failed job, once");
+        assert!(model.calls(id).await.edit <= 1);
+    }
+    assert_eq!(h.account(&user).await.body["in_flight"], 0);
+    h.assert_audit_clean().await;
+}
+
+#[tokio::test]
+async fn cancel_refunds_a_queued_job_once_and_refuses_a_processing_one() {
+    let h = Harness::new().await;
+    let user = h.user();
+    h.fund_to(&user, 50).await;
+    let queued = h.submit_photo(&user, "a", samples::single_pet(), pet()).await;
+    let busy = h.submit_photo(&user, "b", samples::single_pet(), pet()).await;
+    let before = h.balance(&user).await;
+    assert!(h.app.store.claim(&job_id(&busy), &clock::format(clock::now())).await.ok().flatten().is_some());
+
+    let first = h.cancel(&user, &queued).await;
+    let repeat = h.cancel(&user, &queued).await;
+    let refused = h.cancel(&user, &busy).await;
+    let stranger = h.cancel(&h.user(), &queued).await;
+
+    assert_eq!((first.status, first.str("status")), (StatusCode::OK, "canceled".to_owned()), "{first:?}");
+    assert_eq!((repeat.status, repeat.str("status")), (StatusCode::OK, "canceled".to_owned()));
+    assert_eq!((refused.status, refused.code()), (StatusCode::CONFLICT, "NOT_CANCELABLE"));
+    assert_eq!(refused.body["state"], "processing");
+    assert_eq!(stranger.status, StatusCode::NOT_FOUND);
+    assert_eq!(refunds_of(&h.ledger(&user).await, &queued), 1);
+    assert_eq!(h.balance(&user).await, before + first.body["credits"].as_i64().unwrap_or(0));
+    h.assert_audit_clean().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn cancel_racing_a_claim_has_exactly_one_winner_and_refunds_only_when_cancel_wins() {
+    let mut config = Harness::config();
+    config.limits.max_in_flight = 100;
+    let h = Harness::with_config(config).await;
+    let user = h.user();
+    h.fund_to(&user, 500).await;
+    let mut ids = Vec::new();
+    for i in 0..16 {
+        ids.push(h.submit_photo(&user, &format!("race{i}"), samples::single_pet(), pet()).await);
+    }
+
+    let races = join_all(ids.iter().map(|id| {
+        let (h, user, id) = (h.clone(), user.clone(), id.clone());
+        tokio::spawn(async move {
+            let (jid, stamp) = (job_id(&id), clock::format(clock::now()));
+            let claim = h.app.store.claim(&jid, &stamp);
+            let (cancel, claim) = tokio::join!(h.cancel(&user, &id), claim);
+            (id, cancel, claim.ok().flatten().is_some())
+        })
+    }))
+    .await;
+
+    let rows = h.ledger(&user).await;
+    for race in races {
+        let (id, cancel, claimed) = race.unwrap_or_else(|e| panic!("{e}"));
+        let canceled = cancel.status == StatusCode::OK;
+        assert!(canceled != claimed, "{id}: exactly one wins (cancel {:?}, claimed {claimed})", cancel.status);
+        assert_eq!(refunds_of(&rows, &id), usize::from(canceled), "{id}");
+        let job: JobItem = h.app.store.get_job(&job_id(&id)).await.ok().flatten().unwrap_or_else(|| panic!("job"));
+        assert_eq!(job.status, if canceled { JobState::Canceled } else { JobState::Processing });
+    }
+}
+
+#[tokio::test]
+async fn a_sweep_over_ten_thousand_jobs_reads_only_the_twenty_that_need_action() {
+    let h = Harness::isolated(|l| l.max_in_flight = 100).await;
+    let user = h.user();
+    h.fund_to(&user, 500).await;
+    let mut broken = h.app.config.clone();
+    broken.resources.queue_url = format!("{}-missing", broken.resources.queue_url);
+    let broken = Harness::with_config(broken).await;
+    let template_id = broken.submit_photo(&user, "template", samples::single_pet(), pet()).await;
+    let template = h.app.store.get_job(&job_id(&template_id)).await.ok().flatten().unwrap_or_else(|| panic!("job"));
+    // 9,980 finished jobs of other users: what a busy table holds, none for the sweeper.
+    let mut finished = Vec::new();
+    for i in 0..9_980 {
+        let mut j = template.clone();
+        let key = atelier_shared::domain::IdempotencyKey::parse(&format!("bulk{i}")).unwrap_or_else(|| panic!("key"));
+        j.user_id = h.user();
+        j.job_id = JobId::derive(&j.user_id, atelier_shared::domain::Operation::Edit, &key);
+        j.status = JobState::Succeeded;
+        j.sweep_state = None;
+        j.sweep_at = None;
+        finished.push(j);
+    }
+    atelier_tests::put_jobs(&h, &finished).await;
+    // 20 that need action: 9 queued whose send failed, 11 stuck in processing (the template
+    // among them).
+    for i in 0..9 {
+        broken.submit_photo(&user, &format!("q{i}"), samples::single_pet(), pet()).await;
+    }
+    for i in 0..10 {
+        let id = broken.submit_photo(&user, &format!("p{i}"), samples::single_pet(), pet()).await;
+        assert!(h.app.store.claim(&job_id(&id), &clock::format(clock::now())).await.ok().flatten().is_some());
+    }
+    let _ = h.app.store.claim(&job_id(&template_id), &clock::format(clock::now())).await;
+
+    let summary = atelier_sweeper::handle(&h.app, later(16)).await;
+
+    assert_eq!(summary.items_read, 20, "{summary:?}");
+    assert_eq!(summary.requeued + summary.stuck_failed, 20, "{summary:?}");
+    h.assert_audit_clean().await;
+}
+
+#[tokio::test]
+async fn a_processing_job_survives_a_sweep_before_the_threshold_and_its_consumer_finishes_it() {
+    let h = Harness::isolated(|_| {}).await;
+    let model = StandIn::start().await;
+    let user = h.user();
+    let id = h.submit_photo(&user, "k", samples::single_pet(), pet()).await;
+    let mut dying = h.processor(&model);
+    dying.crash_at = Some(Step::AfterClaim);
+    let _ = dying.process(&job_id(&id)).await;
+
+    let summary = atelier_sweeper::handle(&h.app, later(14)).await;
+
+    assert_eq!(summary.stuck_failed, 0);
+    assert_eq!(h.job(&user, &id).await.str("status"), "processing");
+    assert!(matches!(h.processor(&model).process(&job_id(&id)).await, Ok(Outcome::NotClaimed)));
+}
