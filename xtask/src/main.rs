@@ -6,6 +6,9 @@
 //! - `cargo xtask token --user NAME` — print a dev bearer token.
 //! - `cargo xtask admin …` — run `atelier-admin` against the local stack.
 //! - `cargo xtask ministack` — only start the local AWS and wait.
+//! - `cargo xtask package [--arch x86_64|arm64]` — build the three Lambda zips (`package.rs`).
+//! - `cargo xtask infra-test` — every offline check of `infra/` (`package.rs`).
+//! - `cargo xtask infra-schema` — refresh `infra/schema.json` and `infra/env-names.json`.
 //!
 //! Only the standard library and `anyhow`, so this builds in seconds on a fresh machine.
 
@@ -15,6 +18,8 @@ use std::process::{Child, Command, ExitCode, Stdio};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
+
+mod package;
 
 /// The local AWS, pinned.
 const MINISTACK: &str = "ministack==1.5.33";
@@ -37,9 +42,12 @@ fn main() -> ExitCode {
         Some("token") => token(&args[1..]),
         Some("admin") => admin(&args[1..]),
         Some("ministack") => ministack_only(),
+        Some("package") => package::package(&args[1..]),
+        Some("infra-test") => package::infra_test().map(|()| ExitCode::SUCCESS),
+        Some("infra-schema") => package::infra_schema(),
         _ => {
             eprintln!(
-                "usage: cargo xtask <dev | test [cargo test args] | token --user NAME | admin ARGS | ministack>"
+                "usage: cargo xtask <dev | test [cargo test args] | token --user NAME | admin ARGS | ministack | package [--arch x86_64|arm64] | infra-test | infra-schema>"
             );
             return ExitCode::from(2);
         }

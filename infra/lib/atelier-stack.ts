@@ -1,0 +1,658 @@
+/**
+ * Atelier on AWS: three Lambda functions (API, consumer, sweeper), the DynamoDB tables of the
+ * code's schema, the job queue and its dead-letter queue, the private assets bucket, the model
+ * provider key, a JWT-authorised HTTP API, a one-minute sweep, and the alarms that watch money.
+ *
+ * Least privilege is written out per function in `grantData()` (no `grant*ReadWriteData`
+ * helpers: they include DeleteItem and BatchWriteItem). The ledger is append-only: no role
+ * gets UpdateItem or DeleteItem on it.
+ */
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+
+import {
+  CfnCondition,
+  CfnOutput,
+  CfnParameter,
+  CfnResource,
+  CfnRule,
+  Duration,
+  Fn,
+  RemovalPolicy,
+  Stack,
+  type StackProps,
+  Tags,
+  Validations,
+} from 'aws-cdk-lib';
+import * as apigw from 'aws-cdk-lib/aws-apigatewayv2';
+import { HttpJwtAuthorizer } from 'aws-cdk-lib/aws-apigatewayv2-authorizers';
+import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
+import { AccessLogFormat } from 'aws-cdk-lib/aws-apigateway';
+import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
+import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
+import * as cognito from 'aws-cdk-lib/aws-cognito';
+import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
+import * as events from 'aws-cdk-lib/aws-events';
+import * as targets from 'aws-cdk-lib/aws-events-targets';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import * as lambda from 'aws-cdk-lib/aws-lambda';
+import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
+import * as logs from 'aws-cdk-lib/aws-logs';
+import * as s3 from 'aws-cdk-lib/aws-s3';
+import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
+import * as sns from 'aws-cdk-lib/aws-sns';
+import * as sqs from 'aws-cdk-lib/aws-sqs';
+import type { Construct } from 'constructs';
+
+import { type EnvName, type EnvValues, functionEnvironment, loadEnvNames } from './environment';
+import { LOGICAL_TABLE_METADATA, type TableDef, loadSchema } from './schema';
+
+export type Stage = 'dev' | 'prod';
+export type Arch = 'x86_64' | 'arm64';
+
+/** The three functions: package name = binary name = folder under the dist directory. */
+export const FUNCTIONS = {
+  api: 'atelier-api',
+  consumer: 'atelier-consumer',
+  sweeper: 'atelier-sweeper',
+} as const;
+export type FunctionKey = keyof typeof FUNCTIONS;
+
+/**
+ * The consumer's timeout. The queue's visibility timeout is six times this (AWS's advice for
+ * SQS event sources), and the sweeper's stuck threshold must exceed it (DESIGN.md rule 6).
+ */
+export const CONSUMER_TIMEOUT = Duration.minutes(5);
+export const QUEUE_VISIBILITY = Duration.seconds(CONSUMER_TIMEOUT.toSeconds() * 6);
+/** DESIGN.md rule 6: `processing` for 15 minutes is stuck. */
+export const STUCK_AFTER = Duration.minutes(15);
+/** Deliveries of one message before it goes to the dead-letter queue. */
+export const MAX_RECEIVE_COUNT = 5;
+
+/** Custom metrics the code emits (see infra/README.md: "Metrics the code must emit"). */
+export const METRICS = {
+  namespace: 'Atelier',
+  /** Sweeper, every sweep: jobs it found stuck in `processing` (and failed + refunded). */
+  jobsStuck: 'JobsStuck',
+  /** Consumer, after each reservation/settlement: the UTC day's spend as a percent of the cap. */
+  budgetUsedPercent: 'BudgetUsedPercent',
+} as const;
+
+export interface AtelierStackProps extends StackProps {
+  readonly stage: Stage;
+  readonly arch?: Arch;
+  /**
+   * Folder holding `<function>/bootstrap.zip` for `arch` (what `cargo xtask package`
+   * writes). Ignored when `placeholderCode` is set.
+   * @default ../target/lambda-dist/<arch>
+   */
+  readonly distDir?: string;
+  /**
+   * Deploy a placeholder instead of the zips (tests and offline synth run without a 9-minute
+   * release build). Never deploy this: every function would answer with an error.
+   */
+  readonly placeholderCode?: boolean;
+  /** The tables (default: infra/schema.json). */
+  readonly schema?: TableDef[];
+  /** The environment variables the code reads (default: infra/env-names.json). */
+  readonly envNames?: EnvName[];
+  /** Days before an object under `uploads/` expires. @default 30 */
+  readonly uploadRetentionDays?: number;
+  /** API Gateway stage throttling. @default 25 requests/s steady, 50 burst */
+  readonly throttle?: { readonly rateLimit: number; readonly burstLimit: number };
+}
+
+export class AtelierStack extends Stack {
+  readonly tables: Record<string, dynamodb.Table> = {};
+  readonly functions: Record<FunctionKey, lambda.Function>;
+  readonly queue: sqs.Queue;
+  readonly deadLetterQueue: sqs.Queue;
+  readonly bucket: s3.Bucket;
+  readonly providerKey: secretsmanager.Secret;
+  readonly httpApi: apigw.HttpApi;
+
+  private readonly schemaDefs: TableDef[];
+
+  constructor(scope: Construct, id: string, props: AtelierStackProps) {
+    super(scope, id, {
+      description: `Atelier (${props.stage}): paid AI photo edits — API, consumer, sweeper`,
+      ...props,
+    });
+    const prod = props.stage === 'prod';
+    const arch = props.arch ?? 'x86_64';
+    const removalPolicy = prod ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY;
+    const logRetention = prod ? logs.RetentionDays.THREE_MONTHS : logs.RetentionDays.TWO_WEEKS;
+    this.schemaDefs = props.schema ?? loadSchema();
+    const envNames = props.envNames ?? loadEnvNames();
+    Tags.of(this).add('project', 'atelier');
+    Tags.of(this).add('stage', props.stage);
+
+    // ---------------------------------------------------------------- parameters
+    const jwtIssuer = new CfnParameter(this, 'JwtIssuer', {
+      type: 'String',
+      default: '',
+      description: 'OIDC issuer URL of the bearer tokens (https://…). Empty: the stack’s own Cognito user pool.',
+      allowedPattern: '^$|^https://\\S+$',
+    });
+    const jwtAudience = new CfnParameter(this, 'JwtAudience', {
+      type: 'String',
+      default: '',
+      description: 'Audience (aud or client_id claim) the tokens must carry. Required with JwtIssuer; empty: the Cognito app client.',
+    });
+    const maxConcurrency = new CfnParameter(this, 'ConsumerMaxConcurrency', {
+      type: 'Number',
+      default: 2,
+      minValue: 2,
+      maxValue: 50,
+      description: 'Most consumer instances at once (SQS event source maximum concurrency; 2 is the AWS minimum).',
+    });
+    const maxInFlight = new CfnParameter(this, 'MaxInFlight', {
+      type: 'Number',
+      default: 3,
+      minValue: 1,
+      maxValue: 100,
+      description: 'Edits one user may have queued or processing at once.',
+    });
+    const alarmEmail = new CfnParameter(this, 'AlarmEmail', {
+      type: 'String',
+      default: '',
+      description: 'E-mail address subscribed to the alarm topic (empty: none; subscribe later).',
+    });
+    // Parameters only some code versions read are created on first use (see envValues()).
+    const lazyParams = new Map<string, CfnParameter>();
+    const lazyParam = (name: string, make: () => CfnParameter) => {
+      let p = lazyParams.get(name);
+      if (!p) {
+        p = make();
+        lazyParams.set(name, p);
+      }
+      return p;
+    };
+
+    const useCognito = new CfnCondition(this, 'UseCognito', {
+      expression: Fn.conditionEquals(jwtIssuer.valueAsString, ''),
+    });
+    new CfnRule(this, 'AudienceGoesWithIssuer', {
+      ruleCondition: Fn.conditionNot(Fn.conditionEquals(jwtIssuer.valueAsString, '')),
+      assertions: [
+        {
+          assert: Fn.conditionNot(Fn.conditionEquals(jwtAudience.valueAsString, '')),
+          assertDescription: 'JwtAudience is required when JwtIssuer is set',
+        },
+      ],
+    });
+
+    // ---------------------------------------------------------------- tables
+    for (const def of this.schemaDefs) this.tables[def.logical] = this.table(def, prod, removalPolicy);
+
+    // ---------------------------------------------------------------- queue
+    this.deadLetterQueue = new sqs.Queue(this, 'JobsDeadLetterQueue', {
+      retentionPeriod: Duration.days(14),
+      encryption: sqs.QueueEncryption.SQS_MANAGED,
+      enforceSSL: true,
+      removalPolicy,
+    });
+    this.queue = new sqs.Queue(this, 'JobsQueue', {
+      visibilityTimeout: QUEUE_VISIBILITY,
+      retentionPeriod: Duration.days(4),
+      encryption: sqs.QueueEncryption.SQS_MANAGED,
+      enforceSSL: true,
+      deadLetterQueue: { queue: this.deadLetterQueue, maxReceiveCount: MAX_RECEIVE_COUNT },
+      removalPolicy,
+    });
+    Validations.of(this.deadLetterQueue).acknowledge({
+      id: 'AwsSolutions-SQS3',
+      reason: 'This is the dead-letter queue of JobsQueue; a DLQ of a DLQ would only hide messages further.',
+    });
+
+    // ---------------------------------------------------------------- bucket
+    const uploadDays = props.uploadRetentionDays ?? 30;
+    this.bucket = new s3.Bucket(this, 'Assets', {
+      blockPublicAccess: s3.BlockPublicAccess.BLOCK_ALL,
+      enforceSSL: true,
+      encryption: s3.BucketEncryption.S3_MANAGED,
+      objectOwnership: s3.ObjectOwnership.BUCKET_OWNER_ENFORCED,
+      removalPolicy,
+      lifecycleRules: [
+        { id: 'abort-incomplete-multipart-uploads', abortIncompleteMultipartUploadAfter: Duration.days(1) },
+        { id: 'expire-abandoned-uploads', prefix: 'uploads/', expiration: Duration.days(uploadDays) },
+      ],
+      // Clients PUT straight to a presigned URL; the signature (length and type included) is
+      // the credential, so any origin may use one.
+      cors: [
+        {
+          allowedMethods: [s3.HttpMethods.PUT, s3.HttpMethods.GET],
+          allowedOrigins: ['*'],
+          allowedHeaders: ['content-type', 'content-length'],
+          maxAge: 3600,
+        },
+      ],
+    });
+    Validations.of(this.bucket).acknowledge({
+      id: 'AwsSolutions-S1',
+      reason:
+        'Objects are reached only through presigned URLs that the API issues and logs (event upload_presigned); ' +
+        'a second bucket of access logs would add cost without adding who-asked-for-what. Enable CloudTrail data events where audit requires it.',
+    });
+
+    // ---------------------------------------------------------------- provider key
+    this.providerKey = new secretsmanager.Secret(this, 'ModelProviderKey', {
+      description: 'API key of the model provider, read by the consumer at cold start. Set it after deploying (infra/README.md).',
+      removalPolicy,
+    });
+    Validations.of(this.providerKey).acknowledge({
+      id: 'AwsSolutions-SMG4',
+      reason: 'A third-party API key: it is rotated at the provider and then stored with put-secret-value; Secrets Manager cannot rotate it.',
+    });
+
+    // ---------------------------------------------------------------- functions
+    const env = functionEnvironment(envNames, this.envValues(maxInFlight, lazyParam));
+    // Only the consumer may read the provider key, so only the consumer is told where it is.
+    const envFor = (key: FunctionKey) =>
+      key === 'consumer' ? env : Object.fromEntries(Object.entries(env).filter(([k]) => !CONSUMER_ONLY_ENV.has(k)));
+    const fn = (key: FunctionKey, memoryMb: number, timeout: Duration, description: string) => {
+      const name = FUNCTIONS[key];
+      const logGroup = new logs.LogGroup(this, `${pascal(key)}Logs`, { retention: logRetention, removalPolicy });
+      const role = new iam.Role(this, `${pascal(key)}Role`, {
+        assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com'),
+        description: `${name}: least privilege, written out in AtelierStack`,
+      });
+      logGroup.grantWrite(role);
+      return new lambda.Function(this, pascal(key), {
+        description,
+        runtime: lambda.Runtime.PROVIDED_AL2023,
+        architecture: arch === 'arm64' ? lambda.Architecture.ARM_64 : lambda.Architecture.X86_64,
+        handler: 'bootstrap',
+        code: this.code(name, arch, props),
+        memorySize: memoryMb,
+        timeout,
+        role,
+        logGroup,
+        loggingFormat: lambda.LoggingFormat.JSON,
+        applicationLogLevelV2: lambda.ApplicationLogLevel.INFO,
+        systemLogLevelV2: lambda.SystemLogLevel.WARN,
+        environment: envFor(key),
+      });
+    };
+    const api = fn('api', 512, Duration.seconds(29), 'HTTP API: validate, debit, insert, enqueue, 202');
+    const consumer = fn('consumer', 1024, CONSUMER_TIMEOUT, 'Job consumer: claim, check, reserve, edit, review, deliver');
+    const sweeper = fn('sweeper', 256, Duration.minutes(1), 'Sweeper: re-enqueue, fail and refund the stuck, settle orphans');
+    this.functions = { api, consumer, sweeper };
+
+    this.grantData(api.role!, {
+      accounts: ITEM_WRITE_READ,
+      jobs: ITEM_WRITE_READ,
+      ledger: LEDGER_ACTIONS,
+    });
+    this.grantData(consumer.role!, {
+      accounts: ITEM_WRITE_READ,
+      jobs: ITEM_WRITE_READ,
+      ledger: LEDGER_ACTIONS,
+      budget: ITEM_WRITE_READ,
+      attempts: ITEM_WRITE_READ,
+    });
+    this.grantData(sweeper.role!, {
+      accounts: ITEM_WRITE_READ,
+      jobs: ITEM_WRITE_READ,
+      ledger: LEDGER_ACTIONS,
+      budget: ITEM_WRITE_READ,
+      attempts: ITEM_WRITE_READ,
+    });
+    // The API enqueues (the doorbell) and presigns: PUT into uploads/, GET/HEAD of objects.
+    this.queue.grantSendMessages(api);
+    api.addToRolePolicy(
+      new iam.PolicyStatement({ actions: ['s3:PutObject'], resources: [this.bucket.arnForObjects('uploads/*')] }),
+    );
+    api.addToRolePolicy(
+      new iam.PolicyStatement({ actions: ['s3:GetObject'], resources: [this.bucket.arnForObjects('*')] }),
+    );
+    // The consumer reads inputs and writes results, and alone reads the provider key.
+    consumer.addToRolePolicy(
+      new iam.PolicyStatement({
+        actions: ['s3:GetObject', 's3:PutObject'],
+        resources: [this.bucket.arnForObjects('*')],
+      }),
+    );
+    consumer.addToRolePolicy(
+      new iam.PolicyStatement({ actions: ['secretsmanager:GetSecretValue'], resources: [this.providerKey.secretArn] }),
+    );
+    // The sweeper re-rings the doorbell; it never touches images.
+    this.queue.grantSendMessages(sweeper);
+    const objectsReason =
+      'Object keys are per user and asset (uploads/{user}/{kind}/{asset}, results by job), so the bucket’s own objects ' +
+      '(or the uploads/ prefix) are the narrowest fixed resource; the bucket is private and nothing else lives in it.';
+    for (const f of [api, consumer]) {
+      Validations.of(f.role!).acknowledge({
+        id: `AwsSolutions-IAM5[Resource::<${this.getLogicalId(this.bucket.node.defaultChild as CfnResource)}.Arn>/*]`,
+        reason: objectsReason,
+      });
+    }
+    Validations.of(api.role!).acknowledge({
+      id: `AwsSolutions-IAM5[Resource::<${this.getLogicalId(this.bucket.node.defaultChild as CfnResource)}.Arn>/uploads/*]`,
+      reason: objectsReason,
+    });
+
+    // ---------------------------------------------------------------- queue → consumer
+    consumer.addEventSource(
+      new SqsEventSource(this.queue, {
+        batchSize: 1,
+        maxConcurrency: maxConcurrency.valueAsNumber,
+        reportBatchItemFailures: true,
+      }),
+    );
+
+    // ---------------------------------------------------------------- schedule → sweeper
+    sweeper.configureAsyncInvoke({ retryAttempts: 0, maxEventAge: Duration.minutes(1) });
+    new events.Rule(this, 'SweepEveryMinute', {
+      description: 'Run the sweeper once a minute',
+      schedule: events.Schedule.rate(Duration.minutes(1)),
+      targets: [new targets.LambdaFunction(sweeper, { retryAttempts: 0, maxEventAge: Duration.minutes(1) })],
+    });
+
+    // ---------------------------------------------------------------- identity (default issuer)
+    const userPool = new cognito.UserPool(this, 'Users', {
+      selfSignUpEnabled: true,
+      signInAliases: { email: true },
+      autoVerify: { email: true },
+      accountRecovery: cognito.AccountRecovery.EMAIL_ONLY,
+      passwordPolicy: {
+        minLength: 12,
+        requireLowercase: true,
+        requireUppercase: true,
+        requireDigits: true,
+        requireSymbols: true,
+      },
+      mfa: cognito.Mfa.OPTIONAL,
+      mfaSecondFactor: { otp: true, sms: false },
+      deletionProtection: prod,
+      removalPolicy,
+    });
+    const userPoolClient = userPool.addClient('App', {
+      authFlows: { userSrp: true },
+      generateSecret: false,
+      preventUserExistenceErrors: true,
+    });
+    for (const c of [userPool, userPoolClient]) (c.node.defaultChild as CfnResource).cfnOptions.condition = useCognito;
+    Validations.of(userPool).acknowledge(
+      {
+        id: 'AwsSolutions-COG2',
+        reason: 'MFA is offered (TOTP) but not forced: a consumer photo app; money moves only in credits bought through the store.',
+      },
+      {
+        id: 'AwsSolutions-COG3',
+        reason: PLUS_PLAN_REASON,
+      },
+      {
+        id: 'AwsSolutions-COG8',
+        reason: PLUS_PLAN_REASON,
+      },
+    );
+    const issuer = Fn.conditionIf(
+      useCognito.logicalId,
+      `https://cognito-idp.${this.region}.amazonaws.com/${userPool.userPoolId}`,
+      jwtIssuer.valueAsString,
+    ).toString();
+    const audience = Fn.conditionIf(
+      useCognito.logicalId,
+      userPoolClient.userPoolClientId,
+      jwtAudience.valueAsString,
+    ).toString();
+
+    // ---------------------------------------------------------------- HTTP API
+    this.httpApi = new apigw.HttpApi(this, 'HttpApi', {
+      description: `Atelier API (${props.stage})`,
+      createDefaultStage: false,
+    });
+    const accessLogs = new logs.LogGroup(this, 'ApiAccessLogs', { retention: logRetention, removalPolicy });
+    const throttle = props.throttle ?? { rateLimit: 25, burstLimit: 50 };
+    const stage = this.httpApi.addStage('DefaultStage', {
+      stageName: '$default',
+      autoDeploy: true,
+      throttle,
+      accessLogSettings: {
+        destination: new apigw.LogGroupLogDestination(accessLogs),
+        format: AccessLogFormat.custom(
+          JSON.stringify({
+            requestId: '$context.requestId',
+            time: '$context.requestTime',
+            ip: '$context.identity.sourceIp',
+            method: '$context.httpMethod',
+            route: '$context.routeKey',
+            status: '$context.status',
+            latencyMs: '$context.responseLatency',
+            integrationLatencyMs: '$context.integrationLatency',
+            responseLength: '$context.responseLength',
+            user: '$context.authorizer.claims.sub',
+            authorizerError: '$context.authorizer.error',
+            integrationError: '$context.integrationErrorMessage',
+          }),
+        ),
+      },
+    });
+    const integration = new HttpLambdaIntegration('ApiIntegration', api);
+    const authorizer = new HttpJwtAuthorizer('Jwt', issuer, {
+      jwtAudience: [audience],
+      identitySource: ['$request.header.Authorization'],
+    });
+    this.httpApi.addRoutes({ path: '/{proxy+}', methods: [apigw.HttpMethod.ANY], integration, authorizer });
+    for (const path of PUBLIC_ROUTES) {
+      const [route] = this.httpApi.addRoutes({ path, methods: [apigw.HttpMethod.GET], integration });
+      Validations.of(route!).acknowledge({
+        id: 'AwsSolutions-APIG4',
+        reason: `GET ${path} is public by design (health, style catalogue, OpenAPI document); every other route needs a JWT.`,
+      });
+    }
+
+    // ---------------------------------------------------------------- alarms
+    const alarmTopic = new sns.Topic(this, 'Alarms', { displayName: `Atelier ${props.stage} alarms`, enforceSSL: true });
+    Validations.of(alarmTopic).acknowledge({
+      id: 'AwsSolutions-SNS2',
+      reason:
+        'Alarm notifications carry metric names and thresholds only. CloudWatch cannot publish to a topic under the AWS managed SNS key, ' +
+        'and a customer managed key would cost more than the rest of this stack at rest.',
+    });
+    const hasEmail = new CfnCondition(this, 'HasAlarmEmail', {
+      expression: Fn.conditionNot(Fn.conditionEquals(alarmEmail.valueAsString, '')),
+    });
+    const subscription = new sns.CfnSubscription(this, 'AlarmEmailSubscription', {
+      topicArn: alarmTopic.topicArn,
+      protocol: 'email',
+      endpoint: alarmEmail.valueAsString,
+    });
+    subscription.cfnOptions.condition = hasEmail;
+    const action = new SnsAction(alarmTopic);
+    const alarm = (id: string, a: cloudwatch.AlarmProps) => {
+      const made = new cloudwatch.Alarm(this, id, a);
+      made.addAlarmAction(action);
+      return made;
+    };
+    alarm('DeadLetterQueueNotEmpty', {
+      alarmDescription: 'A job message failed every delivery. Look at the job (jobId in the body) and the consumer logs; the sweeper refunds it if it is stuck.',
+      metric: this.deadLetterQueue.metricApproximateNumberOfMessagesVisible({
+        period: Duration.minutes(1),
+        statistic: 'Maximum',
+      }),
+      threshold: 1,
+      evaluationPeriods: 1,
+      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+      treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+    });
+    alarm('ConsumerErrors', {
+      alarmDescription: 'The consumer failed invocations (crash, timeout, or an Err at its edge).',
+      metric: consumer.metricErrors({ period: Duration.minutes(5), statistic: 'Sum' }),
+      threshold: 1,
+      evaluationPeriods: 1,
+      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+      treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+    });
+    alarm('JobsStuck', {
+      alarmDescription: `The sweeper found jobs in processing for more than ${STUCK_AFTER.toMinutes()} minutes (it fails and refunds them).`,
+      metric: new cloudwatch.Metric({
+        namespace: METRICS.namespace,
+        metricName: METRICS.jobsStuck,
+        dimensionsMap: { FunctionName: sweeper.functionName },
+        period: Duration.minutes(5),
+        statistic: 'Maximum',
+      }),
+      threshold: 1,
+      evaluationPeriods: 1,
+      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+      treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+    });
+    alarm('BudgetPast80Percent', {
+      alarmDescription: 'Model spend passed 80% of the daily cap (the breaker refuses paid calls at 100%).',
+      metric: new cloudwatch.Metric({
+        namespace: METRICS.namespace,
+        metricName: METRICS.budgetUsedPercent,
+        dimensionsMap: { FunctionName: consumer.functionName },
+        period: Duration.minutes(5),
+        statistic: 'Maximum',
+      }),
+      threshold: 80,
+      evaluationPeriods: 1,
+      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+      treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+    });
+
+    // ---------------------------------------------------------------- outputs
+    new CfnOutput(this, 'ApiUrl', { value: stage.url, description: 'Base URL of the HTTP API' });
+    new CfnOutput(this, 'QueueUrl', { value: this.queue.queueUrl });
+    new CfnOutput(this, 'DeadLetterQueueUrl', { value: this.deadLetterQueue.queueUrl });
+    new CfnOutput(this, 'BucketName', { value: this.bucket.bucketName });
+    new CfnOutput(this, 'ProviderKeySecretArn', { value: this.providerKey.secretArn });
+    new CfnOutput(this, 'AlarmTopicArn', { value: alarmTopic.topicArn });
+    for (const def of this.schemaDefs) {
+      new CfnOutput(this, `${pascal(def.logical)}TableName`, {
+        value: this.tables[def.logical]!.tableName,
+        description: `${def.env} for operator tools (atelier-admin)`,
+      });
+    }
+    new CfnOutput(this, 'UserPoolId', { value: userPool.userPoolId, condition: useCognito });
+    new CfnOutput(this, 'UserPoolClientId', { value: userPoolClient.userPoolClientId, condition: useCognito });
+  }
+
+  /**
+   * Values for every environment variable the stack knows how to fill. The code decides which
+   * are read (env-names.json); names that are not listed are not set.
+   */
+  private envValues(maxInFlight: CfnParameter, lazyParam: (n: string, m: () => CfnParameter) => CfnParameter): EnvValues {
+    const values: Record<string, () => string> = {
+      ATELIER_QUEUE_URL: () => this.queue.queueUrl,
+      ATELIER_BUCKET: () => this.bucket.bucketName,
+      ATELIER_MAX_IN_FLIGHT: () => maxInFlight.valueAsString,
+      // Anticipated by the model and breaker work; set as soon as the code lists them.
+      ATELIER_MODEL_BASE_URL: () =>
+        lazyParam('ModelBaseUrl', () =>
+          new CfnParameter(this, 'ModelBaseUrl', {
+            type: 'String',
+            default: 'https://api.openai.com',
+            description: 'Base URL of the OpenAI-compatible model API.',
+            allowedPattern: '^https://\\S+$',
+          }),
+        ).valueAsString,
+      ATELIER_MODEL_API_KEY_SECRET_ID: () => this.providerKey.secretArn,
+      ATELIER_DAILY_CAP_MICROS: () =>
+        lazyParam('DailyCapMicros', () =>
+          new CfnParameter(this, 'DailyCapMicros', {
+            type: 'Number',
+            default: 20_000_000,
+            minValue: 0,
+            description: 'Daily model spend cap in micro-dollars (20000000 = 20 USD, the code default). 0 halts paid calls.',
+          }),
+        ).valueAsString,
+      ATELIER_STUCK_AFTER_SECS: () => String(STUCK_AFTER.toSeconds()),
+      ATELIER_CONSUMER_TIMEOUT_SECS: () => String(CONSUMER_TIMEOUT.toSeconds()),
+    };
+    for (const def of this.schemaDefs) values[def.env] = () => this.tables[def.logical]!.tableName;
+    return values;
+  }
+
+  private table(def: TableDef, prod: boolean, removalPolicy: RemovalPolicy): dynamodb.Table {
+    const key = (k: { name: string; type: string }): dynamodb.Attribute => ({
+      name: k.name,
+      type: { S: dynamodb.AttributeType.STRING, N: dynamodb.AttributeType.NUMBER, B: dynamodb.AttributeType.BINARY }[
+        k.type
+      ]!,
+    });
+    const table = new dynamodb.Table(this, `${pascal(def.logical)}Table`, {
+      partitionKey: key(def.partition_key),
+      sortKey: def.sort_key ? key(def.sort_key) : undefined,
+      billingMode: dynamodb.BillingMode.PAY_PER_REQUEST,
+      pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
+      deletionProtection: prod,
+      timeToLiveAttribute: def.ttl_attribute ?? undefined,
+      removalPolicy,
+    });
+    for (const i of def.indexes) {
+      table.addGlobalSecondaryIndex({
+        indexName: i.name,
+        partitionKey: key(i.partition_key),
+        sortKey: i.sort_key ? key(i.sort_key) : undefined,
+        projectionType: dynamodb.ProjectionType.ALL,
+      });
+    }
+    (table.node.defaultChild as CfnResource).addMetadata(LOGICAL_TABLE_METADATA, def.logical);
+    return table;
+  }
+
+  /** Item-level DynamoDB rights on named tables (and, for Query, on each of their indexes). */
+  private grantData(role: iam.IRole, grants: Record<string, readonly string[]>): void {
+    for (const [logical, actions] of Object.entries(grants)) {
+      const table = this.tables[logical];
+      const def = this.schemaDefs.find((d) => d.logical === logical);
+      if (!table || !def) throw new Error(`grantData: no table ${logical} in the schema`);
+      const resources = [table.tableArn];
+      if (actions.includes('dynamodb:Query')) {
+        for (const i of def.indexes) resources.push(`${table.tableArn}/index/${i.name}`);
+      }
+      role.addToPrincipalPolicy(new iam.PolicyStatement({ actions: [...actions], resources }));
+    }
+  }
+
+  private code(name: string, arch: Arch, props: AtelierStackProps): lambda.Code {
+    if (props.placeholderCode) return lambda.Code.fromAsset(join(__dirname, '..', 'assets', 'placeholder'));
+    const dist = props.distDir ?? join(__dirname, '..', '..', 'target', 'lambda-dist', arch);
+    const zip = join(dist, name, 'bootstrap.zip');
+    if (!existsSync(zip)) {
+      throw new Error(
+        `${zip} is missing: run \`cargo xtask package${arch === 'arm64' ? ' --arch arm64' : ''}\` first ` +
+          '(or synthesize with --context atelier:placeholderCode=true to check the template only)',
+      );
+    }
+    return lambda.Code.fromAsset(zip);
+  }
+}
+
+/**
+ * Item-level rights for tables whose items move inside transactions. TransactWriteItems has
+ * no IAM action of its own: each item in it is authorised as its own Put/Update/ConditionCheck.
+ * No DeleteItem, no Scan, no batch writes.
+ */
+export const ITEM_WRITE_READ = [
+  'dynamodb:GetItem',
+  'dynamodb:Query',
+  'dynamodb:PutItem',
+  'dynamodb:UpdateItem',
+  'dynamodb:ConditionCheckItem',
+] as const;
+
+/** The ledger is append-only (DESIGN.md rule 3): put, read, and nothing that updates or deletes. */
+export const LEDGER_ACTIONS = ['dynamodb:PutItem', 'dynamodb:GetItem', 'dynamodb:Query'] as const;
+
+const PLUS_PLAN_REASON =
+  'Threat protection needs the Cognito Plus plan, billed per monthly active user; the default issuer is a starting point, ' +
+  'and production may bring its own issuer (JwtIssuer) or turn the plan on when sign-up abuse shows.';
+
+/** Variables only the consumer gets: where the model provider key is (only it can read it). */
+export const CONSUMER_ONLY_ENV: ReadonlySet<string> = new Set(['ATELIER_MODEL_API_KEY_SECRET_ID']);
+
+/** Routes that need no token (the router's public handlers). */
+export const PUBLIC_ROUTES = ['/healthz', '/v1/styles', '/v1/openapi.json'] as const;
+
+function pascal(s: string): string {
+  return s
+    .split(/[^A-Za-z0-9]+/)
+    .filter(Boolean)
+    .map((w) => w[0]!.toUpperCase() + w.slice(1))
+    .join('');
+}

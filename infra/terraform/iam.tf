@@ -1,0 +1,110 @@
+# Least privilege, written out per function. TransactWriteItems has no IAM action of its own:
+# each item is authorised as its own PutItem/UpdateItem/ConditionCheckItem. The ledger is
+# append-only: PutItem/GetItem/Query, never UpdateItem or DeleteItem.
+
+locals {
+  item_write_read = ["dynamodb:GetItem", "dynamodb:Query", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:ConditionCheckItem"]
+  ledger_actions  = ["dynamodb:PutItem", "dynamodb:GetItem", "dynamodb:Query"]
+
+  # Table ARN plus each index by name (Query on an index needs the index ARN).
+  table_resources = {
+    for name, t in local.schema : name => concat(
+      [aws_dynamodb_table.this[name].arn],
+      [for i in t.indexes : "${aws_dynamodb_table.this[name].arn}/index/${i.name}"],
+    )
+  }
+
+  data_grants = {
+    api      = { accounts = local.item_write_read, jobs = local.item_write_read, ledger = local.ledger_actions }
+    consumer = { accounts = local.item_write_read, jobs = local.item_write_read, ledger = local.ledger_actions, budget = local.item_write_read, attempts = local.item_write_read }
+    sweeper  = { accounts = local.item_write_read, jobs = local.item_write_read, ledger = local.ledger_actions, budget = local.item_write_read, attempts = local.item_write_read }
+  }
+}
+
+data "aws_iam_policy_document" "assume_lambda" {
+  statement {
+    actions = ["sts:AssumeRole"]
+    principals {
+      type        = "Service"
+      identifiers = ["lambda.amazonaws.com"]
+    }
+  }
+}
+
+resource "aws_iam_role" "function" {
+  for_each           = local.functions
+  name_prefix        = "${var.name_prefix}-${each.key}-"
+  assume_role_policy = data.aws_iam_policy_document.assume_lambda.json
+  tags               = local.tags
+}
+
+data "aws_iam_policy_document" "function" {
+  for_each = local.functions
+
+  statement {
+    sid       = "Logs"
+    actions   = ["logs:CreateLogStream", "logs:PutLogEvents"]
+    resources = ["${aws_cloudwatch_log_group.function[each.key].arn}:*"]
+  }
+
+  dynamic "statement" {
+    for_each = local.data_grants[each.key]
+    content {
+      actions   = statement.value
+      resources = local.table_resources[statement.key]
+    }
+  }
+
+  # API: presign PUTs into uploads/, HEAD/GET objects; ring the doorbell.
+  dynamic "statement" {
+    for_each = each.key == "api" ? [1] : []
+    content {
+      actions   = ["s3:PutObject"]
+      resources = ["${aws_s3_bucket.assets.arn}/uploads/*"]
+    }
+  }
+  dynamic "statement" {
+    for_each = each.key == "api" ? [1] : []
+    content {
+      actions   = ["s3:GetObject"]
+      resources = ["${aws_s3_bucket.assets.arn}/*"]
+    }
+  }
+  dynamic "statement" {
+    for_each = contains(["api", "sweeper"], each.key) ? [1] : []
+    content {
+      actions   = ["sqs:SendMessage", "sqs:GetQueueAttributes", "sqs:GetQueueUrl"]
+      resources = [aws_sqs_queue.jobs.arn]
+    }
+  }
+
+  # Consumer: read inputs, write results, read the provider key, receive from the queue.
+  dynamic "statement" {
+    for_each = each.key == "consumer" ? [1] : []
+    content {
+      actions   = ["s3:GetObject", "s3:PutObject"]
+      resources = ["${aws_s3_bucket.assets.arn}/*"]
+    }
+  }
+  dynamic "statement" {
+    for_each = each.key == "consumer" ? [1] : []
+    content {
+      actions   = ["secretsmanager:GetSecretValue"]
+      resources = [aws_secretsmanager_secret.provider_key.arn]
+    }
+  }
+  dynamic "statement" {
+    for_each = each.key == "consumer" ? [1] : []
+    content {
+      actions   = ["sqs:ReceiveMessage", "sqs:DeleteMessage", "sqs:ChangeMessageVisibility", "sqs:GetQueueAttributes"]
+      resources = [aws_sqs_queue.jobs.arn]
+    }
+  }
+}
+
+resource "aws_iam_role_policy" "function" {
+  for_each = local.functions
+  name     = "least-privilege"
+  role     = aws_iam_role.function[each.key].id
+  policy   = data.aws_iam_policy_document.function[each.key].json
+}

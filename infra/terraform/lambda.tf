@@ -1,0 +1,124 @@
+# The three functions, from the zips `cargo xtask package` builds (no archive provider).
+
+locals {
+  consumer_only_env = ["ATELIER_MODEL_API_KEY_SECRET_ID"]
+
+  # Set by Lambda from logging_config, never by us.
+  platform_env = ["AWS_LAMBDA_LOG_FORMAT", "AWS_LAMBDA_LOG_LEVEL"]
+
+  # Every value the module can supply; the code's list decides which are set. Keep in step
+  # with envValues() in ../lib/atelier-stack.ts.
+  env_values = merge(
+    { for name, t in local.schema : t.env => aws_dynamodb_table.this[name].name },
+    {
+      ATELIER_QUEUE_URL               = aws_sqs_queue.jobs.url
+      ATELIER_BUCKET                  = aws_s3_bucket.assets.bucket
+      ATELIER_MAX_IN_FLIGHT           = tostring(var.max_in_flight)
+      ATELIER_MODEL_BASE_URL          = var.model_base_url
+      ATELIER_MODEL_API_KEY_SECRET_ID = aws_secretsmanager_secret.provider_key.arn
+      ATELIER_DAILY_CAP_MICROS        = tostring(var.daily_cap_micros)
+      ATELIER_STUCK_AFTER_SECS        = tostring(local.stuck_after_secs)
+      ATELIER_CONSUMER_TIMEOUT_SECS   = tostring(local.consumer_timeout)
+    },
+  )
+  function_env = {
+    for e in local.env_names : e.name => local.env_values[e.name]
+    if !contains(local.platform_env, e.name) && contains(keys(local.env_values), e.name)
+  }
+  missing_env = [
+    for e in local.env_names : e.name
+    if e.required && !contains(local.platform_env, e.name) && !contains(keys(local.env_values), e.name)
+  ]
+}
+
+resource "aws_cloudwatch_log_group" "function" {
+  #checkov:skip=CKV_AWS_158:Logs carry ids and event names, never secrets or image bytes (STYLE.md); the CloudWatch default encryption suffices.
+  #checkov:skip=CKV_AWS_338:Retention is 14 days (90 in production) to keep cost at rest near zero; money is audited from the ledger, not the logs.
+  for_each          = local.functions
+  name              = "/aws/lambda/${var.name_prefix}-${each.key}"
+  retention_in_days = local.log_retention_days
+  tags              = local.tags
+}
+
+resource "aws_lambda_function" "this" {
+  #checkov:skip=CKV_AWS_50:No X-Ray: structured JSON logs with one event name per line are the trace; X-Ray would add wildcard IAM and per-trace cost.
+  #checkov:skip=CKV_AWS_116:The consumer's retries and dead-letter queue are the SQS queue's; the API is synchronous; the sweeper runs again the next minute (no retries).
+  #checkov:skip=CKV_AWS_117:The functions talk only to AWS APIs and the model provider over TLS; a VPC would add NAT cost and nothing to protect.
+  #checkov:skip=CKV_AWS_115:Reserved concurrency fails on new accounts (limit 10); the consumer is bounded by the event source's maximum concurrency, the API by stage throttling.
+  #checkov:skip=CKV_AWS_173:The environment holds resource names and the secret's ARN, not secrets; the Lambda service key encrypts it at rest.
+  #checkov:skip=CKV_AWS_272:Code signing needs a signing profile and pipeline; the zips come from the reproducible `cargo xtask package`.
+  for_each = local.functions
+
+  function_name    = "${var.name_prefix}-${each.key}"
+  description      = each.value.description
+  role             = aws_iam_role.function[each.key].arn
+  runtime          = "provided.al2023"
+  handler          = "bootstrap"
+  architectures    = [var.arch]
+  filename         = "${var.dist_dir}/${each.value.package}/bootstrap.zip"
+  source_code_hash = filebase64sha256("${var.dist_dir}/${each.value.package}/bootstrap.zip")
+  memory_size      = each.value.memory
+  timeout          = each.value.timeout
+
+  logging_config {
+    log_format            = "JSON"
+    log_group             = aws_cloudwatch_log_group.function[each.key].name
+    application_log_level = "INFO"
+    system_log_level      = "WARN"
+  }
+
+  environment {
+    # Only the consumer may read the provider key, so only the consumer is told where it is.
+    variables = each.key == "consumer" ? local.function_env : { for k, v in local.function_env : k => v if !contains(local.consumer_only_env, k) }
+  }
+
+  lifecycle {
+    precondition {
+      condition     = length(local.missing_env) == 0
+      error_message = "The code requires environment variables this module does not set: ${join(", ", local.missing_env)}. Add them to env_values in lambda.tf."
+    }
+  }
+
+  depends_on = [aws_iam_role_policy.function]
+  tags       = local.tags
+}
+
+resource "aws_lambda_event_source_mapping" "jobs" {
+  event_source_arn        = aws_sqs_queue.jobs.arn
+  function_name           = aws_lambda_function.this["consumer"].arn
+  batch_size              = 1
+  function_response_types = ["ReportBatchItemFailures"]
+  scaling_config {
+    maximum_concurrency = var.consumer_max_concurrency
+  }
+}
+
+resource "aws_lambda_function_event_invoke_config" "sweeper" {
+  function_name                = aws_lambda_function.this["sweeper"].function_name
+  maximum_retry_attempts       = 0
+  maximum_event_age_in_seconds = 60
+}
+
+resource "aws_cloudwatch_event_rule" "sweep" {
+  name                = "${var.name_prefix}-sweep-every-minute"
+  description         = "Run the sweeper once a minute"
+  schedule_expression = "rate(1 minute)"
+  tags                = local.tags
+}
+
+resource "aws_cloudwatch_event_target" "sweep" {
+  rule = aws_cloudwatch_event_rule.sweep.name
+  arn  = aws_lambda_function.this["sweeper"].arn
+  retry_policy {
+    maximum_retry_attempts       = 0
+    maximum_event_age_in_seconds = 60
+  }
+}
+
+resource "aws_lambda_permission" "sweep" {
+  statement_id  = "AllowEventBridge"
+  action        = "lambda:InvokeFunction"
+  function_name = aws_lambda_function.this["sweeper"].function_name
+  principal     = "events.amazonaws.com"
+  source_arn    = aws_cloudwatch_event_rule.sweep.arn
+}

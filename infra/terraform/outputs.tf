@@ -1,0 +1,38 @@
+output "api_url" {
+  description = "Base URL of the HTTP API."
+  value       = aws_apigatewayv2_stage.default.invoke_url
+}
+
+output "table_names" {
+  description = "Physical table names by logical name (for atelier-admin: the env variables in ../schema.json)."
+  value       = { for name, t in aws_dynamodb_table.this : name => t.name }
+}
+
+output "queue_url" {
+  value = aws_sqs_queue.jobs.url
+}
+
+output "dead_letter_queue_url" {
+  value = aws_sqs_queue.dead_letter.url
+}
+
+output "bucket_name" {
+  value = aws_s3_bucket.assets.bucket
+}
+
+output "provider_key_secret_arn" {
+  description = "Set the model provider's key here (aws secretsmanager put-secret-value)."
+  value       = aws_secretsmanager_secret.provider_key.arn
+}
+
+output "alarm_topic_arn" {
+  value = aws_sns_topic.alarms.arn
+}
+
+output "user_pool_id" {
+  value = local.use_cognito ? aws_cognito_user_pool.users[0].id : null
+}
+
+output "user_pool_client_id" {
+  value = local.use_cognito ? aws_cognito_user_pool_client.app[0].id : null
+}

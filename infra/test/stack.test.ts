@@ -1,0 +1,450 @@
+/**
+ * Assertion tests: one `describe` per promise of infra/README.md (issue 6's bullet list).
+ */
+import assert from 'node:assert/strict';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
+
+import { App } from 'aws-cdk-lib';
+import { Match, Template } from 'aws-cdk-lib/assertions';
+
+import {
+  AtelierStack,
+  CONSUMER_ONLY_ENV,
+  CONSUMER_TIMEOUT,
+  FUNCTIONS,
+  type FunctionKey,
+  MAX_RECEIVE_COUNT,
+  METRICS,
+  PUBLIC_ROUTES,
+  STUCK_AFTER,
+} from '../lib/atelier-stack';
+import { PLATFORM_PROVIDED, functionEnvironment, loadEnvNames } from '../lib/environment';
+import { loadSchema } from '../lib/schema';
+import {
+  actionsOf,
+  actionsOn,
+  functionId,
+  liveEnvNames,
+  referencedIds,
+  resourcesOfType,
+  statementsOf,
+  synth,
+  tableId,
+} from './helpers';
+
+const KEYS: FunctionKey[] = ['api', 'consumer', 'sweeper'];
+const id = (s: ReturnType<typeof synth>, c: { node: { defaultChild?: unknown } }) =>
+  s.stack.getLogicalId(c.node.defaultChild as any);
+
+describe('synthesis', () => {
+  it('runs offline without AWS credentials', () => {
+    // cargo xtask infra-test runs this file with every AWS_* variable removed.
+    const s = synth('dev');
+    assert.ok(Object.keys(s.json.Resources).length > 30);
+  });
+
+  it('refuses to build real code that has not been packaged, naming the command', () => {
+    const app = new App();
+    assert.throws(
+      () => new AtelierStack(app, 'NoZips', { stage: 'dev', distDir: join(tmpdir(), 'atelier-no-such-dir') }),
+      /cargo xtask package/,
+    );
+  });
+
+  it('uses the packaged zips of the chosen architecture when they exist', () => {
+    const dist = mkdtempSync(join(tmpdir(), 'atelier-dist-'));
+    for (const f of Object.values(FUNCTIONS)) {
+      mkdirSync(join(dist, f));
+      writeFileSync(join(dist, f, 'bootstrap.zip'), 'PK\u0005\u0006' + '\u0000'.repeat(18));
+    }
+    const s = synth('dev', { placeholderCode: false, distDir: dist, arch: 'arm64' });
+    s.template.allResourcesProperties('AWS::Lambda::Function', {
+      Runtime: 'provided.al2023',
+      Handler: 'bootstrap',
+      Architectures: ['arm64'],
+    });
+  });
+
+  it('builds x86_64 provided.al2023 functions by default, logging JSON', () => {
+    const s = synth('dev');
+    s.template.resourceCountIs('AWS::Lambda::Function', 3);
+    s.template.allResourcesProperties('AWS::Lambda::Function', {
+      Runtime: 'provided.al2023',
+      Handler: 'bootstrap',
+      Architectures: ['x86_64'],
+      LoggingConfig: Match.objectLike({ LogFormat: 'JSON', ApplicationLogLevel: 'INFO' }),
+    });
+  });
+});
+
+describe('HTTP API', () => {
+  const s = synth('dev');
+
+  it('authorises with JWTs whose issuer and audience are parameters, Cognito by default', () => {
+    assert.equal(s.json.Parameters?.JwtIssuer?.Default, '');
+    assert.equal(s.json.Parameters?.JwtAudience?.Default, '');
+    const pool = id(s, s.stack.node.findChild('Users') as any);
+    s.template.hasResourceProperties('AWS::ApiGatewayV2::Authorizer', {
+      AuthorizerType: 'JWT',
+      IdentitySource: ['$request.header.Authorization'],
+      JwtConfiguration: {
+        Issuer: {
+          'Fn::If': [
+            'UseCognito',
+            { 'Fn::Join': ['', Match.arrayWith(['https://cognito-idp.', { Ref: pool }])] },
+            { Ref: 'JwtIssuer' },
+          ],
+        },
+        Audience: [{ 'Fn::If': ['UseCognito', Match.anyValue(), { Ref: 'JwtAudience' }] }],
+      },
+    });
+    assert.deepEqual(s.json.Conditions?.UseCognito, { 'Fn::Equals': [{ Ref: 'JwtIssuer' }, ''] });
+    const [, userPool] = resourcesOfType(s.json, 'AWS::Cognito::UserPool')[0]!;
+    assert.equal(userPool.Condition, 'UseCognito', 'the pool exists only when no issuer is given');
+    assert.ok(s.json.Rules?.AudienceGoesWithIssuer, 'an external issuer needs an audience');
+  });
+
+  it('requires the JWT on every route but the public ones', () => {
+    const routes = resourcesOfType(s.json, 'AWS::ApiGatewayV2::Route').map(([, r]) => r.Properties!);
+    const byKey = new Map(routes.map((r) => [r.RouteKey as string, r]));
+    assert.equal(byKey.get('ANY /{proxy+}')?.AuthorizationType, 'JWT');
+    for (const p of PUBLIC_ROUTES) assert.equal(byKey.get(`GET ${p}`)?.AuthorizationType, 'NONE', p);
+    assert.equal(routes.length, PUBLIC_ROUTES.length + 1, 'no other routes');
+    for (const r of routes) {
+      if (r.RouteKey !== 'ANY /{proxy+}') assert.equal(r.AuthorizerId, undefined);
+    }
+  });
+
+  it('throttles and writes access logs', () => {
+    s.template.hasResourceProperties('AWS::ApiGatewayV2::Stage', {
+      StageName: '$default',
+      AutoDeploy: true,
+      DefaultRouteSettings: { ThrottlingRateLimit: Match.anyValue(), ThrottlingBurstLimit: Match.anyValue() },
+      AccessLogSettings: {
+        DestinationArn: { 'Fn::GetAtt': [Match.stringLikeRegexp('^ApiAccessLogs'), 'Arn'] },
+        Format: Match.stringLikeRegexp('\\$context\\.requestId'),
+      },
+    });
+  });
+
+  it('sends every route to the API function', () => {
+    s.template.hasResourceProperties('AWS::ApiGatewayV2::Integration', {
+      IntegrationType: 'AWS_PROXY',
+      PayloadFormatVersion: '2.0',
+      IntegrationUri: { 'Fn::GetAtt': [functionId(s, 'api'), 'Arn'] },
+    });
+    s.template.resourceCountIs('AWS::ApiGatewayV2::Integration', 1);
+    assert.ok(s.json.Outputs?.ApiUrl);
+  });
+});
+
+describe('queue and consumer', () => {
+  const s = synth('dev');
+  const consumer = s.json.Resources[functionId(s, 'consumer')]!.Properties!;
+  const queueId = id(s, s.stack.queue);
+  const dlqId = id(s, s.stack.deadLetterQueue);
+  const queue = s.json.Resources[queueId]!.Properties!;
+
+  it('has a visibility timeout at least six times the consumer timeout', () => {
+    assert.equal(consumer.Timeout, CONSUMER_TIMEOUT.toSeconds());
+    assert.ok(queue.VisibilityTimeout >= 6 * consumer.Timeout, `${queue.VisibilityTimeout} < 6 × ${consumer.Timeout}`);
+  });
+
+  it('dead-letters a message after a few failed deliveries', () => {
+    assert.deepEqual(queue.RedrivePolicy, {
+      deadLetterTargetArn: { 'Fn::GetAtt': [dlqId, 'Arn'] },
+      maxReceiveCount: MAX_RECEIVE_COUNT,
+    });
+  });
+
+  it('delivers one message at a time, to a bounded number of consumers, with partial failures', () => {
+    s.template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
+      EventSourceArn: { 'Fn::GetAtt': [queueId, 'Arn'] },
+      FunctionName: { Ref: functionId(s, 'consumer') },
+      BatchSize: 1,
+      FunctionResponseTypes: ['ReportBatchItemFailures'],
+      ScalingConfig: { MaximumConcurrency: { Ref: 'ConsumerMaxConcurrency' } },
+    });
+    const p = s.json.Parameters!.ConsumerMaxConcurrency;
+    assert.equal(p.Type, 'Number');
+    assert.ok(p.MinValue >= 2 && p.Default >= p.MinValue && p.Default <= 5);
+  });
+
+  it('lets the sweeper call a job stuck only after the consumer has surely given up', () => {
+    assert.ok(STUCK_AFTER.toSeconds() > CONSUMER_TIMEOUT.toSeconds());
+  });
+
+  it('encrypts both queues and refuses plain HTTP', () => {
+    for (const q of [queueId, dlqId]) {
+      assert.equal(s.json.Resources[q]!.Properties!.SqsManagedSseEnabled, true);
+    }
+    const policies = resourcesOfType(s.json, 'AWS::SQS::QueuePolicy').map(([, r]) => JSON.stringify(r.Properties));
+    assert.equal(policies.filter((p) => p.includes('"aws:SecureTransport":"false"')).length, 2);
+  });
+});
+
+describe('sweeper schedule', () => {
+  it('runs the sweeper every minute, without retries piling up', () => {
+    const s = synth('dev');
+    s.template.hasResourceProperties('AWS::Events::Rule', {
+      ScheduleExpression: 'rate(1 minute)',
+      State: 'ENABLED',
+      Targets: [Match.objectLike({ Arn: { 'Fn::GetAtt': [functionId(s, 'sweeper'), 'Arn'] } })],
+    });
+    s.template.hasResourceProperties('AWS::Lambda::EventInvokeConfig', {
+      FunctionName: { Ref: functionId(s, 'sweeper') },
+      MaximumRetryAttempts: 0,
+    });
+  });
+});
+
+describe('tables', () => {
+  const schema = loadSchema();
+
+  for (const stage of ['dev', 'prod'] as const) {
+    it(`are the schema's tables, on-demand with point-in-time recovery (${stage})`, () => {
+      const s = synth(stage);
+      s.template.resourceCountIs('AWS::DynamoDB::Table', schema.length);
+      for (const t of schema) {
+        const r = s.json.Resources[tableId(s, t.logical)]!;
+        assert.equal(r.Properties!.BillingMode, 'PAY_PER_REQUEST', t.logical);
+        assert.deepEqual(r.Properties!.PointInTimeRecoverySpecification, { PointInTimeRecoveryEnabled: true });
+        assert.equal(r.Properties!.DeletionProtectionEnabled, stage === 'prod', `${t.logical} deletion protection`);
+        assert.equal(r.DeletionPolicy, stage === 'prod' ? 'Retain' : 'Delete');
+      }
+    });
+  }
+});
+
+describe('bucket', () => {
+  const s = synth('dev');
+  const bucketId = id(s, s.stack.bucket);
+  const bucket = s.json.Resources[bucketId]!.Properties!;
+
+  it('is private, encrypted and TLS only', () => {
+    assert.deepEqual(bucket.PublicAccessBlockConfiguration, {
+      BlockPublicAcls: true,
+      BlockPublicPolicy: true,
+      IgnorePublicAcls: true,
+      RestrictPublicBuckets: true,
+    });
+    assert.equal(bucket.BucketEncryption.ServerSideEncryptionConfiguration[0].ServerSideEncryptionByDefault.SSEAlgorithm, 'AES256');
+    s.template.hasResourceProperties('AWS::S3::BucketPolicy', {
+      Bucket: { Ref: bucketId },
+      PolicyDocument: {
+        Statement: Match.arrayWith([
+          Match.objectLike({ Effect: 'Deny', Condition: { Bool: { 'aws:SecureTransport': 'false' } } }),
+        ]),
+      },
+    });
+  });
+
+  it('cleans up abandoned uploads', () => {
+    const rules = bucket.LifecycleConfiguration.Rules as any[];
+    assert.ok(rules.some((r) => r.AbortIncompleteMultipartUpload?.DaysAfterInitiation >= 1 && r.Status === 'Enabled'));
+    assert.ok(rules.some((r) => r.Prefix === 'uploads/' && r.ExpirationInDays > 0 && r.Status === 'Enabled'));
+  });
+});
+
+describe('least privilege', () => {
+  const s = synth('prod');
+  const ledger = tableId(s, 'ledger');
+  const secretId = id(s, s.stack.providerKey);
+  const bucketId = id(s, s.stack.bucket);
+
+  it('grants no wildcard actions and no managed policies', () => {
+    for (const k of KEYS) {
+      for (const st of statementsOf(s, k)) {
+        for (const a of actionsOf(st)) assert.ok(!a.includes('*'), `${k}: ${a}`);
+      }
+    }
+  });
+
+  it('lets no function update or delete a ledger row', () => {
+    for (const k of KEYS) {
+      const acts = actionsOn(s, k, ledger);
+      assert.deepEqual([...acts].sort(), ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:Query'], k);
+    }
+  });
+
+  it('never grants DeleteItem, Scan, batch writes or PartiQL', () => {
+    for (const k of KEYS) {
+      for (const st of statementsOf(s, k)) {
+        for (const a of actionsOf(st)) {
+          assert.ok(!/^dynamodb:(DeleteItem|Scan|BatchWriteItem|PartiQL.*|DeleteTable|UpdateTable)$/.test(a), `${k}: ${a}`);
+        }
+      }
+    }
+  });
+
+  it('authorises the transactions item by item on the tables each function writes', () => {
+    const writes = ['dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:ConditionCheckItem'];
+    const need: Record<FunctionKey, string[]> = {
+      api: ['accounts', 'jobs'],
+      consumer: ['accounts', 'jobs', 'budget', 'attempts'],
+      sweeper: ['accounts', 'jobs', 'budget', 'attempts'],
+    };
+    for (const k of KEYS) {
+      for (const t of need[k]) {
+        const acts = actionsOn(s, k, tableId(s, t));
+        for (const w of writes) assert.ok(acts.has(w), `${k} needs ${w} on ${t}`);
+      }
+    }
+    assert.equal(actionsOn(s, 'api', tableId(s, 'budget')).size, 0, 'the API does not touch the budget');
+    assert.equal(actionsOn(s, 'api', tableId(s, 'attempts')).size, 0, 'the API does not touch attempts');
+  });
+
+  it('lets Query reach the indexes by name, never index/*', () => {
+    for (const k of KEYS) {
+      for (const st of statementsOf(s, k)) {
+        assert.ok(!JSON.stringify(st.Resource).includes('/index/*'), k);
+      }
+    }
+    const jobsIndexes = statementsOf(s, 'sweeper')
+      .filter((st) => referencedIds(st.Resource).includes(tableId(s, 'jobs')))
+      .map((st) => JSON.stringify(st.Resource));
+    assert.ok(jobsIndexes.some((r) => r.includes('/index/by_sweep')));
+  });
+
+  it('keeps the model key away from the API and the sweeper', () => {
+    assert.deepEqual([...actionsOn(s, 'consumer', secretId)], ['secretsmanager:GetSecretValue']);
+    assert.equal(actionsOn(s, 'api', secretId).size, 0);
+    assert.equal(actionsOn(s, 'sweeper', secretId).size, 0);
+    for (const k of ['api', 'sweeper'] as const) {
+      for (const st of statementsOf(s, k)) {
+        for (const a of actionsOf(st)) assert.ok(!a.startsWith('secretsmanager:') && !a.startsWith('kms:'), `${k}: ${a}`);
+      }
+    }
+  });
+
+  it('keeps images away from the sweeper', () => {
+    assert.equal(actionsOn(s, 'sweeper', bucketId).size, 0);
+    for (const st of statementsOf(s, 'sweeper')) {
+      for (const a of actionsOf(st)) assert.ok(!a.startsWith('s3:'), a);
+    }
+  });
+
+  it('lets the API presign uploads only under uploads/, and the consumer read and write objects', () => {
+    const put = statementsOf(s, 'api').filter((st) => actionsOf(st).includes('s3:PutObject'));
+    assert.equal(put.length, 1);
+    assert.match(JSON.stringify(put[0]!.Resource), /\/uploads\/\*/);
+    const consumerS3 = actionsOn(s, 'consumer', bucketId);
+    assert.deepEqual([...consumerS3].sort(), ['s3:GetObject', 's3:PutObject']);
+  });
+
+  it('lets the API and the sweeper ring the doorbell; only the consumer receives', () => {
+    const q = id(s, s.stack.queue);
+    for (const k of ['api', 'sweeper'] as const) {
+      const acts = actionsOn(s, k, q);
+      assert.ok(acts.has('sqs:SendMessage'), k);
+      assert.ok(!acts.has('sqs:ReceiveMessage') && !acts.has('sqs:DeleteMessage'), k);
+    }
+    assert.ok(actionsOn(s, 'consumer', q).has('sqs:ReceiveMessage'));
+    assert.ok(!actionsOn(s, 'consumer', q).has('sqs:SendMessage'));
+  });
+});
+
+describe('alarms', () => {
+  const s = synth('dev');
+  const alarms = resourcesOfType(s.json, 'AWS::CloudWatch::Alarm').map(([, r]) => r.Properties!);
+  const topic = id(s, s.stack.node.findChild('Alarms') as any);
+
+  it('watch the dead-letter queue, consumer errors, stuck jobs and the budget, and notify', () => {
+    const find = (metric: string, namespace: string) => alarms.find((a) => a.MetricName === metric && a.Namespace === namespace);
+    const dlq = find('ApproximateNumberOfMessagesVisible', 'AWS/SQS');
+    assert.ok(dlq, 'DLQ alarm');
+    assert.deepEqual(dlq.Dimensions, [{ Name: 'QueueName', Value: { 'Fn::GetAtt': [id(s, s.stack.deadLetterQueue), 'QueueName'] } }]);
+    assert.equal(dlq.Threshold, 1);
+    const errors = find('Errors', 'AWS/Lambda');
+    assert.deepEqual(errors?.Dimensions, [{ Name: 'FunctionName', Value: { Ref: functionId(s, 'consumer') } }]);
+    const stuck = find(METRICS.jobsStuck, METRICS.namespace);
+    assert.deepEqual(stuck?.Dimensions, [{ Name: 'FunctionName', Value: { Ref: functionId(s, 'sweeper') } }]);
+    const budget = find(METRICS.budgetUsedPercent, METRICS.namespace);
+    assert.equal(budget?.Threshold, 80);
+    assert.equal(budget?.ComparisonOperator, 'GreaterThanOrEqualToThreshold');
+    assert.equal(alarms.length, 4);
+    for (const a of alarms) {
+      assert.deepEqual(a.AlarmActions, [{ Ref: topic }]);
+      assert.equal(a.TreatMissingData, 'notBreaching');
+    }
+  });
+});
+
+describe('environment from one list', () => {
+  const s = synth('dev');
+  const { names, source } = liveEnvNames();
+  const envOf = (k: FunctionKey) =>
+    (s.json.Resources[functionId(s, k)]!.Properties!.Environment?.Variables ?? {}) as Record<string, unknown>;
+
+  it(`sets only variables the code reads (${source})`, () => {
+    const known = new Set(names.map((n) => n.name));
+    for (const k of KEYS) for (const v of Object.keys(envOf(k))) assert.ok(known.has(v), `${k} sets unknown ${v}`);
+  });
+
+  it('sets every required variable, the same in every function but the key location', () => {
+    for (const n of names.filter((n) => n.required && !PLATFORM_PROVIDED.has(n.name))) {
+      for (const k of KEYS) assert.ok(n.name in envOf(k), `${k} lacks ${n.name}`);
+    }
+    const common = Object.fromEntries(Object.entries(envOf('consumer')).filter(([k]) => !CONSUMER_ONLY_ENV.has(k)));
+    assert.deepEqual(envOf('api'), common);
+    assert.deepEqual(envOf('sweeper'), common);
+  });
+
+  it('tells only the consumer where the provider key is, and never puts the key itself anywhere', () => {
+    const names = [
+      ...loadEnvNames().filter((n) => !n.name.startsWith('ATELIER_MODEL_')),
+      { name: 'ATELIER_MODEL_API_KEY_SECRET_ID', required: false, description: 'secret id' },
+      { name: 'ATELIER_MODEL_API_KEY', required: false, description: 'the key (local only)' },
+    ];
+    const app = new App();
+    const stack = new AtelierStack(app, 'KeyLocation', { stage: 'dev', placeholderCode: true, envNames: names });
+    const t = Template.fromStack(stack).toJSON() as any;
+    const secret = stack.getLogicalId(stack.providerKey.node.defaultChild as any);
+    const envs = Object.fromEntries(
+      (['api', 'consumer', 'sweeper'] as const).map((k) => [
+        k,
+        t.Resources[stack.getLogicalId(stack.functions[k].node.defaultChild as any)].Properties.Environment.Variables,
+      ]),
+    );
+    assert.deepEqual(envs.consumer.ATELIER_MODEL_API_KEY_SECRET_ID, { Ref: secret });
+    assert.equal(envs.api.ATELIER_MODEL_API_KEY_SECRET_ID, undefined);
+    assert.equal(envs.sweeper.ATELIER_MODEL_API_KEY_SECRET_ID, undefined);
+    for (const k of KEYS) assert.equal(envs[k].ATELIER_MODEL_API_KEY, undefined, k);
+  });
+
+  it("points each table's variable at that table, and the queue and bucket at theirs", () => {
+    const env = envOf('consumer');
+    for (const t of loadSchema()) assert.deepEqual(env[t.env], { Ref: tableId(s, t.logical) }, t.env);
+    assert.deepEqual(env.ATELIER_QUEUE_URL, { Ref: id(s, s.stack.queue) });
+    assert.deepEqual(env.ATELIER_BUCKET, { Ref: id(s, s.stack.bucket) });
+  });
+
+  it('leaves the log variables to Lambda (JSON format, level from the logging config)', () => {
+    for (const k of KEYS) for (const p of PLATFORM_PROVIDED) assert.ok(!(p in envOf(k)), `${k} sets ${p}`);
+  });
+
+  it('fails the synth when the code requires a variable the infrastructure cannot fill', () => {
+    const names = [...loadEnvNames(), { name: 'ATELIER_SOMETHING_NEW', required: true, description: 'a new knob' }];
+    assert.throws(() => functionEnvironment(names, {}), /ATELIER_SOMETHING_NEW \(a new knob\)/);
+    const app = new App();
+    assert.throws(
+      () => new AtelierStack(app, 'NewVar', { stage: 'dev', placeholderCode: true, envNames: names }),
+      /ATELIER_SOMETHING_NEW/,
+    );
+  });
+
+  it('creates a parameter for an anticipated variable only once the code reads it', () => {
+    assert.equal(s.json.Parameters?.DailyCapMicros, undefined);
+    const names = [...loadEnvNames(), { name: 'ATELIER_DAILY_CAP_MICROS', required: true, description: 'cap' }];
+    const app = new App();
+    const stack = new AtelierStack(app, 'WithCap', { stage: 'dev', placeholderCode: true, envNames: names });
+    const t = Template.fromStack(stack);
+    t.hasParameter('DailyCapMicros', { Type: 'Number' });
+    t.hasResourceProperties('AWS::Lambda::Function', {
+      Environment: { Variables: Match.objectLike({ ATELIER_DAILY_CAP_MICROS: { Ref: 'DailyCapMicros' } }) },
+    });
+  });
+});
