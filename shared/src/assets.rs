@@ -103,21 +103,44 @@ impl Assets {
 
     /// Reads an object of at most `max_bytes` (checked from its length before the body is
     /// read). `Ok(None)` when it does not exist.
-    pub async fn get_limited(&self, key: &str, max_bytes: u64) -> Result<Option<Vec<u8>>, AssetReadError> {
-        let out = match self.s3.get_object().bucket(&self.bucket).key(key).send().await {
+    pub async fn get_limited(
+        &self,
+        key: &str,
+        max_bytes: u64,
+    ) -> Result<Option<Vec<u8>>, AssetReadError> {
+        let out = match self
+            .s3
+            .get_object()
+            .bucket(&self.bucket)
+            .key(key)
+            .send()
+            .await
+        {
             Ok(out) => out,
             Err(e) if e.as_service_error().is_some_and(|s| s.is_no_such_key()) => return Ok(None),
-            Err(e) if e.raw_response().is_some_and(|r| r.status().as_u16() == 404) => return Ok(None),
+            Err(e) if e.raw_response().is_some_and(|r| r.status().as_u16() == 404) => {
+                return Ok(None);
+            }
             Err(e) => return Err(AssetReadError::Aws(AwsError::new("assets.get", e))),
         };
         let declared = out.content_length.unwrap_or(0).max(0).unsigned_abs();
         if declared > max_bytes {
-            return Err(AssetReadError::TooLarge { bytes: declared, max: max_bytes });
+            return Err(AssetReadError::TooLarge {
+                bytes: declared,
+                max: max_bytes,
+            });
         }
-        let body = out.body.collect().await.map_err(|e| AssetReadError::Aws(AwsError::new("assets.read", e)))?;
+        let body = out
+            .body
+            .collect()
+            .await
+            .map_err(|e| AssetReadError::Aws(AwsError::new("assets.read", e)))?;
         let bytes = body.into_bytes();
         if bytes.len() as u64 > max_bytes {
-            return Err(AssetReadError::TooLarge { bytes: bytes.len() as u64, max: max_bytes });
+            return Err(AssetReadError::TooLarge {
+                bytes: bytes.len() as u64,
+                max: max_bytes,
+            });
         }
         Ok(Some(bytes.to_vec()))
     }
@@ -138,7 +161,8 @@ impl Assets {
 
     /// A short-lived GET URL for a private object.
     pub async fn presign_get(&self, key: &str, ttl: Duration) -> Result<String, AwsError> {
-        let config = PresigningConfig::expires_in(ttl).map_err(|e| AwsError::new("assets.presign.config", e))?;
+        let config = PresigningConfig::expires_in(ttl)
+            .map_err(|e| AwsError::new("assets.presign.config", e))?;
         let req = self
             .s3
             .get_object()

@@ -60,15 +60,51 @@ pub mod env {
             false,
             "lifetime of presigned upload URLs in seconds (default 900)",
         ),
-        (CONSUMER_TIMEOUT_SECS, false, "the consumer function's timeout in seconds (default 300)"),
-        (STUCK_AFTER_SECS, false, "a job processing longer than this is failed and refunded by the sweeper (default 900; must exceed the consumer timeout)"),
-        (REQUEUE_AFTER_SECS, false, "a job still queued this long after its last dispatch is sent again (default 60)"),
-        (MAX_DISPATCHES, false, "dispatches of one job before the sweeper fails and refunds it (default 5)"),
-        (MODEL_BASE_URL, false, "model provider base URL (default: the stand-in server on 127.0.0.1:8788 without a key, https://api.openai.com with one)"),
-        (MODEL_API_KEY_SECRET_ID, false, "Secrets Manager id of the provider key, read by the consumer at cold start"),
-        (MODEL_API_KEY, false, "the provider key itself (local development only; prefer the secret)"),
-        (VISION_MODEL, false, "model for the readiness check and review (default gpt-4.1-mini)"),
-        (IMAGE_MODEL, false, "model for the edit (default gpt-image-1)"),
+        (
+            CONSUMER_TIMEOUT_SECS,
+            false,
+            "the consumer function's timeout in seconds (default 300)",
+        ),
+        (
+            STUCK_AFTER_SECS,
+            false,
+            "a job processing longer than this is failed and refunded by the sweeper (default 900; must exceed the consumer timeout)",
+        ),
+        (
+            REQUEUE_AFTER_SECS,
+            false,
+            "a job still queued this long after its last dispatch is sent again (default 60)",
+        ),
+        (
+            MAX_DISPATCHES,
+            false,
+            "dispatches of one job before the sweeper fails and refunds it (default 5)",
+        ),
+        (
+            MODEL_BASE_URL,
+            false,
+            "model provider base URL (default: the stand-in server on 127.0.0.1:8788 without a key, https://api.openai.com with one)",
+        ),
+        (
+            MODEL_API_KEY_SECRET_ID,
+            false,
+            "Secrets Manager id of the provider key, read by the consumer at cold start",
+        ),
+        (
+            MODEL_API_KEY,
+            false,
+            "the provider key itself (local development only; prefer the secret)",
+        ),
+        (
+            VISION_MODEL,
+            false,
+            "model for the readiness check and review (default gpt-4.1-mini)",
+        ),
+        (
+            IMAGE_MODEL,
+            false,
+            "model for the edit (default gpt-image-1)",
+        ),
         (LOG_FORMAT, false, "JSON (default in Lambda) or Text"),
         (LOG_LEVEL, false, "log level filter (default info)"),
     ];
@@ -199,8 +235,14 @@ impl Config {
                 }
             };
         let defaults = Limits::default();
-        let consumer_timeout_secs = number(env::CONSUMER_TIMEOUT_SECS, defaults.consumer_timeout_secs, 1, 900)?;
-        let stuck_after_secs = number(env::STUCK_AFTER_SECS, defaults.stuck_after_secs, 60, 86_400)?;
+        let consumer_timeout_secs = number(
+            env::CONSUMER_TIMEOUT_SECS,
+            defaults.consumer_timeout_secs,
+            1,
+            900,
+        )?;
+        let stuck_after_secs =
+            number(env::STUCK_AFTER_SECS, defaults.stuck_after_secs, 60, 86_400)?;
         if stuck_after_secs <= consumer_timeout_secs {
             // A live consumer must never be swept: its job would be refunded while it pays.
             return Err(ConfigError::Invalid {
@@ -249,9 +291,19 @@ impl Config {
                 .unwrap_or(defaults.daily_cap_micros),
                 consumer_timeout_secs,
                 stuck_after_secs,
-                requeue_after_secs: number(env::REQUEUE_AFTER_SECS, defaults.requeue_after_secs, 10, 3600)?,
-                max_dispatches: u32::try_from(number(env::MAX_DISPATCHES, defaults.max_dispatches.into(), 1, 100)?)
-                    .unwrap_or(defaults.max_dispatches),
+                requeue_after_secs: number(
+                    env::REQUEUE_AFTER_SECS,
+                    defaults.requeue_after_secs,
+                    10,
+                    3600,
+                )?,
+                max_dispatches: u32::try_from(number(
+                    env::MAX_DISPATCHES,
+                    defaults.max_dispatches.into(),
+                    1,
+                    100,
+                )?)
+                .unwrap_or(defaults.max_dispatches),
             },
         })
     }
@@ -281,7 +333,10 @@ mod tests {
         env.push((env::STUCK_AFTER_SECS, "300".into()));
         assert!(matches!(
             Config::from_lookup(lookup(env)),
-            Err(ConfigError::Invalid { name: env::STUCK_AFTER_SECS, .. })
+            Err(ConfigError::Invalid {
+                name: env::STUCK_AFTER_SECS,
+                ..
+            })
         ));
     }
 
@@ -336,15 +391,26 @@ impl ModelSettings {
     }
 
     pub fn from_lookup(get: impl Fn(&str) -> Option<String>) -> Result<ModelSettings, ConfigError> {
-        let opt = |name: &str| get(name).map(|v| v.trim().to_owned()).filter(|v| !v.is_empty());
+        let opt = |name: &str| {
+            get(name)
+                .map(|v| v.trim().to_owned())
+                .filter(|v| !v.is_empty())
+        };
         let api_key_secret_id = opt(env::MODEL_API_KEY_SECRET_ID);
         let api_key = opt(env::MODEL_API_KEY);
         let keyed = api_key_secret_id.is_some() || api_key.is_some();
         let base_url = opt(env::MODEL_BASE_URL).unwrap_or_else(|| {
-            if keyed { "https://api.openai.com".to_owned() } else { STAND_IN_MODEL_URL.to_owned() }
+            if keyed {
+                "https://api.openai.com".to_owned()
+            } else {
+                STAND_IN_MODEL_URL.to_owned()
+            }
         });
         if !(base_url.starts_with("http://") || base_url.starts_with("https://")) {
-            return Err(ConfigError::Invalid { name: env::MODEL_BASE_URL, reason: format!("not an http(s) URL: {base_url:?}") });
+            return Err(ConfigError::Invalid {
+                name: env::MODEL_BASE_URL,
+                reason: format!("not an http(s) URL: {base_url:?}"),
+            });
         }
         Ok(ModelSettings {
             base_url: base_url.trim_end_matches('/').to_owned(),
@@ -354,4 +420,16 @@ impl ModelSettings {
             image_model: opt(env::IMAGE_MODEL),
         })
     }
+}
+
+/// The Lambda function's name, set by the Lambda runtime (not our configuration); `None`
+/// outside Lambda. Read once.
+pub fn lambda_function_name() -> Option<&'static str> {
+    static NAME: std::sync::OnceLock<Option<String>> = std::sync::OnceLock::new();
+    NAME.get_or_init(|| {
+        std::env::var("AWS_LAMBDA_FUNCTION_NAME")
+            .ok()
+            .filter(|v| !v.is_empty())
+    })
+    .as_deref()
 }

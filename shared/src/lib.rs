@@ -17,6 +17,7 @@ pub mod config;
 pub mod domain;
 pub mod error;
 pub mod imaging;
+pub mod metrics;
 pub mod model;
 pub mod pricing;
 pub mod prompts;

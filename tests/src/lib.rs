@@ -67,7 +67,10 @@ impl Harness {
     /// A harness with a changed configuration (limits, a broken queue URL, ...).
     pub async fn with_config(config: Config) -> Harness {
         // Logs go to the test's captured output (shown for failing tests only).
-        let _ = tracing_subscriber::fmt().with_test_writer().with_target(false).try_init();
+        let _ = tracing_subscriber::fmt()
+            .with_test_writer()
+            .with_target(false)
+            .try_init();
         // Clients are per test: a pooled connection must not outlive the test's runtime.
         let clients = Clients::from_env().await;
         PROVISIONED
@@ -384,8 +387,14 @@ pub struct JobCalls {
 impl StandIn {
     pub async fn start() -> StandIn {
         let addr = std::net::SocketAddr::from(([127, 0, 0, 1], 0));
-        let (_, server) = atelier_model_server::spawn(addr).await.unwrap_or_else(|e| panic!("stand-in: {e}"));
-        StandIn { base_url: server.base_url(), http: reqwest::Client::new(), _server: server }
+        let (_, server) = atelier_model_server::spawn(addr)
+            .await
+            .unwrap_or_else(|e| panic!("stand-in: {e}"));
+        StandIn {
+            base_url: server.base_url(),
+            http: reqwest::Client::new(),
+            _server: server,
+        }
     }
 
     /// The calls a job made, from the server's counters.
@@ -401,7 +410,12 @@ impl StandIn {
             .unwrap_or(Value::Null);
         let j = &v["by_job"][job];
         let n = |k: &str| j[k].as_u64().unwrap_or(0);
-        JobCalls { check: n("check"), edit: n("edit"), review: n("review"), compare: n("compare") }
+        JobCalls {
+            check: n("check"),
+            edit: n("edit"),
+            review: n("review"),
+            compare: n("compare"),
+        }
     }
 
     /// Scripts a fault (`{"call": …, "fault": …, "job": …}`).
@@ -432,7 +446,8 @@ impl Harness {
         let mut config = atelier_shared::model::ModelConfig::new(model.base_url.clone());
         config.vision_timeout = timeout;
         config.edit_timeout = timeout;
-        let client = atelier_shared::model::ModelClient::new(config).unwrap_or_else(|e| panic!("{e}"));
+        let client =
+            atelier_shared::model::ModelClient::new(config).unwrap_or_else(|e| panic!("{e}"));
         atelier_shared::services::process::Processor::new(self.app.clone(), client)
     }
 
@@ -440,18 +455,32 @@ impl Harness {
     /// under a fresh prefix): for tests that halt the budget or read the whole queue.
     pub async fn isolated(limits: impl FnOnce(&mut atelier_shared::config::Limits)) -> Harness {
         let base = Harness::config();
-        let endpoint = base.resources.queue_url.split("/000000000000/").next().unwrap_or_default().to_owned();
+        let endpoint = base
+            .resources
+            .queue_url
+            .split("/000000000000/")
+            .next()
+            .unwrap_or_default()
+            .to_owned();
         let prefix = format!("iso-{}", ulid::Ulid::new().to_string().to_lowercase());
         let mut config = base.clone();
         config.resources = atelier_shared::config::Resources::local(&prefix, &endpoint);
         limits(&mut config.limits);
         let h = Harness::with_config(config.clone()).await;
-        atelier_shared::provision::ensure(&h.clients, &config.resources).await.unwrap_or_else(|e| panic!("{e:?}"));
+        atelier_shared::provision::ensure(&h.clients, &config.resources)
+            .await
+            .unwrap_or_else(|e| panic!("{e:?}"));
         h
     }
 
     /// Uploads a sample photo and submits an edit of it; returns the job id.
-    pub async fn submit_photo(&self, user: &UserId, key: &str, photo: Vec<u8>, mut body: Value) -> String {
+    pub async fn submit_photo(
+        &self,
+        user: &UserId,
+        key: &str,
+        photo: Vec<u8>,
+        mut body: Value,
+    ) -> String {
         let original = self.upload(user, "original", photo).await;
         body["original_asset_id"] = json!(original);
         let res = self.submit(user, Some(key), &body).await;
@@ -468,7 +497,9 @@ impl Harness {
 impl Harness {
     /// `POST /v1/edits/{id}/cancel`.
     pub async fn cancel(&self, user: &UserId, id: &str) -> Reply {
-        let req = Request::post(format!("/v1/edits/{id}/cancel")).body(Body::empty()).unwrap_or_default();
+        let req = Request::post(format!("/v1/edits/{id}/cancel"))
+            .body(Body::empty())
+            .unwrap_or_default();
         self.call(Some(user), req).await
     }
 }
@@ -485,7 +516,10 @@ pub async fn put_jobs(h: &Harness, jobs: &[atelier_shared::store::schema::JobIte
                 .iter()
                 .map(|j| {
                     let item = serde_dynamo::to_item(j).unwrap_or_else(|e| panic!("{e}"));
-                    let put = PutRequest::builder().set_item(Some(item)).build().unwrap_or_else(|e| panic!("{e}"));
+                    let put = PutRequest::builder()
+                        .set_item(Some(item))
+                        .build()
+                        .unwrap_or_else(|e| panic!("{e}"));
                     WriteRequest::builder().put_request(put).build()
                 })
                 .collect()
@@ -503,7 +537,10 @@ pub async fn put_jobs(h: &Harness, jobs: &[atelier_shared::store::schema::JobIte
                         .send()
                         .await
                         .unwrap_or_else(|e| panic!("{e:?}"));
-                    pending = out.unprocessed_items.and_then(|mut m| m.remove(&table)).unwrap_or_default();
+                    pending = out
+                        .unprocessed_items
+                        .and_then(|mut m| m.remove(&table))
+                        .unwrap_or_default();
                 }
             }
         });

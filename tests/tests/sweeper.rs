@@ -28,16 +28,25 @@ fn pet() -> serde_json::Value {
 }
 
 fn refunds_of(rows: &[atelier_shared::store::schema::LedgerItem], id: &str) -> usize {
-    rows.iter().filter(|r| r.kind == LedgerKind::Refund && r.job_id.as_ref().is_some_and(|j| j.as_str() == id)).count()
+    rows.iter()
+        .filter(|r| {
+            r.kind == LedgerKind::Refund && r.job_id.as_ref().is_some_and(|j| j.as_str() == id)
+        })
+        .count()
 }
 
 async fn drain(h: &Harness, model: &StandIn) -> usize {
     let processor = h.processor(model);
     let mut handled = 0;
     loop {
-        let n = atelier_local::poller::poll_once(&processor, &h.clients.sqs, &h.app.config.resources.queue_url, 0)
-            .await
-            .unwrap_or_else(|e| panic!("{e}"));
+        let n = atelier_local::poller::poll_once(
+            &processor,
+            &h.clients.sqs,
+            &h.app.config.resources.queue_url,
+            0,
+        )
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
         if n == 0 {
             return handled;
         }
@@ -53,7 +62,9 @@ async fn a_charged_job_whose_send_failed_is_requeued_after_a_minute_and_complete
     broken.resources.queue_url = format!("{}-missing", broken.resources.queue_url);
     let submitter = Harness::with_config(broken).await;
     let user = h.user();
-    let id = submitter.submit_photo(&user, "k", samples::single_pet(), pet()).await;
+    let id = submitter
+        .submit_photo(&user, "k", samples::single_pet(), pet())
+        .await;
     assert_eq!(drain(&h, &model).await, 0, "the doorbell never rang");
 
     let early = atelier_sweeper::handle(&h.app, clock::now()).await;
@@ -73,7 +84,9 @@ async fn a_job_that_can_never_be_sent_fails_and_is_refunded_at_the_dispatch_limi
     let mut broken = h.app.config.clone();
     broken.resources.queue_url = format!("{}-missing", broken.resources.queue_url);
     let broken = Harness::with_config(broken).await;
-    let id = broken.submit_photo(&user, "k", samples::single_pet(), pet()).await;
+    let id = broken
+        .submit_photo(&user, "k", samples::single_pet(), pet())
+        .await;
     let before = h.balance(&user).await;
 
     let mut summaries = Vec::new();
@@ -91,19 +104,30 @@ async fn a_job_that_can_never_be_sent_fails_and_is_refunded_at_the_dispatch_limi
 
 #[tokio::test]
 async fn a_consumer_dying_at_any_step_is_failed_and_refunded_once_and_never_edits_twice() {
-    let steps =
-        [Step::AfterClaim, Step::AfterReserve, Step::AfterCheck, Step::AfterEdit, Step::AfterStore, Step::AfterReview];
+    let steps = [
+        Step::AfterClaim,
+        Step::AfterReserve,
+        Step::AfterCheck,
+        Step::AfterEdit,
+        Step::AfterStore,
+        Step::AfterReview,
+    ];
     let h = Harness::isolated(|l| l.max_in_flight = 20).await;
     let model = StandIn::start().await;
     let user = h.user();
     h.fund_to(&user, 100).await;
     let mut ids = Vec::new();
     for (i, step) in steps.iter().enumerate() {
-        let id = h.submit_photo(&user, &format!("k{i}"), samples::single_pet(), pet()).await;
+        let id = h
+            .submit_photo(&user, &format!("k{i}"), samples::single_pet(), pet())
+            .await;
         let mut dying = h.processor(&model);
         dying.crash_at = Some(*step);
         let crashed = dying.process(&job_id(&id)).await;
-        assert!(matches!(crashed, Err(ProcessError::Crashed(s)) if s == *step), "{step:?}: {crashed:?}");
+        assert!(
+            matches!(crashed, Err(ProcessError::Crashed(s)) if s == *step),
+            "{step:?}: {crashed:?}"
+        );
         ids.push(id);
     }
     let _ = drain(&h, &model).await; // redeliveries: every claim is lost
@@ -114,14 +138,26 @@ async fn a_consumer_dying_at_any_step_is_failed_and_refunded_once_and_never_edit
 
     assert_eq!(too_early.stuck_failed, 0, "a live consumer is never swept");
     assert_eq!(swept.stuck_failed, steps.len() as u64, "{swept:?}");
-    assert_eq!((again.stuck_failed, again.reservations_settled), (0, 0), "{again:?}");
+    assert_eq!(
+        (again.stuck_failed, again.reservations_settled),
+        (0, 0),
+        "{again:?}"
+    );
     let rows = h.ledger(&user).await;
     for (id, step) in ids.iter().zip(steps) {
         assert_eq!(h.job(&user, id).await.str("status"), "failed", "{step:?}");
         assert_eq!(refunds_of(&rows, id), 1, "{step:?}");
         assert!(model.calls(id).await.edit <= 1, "{step:?}");
-        let open = h.app.store.attempts_of(&job_id(id)).await.unwrap_or_default();
-        assert!(open.iter().all(|a| a.open_day.is_none()), "{step:?}: reservations left open {open:?}");
+        let open = h
+            .app
+            .store
+            .attempts_of(&job_id(id))
+            .await
+            .unwrap_or_default();
+        assert!(
+            open.iter().all(|a| a.open_day.is_none()),
+            "{step:?}: reservations left open {open:?}"
+        );
     }
     assert_eq!(h.account(&user).await.body["in_flight"], 0);
     h.assert_audit_clean().await;
@@ -133,9 +169,15 @@ async fn an_orphaned_reservation_is_settled_from_saved_usage_or_kept_booked_with
     let model = StandIn::start().await;
     let user = h.user();
     h.fund_to(&user, 50).await;
-    let with_usage = h.submit_photo(&user, "a", samples::single_pet(), pet()).await;
-    let without = h.submit_photo(&user, "b", samples::single_pet(), pet()).await;
-    model.fault(json!({ "call": "any", "fault": "missing_usage", "job": without })).await;
+    let with_usage = h
+        .submit_photo(&user, "a", samples::single_pet(), pet())
+        .await;
+    let without = h
+        .submit_photo(&user, "b", samples::single_pet(), pet())
+        .await;
+    model
+        .fault(json!({ "call": "any", "fault": "missing_usage", "job": without }))
+        .await;
     for id in [&with_usage, &without] {
         let mut dying = h.processor(&model);
         dying.crash_at = Some(Step::AfterEdit);
@@ -148,18 +190,47 @@ async fn an_orphaned_reservation_is_settled_from_saved_usage_or_kept_booked_with
     let settled = |id: &str| {
         let h = h.clone();
         let id = job_id(id);
-        async move { h.app.store.attempts_of(&id).await.unwrap_or_default().remove(0) }
+        async move {
+            h.app
+                .store
+                .attempts_of(&id)
+                .await
+                .unwrap_or_default()
+                .remove(0)
+        }
     };
     let a = settled(&with_usage).await;
-    assert!(a.settled_cost_micros.is_some_and(|c| c < a.reserved_micros), "real cost from usage: {a:?}");
+    assert!(
+        a.settled_cost_micros.is_some_and(|c| c < a.reserved_micros),
+        "real cost from usage: {a:?}"
+    );
     assert_eq!(a.settled_by.as_deref(), Some("sweeper"));
     let b = settled(&without).await;
-    assert_eq!(b.settled_cost_micros, Some(b.reserved_micros), "no usage: the estimate stays booked");
-    let day = budget::day(&h.app, &a.day).await.unwrap_or_else(|e| panic!("{e:?}"));
-    let attempts = h.app.store.attempts_of_day(&a.day).await.unwrap_or_default();
+    assert_eq!(
+        b.settled_cost_micros,
+        Some(b.reserved_micros),
+        "no usage: the estimate stays booked"
+    );
+    let day = budget::day(&h.app, &a.day)
+        .await
+        .unwrap_or_else(|e| panic!("{e:?}"));
+    let attempts = h
+        .app
+        .store
+        .attempts_of_day(&a.day)
+        .await
+        .unwrap_or_default();
     let used: i64 = attempts.iter().filter_map(|a| a.settled_cost_micros).sum();
-    let reserved: i64 = attempts.iter().filter(|a| a.open_day.is_some()).map(|a| a.reserved_micros).sum();
-    assert_eq!((used, reserved), (day.used_micros, day.reserved_micros), "the day's totals are the sum of its attempts");
+    let reserved: i64 = attempts
+        .iter()
+        .filter(|a| a.open_day.is_some())
+        .map(|a| a.reserved_micros)
+        .sum();
+    assert_eq!(
+        (used, reserved),
+        (day.used_micros, day.reserved_micros),
+        "the day's totals are the sum of its attempts"
+    );
     h.assert_audit_clean().await;
 }
 
@@ -171,11 +242,17 @@ async fn two_sweepers_and_a_consumer_racing_leave_every_job_terminal_and_refunde
     h.fund_to(&user, 200).await;
     let mut ids = Vec::new();
     for i in 0..12 {
-        let id = h.submit_photo(&user, &format!("k{i}"), samples::single_pet(), pet()).await;
+        let id = h
+            .submit_photo(&user, &format!("k{i}"), samples::single_pet(), pet())
+            .await;
         if i % 3 == 0 {
             // A consumer died holding this one.
             let mut dying = h.processor(&model);
-            dying.crash_at = Some(if i % 2 == 0 { Step::AfterClaim } else { Step::AfterEdit });
+            dying.crash_at = Some(if i % 2 == 0 {
+                Step::AfterClaim
+            } else {
+                Step::AfterEdit
+            });
             assert!(dying.process(&job_id(&id)).await.is_err());
         }
         ids.push(id);
@@ -192,15 +269,25 @@ async fn two_sweepers_and_a_consumer_racing_leave_every_job_terminal_and_refunde
 
     // The sweepers run 16 minutes ahead, so a job the consumer claims during the race also
     // looks stuck to them: whichever side writes second loses cleanly.
-    assert!(s1.stuck_failed + s2.stuck_failed >= 4, "every dead consumer's job was failed: {s1:?} {s2:?} {settle:?}");
+    assert!(
+        s1.stuck_failed + s2.stuck_failed >= 4,
+        "every dead consumer's job was failed: {s1:?} {s2:?} {settle:?}"
+    );
     assert!(consumed >= 8, "the queued jobs were processed ({consumed})");
     let rows = h.ledger(&user).await;
     for id in &ids {
         let job = h.job(&user, id).await;
         let status = job.str("status");
-        assert!(["succeeded", "failed"].contains(&status.as_str()), "{id} ended {status}");
+        assert!(
+            ["succeeded", "failed"].contains(&status.as_str()),
+            "{id} ended {status}"
+        );
         let refunds = refunds_of(&rows, id);
-        assert_eq!(refunds, usize::from(status == "failed"), "{id}: a refund only for a failed job, once");
+        assert_eq!(
+            refunds,
+            usize::from(status == "failed"),
+            "{id}: a refund only for a failed job, once"
+        );
         assert!(model.calls(id).await.edit <= 1);
     }
     assert_eq!(h.account(&user).await.body["in_flight"], 0);
@@ -212,23 +299,48 @@ async fn cancel_refunds_a_queued_job_once_and_refuses_a_processing_one() {
     let h = Harness::new().await;
     let user = h.user();
     h.fund_to(&user, 50).await;
-    let queued = h.submit_photo(&user, "a", samples::single_pet(), pet()).await;
-    let busy = h.submit_photo(&user, "b", samples::single_pet(), pet()).await;
+    let queued = h
+        .submit_photo(&user, "a", samples::single_pet(), pet())
+        .await;
+    let busy = h
+        .submit_photo(&user, "b", samples::single_pet(), pet())
+        .await;
     let before = h.balance(&user).await;
-    assert!(h.app.store.claim(&job_id(&busy), &clock::format(clock::now())).await.ok().flatten().is_some());
+    assert!(
+        h.app
+            .store
+            .claim(&job_id(&busy), &clock::format(clock::now()))
+            .await
+            .ok()
+            .flatten()
+            .is_some()
+    );
 
     let first = h.cancel(&user, &queued).await;
     let repeat = h.cancel(&user, &queued).await;
     let refused = h.cancel(&user, &busy).await;
     let stranger = h.cancel(&h.user(), &queued).await;
 
-    assert_eq!((first.status, first.str("status")), (StatusCode::OK, "canceled".to_owned()), "{first:?}");
-    assert_eq!((repeat.status, repeat.str("status")), (StatusCode::OK, "canceled".to_owned()));
-    assert_eq!((refused.status, refused.code()), (StatusCode::CONFLICT, "NOT_CANCELABLE"));
+    assert_eq!(
+        (first.status, first.str("status")),
+        (StatusCode::OK, "canceled".to_owned()),
+        "{first:?}"
+    );
+    assert_eq!(
+        (repeat.status, repeat.str("status")),
+        (StatusCode::OK, "canceled".to_owned())
+    );
+    assert_eq!(
+        (refused.status, refused.code()),
+        (StatusCode::CONFLICT, "NOT_CANCELABLE")
+    );
     assert_eq!(refused.body["state"], "processing");
     assert_eq!(stranger.status, StatusCode::NOT_FOUND);
     assert_eq!(refunds_of(&h.ledger(&user).await, &queued), 1);
-    assert_eq!(h.balance(&user).await, before + first.body["credits"].as_i64().unwrap_or(0));
+    assert_eq!(
+        h.balance(&user).await,
+        before + first.body["credits"].as_i64().unwrap_or(0)
+    );
     h.assert_audit_clean().await;
 }
 
@@ -241,7 +353,10 @@ async fn cancel_racing_a_claim_has_exactly_one_winner_and_refunds_only_when_canc
     h.fund_to(&user, 500).await;
     let mut ids = Vec::new();
     for i in 0..16 {
-        ids.push(h.submit_photo(&user, &format!("race{i}"), samples::single_pet(), pet()).await);
+        ids.push(
+            h.submit_photo(&user, &format!("race{i}"), samples::single_pet(), pet())
+                .await,
+        );
     }
 
     let races = join_all(ids.iter().map(|id| {
@@ -259,10 +374,28 @@ async fn cancel_racing_a_claim_has_exactly_one_winner_and_refunds_only_when_canc
     for race in races {
         let (id, cancel, claimed) = race.unwrap_or_else(|e| panic!("{e}"));
         let canceled = cancel.status == StatusCode::OK;
-        assert!(canceled != claimed, "{id}: exactly one wins (cancel {:?}, claimed {claimed})", cancel.status);
+        assert!(
+            canceled != claimed,
+            "{id}: exactly one wins (cancel {:?}, claimed {claimed})",
+            cancel.status
+        );
         assert_eq!(refunds_of(&rows, &id), usize::from(canceled), "{id}");
-        let job: JobItem = h.app.store.get_job(&job_id(&id)).await.ok().flatten().unwrap_or_else(|| panic!("job"));
-        assert_eq!(job.status, if canceled { JobState::Canceled } else { JobState::Processing });
+        let job: JobItem = h
+            .app
+            .store
+            .get_job(&job_id(&id))
+            .await
+            .ok()
+            .flatten()
+            .unwrap_or_else(|| panic!("job"));
+        assert_eq!(
+            job.status,
+            if canceled {
+                JobState::Canceled
+            } else {
+                JobState::Processing
+            }
+        );
     }
 }
 
@@ -274,13 +407,23 @@ async fn a_sweep_over_ten_thousand_jobs_reads_only_the_twenty_that_need_action()
     let mut broken = h.app.config.clone();
     broken.resources.queue_url = format!("{}-missing", broken.resources.queue_url);
     let broken = Harness::with_config(broken).await;
-    let template_id = broken.submit_photo(&user, "template", samples::single_pet(), pet()).await;
-    let template = h.app.store.get_job(&job_id(&template_id)).await.ok().flatten().unwrap_or_else(|| panic!("job"));
+    let template_id = broken
+        .submit_photo(&user, "template", samples::single_pet(), pet())
+        .await;
+    let template = h
+        .app
+        .store
+        .get_job(&job_id(&template_id))
+        .await
+        .ok()
+        .flatten()
+        .unwrap_or_else(|| panic!("job"));
     // 9,980 finished jobs of other users: what a busy table holds, none for the sweeper.
     let mut finished = Vec::new();
     for i in 0..9_980 {
         let mut j = template.clone();
-        let key = atelier_shared::domain::IdempotencyKey::parse(&format!("bulk{i}")).unwrap_or_else(|| panic!("key"));
+        let key = atelier_shared::domain::IdempotencyKey::parse(&format!("bulk{i}"))
+            .unwrap_or_else(|| panic!("key"));
         j.user_id = h.user();
         j.job_id = JobId::derive(&j.user_id, atelier_shared::domain::Operation::Edit, &key);
         j.status = JobState::Succeeded;
@@ -292,13 +435,29 @@ async fn a_sweep_over_ten_thousand_jobs_reads_only_the_twenty_that_need_action()
     // 20 that need action: 9 queued whose send failed, 11 stuck in processing (the template
     // among them).
     for i in 0..9 {
-        broken.submit_photo(&user, &format!("q{i}"), samples::single_pet(), pet()).await;
+        broken
+            .submit_photo(&user, &format!("q{i}"), samples::single_pet(), pet())
+            .await;
     }
     for i in 0..10 {
-        let id = broken.submit_photo(&user, &format!("p{i}"), samples::single_pet(), pet()).await;
-        assert!(h.app.store.claim(&job_id(&id), &clock::format(clock::now())).await.ok().flatten().is_some());
+        let id = broken
+            .submit_photo(&user, &format!("p{i}"), samples::single_pet(), pet())
+            .await;
+        assert!(
+            h.app
+                .store
+                .claim(&job_id(&id), &clock::format(clock::now()))
+                .await
+                .ok()
+                .flatten()
+                .is_some()
+        );
     }
-    let _ = h.app.store.claim(&job_id(&template_id), &clock::format(clock::now())).await;
+    let _ = h
+        .app
+        .store
+        .claim(&job_id(&template_id), &clock::format(clock::now()))
+        .await;
 
     let summary = atelier_sweeper::handle(&h.app, later(16)).await;
 
@@ -312,7 +471,9 @@ async fn a_processing_job_survives_a_sweep_before_the_threshold_and_its_consumer
     let h = Harness::isolated(|_| {}).await;
     let model = StandIn::start().await;
     let user = h.user();
-    let id = h.submit_photo(&user, "k", samples::single_pet(), pet()).await;
+    let id = h
+        .submit_photo(&user, "k", samples::single_pet(), pet())
+        .await;
     let mut dying = h.processor(&model);
     dying.crash_at = Some(Step::AfterClaim);
     let _ = dying.process(&job_id(&id)).await;
@@ -321,5 +482,8 @@ async fn a_processing_job_survives_a_sweep_before_the_threshold_and_its_consumer
 
     assert_eq!(summary.stuck_failed, 0);
     assert_eq!(h.job(&user, &id).await.str("status"), "processing");
-    assert!(matches!(h.processor(&model).process(&job_id(&id)).await, Ok(Outcome::NotClaimed)));
+    assert!(matches!(
+        h.processor(&model).process(&job_id(&id)).await,
+        Ok(Outcome::NotClaimed)
+    ));
 }

@@ -92,6 +92,11 @@ fn local_env(port: u16, prefix: &str) -> Vec<(String, String)> {
         ),
         ("ATELIER_LOCAL_PORT".into(), API_PORT.to_string()),
     ];
+    if prefix == "atelier-test" {
+        // Tests share one UTC day: the cap must not be what stops them (the budget tests
+        // use stacks of their own with small caps).
+        env.push(("ATELIER_DAILY_CAP_MICROS".into(), "1000000000000".into()));
+    }
     if std::env::var_os("AWS_LAMBDA_LOG_FORMAT").is_none() {
         env.push(("AWS_LAMBDA_LOG_FORMAT".into(), "Text".into()));
     }
@@ -231,12 +236,31 @@ fn test(extra: &[String]) -> Result<ExitCode> {
     let _ = std::fs::remove_dir_all(&state);
     let _ministack = start_ministack(TEST_PORT, &state)?;
     let started = Instant::now();
-    let (ok, passed, failed) = cargo_test(
+    let (mut ok, passed, failed) = cargo_test(
         &["--workspace"],
         extra,
         &local_env(TEST_PORT, "atelier-test"),
     )?;
     eprintln!("xtask: tests finished in {:.1?}", started.elapsed());
+    drop(_ministack);
+    // The infrastructure's offline checks (synth, assertions, cdk-nag, cfn-lint, checkov, the
+    // drift guard) count as one more test, unless only some Rust tests were asked for.
+    let (mut infra_passed, mut infra_failed) = (0u64, 0u64);
+    if extra.is_empty() {
+        run(cargo()
+            .current_dir(root())
+            .args(["build", "--quiet", "--workspace", "--bins"]))?;
+        let _ = package::ADMIN_BIN.set(root().join("target").join("debug").join("atelier-admin"));
+        match package::infra_test() {
+            Ok(()) => infra_passed = 1,
+            Err(e) => {
+                eprintln!("xtask: infra-test failed: {e:#}");
+                infra_failed = 1;
+                ok = false;
+            }
+        }
+    }
+    let (passed, failed) = (passed + infra_passed, failed + infra_failed);
     // One plain closing line for every runner's results together.
     println!("tests: {passed} passed, {failed} failed");
     Ok(if ok {

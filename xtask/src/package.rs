@@ -250,10 +250,23 @@ fn newest_glibc_minor(bytes: &[u8]) -> Option<u32> {
 // infra-schema
 
 /// Output of an `atelier-admin` subcommand that needs no AWS (schema, env-names).
+/// The `atelier-admin` binary to run, when the caller already built it.
+pub static ADMIN_BIN: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+
 fn admin_json(sub: &str) -> Result<String> {
-    let out = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
+    // `cargo xtask test` hands over the binary it already built with the workspace's
+    // features, so the drift step does not compile the crate graph a second time.
+    let mut cmd = match ADMIN_BIN.get() {
+        Some(bin) => Command::new(bin),
+        None => {
+            let mut c = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
+            c.args(["run", "--quiet", "--package", "atelier-admin", "--"]);
+            c
+        }
+    };
+    let out = cmd
         .current_dir(root())
-        .args(["run", "--quiet", "--package", "atelier-admin", "--", sub])
+        .arg(sub)
         .output()
         .with_context(|| format!("running atelier-admin {sub}"))?;
     if !out.status.success() {

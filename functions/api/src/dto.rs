@@ -62,14 +62,18 @@ pub struct ResultView {
 impl JobView {
     /// The view with its result's download URL (`None` for a job without a result).
     pub fn with_result_url(j: JobItem, url: Option<(String, String)>) -> JobView {
-        let result = j.result.clone().zip(url).map(|(r, (url, url_expires_at))| ResultView {
-            url,
-            url_expires_at,
-            width: r.width,
-            height: r.height,
-            review: r.review,
-            leakage: r.leakage,
-        });
+        let result = j
+            .result
+            .clone()
+            .zip(url)
+            .map(|(r, (url, url_expires_at))| ResultView {
+                url,
+                url_expires_at,
+                width: r.width,
+                height: r.height,
+                review: r.review,
+                leakage: r.leakage,
+            });
         let mut view = JobView::from(j);
         view.result = result;
         view

@@ -11,7 +11,8 @@ use lambda_runtime::{LambdaEvent, service_fn};
 #[tokio::main]
 async fn main() -> Result<(), lambda_runtime::Error> {
     atelier_shared::telemetry::init();
-    let config = Config::from_env().inspect_err(|e| tracing::error!(error = %e, "config_invalid"))?;
+    let config =
+        Config::from_env().inspect_err(|e| tracing::error!(error = %e, "config_invalid"))?;
     let clients = Clients::from_env().await;
     let processor = Processor::from_env(App::new(config, &clients), &clients)
         .await

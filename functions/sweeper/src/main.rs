@@ -10,12 +10,15 @@ use lambda_runtime::{LambdaEvent, service_fn};
 #[tokio::main]
 async fn main() -> Result<(), lambda_runtime::Error> {
     atelier_shared::telemetry::init();
-    let config = Config::from_env().inspect_err(|e| tracing::error!(error = %e, "config_invalid"))?;
+    let config =
+        Config::from_env().inspect_err(|e| tracing::error!(error = %e, "config_invalid"))?;
     let clients = Clients::from_env().await;
     let app = &App::new(config, &clients);
-    lambda_runtime::run(service_fn(move |_event: LambdaEvent<CloudWatchEvent>| async move {
-        let summary = atelier_sweeper::handle(app, atelier_shared::clock::now()).await;
-        Ok::<_, lambda_runtime::Error>(summary)
-    }))
+    lambda_runtime::run(service_fn(
+        move |_event: LambdaEvent<CloudWatchEvent>| async move {
+            let summary = atelier_sweeper::handle(app, atelier_shared::clock::now()).await;
+            Ok::<_, lambda_runtime::Error>(summary)
+        },
+    ))
     .await
 }

@@ -21,7 +21,9 @@ pub fn day_of(t: Instant) -> String {
 pub enum Reservation {
     Granted(AttemptItem),
     /// Halted, or over the cap: the caller does not make the call.
-    Refused { halted: bool },
+    Refused {
+        halted: bool,
+    },
 }
 
 /// What to reserve.
@@ -39,7 +41,11 @@ pub struct ReserveRequest<'a> {
 
 /// Reserves an estimate against today's budget, creating the day (with the configured cap)
 /// on first use.
-pub async fn reserve(app: &App, req: &ReserveRequest<'_>, now: Instant) -> Result<Reservation, Error> {
+pub async fn reserve(
+    app: &App,
+    req: &ReserveRequest<'_>,
+    now: Instant,
+) -> Result<Reservation, Error> {
     let stamp = clock::format(now);
     let attempt = AttemptItem {
         job_id: req.job.clone(),
@@ -62,12 +68,17 @@ pub async fn reserve(app: &App, req: &ReserveRequest<'_>, now: Instant) -> Resul
                 tracing::info!(job_id = %req.job, attempt = req.attempt, estimate_micros = req.estimate_micros, day = %attempt.day, "budget_reserved");
                 return Ok(Reservation::Granted(attempt));
             }
-            ReserveOutcome::Refused { halted, headroom_micros } => {
+            ReserveOutcome::Refused {
+                halted,
+                headroom_micros,
+            } => {
                 tracing::warn!(job_id = %req.job, attempt = req.attempt, estimate_micros = req.estimate_micros, halted, headroom_micros, "budget_refused");
                 return Ok(Reservation::Refused { halted });
             }
             ReserveOutcome::DayMissing => {
-                app.store.create_budget_day(&attempt.day, app.config.limits.daily_cap_micros, &stamp).await?;
+                app.store
+                    .create_budget_day(&attempt.day, app.config.limits.daily_cap_micros, &stamp)
+                    .await?;
             }
             ReserveOutcome::AlreadyReserved => {
                 // A second reservation for the same step of a job means the step is running
@@ -81,8 +92,15 @@ pub async fn reserve(app: &App, req: &ReserveRequest<'_>, now: Instant) -> Resul
 }
 
 /// Saves a call's outcome on the attempt (in the store and in `attempt`) as soon as it returns.
-pub async fn record_call(app: &App, attempt: &mut AttemptItem, call: &str, record: CallRecord) -> Result<(), Error> {
-    app.store.record_call(&attempt.job_id, &attempt.attempt, call, &record).await?;
+pub async fn record_call(
+    app: &App,
+    attempt: &mut AttemptItem,
+    call: &str,
+    record: CallRecord,
+) -> Result<(), Error> {
+    app.store
+        .record_call(&attempt.job_id, &attempt.attempt, call, &record)
+        .await?;
     attempt.calls.insert(call.to_owned(), record);
     Ok(())
 }
@@ -98,20 +116,32 @@ pub fn settlement_cost(attempt: &AttemptItem) -> i64 {
             None => unknown = true,
         }
     }
-    if unknown { known.max(attempt.reserved_micros) } else { known }
+    if unknown {
+        known.max(attempt.reserved_micros)
+    } else {
+        known
+    }
 }
 
 /// Settles an attempt on its own.
 pub async fn settle(app: &App, attempt: &AttemptItem, by: &str) -> Result<SettleOutcome, Error> {
     let cost = settlement_cost(attempt);
-    let out = app.store.settle(attempt, cost, by, &clock::format(clock::now())).await?;
+    let out = app
+        .store
+        .settle(attempt, cost, by, &clock::format(clock::now()))
+        .await?;
     tracing::info!(job_id = %attempt.job_id, attempt = %attempt.attempt, reserved_micros = attempt.reserved_micros, cost_micros = cost, outcome = ?out, "budget_settled");
     Ok(out)
 }
 
 /// A record for a planned call that was never made (costs nothing).
 pub fn skipped(now: Instant) -> CallRecord {
-    CallRecord { outcome: "skipped".to_owned(), cost_micros: Some(0), usage: None, at: clock::format(now) }
+    CallRecord {
+        outcome: "skipped".to_owned(),
+        cost_micros: Some(0),
+        usage: None,
+        at: clock::format(now),
+    }
 }
 
 /// The day's item, created with the configured cap if missing.
@@ -119,14 +149,25 @@ pub async fn day(app: &App, day: &str) -> Result<BudgetDayItem, Error> {
     if let Some(d) = app.store.get_budget_day(day).await? {
         return Ok(d);
     }
-    app.store.create_budget_day(day, app.config.limits.daily_cap_micros, &clock::format(clock::now())).await?;
-    app.store.get_budget_day(day).await?.ok_or(Error::NotFound { what: "budget day" })
+    app.store
+        .create_budget_day(
+            day,
+            app.config.limits.daily_cap_micros,
+            &clock::format(clock::now()),
+        )
+        .await?;
+    app.store
+        .get_budget_day(day)
+        .await?
+        .ok_or(Error::NotFound { what: "budget day" })
 }
 
 /// Halts or resumes paid calls for the day, at once.
 pub async fn set_halted(app: &App, day_key: &str, halted: bool) -> Result<BudgetDayItem, Error> {
     day(app, day_key).await?;
-    app.store.set_halted(day_key, halted, &clock::format(clock::now())).await?;
+    app.store
+        .set_halted(day_key, halted, &clock::format(clock::now()))
+        .await?;
     tracing::warn!(day = day_key, halted, "budget_halt_changed");
     day(app, day_key).await
 }
@@ -135,7 +176,11 @@ pub async fn set_halted(app: &App, day_key: &str, halted: bool) -> Result<Budget
 pub async fn set_cap(app: &App, day_key: &str, cap_micros: i64) -> Result<BudgetDayItem, Error> {
     for _ in 0..5 {
         let current = day(app, day_key).await?;
-        if app.store.set_cap(&current, cap_micros, &clock::format(clock::now())).await? {
+        if app
+            .store
+            .set_cap(&current, cap_micros, &clock::format(clock::now()))
+            .await?
+        {
             tracing::warn!(day = day_key, cap_micros, "budget_cap_changed");
             return day(app, day_key).await;
         }
@@ -159,7 +204,17 @@ mod tests {
             price_table: "t".into(),
             calls: calls
                 .iter()
-                .map(|(k, c)| ((*k).to_owned(), CallRecord { outcome: "ok".into(), cost_micros: *c, usage: None, at: String::new() }))
+                .map(|(k, c)| {
+                    (
+                        (*k).to_owned(),
+                        CallRecord {
+                            outcome: "ok".into(),
+                            cost_micros: *c,
+                            usage: None,
+                            at: String::new(),
+                        },
+                    )
+                })
                 .collect::<BTreeMap<_, _>>(),
             reserved_at: String::new(),
             open_day: Some("2026-11-29".into()),
@@ -171,10 +226,24 @@ mod tests {
 
     #[test]
     fn settlement_uses_real_costs_only_when_all_are_known() {
-        assert_eq!(settlement_cost(&attempt(1000, &[("check", Some(10)), ("edit", Some(300))])), 310);
-        assert_eq!(settlement_cost(&attempt(1000, &[("check", Some(10)), ("edit", None)])), 1000, "unknown keeps it booked");
-        assert_eq!(settlement_cost(&attempt(1000, &[("check", Some(10))])), 1000, "unrecorded call keeps it booked");
-        assert_eq!(settlement_cost(&attempt(100, &[("check", Some(90)), ("edit", None)])), 100);
+        assert_eq!(
+            settlement_cost(&attempt(1000, &[("check", Some(10)), ("edit", Some(300))])),
+            310
+        );
+        assert_eq!(
+            settlement_cost(&attempt(1000, &[("check", Some(10)), ("edit", None)])),
+            1000,
+            "unknown keeps it booked"
+        );
+        assert_eq!(
+            settlement_cost(&attempt(1000, &[("check", Some(10))])),
+            1000,
+            "unrecorded call keeps it booked"
+        );
+        assert_eq!(
+            settlement_cost(&attempt(100, &[("check", Some(90)), ("edit", None)])),
+            100
+        );
     }
 
     #[test]

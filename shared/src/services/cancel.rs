@@ -16,8 +16,14 @@ pub async fn cancel(app: &App, user: &UserId, id: &JobId) -> Result<JobItem, Err
         JobState::Queued => {}
         state => return Err(Error::NotCancelable { state }),
     }
-    match app.store.cancel_and_refund(&job, &clock::format(clock::now())).await? {
-        FinishOutcome::Done => tracing::info!(job_id = %id, credits = job.credits, "job_canceled_refunded"),
+    match app
+        .store
+        .cancel_and_refund(&job, &clock::format(clock::now()))
+        .await?
+    {
+        FinishOutcome::Done => {
+            tracing::info!(job_id = %id, credits = job.credits, "job_canceled_refunded")
+        }
         FinishOutcome::NotInState => {}
     }
     // Read back: a claim may have won the race, or a concurrent cancel.

@@ -25,7 +25,9 @@ pub async fn list_jobs(
 
 /// A short-lived download URL for the job's delivered image, with its expiry time.
 pub async fn result_url(app: &App, job: &JobItem) -> Result<Option<(String, String)>, Error> {
-    let Some(result) = &job.result else { return Ok(None) };
+    let Some(result) = &job.result else {
+        return Ok(None);
+    };
     let ttl = std::time::Duration::from_secs(app.config.limits.result_url_ttl_secs);
     let url = app.assets.presign_get(&result.asset_key, ttl).await?;
     Ok(Some((url, crate::clock::format(crate::clock::now() + ttl))))

@@ -4,11 +4,11 @@
 pub mod accounts;
 pub mod audit;
 pub mod budget;
+pub mod cancel;
 pub mod jobs;
 pub mod process;
-pub mod sweep;
-pub mod cancel;
 pub mod submit;
+pub mod sweep;
 pub mod uploads;
 
 use crate::assets::Assets;

@@ -17,19 +17,21 @@ use aws_sdk_dynamodb::types::TransactWriteItem;
 use image::RgbaImage;
 
 use super::App;
-use super::budget::{self, ReserveRequest, Reservation};
+use super::budget::{self, Reservation, ReserveRequest};
 use crate::assets::{AssetReadError, Assets};
 use crate::clock;
 use crate::domain::{AssetKind, EditSpec, JobId, Target};
 use crate::error::Error;
 use crate::imaging::{self, DecodeLimits, ImagingError, Mask};
 use crate::model::{
-    CallKind, EditCall, EditSize, ImageInput, ImageRole, ModelClient, ModelError, Usage, Verdict, pricing,
+    CallKind, EditCall, EditSize, ImageInput, ImageRole, ModelClient, ModelError, Usage, Verdict,
+    pricing,
 };
 use crate::prompts;
 use crate::store::jobs::FinishOutcome;
 use crate::store::schema::{
-    AttemptItem, CallRecord, JobFailure, JobItem, JobResult, LeakageRecord, ReviewRecord, ReviewVerdict,
+    AttemptItem, CallRecord, JobFailure, JobItem, JobResult, LeakageRecord, ReviewRecord,
+    ReviewVerdict,
 };
 
 /// Longest side of an image sent to the edit call (the model works at 1–2 MP; the result is
@@ -57,9 +59,13 @@ pub enum Step {
 pub enum Outcome {
     /// Unknown job, already claimed, or finished: nothing done.
     NotClaimed,
-    Delivered { verdict: ReviewVerdict },
+    Delivered {
+        verdict: ReviewVerdict,
+    },
     /// Failed and refunded with this code.
-    Failed { code: String },
+    Failed {
+        code: String,
+    },
     /// Someone else (the sweeper) finished the job first.
     LostRace,
 }
@@ -87,16 +93,26 @@ enum Stop {
 impl From<Error> for Stop {
     fn from(e: Error) -> Stop {
         tracing::error!(error = %crate::error::chain(&e), "job_step_failed");
-        Stop::Fail(failure("INTERNAL_ERROR", "Something went wrong on our side. Your credits were refunded."))
+        Stop::Fail(failure(
+            "INTERNAL_ERROR",
+            "Something went wrong on our side. Your credits were refunded.",
+        ))
     }
 }
 
 fn failure(code: &str, message: &str) -> JobFailure {
-    JobFailure { code: code.to_owned(), message: message.to_owned(), questions: Vec::new() }
+    JobFailure {
+        code: code.to_owned(),
+        message: message.to_owned(),
+        questions: Vec::new(),
+    }
 }
 
 fn budget_paused() -> JobFailure {
-    failure("BUDGET_PAUSED", "Edits are temporarily paused. Your credits were refunded; please try again later.")
+    failure(
+        "BUDGET_PAUSED",
+        "Edits are temporarily paused. Your credits were refunded; please try again later.",
+    )
 }
 
 /// The decoded inputs of a job.
@@ -117,7 +133,11 @@ pub struct Processor {
 
 impl Processor {
     pub fn new(app: App, model: ModelClient) -> Processor {
-        Processor { app, model, crash_at: None }
+        Processor {
+            app,
+            model,
+            crash_at: None,
+        }
     }
 
     fn crash(&self, step: Step) -> Result<(), Stop> {
@@ -141,30 +161,66 @@ impl Processor {
         tracing::info!(job_id = %id, user_id = %job.user_id, "job_claimed");
         let mut open: Option<AttemptItem> = None;
         let stop = match self.run(&job, &mut open).await {
-            Ok(outcome) => return Ok(outcome),
+            Ok(outcome) => {
+                self.emit_budget_metric().await;
+                return Ok(outcome);
+            }
             Err(stop) => stop,
         };
-        match stop {
+        let result = match stop {
             Stop::Crash(step) => Err(ProcessError::Crashed(step)),
             Stop::Fail(failure) => self.fail(&job, failure, open).await,
+        };
+        self.emit_budget_metric().await;
+        result
+    }
+
+    /// Inside Lambda: the day's spend as a percent of its cap, for the 80 % alarm (one
+    /// read per job; skipped elsewhere).
+    async fn emit_budget_metric(&self) {
+        if !crate::metrics::enabled() {
+            return;
+        }
+        let day = budget::day_of(clock::now());
+        if let Ok(Some(d)) = self.app.store.get_budget_day(&day).await {
+            let pct = crate::metrics::used_percent(d.used_micros, d.reserved_micros, d.cap_micros);
+            crate::metrics::emit(crate::metrics::BUDGET_USED_PERCENT, "Percent", pct);
         }
     }
 
     /// Fails and refunds, settling an open reservation in the same transaction.
-    async fn fail(&self, job: &JobItem, failure: JobFailure, open: Option<AttemptItem>) -> Result<Outcome, ProcessError> {
+    async fn fail(
+        &self,
+        job: &JobItem,
+        failure: JobFailure,
+        open: Option<AttemptItem>,
+    ) -> Result<Outcome, ProcessError> {
         let now = clock::format(clock::now());
         let mut extra: Vec<TransactWriteItem> = Vec::new();
         if let Some(mut attempt) = open {
             for call in attempt.planned.clone() {
-                attempt.calls.entry(call).or_insert_with(|| budget::skipped(clock::now()));
+                attempt
+                    .calls
+                    .entry(call)
+                    .or_insert_with(|| budget::skipped(clock::now()));
             }
             let cost = budget::settlement_cost(&attempt);
-            extra = self.app.store.settle_items(&attempt, cost, "consumer", &now).map_err(ProcessError::AfterClaim)?;
+            extra = self
+                .app
+                .store
+                .settle_items(&attempt, cost, "consumer", &now)
+                .map_err(ProcessError::AfterClaim)?;
         }
         let outcome = self
             .app
             .store
-            .fail_and_refund(job, crate::domain::JobState::Processing, &failure, &now, extra)
+            .fail_and_refund(
+                job,
+                crate::domain::JobState::Processing,
+                &failure,
+                &now,
+                extra,
+            )
             .await
             .map_err(ProcessError::AfterClaim)?;
         match outcome {
@@ -185,13 +241,25 @@ impl Processor {
         let inputs = self.load(job).await?;
 
         // Images for the vision calls, downscaled.
-        let vision = |img: &RgbaImage| imaging::encode_png(&imaging::downscale(img, imaging::VISION_MAX_SIDE));
+        let vision = |img: &RgbaImage| {
+            imaging::encode_png(&imaging::downscale(img, imaging::VISION_MAX_SIDE))
+        };
         let original_small = vision(&inputs.original).map_err(internal_image)?;
-        let reference_small = inputs.reference.as_ref().map(vision).transpose().map_err(internal_image)?;
+        let reference_small = inputs
+            .reference
+            .as_ref()
+            .map(vision)
+            .transpose()
+            .map_err(internal_image)?;
         let mask_small = inputs
             .mask
             .as_ref()
-            .map(|m| imaging::encode_png(&imaging::downscale(&m.to_visual(), imaging::VISION_MAX_SIDE)))
+            .map(|m| {
+                imaging::encode_png(&imaging::downscale(
+                    &m.to_visual(),
+                    imaging::VISION_MAX_SIDE,
+                ))
+            })
             .transpose()
             .map_err(internal_image)?;
         let pick = |role: ImageRole, result: Option<&Vec<u8>>| -> Option<Vec<u8>> {
@@ -203,13 +271,19 @@ impl Processor {
                 ImageRole::Current | ImageRole::Candidate => None,
             }
         };
-        let images_for = |roles: &[ImageRole], result: Option<&Vec<u8>>| -> Result<Vec<ImageInput>, Stop> {
-            roles
-                .iter()
-                .map(|r| pick(*r, result).map(|png| ImageInput::png(*r, png)))
-                .collect::<Option<Vec<_>>>()
-                .ok_or_else(|| Stop::Fail(failure("INTERNAL_ERROR", "An input image was missing. Your credits were refunded.")))
-        };
+        let images_for =
+            |roles: &[ImageRole], result: Option<&Vec<u8>>| -> Result<Vec<ImageInput>, Stop> {
+                roles
+                    .iter()
+                    .map(|r| pick(*r, result).map(|png| ImageInput::png(*r, png)))
+                    .collect::<Option<Vec<_>>>()
+                    .ok_or_else(|| {
+                        Stop::Fail(failure(
+                            "INTERNAL_ERROR",
+                            "An input image was missing. Your credits were refunded.",
+                        ))
+                    })
+            };
 
         // Reservation A covers the check and the edit.
         let check_prompt = prompts::readiness(spec);
@@ -231,7 +305,12 @@ impl Processor {
             &vision_dims,
             check_prompt.system.len() + check_prompt.text.len(),
             quality,
-        ) + pricing::estimate_micros(CallKind::Edit, &edit_inputs, EDIT_PROMPT_ALLOWANCE_CHARS, quality);
+        ) + pricing::estimate_micros(
+            CallKind::Edit,
+            &edit_inputs,
+            EDIT_PROMPT_ALLOWANCE_CHARS,
+            quality,
+        );
         let reservation = budget::reserve(
             &self.app,
             &ReserveRequest {
@@ -252,13 +331,23 @@ impl Processor {
         self.crash(Step::AfterReserve)?;
 
         // Look before you generate.
-        let check = self.model.check_readiness(&job.job_id, &check_prompt, &check_images).await;
+        let check = self
+            .model
+            .check_readiness(&job.job_id, &check_prompt, &check_images)
+            .await;
         let usage = match &check {
             Ok(r) => r.usage,
             Err(e) => e.usage().copied(),
         };
-        self.record(open, "check", CallKind::Check, call_outcome(check.as_ref().err()), usage, check.as_ref().err())
-            .await?;
+        self.record(
+            open,
+            "check",
+            CallKind::Check,
+            call_outcome(check.as_ref().err()),
+            usage,
+            check.as_ref().err(),
+        )
+        .await?;
         let readiness = match check {
             Ok(r) => r.answer,
             Err(e) => {
@@ -290,7 +379,8 @@ impl Processor {
         if let Some(r) = &inputs.reference {
             edit_images.push(ImageInput::png(
                 ImageRole::StyleReference,
-                imaging::encode_png(&imaging::downscale(r, EDIT_MAX_SIDE)).map_err(internal_image)?,
+                imaging::encode_png(&imaging::downscale(r, EDIT_MAX_SIDE))
+                    .map_err(internal_image)?,
             ));
         }
         let mask_png = match (&inputs.mask, edit_prompt.masked) {
@@ -311,8 +401,15 @@ impl Processor {
             Ok(r) => r.usage,
             Err(e) => e.usage().copied(),
         };
-        self.record(open, "edit", CallKind::Edit, call_outcome(edit.as_ref().err()), usage, edit.as_ref().err())
-            .await?;
+        self.record(
+            open,
+            "edit",
+            CallKind::Edit,
+            call_outcome(edit.as_ref().err()),
+            usage,
+            edit.as_ref().err(),
+        )
+        .await?;
         let edited = match edit {
             Ok(r) => r.image,
             Err(e) => {
@@ -335,18 +432,23 @@ impl Processor {
         })?;
         let edited = edited.into_rgba8();
         let (result, selection) = match (&inputs.mask, spec.target) {
-            (Some(mask), Target::Brush) => {
-                (imaging::composite(&inputs.original, &edited, mask, FEATHER_PX).map_err(internal_image)?, Some((mask.clone(), "mask")))
-            }
+            (Some(mask), Target::Brush) => (
+                imaging::composite(&inputs.original, &edited, mask, FEATHER_PX)
+                    .map_err(internal_image)?,
+                Some((mask.clone(), "mask")),
+            ),
             _ => {
                 let result = imaging::resize_exact(&edited, ow, oh);
-                let region = readiness.target_box.map(|b| (box_mask(b, ow, oh), "region"));
+                let region = readiness
+                    .target_box
+                    .map(|b| (box_mask(b, ow, oh), "region"));
                 (result, region)
             }
         };
         let leakage = match &selection {
             Some((mask, basis)) => {
-                let l = imaging::leakage(&inputs.original, &result, mask).map_err(internal_image)?;
+                let l =
+                    imaging::leakage(&inputs.original, &result, mask).map_err(internal_image)?;
                 Some(LeakageRecord {
                     changed_outside: l.changed_outside,
                     outside: l.outside,
@@ -358,7 +460,11 @@ impl Processor {
         };
         let result_png = imaging::encode_png(&result).map_err(internal_image)?;
         let key = Assets::result_key(&job.user_id, &job.job_id, "v1");
-        self.app.assets.put_png(&key, result_png).await.map_err(Error::from)?;
+        self.app
+            .assets
+            .put_png(&key, result_png)
+            .await
+            .map_err(Error::from)?;
         tracing::info!(job_id = %job.job_id, leakage_ppm = leakage.as_ref().map(|l| l.ratio_ppm), "result_stored");
         self.crash(Step::AfterStore)?;
 
@@ -368,7 +474,11 @@ impl Processor {
         let review_images = images_for(&review_prompt.images, Some(&result_small))?;
         let review_estimate = pricing::estimate_micros(
             CallKind::Review,
-            &review_prompt.images.iter().map(|_| imaging::fit_within((ow, oh), imaging::VISION_MAX_SIDE)).collect::<Vec<_>>(),
+            &review_prompt
+                .images
+                .iter()
+                .map(|_| imaging::fit_within((ow, oh), imaging::VISION_MAX_SIDE))
+                .collect::<Vec<_>>(),
             review_prompt.system.len() + review_prompt.text.len(),
             quality,
         );
@@ -386,16 +496,28 @@ impl Processor {
         )
         .await?;
         let review = match reservation {
-            Reservation::Refused { .. } => not_verified("The review was skipped because reviews are paused."),
+            Reservation::Refused { .. } => {
+                not_verified("The review was skipped because reviews are paused.")
+            }
             Reservation::Granted(attempt) => {
                 *open = Some(attempt);
-                let reply = self.model.review(&job.job_id, &review_prompt, &review_images).await;
+                let reply = self
+                    .model
+                    .review(&job.job_id, &review_prompt, &review_images)
+                    .await;
                 let usage = match &reply {
                     Ok(r) => r.usage,
                     Err(e) => e.usage().copied(),
                 };
-                self.record(open, "review", CallKind::Review, call_outcome(reply.as_ref().err()), usage, reply.as_ref().err())
-                    .await?;
+                self.record(
+                    open,
+                    "review",
+                    CallKind::Review,
+                    call_outcome(reply.as_ref().err()),
+                    usage,
+                    reply.as_ref().err(),
+                )
+                .await?;
                 match reply {
                     Ok(r) => ReviewRecord {
                         verdict: match r.answer.verdict {
@@ -409,7 +531,9 @@ impl Processor {
                     },
                     Err(e) => {
                         tracing::warn!(job_id = %job.job_id, code = e.code(), error = %e, "review_unavailable");
-                        not_verified("The reviewer was unavailable, so this result is not verified.")
+                        not_verified(
+                            "The reviewer was unavailable, so this result is not verified.",
+                        )
                     }
                 }
             }
@@ -419,7 +543,12 @@ impl Processor {
         // Deliver, settling the review's reservation in the same transaction.
         let now = clock::format(clock::now());
         let extra = match open.take() {
-            Some(attempt) => self.app.store.settle_items(&attempt, budget::settlement_cost(&attempt), "consumer", &now)?,
+            Some(attempt) => self.app.store.settle_items(
+                &attempt,
+                budget::settlement_cost(&attempt),
+                "consumer",
+                &now,
+            )?,
             None => Vec::new(),
         };
         let verdict = review.verdict;
@@ -446,14 +575,23 @@ impl Processor {
     /// Loads and decodes the inputs, within hard limits, before any paid call.
     async fn load(&self, job: &JobItem) -> Result<Inputs, Stop> {
         let spec: &EditSpec = &job.request;
-        let original = self.read_image(job, AssetKind::Original, &spec.original_asset_id).await?;
-        let original = DecodeLimits::for_asset(AssetKind::Original).decode(&original).map_err(invalid_input)?.to_rgba8();
+        let original = self
+            .read_image(job, AssetKind::Original, &spec.original_asset_id)
+            .await?;
+        let original = DecodeLimits::for_asset(AssetKind::Original)
+            .decode(&original)
+            .map_err(invalid_input)?
+            .to_rgba8();
         let mask = match &spec.mask_asset_id {
             Some(id) => {
                 let bytes = self.read_image(job, AssetKind::Mask, id).await?;
-                let mask = imaging::mask_from_png(&bytes, original.dimensions()).map_err(invalid_input)?;
+                let mask =
+                    imaging::mask_from_png(&bytes, original.dimensions()).map_err(invalid_input)?;
                 if mask.is_empty() {
-                    return Err(Stop::Fail(failure("INVALID_MASK", "The brushed area is empty. Your credits were refunded.")));
+                    return Err(Stop::Fail(failure(
+                        "INVALID_MASK",
+                        "The brushed area is empty. Your credits were refunded.",
+                    )));
                 }
                 Some(mask)
             }
@@ -462,21 +600,44 @@ impl Processor {
         let reference = match &spec.style_reference_asset_id {
             Some(id) => {
                 let bytes = self.read_image(job, AssetKind::StyleReference, id).await?;
-                Some(DecodeLimits::for_asset(AssetKind::StyleReference).decode(&bytes).map_err(invalid_input)?.to_rgba8())
+                Some(
+                    DecodeLimits::for_asset(AssetKind::StyleReference)
+                        .decode(&bytes)
+                        .map_err(invalid_input)?
+                        .to_rgba8(),
+                )
             }
             None => None,
         };
-        Ok(Inputs { original, mask, reference })
+        Ok(Inputs {
+            original,
+            mask,
+            reference,
+        })
     }
 
-    async fn read_image(&self, job: &JobItem, kind: AssetKind, id: &crate::domain::AssetId) -> Result<Vec<u8>, Stop> {
+    async fn read_image(
+        &self,
+        job: &JobItem,
+        kind: AssetKind,
+        id: &crate::domain::AssetId,
+    ) -> Result<Vec<u8>, Stop> {
         let key = Assets::upload_key(&job.user_id, kind, id);
-        match self.app.assets.get_limited(&key, DecodeLimits::for_asset(kind).max_bytes).await {
+        match self
+            .app
+            .assets
+            .get_limited(&key, DecodeLimits::for_asset(kind).max_bytes)
+            .await
+        {
             Ok(Some(bytes)) => Ok(bytes),
-            Ok(None) => Err(Stop::Fail(failure("ASSET_MISSING", "An uploaded image is gone. Your credits were refunded."))),
-            Err(AssetReadError::TooLarge { .. }) => {
-                Err(Stop::Fail(failure("INVALID_IMAGE", "An uploaded image is too large. Your credits were refunded.")))
-            }
+            Ok(None) => Err(Stop::Fail(failure(
+                "ASSET_MISSING",
+                "An uploaded image is gone. Your credits were refunded.",
+            ))),
+            Err(AssetReadError::TooLarge { .. }) => Err(Stop::Fail(failure(
+                "INVALID_IMAGE",
+                "An uploaded image is too large. Your credits were refunded.",
+            ))),
             Err(AssetReadError::Aws(e)) => Err(Error::from(e).into()),
         }
     }
@@ -491,11 +652,20 @@ impl Processor {
         usage: Option<Usage>,
         error: Option<&ModelError>,
     ) -> Result<(), Stop> {
-        let Some(attempt) = open.as_mut() else { return Ok(()) };
+        let Some(attempt) = open.as_mut() else {
+            return Ok(());
+        };
         let cost = match (error, &usage) {
             (_, Some(u)) => pricing::cost_micros(kind, u).and_then(|c| i64::try_from(c).ok()),
             // An error status: providers do not bill a refused request.
-            (Some(ModelError::Http { .. } | ModelError::InvalidInput { .. } | ModelError::Build { .. }), None) => Some(0),
+            (
+                Some(
+                    ModelError::Http { .. }
+                    | ModelError::InvalidInput { .. }
+                    | ModelError::Build { .. },
+                ),
+                None,
+            ) => Some(0),
             // Timeout, dropped connection, or an answer without usage: unknown.
             _ => None,
         };
@@ -506,7 +676,9 @@ impl Processor {
             at: clock::format(clock::now()),
         };
         tracing::info!(job_id = %attempt.job_id, call = name, outcome, cost_micros = cost, "call_recorded");
-        budget::record_call(&self.app, attempt, name, record).await.map_err(Stop::from)
+        budget::record_call(&self.app, attempt, name, record)
+            .await
+            .map_err(Stop::from)
     }
 }
 
@@ -529,10 +701,14 @@ fn not_verified(notes: &str) -> ReviewRecord {
 
 fn invalid_input(e: ImagingError) -> Stop {
     let (code, message) = match e {
-        ImagingError::SizeMismatch { .. } => {
-            ("INVALID_MASK", "The mask must be exactly the size of the photo. Your credits were refunded.")
-        }
-        _ => ("INVALID_IMAGE", "An uploaded file is not a usable PNG, JPEG or WebP image. Your credits were refunded."),
+        ImagingError::SizeMismatch { .. } => (
+            "INVALID_MASK",
+            "The mask must be exactly the size of the photo. Your credits were refunded.",
+        ),
+        _ => (
+            "INVALID_IMAGE",
+            "An uploaded file is not a usable PNG, JPEG or WebP image. Your credits were refunded.",
+        ),
     };
     tracing::info!(code = e.code(), error = %e, "input_refused");
     Stop::Fail(failure(code, message))
@@ -540,14 +716,21 @@ fn invalid_input(e: ImagingError) -> Stop {
 
 fn internal_image(e: ImagingError) -> Stop {
     tracing::error!(code = e.code(), error = %e, "image_processing_failed");
-    Stop::Fail(failure("INTERNAL_ERROR", "Something went wrong on our side. Your credits were refunded."))
+    Stop::Fail(failure(
+        "INTERNAL_ERROR",
+        "Something went wrong on our side. Your credits were refunded.",
+    ))
 }
 
 /// A selection mask from the checker's box (255 inside).
 fn box_mask(b: crate::model::TargetBox, width: u32, height: u32) -> Mask {
     let (x0, y0, x1, y1) = b.to_pixels(width, height);
     let weights = image::GrayImage::from_fn(width, height, |x, y| {
-        image::Luma([if x >= x0 && x < x1 && y >= y0 && y < y1 { 255 } else { 0 }])
+        image::Luma([if x >= x0 && x < x1 && y >= y0 && y < y1 {
+            255
+        } else {
+            0
+        }])
     });
     Mask::from_weights(weights)
 }
@@ -570,7 +753,10 @@ pub enum SetupError {
 impl Processor {
     /// The processor as the consumer Lambda builds it: model settings from the environment,
     /// the provider key read once from Secrets Manager when configured.
-    pub async fn from_env(app: App, clients: &crate::aws::Clients) -> Result<Processor, SetupError> {
+    pub async fn from_env(
+        app: App,
+        clients: &crate::aws::Clients,
+    ) -> Result<Processor, SetupError> {
         let settings = crate::config::ModelSettings::from_env()?;
         let mut config = crate::model::ModelConfig::new(settings.base_url.clone());
         config.api_key = match &settings.api_key_secret_id {
@@ -581,7 +767,10 @@ impl Processor {
                     .secret_id(id)
                     .send()
                     .await
-                    .map_err(|e| SetupError::Secret { secret_id: id.clone(), source: Box::new(e) })?;
+                    .map_err(|e| SetupError::Secret {
+                        secret_id: id.clone(),
+                        source: Box::new(e),
+                    })?;
                 out.secret_string().map(str::to_owned)
             }
             None => settings.api_key.clone(),
@@ -593,6 +782,9 @@ impl Processor {
             config.image_model = m.clone();
         }
         tracing::info!(base_url = %config.base_url, keyed = config.api_key.is_some(), "model_configured");
-        Ok(Processor::new(app, ModelClient::new(config).map_err(SetupError::Model)?))
+        Ok(Processor::new(
+            app,
+            ModelClient::new(config).map_err(SetupError::Model)?,
+        ))
     }
 }

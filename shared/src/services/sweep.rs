@@ -37,7 +37,10 @@ pub struct SweepLimits {
 
 impl Default for SweepLimits {
     fn default() -> SweepLimits {
-        SweepLimits { max_items: 100, time_budget: Duration::from_secs(40) }
+        SweepLimits {
+            max_items: 100,
+            time_budget: Duration::from_secs(40),
+        }
     }
 }
 
@@ -62,7 +65,8 @@ pub struct SweepSummary {
 fn dispatch_limit() -> JobFailure {
     JobFailure {
         code: "DISPATCH_LIMIT".to_owned(),
-        message: "We could not start your edit. Your credits were refunded; please try again.".to_owned(),
+        message: "We could not start your edit. Your credits were refunded; please try again."
+            .to_owned(),
         questions: Vec::new(),
     }
 }
@@ -70,7 +74,9 @@ fn dispatch_limit() -> JobFailure {
 fn stuck() -> JobFailure {
     JobFailure {
         code: "TIMED_OUT".to_owned(),
-        message: "Your edit took too long and was stopped. Your credits were refunded; please try again.".to_owned(),
+        message:
+            "Your edit took too long and was stopped. Your credits were refunded; please try again."
+                .to_owned(),
         questions: Vec::new(),
     }
 }
@@ -88,7 +94,11 @@ pub async fn sweep(app: &App, now: Instant, limits: SweepLimits) -> SweepSummary
 
     // 1. Queued jobs whose doorbell went unanswered.
     let before = clock::format(now - Duration::from_secs(l.requeue_after_secs));
-    match app.store.jobs_due(JobState::Queued, &before, limits.max_items).await {
+    match app
+        .store
+        .jobs_due(JobState::Queued, &before, limits.max_items)
+        .await
+    {
         Ok((jobs, read)) => {
             summary.items_read += read;
             for job in jobs {
@@ -109,7 +119,11 @@ pub async fn sweep(app: &App, now: Instant, limits: SweepLimits) -> SweepSummary
 
     // 2. Jobs stuck in processing.
     let before = clock::format(now - Duration::from_secs(l.stuck_after_secs));
-    match app.store.jobs_due(JobState::Processing, &before, limits.max_items).await {
+    match app
+        .store
+        .jobs_due(JobState::Processing, &before, limits.max_items)
+        .await
+    {
         Ok((jobs, read)) => {
             summary.items_read += read;
             for job in jobs {
@@ -131,7 +145,11 @@ pub async fn sweep(app: &App, now: Instant, limits: SweepLimits) -> SweepSummary
     // 3. Reservations a crashed consumer left open (today and yesterday, UTC).
     let before = clock::format(now - Duration::from_secs(l.stuck_after_secs));
     for day in [day_of(now - Duration::from_secs(86_400)), day_of(now)] {
-        match app.store.open_attempts(&day, &before, limits.max_items).await {
+        match app
+            .store
+            .open_attempts(&day, &before, limits.max_items)
+            .await
+        {
             Ok((attempts, read)) => {
                 summary.items_read += read;
                 for candidate in attempts {
@@ -151,6 +169,11 @@ pub async fn sweep(app: &App, now: Instant, limits: SweepLimits) -> SweepSummary
         }
     }
 
+    crate::metrics::emit(
+        crate::metrics::JOBS_STUCK,
+        "Count",
+        i64::try_from(summary.stuck_failed).unwrap_or(i64::MAX),
+    );
     tracing::info!(
         requeued = summary.requeued,
         dispatch_limit_failed = summary.dispatch_limit_failed,
@@ -168,10 +191,19 @@ pub async fn sweep(app: &App, now: Instant, limits: SweepLimits) -> SweepSummary
     summary
 }
 
-async fn requeue(app: &App, job: &JobItem, now: Instant, summary: &mut SweepSummary) -> Result<(), Error> {
+async fn requeue(
+    app: &App,
+    job: &JobItem,
+    now: Instant,
+    summary: &mut SweepSummary,
+) -> Result<(), Error> {
     let stamp = clock::format(now);
     if job.dispatch_count >= app.config.limits.max_dispatches {
-        match app.store.fail_and_refund(job, JobState::Queued, &dispatch_limit(), &stamp, Vec::new()).await? {
+        match app
+            .store
+            .fail_and_refund(job, JobState::Queued, &dispatch_limit(), &stamp, Vec::new())
+            .await?
+        {
             FinishOutcome::Done => {
                 summary.dispatch_limit_failed += 1;
                 tracing::warn!(job_id = %job.job_id, dispatches = job.dispatch_count, "job_dispatch_limit_refunded");
@@ -201,7 +233,12 @@ async fn requeue(app: &App, job: &JobItem, now: Instant, summary: &mut SweepSumm
 
 /// The transaction items that settle a job's open reservations (from saved usage, else at
 /// their estimate), read consistently from the table.
-async fn settlements(app: &App, job: &JobItem, now: &str, summary: &mut SweepSummary) -> Result<Vec<TransactWriteItem>, Error> {
+async fn settlements(
+    app: &App,
+    job: &JobItem,
+    now: &str,
+    summary: &mut SweepSummary,
+) -> Result<Vec<TransactWriteItem>, Error> {
     let mut items = Vec::new();
     for attempt in app.store.attempts_of(&job.job_id).await? {
         if attempt.open_day.is_none() {
@@ -217,11 +254,20 @@ async fn settlements(app: &App, job: &JobItem, now: &str, summary: &mut SweepSum
     Ok(items)
 }
 
-async fn fail_stuck(app: &App, job: &JobItem, now: Instant, summary: &mut SweepSummary) -> Result<(), Error> {
+async fn fail_stuck(
+    app: &App,
+    job: &JobItem,
+    now: Instant,
+    summary: &mut SweepSummary,
+) -> Result<(), Error> {
     let stamp = clock::format(now);
     let before = summary.clone();
     let extra = settlements(app, job, &stamp, summary).await?;
-    match app.store.fail_and_refund(job, JobState::Processing, &stuck(), &stamp, extra).await? {
+    match app
+        .store
+        .fail_and_refund(job, JobState::Processing, &stuck(), &stamp, extra)
+        .await?
+    {
         FinishOutcome::Done => {
             summary.stuck_failed += 1;
             tracing::warn!(job_id = %job.job_id, started_at = ?job.started_at, "job_stuck_refunded");
@@ -236,9 +282,17 @@ async fn fail_stuck(app: &App, job: &JobItem, now: Instant, summary: &mut SweepS
     Ok(())
 }
 
-async fn settle_orphan(app: &App, candidate: &AttemptItem, summary: &mut SweepSummary) -> Result<(), Error> {
+async fn settle_orphan(
+    app: &App,
+    candidate: &AttemptItem,
+    summary: &mut SweepSummary,
+) -> Result<(), Error> {
     // The index may lag: decide from the table.
-    let Some(attempt) = app.store.get_attempt(&candidate.job_id, &candidate.attempt).await? else {
+    let Some(attempt) = app
+        .store
+        .get_attempt(&candidate.job_id, &candidate.attempt)
+        .await?
+    else {
         return Ok(());
     };
     if attempt.open_day.is_none() {

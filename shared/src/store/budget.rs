@@ -4,7 +4,9 @@
 //! day: move the reservation to `used`). Both are conditional, so a retry or a race between
 //! consumer and sweeper settles each attempt once.
 
-use aws_sdk_dynamodb::types::{Put, ReturnValuesOnConditionCheckFailure, TransactWriteItem, Update};
+use aws_sdk_dynamodb::types::{
+    Put, ReturnValuesOnConditionCheckFailure, TransactWriteItem, Update,
+};
 
 use super::schema::{AttemptItem, BudgetDayItem, CallRecord, attr};
 use super::{Store, TxOutcome, from_item, n, names, s, to_item};
@@ -16,7 +18,10 @@ use crate::error::{AwsError, Error};
 pub enum ReserveOutcome {
     Reserved,
     /// The day is halted or the estimate does not fit under the cap.
-    Refused { halted: bool, headroom_micros: i64 },
+    Refused {
+        halted: bool,
+        headroom_micros: i64,
+    },
     DayMissing,
     /// This attempt was already reserved (never reserve twice for one job step).
     AlreadyReserved,
@@ -46,7 +51,12 @@ impl Store {
     }
 
     /// Creates the day's item with `cap` if it does not exist yet.
-    pub async fn create_budget_day(&self, day: &str, cap_micros: i64, now: &str) -> Result<(), Error> {
+    pub async fn create_budget_day(
+        &self,
+        day: &str,
+        cap_micros: i64,
+        now: &str,
+    ) -> Result<(), Error> {
         let item = BudgetDayItem {
             day: day.to_owned(),
             cap_micros,
@@ -67,7 +77,12 @@ impl Store {
             .await;
         match res {
             Ok(_) => Ok(()),
-            Err(e) if e.as_service_error().is_some_and(|s| s.is_conditional_check_failed_exception()) => Ok(()),
+            Err(e)
+                if e.as_service_error()
+                    .is_some_and(|s| s.is_conditional_check_failed_exception()) =>
+            {
+                Ok(())
+            }
             Err(e) => Err(AwsError::new("budget.create", e).into()),
         }
     }
@@ -99,7 +114,10 @@ impl Store {
             .expression_attribute_names("#attempt", attr::ATTEMPT)
             .build()
             .map_err(|e| AwsError::new("budget.reserve.build", e))?;
-        let items = vec![TransactWriteItem::builder().update(day).build(), TransactWriteItem::builder().put(put).build()];
+        let items = vec![
+            TransactWriteItem::builder().update(day).build(),
+            TransactWriteItem::builder().put(put).build(),
+        ];
         match self.transact("budget.reserve", items).await? {
             TxOutcome::Committed => Ok(ReserveOutcome::Reserved),
             TxOutcome::Canceled(reasons) => {
@@ -110,7 +128,10 @@ impl Store {
                     None => Ok(ReserveOutcome::DayMissing),
                     Some(old) => {
                         let day: BudgetDayItem = from_item(old)?;
-                        Ok(ReserveOutcome::Refused { halted: day.halted, headroom_micros: day.headroom_micros })
+                        Ok(ReserveOutcome::Refused {
+                            halted: day.halted,
+                            headroom_micros: day.headroom_micros,
+                        })
                     }
                 }
             }
@@ -119,8 +140,15 @@ impl Store {
 
     /// Records a paid call's outcome and usage on its attempt as soon as the call returns, so
     /// a crash before settling leaves the real usage for the sweeper.
-    pub async fn record_call(&self, job: &JobId, attempt: &str, call: &str, record: &CallRecord) -> Result<(), Error> {
-        let value = serde_dynamo::to_attribute_value(record).map_err(|e| Error::Corrupt(format!("call record: {e}")))?;
+    pub async fn record_call(
+        &self,
+        job: &JobId,
+        attempt: &str,
+        call: &str,
+        record: &CallRecord,
+    ) -> Result<(), Error> {
+        let value = serde_dynamo::to_attribute_value(record)
+            .map_err(|e| Error::Corrupt(format!("call record: {e}")))?;
         self.ddb
             .update_item()
             .table_name(&self.names.attempts_table)
@@ -148,7 +176,8 @@ impl Store {
         by: &str,
         now: &str,
     ) -> Result<Vec<TransactWriteItem>, Error> {
-        let calls = serde_dynamo::to_attribute_value(&attempt.calls).map_err(|e| Error::Corrupt(format!("calls: {e}")))?;
+        let calls = serde_dynamo::to_attribute_value(&attempt.calls)
+            .map_err(|e| Error::Corrupt(format!("calls: {e}")))?;
         let close = Update::builder()
             .table_name(&self.names.attempts_table)
             .key(attr::JOB_ID, s(attempt.job_id.as_str()))
@@ -186,12 +215,27 @@ impl Store {
             .expression_attribute_values(":now", s(now))
             .build()
             .map_err(|e| AwsError::new("budget.settle.build", e))?;
-        Ok(vec![TransactWriteItem::builder().update(close).build(), TransactWriteItem::builder().update(day).build()])
+        Ok(vec![
+            TransactWriteItem::builder().update(close).build(),
+            TransactWriteItem::builder().update(day).build(),
+        ])
     }
 
     /// Settles an attempt on its own.
-    pub async fn settle(&self, attempt: &AttemptItem, cost_micros: i64, by: &str, now: &str) -> Result<SettleOutcome, Error> {
-        match self.transact("budget.settle", self.settle_items(attempt, cost_micros, by, now)?).await? {
+    pub async fn settle(
+        &self,
+        attempt: &AttemptItem,
+        cost_micros: i64,
+        by: &str,
+        now: &str,
+    ) -> Result<SettleOutcome, Error> {
+        match self
+            .transact(
+                "budget.settle",
+                self.settle_items(attempt, cost_micros, by, now)?,
+            )
+            .await?
+        {
             TxOutcome::Committed => Ok(SettleOutcome::Settled),
             TxOutcome::Canceled(_) => Ok(SettleOutcome::AlreadySettled),
         }
@@ -205,8 +249,15 @@ impl Store {
             .key(attr::DAY, s(day))
             .update_expression("SET #halted = :h, #updated_at = :now")
             .condition_expression("attribute_exists(#day)")
-            .set_expression_attribute_names(Some(names(&[attr::HALTED, attr::UPDATED_AT, attr::DAY])))
-            .expression_attribute_values(":h", aws_sdk_dynamodb::types::AttributeValue::Bool(halted))
+            .set_expression_attribute_names(Some(names(&[
+                attr::HALTED,
+                attr::UPDATED_AT,
+                attr::DAY,
+            ])))
+            .expression_attribute_values(
+                ":h",
+                aws_sdk_dynamodb::types::AttributeValue::Bool(halted),
+            )
             .expression_attribute_values(":now", s(now))
             .send()
             .await
@@ -216,13 +267,20 @@ impl Store {
 
     /// Changes the day's cap, keeping `headroom = cap - used - reserved`. Conditional on the
     /// old cap, so a concurrent change is not lost; `false` when it lost that race.
-    pub async fn set_cap(&self, day: &BudgetDayItem, cap_micros: i64, now: &str) -> Result<bool, Error> {
+    pub async fn set_cap(
+        &self,
+        day: &BudgetDayItem,
+        cap_micros: i64,
+        now: &str,
+    ) -> Result<bool, Error> {
         let res = self
             .ddb
             .update_item()
             .table_name(&self.names.budget_table)
             .key(attr::DAY, s(&day.day))
-            .update_expression("SET #cap = :cap, #headroom_micros = #headroom_micros + :delta, #updated_at = :now")
+            .update_expression(
+                "SET #cap = :cap, #headroom_micros = #headroom_micros + :delta, #updated_at = :now",
+            )
             .condition_expression("#cap = :old")
             .set_expression_attribute_names(Some(names(&[attr::HEADROOM_MICROS, attr::UPDATED_AT])))
             .expression_attribute_names("#cap", attr::CAP_MICROS)
@@ -234,7 +292,12 @@ impl Store {
             .await;
         match res {
             Ok(_) => Ok(true),
-            Err(e) if e.as_service_error().is_some_and(|s| s.is_conditional_check_failed_exception()) => Ok(false),
+            Err(e)
+                if e.as_service_error()
+                    .is_some_and(|s| s.is_conditional_check_failed_exception()) =>
+            {
+                Ok(false)
+            }
             Err(e) => Err(AwsError::new("budget.set_cap", e).into()),
         }
     }
@@ -252,7 +315,11 @@ impl Store {
             .send()
             .await
             .map_err(|e| AwsError::new("attempts.query", e))?;
-        out.items.unwrap_or_default().into_iter().map(from_item).collect()
+        out.items
+            .unwrap_or_default()
+            .into_iter()
+            .map(from_item)
+            .collect()
     }
 
     /// Every attempt of a day (admin checks; a scan).
@@ -285,7 +352,11 @@ impl Store {
 
 impl Store {
     /// One attempt, read consistently.
-    pub async fn get_attempt(&self, job: &JobId, attempt: &str) -> Result<Option<AttemptItem>, Error> {
+    pub async fn get_attempt(
+        &self,
+        job: &JobId,
+        attempt: &str,
+    ) -> Result<Option<AttemptItem>, Error> {
         let out = self
             .ddb
             .get_item()
@@ -301,7 +372,12 @@ impl Store {
 
     /// Open reservations of `day` made before `before`, oldest first (sparse index; candidates
     /// only). Returns them and how many items DynamoDB read.
-    pub async fn open_attempts(&self, day: &str, before: &str, limit: i32) -> Result<(Vec<AttemptItem>, u64), Error> {
+    pub async fn open_attempts(
+        &self,
+        day: &str,
+        before: &str,
+        limit: i32,
+    ) -> Result<(Vec<AttemptItem>, u64), Error> {
         let out = self
             .ddb
             .query()
@@ -316,7 +392,12 @@ impl Store {
             .await
             .map_err(|e| AwsError::new("attempts.open", e))?;
         let read = u64::try_from(out.scanned_count).unwrap_or(0);
-        let items = out.items.unwrap_or_default().into_iter().map(from_item).collect::<Result<Vec<_>, _>>()?;
+        let items = out
+            .items
+            .unwrap_or_default()
+            .into_iter()
+            .map(from_item)
+            .collect::<Result<Vec<_>, _>>()?;
         Ok((items, read))
     }
 }

@@ -1,10 +1,14 @@
 //! Jobs. Creation is one transaction with the debit (rule 1); the job's conditional put under
 //! its derived id is the idempotency check (rule 2).
 
-use aws_sdk_dynamodb::types::{ReturnValue, ReturnValuesOnConditionCheckFailure, TransactWriteItem, Update};
+use aws_sdk_dynamodb::types::{
+    ReturnValue, ReturnValuesOnConditionCheckFailure, TransactWriteItem, Update,
+};
 
 use super::cursor;
-use super::schema::{JobFailure, JobItem, JobResult, LedgerItem, LedgerKind, attr, index, reference};
+use super::schema::{
+    JobFailure, JobItem, JobResult, LedgerItem, LedgerKind, attr, index, reference,
+};
 use super::{Store, TxOutcome, from_item, n, names, s, to_item};
 use crate::domain::{JobId, JobState, UserId};
 use crate::error::{AwsError, Error};
@@ -187,7 +191,12 @@ impl Store {
             .await;
         match res {
             Ok(out) => out.attributes.map(from_item).transpose(),
-            Err(e) if e.as_service_error().is_some_and(|s| s.is_conditional_check_failed_exception()) => Ok(None),
+            Err(e)
+                if e.as_service_error()
+                    .is_some_and(|s| s.is_conditional_check_failed_exception()) =>
+            {
+                Ok(None)
+            }
             Err(e) => Err(AwsError::new("jobs.claim", e).into()),
         }
     }
@@ -203,14 +212,21 @@ impl Store {
             .expression_attribute_names("#in_flight", attr::IN_FLIGHT)
             .expression_attribute_values(":one", n(1));
         b = if refund {
-            b.update_expression("SET #credits = #credits + :c, #in_flight = #in_flight - :one, #rev = #rev + :one")
-                .expression_attribute_names("#credits", attr::CREDITS)
-                .expression_attribute_names("#rev", attr::REV)
-                .expression_attribute_values(":c", n(job.credits))
+            b.update_expression(
+                "SET #credits = #credits + :c, #in_flight = #in_flight - :one, #rev = #rev + :one",
+            )
+            .expression_attribute_names("#credits", attr::CREDITS)
+            .expression_attribute_names("#rev", attr::REV)
+            .expression_attribute_values(":c", n(job.credits))
         } else {
             b.update_expression("SET #in_flight = #in_flight - :one")
         };
-        Ok(TransactWriteItem::builder().update(b.build().map_err(|e| AwsError::new("jobs.release.build", e))?).build())
+        Ok(TransactWriteItem::builder()
+            .update(
+                b.build()
+                    .map_err(|e| AwsError::new("jobs.release.build", e))?,
+            )
+            .build())
     }
 
     /// Fails the job from state `from` and refunds it, in one transaction (rule 6): job
@@ -224,17 +240,30 @@ impl Store {
         now: &str,
         extra: Vec<TransactWriteItem>,
     ) -> Result<FinishOutcome, Error> {
-        self.end_with_refund(job, from, JobState::Failed, failure, now, extra).await
+        self.end_with_refund(job, from, JobState::Failed, failure, now, extra)
+            .await
     }
 
     /// Cancels a queued job and refunds it, in one transaction; only the owner's queued job.
-    pub async fn cancel_and_refund(&self, job: &JobItem, now: &str) -> Result<FinishOutcome, Error> {
+    pub async fn cancel_and_refund(
+        &self,
+        job: &JobItem,
+        now: &str,
+    ) -> Result<FinishOutcome, Error> {
         let reason = JobFailure {
             code: "CANCELED".to_owned(),
             message: "Canceled before processing started. Your credits were refunded.".to_owned(),
             questions: Vec::new(),
         };
-        self.end_with_refund(job, JobState::Queued, JobState::Canceled, &reason, now, Vec::new()).await
+        self.end_with_refund(
+            job,
+            JobState::Queued,
+            JobState::Canceled,
+            &reason,
+            now,
+            Vec::new(),
+        )
+        .await
     }
 
     async fn end_with_refund(
@@ -246,8 +275,8 @@ impl Store {
         now: &str,
         extra: Vec<TransactWriteItem>,
     ) -> Result<FinishOutcome, Error> {
-        let failure_value =
-            serde_dynamo::to_attribute_value(failure).map_err(|e| Error::Corrupt(format!("failure: {e}")))?;
+        let failure_value = serde_dynamo::to_attribute_value(failure)
+            .map_err(|e| Error::Corrupt(format!("failure: {e}")))?;
         let update = Update::builder()
             .table_name(&self.names.jobs_table)
             .key(attr::JOB_ID, s(job.job_id.as_str()))
@@ -268,7 +297,13 @@ impl Store {
             .expression_attribute_values(":now", s(now))
             .build()
             .map_err(|e| AwsError::new("jobs.refund.build", e))?;
-        let mut refund = LedgerItem::new(&job.user_id, reference::refund(&job.job_id), job.credits, LedgerKind::Refund, now);
+        let mut refund = LedgerItem::new(
+            &job.user_id,
+            reference::refund(&job.job_id),
+            job.credits,
+            LedgerKind::Refund,
+            now,
+        );
         refund.job_id = Some(job.job_id.clone());
         refund.reason = Some(failure.code.clone());
         let mut items = vec![
@@ -292,7 +327,9 @@ impl Store {
                         TxOutcome::Canceled(_) => Ok(FinishOutcome::NotInState),
                     }
                 } else {
-                    Err(Error::Corrupt(format!("refund transaction canceled: {reasons:?}")))
+                    Err(Error::Corrupt(format!(
+                        "refund transaction canceled: {reasons:?}"
+                    )))
                 }
             }
         }
@@ -307,7 +344,8 @@ impl Store {
         now: &str,
         extra: Vec<TransactWriteItem>,
     ) -> Result<FinishOutcome, Error> {
-        let value = serde_dynamo::to_attribute_value(result).map_err(|e| Error::Corrupt(format!("result: {e}")))?;
+        let value = serde_dynamo::to_attribute_value(result)
+            .map_err(|e| Error::Corrupt(format!("result: {e}")))?;
         let update = Update::builder()
             .table_name(&self.names.jobs_table)
             .key(attr::JOB_ID, s(job.job_id.as_str()))
@@ -326,7 +364,10 @@ impl Store {
             .expression_attribute_values(":now", s(now))
             .build()
             .map_err(|e| AwsError::new("jobs.deliver.build", e))?;
-        let mut items = vec![TransactWriteItem::builder().update(update).build(), self.account_release(job, false)?];
+        let mut items = vec![
+            TransactWriteItem::builder().update(update).build(),
+            self.account_release(job, false)?,
+        ];
         items.extend(extra);
         match self.transact("jobs.deliver", items).await? {
             TxOutcome::Committed => Ok(FinishOutcome::Done),
@@ -345,7 +386,12 @@ impl Store {
     /// Jobs in `state` whose `sweep_at` is before `before`, oldest first, from the sparse
     /// index (candidates only: every action on them is a conditional write on the table).
     /// Returns the jobs and how many items DynamoDB read.
-    pub async fn jobs_due(&self, state: JobState, before: &str, limit: i32) -> Result<(Vec<JobItem>, u64), Error> {
+    pub async fn jobs_due(
+        &self,
+        state: JobState,
+        before: &str,
+        limit: i32,
+    ) -> Result<(Vec<JobItem>, u64), Error> {
         let out = self
             .ddb
             .query()
@@ -360,7 +406,12 @@ impl Store {
             .await
             .map_err(|e| AwsError::new("jobs.due", e))?;
         let read = u64::try_from(out.scanned_count).unwrap_or(0);
-        let jobs = out.items.unwrap_or_default().into_iter().map(from_item).collect::<Result<Vec<_>, _>>()?;
+        let jobs = out
+            .items
+            .unwrap_or_default()
+            .into_iter()
+            .map(from_item)
+            .collect::<Result<Vec<_>, _>>()?;
         Ok((jobs, read))
     }
 
@@ -391,7 +442,12 @@ impl Store {
             .await;
         match res {
             Ok(_) => Ok(true),
-            Err(e) if e.as_service_error().is_some_and(|s| s.is_conditional_check_failed_exception()) => Ok(false),
+            Err(e)
+                if e.as_service_error()
+                    .is_some_and(|s| s.is_conditional_check_failed_exception()) =>
+            {
+                Ok(false)
+            }
             Err(e) => Err(AwsError::new("jobs.redispatch", e).into()),
         }
     }

@@ -12,8 +12,8 @@ use atelier_shared::aws::Clients;
 use std::sync::Arc;
 
 use atelier_shared::config::{Config, ModelSettings, STAND_IN_MODEL_URL};
-use atelier_shared::services::process::Processor;
 use atelier_shared::services::App;
+use atelier_shared::services::process::Processor;
 use clap::{Parser, Subcommand};
 
 /// The local stand-in for the event source mapping's maximum concurrency.
@@ -77,9 +77,13 @@ async fn main() -> anyhow::Result<()> {
             let app = App::new(config, &clients);
             // No provider configured: the stand-in model server is the model, in-process.
             let settings = ModelSettings::from_env()?;
-            let _stand_in = if settings.base_url == STAND_IN_MODEL_URL && settings.api_key_secret_id.is_none() {
+            let _stand_in = if settings.base_url == STAND_IN_MODEL_URL
+                && settings.api_key_secret_id.is_none()
+            {
                 let addr: SocketAddr = STAND_IN_MODEL_URL.trim_start_matches("http://").parse()?;
-                let (addr, server) = atelier_model_server::spawn(addr).await.with_context(|| format!("starting the stand-in model server on {addr}"))?;
+                let (addr, server) = atelier_model_server::spawn(addr)
+                    .await
+                    .with_context(|| format!("starting the stand-in model server on {addr}"))?;
                 eprintln!("Stand-in model server on http://{addr}");
                 Some(server)
             } else {

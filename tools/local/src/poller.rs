@@ -15,7 +15,9 @@ pub async fn run(processor: Arc<Processor>, sqs: Client, queue_url: String, work
     let mut tasks = Vec::new();
     for worker in 0..workers.max(1) {
         let (processor, sqs, queue_url) = (processor.clone(), sqs.clone(), queue_url.clone());
-        tasks.push(tokio::spawn(async move { poll(worker, &processor, &sqs, &queue_url).await }));
+        tasks.push(tokio::spawn(async move {
+            poll(worker, &processor, &sqs, &queue_url).await
+        }));
     }
     for t in tasks {
         let _ = t.await;
@@ -34,7 +36,12 @@ pub async fn poll(worker: usize, processor: &Processor, sqs: &Client, queue_url:
 
 /// Receives at most one message (waiting up to `wait_secs`) and handles it. Returns how many
 /// messages were handled.
-pub async fn poll_once(processor: &Processor, sqs: &Client, queue_url: &str, wait_secs: i32) -> Result<usize, aws_sdk_sqs::Error> {
+pub async fn poll_once(
+    processor: &Processor,
+    sqs: &Client,
+    queue_url: &str,
+    wait_secs: i32,
+) -> Result<usize, aws_sdk_sqs::Error> {
     let out = sqs
         .receive_message()
         .queue_url(queue_url)
@@ -52,10 +59,17 @@ pub async fn poll_once(processor: &Processor, sqs: &Client, queue_url: &str, wai
         let mut event = SqsEvent::default();
         event.records = vec![record];
         let response = atelier_consumer::handle(processor, event).await;
-        let failed = response.batch_item_failures.iter().any(|f| Some(&f.item_identifier) == m.message_id.as_ref());
+        let failed = response
+            .batch_item_failures
+            .iter()
+            .any(|f| Some(&f.item_identifier) == m.message_id.as_ref());
         if !failed {
             if let Some(handle) = m.receipt_handle {
-                sqs.delete_message().queue_url(queue_url).receipt_handle(handle).send().await?;
+                sqs.delete_message()
+                    .queue_url(queue_url)
+                    .receipt_handle(handle)
+                    .send()
+                    .await?;
             }
         }
     }

@@ -90,7 +90,11 @@ pub async fn list_edits(
     params(("id" = String, Path)),
     responses((status = 200, body = JobView), (status = 404, body = Problem, content_type = "application/problem+json"),
         (status = 409, body = Problem, content_type = "application/problem+json")))]
-pub async fn cancel_edit(State(app): State<App>, Caller(user): Caller, Path(id): Path<String>) -> Result<Json<JobView>, ApiError> {
+pub async fn cancel_edit(
+    State(app): State<App>,
+    Caller(user): Caller,
+    Path(id): Path<String>,
+) -> Result<Json<JobView>, ApiError> {
     let id = JobId::parse(&id).ok_or_else(ApiError::not_found)?;
     Ok(Json(cancel::cancel(&app, &user, &id).await?.into()))
 }
