@@ -268,64 +268,10 @@ impl Harness {
     }
 }
 
-/// A solid-colour RGB PNG, built by hand so the API tests need no image crate.
+/// A solid-colour PNG of the given size.
 pub fn tiny_png(width: u32, height: u32) -> Vec<u8> {
-    fn crc32(data: &[u8]) -> u32 {
-        let mut crc = 0xFFFF_FFFFu32;
-        for &b in data {
-            crc ^= u32::from(b);
-            for _ in 0..8 {
-                crc = if crc & 1 != 0 {
-                    (crc >> 1) ^ 0xEDB8_8320
-                } else {
-                    crc >> 1
-                };
-            }
-        }
-        !crc
-    }
-    fn adler32(data: &[u8]) -> u32 {
-        let (mut a, mut b) = (1u32, 0u32);
-        for &x in data {
-            a = (a + u32::from(x)) % 65521;
-            b = (b + a) % 65521;
-        }
-        (b << 16) | a
-    }
-    fn chunk(out: &mut Vec<u8>, kind: &[u8; 4], data: &[u8]) {
-        out.extend((data.len() as u32).to_be_bytes());
-        let mut c = kind.to_vec();
-        c.extend_from_slice(data);
-        out.extend_from_slice(&c);
-        out.extend(crc32(&c).to_be_bytes());
-    }
-    let mut raw = Vec::new();
-    for _ in 0..height {
-        raw.push(0u8);
-        for _ in 0..width {
-            raw.extend_from_slice(&[180, 120, 60]);
-        }
-    }
-    // zlib stream of stored (uncompressed) deflate blocks.
-    let mut z = vec![0x78, 0x01];
-    let blocks: Vec<&[u8]> = raw.chunks(65535).collect();
-    for (i, block) in blocks.iter().enumerate() {
-        z.push(u8::from(i + 1 == blocks.len()));
-        let len = block.len() as u16;
-        z.extend(len.to_le_bytes());
-        z.extend((!len).to_le_bytes());
-        z.extend_from_slice(block);
-    }
-    z.extend(adler32(&raw).to_be_bytes());
-    let mut out = b"\x89PNG\r\n\x1a\n".to_vec();
-    let mut ihdr = Vec::new();
-    ihdr.extend(width.to_be_bytes());
-    ihdr.extend(height.to_be_bytes());
-    ihdr.extend_from_slice(&[8, 2, 0, 0, 0]);
-    chunk(&mut out, b"IHDR", &ihdr);
-    chunk(&mut out, b"IDAT", &z);
-    chunk(&mut out, b"IEND", &[]);
-    out
+    let image = image::RgbaImage::from_pixel(width, height, image::Rgba([180, 120, 60, 255]));
+    atelier_shared::imaging::encode_png(&image).unwrap_or_else(|e| panic!("{e}"))
 }
 
 /// Captured log lines, for tests that assert an event was logged.

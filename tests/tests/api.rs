@@ -18,7 +18,16 @@ async fn bad_input_gets_a_clear_4xx_and_changes_nothing() {
         b.to_string()
     };
     let long_key = "k".repeat(256);
-    let cases: Vec<(&str, Option<&str>, String, u16, &str, Option<&str>)> = vec![
+    // (why, Idempotency-Key, body, status, code, field named in the errors)
+    type Case<'a> = (
+        &'a str,
+        Option<&'a str>,
+        String,
+        u16,
+        &'a str,
+        Option<&'a str>,
+    );
+    let cases: Vec<Case> = vec![
         (
             "unknown style",
             Some("k1"),

@@ -37,7 +37,7 @@ pub struct Problem {
 #[derive(Debug)]
 pub struct ApiError {
     status: StatusCode,
-    problem: Problem,
+    problem: Box<Problem>,
     retry_after: Option<u32>,
 }
 
@@ -45,7 +45,7 @@ impl ApiError {
     pub fn new(status: StatusCode, code: &'static str, title: &str) -> ApiError {
         ApiError {
             status,
-            problem: Problem {
+            problem: Box::new(Problem {
                 kind: format!(
                     "https://atelier.dev/problems/{}",
                     code.to_ascii_lowercase().replace('_', "-")
@@ -58,7 +58,7 @@ impl ApiError {
                 balance: None,
                 price: None,
                 state: None,
-            },
+            }),
             retry_after: None,
         }
     }
@@ -156,7 +156,7 @@ impl From<Error> for ApiError {
 
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
-        let mut res = (self.status, Json(self.problem)).into_response();
+        let mut res = (self.status, Json(*self.problem)).into_response();
         let headers = res.headers_mut();
         headers.insert(
             header::CONTENT_TYPE,

@@ -19,7 +19,7 @@ pub fn day_of(t: Instant) -> String {
 /// The outcome of asking for a reservation.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Reservation {
-    Granted(AttemptItem),
+    Granted(Box<AttemptItem>),
     /// Halted, or over the cap: the caller does not make the call.
     Refused {
         halted: bool,
@@ -66,7 +66,7 @@ pub async fn reserve(
         match app.store.reserve(&attempt).await? {
             ReserveOutcome::Reserved => {
                 tracing::info!(job_id = %req.job, attempt = req.attempt, estimate_micros = req.estimate_micros, day = %attempt.day, "budget_reserved");
-                return Ok(Reservation::Granted(attempt));
+                return Ok(Reservation::Granted(Box::new(attempt)));
             }
             ReserveOutcome::Refused {
                 halted,
@@ -98,11 +98,14 @@ pub async fn record_call(
     call: &str,
     record: CallRecord,
 ) -> Result<(), Error> {
-    app.store
+    let saved = app
+        .store
         .record_call(&attempt.job_id, &attempt.attempt, call, &record)
-        .await?;
+        .await;
+    // Kept in memory even when the write failed: the call was made, so a settlement in the
+    // failing transaction must count it (never as "skipped").
     attempt.calls.insert(call.to_owned(), record);
-    Ok(())
+    saved
 }
 
 /// What an attempt costs when settled: the sum of its calls' costs when every planned call is

@@ -327,7 +327,7 @@ impl Processor {
         let Reservation::Granted(attempt) = reservation else {
             return Err(Stop::Fail(budget_paused()));
         };
-        *open = Some(attempt);
+        *open = Some(*attempt);
         self.crash(Step::AfterReserve)?;
 
         // Look before you generate.
@@ -500,7 +500,7 @@ impl Processor {
                 not_verified("The review was skipped because reviews are paused.")
             }
             Reservation::Granted(attempt) => {
-                *open = Some(attempt);
+                *open = Some(*attempt);
                 let reply = self
                     .model
                     .review(&job.job_id, &review_prompt, &review_images)

@@ -92,53 +92,34 @@ pub async fn sweep(app: &App, now: Instant, limits: SweepLimits) -> SweepSummary
         over
     };
 
-    // 1. Queued jobs whose doorbell went unanswered.
-    let before = clock::format(now - Duration::from_secs(l.requeue_after_secs));
-    match app
-        .store
-        .jobs_due(JobState::Queued, &before, limits.max_items)
-        .await
-    {
-        Ok((jobs, read)) => {
-            summary.items_read += read;
-            for job in jobs {
-                if out_of_time(&mut summary) {
-                    break;
-                }
-                if let Err(e) = requeue(app, &job, now, &mut summary).await {
-                    summary.errors += 1;
-                    tracing::error!(job_id = %job.job_id, error = %crate::error::chain(&e), "sweep_requeue_failed");
-                }
+    // 1. Queued jobs whose doorbell went unanswered; 2. jobs stuck in processing.
+    let phases = [
+        (JobState::Queued, l.requeue_after_secs),
+        (JobState::Processing, l.stuck_after_secs),
+    ];
+    for (state, after_secs) in phases {
+        let before = clock::format(now - Duration::from_secs(after_secs));
+        let (jobs, read) = match app.store.jobs_due(state, &before, limits.max_items).await {
+            Ok(found) => found,
+            Err(e) => {
+                summary.errors += 1;
+                tracing::error!(state = state.as_str(), error = %crate::error::chain(&e), "sweep_query_failed");
+                continue;
             }
-        }
-        Err(e) => {
-            summary.errors += 1;
-            tracing::error!(error = %crate::error::chain(&e), "sweep_query_failed");
-        }
-    }
-
-    // 2. Jobs stuck in processing.
-    let before = clock::format(now - Duration::from_secs(l.stuck_after_secs));
-    match app
-        .store
-        .jobs_due(JobState::Processing, &before, limits.max_items)
-        .await
-    {
-        Ok((jobs, read)) => {
-            summary.items_read += read;
-            for job in jobs {
-                if out_of_time(&mut summary) {
-                    break;
-                }
-                if let Err(e) = fail_stuck(app, &job, now, &mut summary).await {
-                    summary.errors += 1;
-                    tracing::error!(job_id = %job.job_id, error = %crate::error::chain(&e), "sweep_stuck_failed");
-                }
+        };
+        summary.items_read += read;
+        for job in jobs {
+            if out_of_time(&mut summary) {
+                break;
             }
-        }
-        Err(e) => {
-            summary.errors += 1;
-            tracing::error!(error = %crate::error::chain(&e), "sweep_query_failed");
+            let acted = match state {
+                JobState::Queued => requeue(app, &job, now, &mut summary).await,
+                _ => fail_stuck(app, &job, now, &mut summary).await,
+            };
+            if let Err(e) = acted {
+                summary.errors += 1;
+                tracing::error!(job_id = %job.job_id, state = state.as_str(), error = %crate::error::chain(&e), "sweep_action_failed");
+            }
         }
     }
 

@@ -63,14 +63,12 @@ pub async fn poll_once(
             .batch_item_failures
             .iter()
             .any(|f| Some(&f.item_identifier) == m.message_id.as_ref());
-        if !failed {
-            if let Some(handle) = m.receipt_handle {
-                sqs.delete_message()
-                    .queue_url(queue_url)
-                    .receipt_handle(handle)
-                    .send()
-                    .await?;
-            }
+        if let (false, Some(handle)) = (failed, m.receipt_handle) {
+            sqs.delete_message()
+                .queue_url(queue_url)
+                .receipt_handle(handle)
+                .send()
+                .await?;
         }
     }
     Ok(count)
