@@ -234,6 +234,11 @@ fn dev() -> Result<ExitCode> {
 fn test(extra: &[String]) -> Result<ExitCode> {
     let state = root().join("target").join("xtask-ministack");
     let _ = std::fs::remove_dir_all(&state);
+    // One build of every target (tests, binaries, examples) with one feature set: the tests
+    // and the binaries the infra checks run then share it instead of compiling twice.
+    run(cargo()
+        .current_dir(root())
+        .args(["build", "--workspace", "--all-targets"]))?;
     let _ministack = start_ministack(TEST_PORT, &state)?;
     let started = Instant::now();
     let (mut ok, passed, failed) = cargo_test(
@@ -247,9 +252,7 @@ fn test(extra: &[String]) -> Result<ExitCode> {
     // drift guard) count as one more test, unless only some Rust tests were asked for.
     let (mut infra_passed, mut infra_failed) = (0u64, 0u64);
     if extra.is_empty() {
-        run(cargo()
-            .current_dir(root())
-            .args(["build", "--quiet", "--workspace", "--bins"]))?;
+        // Built above with every target's features, so this is not a second compile.
         let _ = package::ADMIN_BIN.set(root().join("target").join("debug").join("atelier-admin"));
         match package::infra_test() {
             Ok(()) => infra_passed = 1,
