@@ -151,3 +151,89 @@ pub(crate) fn to_item<T: serde::Serialize>(value: &T) -> Result<Item, Error> {
 pub(crate) fn from_item<T: serde::de::DeserializeOwned>(item: Item) -> Result<T, Error> {
     serde_dynamo::from_item(item).map_err(|e| Error::Corrupt(format!("deserialize: {e}")))
 }
+
+#[cfg(test)]
+mod tests {
+    //! The retry policy of [`Store::transact`] against errors the local emulator never returns,
+    //! with the SDK's own mocking utilities (the real client, stubbed at the wire).
+
+    use aws_sdk_dynamodb::operation::transact_write_items::{
+        TransactWriteItemsError, TransactWriteItemsOutput,
+    };
+    use aws_sdk_dynamodb::types::CancellationReason;
+    use aws_sdk_dynamodb::types::error::TransactionCanceledException;
+    use aws_smithy_mocks::{RuleMode, mock, mock_client};
+
+    use super::{Store, TxOutcome};
+    use crate::config::Resources;
+    use crate::error::Error;
+
+    fn canceled(codes: &[&str]) -> TransactWriteItemsError {
+        let reasons = codes
+            .iter()
+            .map(|c| CancellationReason::builder().code(*c).build())
+            .collect();
+        TransactWriteItemsError::TransactionCanceledException(
+            TransactionCanceledException::builder()
+                .set_cancellation_reasons(Some(reasons))
+                .build(),
+        )
+    }
+
+    fn store(client: aws_sdk_dynamodb::Client) -> Store {
+        Store::new(client, Resources::local("unit", "http://127.0.0.1:1"))
+    }
+
+    #[tokio::test]
+    async fn a_transaction_conflict_is_retried_until_it_commits() {
+        let rule = mock!(aws_sdk_dynamodb::Client::transact_write_items)
+            .sequence()
+            .error(|| canceled(&["TransactionConflict", "None"]))
+            .times(2)
+            .output(|| TransactWriteItemsOutput::builder().build())
+            .build();
+        let client = mock_client!(aws_sdk_dynamodb, RuleMode::Sequential, [&rule]);
+
+        let out = store(client).transact("unit", Vec::new()).await;
+
+        assert!(matches!(out, Ok(TxOutcome::Committed)), "{out:?}");
+        assert_eq!(rule.num_calls(), 3);
+    }
+
+    #[tokio::test]
+    async fn a_failed_condition_is_never_retried_even_beside_a_conflict() {
+        let rule = mock!(aws_sdk_dynamodb::Client::transact_write_items)
+            .sequence()
+            .error(|| canceled(&["ConditionalCheckFailed", "TransactionConflict"]))
+            .times(1)
+            .output(|| TransactWriteItemsOutput::builder().build())
+            .build();
+        let client = mock_client!(aws_sdk_dynamodb, RuleMode::Sequential, [&rule]);
+
+        let out = store(client).transact("unit", Vec::new()).await;
+
+        assert!(
+            matches!(&out, Ok(TxOutcome::Canceled(r)) if r[0].condition_failed()),
+            "{out:?}"
+        );
+        assert_eq!(rule.num_calls(), 1);
+    }
+
+    #[tokio::test]
+    async fn endless_conflicts_give_up_with_contention() {
+        let rule = mock!(aws_sdk_dynamodb::Client::transact_write_items)
+            .sequence()
+            .error(|| canceled(&["TransactionConflict"]))
+            .times(10)
+            .build();
+        let client = mock_client!(aws_sdk_dynamodb, RuleMode::Sequential, [&rule]);
+
+        let out = store(client).transact("unit", Vec::new()).await;
+
+        assert!(
+            matches!(out, Err(Error::Contention { attempts: 6 })),
+            "{out:?}"
+        );
+        assert_eq!(rule.num_calls(), 6);
+    }
+}
