@@ -147,9 +147,21 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         Command::EnvNames => {
-            let names: Vec<_> = env::ALL
+            // A struct, not a JSON map: its field order does not depend on serde_json's
+            // `preserve_order` (the infrastructure's drift guard compares the text).
+            #[derive(serde::Serialize)]
+            struct EnvName {
+                description: &'static str,
+                name: &'static str,
+                required: bool,
+            }
+            let names: Vec<EnvName> = env::ALL
                 .iter()
-                .map(|(name, required, what)| serde_json::json!({"name": name, "required": required, "description": what}))
+                .map(|(name, required, description)| EnvName {
+                    description,
+                    name,
+                    required: *required,
+                })
                 .collect();
             println!("{}", serde_json::to_string_pretty(&names)?);
             Ok(ExitCode::SUCCESS)
