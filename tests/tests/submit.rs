@@ -330,3 +330,46 @@ async fn concurrent_first_calls_create_the_account_and_its_grant_once() {
         i64::from(atelier_shared::pricing::SIGNUP_GRANT.get())
     );
 }
+
+#[tokio::test]
+async fn an_admin_grant_is_applied_once_per_reason_and_the_books_balance() {
+    let h = Harness::new().await;
+    let user = h.user();
+    let before = h.balance(&user).await;
+
+    let first = atelier_shared::services::accounts::grant(
+        &h.app,
+        &user,
+        atelier_shared::domain::Credits::new(7),
+        "promo-x",
+    )
+    .await;
+    let again = atelier_shared::services::accounts::grant(
+        &h.app,
+        &user,
+        atelier_shared::domain::Credits::new(7),
+        "promo-x",
+    )
+    .await;
+
+    use atelier_shared::store::accounts::GrantOutcome;
+    assert!(matches!(first, Ok(GrantOutcome::Granted)), "{first:?}");
+    assert!(
+        matches!(again, Ok(GrantOutcome::AlreadyGranted)),
+        "{again:?}"
+    );
+    assert_eq!(h.balance(&user).await, before + 7);
+    let rows = h.ledger(&user).await;
+    assert_eq!(
+        rows.iter()
+            .filter(|r| r.reference == "grant:admin:promo-x")
+            .count(),
+        1
+    );
+    assert_eq!(
+        rows.iter().map(|r| r.amount).sum::<i64>(),
+        before + 7,
+        "balance == sum of the ledger"
+    );
+    h.assert_audit_clean().await;
+}

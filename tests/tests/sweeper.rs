@@ -397,6 +397,7 @@ async fn cancel_racing_a_claim_has_exactly_one_winner_and_refunds_only_when_canc
             }
         );
     }
+    h.assert_audit_clean().await;
 }
 
 #[tokio::test]
