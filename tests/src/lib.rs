@@ -126,8 +126,7 @@ impl Harness {
         }
     }
 
-    fn json_request(method: &str, uri: &str, body: &Value) -> http::request::Builder {
-        let _ = body;
+    fn json_request(method: &str, uri: &str) -> http::request::Builder {
         Request::builder()
             .method(method)
             .uri(uri)
@@ -149,7 +148,7 @@ impl Harness {
 
     /// `POST /v1/edits` with raw body bytes.
     pub async fn submit_raw(&self, user: &UserId, key: Option<&str>, body: String) -> Reply {
-        let mut b = Harness::json_request("POST", "/v1/edits", &Value::Null);
+        let mut b = Harness::json_request("POST", "/v1/edits");
         if let Some(k) = key {
             b = b.header("idempotency-key", k);
         }
@@ -159,7 +158,7 @@ impl Harness {
 
     /// `POST /v1/quotes`.
     pub async fn quote(&self, user: &UserId, body: &Value) -> Reply {
-        let req = Harness::json_request("POST", "/v1/quotes", body)
+        let req = Harness::json_request("POST", "/v1/quotes")
             .body(Body::from(body.to_string()))
             .unwrap_or_default();
         self.call(Some(user), req).await
@@ -174,7 +173,7 @@ impl Harness {
         bytes: i64,
     ) -> Reply {
         let body = json!({ "kind": kind, "content_type": content_type, "bytes": bytes });
-        let req = Harness::json_request("POST", "/v1/uploads", &body)
+        let req = Harness::json_request("POST", "/v1/uploads")
             .body(Body::from(body.to_string()))
             .unwrap_or_default();
         self.call(Some(user), req).await

@@ -1,5 +1,5 @@
-//! Job lifecycle. Transitions are made by conditional writes in the store; this enum is the
-//! vocabulary, and which transitions exist is written here once.
+//! Job lifecycle. The enum is the vocabulary; the transitions themselves are the conditional
+//! writes in `store::jobs` (claim, deliver, fail/cancel with refund), written there once.
 
 use serde::{Deserialize, Serialize};
 
@@ -34,40 +34,5 @@ impl JobState {
             self,
             JobState::Succeeded | JobState::Failed | JobState::Canceled
         )
-    }
-
-    /// Whether `self -> to` is a transition of the lifecycle.
-    pub fn can_become(self, to: JobState) -> bool {
-        use JobState::*;
-        matches!(
-            (self, to),
-            (Queued, Processing)
-                | (Queued, Canceled)
-                | (Queued, Failed)
-                | (Processing, Succeeded)
-                | (Processing, Failed)
-        )
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::JobState::*;
-
-    #[test]
-    fn terminal_states_go_nowhere() {
-        for from in [Succeeded, Failed, Canceled] {
-            for to in [Queued, Processing, Succeeded, Failed, Canceled] {
-                assert!(!from.can_become(to), "{from:?} -> {to:?}");
-            }
-        }
-        assert!(
-            !Processing.can_become(Queued),
-            "a claimed job never goes back to the queue"
-        );
-        assert!(
-            !Processing.can_become(Canceled),
-            "a job being paid for cannot be canceled"
-        );
     }
 }
