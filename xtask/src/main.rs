@@ -231,20 +231,30 @@ fn dev() -> Result<ExitCode> {
     })
 }
 
+/// The test stack's port: 4599, or `ATELIER_TEST_PORT` so that two test runs on one machine
+/// (two worktrees, two people) do not stop each other's local AWS.
+fn test_port() -> u16 {
+    std::env::var("ATELIER_TEST_PORT")
+        .ok()
+        .and_then(|p| p.parse().ok())
+        .unwrap_or(TEST_PORT)
+}
+
 fn test(extra: &[String]) -> Result<ExitCode> {
-    let state = root().join("target").join("xtask-ministack");
+    let port = test_port();
+    let state = root().join("target").join(format!("xtask-ministack-{port}"));
     let _ = std::fs::remove_dir_all(&state);
     // One build of every target (tests, binaries, examples) with one feature set: the tests
     // and the binaries the infra checks run then share it instead of compiling twice.
     run(cargo()
         .current_dir(root())
         .args(["build", "--workspace", "--all-targets"]))?;
-    let _ministack = start_ministack(TEST_PORT, &state)?;
+    let _ministack = start_ministack(port, &state)?;
     let started = Instant::now();
     let (mut ok, passed, failed) = cargo_test(
         &["--workspace"],
         extra,
-        &local_env(TEST_PORT, "atelier-test"),
+        &local_env(port, "atelier-test"),
     )?;
     eprintln!("xtask: tests finished in {:.1?}", started.elapsed());
     drop(_ministack);
