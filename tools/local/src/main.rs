@@ -38,6 +38,9 @@ enum Command {
     Serve,
     /// Create the tables, queue and bucket (idempotent).
     Provision,
+    /// Serve only the dev issuer (JWKS and the dev token endpoint) on `--port`: the issuer of
+    /// the local cloud's JWT authorizer.
+    Issuer,
     /// Print a dev bearer token for a user.
     Token {
         #[arg(long)]
@@ -57,6 +60,21 @@ async fn main() -> anyhow::Result<()> {
         Command::Token { user, ttl } => {
             let issuer = DevIssuer::load_or_create(&issuer_dir, &issuer_url)?;
             println!("{}", issuer.token(&user, ttl)?);
+            Ok(())
+        }
+        Command::Issuer => {
+            atelier_shared::telemetry::init();
+            let issuer = DevIssuer::load_or_create(&issuer_dir, &issuer_url)?;
+            let addr = SocketAddr::from(([127, 0, 0, 1], cli.port));
+            let listener = tokio::net::TcpListener::bind(addr)
+                .await
+                .with_context(|| format!("binding {addr}"))?;
+            eprintln!("Dev issuer {issuer_url} (JWKS at {issuer_url}/.well-known/jwks.json)");
+            axum::serve(listener, atelier_local::serve::issuer_router(issuer))
+                .with_graceful_shutdown(async {
+                    let _ = tokio::signal::ctrl_c().await;
+                })
+                .await?;
             Ok(())
         }
         Command::Provision => {

@@ -42,25 +42,71 @@ async fn authorize(State(auth): State<Arc<Authorizer>>, mut req: Request, next: 
     }
 }
 
-/// The local API: the router behind the authorizer, and (when given) the dev issuer's JWKS.
+/// The local API: the router behind the authorizer, and (when given) the dev issuer.
 pub fn app(api: App, authorizer: Authorizer, issuer: Option<DevIssuer>) -> Router {
     let api = atelier_api::router(api).layer(middleware::from_fn_with_state(
         Arc::new(authorizer),
         authorize,
     ));
     match issuer {
-        Some(issuer) => {
-            let jwks = issuer.jwks();
-            Router::new()
-                .route(
-                    &format!("{ISSUER_PATH}/.well-known/jwks.json"),
-                    get(move || {
-                        let jwks = jwks.clone();
-                        async move { axum::Json(jwks) }
-                    }),
-                )
-                .merge(api)
-        }
+        Some(issuer) => issuer_router(issuer).merge(api),
         None => api,
     }
+}
+
+/// Longest dev token the token endpoint hands out (a day).
+const MAX_DEV_TOKEN_TTL: i64 = 86_400;
+
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TokenRequest {
+    user: String,
+    #[serde(default)]
+    ttl: Option<i64>,
+}
+
+/// The dev issuer under [`ISSUER_PATH`]: its JWKS (what an authorizer fetches) and
+/// `POST …/token {"user": "alice"}` → `{"token": "…"}` so a client can log in locally. Only the
+/// local runner serves this; nothing deployed does.
+pub fn issuer_router(issuer: DevIssuer) -> Router {
+    let jwks = issuer.jwks();
+    let issuer = Arc::new(issuer);
+    Router::new()
+        .route(
+            &format!("{ISSUER_PATH}/.well-known/jwks.json"),
+            get(move || {
+                let jwks = jwks.clone();
+                async move { axum::Json(jwks) }
+            }),
+        )
+        .route(
+            &format!("{ISSUER_PATH}/token"),
+            axum::routing::post(move |axum::Json(req): axum::Json<TokenRequest>| {
+                let issuer = issuer.clone();
+                async move {
+                    let user = req.user.trim();
+                    let valid = !user.is_empty()
+                        && user.len() <= 64
+                        && user
+                            .chars()
+                            .all(|c| c.is_ascii_alphanumeric() || "-_.@".contains(c));
+                    if !valid {
+                        return (
+                            http::StatusCode::UNPROCESSABLE_ENTITY,
+                            "user: 1-64 characters of A-Z a-z 0-9 - _ . @",
+                        )
+                            .into_response();
+                    }
+                    let ttl = req.ttl.unwrap_or(3600).clamp(60, MAX_DEV_TOKEN_TTL);
+                    match issuer.token(user, ttl) {
+                        Ok(token) => axum::Json(serde_json::json!({ "token": token, "expires_in": ttl }))
+                            .into_response(),
+                        Err(e) => {
+                            tracing::error!(error = %e, "dev_token_failed");
+                            http::StatusCode::INTERNAL_SERVER_ERROR.into_response()
+                        }
+                    }
+                }
+            }),
+        )
 }
