@@ -132,7 +132,7 @@ export class AtelierStack extends Stack {
       type: 'String',
       default: '',
       description: 'OIDC issuer URL of the bearer tokens (https://…). Empty: the stack’s own Cognito user pool.',
-      allowedPattern: '^$|^https://\\S+$',
+      allowedPattern: `^$|${URL_PATTERN}`,
     });
     const jwtAudience = new CfnParameter(this, 'JwtAudience', {
       type: 'String',
@@ -547,7 +547,7 @@ export class AtelierStack extends Stack {
             type: 'String',
             default: 'https://api.openai.com',
             description: 'Base URL of the OpenAI-compatible model API.',
-            allowedPattern: '^https://\\S+$',
+            allowedPattern: URL_PATTERN,
           }),
         ).valueAsString,
       ATELIER_MODEL_API_KEY_SECRET_ID: () => this.providerKey.secretArn,
@@ -645,6 +645,14 @@ const PLUS_PLAN_REASON =
 
 /** Variables only the consumer gets: where the model provider key is (only it can read it). */
 export const CONSUMER_ONLY_ENV: ReadonlySet<string> = new Set(['ATELIER_MODEL_API_KEY_SECRET_ID']);
+
+/**
+ * Allowed values of the URL parameters (`JwtIssuer`, `ModelBaseUrl`): https, or plain http on
+ * the loopback only. The local cloud (`cargo xtask cloud`) deploys this same template with the
+ * dev issuer and the stand-in model on 127.0.0.1; a function in AWS cannot reach a loopback
+ * address, so the exception admits nothing in a real account.
+ */
+export const URL_PATTERN = '^https://\\S+$|^http://(127\\.0\\.0\\.1|localhost)(:[0-9]{1,5})?(/\\S*)?$';
 
 /** Routes that need no token (the router's public handlers). */
 export const PUBLIC_ROUTES = ['/healthz', '/v1/styles', '/v1/openapi.json'] as const;

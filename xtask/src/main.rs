@@ -9,6 +9,8 @@
 //! - `cargo xtask package [--arch x86_64|arm64]` — build the three Lambda zips (`package.rs`).
 //! - `cargo xtask infra-test` — every offline check of `infra/` (`package.rs`).
 //! - `cargo xtask infra-schema` — refresh `infra/schema.json` and `infra/env-names.json`.
+//! - `cargo xtask cloud` — deploy the packaged functions with the CDK app to a private
+//!   ministack (the local cloud, `cloud.rs`); `cargo xtask cloud-test` — and test it end to end.
 //!
 //! Only the standard library and `anyhow`, so this builds in seconds on a fresh machine.
 
@@ -19,6 +21,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
 
+mod cloud;
 mod package;
 
 /// The local AWS, pinned.
@@ -45,9 +48,11 @@ fn main() -> ExitCode {
         Some("package") => package::package(&args[1..]),
         Some("infra-test") => package::infra_test().map(|()| ExitCode::SUCCESS),
         Some("infra-schema") => package::infra_schema(),
+        Some("cloud") => cloud::cloud(),
+        Some("cloud-test") => cloud::cloud_test(false).map(|()| ExitCode::SUCCESS),
         _ => {
             eprintln!(
-                "usage: cargo xtask <dev | test [cargo test args] | token --user NAME | admin ARGS | ministack | package [--arch x86_64|arm64] | infra-test | infra-schema>"
+                "usage: cargo xtask <dev | test [cargo test args] | token --user NAME | admin ARGS | ministack | package [--arch x86_64|arm64] | infra-test | infra-schema | cloud | cloud-test>"
             );
             return ExitCode::from(2);
         }

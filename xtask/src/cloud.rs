@@ -1,0 +1,735 @@
+//! The local cloud: the Lambda zips `cargo xtask package` makes, deployed by the CDK app in
+//! `infra/` (unchanged but for parameters) to a private ministack, with the stand-in model
+//! server as the model and the dev issuer as the JWT authorizer's issuer.
+//!
+//! - `cargo xtask cloud` — build, deploy, check, print the API URL, and keep it all running
+//!   until Ctrl-C.
+//! - `cargo xtask cloud-test` — the same deploy, then the end-to-end test
+//!   (`tests/tests/cloud_e2e.rs`, ignored by default) through the deployed HTTP API only.
+//!
+//! Ports: ministack on `ATELIER_CLOUD_PORT` (4610), the stand-in model on that + 4200 (8810),
+//! the dev issuer on that + 4201 (8811). State lives in `target/cloud-<port>/`, wiped at every
+//! start: ministack replaces a retained table when a stack is created again, so a deploy onto
+//! old state would not be a clean deploy.
+
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, bail};
+
+use super::{cargo, ensure_ministack, healthy, root, run};
+use crate::package::{self, Arch};
+
+/// The JWT authorizer of ministack verifies RS256 signatures with this package; without it
+/// every token is refused (401). Installed beside ministack in `.venv`.
+const CLOUD_PINS: &[&str] = &["cryptography==46.0.3", "cffi==2.0.0", "pycparser==2.23"];
+const DEFAULT_PORT: u16 = 4610;
+const REGION: &str = "us-east-1";
+const ACCOUNT: &str = "000000000000";
+/// The dev issuer's audience (`atelier_local::AUDIENCE`).
+const AUDIENCE: &str = "atelier";
+/// `Atelier-<stage>` with the default stage, as a real first deploy names it.
+const STACK: &str = "Atelier-dev";
+/// What the consumer reads from the provider-key secret; the stand-in ignores it.
+const DUMMY_KEY: &str = "sk-local-cloud-dummy-key";
+
+/// The ports of one local cloud.
+#[derive(Debug, Clone, Copy)]
+struct Ports {
+    aws: u16,
+    model: u16,
+    issuer: u16,
+}
+
+impl Ports {
+    fn from_env() -> Result<Ports> {
+        let aws = match std::env::var("ATELIER_CLOUD_PORT") {
+            Ok(p) => p
+                .parse()
+                .with_context(|| format!("ATELIER_CLOUD_PORT is not a port: {p:?}"))?,
+            Err(_) => DEFAULT_PORT,
+        };
+        let offset = |by: u16| {
+            aws.checked_add(by)
+                .with_context(|| format!("ATELIER_CLOUD_PORT {aws} leaves no room for +{by}"))
+        };
+        Ok(Ports {
+            aws,
+            model: offset(4200)?,
+            issuer: offset(4201)?,
+        })
+    }
+
+    fn endpoint(self) -> String {
+        format!("http://127.0.0.1:{}", self.aws)
+    }
+
+    fn model_url(self) -> String {
+        format!("http://127.0.0.1:{}", self.model)
+    }
+
+    fn issuer_url(self) -> String {
+        format!("http://127.0.0.1:{}/dev-issuer", self.issuer)
+    }
+}
+
+/// A process of the local cloud, stopped when dropped.
+struct Proc {
+    name: &'static str,
+    child: Child,
+}
+
+impl Drop for Proc {
+    fn drop(&mut self) {
+        let pid = self.child.id();
+        // ministack runs each function as a child process of its own (warm workers): collect
+        // them first, because once ministack is gone they are reparented and out of reach.
+        let descendants = descendants(pid);
+        let _ = Command::new("kill")
+            .args(["-TERM", &pid.to_string()])
+            .stderr(Stdio::null())
+            .status();
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while Instant::now() < deadline {
+            if matches!(self.child.try_wait(), Ok(Some(_))) {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        for d in descendants {
+            let _ = Command::new("kill")
+                .args(["-KILL", &d.to_string()])
+                .stderr(Stdio::null())
+                .status();
+        }
+        eprintln!("xtask: cloud: stopped {} (pid {pid})", self.name);
+    }
+}
+
+/// Every process below `pid`, from `/proc` (Linux; elsewhere none are found).
+fn descendants(pid: u32) -> Vec<u32> {
+    let mut parent_of = Vec::new();
+    if let Ok(entries) = std::fs::read_dir("/proc") {
+        for e in entries.flatten() {
+            let Some(child) = e.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) else {
+                continue;
+            };
+            // `pid (comm) state ppid …`; comm may hold spaces and parentheses.
+            let Ok(stat) = std::fs::read_to_string(e.path().join("stat")) else {
+                continue;
+            };
+            let ppid = stat
+                .rsplit_once(')')
+                .and_then(|(_, rest)| rest.split_whitespace().nth(1))
+                .and_then(|p| p.parse::<u32>().ok());
+            if let Some(ppid) = ppid {
+                parent_of.push((child, ppid));
+            }
+        }
+    }
+    let mut found = vec![pid];
+    let mut i = 0;
+    while i < found.len() {
+        let p = found[i];
+        found.extend(parent_of.iter().filter(|(_, pp)| *pp == p).map(|(c, _)| *c));
+        i += 1;
+    }
+    found.remove(0);
+    found
+}
+
+/// A deployed local cloud; dropping it stops every process.
+pub struct Cloud {
+    ports: Ports,
+    state: PathBuf,
+    api_url: String,
+    outputs_file: PathBuf,
+    outputs: Vec<(String, String)>,
+    deploy_time: Duration,
+    procs: Vec<Proc>,
+}
+
+impl Drop for Cloud {
+    fn drop(&mut self) {
+        // The issuer and the model first, ministack (started first) last.
+        while let Some(p) = self.procs.pop() {
+            drop(p);
+        }
+    }
+}
+
+impl Cloud {
+    fn output(&self, key: &str) -> Result<&str> {
+        self.outputs
+            .iter()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v.as_str())
+            .with_context(|| format!("stack output {key} missing"))
+    }
+}
+
+fn aws_env(ports: Ports) -> Vec<(String, String)> {
+    let endpoint = ports.endpoint();
+    [
+        ("AWS_ACCESS_KEY_ID", "test".to_owned()),
+        ("AWS_SECRET_ACCESS_KEY", "test".to_owned()),
+        ("AWS_REGION", REGION.to_owned()),
+        ("AWS_DEFAULT_REGION", REGION.to_owned()),
+        ("AWS_ENDPOINT_URL", endpoint.clone()),
+        ("AWS_ENDPOINT_URL_S3", endpoint),
+        ("AWS_EC2_METADATA_DISABLED", "true".to_owned()),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_owned(), v))
+    .collect()
+}
+
+/// Removes every inherited `AWS_*` variable (a developer's profile or real credentials must
+/// never reach the local deploy) and sets the local cloud's.
+fn local_aws(cmd: &mut Command, ports: Ports) {
+    for (k, _) in std::env::vars_os() {
+        if k.to_str().is_some_and(|k| k.starts_with("AWS_")) {
+            cmd.env_remove(k);
+        }
+    }
+    cmd.envs(aws_env(ports))
+        .env("AWS_CONFIG_FILE", "/dev/null")
+        .env("AWS_SHARED_CREDENTIALS_FILE", "/dev/null");
+}
+
+fn debug_bin(name: &str) -> PathBuf {
+    std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| root().join("target"))
+        .join("debug")
+        .join(name)
+}
+
+/// `cargo xtask cloud`: deploy and keep running.
+pub fn cloud() -> Result<std::process::ExitCode> {
+    build_host_tools()?;
+    let cloud = deploy()?;
+    print_summary(&cloud)?;
+    eprintln!("xtask: cloud: running; Ctrl-C stops ministack, the stand-in and the issuer");
+    loop {
+        std::thread::sleep(Duration::from_secs(3600));
+    }
+}
+
+/// The debug binaries the local cloud runs beside ministack (stand-in, issuer, admin), with
+/// the same build `cargo xtask test` makes, so neither compiles the other's work again.
+pub fn build_host_tools() -> Result<()> {
+    run(cargo()
+        .current_dir(root())
+        .args(["build", "--workspace", "--all-targets"]))
+}
+
+/// `cargo xtask cloud-test`: deploy, then the end-to-end test through the deployed API.
+/// `tools_built`: the caller already ran [`build_host_tools`].
+pub fn cloud_test(tools_built: bool) -> Result<()> {
+    let started = Instant::now();
+    if !tools_built {
+        build_host_tools()?;
+    }
+    let cloud = deploy()?;
+    let test_started = Instant::now();
+    let mut cmd = cargo();
+    cmd.current_dir(root())
+        .args(["test", "--workspace", "--test", "cloud_e2e", "--"])
+        .args(["--ignored", "--nocapture", "--test-threads=1"]);
+    local_aws(&mut cmd, cloud.ports);
+    cmd.env("CLOUD_E2E_API_URL", &cloud.api_url)
+        .env("CLOUD_E2E_ISSUER_URL", cloud.ports.issuer_url())
+        .env("CLOUD_E2E_STAND_IN_URL", cloud.ports.model_url())
+        .env("CLOUD_E2E_OUTPUTS", &cloud.outputs_file)
+        .env("CLOUD_E2E_STACK", STACK)
+        .env("CLOUD_E2E_ADMIN_BIN", debug_bin("atelier-admin"))
+        .env("CLOUD_E2E_STATE", &cloud.state);
+    let result = run(&mut cmd).context("the end-to-end test against the local cloud failed");
+    let test_time = test_started.elapsed();
+    eprintln!(
+        "xtask: cloud-test: deploy {:.1} s, end-to-end test {:.1} s, total {:.1} s (logs in {})",
+        cloud.deploy_time.as_secs_f64(),
+        test_time.as_secs_f64(),
+        started.elapsed().as_secs_f64(),
+        cloud.state.display()
+    );
+    if result.is_err() {
+        eprintln!(
+            "xtask: cloud-test: function output is in {}",
+            cloud.state.join("ministack.log").display()
+        );
+    }
+    drop(cloud);
+    result
+}
+
+/// Builds the zips, starts ministack, the stand-in model and the dev issuer, deploys the
+/// stack, stores the dummy provider key, and checks that the deployed API answers for real.
+fn deploy() -> Result<Cloud> {
+    let ports = Ports::from_env()?;
+    for (what, port) in [
+        ("ministack", ports.aws),
+        ("the stand-in model", ports.model),
+        ("the dev issuer", ports.issuer),
+    ] {
+        if TcpStream::connect_timeout(&([127, 0, 0, 1], port).into(), Duration::from_millis(300))
+            .is_ok()
+        {
+            bail!(
+                "port {port} (for {what}) is in use: another local cloud? Stop it, or pick other \
+                 ports with ATELIER_CLOUD_PORT (the model and issuer use +4200 and +4201)"
+            );
+        }
+    }
+
+    // The release artifacts, exactly as `cargo xtask package` makes them.
+    let zips = package::build(Arch::X86_64)?;
+    let dist = zips
+        .first()
+        .and_then(|z| z.parent())
+        .and_then(Path::parent)
+        .map(Path::to_path_buf)
+        .context("no zips were built")?;
+
+    let venv = root().join(".venv");
+    ensure_ministack()?;
+    ensure_cloud_pins(&venv)?;
+    ensure_node_modules(&root().join("infra"))?;
+
+    let state = root().join("target").join(format!("cloud-{}", ports.aws));
+    if state.exists() {
+        std::fs::remove_dir_all(&state)
+            .with_context(|| format!("removing the old state {}", state.display()))?;
+    }
+    std::fs::create_dir_all(&state)?;
+    let mut procs = Vec::new();
+
+    // ministack. A function gets AWS_ENDPOINT_URL only when ministack's own process has it;
+    // the rest of its environment is inherited by the functions too, so it is built clean.
+    let log = std::fs::File::create(state.join("ministack.log"))?;
+    let mut cmd = Command::new(venv.join("bin").join("ministack"));
+    for (k, _) in std::env::vars_os() {
+        if k.to_str().is_some_and(|k| k.starts_with("ATELIER_")) {
+            cmd.env_remove(k);
+        }
+    }
+    local_aws(&mut cmd, ports);
+    cmd.env("TMPDIR", &state)
+        .env("BIND_HOST", "127.0.0.1")
+        .env("GATEWAY_PORT", ports.aws.to_string())
+        // With `cryptography` installed ministack would also open an IoT MQTT/TLS listener on
+        // 8883 and an SFTP server: neither is used, and a second local cloud would fight over them.
+        .env("IOT_MTLS_ENABLED", "0")
+        .env("SFTP_ENABLED", "0")
+        .stdout(Stdio::from(log.try_clone()?))
+        .stderr(Stdio::from(log));
+    procs.push(Proc {
+        name: "ministack",
+        child: cmd.spawn().context("starting ministack")?,
+    });
+    wait_for("ministack", Duration::from_secs(30), || healthy(ports.aws))?;
+
+    let log = std::fs::File::create(state.join("model-server.log"))?;
+    procs.push(Proc {
+        name: "the stand-in model",
+        child: Command::new(debug_bin("atelier-model-server"))
+            .args(["--port", &ports.model.to_string()])
+            .stdout(Stdio::from(log.try_clone()?))
+            .stderr(Stdio::from(log))
+            .spawn()
+            .context("starting atelier-model-server (built by `cargo build --workspace`)")?,
+    });
+    wait_for("the stand-in model", Duration::from_secs(30), || {
+        http(ports.model, "GET", "/_stand-in/health", None).is_ok_and(|(s, _)| s == 200)
+    })?;
+
+    let log = std::fs::File::create(state.join("issuer.log"))?;
+    procs.push(Proc {
+        name: "the dev issuer",
+        child: Command::new(debug_bin("atelier-local"))
+            .arg("issuer")
+            .env("ATELIER_LOCAL_PORT", ports.issuer.to_string())
+            .env("ATELIER_STATE_DIR", state.join("issuer"))
+            .stdout(Stdio::from(log.try_clone()?))
+            .stderr(Stdio::from(log))
+            .spawn()
+            .context("starting atelier-local issuer")?,
+    });
+    wait_for("the dev issuer", Duration::from_secs(60), || {
+        http(
+            ports.issuer,
+            "GET",
+            "/dev-issuer/.well-known/jwks.json",
+            None,
+        )
+        .is_ok_and(|(s, body)| s == 200 && body.contains("\"kid\""))
+    })?;
+
+    // The CDK app, unchanged: only parameters (as a real deploy with its own issuer passes
+    // them) and the zips' folder.
+    let infra = root().join("infra");
+    let cdk_out = state.join("cdk.out");
+    let cdk_log = state.join("cdk.log");
+    let cdk = |args: &[&str]| -> Result<()> {
+        let log = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&cdk_log)?;
+        let mut cmd = Command::new(infra.join("node_modules").join(".bin").join("cdk"));
+        cmd.current_dir(&infra)
+            .env("CDK_DISABLE_VERSION_CHECK", "1")
+            .env("CDK_DISABLE_CLI_TELEMETRY", "true")
+            .args(args)
+            // `bootstrap` synthesizes the app too, so every call names the zips.
+            .arg("--context")
+            .arg(format!("atelier:distDir={}", dist.display()))
+            .args(["--no-notices", "--no-version-reporting", "--output"])
+            .arg(&cdk_out)
+            .stdout(Stdio::from(log.try_clone()?))
+            .stderr(Stdio::from(log));
+        local_aws(&mut cmd, ports);
+        run(&mut cmd).with_context(|| {
+            format!(
+                "cdk {} failed; its output:\n{}",
+                args.first().copied().unwrap_or_default(),
+                tail(&cdk_log, 40)
+            )
+        })
+    };
+    let deploy_started = Instant::now();
+    eprintln!("xtask: cloud: cdk bootstrap + deploy of {STACK} to ministack");
+    cdk(&["bootstrap", &format!("aws://{ACCOUNT}/{REGION}")])?;
+    let outputs_file = state.join("outputs.json");
+    let issuer = format!("JwtIssuer={}", ports.issuer_url());
+    let audience = format!("JwtAudience={AUDIENCE}");
+    let model = format!("ModelBaseUrl={}", ports.model_url());
+    let outputs_arg = outputs_file.display().to_string();
+    cdk(&[
+        "deploy",
+        STACK,
+        "--require-approval",
+        "never",
+        "--parameters",
+        &issuer,
+        "--parameters",
+        &audience,
+        "--parameters",
+        &model,
+        "--outputs-file",
+        &outputs_arg,
+    ])?;
+    let deploy_time = deploy_started.elapsed();
+
+    let outputs = parse_outputs(
+        &std::fs::read_to_string(&outputs_file)
+            .with_context(|| format!("reading the stack outputs {}", outputs_file.display()))?,
+    );
+    let api_url_output = outputs
+        .iter()
+        .find(|(k, _)| k == "ApiUrl")
+        .map(|(_, v)| v.clone())
+        .context("the stack has no ApiUrl output")?;
+    let api_id = api_id(&api_url_output)
+        .with_context(|| format!("no API id in the ApiUrl output {api_url_output:?}"))?;
+    let api_url = format!("{}/_aws/execute-api/{api_id}", ports.endpoint());
+    let cloud = Cloud {
+        ports,
+        state,
+        api_url,
+        outputs_file,
+        outputs,
+        deploy_time,
+        procs,
+    };
+
+    // The provider key, as a real deploy sets it after the first deploy (infra/README.md).
+    let secret = cloud.output("ProviderKeySecretArn")?.to_owned();
+    let mut py = Command::new(venv.join("bin").join("python"));
+    py.args([
+        "-c",
+        PUT_SECRET,
+        &cloud.ports.endpoint(),
+        &secret,
+        DUMMY_KEY,
+    ]);
+    local_aws(&mut py, ports);
+    run(&mut py).context("storing the dummy provider key")?;
+
+    check_deployed(&cloud)?;
+    eprintln!(
+        "xtask: cloud: deployed in {:.1} s",
+        cloud.deploy_time.as_secs_f64()
+    );
+    Ok(cloud)
+}
+
+/// `put-secret-value` with botocore (ministack's own dependency, so nothing more to install),
+/// then read back.
+const PUT_SECRET: &str = r#"
+import sys, botocore.session
+endpoint, secret, value = sys.argv[1:4]
+sm = botocore.session.get_session().create_client(
+    "secretsmanager", endpoint_url=endpoint, region_name="us-east-1")
+sm.put_secret_value(SecretId=secret, SecretString=value)
+assert sm.get_secret_value(SecretId=secret)["SecretString"] == value, "secret not stored"
+"#;
+
+/// The deployed functions answer with their own code, and the authorizer verifies the dev
+/// issuer's tokens. ministack answers "Mock response - no code deployed" with a 200 when a
+/// code asset is missing, so a status alone proves nothing.
+fn check_deployed(cloud: &Cloud) -> Result<()> {
+    let path = |p: &str| {
+        let prefix = cloud.api_url.trim_start_matches(&cloud.ports.endpoint());
+        format!("{prefix}{p}")
+    };
+    let (status, body) = http(cloud.ports.aws, "GET", &path("/healthz"), None)?;
+    if status != 200 || !body.contains("\"status\":\"ok\"") {
+        bail!("GET /healthz on the deployed API: {status} {body:?} (not the API function)");
+    }
+    let (status, _) = http(cloud.ports.aws, "GET", &path("/v1/account"), None)?;
+    if status != 401 {
+        bail!("GET /v1/account without a token answered {status}, not 401");
+    }
+    let (status, body) = http(
+        cloud.ports.issuer,
+        "POST",
+        "/dev-issuer/token",
+        Some(r#"{"user":"cloud-smoke"}"#),
+    )?;
+    let token = json_string_field(&body, "token")
+        .with_context(|| format!("dev issuer token: {status} {body:?}"))?;
+    let (status, body) = http_with(
+        cloud.ports.aws,
+        "GET",
+        &path("/v1/account"),
+        None,
+        &[("authorization", &format!("Bearer {token}"))],
+    )?;
+    if status != 200 || !body.contains("\"user_id\":\"cloud-smoke\"") {
+        bail!(
+            "GET /v1/account with a dev token: {status} {body:?} (is `cryptography` installed \
+             beside ministack? the JWT authorizer refuses every token without it)"
+        );
+    }
+    Ok(())
+}
+
+fn print_summary(cloud: &Cloud) -> Result<()> {
+    let p = cloud.ports;
+    eprintln!("xtask: cloud: ready");
+    eprintln!("  API           {}", cloud.api_url);
+    eprintln!(
+        "  token         curl -s -X POST {}/token -H 'content-type: application/json' -d '{{\"user\":\"alice\"}}'",
+        p.issuer_url()
+    );
+    eprintln!(
+        "  model         {} (stand-in; counters at /_stand-in/calls)",
+        p.model_url()
+    );
+    eprintln!("  AWS           {} (ministack)", p.endpoint());
+    eprintln!("  queue         {}", cloud.output("QueueUrl")?);
+    for (k, v) in &cloud.outputs {
+        if k.ends_with("TableName") {
+            eprintln!("  {k:<13} {v}");
+        }
+    }
+    eprintln!("  state, logs   {}", cloud.state.display());
+    // The one line on stdout, for scripts: API=$(cargo xtask cloud | head -1) …
+    println!("{}", cloud.api_url);
+    Ok(())
+}
+
+fn wait_for(what: &str, limit: Duration, mut ready: impl FnMut() -> bool) -> Result<()> {
+    let started = Instant::now();
+    while !ready() {
+        if started.elapsed() > limit {
+            bail!("{what} did not become ready in {limit:?}");
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    Ok(())
+}
+
+/// Installs `cryptography` (pinned) beside ministack; a marker records the pins.
+fn ensure_cloud_pins(venv: &Path) -> Result<()> {
+    let marker = venv.join(".atelier-cloud-pins");
+    let wanted = CLOUD_PINS.join("\n");
+    if std::fs::read_to_string(&marker).is_ok_and(|m| m == wanted) {
+        return Ok(());
+    }
+    eprintln!(
+        "xtask: installing {} into {}",
+        CLOUD_PINS.join(" "),
+        venv.display()
+    );
+    run(Command::new(venv.join("bin").join("pip"))
+        .args(["install", "--quiet", "--disable-pip-version-check"])
+        .args(CLOUD_PINS))?;
+    std::fs::write(&marker, wanted)?;
+    Ok(())
+}
+
+/// `npm ci` when `infra/node_modules` is missing or older than the lock file (as
+/// `cargo xtask infra-test` does).
+fn ensure_node_modules(infra: &Path) -> Result<()> {
+    let modified = |p: &Path| std::fs::metadata(p).and_then(|m| m.modified()).ok();
+    let installed = modified(&infra.join("node_modules").join(".package-lock.json"));
+    let lock = modified(&infra.join("package-lock.json"));
+    if matches!((installed, lock), (Some(i), Some(l)) if i >= l) {
+        return Ok(());
+    }
+    eprintln!("xtask: npm ci in {}", infra.display());
+    run(Command::new("npm").current_dir(infra).args([
+        "ci",
+        "--no-audit",
+        "--no-fund",
+        "--loglevel=error",
+    ]))
+    .context("npm ci (is Node.js 20+ installed?)")
+}
+
+/// The last `lines` lines of a log file.
+fn tail(path: &Path, lines: usize) -> String {
+    let text = std::fs::read_to_string(path).unwrap_or_default();
+    let all: Vec<&str> = text.lines().collect();
+    all[all.len().saturating_sub(lines)..].join("\n")
+}
+
+// ---------------------------------------------------------------------------------------------
+// Minimal HTTP and JSON (std only, for a few local checks; the end-to-end test has real
+// clients).
+
+fn http(port: u16, method: &str, path: &str, body: Option<&str>) -> Result<(u16, String)> {
+    http_with(port, method, path, body, &[])
+}
+
+fn http_with(
+    port: u16,
+    method: &str,
+    path: &str,
+    body: Option<&str>,
+    headers: &[(&str, &str)],
+) -> Result<(u16, String)> {
+    let mut s = TcpStream::connect_timeout(&([127, 0, 0, 1], port).into(), Duration::from_secs(2))
+        .with_context(|| format!("connecting to 127.0.0.1:{port}"))?;
+    s.set_read_timeout(Some(Duration::from_secs(30)))?;
+    let body = body.unwrap_or_default();
+    let mut req = format!(
+        "{method} {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\n\
+         Content-Length: {}\r\n",
+        body.len()
+    );
+    if !body.is_empty() {
+        req.push_str("Content-Type: application/json\r\n");
+    }
+    for (k, v) in headers {
+        req.push_str(&format!("{k}: {v}\r\n"));
+    }
+    req.push_str("\r\n");
+    req.push_str(body);
+    s.write_all(req.as_bytes())?;
+    let mut raw = Vec::new();
+    s.read_to_end(&mut raw)?;
+    let text = String::from_utf8_lossy(&raw);
+    let status = text
+        .split_whitespace()
+        .nth(1)
+        .and_then(|c| c.parse().ok())
+        .with_context(|| format!("no HTTP status from 127.0.0.1:{port}{path}"))?;
+    let body = text
+        .split_once("\r\n\r\n")
+        .map(|(_, b)| b.to_owned())
+        .unwrap_or_default();
+    Ok((status, body))
+}
+
+/// The JSON string literals of `text`, in order, unescaped (enough for the flat documents
+/// read here: the stack outputs, a token reply).
+fn json_strings(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut chars = text.chars();
+    while let Some(c) = chars.next() {
+        if c != '"' {
+            continue;
+        }
+        let mut s = String::new();
+        while let Some(c) = chars.next() {
+            match c {
+                '"' => break,
+                '\\' => match chars.next() {
+                    Some('n') => s.push('\n'),
+                    Some('t') => s.push('\t'),
+                    Some(other) => s.push(other),
+                    None => break,
+                },
+                c => s.push(c),
+            }
+        }
+        out.push(s);
+    }
+    out
+}
+
+fn json_string_field(text: &str, field: &str) -> Option<String> {
+    let strings = json_strings(text);
+    strings
+        .iter()
+        .position(|s| s == field)
+        .and_then(|i| strings.get(i + 1).cloned())
+}
+
+/// `cdk deploy --outputs-file`: `{"<stack>": {"Key": "value", …}}`, every value a string.
+fn parse_outputs(text: &str) -> Vec<(String, String)> {
+    let strings = json_strings(text);
+    strings
+        .get(1..)
+        .unwrap_or_default()
+        .chunks_exact(2)
+        .map(|kv| (kv[0].clone(), kv[1].clone()))
+        .collect()
+}
+
+/// The API id in the `ApiUrl` output (`https://<id>.execute-api.<region>.<suffix>/`).
+fn api_id(api_url: &str) -> Option<String> {
+    let host = api_url.split_once("://")?.1;
+    let (id, rest) = host.split_once('.')?;
+    (rest.starts_with("execute-api.") && !id.is_empty()).then(|| id.to_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stack_outputs_are_read_as_pairs() {
+        let text = r#"{
+  "Atelier-dev": {
+    "ApiUrl": "https://ab12cd.execute-api.us-east-1.amazonaws.com/",
+    "QueueUrl": "http://127.0.0.1:4610/000000000000/Atelier-dev-JobsQueue"
+  }
+}"#;
+        let out = parse_outputs(text);
+        assert_eq!(out.len(), 2);
+        assert_eq!(out[0].0, "ApiUrl");
+        assert_eq!(
+            api_id(&out[0].1).as_deref(),
+            Some("ab12cd"),
+            "the API id is the host's first label"
+        );
+        assert_eq!(api_id("http://127.0.0.1:4610/"), None);
+    }
+
+    #[test]
+    fn json_strings_are_unescaped() {
+        assert_eq!(
+            json_string_field(r#"{"token":"a\"b","expires_in":3600}"#, "token").as_deref(),
+            Some("a\"b")
+        );
+    }
+}
