@@ -1,0 +1,354 @@
+//! The `atelier` command-line client, run as a person runs it: the real binary, its own
+//! `ATELIER_HOME`, against the real local API over HTTP (the dev issuer, the authorizer, the
+//! API on ministack, the SQS poller feeding the consumer, the stand-in model server).
+//!
+//! The binary: `CARGO_BIN_EXE_atelier` only exists inside atelier-cli's own tests, and a
+//! dev-dependency builds a crate's library, never its binary. So the tests ask cargo to build
+//! it (`cargo build -p atelier-cli --bin atelier`, once per run; a no-op when `cargo xtask test`
+//! already built every target) and take the path cargo reports: never a stale or guessed file.
+
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::sync::Arc;
+
+use atelier_local::authorizer::Authorizer;
+use atelier_local::issuer::DevIssuer;
+use atelier_local::serve::ISSUER_PATH;
+use atelier_model_server::samples;
+use atelier_shared::store::schema::LedgerKind;
+use atelier_tests::{Harness, StandIn};
+use serde_json::Value;
+use tokio::sync::OnceCell;
+
+static BINARY: OnceCell<PathBuf> = OnceCell::const_new();
+
+/// The `atelier` binary, built by cargo for this profile.
+async fn binary() -> PathBuf {
+    BINARY
+        .get_or_init(|| async {
+            tokio::task::spawn_blocking(build_binary)
+                .await
+                .unwrap_or_else(|e| panic!("{e}"))
+        })
+        .await
+        .clone()
+}
+
+fn build_binary() -> PathBuf {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| env!("CARGO").to_owned());
+    let manifest = Path::new(env!("CARGO_MANIFEST_DIR")).join("../Cargo.toml");
+    let mut cmd = std::process::Command::new(cargo);
+    cmd.args(["build", "--package", "atelier-cli", "--bin", "atelier"])
+        .args([
+            "--message-format",
+            "json-render-diagnostics",
+            "--manifest-path",
+        ])
+        .arg(&manifest)
+        .stderr(Stdio::inherit());
+    if !cfg!(debug_assertions) {
+        cmd.arg("--release");
+    }
+    let out = cmd
+        .output()
+        .unwrap_or_else(|e| panic!("running cargo: {e}"));
+    assert!(out.status.success(), "cargo build -p atelier-cli failed");
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|m| m["reason"] == "compiler-artifact" && m["target"]["name"] == "atelier")
+        .find_map(|m| m["executable"].as_str().map(PathBuf::from))
+        .unwrap_or_else(|| panic!("cargo reported no `atelier` executable"))
+}
+
+/// The local system on ephemeral ports, on a stack of its own (its queue is this test's alone).
+struct Local {
+    h: Harness,
+    api: String,
+    /// A folder of this test's own: `home/` is ATELIER_HOME, photos sit beside it.
+    dir: PathBuf,
+    _model: StandIn,
+}
+
+async fn start() -> Local {
+    let h = Harness::isolated(|_| {}).await;
+    let model = StandIn::start().await;
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let addr = listener.local_addr().unwrap_or_else(|e| panic!("{e}"));
+    let api = format!("http://{addr}");
+    let issuer_url = format!("{api}{ISSUER_PATH}");
+    let issuer = DevIssuer::ephemeral(&issuer_url).unwrap_or_else(|e| panic!("{e}"));
+    let router = atelier_local::serve::app(
+        h.app.clone(),
+        Authorizer::new(&issuer_url, atelier_local::AUDIENCE),
+        Some(issuer),
+    );
+    tokio::spawn(async move { axum::serve(listener, router).await });
+    tokio::spawn(atelier_local::poller::run(
+        Arc::new(h.processor(&model)),
+        h.clients.sqs.clone(),
+        h.app.config.resources.queue_url.clone(),
+        2,
+    ));
+    let dir = std::env::temp_dir().join(format!("atelier-cli-test-{}", ulid::Ulid::new()));
+    std::fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("{e}"));
+    Local {
+        h,
+        api,
+        dir,
+        _model: model,
+    }
+}
+
+/// One run of the client.
+#[derive(Debug)]
+struct Run {
+    code: Option<i32>,
+    stdout: String,
+    stderr: String,
+}
+
+impl Run {
+    fn json(&self) -> Value {
+        serde_json::from_str(&self.stdout).unwrap_or_else(|e| panic!("{e}: {self:#?}"))
+    }
+}
+
+impl Local {
+    fn home(&self) -> PathBuf {
+        self.dir.join("home")
+    }
+
+    /// Writes a sample photo into the test's folder.
+    fn photo(&self, name: &str, bytes: Vec<u8>) -> PathBuf {
+        let path = self.dir.join(name);
+        std::fs::write(&path, bytes).unwrap_or_else(|e| panic!("{e}"));
+        path
+    }
+
+    async fn atelier(&self, args: &[&str]) -> Run {
+        self.atelier_with(args, &[]).await
+    }
+
+    async fn atelier_with(&self, args: &[&str], env: &[(&str, &str)]) -> Run {
+        let out = tokio::process::Command::new(binary().await)
+            .args(args)
+            .env("ATELIER_HOME", self.home())
+            .env("ATELIER_API", &self.api)
+            .env_remove("ATELIER_TOKEN")
+            .env_remove("ATELIER_CLI_EXIT_AFTER_SUBMIT_SENT")
+            .envs(env.iter().copied())
+            .output()
+            .await
+            .unwrap_or_else(|e| panic!("running atelier: {e}"));
+        Run {
+            code: out.status.code(),
+            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        }
+    }
+
+    /// Logs a fresh user in through the dev issuer; returns the user.
+    async fn login(&self) -> atelier_shared::domain::UserId {
+        let user = self.h.user();
+        let run = self.atelier(&["login", "--user", &user.to_string()]).await;
+        assert_eq!(run.code, Some(0), "{run:#?}");
+        user
+    }
+
+    async fn balance(&self) -> i64 {
+        let run = self.atelier(&["--json", "balance"]).await;
+        assert_eq!(run.code, Some(0), "{run:#?}");
+        run.json()["balance"].as_i64().unwrap_or(i64::MIN)
+    }
+
+    fn pending(&self) -> usize {
+        std::fs::read_dir(self.home().join("pending"))
+            .map(|d| d.count())
+            .unwrap_or(0)
+    }
+}
+
+impl Drop for Local {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// The result file is a PNG the size of the sample photo.
+fn assert_png_of_sample_size(path: &Path) {
+    let bytes = std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    assert!(bytes.starts_with(b"\x89PNG"), "{} is a PNG", path.display());
+    let image = image::load_from_memory(&bytes).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(
+        (image.width(), image.height()),
+        (samples::WIDTH, samples::HEIGHT)
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn login_edit_a_sample_photo_and_pay_exactly_the_quote() {
+    let local = start().await;
+    let user = local.login().await;
+    let photo = local.photo("single_pet.png", samples::single_pet());
+    let photo_arg = photo.to_string_lossy().into_owned();
+    let pet = ["--style", "embroidery", "--target", "pet"];
+    let quote = local
+        .atelier(&[&["--json", "quote", &photo_arg][..], &pet].concat())
+        .await;
+    assert_eq!(quote.code, Some(0), "{quote:#?}");
+    let price = quote.json()["credits"].as_i64().unwrap_or(0);
+    let before = local.balance().await;
+
+    let run = local
+        .atelier(&[&["edit", &photo_arg][..], &pet].concat())
+        .await;
+
+    assert_eq!(run.code, Some(0), "{run:#?}");
+    let out = local.dir.join("single_pet-embroidery.png");
+    assert!(
+        run.stdout.contains(&format!("Saved {}", out.display())),
+        "{run:#?}"
+    );
+    assert_png_of_sample_size(&out);
+    assert!(run.stdout.contains("Review: passed"), "{run:#?}");
+    assert!(
+        run.stdout.contains("Leakage: ") && run.stdout.contains("outside the pet"),
+        "{run:#?}"
+    );
+    assert_eq!((before, price), (6, 4), "signup grant and a pet's price");
+    assert_eq!(local.balance().await, before - price);
+    let ledger = local.atelier(&["--json", "ledger"]).await;
+    let debits: Vec<i64> = ledger.json()["items"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|r| r["kind"] == "debit")
+        .filter_map(|r| r["amount"].as_i64())
+        .collect();
+    assert_eq!(debits, vec![-price], "{ledger:#?}");
+    assert_eq!(
+        local.h.ledger(&user).await.len(),
+        2,
+        "signup grant + one debit"
+    );
+    assert_eq!(
+        local.pending(),
+        0,
+        "the journal entry is gone once downloaded"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn killed_mid_submit_and_rerun_charges_once() {
+    let local = start().await;
+    let user = local.login().await;
+    let photo = local.photo("single_pet.png", samples::single_pet());
+    let args = [
+        "edit",
+        &photo.to_string_lossy(),
+        "--style",
+        "needle_felt",
+        "--target",
+        "pet",
+    ]
+    .map(str::to_owned);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+
+    let killed = local
+        .atelier_with(&args, &[("ATELIER_CLI_EXIT_AFTER_SUBMIT_SENT", "1")])
+        .await;
+
+    assert_eq!(killed.code, Some(3), "{killed:#?}");
+    assert_eq!(local.pending(), 1, "the interrupted submit is journaled");
+    let debits = |rows: &[atelier_shared::store::schema::LedgerItem]| {
+        rows.iter().filter(|r| r.kind == LedgerKind::Debit).count()
+    };
+    assert_eq!(
+        debits(&local.h.ledger(&user).await),
+        1,
+        "the server charged before the client died"
+    );
+
+    let rerun = local.atelier(&args).await;
+
+    assert_eq!(rerun.code, Some(0), "{rerun:#?}");
+    assert!(
+        rerun.stderr.contains("not charged again"),
+        "the rerun got the same job back: {rerun:#?}"
+    );
+    assert_png_of_sample_size(&local.dir.join("single_pet-needle_felt.png"));
+    let rows = local.h.ledger(&user).await;
+    assert_eq!(debits(&rows), 1, "exactly one debit: {rows:#?}");
+    assert_eq!(local.h.balance(&user).await, 6 - 4);
+    let jobs = local.atelier(&["--json", "jobs"]).await;
+    assert_eq!(
+        jobs.json()["items"].as_array().map(Vec::len),
+        Some(1),
+        "one job: {jobs:#?}"
+    );
+    assert_eq!(local.pending(), 0);
+    local.h.assert_audit_clean().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn failures_print_the_problem_code_and_exit_non_zero() {
+    let local = start().await;
+    let photo = local.photo("single_pet.png", samples::single_pet());
+    let photo_arg = photo.to_string_lossy().into_owned();
+
+    let anonymous = local
+        .atelier_with(&["balance"], &[("ATELIER_TOKEN", "not-a-token")])
+        .await;
+    assert_eq!(anonymous.code, Some(1), "{anonymous:#?}");
+    assert!(
+        anonymous.stderr.contains("UNAUTHENTICATED (401)"),
+        "{anonymous:#?}"
+    );
+
+    local.login().await;
+    let unknown = local
+        .atelier(&[
+            "edit",
+            &photo_arg,
+            "--style",
+            "watercolour",
+            "--target",
+            "pet",
+        ])
+        .await;
+    assert_eq!(unknown.code, Some(1), "{unknown:#?}");
+    assert!(
+        unknown.stderr.contains("VALIDATION_FAILED (422)")
+            && unknown.stderr.contains("style: is not a style"),
+        "the code and the field error: {unknown:#?}"
+    );
+
+    // 6 credits: a background (5) leaves 1, too little for a pet (4).
+    let background = local
+        .atelier(&[
+            "edit",
+            &photo_arg,
+            "--style",
+            "origami",
+            "--target",
+            "background",
+            "--no-wait",
+        ])
+        .await;
+    assert_eq!(background.code, Some(0), "{background:#?}");
+    let broke = local
+        .atelier(&["edit", &photo_arg, "--style", "origami", "--target", "pet"])
+        .await;
+    assert_eq!(broke.code, Some(1), "{broke:#?}");
+    assert!(
+        broke
+            .stderr
+            .contains("INSUFFICIENT_CREDITS (402): this edit costs 4 credits and the balance is 1"),
+        "{broke:#?}"
+    );
+    assert!(!broke.stderr.contains("panicked"), "{broke:#?}");
+    local.h.assert_audit_clean().await;
+}

@@ -1,0 +1,124 @@
+//! Where the client keeps its state, and which API and token a command uses.
+//!
+//! `ATELIER_HOME` (default `$XDG_CONFIG_HOME/atelier`, else `~/.config/atelier`) holds
+//! `config.json` (mode 0600: it holds tokens, one per API URL, so a local login and a real
+//! deployment's do not overwrite each other) and `pending/` (the journal).
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use anyhow::Context;
+use base64::Engine;
+use serde::{Deserialize, Serialize};
+
+use crate::journal::write_private;
+
+/// The API when nothing else says otherwise: `cargo xtask dev`.
+pub const DEFAULT_API: &str = "http://127.0.0.1:8787";
+
+/// A saved login.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Login {
+    pub token: String,
+    /// Who the token is for (its `sub`), for messages and the journal's fingerprint.
+    #[serde(default)]
+    pub user: Option<String>,
+    /// Seconds since the Unix epoch, when known.
+    #[serde(default)]
+    pub expires_at: Option<u64>,
+}
+
+/// `config.json`.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct Saved {
+    /// The API used when neither `--api` nor `ATELIER_API` is given (the last one logged in to).
+    #[serde(default)]
+    pub api: Option<String>,
+    #[serde(default)]
+    pub logins: BTreeMap<String, Login>,
+}
+
+/// The client's folder.
+pub fn home() -> anyhow::Result<PathBuf> {
+    let var = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty());
+    if let Some(h) = var("ATELIER_HOME") {
+        return Ok(PathBuf::from(h));
+    }
+    if let Some(x) = var("XDG_CONFIG_HOME") {
+        return Ok(PathBuf::from(x).join("atelier"));
+    }
+    var("HOME")
+        .map(|h| PathBuf::from(h).join(".config").join("atelier"))
+        .context("no home folder: set ATELIER_HOME")
+}
+
+impl Saved {
+    fn path(home: &Path) -> PathBuf {
+        home.join("config.json")
+    }
+
+    pub fn load(home: &Path) -> anyhow::Result<Saved> {
+        let path = Saved::path(home);
+        match std::fs::read(&path) {
+            Ok(bytes) => serde_json::from_slice(&bytes)
+                .with_context(|| format!("{} is not valid; fix or delete it", path.display())),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Saved::default()),
+            Err(e) => Err(e).with_context(|| format!("reading {}", path.display())),
+        }
+    }
+
+    pub fn save(&self, home: &Path) -> anyhow::Result<()> {
+        let bytes = serde_json::to_vec_pretty(self).context("encoding the configuration")?;
+        write_private(&Saved::path(home), &bytes)
+    }
+}
+
+/// The API URL: the flag or `ATELIER_API` (both arrive as `flag`), else the saved one, else the
+/// default.
+pub fn api_url(flag: Option<&str>, saved: &Saved) -> String {
+    flag.or(saved.api.as_deref())
+        .unwrap_or(DEFAULT_API)
+        .trim_end_matches('/')
+        .to_owned()
+}
+
+/// The `sub` claim of a JWT, read without verifying (only the server can verify; this names the
+/// user in messages and in the journal's fingerprint).
+pub fn token_subject(token: &str) -> Option<String> {
+    let payload = token.split('.').nth(1)?;
+    let bytes = base64::engine::general_purpose::URL_SAFE_NO_PAD
+        .decode(payload.trim_end_matches('='))
+        .ok()?;
+    let claims: serde_json::Value = serde_json::from_slice(&bytes).ok()?;
+    claims.get("sub")?.as_str().map(str::to_owned)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_flag_beats_the_saved_api_which_beats_the_default() {
+        let mut saved = Saved::default();
+        assert_eq!(api_url(None, &saved), DEFAULT_API);
+        saved.api = Some("http://saved:1/".into());
+        assert_eq!(api_url(None, &saved), "http://saved:1");
+        assert_eq!(
+            api_url(Some("https://x.example/"), &saved),
+            "https://x.example"
+        );
+    }
+
+    #[test]
+    fn the_subject_is_read_from_a_jwt_and_anything_else_has_none() {
+        let b64 = |s: &str| base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(s);
+        let token = format!(
+            "{}.{}.sig",
+            b64(r#"{"alg":"RS256"}"#),
+            b64(r#"{"sub":"alice","aud":"atelier"}"#)
+        );
+        assert_eq!(token_subject(&token).as_deref(), Some("alice"));
+        assert_eq!(token_subject("opaque-token"), None);
+        assert_eq!(token_subject("a.%%%.c"), None);
+    }
+}

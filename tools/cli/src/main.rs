@@ -1,0 +1,209 @@
+//! `atelier`: the command-line client of the Atelier API. It speaks HTTP only, so it works
+//! against the local run, the local cloud and a real deployment alike.
+//!
+//! Exit status: 0 done; 1 the server refused, the job failed, or the network gave up (the
+//! message names the problem `code`); 2 bad usage; 3 only with the kill test's hook.
+
+mod client;
+mod commands;
+mod config;
+mod journal;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::Context;
+use clap::{Args, Parser, Subcommand};
+use sha2::Digest;
+
+use crate::client::{Api, Hook};
+use crate::commands::Ctx;
+use crate::config::Saved;
+
+#[derive(Parser)]
+#[command(
+    name = "atelier",
+    version,
+    about = "Handmade-looking edits of one part of a photo"
+)]
+struct Cli {
+    /// API base URL [default: the last one logged in to, else http://127.0.0.1:8787].
+    #[arg(long, env = "ATELIER_API", global = true)]
+    api: Option<String>,
+    /// Print the server's JSON on stdout (progress still goes to stderr).
+    #[arg(long, global = true)]
+    json: bool,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Log in: a dev token from the local dev issuer (--user), or a token you already have (--token).
+    Login {
+        /// Get a dev token for this user from the local dev issuer.
+        #[arg(long, conflicts_with = "token", required_unless_present = "token")]
+        user: Option<String>,
+        /// Store this bearer token (from a real identity provider).
+        #[arg(long)]
+        token: Option<String>,
+        /// The dev issuer [default: API/dev-issuer].
+        #[arg(long)]
+        issuer: Option<String>,
+    },
+    /// The styles (media) on offer.
+    Styles,
+    /// What an edit would cost.
+    Quote {
+        photo: PathBuf,
+        #[command(flatten)]
+        options: EditOptions,
+    },
+    /// Restyle one part of a photo: upload, pay once, wait, download the result.
+    Edit(EditArgs),
+    /// Ask for a repair of a finished edit ("make the collar red again").
+    Repair(RepairArgs),
+    /// Cancel a queued edit (refunded).
+    Cancel { job: String },
+    /// Your recent edits.
+    Jobs {
+        #[arg(long, default_value_t = 20)]
+        limit: u16,
+    },
+    /// One edit, with its result or failure.
+    Job { id: String },
+    /// Your credits.
+    Balance,
+    /// Your ledger: grants, debits, refunds.
+    Ledger {
+        #[arg(long, default_value_t = 20)]
+        limit: u16,
+    },
+}
+
+/// What to edit and how (the fields of the API's edit request).
+#[derive(Args, Debug, Clone)]
+pub struct EditOptions {
+    /// A style id (see `atelier styles`), e.g. embroidery.
+    #[arg(long)]
+    pub style: String,
+    /// pet, person, background or brush.
+    #[arg(long)]
+    pub target: String,
+    /// A PNG mask the size of the photo (required for --target brush).
+    #[arg(long)]
+    pub mask: Option<PathBuf>,
+    /// Which pet or person is meant, e.g. "the grey cat on the left".
+    #[arg(long)]
+    pub describe: Option<String>,
+    /// subtle, balanced (default) or strong.
+    #[arg(long)]
+    pub strength: Option<String>,
+    /// An image whose medium is borrowed (+1 credit).
+    #[arg(long)]
+    pub style_ref: Option<PathBuf>,
+    /// A refinement of the medium, e.g. "in pastel wool".
+    #[arg(long)]
+    pub custom_style: Option<String>,
+    /// Something to keep unchanged (up to 3).
+    #[arg(long)]
+    pub lock: Vec<String>,
+}
+
+#[derive(Args, Debug)]
+pub struct EditArgs {
+    /// The photo (PNG, JPEG or WebP).
+    pub photo: PathBuf,
+    #[command(flatten)]
+    pub options: EditOptions,
+    /// Where to save the result [default: PHOTO-STYLE.png next to the photo].
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// Submit and return; rerunning the same command later waits and downloads.
+    #[arg(long)]
+    pub no_wait: bool,
+    /// Submit a new, separately charged edit even if the same command was interrupted.
+    #[arg(long)]
+    pub new: bool,
+    /// Stop waiting after this many seconds (the job carries on).
+    #[arg(long, default_value_t = 900)]
+    pub timeout: u64,
+}
+
+#[derive(Args, Debug)]
+pub struct RepairArgs {
+    /// The job to repair.
+    pub job: String,
+    /// What to fix, in words.
+    pub instruction: String,
+    /// Where to save the result [default: REPAIR_JOB_ID.png].
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    #[arg(long)]
+    pub no_wait: bool,
+    #[arg(long)]
+    pub new: bool,
+    #[arg(long, default_value_t = 900)]
+    pub timeout: u64,
+}
+
+#[tokio::main(flavor = "current_thread")]
+async fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match run(cli).await {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+async fn run(cli: Cli) -> anyhow::Result<()> {
+    let home = config::home()?;
+    let saved = Saved::load(&home)?;
+    let api_url = config::api_url(cli.api.as_deref(), &saved);
+    let login = saved.logins.get(&api_url);
+    let token = std::env::var("ATELIER_TOKEN")
+        .ok()
+        .filter(|t| !t.trim().is_empty())
+        .or_else(|| login.map(|l| l.token.clone()));
+    // The fingerprint's user: the token's subject, else (an opaque token) a digest of it.
+    let user = token
+        .as_deref()
+        .map(|t| config::token_subject(t).unwrap_or_else(|| hex::encode(sha2::Sha256::digest(t))));
+    let needs_token = !matches!(cli.command, Command::Login { .. } | Command::Styles);
+    if needs_token && token.is_none() {
+        anyhow::bail!(
+            "not logged in to {api_url}: run `atelier login --user NAME` (local dev issuer) or `atelier login --token TOKEN`, or set ATELIER_TOKEN"
+        );
+    }
+    let hook = if std::env::var("ATELIER_CLI_EXIT_AFTER_SUBMIT_SENT").as_deref() == Ok("1") {
+        Hook::ExitAfterSent
+    } else {
+        Hook::None
+    };
+    let ctx = Ctx {
+        api: Api::new(&api_url, token).context("starting the HTTP client")?,
+        home,
+        user,
+        json: cli.json,
+        hook,
+    };
+    match cli.command {
+        Command::Login {
+            user,
+            token,
+            issuer,
+        } => commands::login(&ctx, user.as_deref(), token.as_deref(), issuer.as_deref()).await,
+        Command::Styles => commands::styles(&ctx).await,
+        Command::Quote { photo, options } => commands::quote(&ctx, &photo, &options).await,
+        Command::Edit(args) => commands::edit(&ctx, &args).await,
+        Command::Repair(args) => commands::repair(&ctx, &args).await,
+        Command::Cancel { job } => commands::cancel(&ctx, &job).await,
+        Command::Jobs { limit } => commands::jobs(&ctx, limit).await,
+        Command::Job { id } => commands::job(&ctx, &id).await,
+        Command::Balance => commands::balance(&ctx).await,
+        Command::Ledger { limit } => commands::ledger(&ctx, limit).await,
+    }
+}
