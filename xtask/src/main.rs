@@ -9,6 +9,8 @@
 //! - `cargo xtask package [--arch x86_64|arm64]` — build the three Lambda zips (`package.rs`).
 //! - `cargo xtask infra-test` — every offline check of `infra/` (`package.rs`).
 //! - `cargo xtask infra-schema` — refresh `infra/schema.json` and `infra/env-names.json`.
+//! - `cargo xtask fuzz [--requests N] [--seed S]` — schemathesis against the local API, then
+//!   the audit (`fuzz.rs`).
 //! - `cargo xtask cloud` — deploy the packaged functions with the CDK app to a private
 //!   ministack (the local cloud, `cloud.rs`); `cargo xtask cloud-test` — and test it end to end.
 //!
@@ -22,6 +24,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result, bail};
 
 mod cloud;
+mod fuzz;
 mod package;
 
 /// The local AWS, pinned.
@@ -49,10 +52,11 @@ fn main() -> ExitCode {
         Some("infra-test") => package::infra_test().map(|()| ExitCode::SUCCESS),
         Some("infra-schema") => package::infra_schema(),
         Some("cloud") => cloud::cloud(),
+        Some("fuzz") => fuzz::fuzz(&args[1..]),
         Some("cloud-test") => cloud::cloud_test(false).map(|()| ExitCode::SUCCESS),
         _ => {
             eprintln!(
-                "usage: cargo xtask <dev | test [cargo test args] | token --user NAME | admin ARGS | ministack | package [--arch x86_64|arm64] | infra-test | infra-schema | cloud | cloud-test>"
+                "usage: cargo xtask <dev | test [cargo test args] | token --user NAME | admin ARGS | ministack | package [--arch x86_64|arm64] | infra-test | infra-schema | cloud | cloud-test | fuzz [--requests N] [--seed S]>"
             );
             return ExitCode::from(2);
         }

@@ -1,0 +1,373 @@
+//! `cargo xtask fuzz [--requests N] [--seed S]` — schemathesis against the served OpenAPI
+//! document of a private local run, then `atelier-admin audit` on the same tables.
+//!
+//! It starts its own ministack (port 4604), the stand-in model server (8805) and
+//! `atelier-local serve` (8804, with the dev issuer), gets a dev token, and runs the pinned
+//! schemathesis (its own venv, `.venv/fuzz`) with every check and a printed seed: the same seed
+//! replays the same requests. The run fails on any 5xx, any schemathesis failure, fewer
+//! requests than asked for, or an audit that is not clean. It prints the requests sent, the
+//! status histogram, the 5xx count, the audit result and the wall time.
+
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitCode, Stdio};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use anyhow::{Context, Result, bail};
+
+use super::{cargo, local_env, root, run, start_ministack};
+
+/// The fuzzer, pinned; a venv of its own (its dependencies are many and must not move
+/// ministack's).
+const SCHEMATHESIS: &str = "schemathesis==4.32.5";
+/// Ports of this run, apart from the test stack (4599), `dev` (4566/8787/8788) and each other.
+const AWS_PORT: u16 = 4604;
+const API_PORT: u16 = 8804;
+const MODEL_PORT: u16 = 8805;
+/// The user the fuzzer acts as.
+const USER: &str = "fuzz-1";
+const DEFAULT_REQUESTS: u64 = 1000;
+
+/// Reads schemathesis' NDJSON event stream and prints one line per figure: every HTTP
+/// interaction it recorded (`ScenarioFinished` → recorder → interactions), by status.
+const SUMMARY_PY: &str = r#"
+import collections, json, sys
+statuses = collections.Counter()
+with open(sys.argv[1]) as events:
+    for line in events:
+        event = json.loads(line)
+        finished = event.get("ScenarioFinished")
+        if not finished:
+            continue
+        for interaction in finished.get("recorder", {}).get("interactions", {}).values():
+            response = interaction.get("response")
+            statuses[response["status_code"] if response else "no-response"] += 1
+print("requests", sum(statuses.values()))
+for status, n in sorted(statuses.items(), key=lambda kv: str(kv[0])):
+    print("status", status, n)
+"#;
+
+struct Args {
+    requests: u64,
+    seed: u64,
+}
+
+fn parse_args(args: &[String]) -> Result<Args> {
+    let mut out = Args {
+        requests: DEFAULT_REQUESTS,
+        seed: SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map(|d| d.as_secs() % 1_000_000)
+            .unwrap_or(1),
+    };
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        let mut value = |name: &str| -> Result<u64> {
+            let raw = it.next().map(String::as_str).unwrap_or_default();
+            raw.parse()
+                .with_context(|| format!("{name} needs a number, got {raw:?}"))
+        };
+        match a.as_str() {
+            "--requests" => out.requests = value("--requests")?.max(1),
+            "--seed" => out.seed = value("--seed")?,
+            other => bail!("usage: cargo xtask fuzz [--requests N] [--seed S] (got {other:?})"),
+        }
+    }
+    Ok(out)
+}
+
+/// A child process stopped when dropped.
+struct Service {
+    name: &'static str,
+    child: Child,
+}
+
+impl Drop for Service {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn spawn(name: &'static str, cmd: &mut Command, log: &Path) -> Result<Service> {
+    let file = std::fs::File::create(log).with_context(|| format!("creating {}", log.display()))?;
+    let child = cmd
+        .stdout(Stdio::from(file.try_clone()?))
+        .stderr(Stdio::from(file))
+        .spawn()
+        .with_context(|| format!("starting {name}"))?;
+    Ok(Service { name, child })
+}
+
+/// One plain HTTP/1.1 request on loopback; returns (status, body).
+fn http(port: u16, method: &str, path: &str, body: Option<&str>) -> Result<(u16, String)> {
+    let mut s = TcpStream::connect_timeout(&([127, 0, 0, 1], port).into(), Duration::from_secs(1))?;
+    s.set_read_timeout(Some(Duration::from_secs(30)))?;
+    let body = body.unwrap_or("");
+    let req = format!(
+        "{method} {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n{body}",
+        body.len()
+    );
+    s.write_all(req.as_bytes())?;
+    let mut raw = String::new();
+    s.read_to_string(&mut raw)?;
+    let status = raw
+        .split_whitespace()
+        .nth(1)
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(0);
+    let body = raw
+        .split_once("\r\n\r\n")
+        .map(|(_, b)| b.to_owned())
+        .unwrap_or_default();
+    Ok((status, body))
+}
+
+/// Waits until `GET path` answers 200, or the service exits, or `limit` passes.
+fn wait_ready(service: &mut Service, port: u16, path: &str, limit: Duration) -> Result<()> {
+    let start = Instant::now();
+    loop {
+        if let Ok((200, _)) = http(port, "GET", path, None) {
+            eprintln!(
+                "xtask: {} ready on 127.0.0.1:{port} in {:.1?}",
+                service.name,
+                start.elapsed()
+            );
+            return Ok(());
+        }
+        if let Some(status) = service.child.try_wait()? {
+            bail!("{} exited with {status} before it was ready", service.name);
+        }
+        if start.elapsed() > limit {
+            bail!(
+                "{} did not answer GET {path} within {limit:?}",
+                service.name
+            );
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
+/// A dev token from the local issuer (`{"token": "…"}`; plain string search keeps xtask free of
+/// a JSON library).
+fn dev_token() -> Result<String> {
+    let (status, body) = http(
+        API_PORT,
+        "POST",
+        "/dev-issuer/token",
+        Some(&format!(r#"{{"user":"{USER}"}}"#)),
+    )?;
+    if status != 200 {
+        bail!("dev token: HTTP {status}: {body}");
+    }
+    let token = body
+        .split_once(r#""token":""#)
+        .and_then(|(_, rest)| rest.split_once('"'))
+        .map(|(t, _)| t.to_owned())
+        .filter(|t| !t.is_empty())
+        .with_context(|| format!("no token in {body}"))?;
+    Ok(token)
+}
+
+/// Installs schemathesis into `.venv/fuzz` (once; a marker records the pin).
+fn ensure_schemathesis() -> Result<PathBuf> {
+    let venv = root().join(".venv").join("fuzz");
+    let bin = venv.join("bin").join("schemathesis");
+    let marker = venv.join(".atelier-fuzz-pins");
+    if bin.exists() && std::fs::read_to_string(&marker).is_ok_and(|m| m == SCHEMATHESIS) {
+        return Ok(bin);
+    }
+    if !venv.join("bin").join("python").exists() {
+        run(Command::new("python3").args(["-m", "venv"]).arg(&venv))
+            .context("python3 -m venv (is python3 installed?)")?;
+    }
+    eprintln!("xtask: installing {SCHEMATHESIS} into {}", venv.display());
+    run(Command::new(venv.join("bin").join("pip")).args([
+        "install",
+        "--quiet",
+        "--disable-pip-version-check",
+        SCHEMATHESIS,
+    ]))?;
+    std::fs::write(&marker, SCHEMATHESIS)?;
+    Ok(bin)
+}
+
+/// The operations in the served document (each `"get"`/`"post"`… under `"paths"`), to spread
+/// the requested count over them.
+fn operation_count() -> Result<u64> {
+    let (status, doc) = http(API_PORT, "GET", "/v1/openapi.json", None)?;
+    if status != 200 {
+        bail!("GET /v1/openapi.json: HTTP {status}");
+    }
+    let paths = doc
+        .split_once(r#""paths""#)
+        .map(|(_, rest)| rest)
+        .unwrap_or_default();
+    let n = ["get", "post", "put", "patch", "delete"]
+        .iter()
+        .map(|m| paths.matches(&format!(r#""{m}":{{"#)).count() as u64)
+        .sum::<u64>();
+    Ok(n.max(1))
+}
+
+/// `cargo xtask fuzz [--requests N] [--seed S]`.
+pub fn fuzz(args: &[String]) -> Result<ExitCode> {
+    let args = parse_args(args)?;
+    let started = Instant::now();
+    let schemathesis = ensure_schemathesis()?;
+    run(cargo().current_dir(root()).args([
+        "build",
+        "--quiet",
+        "-p",
+        "atelier-local",
+        "-p",
+        "atelier-model-server",
+        "-p",
+        "atelier-admin",
+    ]))?;
+    let bin_dir = std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| root().join("target"))
+        .join("debug");
+
+    let state = root().join("target").join(format!("xtask-fuzz-{AWS_PORT}"));
+    let _ = std::fs::remove_dir_all(&state);
+    std::fs::create_dir_all(&state)?;
+    let _ministack = start_ministack(AWS_PORT, &state.join("ministack"))?;
+    let mut env = local_env(AWS_PORT, "atelier-fuzz");
+    env.retain(|(k, _)| k != "ATELIER_LOCAL_PORT" && k != "ATELIER_STATE_DIR");
+    env.extend([
+        ("ATELIER_LOCAL_PORT".to_owned(), API_PORT.to_string()),
+        (
+            "ATELIER_MODEL_BASE_URL".to_owned(),
+            format!("http://127.0.0.1:{MODEL_PORT}"),
+        ),
+        ("ATELIER_STATE_DIR".to_owned(), state.display().to_string()),
+    ]);
+
+    let mut model = spawn(
+        "stand-in model server",
+        Command::new(bin_dir.join("atelier-model-server"))
+            .args(["--port", &MODEL_PORT.to_string()])
+            .envs(env.iter().cloned()),
+        &state.join("model-server.log"),
+    )?;
+    wait_ready(
+        &mut model,
+        MODEL_PORT,
+        "/_stand-in/calls",
+        Duration::from_secs(30),
+    )?;
+    let mut api = spawn(
+        "atelier-local serve",
+        Command::new(bin_dir.join("atelier-local"))
+            .arg("serve")
+            .envs(env.iter().cloned()),
+        &state.join("api.log"),
+    )?;
+    wait_ready(&mut api, API_PORT, "/healthz", Duration::from_secs(120))?;
+    let token = dev_token()?;
+
+    // Spread the count over the operations; the coverage and stateful phases add more.
+    let operations = operation_count()?;
+    let per_operation = args.requests.div_ceil(operations);
+    let events = state.join("schemathesis-events.ndjson");
+    eprintln!(
+        "xtask: fuzz seed {} — {} requests asked, {operations} operations, up to {per_operation} examples each",
+        args.seed, args.requests
+    );
+    let fuzz_started = Instant::now();
+    let status = Command::new(&schemathesis)
+        .current_dir(&state)
+        .arg("run")
+        .arg(format!("http://127.0.0.1:{API_PORT}/v1/openapi.json"))
+        .args(["--url", &format!("http://127.0.0.1:{API_PORT}")])
+        .args(["--checks", "all"])
+        .args(["--seed", &args.seed.to_string()])
+        .args(["--max-examples", &per_operation.to_string()])
+        .args(["--header", &format!("Authorization: Bearer {token}")])
+        .args(["--workers", "2", "--request-timeout", "30"])
+        .args(["--generation-database", "none", "--no-color"])
+        .args(["--report", "ndjson", "--report-ndjson-path"])
+        .arg(&events)
+        .status()
+        .context("running schemathesis")?;
+    let fuzz_time = fuzz_started.elapsed();
+
+    let summary = Command::new(root().join(".venv/fuzz/bin/python"))
+        .args(["-c", SUMMARY_PY])
+        .arg(&events)
+        .output()
+        .context("summarising the schemathesis events")?;
+    let summary = String::from_utf8_lossy(&summary.stdout).into_owned();
+    let mut requests = 0u64;
+    let mut histogram: Vec<(String, u64)> = Vec::new();
+    for line in summary.lines() {
+        let words: Vec<&str> = line.split_whitespace().collect();
+        match words.as_slice() {
+            ["requests", n] => requests = n.parse().unwrap_or(0),
+            ["status", code, n] => histogram.push(((*code).to_owned(), n.parse().unwrap_or(0))),
+            _ => {}
+        }
+    }
+    let server_errors: u64 = histogram
+        .iter()
+        .filter(|(code, _)| code.starts_with('5'))
+        .map(|(_, n)| n)
+        .sum();
+
+    let audit = Command::new(bin_dir.join("atelier-admin"))
+        .arg("audit")
+        .envs(env.iter().cloned())
+        .output()
+        .context("running atelier-admin audit")?;
+    let audit_text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&audit.stdout).trim(),
+        String::from_utf8_lossy(&audit.stderr).trim()
+    );
+    drop(api);
+    drop(model);
+
+    let histogram_text = histogram
+        .iter()
+        .map(|(c, n)| format!("{c}: {n}"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let audit_clean = audit.status.success();
+    println!("fuzz: seed {}", args.seed);
+    println!(
+        "fuzz: {requests} requests sent ({} asked) in {fuzz_time:.1?}",
+        args.requests
+    );
+    println!("fuzz: statuses {histogram_text}");
+    println!("fuzz: 5xx {server_errors}");
+    println!(
+        "fuzz: schemathesis {}",
+        if status.success() {
+            "passed every check".to_owned()
+        } else {
+            format!("reported failures ({status})")
+        }
+    );
+    println!(
+        "fuzz: audit {} — {audit_text}",
+        if audit_clean { "clean" } else { "NOT clean" }
+    );
+    println!("fuzz: wall time {:.1?}", started.elapsed());
+    let ok = status.success() && server_errors == 0 && audit_clean && requests >= args.requests;
+    if !ok {
+        eprintln!(
+            "xtask: fuzz failed (replay with `cargo xtask fuzz --requests {} --seed {}`; logs in {})",
+            args.requests,
+            args.seed,
+            state.display()
+        );
+    }
+    Ok(if ok {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
+}
