@@ -1,0 +1,446 @@
+//! Seeded fault decisions and the error responses real AWS sends (and the emulator never does).
+//!
+//! A decision depends only on the seed, the operation and how many requests of that operation
+//! the proxy has seen since the plan was set: the same seed replays the same faults for the
+//! same request order, and concurrent traffic on other operations does not shift it.
+
+use std::collections::BTreeMap;
+use std::collections::BTreeSet;
+use std::time::Duration;
+
+use bytes::Bytes;
+use serde::{Deserialize, Serialize};
+
+use crate::classify::{Operation, Protocol, Service};
+
+/// A kind of injected fault.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FaultKind {
+    /// DynamoDB `TransactionCanceledException`, every reason `TransactionConflict`
+    /// (TransactWriteItems only).
+    TransactionConflict,
+    /// DynamoDB/Secrets Manager `ThrottlingException`, SQS `RequestThrottled`, S3 503 `SlowDown`.
+    Throttling,
+    /// DynamoDB `ProvisionedThroughputExceededException` (DynamoDB only).
+    ProvisionedThroughputExceeded,
+    /// HTTP 500 in the service's own error shape.
+    InternalError,
+    /// The request is forwarded and answered by the emulator (the write happened), then the
+    /// client's connection is closed without a response.
+    DropAfterForward,
+    /// The request is forwarded after a delay (`FaultPlan::latency`).
+    Latency,
+}
+
+impl FaultKind {
+    /// Every kind, in the fixed order decisions walk them.
+    pub const ALL: [FaultKind; 6] = [
+        FaultKind::TransactionConflict,
+        FaultKind::Throttling,
+        FaultKind::ProvisionedThroughputExceeded,
+        FaultKind::InternalError,
+        FaultKind::DropAfterForward,
+        FaultKind::Latency,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FaultKind::TransactionConflict => "transaction_conflict",
+            FaultKind::Throttling => "throttling",
+            FaultKind::ProvisionedThroughputExceeded => "provisioned_throughput_exceeded",
+            FaultKind::InternalError => "internal_error",
+            FaultKind::DropAfterForward => "drop_after_forward",
+            FaultKind::Latency => "latency",
+        }
+    }
+
+    pub fn parse(name: &str) -> Option<FaultKind> {
+        FaultKind::ALL.into_iter().find(|k| k.as_str() == name)
+    }
+
+    /// Whether this kind can happen to `op` in real AWS.
+    pub fn applies_to(self, op: &Operation) -> bool {
+        match self {
+            FaultKind::TransactionConflict => {
+                op.service == Service::DynamoDb && op.name == "TransactWriteItems"
+            }
+            FaultKind::ProvisionedThroughputExceeded => op.service == Service::DynamoDb,
+            FaultKind::Throttling
+            | FaultKind::InternalError
+            | FaultKind::DropAfterForward
+            | FaultKind::Latency => op.service != Service::Other,
+        }
+    }
+}
+
+impl std::fmt::Display for FaultKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Which faults to inject, how often, and where.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FaultPlan {
+    pub seed: u64,
+    /// Probability per eligible request, per kind. The error kinds (all but `Latency`) are
+    /// exclusive: their rates are stacked, so they should add up to at most 1.
+    #[serde(default)]
+    pub rates: BTreeMap<FaultKind, f64>,
+    /// Operations the faults apply to, as `TransactWriteItems` or `dynamodb:TransactWriteItems`;
+    /// empty: every operation.
+    #[serde(default)]
+    pub operations: BTreeSet<String>,
+    /// The delay a `Latency` fault adds.
+    #[serde(default = "default_latency_ms")]
+    pub latency_ms: u64,
+}
+
+fn default_latency_ms() -> u64 {
+    50
+}
+
+impl FaultPlan {
+    pub fn new(seed: u64) -> FaultPlan {
+        FaultPlan {
+            seed,
+            rates: BTreeMap::new(),
+            operations: BTreeSet::new(),
+            latency_ms: default_latency_ms(),
+        }
+    }
+
+    pub fn rate(mut self, kind: FaultKind, rate: f64) -> FaultPlan {
+        self.rates.insert(kind, rate.clamp(0.0, 1.0));
+        self
+    }
+
+    /// Limits the faults to these operations (`Name` or `service:Name`).
+    pub fn only<I, S>(mut self, operations: I) -> FaultPlan
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.operations
+            .extend(operations.into_iter().map(Into::into));
+        self
+    }
+
+    pub fn latency(mut self, delay: Duration) -> FaultPlan {
+        self.latency_ms = u64::try_from(delay.as_millis()).unwrap_or(u64::MAX);
+        self
+    }
+
+    fn targets(&self, op: &Operation) -> bool {
+        self.operations.is_empty()
+            || self.operations.contains(&op.name)
+            || self.operations.contains(&op.to_string())
+    }
+
+    /// The decision for the `n`-th request (from 0) of `op` under this plan.
+    pub fn decide(&self, op: &Operation, n: u64) -> Decision {
+        if op.service == Service::Other || !self.targets(op) {
+            return Decision::default();
+        }
+        let rate = |k: FaultKind| {
+            if k.applies_to(op) {
+                self.rates.get(&k).copied().unwrap_or(0.0)
+            } else {
+                0.0
+            }
+        };
+        let draw = unit(mix(self.seed, op, n, 0));
+        let mut edge = 0.0;
+        let mut error = None;
+        for kind in FaultKind::ALL {
+            if kind == FaultKind::Latency {
+                continue;
+            }
+            edge += rate(kind);
+            if draw < edge {
+                error = Some(kind);
+                break;
+            }
+        }
+        let delay = (unit(mix(self.seed, op, n, 1)) < rate(FaultKind::Latency))
+            .then(|| Duration::from_millis(self.latency_ms));
+        Decision { error, delay }
+    }
+}
+
+/// What happens to one request.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Decision {
+    /// An error answered instead of (or, for `DropAfterForward`, after) forwarding.
+    pub error: Option<FaultKind>,
+    /// Added latency before forwarding.
+    pub delay: Option<Duration>,
+}
+
+/// FNV-1a over the operation, then splitmix64 with the seed, the sequence number and a salt:
+/// stable across processes and platforms (no `RandomState`).
+fn mix(seed: u64, op: &Operation, n: u64, salt: u64) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in op
+        .service
+        .as_str()
+        .bytes()
+        .chain([b':'])
+        .chain(op.name.bytes())
+    {
+        h ^= u64::from(b);
+        h = h.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    let mut x = seed ^ h ^ n.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ salt.rotate_left(32);
+    for _ in 0..2 {
+        x = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = x;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        x = z ^ (z >> 31);
+    }
+    x
+}
+
+/// A uniform draw in [0, 1) from the top 53 bits.
+fn unit(x: u64) -> f64 {
+    (x >> 11) as f64 / (1u64 << 53) as f64
+}
+
+/// An error response as the service sends it.
+pub struct ErrorResponse {
+    pub status: u16,
+    pub headers: Vec<(&'static str, String)>,
+    pub body: Bytes,
+}
+
+const DDB: &str = "com.amazonaws.dynamodb.v20120810";
+
+/// The response real AWS gives for `kind` on `op`. `None` for the kinds that are not an
+/// answer (`DropAfterForward`, `Latency`). `transact_items` is the number of items of a
+/// TransactWriteItems (one cancellation reason each).
+pub fn error_response(
+    kind: FaultKind,
+    op: &Operation,
+    protocol: Protocol,
+    head: bool,
+    transact_items: usize,
+    request_id: &str,
+) -> Option<ErrorResponse> {
+    let json = |status: u16, content_type: &str, body: serde_json::Value| ErrorResponse {
+        status,
+        headers: vec![
+            ("content-type", content_type.to_owned()),
+            ("x-amzn-requestid", request_id.to_owned()),
+        ],
+        body: Bytes::from(body.to_string()),
+    };
+    let response = match (op.service, kind) {
+        (_, FaultKind::DropAfterForward | FaultKind::Latency) => return None,
+        (Service::DynamoDb, _) => {
+            let (status, body) = match kind {
+                FaultKind::TransactionConflict => {
+                    let n = transact_items.max(1);
+                    let reasons: Vec<serde_json::Value> = (0..n)
+                        .map(|_| {
+                            serde_json::json!({
+                                "Code": "TransactionConflict",
+                                "Message": "Transaction is ongoing for the item"
+                            })
+                        })
+                        .collect();
+                    let codes = vec!["TransactionConflict"; n].join(", ");
+                    (
+                        400,
+                        serde_json::json!({
+                            "__type": format!("{DDB}#TransactionCanceledException"),
+                            "CancellationReasons": reasons,
+                            "Message": format!("Transaction cancelled, please refer cancellation reasons for specific reasons [{codes}]"),
+                        }),
+                    )
+                }
+                FaultKind::Throttling => (
+                    400,
+                    serde_json::json!({
+                        "__type": format!("{DDB}#ThrottlingException"),
+                        "message": "Rate of requests exceeds the allowed throughput.",
+                    }),
+                ),
+                FaultKind::ProvisionedThroughputExceeded => (
+                    400,
+                    serde_json::json!({
+                        "__type": format!("{DDB}#ProvisionedThroughputExceededException"),
+                        "message": "The level of configured provisioned throughput for the table was exceeded. Consider increasing your provisioning level with the UpdateTable API.",
+                    }),
+                ),
+                _ => (
+                    500,
+                    serde_json::json!({
+                        "__type": format!("{DDB}#InternalServerError"),
+                        "message": "Internal server error",
+                    }),
+                ),
+            };
+            json(status, "application/x-amz-json-1.0", body)
+        }
+        (Service::Sqs, _) if protocol == Protocol::Query => {
+            let (status, kind_of, code, message) = match kind {
+                FaultKind::Throttling => (400, "Sender", "RequestThrottled", "Rate exceeded"),
+                _ => (
+                    500,
+                    "Receiver",
+                    "InternalError",
+                    "We encountered an internal error. Please try again.",
+                ),
+            };
+            ErrorResponse {
+                status,
+                headers: vec![
+                    ("content-type", "text/xml".to_owned()),
+                    ("x-amzn-requestid", request_id.to_owned()),
+                ],
+                body: Bytes::from(format!(
+                    r#"<?xml version="1.0"?><ErrorResponse xmlns="http://queue.amazonaws.com/doc/2012-11-05/"><Error><Type>{kind_of}</Type><Code>{code}</Code><Message>{message}</Message><Detail/></Error><RequestId>{request_id}</RequestId></ErrorResponse>"#
+                )),
+            }
+        }
+        (Service::Sqs, _) => {
+            // SQS's JSON protocol keeps the query protocol's codes in `x-amzn-query-error`.
+            let (status, code, fault, message) = match kind {
+                FaultKind::Throttling => (400, "RequestThrottled", "Sender", "Rate exceeded"),
+                _ => (
+                    500,
+                    "InternalError",
+                    "Receiver",
+                    "We encountered an internal error. Please try again.",
+                ),
+            };
+            let mut r = json(
+                status,
+                "application/x-amz-json-1.0",
+                serde_json::json!({ "__type": format!("com.amazonaws.sqs#{code}"), "message": message }),
+            );
+            r.headers
+                .push(("x-amzn-query-error", format!("{code};{fault}")));
+            r
+        }
+        (Service::SecretsManager, _) => {
+            let (status, body) = match kind {
+                FaultKind::Throttling => (
+                    400,
+                    serde_json::json!({ "__type": "ThrottlingException", "message": "Rate exceeded" }),
+                ),
+                _ => (
+                    500,
+                    serde_json::json!({ "__type": "InternalServiceError", "Message": "An error occurred on the server side." }),
+                ),
+            };
+            json(status, "application/x-amz-json-1.1", body)
+        }
+        (Service::S3, _) => {
+            let (status, code, message) = match kind {
+                FaultKind::Throttling => (503, "SlowDown", "Please reduce your request rate."),
+                _ => (
+                    500,
+                    "InternalError",
+                    "We encountered an internal error. Please try again.",
+                ),
+            };
+            // A HEAD response has no body: the SDK reads the status alone.
+            let body = if head {
+                Bytes::new()
+            } else {
+                Bytes::from(format!(
+                    r#"<?xml version="1.0" encoding="UTF-8"?>
+<Error><Code>{code}</Code><Message>{message}</Message><RequestId>{request_id}</RequestId><HostId>atelier-wire-proxy</HostId></Error>"#
+                ))
+            };
+            ErrorResponse {
+                status,
+                headers: vec![
+                    ("content-type", "application/xml".to_owned()),
+                    ("x-amz-request-id", request_id.to_owned()),
+                ],
+                body,
+            }
+        }
+        (Service::Other, _) => return None,
+    };
+    Some(response)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tx() -> Operation {
+        Operation::new(Service::DynamoDb, "TransactWriteItems")
+    }
+
+    #[test]
+    fn the_same_seed_gives_the_same_decisions_and_another_seed_others() {
+        let plan = |seed| {
+            FaultPlan::new(seed)
+                .rate(FaultKind::TransactionConflict, 0.2)
+                .rate(FaultKind::Throttling, 0.1)
+                .rate(FaultKind::Latency, 0.3)
+        };
+        let run = |p: &FaultPlan| (0..500).map(|n| p.decide(&tx(), n)).collect::<Vec<_>>();
+        assert_eq!(run(&plan(7)), run(&plan(7)));
+        assert_ne!(run(&plan(7)), run(&plan(8)));
+    }
+
+    #[test]
+    fn rates_are_respected_roughly_and_kinds_stay_where_they_apply() {
+        let plan = FaultPlan::new(42)
+            .rate(FaultKind::TransactionConflict, 0.25)
+            .rate(FaultKind::InternalError, 0.25);
+        let get = Operation::new(Service::DynamoDb, "GetItem");
+        let n = 20_000;
+        let conflicts = (0..n)
+            .filter(|&i| plan.decide(&tx(), i).error == Some(FaultKind::TransactionConflict))
+            .count();
+        assert!((4_500..5_500).contains(&conflicts), "{conflicts}");
+        assert!(
+            (0..n).all(|i| plan.decide(&get, i).error != Some(FaultKind::TransactionConflict)),
+            "a conflict only on TransactWriteItems"
+        );
+        let errors = (0..n)
+            .filter(|&i| plan.decide(&get, i).error.is_some())
+            .count();
+        assert!((4_500..5_500).contains(&errors), "{errors}");
+    }
+
+    #[test]
+    fn an_operation_filter_limits_the_faults() {
+        let plan = FaultPlan::new(1)
+            .rate(FaultKind::InternalError, 1.0)
+            .only(["sqs:SendMessage"]);
+        let send = Operation::new(Service::Sqs, "SendMessage");
+        let put = Operation::new(Service::S3, "PutObject");
+        assert_eq!(plan.decide(&send, 0).error, Some(FaultKind::InternalError));
+        assert_eq!(plan.decide(&put, 0).error, None);
+    }
+
+    #[test]
+    fn a_conflict_names_one_reason_per_item() {
+        let r = error_response(
+            FaultKind::TransactionConflict,
+            &tx(),
+            Protocol::Json,
+            false,
+            3,
+            "r1",
+        )
+        .unwrap_or_else(|| panic!("a response"));
+        let v: serde_json::Value =
+            serde_json::from_slice(&r.body).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(r.status, 400);
+        assert_eq!(v["CancellationReasons"].as_array().map(Vec::len), Some(3));
+        assert_eq!(
+            v["__type"],
+            "com.amazonaws.dynamodb.v20120810#TransactionCanceledException"
+        );
+    }
+}
