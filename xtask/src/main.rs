@@ -13,6 +13,8 @@
 //!   the audit (`fuzz.rs`).
 //! - `cargo xtask cloud` — deploy the packaged functions with the CDK app to a private
 //!   ministack (the local cloud, `cloud.rs`); `cargo xtask cloud-test` — and test it end to end.
+//! - `cargo xtask bench [--jobs N] [--workers K]` — the benchmark table on a private local
+//!   stack (`bench.rs`, the program in `tools/bench`).
 //!
 //! Only the standard library and `anyhow`, so this builds in seconds on a fresh machine.
 
@@ -23,6 +25,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
 
+mod bench;
 mod cloud;
 mod fuzz;
 mod package;
@@ -53,10 +56,11 @@ fn main() -> ExitCode {
         Some("infra-schema") => package::infra_schema(),
         Some("cloud") => cloud::cloud(),
         Some("fuzz") => fuzz::fuzz(&args[1..]),
+        Some("bench") => bench::bench(&args[1..]),
         Some("cloud-test") => cloud::cloud_test(false).map(|()| ExitCode::SUCCESS),
         _ => {
             eprintln!(
-                "usage: cargo xtask <dev | test [cargo test args] | token --user NAME | admin ARGS | ministack | package [--arch x86_64|arm64] | infra-test | infra-schema | cloud | cloud-test | fuzz [--requests N] [--seed S]>"
+                "usage: cargo xtask <dev | test [cargo test args] | token --user NAME | admin ARGS | ministack | package [--arch x86_64|arm64] | infra-test | infra-schema | cloud | cloud-test | fuzz [--requests N] [--seed S] | bench [--jobs N] [--workers K]>"
             );
             return ExitCode::from(2);
         }

@@ -107,7 +107,14 @@ impl Counts {
         out
     }
 
-    fn add(&mut self, op: &Operation, n: u64) {
+    /// Adds every count of `other` (sums over several measured windows).
+    pub fn merge(&mut self, other: &Counts) {
+        for (op, n) in other.iter() {
+            self.add(&op, n);
+        }
+    }
+
+    pub fn add(&mut self, op: &Operation, n: u64) {
         *self
             .0
             .entry(op.service)

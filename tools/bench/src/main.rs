@@ -1,0 +1,892 @@
+//! `cargo xtask bench`: one markdown table of figures measured in one run on the local stack
+//! (xtask starts a private ministack and sets the local environment).
+//!
+//! - Calls per submit, replay, claim and job are counted on the wire by the wire proxy
+//!   (`tools/wire-proxy`) placed between the code and the emulator: the API router runs
+//!   in-process (as the tests drive it) and the consumer's `Processor` against the stand-in
+//!   model server.
+//! - Init time: each packaged Lambda binary is started against a tiny fake Lambda Runtime API;
+//!   the time from spawn to its first `GET …/invocation/next` is the cold-start path (config,
+//!   clients, the consumer's secret read).
+//! - Submit latency against a bare TransactWriteItems of the same items, same emulator, same
+//!   run; jobs per second with an instant stand-in model and K consumers fed from the queue;
+//!   zip sizes; peak memory of the consumer's image work on a 12 MP photo (the
+//!   `imaging_12mp` example).
+//!
+//! Timings are printed, never asserted.
+
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant, SystemTime};
+
+use anyhow::{Context, Result, bail};
+use atelier_model_server::samples;
+use atelier_shared::aws::Clients;
+use atelier_shared::config::Config;
+use atelier_shared::domain::{JobId, UserId};
+use atelier_shared::services::process::Outcome;
+use atelier_shared::services::{App, budget};
+use atelier_shared::{clock, provision};
+use atelier_tests::{Harness, StandIn};
+use atelier_wire_proxy::{Counts, Proxy, Service};
+use aws_config::BehaviorVersion;
+use aws_lambda_events::sqs::{SqsEvent, SqsMessage};
+use aws_sdk_dynamodb::types::{AttributeValue, Put, TransactWriteItem, Update};
+use futures::StreamExt;
+use serde_json::{Value, json};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+const FUNCTIONS: [&str; 3] = ["atelier-api", "atelier-consumer", "atelier-sweeper"];
+
+struct Args {
+    /// Jobs for the throughput run.
+    jobs: usize,
+    /// Concurrent consumers in the throughput run.
+    workers: usize,
+    /// Submits (and bare transactions) for the latency figures.
+    samples: usize,
+    /// Jobs whose calls are counted.
+    counted: usize,
+    /// Cold starts per function.
+    init_runs: usize,
+}
+
+fn args() -> Result<Args> {
+    let mut a = Args {
+        jobs: 100,
+        workers: 4,
+        samples: 60,
+        counted: 10,
+        init_runs: 5,
+    };
+    let argv: Vec<String> = std::env::args().skip(1).collect();
+    let mut it = argv.iter();
+    while let Some(flag) = it.next() {
+        let value: usize = it
+            .next()
+            .with_context(|| format!("{flag} needs a value"))?
+            .parse()
+            .with_context(|| format!("{flag} takes a number"))?;
+        match flag.as_str() {
+            "--jobs" => a.jobs = value,
+            "--workers" => a.workers = value,
+            "--samples" => a.samples = value,
+            "--counted" => a.counted = value,
+            "--init-runs" => a.init_runs = value,
+            _ => bail!(
+                "usage: atelier-bench [--jobs N] [--workers K] [--samples N] [--counted N] [--init-runs N]"
+            ),
+        }
+    }
+    Ok(a)
+}
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("..")
+        .join("..")
+}
+
+/// One table row.
+struct Row {
+    what: String,
+    figure: String,
+    how: String,
+}
+
+fn row(what: impl Into<String>, figure: impl Into<String>, how: impl Into<String>) -> Row {
+    Row {
+        what: what.into(),
+        figure: figure.into(),
+        how: how.into(),
+    }
+}
+
+#[tokio::main]
+async fn main() -> Result<()> {
+    let args = args()?;
+    let config = Config::from_env().context("run through `cargo xtask bench`")?;
+    let upstream = std::env::var("AWS_ENDPOINT_URL").context("AWS_ENDPOINT_URL")?;
+    let proxy = Proxy::start(&upstream, None).await?;
+    let direct_clients = Clients::from_env().await;
+    provision::ensure(&direct_clients, &config.resources)
+        .await
+        .map_err(|e| anyhow::anyhow!("provisioning: {e:?}"))?;
+    let counted_sdk = aws_config::defaults(BehaviorVersion::latest())
+        .endpoint_url(proxy.url())
+        .load()
+        .await;
+    let counted_clients = Clients::new(&counted_sdk);
+    let counted = Harness {
+        app: App::new(config.clone(), &counted_clients),
+        clients: counted_clients,
+    };
+    let direct = Harness {
+        app: App::new(config.clone(), &direct_clients),
+        clients: direct_clients,
+    };
+    let model = StandIn::start().await;
+    let mut rows = Vec::new();
+
+    eprintln!("bench: counting calls on the wire ({} jobs)", args.counted);
+    rows.extend(call_counts(&counted, &proxy, &model, args.counted).await?);
+    eprintln!("bench: submit latency ({} samples)", args.samples);
+    rows.extend(latency(&direct, args.samples).await?);
+    eprintln!(
+        "bench: throughput ({} jobs, {} consumers)",
+        args.jobs, args.workers
+    );
+    rows.extend(throughput(&direct, &model, args.jobs, args.workers).await?);
+    eprintln!("bench: cold starts ({} per function)", args.init_runs);
+    rows.extend(init_times(&direct, &proxy, &model, args.init_runs).await?);
+    rows.extend(zip_sizes());
+    eprintln!("bench: 12 MP peak memory");
+    rows.push(peak_memory().await);
+
+    println!();
+    println!("| what | figure | how |");
+    println!("|---|---|---|");
+    for r in rows {
+        println!("| {} | {} | {} |", r.what, r.figure, r.how);
+    }
+    Ok(())
+}
+
+fn pet() -> Value {
+    json!({ "style": "embroidery", "target": "pet" })
+}
+
+fn job_id(id: &str) -> Result<JobId> {
+    JobId::parse(id).with_context(|| format!("job id {id:?}"))
+}
+
+/// Average counts over `n` samples, written `DynamoDB 1 (TransactWriteItems 1) · SQS 1 (…)`.
+fn describe(total: &Counts, n: usize) -> String {
+    let n = n.max(1) as f64;
+    let fmt = |x: f64| {
+        if (x - x.round()).abs() < 0.005 {
+            format!("{}", x.round() as i64)
+        } else {
+            format!("{x:.2}")
+        }
+    };
+    let mut parts = Vec::new();
+    for (service, label) in [
+        (Service::DynamoDb, "DynamoDB"),
+        (Service::Sqs, "SQS"),
+        (Service::S3, "S3"),
+        (Service::SecretsManager, "Secrets Manager"),
+    ] {
+        let all = total.service(service) as f64 / n;
+        if all == 0.0 {
+            if service != Service::SecretsManager {
+                parts.push(format!("{label} 0"));
+            }
+            continue;
+        }
+        let ops: Vec<String> = total
+            .iter()
+            .filter(|(op, _)| op.service == service)
+            .map(|(op, c)| format!("{} {}", op.name, fmt(c as f64 / n)))
+            .collect();
+        parts.push(format!("{label} {} ({})", fmt(all), ops.join(", ")));
+    }
+    parts.join(" · ")
+}
+
+async fn snapshot_diff<F, Fut, T>(proxy: &Proxy, f: F) -> Result<(T, Counts)>
+where
+    F: FnOnce() -> Fut,
+    Fut: std::future::Future<Output = Result<T>>,
+{
+    let before = proxy.counts();
+    let out = f().await?;
+    Ok((out, proxy.counts().since(&before)))
+}
+
+async fn new_user_with_photo(h: &Harness) -> (UserId, String) {
+    let user = h.user();
+    let _ = h.balance(&user).await;
+    let asset = h.upload(&user, "original", samples::single_pet()).await;
+    (user, asset)
+}
+
+async fn call_counts(h: &Harness, proxy: &Proxy, model: &StandIn, n: usize) -> Result<Vec<Row>> {
+    let processor = h.processor(model);
+    // The first job of a UTC day also creates the day's budget item: run one first.
+    let (user, asset) = new_user_with_photo(h).await;
+    let mut body = pet();
+    body["original_asset_id"] = json!(asset);
+    let (first_day, first_day_counts) = snapshot_diff(proxy, || async {
+        let r = h.submit(&user, Some("warm"), &body).await;
+        let id = job_id(&r.str("id"))?;
+        Ok(processor.process(&id).await)
+    })
+    .await?;
+    let first_day_ddb = first_day_counts.service(Service::DynamoDb);
+    let _ = first_day;
+
+    let mut submit = Counts::default();
+    let mut replay = Counts::default();
+    let mut job = Counts::default();
+    let mut duplicate = Counts::default();
+    let mut claim = Counts::default();
+    let mut lifecycle = Counts::default();
+    let mut delivered = 0;
+    let mut consumer_time = Duration::ZERO;
+    for i in 0..n {
+        let (user, asset) = new_user_with_photo(h).await;
+        let mut body = pet();
+        body["original_asset_id"] = json!(asset);
+        let key = format!("bench-{i}");
+        let (id, c) = snapshot_diff(proxy, || async {
+            let r = h.submit(&user, Some(&key), &body).await;
+            if r.status != http::StatusCode::ACCEPTED {
+                bail!("submit: {r:?}");
+            }
+            Ok(r.str("id"))
+        })
+        .await?;
+        submit.merge(&c);
+        lifecycle.merge(&c);
+        let (_, c) = snapshot_diff(proxy, || async {
+            let r = h.submit(&user, Some(&key), &body).await;
+            if r.header("idempotent-replayed") != Some("true") {
+                bail!("replay: {r:?}");
+            }
+            Ok(())
+        })
+        .await?;
+        replay.merge(&c);
+        let id = job_id(&id)?;
+        let t = Instant::now();
+        let (outcome, c) =
+            snapshot_diff(proxy, || async { Ok(processor.process(&id).await) }).await?;
+        consumer_time += t.elapsed();
+        if matches!(outcome, Ok(Outcome::Delivered { .. })) {
+            delivered += 1;
+        }
+        job.merge(&c);
+        lifecycle.merge(&c);
+        // The same message delivered again: the claim is lost, nothing else happens.
+        let (_, c) = snapshot_diff(proxy, || async { Ok(processor.process(&id).await) }).await?;
+        duplicate.merge(&c);
+
+        // The claim alone, on a job of its own.
+        let (user2, asset2) = new_user_with_photo(h).await;
+        let mut body2 = pet();
+        body2["original_asset_id"] = json!(asset2);
+        let r = h.submit(&user2, Some("claim"), &body2).await;
+        let id2 = job_id(&r.str("id"))?;
+        let (_, c) = snapshot_diff(proxy, || async {
+            h.app
+                .store
+                .claim(&id2, &clock::format(clock::now()))
+                .await
+                .map_err(|e| anyhow::anyhow!("claim: {e:?}"))
+        })
+        .await?;
+        claim.merge(&c);
+    }
+    // The upload path of a job: slot + PUT, counted once more for the lifecycle row.
+    let user = h.user();
+    let (_, upload_new) = snapshot_diff(proxy, || async {
+        let _ = h.upload(&user, "original", samples::single_pet()).await;
+        Ok(())
+    })
+    .await?;
+    let (_, upload) = snapshot_diff(proxy, || async {
+        let _ = h.upload(&user, "original", samples::single_pet()).await;
+        Ok(())
+    })
+    .await?;
+    let how = format!("wire proxy, mean of {n}");
+    Ok(vec![
+        row("calls per submit", describe(&submit, n), how.clone()),
+        row(
+            "calls per upload (slot + PUT)",
+            describe(&upload, 1),
+            "wire proxy; a new account's first request also creates the account",
+        ),
+        row(
+            "calls per upload, a new account's first",
+            describe(&upload_new, 1),
+            "wire proxy",
+        ),
+        row(
+            "calls per replay (same key, same body)",
+            describe(&replay, n),
+            how.clone(),
+        ),
+        row("calls per claim", describe(&claim, n), how.clone()),
+        row(
+            "calls per duplicate delivery (claim lost)",
+            describe(&duplicate, n),
+            how.clone(),
+        ),
+        row(
+            format!("calls per successful job, consumer ({delivered}/{n} delivered)"),
+            describe(&job, n),
+            format!(
+                "{how}; claim → deliver; {:.2} s per job in this (debug) build",
+                consumer_time.as_secs_f64() / n.max(1) as f64
+            ),
+        ),
+        row(
+            "calls per successful job, submit + consumer",
+            describe(&lifecycle, n),
+            format!("{how}; the upload's calls come on top"),
+        ),
+        row(
+            "first job of a UTC day",
+            format!("DynamoDB {first_day_ddb} (submit + consumer)"),
+            "creates the day's budget item",
+        ),
+    ])
+}
+
+fn percentile(sorted: &[Duration], p: f64) -> Duration {
+    if sorted.is_empty() {
+        return Duration::ZERO;
+    }
+    let idx = ((sorted.len() as f64 - 1.0) * p).round() as usize;
+    sorted[idx.min(sorted.len() - 1)]
+}
+
+fn ms(d: Duration) -> String {
+    format!("{:.1} ms", d.as_secs_f64() * 1000.0)
+}
+
+/// The submit's own transaction, rebuilt with fresh keys: the same three items (job put,
+/// account update, ledger put) with the same attributes and sizes.
+async fn bare_transaction(h: &Harness, user: &UserId, job: &str) -> Result<Vec<TransactWriteItem>> {
+    let names = h.app.store.names().clone();
+    let ddb = &h.clients.dynamodb;
+    let item = ddb
+        .get_item()
+        .table_name(&names.jobs_table)
+        .key("job_id", AttributeValue::S(job.to_owned()))
+        .consistent_read(true)
+        .send()
+        .await?
+        .item
+        .context("the submitted job")?;
+    let ledger = h
+        .ledger(user)
+        .await
+        .into_iter()
+        .find(|r| r.job_id.as_ref().map(JobId::as_str) == Some(job))
+        .context("the submit's ledger row")?;
+    let mut ledger: std::collections::HashMap<String, AttributeValue> =
+        serde_dynamo::to_item(&ledger)?;
+    let fresh = ulid::Ulid::new().to_string().to_lowercase();
+    let mut job_item = item;
+    job_item.insert("job_id".into(), AttributeValue::S(format!("bare-{fresh}")));
+    ledger.insert("ref".into(), AttributeValue::S(format!("bare:{fresh}")));
+    let put_job = Put::builder()
+        .table_name(&names.jobs_table)
+        .set_item(Some(job_item))
+        .condition_expression("attribute_not_exists(job_id)")
+        .build()?;
+    let update = Update::builder()
+        .table_name(&names.accounts_table)
+        .key("user_id", AttributeValue::S(user.to_string()))
+        .update_expression("SET #c = #c - :z, #f = #f + :z, #r = #r + :one")
+        .condition_expression("attribute_exists(#u) AND #c >= :z AND #f < :max")
+        .expression_attribute_names("#c", "credits")
+        .expression_attribute_names("#f", "in_flight")
+        .expression_attribute_names("#r", "rev")
+        .expression_attribute_names("#u", "user_id")
+        .expression_attribute_values(":z", AttributeValue::N("0".into()))
+        .expression_attribute_values(":one", AttributeValue::N("1".into()))
+        .expression_attribute_values(":max", AttributeValue::N("1000".into()))
+        .build()?;
+    let put_ledger = Put::builder()
+        .table_name(&names.ledger_table)
+        .set_item(Some(ledger))
+        .condition_expression("attribute_not_exists(#ref)")
+        .expression_attribute_names("#ref", "ref")
+        .build()?;
+    Ok(vec![
+        TransactWriteItem::builder().put(put_job).build(),
+        TransactWriteItem::builder().update(update).build(),
+        TransactWriteItem::builder().put(put_ledger).build(),
+    ])
+}
+
+async fn latency(h: &Harness, n: usize) -> Result<Vec<Row>> {
+    let users: Vec<(UserId, String)> = futures::stream::iter(0..n)
+        .map(|_| new_user_with_photo(h))
+        .buffer_unordered(8)
+        .collect()
+        .await;
+    let (mut submits, mut bares) = (Vec::new(), Vec::new());
+    for (i, (user, asset)) in users.iter().enumerate() {
+        let mut body = pet();
+        body["original_asset_id"] = json!(asset);
+        let started = Instant::now();
+        let r = h.submit(user, Some(&format!("lat-{i}")), &body).await;
+        let took = started.elapsed();
+        if r.status != http::StatusCode::ACCEPTED {
+            bail!("submit: {r:?}");
+        }
+        let items = bare_transaction(h, user, &r.str("id")).await?;
+        let started = Instant::now();
+        h.clients
+            .dynamodb
+            .transact_write_items()
+            .set_transact_items(Some(items))
+            .send()
+            .await
+            .context("bare TransactWriteItems")?;
+        bares.push(started.elapsed());
+        // The first of each is a warm-up (connections, lazy statics).
+        if i > 0 {
+            submits.push(took);
+        } else {
+            bares.clear();
+        }
+    }
+    submits.sort();
+    bares.sort();
+    let (s50, s95) = (percentile(&submits, 0.5), percentile(&submits, 0.95));
+    let (b50, b95) = (percentile(&bares, 0.5), percentile(&bares, 0.95));
+    let ratio = |a: Duration, b: Duration| a.as_secs_f64() / b.as_secs_f64().max(1e-9);
+    Ok(vec![
+        row(
+            "submit latency, local stack",
+            format!("p50 {} · p95 {}", ms(s50), ms(s95)),
+            format!(
+                "{} submits through the API router in-process (validation, HeadObject, the transaction, SQS send)",
+                submits.len()
+            ),
+        ),
+        row(
+            "bare TransactWriteItems of the same 3 items",
+            format!("p50 {} · p95 {}", ms(b50), ms(b95)),
+            "the submit's own items copied with fresh keys, same emulator, interleaved",
+        ),
+        row(
+            "submit / bare transaction",
+            format!(
+                "{:.2}× at p50 · {:.2}× at p95",
+                ratio(s50, b50),
+                ratio(s95, b95)
+            ),
+            "same run",
+        ),
+    ])
+}
+
+async fn throughput(h: &Harness, model: &StandIn, n: usize, workers: usize) -> Result<Vec<Row>> {
+    let queue_url = h.app.config.resources.queue_url.clone();
+    // Earlier phases left messages (of finished or never-consumed jobs) in the queue.
+    let _ = h
+        .clients
+        .sqs
+        .purge_queue()
+        .queue_url(&queue_url)
+        .send()
+        .await;
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let users: Vec<(UserId, String)> = futures::stream::iter(0..n)
+        .map(|_| new_user_with_photo(h))
+        .buffer_unordered(8)
+        .collect()
+        .await;
+    let day = budget::day_of(clock::now());
+    let used_before = budget::day(&h.app, &day)
+        .await
+        .map(|d| d.used_micros)
+        .unwrap_or(0);
+    let processor = Arc::new(h.processor(model));
+    let stop = Arc::new(AtomicBool::new(false));
+    let done = Arc::new(std::sync::Mutex::new(HashSet::<String>::new()));
+    let started = Instant::now();
+    let mut tasks = Vec::new();
+    for _ in 0..workers.max(1) {
+        let (processor, sqs, url) = (processor.clone(), h.clients.sqs.clone(), queue_url.clone());
+        let (stop, done) = (stop.clone(), done.clone());
+        tasks.push(tokio::spawn(async move {
+            while !stop.load(Ordering::Relaxed) {
+                let Ok(out) = sqs
+                    .receive_message()
+                    .queue_url(&url)
+                    .max_number_of_messages(1)
+                    .wait_time_seconds(1)
+                    .send()
+                    .await
+                else {
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                    continue;
+                };
+                for m in out.messages.unwrap_or_default() {
+                    let mut record = SqsMessage::default();
+                    record.message_id = m.message_id.clone();
+                    record.receipt_handle = m.receipt_handle.clone();
+                    record.body = m.body.clone();
+                    let mut event = SqsEvent::default();
+                    event.records = vec![record];
+                    let res = atelier_consumer::handle(&processor, event).await;
+                    if res.batch_item_failures.is_empty() {
+                        if let Some(handle) = m.receipt_handle {
+                            let _ = sqs
+                                .delete_message()
+                                .queue_url(&url)
+                                .receipt_handle(handle)
+                                .send()
+                                .await;
+                        }
+                        let id = m
+                            .body
+                            .as_deref()
+                            .and_then(|b| serde_json::from_str::<Value>(b).ok())
+                            .and_then(|v| v["jobId"].as_str().map(str::to_owned));
+                        if let (Some(id), Ok(mut d)) = (id, done.lock()) {
+                            d.insert(id);
+                        }
+                    }
+                }
+            }
+        }));
+    }
+    let ids: Vec<String> = futures::stream::iter(users.iter().enumerate())
+        .map(|(i, (user, asset))| async move {
+            let mut body = pet();
+            body["original_asset_id"] = json!(asset);
+            h.submit(user, Some(&format!("tp-{i}")), &body)
+                .await
+                .str("id")
+        })
+        .buffer_unordered(8)
+        .collect()
+        .await;
+    let wanted: HashSet<String> = ids.into_iter().collect();
+    let deadline = Instant::now() + Duration::from_secs(600);
+    loop {
+        let finished = done
+            .lock()
+            .map(|d| wanted.iter().filter(|id| d.contains(*id)).count())
+            .unwrap_or(0);
+        if finished >= wanted.len() || Instant::now() > deadline {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let wall = started.elapsed();
+    stop.store(true, Ordering::Relaxed);
+    for t in tasks {
+        let _ = t.await;
+    }
+    let mut succeeded = 0;
+    for id in &wanted {
+        let job = h.app.store.get_job(&job_id(id)?).await;
+        if matches!(job, Ok(Some(ref j)) if format!("{:?}", j.status).eq_ignore_ascii_case("succeeded"))
+        {
+            succeeded += 1;
+        }
+    }
+    let used_after = budget::day(&h.app, &day)
+        .await
+        .map(|d| d.used_micros)
+        .unwrap_or(used_before);
+    let per_job = (used_after - used_before) as f64 / wanted.len().max(1) as f64;
+    Ok(vec![
+        row(
+            "end-to-end jobs per second, local stack",
+            format!(
+                "{:.1} jobs/s ({} jobs in {:.1} s, {succeeded} succeeded)",
+                wanted.len() as f64 / wall.as_secs_f64(),
+                wanted.len(),
+                wall.as_secs_f64()
+            ),
+            format!(
+                "submit (8 at a time) → SQS → {workers} consumers (receive, handle, delete), instant stand-in model; wall time from the first submit to the last job finished"
+            ),
+        ),
+        row(
+            "model spend booked per job (stand-in's usage)",
+            format!("${:.4}", per_job / 1_000_000.0),
+            "the day's budget `used` before/after ÷ jobs (check + edit + review at the price table)",
+        ),
+    ])
+}
+
+/// A fake Lambda Runtime API: records when the first `GET …/invocation/next` arrives and
+/// never answers it (the function stays ready for its first event).
+async fn time_to_first_next(binary: &Path, env: &[(String, String)]) -> Result<Duration> {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+    let addr = listener.local_addr()?;
+    let started = Instant::now();
+    let mut child = tokio::process::Command::new(binary)
+        .envs(env.iter().cloned())
+        .env("AWS_LAMBDA_RUNTIME_API", addr.to_string())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .with_context(|| format!("starting {}", binary.display()))?;
+    let wait = async {
+        loop {
+            let (mut stream, _) = listener.accept().await?;
+            let mut buf = vec![0u8; 4096];
+            let n = stream.read(&mut buf).await?;
+            let head = String::from_utf8_lossy(&buf[..n]).to_string();
+            if head.starts_with("GET /2018-06-01/runtime/invocation/next") {
+                return Ok::<_, anyhow::Error>(started.elapsed());
+            }
+            // Anything else (an init error report): acknowledge and keep waiting.
+            let _ = stream
+                .write_all(b"HTTP/1.1 202 Accepted\r\ncontent-length: 0\r\n\r\n")
+                .await;
+        }
+    };
+    let exited = child.wait();
+    let out = tokio::select! {
+        r = tokio::time::timeout(Duration::from_secs(20), wait) => r.context("no GET …/next within 20 s")?,
+        status = exited => bail!("{} exited before asking for an event: {status:?}", binary.display()),
+    };
+    let _ = child.kill().await;
+    out
+}
+
+fn release_binary(f: &str) -> Option<PathBuf> {
+    let target = root().join("target");
+    [
+        target
+            .join("x86_64-unknown-linux-gnu")
+            .join("release")
+            .join(f),
+        target
+            .join("aarch64-unknown-linux-gnu")
+            .join("release")
+            .join(f),
+    ]
+    .into_iter()
+    .find(|p| p.exists())
+}
+
+fn newest_source(dir: &Path) -> Option<SystemTime> {
+    let mut newest = None;
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).ok()?.flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if let Ok(m) = e.metadata().and_then(|m| m.modified()) {
+                newest = Some(newest.map_or(m, |n: SystemTime| n.max(m)));
+            }
+        }
+    }
+    newest
+}
+
+/// Whether a built artefact is older than the sources it came from.
+fn stale(artefact: &Path, function: &str) -> bool {
+    let Ok(built) = std::fs::metadata(artefact).and_then(|m| m.modified()) else {
+        return false;
+    };
+    let dir = function.trim_start_matches("atelier-");
+    [
+        root().join("functions").join(dir).join("src"),
+        root().join("shared").join("src"),
+    ]
+    .iter()
+    .filter_map(|d| newest_source(d))
+    .any(|src| src > built)
+}
+
+async fn init_times(h: &Harness, proxy: &Proxy, model: &StandIn, runs: usize) -> Result<Vec<Row>> {
+    // The consumer reads its provider key from Secrets Manager at cold start.
+    let secret = format!(
+        "bench-model-key-{}",
+        ulid::Ulid::new().to_string().to_lowercase()
+    );
+    h.clients
+        .secrets
+        .create_secret()
+        .name(&secret)
+        .secret_string("sk-bench")
+        .send()
+        .await?;
+    let mut out = Vec::new();
+    for f in FUNCTIONS {
+        let Some(binary) = release_binary(f) else {
+            out.push(row(
+                format!("init time, {f}"),
+                "not measured",
+                "run `cargo xtask package` (the packaged release binary is absent)",
+            ));
+            continue;
+        };
+        let mut env: Vec<(String, String)> = std::env::vars()
+            .filter(|(k, _)| k.starts_with("ATELIER_") || k.starts_with("AWS_"))
+            .collect();
+        env.retain(|(k, _)| k != "AWS_ENDPOINT_URL");
+        env.extend([
+            ("AWS_ENDPOINT_URL".to_owned(), proxy.url()),
+            ("AWS_LAMBDA_FUNCTION_NAME".to_owned(), f.to_owned()),
+            (
+                "AWS_LAMBDA_FUNCTION_VERSION".to_owned(),
+                "$LATEST".to_owned(),
+            ),
+            (
+                "AWS_LAMBDA_FUNCTION_MEMORY_SIZE".to_owned(),
+                "1024".to_owned(),
+            ),
+            (
+                "AWS_LAMBDA_LOG_GROUP_NAME".to_owned(),
+                format!("/aws/lambda/{f}"),
+            ),
+            ("AWS_LAMBDA_LOG_STREAM_NAME".to_owned(), "bench".to_owned()),
+            ("ATELIER_MODEL_BASE_URL".to_owned(), model.base_url.clone()),
+            ("ATELIER_MODEL_API_KEY_SECRET_ID".to_owned(), secret.clone()),
+        ]);
+        let mut times = Vec::new();
+        let before = proxy.counts();
+        let mut failure = None;
+        for _ in 0..runs.max(1) {
+            match time_to_first_next(&binary, &env).await {
+                Ok(t) => times.push(t),
+                Err(e) => {
+                    failure = Some(format!("{e:#}"));
+                    break;
+                }
+            }
+        }
+        let calls = proxy.counts().since(&before);
+        times.sort();
+        let mut how = format!(
+            "spawn → first `GET /runtime/invocation/next` on a fake Runtime API; median of {}; calls per cold start: {}",
+            times.len(),
+            describe(&calls, times.len().max(1))
+        );
+        if stale(&binary, f) {
+            how.push_str("; **binary older than its sources: rerun `cargo xtask package`**");
+        }
+        match (failure, times.is_empty()) {
+            (Some(e), true) => out.push(row(format!("init time, {f}"), "failed", e)),
+            _ => out.push(row(
+                format!("init time, {f}"),
+                format!(
+                    "{} (min {}, max {})",
+                    ms(percentile(&times, 0.5)),
+                    ms(times[0]),
+                    ms(times[times.len() - 1])
+                ),
+                how,
+            )),
+        }
+    }
+    Ok(out)
+}
+
+fn zip_sizes() -> Vec<Row> {
+    let mut out = Vec::new();
+    for arch in ["x86_64", "arm64"] {
+        let dir = root().join("target").join("lambda-dist").join(arch);
+        if !dir.exists() {
+            continue;
+        }
+        let mut parts = Vec::new();
+        let mut stale_any = false;
+        for f in FUNCTIONS {
+            let zip = dir.join(f).join("bootstrap.zip");
+            match std::fs::metadata(&zip) {
+                Ok(m) => {
+                    parts.push(format!(
+                        "{} {:.2} MB",
+                        f.trim_start_matches("atelier-"),
+                        m.len() as f64 / 1_000_000.0
+                    ));
+                    stale_any |= stale(&zip, f);
+                }
+                Err(_) => parts.push(format!("{} absent", f.trim_start_matches("atelier-"))),
+            }
+        }
+        let mut how =
+            format!("`target/lambda-dist/{arch}/*/bootstrap.zip` from `cargo xtask package`");
+        if stale_any {
+            how.push_str("; **a zip is older than its sources: rerun `cargo xtask package`**");
+        }
+        out.push(row(format!("zip size ({arch})"), parts.join(", "), how));
+    }
+    if out.is_empty() {
+        out.push(row("zip size", "not measured", "run `cargo xtask package`"));
+    }
+    out
+}
+
+async fn peak_memory() -> Row {
+    let how = "`imaging_12mp` example: decode 4032×3024 JPEG, mask, downscale, restyle at 1536 px, composite, leakage, PNG encode; VmHWM";
+    let example = root()
+        .join("target")
+        .join("debug")
+        .join("examples")
+        .join("imaging_12mp");
+    if !example.exists() {
+        return row(
+            "consumer peak memory, 12 MP photo",
+            "not measured",
+            "build it: `cargo build -p atelier-model-server --example imaging_12mp`",
+        );
+    }
+    let dir = root().join("target").join("bench-12mp");
+    let run = |mode: &'static str| {
+        let (example, dir) = (example.clone(), dir.clone());
+        async move {
+            tokio::process::Command::new(&example)
+                .arg(mode)
+                .arg(&dir)
+                .output()
+                .await
+        }
+    };
+    if !dir.join("photo_12mp.jpg").exists() {
+        match run("prepare").await {
+            Ok(o) if o.status.success() => {}
+            other => {
+                return row(
+                    "consumer peak memory, 12 MP photo",
+                    "failed",
+                    format!("prepare: {other:?}"),
+                );
+            }
+        }
+    }
+    match run("measure").await {
+        Ok(o) if o.status.success() => {
+            let text = String::from_utf8_lossy(&o.stdout).to_string();
+            let mut steps = Vec::new();
+            let mut peak = 0u64;
+            for line in text.lines() {
+                let Some((name, rest)) = line.split_once("  ") else {
+                    continue;
+                };
+                let Some(mib) = rest
+                    .split("peak")
+                    .nth(1)
+                    .and_then(|p| p.trim().trim_end_matches("MiB").trim().parse::<u64>().ok())
+                else {
+                    continue;
+                };
+                peak = peak.max(mib);
+                steps.push(format!("{} {mib}", name.trim()));
+            }
+            row(
+                "consumer peak memory, 12 MP photo, brushed mask",
+                format!("{peak} MiB"),
+                format!("{how} (by step, MiB: {})", steps.join(", ")),
+            )
+        }
+        other => row(
+            "consumer peak memory, 12 MP photo",
+            "failed",
+            format!("measure: {other:?}"),
+        ),
+    }
+}
