@@ -259,9 +259,12 @@ fn test(extra: &[String]) -> Result<ExitCode> {
     let _ = std::fs::remove_dir_all(&state);
     // One build of every target (tests, binaries, examples) with one feature set: the tests
     // and the binaries the infra checks run then share it instead of compiling twice.
-    run(cargo()
-        .current_dir(root())
-        .args(["build", "--workspace", "--all-targets"]))?;
+    // A filtered run (`cargo xtask test -- -p x --test y`) builds only what it runs.
+    if extra.is_empty() {
+        run(cargo()
+            .current_dir(root())
+            .args(["build", "--workspace", "--all-targets"]))?;
+    }
     let _ministack = start_ministack(port, &state)?;
     let started = Instant::now();
     let (mut ok, passed, failed) = cargo_test(
