@@ -448,18 +448,19 @@ fn deploy() -> Result<Cloud> {
         procs,
     };
 
-    // The provider key, as a real deploy sets it after the first deploy (infra/README.md).
+    // The provider key, as a real deploy sets it after the first deploy (infra/README.md),
+    // and the one ministack gap that needs a hand after deploying (see AFTER_DEPLOY).
     let secret = cloud.output("ProviderKeySecretArn")?.to_owned();
     let mut py = Command::new(venv.join("bin").join("python"));
     py.args([
         "-c",
-        PUT_SECRET,
+        AFTER_DEPLOY,
         &cloud.ports.endpoint(),
         &secret,
         DUMMY_KEY,
     ]);
     local_aws(&mut py, ports);
-    run(&mut py).context("storing the dummy provider key")?;
+    run(&mut py).context("after the deploy: provider key, event source")?;
 
     check_deployed(&cloud)?;
     eprintln!(
@@ -469,15 +470,29 @@ fn deploy() -> Result<Cloud> {
     Ok(cloud)
 }
 
-/// `put-secret-value` with botocore (ministack's own dependency, so nothing more to install),
-/// then read back.
-const PUT_SECRET: &str = r#"
+/// After the deploy, with botocore (ministack's own dependency, so nothing more to install):
+///
+/// 1. `put-secret-value` of the dummy provider key, read back.
+/// 2. Measured ministack gap: a CloudFormation parameter reaches the event source mapping's
+///    `ScalingConfig.MaximumConcurrency` as a string (here `ConsumerMaxConcurrency`), and
+///    ministack's SQS poller then fails on every pass (`'>=' not supported between instances
+///    of 'int' and 'str'`): no message is ever delivered. The same value is set again, as an
+///    integer, through the Lambda API (what `aws lambda update-event-source-mapping` does).
+const AFTER_DEPLOY: &str = r#"
 import sys, botocore.session
 endpoint, secret, value = sys.argv[1:4]
-sm = botocore.session.get_session().create_client(
-    "secretsmanager", endpoint_url=endpoint, region_name="us-east-1")
+session = botocore.session.get_session()
+client = lambda name: session.create_client(name, endpoint_url=endpoint, region_name="us-east-1")
+sm = client("secretsmanager")
 sm.put_secret_value(SecretId=secret, SecretString=value)
 assert sm.get_secret_value(SecretId=secret)["SecretString"] == value, "secret not stored"
+lam = client("lambda")
+for m in lam.list_event_source_mappings()["EventSourceMappings"]:
+    # botocore reads the stored "2" back as 2, so the type cannot be checked from here.
+    limit = (m.get("ScalingConfig") or {}).get("MaximumConcurrency")
+    if limit is not None:
+        lam.update_event_source_mapping(UUID=m["UUID"], ScalingConfig={"MaximumConcurrency": int(limit)})
+        print(f"xtask: cloud: event source {m['UUID']}: MaximumConcurrency set again, {int(limit)}", file=sys.stderr)
 "#;
 
 /// The deployed functions answer with their own code, and the authorizer verifies the dev
