@@ -267,9 +267,16 @@ fn test(extra: &[String]) -> Result<ExitCode> {
     }
     let _ministack = start_ministack(port, &state)?;
     let started = Instant::now();
+    // `cargo xtask test -- -p atelier-tests --test repairs` and without the `--` both work.
+    let extra: Vec<String> = match extra.first().map(String::as_str) {
+        Some("--") => extra[1..].to_vec(),
+        _ => extra.to_vec(),
+    };
+    let packages = extra.iter().any(|a| a == "-p" || a == "--package");
+    let scope: &[&str] = if packages { &[] } else { &["--workspace"] };
     let (mut ok, passed, failed) = cargo_test(
-        &["--workspace"],
-        extra,
+        scope,
+        &extra,
         &local_env(port, "atelier-test"),
     )?;
     eprintln!("xtask: tests finished in {:.1?}", started.elapsed());
