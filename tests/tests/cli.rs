@@ -67,7 +67,7 @@ struct Local {
     api: String,
     /// A folder of this test's own: `home/` is ATELIER_HOME, photos sit beside it.
     dir: PathBuf,
-    _model: StandIn,
+    model: StandIn,
 }
 
 async fn start() -> Local {
@@ -94,12 +94,7 @@ async fn start() -> Local {
     ));
     let dir = std::env::temp_dir().join(format!("atelier-cli-test-{}", ulid::Ulid::new()));
     std::fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("{e}"));
-    Local {
-        h,
-        api,
-        dir,
-        _model: model,
-    }
+    Local { h, api, dir, model }
 }
 
 /// One run of the client.
@@ -350,5 +345,70 @@ async fn failures_print_the_problem_code_and_exit_non_zero() {
         "{broke:#?}"
     );
     assert!(!broke.stderr.contains("panicked"), "{broke:#?}");
+    local.h.assert_audit_clean().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_repair_killed_mid_submit_and_rerun_is_charged_once() {
+    let local = start().await;
+    let user = local.login().await;
+    local.h.fund_to(&user, 20).await;
+    let photo = local.photo("single_pet.png", samples::single_pet());
+    let edit = local
+        .atelier(&[
+            "edit",
+            &photo.to_string_lossy(),
+            "--style",
+            "embroidery",
+            "--target",
+            "pet",
+        ])
+        .await;
+    assert_eq!(edit.code, Some(0), "{edit:#?}");
+    let jobs = local.atelier(&["--json", "jobs"]).await;
+    let edit_id = jobs.json()["items"][0]["id"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    local
+        .model
+        .fault(serde_json::json!({ "call": "compare", "fault": "compare_improved" }))
+        .await;
+    let out = local.dir.join("repaired.png");
+    let out_arg = out.to_string_lossy().into_owned();
+    let args = [
+        "repair",
+        edit_id.as_str(),
+        "finer stitches on the ears",
+        "--out",
+        &out_arg,
+    ];
+
+    let killed = local
+        .atelier_with(&args, &[("ATELIER_CLI_EXIT_AFTER_SUBMIT_SENT", "1")])
+        .await;
+    let rerun = local.atelier(&args).await;
+
+    assert_eq!(killed.code, Some(3), "{killed:#?}");
+    assert_eq!(rerun.code, Some(0), "{rerun:#?}");
+    assert!(rerun.stderr.contains("not charged again"), "{rerun:#?}");
+    assert!(
+        rerun
+            .stdout
+            .contains("Compared with the previous version: improved"),
+        "{rerun:#?}"
+    );
+    assert_png_of_sample_size(&out);
+    let debits: Vec<i64> = local
+        .h
+        .ledger(&user)
+        .await
+        .iter()
+        .filter(|r| r.kind == LedgerKind::Debit)
+        .map(|r| r.amount)
+        .collect();
+    assert_eq!(debits, vec![-4, -4], "the edit and ONE repair");
+    assert_eq!(local.h.balance(&user).await, 20 - 8);
+    assert_eq!(local.pending(), 0);
     local.h.assert_audit_clean().await;
 }

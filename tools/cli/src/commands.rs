@@ -55,6 +55,8 @@ struct Job {
     created_at: String,
     failure: Option<Failure>,
     result: Option<JobResult>,
+    /// On `GET /v1/edits/{id}` of an edit with repairs, or of a repair.
+    lineage: Option<Lineage>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -72,6 +74,24 @@ struct JobResult {
     height: u32,
     review: Review,
     leakage: Option<Leakage>,
+    /// A repair: how its candidate compared with the version the user held.
+    comparison: Option<Comparison>,
+    /// A repair that did not improve: `url` is the previous version, kept.
+    #[serde(default)]
+    retained_previous: bool,
+}
+
+#[derive(Debug, Deserialize)]
+struct Comparison {
+    outcome: String,
+    #[serde(default)]
+    notes: String,
+}
+
+#[derive(Debug, Deserialize)]
+struct Lineage {
+    repairs_left: u32,
+    current_job_id: String,
 }
 
 #[derive(Debug, Deserialize)]
@@ -322,6 +342,12 @@ pub async fn job(ctx: &Ctx, id: &str) -> anyhow::Result<()> {
     }
     if let Some(f) = &job.failure {
         print_failure(ctx, f, &job);
+    }
+    if let Some(l) = &job.lineage {
+        ctx.say(format!(
+            "Current version: {}; repairs left: {}",
+            l.current_job_id, l.repairs_left
+        ));
     }
     Ok(())
 }
@@ -795,6 +821,20 @@ fn print_review(ctx: &Ctx, r: &JobResult, job: &Job) {
         format!(" — {}", r.review.notes)
     };
     ctx.say(format!("Review: {}{notes}", r.review.verdict));
+    if let Some(c) = &r.comparison {
+        ctx.say(format!(
+            "Compared with the previous version: {}{}",
+            c.outcome,
+            if c.notes.is_empty() {
+                String::new()
+            } else {
+                format!(" — {}", c.notes)
+            }
+        ));
+    }
+    if r.retained_previous {
+        ctx.say("The repair did not improve on the previous version: that version is kept (and is what was saved).");
+    }
     if let Some(l) = &r.leakage {
         let target = job
             .settings
