@@ -41,6 +41,14 @@ pub enum Error {
     TooManyInFlight { in_flight: i64, limit: u32 },
     #[error("the job cannot be canceled: it is {}", state.as_str())]
     NotCancelable { state: crate::domain::JobState },
+    #[error("the edit cannot be repaired: it is {}", state.as_str())]
+    NotRepairable { state: crate::domain::JobState },
+    #[error("this edit's repairs stopped: a repair did not improve on the version kept")]
+    RepairsStopped,
+    #[error("this edit has used its repairs")]
+    RepairLimitReached,
+    #[error("a repair of this edit is in progress")]
+    RepairInProgress,
     #[error("invalid cursor")]
     InvalidCursor,
     #[error("the store returned data that does not fit the schema: {0}")]

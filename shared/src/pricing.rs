@@ -1,9 +1,9 @@
 //! The one price function. `POST /v1/quotes` shows exactly what `POST /v1/edits` charges,
-//! because both call [`quote`].
+//! and a repair is charged from the same function, because all call [`price`].
 
 use serde::Serialize;
 
-use crate::domain::{Credits, EditSpec, Target};
+use crate::domain::{Credits, EditSpec, Operation, Target};
 
 /// Credits granted once, on the account's first authenticated call: enough for any single
 /// edit, so the first edit is free whatever it is.
@@ -25,15 +25,26 @@ pub struct Quote {
     pub lines: Vec<QuoteLine>,
 }
 
-/// Price of an edit: the target's base (a background is the largest area to redraw, a
-/// brushed area usually the smallest) plus a surcharge for a style reference (a third image
-/// in every model call). Strength and text do not change the price.
+/// Price of an edit.
 pub fn quote(spec: &EditSpec) -> Quote {
-    let (item, base) = match spec.target {
-        Target::Pet => ("edit: pet", 4),
-        Target::Person => ("edit: person", 4),
-        Target::Background => ("edit: background", 5),
-        Target::Brush => ("edit: brushed area", 3),
+    price(Operation::Edit, spec)
+}
+
+/// Price of an edit or of a repair of it: the target's base (a background is the largest
+/// area to redraw, a brushed area usually the smallest) plus a surcharge for a style reference
+/// (a third image in every model call). Strength and text do not change the price. A repair
+/// costs what the edit cost: it makes the same edit call, and its comparison replaces the
+/// readiness check.
+pub fn price(op: Operation, spec: &EditSpec) -> Quote {
+    let (item, base) = match (op, spec.target) {
+        (Operation::Edit, Target::Pet) => ("edit: pet", 4),
+        (Operation::Edit, Target::Person) => ("edit: person", 4),
+        (Operation::Edit, Target::Background) => ("edit: background", 5),
+        (Operation::Edit, Target::Brush) => ("edit: brushed area", 3),
+        (Operation::Repair, Target::Pet) => ("repair: pet", 4),
+        (Operation::Repair, Target::Person) => ("repair: person", 4),
+        (Operation::Repair, Target::Background) => ("repair: background", 5),
+        (Operation::Repair, Target::Brush) => ("repair: brushed area", 3),
     };
     let mut lines = vec![QuoteLine {
         item,

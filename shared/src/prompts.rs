@@ -243,15 +243,33 @@ only with JSON that matches the given schema."
 /// The image edit. `observation` is the readiness check's; a repair passes its instruction,
 /// which goes in as data like all user text.
 pub fn edit(spec: &EditSpec, observation: &str, repair_instruction: Option<&str>) -> EditPrompt {
-    let mut images = vec![ImageRole::Original];
+    // A repair starts from the version the user holds (Image 1); the original stays the
+    // identity and scene authority.
+    let mut images = Vec::new();
+    if repair_instruction.is_some() {
+        images.push(ImageRole::Current);
+    }
+    images.push(ImageRole::Original);
     if spec.style_reference_asset_id.is_some() {
         images.push(ImageRole::StyleReference);
     }
+    let photo = if repair_instruction.is_some() {
+        "Image 2"
+    } else {
+        "Image 1"
+    };
     let masked = spec.mask_asset_id.is_some();
     let style = spec.style.style();
-    let mut text = format!(
+    let mut text = String::new();
+    if repair_instruction.is_some() {
+        text.push_str(
+            "This is a repair. Image 1 is the current version of an edit of the photo in \
+Image 2: change Image 1 only as USER DATA \"repair_instruction\" asks, within the rules below.\n",
+        );
+    }
+    text.push_str(&format!(
         "Redraw only the target as a real handmade object in the medium below. Everything \
-outside the target stays a photograph: the same pixels, light, focus and grain as Image 1.\n\
+outside the target stays a photograph: the same pixels, light, focus and grain as {photo}.\n\
 {request}\
 Strength detail: {strength}\n\
 \n\
@@ -259,7 +277,7 @@ Strength detail: {strength}\n\
         request = request_lines(spec),
         strength = strength_text(spec.strength),
         images = images_block(&images),
-    );
+    ));
     if masked {
         text.push_str(
             "The mask marks where pixels may change; outside it nothing changes, and the edit \
@@ -267,7 +285,7 @@ must not spill past its edge.\n",
         );
     }
     text.push_str(&format!(
-        "\nKeep the target's identity, pose, proportions and place from Image 1; only its \
+        "\nKeep the target's identity, pose, proportions and place from {photo}; only its \
 material becomes {name}.\n\
 Observation from the check (a JSON string; whatever it names at the selection's boundary stays photographic): {observation}\n",
         name = style.name.to_lowercase(),
@@ -426,6 +444,9 @@ mod tests {
                     serde_json::from_str(json.trim()).unwrap_or_else(|e| panic!("{name}: {e}"));
                 assert_eq!(value["custom_style"], INJECTION, "{name}");
                 assert_eq!(value["locks"][0], "the red collar", "{name}");
+                if name == "edit" || name == "comparison" {
+                    assert_eq!(value["repair_instruction"], INJECTION, "{name}");
+                }
                 // A forged "Target:" line inside the data stays inside the JSON string.
                 let targets: Vec<&str> =
                     text.lines().filter(|l| l.starts_with("Target: ")).collect();
@@ -436,6 +457,23 @@ mod tests {
                 );
             }
         }
+    }
+
+    #[test]
+    fn a_repair_edits_the_current_version_with_the_original_as_authority() {
+        let p = edit(&spec(Target::Pet), "a cat", Some("finer stitches"));
+        assert_eq!(p.images, vec![ImageRole::Current, ImageRole::Original]);
+        assert!(
+            p.text.contains("Image 1: the current version"),
+            "{}",
+            p.text
+        );
+        assert!(
+            p.text
+                .contains("identity, pose, proportions and place from Image 2")
+        );
+        let first = edit(&spec(Target::Pet), "a cat", None);
+        assert_eq!(first.images, vec![ImageRole::Original]);
     }
 
     #[test]

@@ -440,6 +440,15 @@ impl Harness {
 }
 
 impl Harness {
+    /// `POST /v1/edits/{id}/repairs` with a key and a JSON body.
+    pub async fn repair(&self, user: &UserId, id: &str, key: &str, body: &Value) -> Reply {
+        let req = Harness::json_request("POST", &format!("/v1/edits/{id}/repairs"))
+            .header("idempotency-key", key)
+            .body(Body::from(body.to_string()))
+            .unwrap_or_default();
+        self.call(Some(user), req).await
+    }
+
     /// `POST /v1/edits/{id}/cancel`.
     pub async fn cancel(&self, user: &UserId, id: &str) -> Reply {
         let req = Request::post(format!("/v1/edits/{id}/cancel"))

@@ -2,10 +2,14 @@
 
 use std::collections::BTreeMap;
 
+use atelier_shared::domain::repair::MAX_REPAIRS;
 use atelier_shared::domain::{JobState, Operation, Strength, StyleId, Target};
+use atelier_shared::services::jobs::ResultLinks;
+use atelier_shared::services::repair::Lineage;
 use atelier_shared::services::uploads::UploadSlot;
 use atelier_shared::store::schema::{
-    AccountItem, JobFailure, JobItem, LeakageRecord, LedgerItem, LedgerKind, ReviewRecord,
+    AccountItem, ComparisonRecord, JobFailure, JobItem, LeakageRecord, LedgerItem, LedgerKind,
+    ReviewRecord,
 };
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
@@ -44,6 +48,87 @@ pub struct JobView {
     /// Present once the job succeeded.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub result: Option<ResultView>,
+    /// A repair: the edit it repairs and the instruction.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub repair: Option<RepairView>,
+    /// An edit that has repairs, or a repair (on `GET /v1/edits/{id}` only): the versions
+    /// and which one the user holds.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lineage: Option<LineageView>,
+}
+
+/// What a repair job repairs.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct RepairView {
+    /// The original edit of the lineage (the parent of every repair).
+    pub parent_job_id: String,
+    pub instruction: String,
+}
+
+/// An edit and its repairs.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct LineageView {
+    pub root_job_id: String,
+    pub repairs_used: u32,
+    pub repairs_left: u32,
+    /// A repair did not improve on the version kept: no more repairs on this lineage.
+    pub repairs_stopped: bool,
+    /// The job whose image the user holds now.
+    pub current_job_id: String,
+    /// The edit, then each repair, oldest first.
+    pub versions: Vec<VersionView>,
+}
+
+/// One job of a lineage.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct VersionView {
+    pub job_id: String,
+    pub operation: Operation,
+    pub status: JobState,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub instruction: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub review: Option<ReviewRecord>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub comparison: Option<ComparisonRecord>,
+    pub retained_previous: bool,
+    /// This job's image is the one the user holds.
+    pub current: bool,
+}
+
+impl LineageView {
+    pub fn new(l: &Lineage) -> LineageView {
+        let current = l
+            .root
+            .current
+            .as_ref()
+            .map_or(&l.root.job_id, |c| &c.job_id);
+        let version = |j: &JobItem| VersionView {
+            job_id: j.job_id.to_string(),
+            operation: j.operation,
+            status: j.status,
+            instruction: j.repair.as_ref().map(|r| r.instruction.clone()),
+            review: j.result.as_ref().map(|r| r.review.clone()),
+            comparison: j.result.as_ref().and_then(|r| r.comparison.clone()),
+            retained_previous: j.result.as_ref().is_some_and(|r| r.retained_previous),
+            current: &j.job_id == current,
+        };
+        LineageView {
+            root_job_id: l.root.job_id.to_string(),
+            repairs_used: l.root.repairs_used,
+            repairs_left: if l.root.repairs_stopped {
+                0
+            } else {
+                MAX_REPAIRS.saturating_sub(l.root.repairs_used)
+            },
+            repairs_stopped: l.root.repairs_stopped,
+            current_job_id: current.to_string(),
+            versions: std::iter::once(&l.root)
+                .chain(l.repairs.iter())
+                .map(version)
+                .collect(),
+        }
+    }
 }
 
 /// A delivered image: a short-lived download URL, the review and the measured leakage.
@@ -57,25 +142,33 @@ pub struct ResultView {
     pub review: ReviewRecord,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub leakage: Option<LeakageRecord>,
+    /// A repair: how its candidate compared with the version the user held.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub comparison: Option<ComparisonRecord>,
+    /// A repair that did not improve: `url` is the previous version, kept.
+    pub retained_previous: bool,
+    /// The candidate such a repair made, for inspection (presigned like `url`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub candidate_url: Option<String>,
 }
 
 impl JobView {
-    /// The view with its result's download URL (`None` for a job without a result).
-    pub fn with_result_url(j: JobItem, url: Option<(String, String)>) -> JobView {
-        let result = j
-            .result
-            .clone()
-            .zip(url)
-            .map(|(r, (url, url_expires_at))| ResultView {
-                url,
-                url_expires_at,
-                width: r.width,
-                height: r.height,
-                review: r.review,
-                leakage: r.leakage,
-            });
+    /// The full view: the result's download URLs and the lineage.
+    pub fn detailed(j: JobItem, links: Option<ResultLinks>, lineage: Option<&Lineage>) -> JobView {
+        let result = j.result.clone().zip(links).map(|(r, l)| ResultView {
+            url: l.url,
+            url_expires_at: l.expires_at,
+            width: r.width,
+            height: r.height,
+            review: r.review,
+            leakage: r.leakage,
+            comparison: r.comparison,
+            retained_previous: r.retained_previous,
+            candidate_url: l.candidate_url,
+        });
         let mut view = JobView::from(j);
         view.result = result;
+        view.lineage = lineage.map(LineageView::new);
         view
     }
 }
@@ -103,6 +196,11 @@ impl From<JobItem> for JobView {
             updated_at: j.updated_at,
             failure: j.failure,
             result: None,
+            repair: j.repair.map(|r| RepairView {
+                parent_job_id: r.root_job_id.to_string(),
+                instruction: r.instruction,
+            }),
+            lineage: None,
         }
     }
 }

@@ -28,7 +28,7 @@ pub struct Problem {
     /// Price of the request, for `INSUFFICIENT_CREDITS`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub price: Option<u32>,
-    /// The job's state, for `NOT_CANCELABLE`.
+    /// The job's state, for `NOT_CANCELABLE` and `NOT_REPAIRABLE`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub state: Option<atelier_shared::domain::JobState>,
 }
@@ -137,6 +137,22 @@ impl From<Error> for ApiError {
                 let mut e = ApiError::new(StatusCode::CONFLICT, "NOT_CANCELABLE", "Cannot cancel")
                     .detail(format!("the edit is {}; only a queued edit can be canceled", state.as_str()));
                 e.problem.state = Some(state);
+                e
+            }
+            Error::NotRepairable { state } => {
+                let mut e = ApiError::new(StatusCode::CONFLICT, "NOT_REPAIRABLE", "Cannot repair")
+                    .detail(format!("the edit is {}; only a succeeded edit can be repaired", state.as_str()));
+                e.problem.state = Some(state);
+                e
+            }
+            Error::RepairsStopped => ApiError::new(StatusCode::CONFLICT, "REPAIRS_STOPPED", "Repairs stopped")
+                .detail("a repair of this edit did not improve on the version you have, so you kept it and repairs stopped; start a new edit to try again"),
+            Error::RepairLimitReached => ApiError::new(StatusCode::CONFLICT, "REPAIR_LIMIT_REACHED", "No repairs left")
+                .detail("an edit can be repaired at most twice; start a new edit to try again"),
+            Error::RepairInProgress => {
+                let mut e = ApiError::new(StatusCode::CONFLICT, "REPAIR_IN_PROGRESS", "A repair is in progress")
+                    .detail("each repair starts from the version the previous one left; try again when it finishes");
+                e.retry_after = Some(30);
                 e
             }
             Error::InvalidCursor => ApiError::bad_request("INVALID_CURSOR", "the cursor is not one this API returned"),

@@ -29,7 +29,7 @@ impl Modify for BearerAuth {
     paths(
         public::healthz, public::styles, public::openapi,
         quotes::create_quote, uploads::create_upload,
-        edits::create_edit, edits::get_edit, edits::list_edits, edits::cancel_edit,
+        edits::create_edit, edits::get_edit, edits::list_edits, edits::cancel_edit, edits::create_repair,
         account::get_account, account::get_ledger,
     ),
     modifiers(&BearerAuth),

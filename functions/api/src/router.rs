@@ -20,6 +20,7 @@ pub fn router(app: App) -> Router {
         .route("/v1/edits", post(edits::create_edit).get(edits::list_edits))
         .route("/v1/edits/{id}", get(edits::get_edit))
         .route("/v1/edits/{id}/cancel", post(edits::cancel_edit))
+        .route("/v1/edits/{id}/repairs", post(edits::create_repair))
         .route("/v1/account", get(account::get_account))
         .route("/v1/account/ledger", get(account::get_ledger))
         .fallback(|| async { ApiError::not_found().detail("no such route") })

@@ -23,12 +23,29 @@ pub async fn list_jobs(
     app.store.jobs_page(user, limit, cursor).await
 }
 
-/// A short-lived download URL for the job's delivered image, with its expiry time.
-pub async fn result_url(app: &App, job: &JobItem) -> Result<Option<(String, String)>, Error> {
+/// Short-lived download URLs of a delivered job.
+#[derive(Debug, Clone)]
+pub struct ResultLinks {
+    pub url: String,
+    pub expires_at: String,
+    /// A repair that kept the previous version: its candidate, for inspection.
+    pub candidate_url: Option<String>,
+}
+
+/// Short-lived download URLs for the job's delivered image (and a kept repair candidate).
+pub async fn result_links(app: &App, job: &JobItem) -> Result<Option<ResultLinks>, Error> {
     let Some(result) = &job.result else {
         return Ok(None);
     };
     let ttl = std::time::Duration::from_secs(app.config.limits.result_url_ttl_secs);
     let url = app.assets.presign_get(&result.asset_key, ttl).await?;
-    Ok(Some((url, crate::clock::format(crate::clock::now() + ttl))))
+    let candidate_url = match &result.candidate_asset_key {
+        Some(key) => Some(app.assets.presign_get(key, ttl).await?),
+        None => None,
+    };
+    Ok(Some(ResultLinks {
+        url,
+        expires_at: crate::clock::format(crate::clock::now() + ttl),
+        candidate_url,
+    }))
 }

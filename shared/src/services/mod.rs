@@ -7,6 +7,7 @@ pub mod budget;
 pub mod cancel;
 pub mod jobs;
 pub mod process;
+pub mod repair;
 pub mod submit;
 pub mod sweep;
 pub mod uploads;

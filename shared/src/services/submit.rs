@@ -9,7 +9,7 @@ use crate::domain::{EditSpec, IdempotencyKey, JobId, JobState, Operation, UserId
 use crate::error::Error;
 use crate::pricing;
 use crate::store::jobs::CreateOutcome;
-use crate::store::schema::JobItem;
+use crate::store::schema::{JobItem, RepairOf};
 
 /// A submitted edit.
 #[derive(Debug, Clone)]
@@ -17,6 +17,45 @@ pub struct Submitted {
     pub job: JobItem,
     /// The same request had been made before with this key: nothing new was charged.
     pub replayed: bool,
+}
+
+/// A new job, queued and dispatched now.
+pub(crate) fn queued_job(
+    job_id: JobId,
+    user: &UserId,
+    operation: Operation,
+    request: EditSpec,
+    request_hash: String,
+    credits: i64,
+    repair: Option<RepairOf>,
+) -> JobItem {
+    let now = clock::format(clock::now());
+    JobItem {
+        user_sort: format!("{now}#{job_id}"),
+        job_id,
+        user_id: user.clone(),
+        operation,
+        status: JobState::Queued,
+        request,
+        request_hash,
+        credits,
+        dispatch_count: 1,
+        dispatched_at: now.clone(),
+        sweep_state: Some(JobState::Queued),
+        sweep_at: Some(now.clone()),
+        failure: None,
+        started_at: None,
+        result: None,
+        repair,
+        repairs_used: 0,
+        repair_attempts: 0,
+        repairs_stopped: false,
+        repair_active: None,
+        current: None,
+        repair_jobs: Vec::new(),
+        created_at: now.clone(),
+        updated_at: now,
+    }
 }
 
 /// Submits an edit on behalf of `user`.
@@ -41,26 +80,15 @@ pub async fn submit_edit(
         }
     }
 
-    let now = clock::format(clock::now());
-    let job = JobItem {
-        job_id: job_id.clone(),
-        user_id: user.clone(),
-        operation: Operation::Edit,
-        status: JobState::Queued,
-        request: spec,
+    let job = queued_job(
+        job_id,
+        user,
+        Operation::Edit,
+        spec,
         request_hash,
-        credits: price.as_i64(),
-        user_sort: format!("{now}#{job_id}"),
-        dispatch_count: 1,
-        dispatched_at: now.clone(),
-        sweep_state: Some(JobState::Queued),
-        sweep_at: Some(now.clone()),
-        failure: None,
-        started_at: None,
-        result: None,
-        created_at: now.clone(),
-        updated_at: now,
-    };
+        price.as_i64(),
+        None,
+    );
 
     // At most two rounds: the second only after creating a missing account.
     for _ in 0..2 {

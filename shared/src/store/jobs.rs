@@ -37,32 +37,10 @@ impl Store {
         job: &JobItem,
         max_in_flight: u32,
     ) -> Result<CreateOutcome, Error> {
-        let mut debit = LedgerItem::new(
-            &job.user_id,
-            reference::debit(&job.job_id),
-            -job.credits,
-            LedgerKind::Debit,
-            &job.created_at,
-        );
-        debit.job_id = Some(job.job_id.clone());
-        let account = Update::builder()
-            .table_name(&self.names.accounts_table)
-            .key(attr::USER_ID, s(job.user_id.as_str()))
-            .update_expression(
-                "SET #credits = #credits - :price, #in_flight = #in_flight + :one, #rev = #rev + :one",
-            )
-            .condition_expression("attribute_exists(#user_id) AND #credits >= :price AND #in_flight < :max")
-            .set_expression_attribute_names(Some(names(&[attr::CREDITS, attr::IN_FLIGHT, attr::REV, attr::USER_ID])))
-            .expression_attribute_values(":price", n(job.credits))
-            .expression_attribute_values(":one", n(1))
-            .expression_attribute_values(":max", n(i64::from(max_in_flight)))
-            .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld)
-            .build()
-            .map_err(|e| AwsError::new("jobs.create.build", e))?;
         let items = vec![
             self.put_new(&self.names.jobs_table, to_item(job)?, attr::JOB_ID)?,
-            TransactWriteItem::builder().update(account).build(),
-            self.put_new(&self.names.ledger_table, to_item(&debit)?, attr::REF)?,
+            self.account_debit(job, max_in_flight)?,
+            self.ledger_debit(job)?,
         ];
         let reasons = match self.transact("jobs.create", items).await? {
             TxOutcome::Committed => return Ok(CreateOutcome::Created),
@@ -74,7 +52,16 @@ impl Store {
             })?;
             return Ok(CreateOutcome::Exists(Box::new(from_item(old)?)));
         }
-        match reasons.get(1).filter(|r| r.condition_failed()) {
+        Self::debit_refusal(&reasons, 1, job)
+    }
+
+    /// Why the account item at `index` of a canceled debit transaction refused.
+    pub(crate) fn debit_refusal(
+        reasons: &[super::CancelReason],
+        index: usize,
+        job: &JobItem,
+    ) -> Result<CreateOutcome, Error> {
+        match reasons.get(index).filter(|r| r.condition_failed()) {
             Some(r) => match &r.item {
                 None => Ok(CreateOutcome::AccountMissing),
                 Some(old) => {
@@ -94,6 +81,43 @@ impl Store {
                 "job transaction canceled for no known reason: {reasons:?}"
             ))),
         }
+    }
+
+    /// The account side of a debit: balance down by the job's price, one more in flight,
+    /// under `credits >= price AND in_flight < max`; the old account comes back on refusal.
+    pub(crate) fn account_debit(
+        &self,
+        job: &JobItem,
+        max_in_flight: u32,
+    ) -> Result<TransactWriteItem, Error> {
+        let account = Update::builder()
+            .table_name(&self.names.accounts_table)
+            .key(attr::USER_ID, s(job.user_id.as_str()))
+            .update_expression(
+                "SET #credits = #credits - :price, #in_flight = #in_flight + :one, #rev = #rev + :one",
+            )
+            .condition_expression("attribute_exists(#user_id) AND #credits >= :price AND #in_flight < :max")
+            .set_expression_attribute_names(Some(names(&[attr::CREDITS, attr::IN_FLIGHT, attr::REV, attr::USER_ID])))
+            .expression_attribute_values(":price", n(job.credits))
+            .expression_attribute_values(":one", n(1))
+            .expression_attribute_values(":max", n(i64::from(max_in_flight)))
+            .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld)
+            .build()
+            .map_err(|e| AwsError::new("jobs.debit.build", e))?;
+        Ok(TransactWriteItem::builder().update(account).build())
+    }
+
+    /// The ledger row of a job's debit (`debit:job:<id>`, written at most once).
+    pub(crate) fn ledger_debit(&self, job: &JobItem) -> Result<TransactWriteItem, Error> {
+        let mut debit = LedgerItem::new(
+            &job.user_id,
+            reference::debit(&job.job_id),
+            -job.credits,
+            LedgerKind::Debit,
+            &job.created_at,
+        );
+        debit.job_id = Some(job.job_id.clone());
+        self.put_new(&self.names.ledger_table, to_item(&debit)?, attr::REF)
     }
 
     /// A job by id, read consistently.
@@ -311,6 +335,11 @@ impl Store {
             self.account_release(job, true)?,
             self.put_new(&self.names.ledger_table, to_item(&refund)?, attr::REF)?,
         ];
+        if let Some(repair) = &job.repair {
+            // A refunded repair gives its slot back to the lineage.
+            items.push(self.lineage_release(&repair.root_job_id, &job.job_id)?);
+        }
+        let base_len = items.len();
         let with_extra = !extra.is_empty();
         let base = items.clone();
         items.extend(extra);
@@ -319,7 +348,8 @@ impl Store {
             TxOutcome::Canceled(reasons) => {
                 if reasons.first().is_some_and(|r| r.condition_failed()) {
                     Ok(FinishOutcome::NotInState)
-                } else if with_extra && reasons.iter().skip(3).any(|r| r.condition_failed()) {
+                } else if with_extra && reasons.iter().skip(base_len).any(|r| r.condition_failed())
+                {
                     // The joined settlement lost to another settler (the sweeper): the
                     // refund stands on its own.
                     match self.transact("jobs.end_with_refund", base).await? {

@@ -47,6 +47,21 @@ pub mod attr {
     pub const FAILURE: &str = "failure";
     pub const RESULT: &str = "result";
     pub const STARTED_AT: &str = "started_at";
+
+    /// On a repair job: the lineage it belongs to and its instruction.
+    pub const REPAIR: &str = "repair";
+    /// On an original edit (the lineage's root): repairs charged and not refunded.
+    pub const REPAIRS_USED: &str = "repairs_used";
+    /// On the root: repair submissions ever accepted, refunded ones included.
+    pub const REPAIR_ATTEMPTS: &str = "repair_attempts";
+    /// On the root: set when a repair did not improve on the current version.
+    pub const REPAIRS_STOPPED: &str = "repairs_stopped";
+    /// On the root: the repair in flight (at most one, so each starts from a settled version).
+    pub const REPAIR_ACTIVE: &str = "repair_active";
+    /// On the root: the version the user holds, once a repair replaced the original result.
+    pub const CURRENT: &str = "current";
+    /// On the root: every repair job of the lineage, oldest first.
+    pub const REPAIR_JOBS: &str = "repair_jobs";
 }
 
 /// Index names.
@@ -287,6 +302,80 @@ pub struct JobItem {
     pub started_at: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub result: Option<JobResult>,
+    /// A repair job: which lineage, what to improve.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repair: Option<RepairOf>,
+    /// The root of a lineage: its repairs (written by the repair transactions only).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub repairs_used: u32,
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub repair_attempts: u32,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub repairs_stopped: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repair_active: Option<JobId>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub current: Option<CurrentVersion>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub repair_jobs: Vec<JobId>,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
+}
+
+impl JobItem {
+    /// The id of the lineage's root: the job itself, or the edit a repair belongs to.
+    pub fn root_id(&self) -> &JobId {
+        self.repair
+            .as_ref()
+            .map_or(&self.job_id, |r| &r.root_job_id)
+    }
+
+    /// The image the user holds for this lineage (on a root job): the last accepted repair's,
+    /// or the edit's own result.
+    pub fn current_asset_key(&self) -> Option<&str> {
+        self.current
+            .as_ref()
+            .map(|c| c.asset_key.as_str())
+            .or(self.result.as_ref().map(|r| r.asset_key.as_str()))
+    }
+}
+
+/// What makes a job a repair.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RepairOf {
+    pub root_job_id: JobId,
+    pub instruction: String,
+}
+
+/// The version of a lineage the user holds.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CurrentVersion {
+    /// The job whose image it is (the root, or a repair).
+    pub job_id: JobId,
+    pub asset_key: String,
+}
+
+/// How a repair's candidate compared with the version the user held.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ComparisonOutcome {
+    Improved,
+    Unchanged,
+    Worse,
+    /// The reviewer was down or its answer unusable: no evidence either way.
+    NotVerified,
+}
+
+/// The comparison kept with a repair's result.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+pub struct ComparisonRecord {
+    pub outcome: ComparisonOutcome,
+    pub notes: String,
+    /// The job whose image the candidate was compared with.
+    #[schema(value_type = String)]
+    pub compared_with: JobId,
 }
 
 /// The reviewer's verdict on a delivered image. `NotVerified` when the reviewer was down,
@@ -336,6 +425,15 @@ pub struct JobResult {
     /// What the readiness check saw (fed into the edit prompt).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub observation: Option<String>,
+    /// A repair: the comparison with the version the user held.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub comparison: Option<ComparisonRecord>,
+    /// A repair that did not improve: `asset_key` is the previous version, kept; the
+    /// candidate is stored at `candidate_asset_key` for inspection.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub retained_previous: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub candidate_asset_key: Option<String>,
 }
 
 /// The daily cost breaker's item for one UTC day. Micro-dollars, integers.

@@ -699,7 +699,20 @@ fn answer(call: Call, seen: &Seen, applied: &Applied) -> Result<Value, String> {
     let value = match call {
         Call::Check => serde_json::to_value(readiness(seen, applied.not_ready)?),
         Call::Review => serde_json::to_value(review(seen)?),
-        Call::Compare => serde_json::to_value(comparison(seen)?),
+        Call::Compare => {
+            let mut answer = comparison(seen)?;
+            let scripted = match applied.compare {
+                Some(Fault::CompareImproved) => Some(Outcome::Improved),
+                Some(Fault::CompareUnchanged) => Some(Outcome::Unchanged),
+                Some(Fault::CompareWorse) => Some(Outcome::Worse),
+                _ => None,
+            };
+            if let Some(outcome) = scripted {
+                answer.outcome = outcome;
+                answer.notes = format!("Scripted {outcome:?}. {}", answer.notes);
+            }
+            serde_json::to_value(answer)
+        }
         Call::Edit | Call::Other => return Err("unknown response schema".to_owned()),
     };
     value.map_err(|e| format!("serialising the answer failed: {e}"))

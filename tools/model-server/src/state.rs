@@ -126,6 +126,15 @@ pub enum Fault {
     /// The readiness check answers not ready with a question, whatever it sees.
     #[serde(rename = "not_ready")]
     NotReady,
+    /// The repair comparison answers `improved`, whatever it sees.
+    #[serde(rename = "compare_improved")]
+    CompareImproved,
+    /// The repair comparison answers `unchanged`, whatever it sees.
+    #[serde(rename = "compare_unchanged")]
+    CompareUnchanged,
+    /// The repair comparison answers `worse`, whatever it sees.
+    #[serde(rename = "compare_worse")]
+    CompareWorse,
 }
 
 /// One rule of `POST /_stand-in/faults`.
@@ -182,6 +191,8 @@ pub struct Applied {
     pub schema_violation: bool,
     pub missing_usage: bool,
     pub not_ready: bool,
+    /// A scripted comparison answer (`compare_improved`, …).
+    pub compare: Option<Fault>,
 }
 
 impl Applied {
@@ -202,6 +213,15 @@ impl Applied {
             (self.schema_violation, "schema_violation"),
             (self.missing_usage, "missing_usage"),
             (self.not_ready, "not_ready"),
+            (
+                self.compare == Some(Fault::CompareImproved),
+                "compare_improved",
+            ),
+            (
+                self.compare == Some(Fault::CompareUnchanged),
+                "compare_unchanged",
+            ),
+            (self.compare == Some(Fault::CompareWorse), "compare_worse"),
         ] {
             if on {
                 parts.push(name);
@@ -281,6 +301,9 @@ impl StandIn {
                 Fault::SchemaViolation => applied.schema_violation = true,
                 Fault::MissingUsage => applied.missing_usage = true,
                 Fault::NotReady => applied.not_ready = true,
+                Fault::CompareImproved | Fault::CompareUnchanged | Fault::CompareWorse => {
+                    applied.compare = Some(rule.fault);
+                }
             }
         }
         inner.faults.retain(|r| r.times != Some(0));

@@ -1,7 +1,8 @@
 //! Edits: submit (paid, idempotent), read, list.
 
-use atelier_shared::domain::{EditRequest, JobId};
-use atelier_shared::services::{App, cancel, jobs, submit};
+use atelier_shared::domain::{EditRequest, JobId, RepairRequest};
+use atelier_shared::services::submit::Submitted;
+use atelier_shared::services::{App, cancel, jobs, repair, submit};
 use axum::Json;
 use axum::extract::{Path, State};
 use axum::response::{IntoResponse, Response};
@@ -35,6 +36,42 @@ pub async fn create_edit(
 ) -> Result<Response, ApiError> {
     let spec = req.validate().map_err(ApiError::validation)?;
     let submitted = submit::submit_edit(&app, &user, &key, spec).await?;
+    Ok(accepted(submitted))
+}
+
+/// Submits a paid repair of a succeeded edit (or of a succeeded repair of it): only an
+/// instruction; the edit's settings stay. Same replay and conflict rules as an edit. The
+/// repair edits the version the user holds; only an improvement replaces it.
+#[utoipa::path(post, path = "/v1/edits/{id}/repairs", tag = "edits", request_body = RepairRequest,
+    security(("bearer" = [])),
+    params(("id" = String, Path),
+        ("Idempotency-Key" = String, Header, description = "1-255 visible ASCII characters; reuse it when retrying the same request")),
+    responses(
+        (status = 202, body = JobView, description = "created and charged"),
+        (status = 200, body = JobView, description = "replay: the existing repair, nothing charged"),
+        (status = 400, body = Problem, content_type = "application/problem+json"),
+        (status = 402, body = Problem, content_type = "application/problem+json"),
+        (status = 404, body = Problem, content_type = "application/problem+json"),
+        (status = 409, body = Problem, content_type = "application/problem+json",
+            description = "IDEMPOTENCY_CONFLICT, NOT_REPAIRABLE, REPAIR_LIMIT_REACHED, REPAIRS_STOPPED or REPAIR_IN_PROGRESS"),
+        (status = 422, body = Problem, content_type = "application/problem+json"),
+        (status = 429, body = Problem, content_type = "application/problem+json"),
+    ))]
+pub async fn create_repair(
+    State(app): State<App>,
+    Caller(user): Caller,
+    Path(id): Path<String>,
+    IdempotencyKeyHeader(key): IdempotencyKeyHeader,
+    JsonBody(req): JsonBody<RepairRequest>,
+) -> Result<Response, ApiError> {
+    let id = JobId::parse(&id).ok_or_else(ApiError::not_found)?;
+    let spec = req.validate().map_err(ApiError::validation)?;
+    let submitted = repair::submit_repair(&app, &user, &key, &id, spec).await?;
+    Ok(accepted(submitted))
+}
+
+/// `202` + `Location` for a new job, `200` + `Idempotent-Replayed` for a replay.
+fn accepted(submitted: Submitted) -> Response {
     let location = format!("/v1/edits/{}", submitted.job.job_id);
     let status = if submitted.replayed {
         StatusCode::OK
@@ -49,10 +86,10 @@ pub async fn create_edit(
         res.headers_mut()
             .insert("idempotent-replayed", HeaderValue::from_static("true"));
     }
-    Ok(res)
+    res
 }
 
-/// One of the caller's edits.
+/// One of the caller's edits (or repairs), with its lineage when it has repairs.
 #[utoipa::path(get, path = "/v1/edits/{id}", tag = "edits", security(("bearer" = [])),
     params(("id" = String, Path)),
     responses((status = 200, body = JobView), (status = 404, body = Problem, content_type = "application/problem+json")))]
@@ -63,8 +100,9 @@ pub async fn get_edit(
 ) -> Result<Json<JobView>, ApiError> {
     let id = JobId::parse(&id).ok_or_else(ApiError::not_found)?;
     let job = jobs::get_job(&app, &user, &id).await?;
-    let url = jobs::result_url(&app, &job).await?;
-    Ok(Json(JobView::with_result_url(job, url)))
+    let links = jobs::result_links(&app, &job).await?;
+    let lineage = repair::lineage_of(&app, &job).await?;
+    Ok(Json(JobView::detailed(job, links, lineage.as_ref())))
 }
 
 /// The caller's edits, newest first.

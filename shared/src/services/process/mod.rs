@@ -13,6 +13,8 @@
 //!   pixel outside the selection is the original's; leakage is measured for every target with
 //!   a known selection.
 
+mod repair;
+
 use aws_sdk_dynamodb::types::TransactWriteItem;
 use image::RgbaImage;
 
@@ -237,6 +239,9 @@ impl Processor {
 
     async fn run(&self, job: &JobItem, open: &mut Option<AttemptItem>) -> Result<Outcome, Stop> {
         self.crash(Step::AfterClaim)?;
+        if let Some(repair) = &job.repair {
+            return self.run_repair(job, repair, open).await;
+        }
         let spec = &job.request;
         let inputs = self.load(job).await?;
 
@@ -371,93 +376,16 @@ impl Processor {
 
         // The expensive call.
         let edit_prompt = prompts::edit(spec, &readiness.observation, None);
-        let original_edit = imaging::downscale(&inputs.original, EDIT_MAX_SIDE);
-        let mut edit_images = vec![ImageInput::png(
-            ImageRole::Original,
-            imaging::encode_png(&original_edit).map_err(internal_image)?,
-        )];
-        if let Some(r) = &inputs.reference {
-            edit_images.push(ImageInput::png(
-                ImageRole::StyleReference,
-                imaging::encode_png(&imaging::downscale(r, EDIT_MAX_SIDE))
-                    .map_err(internal_image)?,
-            ));
-        }
-        let mask_png = match (&inputs.mask, edit_prompt.masked) {
-            (Some(m), true) => {
-                let (w, h) = original_edit.dimensions();
-                Some(m.resized(w, h).to_alpha_png().map_err(internal_image)?)
-            }
-            _ => None,
-        };
-        let call = EditCall {
-            prompt: edit_prompt,
-            images: edit_images,
-            mask_png,
-            size: EditSize::for_dimensions(original_edit.width(), original_edit.height()),
-        };
-        let edit = self.model.edit(&job.job_id, call).await;
-        let usage = match &edit {
-            Ok(r) => r.usage,
-            Err(e) => e.usage().copied(),
-        };
-        self.record(
-            open,
-            "edit",
-            CallKind::Edit,
-            call_outcome(edit.as_ref().err()),
-            usage,
-            edit.as_ref().err(),
-        )
-        .await?;
-        let edited = match edit {
-            Ok(r) => r.image,
-            Err(e) => {
-                tracing::warn!(job_id = %job.job_id, code = e.code(), error = %e, "edit_failed");
-                return Err(Stop::Fail(failure(
-                    "EDIT_FAILED",
-                    "The image model could not make this edit. Your credits were refunded; please try again.",
-                )));
-            }
-        };
+        let edited = self
+            .call_edit(job, open, edit_prompt, &inputs, None)
+            .await?;
         self.crash(Step::AfterEdit)?;
         if let Some(attempt) = open.take() {
             budget::settle(&self.app, &attempt, "consumer").await?;
         }
 
         // Only the selection changes.
-        let edited = DecodeLimits::MODEL_OUTPUT.decode(&edited).map_err(|e| {
-            tracing::warn!(job_id = %job.job_id, code = e.code(), error = %e, "edit_output_invalid");
-            Stop::Fail(failure("EDIT_FAILED", "The image model returned an unusable image. Your credits were refunded."))
-        })?;
-        let edited = edited.into_rgba8();
-        let (result, selection) = match (&inputs.mask, spec.target) {
-            (Some(mask), Target::Brush) => (
-                imaging::composite(&inputs.original, &edited, mask, FEATHER_PX)
-                    .map_err(internal_image)?,
-                Some((mask.clone(), "mask")),
-            ),
-            _ => {
-                let result = imaging::resize_exact(&edited, ow, oh);
-                let region = readiness
-                    .target_box
-                    .map(|b| (box_mask(b, ow, oh), "region"));
-                (result, region)
-            }
-        };
-        let leakage = match &selection {
-            Some((mask, basis)) => {
-                let l =
-                    imaging::leakage(&inputs.original, &result, mask).map_err(internal_image)?;
-                Some(LeakageRecord {
-                    changed_outside: l.changed_outside,
-                    outside: l.outside,
-                    ratio_ppm: l.ratio_ppm,
-                    basis: (*basis).to_owned(),
-                })
-            }
-            None => None,
-        };
+        let (result, leakage) = compose(job, &inputs, &edited, readiness.target_box)?;
         let result_png = imaging::encode_png(&result).map_err(internal_image)?;
         let key = Assets::result_key(&job.user_id, &job.job_id, "v1");
         self.app
@@ -559,6 +487,9 @@ impl Processor {
             review,
             leakage,
             observation: Some(readiness.observation),
+            comparison: None,
+            retained_previous: false,
+            candidate_asset_key: None,
         };
         match self.app.store.deliver(job, &result, &now, extra).await? {
             FinishOutcome::Done => {
@@ -568,6 +499,76 @@ impl Processor {
             FinishOutcome::NotInState => {
                 tracing::warn!(job_id = %job.job_id, "job_finished_elsewhere");
                 Ok(Outcome::LostRace)
+            }
+        }
+    }
+
+    /// The edit call: images in the prompt's order (`current`, a repair's starting image, as
+    /// Image 1 when given), the mask at the first image's size; usage saved on the open
+    /// attempt as soon as it returns. A provider error fails the job (never retried).
+    async fn call_edit(
+        &self,
+        job: &JobItem,
+        open: &mut Option<AttemptItem>,
+        prompt: prompts::EditPrompt,
+        inputs: &Inputs,
+        current: Option<&RgbaImage>,
+    ) -> Result<Vec<u8>, Stop> {
+        let png = |img: &RgbaImage| -> Result<Vec<u8>, Stop> {
+            imaging::encode_png(&imaging::downscale(img, EDIT_MAX_SIDE)).map_err(internal_image)
+        };
+        let first = imaging::downscale(current.unwrap_or(&inputs.original), EDIT_MAX_SIDE);
+        let mut images = Vec::new();
+        for role in &prompt.images {
+            let bytes = match role {
+                ImageRole::Current => current.map(png).transpose()?,
+                ImageRole::Original => Some(png(&inputs.original)?),
+                ImageRole::StyleReference => inputs.reference.as_ref().map(png).transpose()?,
+                _ => None,
+            };
+            let Some(bytes) = bytes else {
+                return Err(Stop::Fail(failure(
+                    "INTERNAL_ERROR",
+                    "An input image was missing. Your credits were refunded.",
+                )));
+            };
+            images.push(ImageInput::png(*role, bytes));
+        }
+        let mask_png = match (&inputs.mask, prompt.masked) {
+            (Some(m), true) => {
+                let (w, h) = first.dimensions();
+                Some(m.resized(w, h).to_alpha_png().map_err(internal_image)?)
+            }
+            _ => None,
+        };
+        let call = EditCall {
+            prompt,
+            images,
+            mask_png,
+            size: EditSize::for_dimensions(first.width(), first.height()),
+        };
+        let edit = self.model.edit(&job.job_id, call).await;
+        let usage = match &edit {
+            Ok(r) => r.usage,
+            Err(e) => e.usage().copied(),
+        };
+        self.record(
+            open,
+            "edit",
+            CallKind::Edit,
+            call_outcome(edit.as_ref().err()),
+            usage,
+            edit.as_ref().err(),
+        )
+        .await?;
+        match edit {
+            Ok(r) => Ok(r.image),
+            Err(e) => {
+                tracing::warn!(job_id = %job.job_id, code = e.code(), error = %e, "edit_failed");
+                Err(Stop::Fail(failure(
+                    "EDIT_FAILED",
+                    "The image model could not make this edit. Your credits were refunded; please try again.",
+                )))
             }
         }
     }
@@ -720,6 +721,51 @@ fn internal_image(e: ImagingError) -> Stop {
         "INTERNAL_ERROR",
         "Something went wrong on our side. Your credits were refunded.",
     ))
+}
+
+/// The edited image at the photo's size; for a brushed area composited over the original
+/// through the mask, so only the selection changes. Leakage is measured against the mask, or
+/// against the checker's box for a pet or person when there is one.
+fn compose(
+    job: &JobItem,
+    inputs: &Inputs,
+    edited: &[u8],
+    target_box: Option<crate::model::TargetBox>,
+) -> Result<(RgbaImage, Option<LeakageRecord>), Stop> {
+    let edited = DecodeLimits::MODEL_OUTPUT.decode(edited).map_err(|e| {
+        tracing::warn!(job_id = %job.job_id, code = e.code(), error = %e, "edit_output_invalid");
+        Stop::Fail(failure(
+            "EDIT_FAILED",
+            "The image model returned an unusable image. Your credits were refunded.",
+        ))
+    })?;
+    let edited = edited.into_rgba8();
+    let (ow, oh) = inputs.original.dimensions();
+    let (result, selection) = match (&inputs.mask, job.request.target) {
+        (Some(mask), Target::Brush) => (
+            imaging::composite(&inputs.original, &edited, mask, FEATHER_PX)
+                .map_err(internal_image)?,
+            Some((mask.clone(), "mask")),
+        ),
+        _ => {
+            let result = imaging::resize_exact(&edited, ow, oh);
+            let region = target_box.map(|b| (box_mask(b, ow, oh), "region"));
+            (result, region)
+        }
+    };
+    let leakage = match &selection {
+        Some((mask, basis)) => {
+            let l = imaging::leakage(&inputs.original, &result, mask).map_err(internal_image)?;
+            Some(LeakageRecord {
+                changed_outside: l.changed_outside,
+                outside: l.outside,
+                ratio_ppm: l.ratio_ppm,
+                basis: (*basis).to_owned(),
+            })
+        }
+        None => None,
+    };
+    Ok((result, leakage))
 }
 
 /// A selection mask from the checker's box (255 inside).

@@ -1,0 +1,190 @@
+//! Repairs: the lineage lives on its root job (the original edit). Submitting a repair is one
+//! transaction — the repair job, the root's repair slot, the debit — so the limit of two, the
+//! stop after a repair that did not help, and one repair at a time are conditions of the same
+//! write that charges (rules 1, 2 and 7). Finishing a repair updates the root in the same
+//! transaction as the repair job.
+
+use aws_sdk_dynamodb::types::{
+    AttributeValue, ReturnValuesOnConditionCheckFailure, TransactWriteItem, Update,
+};
+
+use super::jobs::CreateOutcome;
+use super::schema::{CurrentVersion, JobItem, attr};
+use super::{Store, TxOutcome, from_item, n, s, to_item};
+use crate::domain::repair::{MAX_REPAIR_ATTEMPTS, MAX_REPAIRS};
+use crate::domain::{JobId, JobState};
+use crate::error::{AwsError, Error};
+
+/// How an attempt to create a repair and debit its price ended.
+#[derive(Debug)]
+pub enum RepairCreateOutcome {
+    Created,
+    /// A job with this id exists: the caller compares request hashes.
+    Exists(Box<JobItem>),
+    /// The lineage's root is gone or not the caller's.
+    RootMissing,
+    NotRepairable {
+        state: JobState,
+    },
+    Stopped,
+    LimitReached,
+    InProgress,
+    /// The account refused the debit (missing, balance, in-flight limit).
+    Debit(CreateOutcome),
+}
+
+impl Store {
+    /// Puts the repair job, takes a repair slot on the root (`succeeded`, the caller's, not
+    /// stopped, none in flight, fewer than two used), debits the account and writes the ledger
+    /// row, all or nothing.
+    pub async fn create_repair_with_debit(
+        &self,
+        repair: &JobItem,
+        root: &JobId,
+        max_in_flight: u32,
+    ) -> Result<RepairCreateOutcome, Error> {
+        let slot = Update::builder()
+            .table_name(&self.names.jobs_table)
+            .key(attr::JOB_ID, s(root.as_str()))
+            .update_expression(
+                "SET #used = if_not_exists(#used, :zero) + :one, \
+                 #attempts = if_not_exists(#attempts, :zero) + :one, \
+                 #active = :rid, \
+                 #jobs = list_append(if_not_exists(#jobs, :empty), :rids)",
+            )
+            .condition_expression(
+                "#status = :succeeded AND #user_id = :user AND attribute_not_exists(#active) \
+                 AND (attribute_not_exists(#used) OR #used < :max) \
+                 AND (attribute_not_exists(#attempts) OR #attempts < :max_attempts) \
+                 AND (attribute_not_exists(#stopped) OR #stopped = :false)",
+            )
+            .expression_attribute_names("#used", attr::REPAIRS_USED)
+            .expression_attribute_names("#attempts", attr::REPAIR_ATTEMPTS)
+            .expression_attribute_names("#active", attr::REPAIR_ACTIVE)
+            .expression_attribute_names("#jobs", attr::REPAIR_JOBS)
+            .expression_attribute_names("#status", attr::STATUS)
+            .expression_attribute_names("#user_id", attr::USER_ID)
+            .expression_attribute_names("#stopped", attr::REPAIRS_STOPPED)
+            .expression_attribute_values(":zero", n(0))
+            .expression_attribute_values(":one", n(1))
+            .expression_attribute_values(":rid", s(repair.job_id.as_str()))
+            .expression_attribute_values(":empty", AttributeValue::L(Vec::new()))
+            .expression_attribute_values(
+                ":rids",
+                AttributeValue::L(vec![s(repair.job_id.as_str())]),
+            )
+            .expression_attribute_values(":succeeded", s(JobState::Succeeded.as_str()))
+            .expression_attribute_values(":user", s(repair.user_id.as_str()))
+            .expression_attribute_values(":max", n(i64::from(MAX_REPAIRS)))
+            .expression_attribute_values(":max_attempts", n(i64::from(MAX_REPAIR_ATTEMPTS)))
+            .expression_attribute_values(":false", AttributeValue::Bool(false))
+            .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld)
+            .build()
+            .map_err(|e| AwsError::new("repairs.slot.build", e))?;
+        let items = vec![
+            self.put_new(&self.names.jobs_table, to_item(repair)?, attr::JOB_ID)?,
+            TransactWriteItem::builder().update(slot).build(),
+            self.account_debit(repair, max_in_flight)?,
+            self.ledger_debit(repair)?,
+        ];
+        let reasons = match self.transact("repairs.create", items).await? {
+            TxOutcome::Committed => return Ok(RepairCreateOutcome::Created),
+            TxOutcome::Canceled(reasons) => reasons,
+        };
+        // A replay first: the same key must give the same answer whatever the lineage did since.
+        if let Some(r) = reasons.first().filter(|r| r.condition_failed()) {
+            let old = r.item.clone().ok_or_else(|| {
+                Error::Corrupt("repair condition failed without the old item".into())
+            })?;
+            return Ok(RepairCreateOutcome::Exists(Box::new(from_item(old)?)));
+        }
+        if let Some(r) = reasons.get(1).filter(|r| r.condition_failed()) {
+            let Some(old) = r.item.clone() else {
+                return Ok(RepairCreateOutcome::RootMissing);
+            };
+            let root: JobItem = from_item(old)?;
+            return Ok(if root.user_id != repair.user_id {
+                RepairCreateOutcome::RootMissing
+            } else if root.status != JobState::Succeeded {
+                RepairCreateOutcome::NotRepairable { state: root.status }
+            } else if root.repairs_stopped {
+                RepairCreateOutcome::Stopped
+            } else if root.repairs_used >= MAX_REPAIRS
+                || root.repair_attempts >= MAX_REPAIR_ATTEMPTS
+            {
+                RepairCreateOutcome::LimitReached
+            } else {
+                RepairCreateOutcome::InProgress
+            });
+        }
+        Self::debit_refusal(&reasons, 2, repair).map(RepairCreateOutcome::Debit)
+    }
+
+    /// The root's side of a refunded repair: the slot comes back, the repair is no longer in
+    /// flight. Conditioned on this repair being the one in flight (set in the same transaction
+    /// that charged it), so it applies once.
+    pub(crate) fn lineage_release(
+        &self,
+        root: &JobId,
+        repair: &JobId,
+    ) -> Result<TransactWriteItem, Error> {
+        let update = Update::builder()
+            .table_name(&self.names.jobs_table)
+            .key(attr::JOB_ID, s(root.as_str()))
+            .update_expression("SET #used = #used - :one REMOVE #active")
+            .condition_expression("#active = :rid")
+            .expression_attribute_names("#used", attr::REPAIRS_USED)
+            .expression_attribute_names("#active", attr::REPAIR_ACTIVE)
+            .expression_attribute_values(":one", n(1))
+            .expression_attribute_values(":rid", s(repair.as_str()))
+            .build()
+            .map_err(|e| AwsError::new("repairs.release.build", e))?;
+        Ok(TransactWriteItem::builder().update(update).build())
+    }
+
+    /// The root's side of a delivered repair: the version the user now holds (when the
+    /// candidate replaced it) and whether repairs stop; the repair is no longer in flight.
+    pub fn lineage_after_repair(
+        &self,
+        root: &JobId,
+        repair: &JobId,
+        current: Option<&CurrentVersion>,
+        stop: bool,
+    ) -> Result<TransactWriteItem, Error> {
+        let mut b = Update::builder()
+            .table_name(&self.names.jobs_table)
+            .key(attr::JOB_ID, s(root.as_str()))
+            .condition_expression("#active = :rid")
+            .expression_attribute_names("#active", attr::REPAIR_ACTIVE)
+            .expression_attribute_names("#stopped", attr::REPAIRS_STOPPED)
+            .expression_attribute_values(":rid", s(repair.as_str()))
+            .expression_attribute_values(":stop", AttributeValue::Bool(stop));
+        b = match current {
+            Some(c) => {
+                let value = serde_dynamo::to_attribute_value(c)
+                    .map_err(|e| Error::Corrupt(format!("current: {e}")))?;
+                b.update_expression("SET #stopped = :stop, #current = :current REMOVE #active")
+                    .expression_attribute_names("#current", attr::CURRENT)
+                    .expression_attribute_values(":current", value)
+            }
+            None => b.update_expression("SET #stopped = :stop REMOVE #active"),
+        };
+        Ok(TransactWriteItem::builder()
+            .update(
+                b.build()
+                    .map_err(|e| AwsError::new("repairs.after.build", e))?,
+            )
+            .build())
+    }
+
+    /// Jobs by id, read consistently, in the order asked (missing ones left out).
+    pub async fn get_jobs(&self, ids: &[JobId]) -> Result<Vec<JobItem>, Error> {
+        let mut out = Vec::with_capacity(ids.len());
+        for id in ids {
+            if let Some(job) = self.get_job(id).await? {
+                out.push(job);
+            }
+        }
+        Ok(out)
+    }
+}
