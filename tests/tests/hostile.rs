@@ -18,10 +18,6 @@ fn job_id(id: &str) -> JobId {
     JobId::parse(id).unwrap_or_else(|| panic!("job id {id}"))
 }
 
-fn pet() -> Value {
-    json!({ "style": "embroidery", "target": "pet" })
-}
-
 // ---------------------------------------------------------------------------------------------
 // Hostile files, made here byte by byte
 
