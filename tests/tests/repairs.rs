@@ -414,3 +414,40 @@ async fn only_a_succeeded_edit_of_your_own_can_be_repaired() {
     let stranger = h.repair(&user, &edit, "k2", &fix("finer")).await;
     assert_eq!(stranger.status, StatusCode::NOT_FOUND, "{stranger:?}");
 }
+
+#[tokio::test]
+async fn a_repair_whose_consumer_died_is_swept_refunded_and_frees_its_slot() {
+    use atelier_shared::clock;
+    use atelier_shared::services::process::Step;
+    // A stack of its own: the sweep acts on every stuck job it finds.
+    let (h, model) = (Harness::isolated(|_| {}).await, StandIn::start().await);
+    let (user, edit, p) = succeeded_edit(&h, &model).await;
+    let before = h.balance(&user).await;
+    let repair = h.repair(&user, &edit, "r1", &fix("finer")).await.str("id");
+    let mut dying = p.clone();
+    dying.crash_at = Some(Step::AfterEdit);
+    let died = dying.process(&job_id(&repair)).await;
+    assert!(died.is_err(), "{died:?}");
+
+    atelier_sweeper::handle(
+        &h.app,
+        clock::now() + std::time::Duration::from_secs(16 * 60),
+    )
+    .await;
+
+    let job = h.job(&user, &repair).await;
+    assert_eq!(job.str("status"), "failed", "{job:?}");
+    assert_eq!(h.balance(&user).await, before, "refunded");
+    assert_eq!(
+        model.calls(&repair).await.edit,
+        1,
+        "never a second edit call"
+    );
+    let next = h.repair(&user, &edit, "r2", &fix("finer")).await;
+    assert_eq!(
+        next.status,
+        StatusCode::ACCEPTED,
+        "the slot came back: {next:?}"
+    );
+    h.assert_audit_clean().await;
+}
