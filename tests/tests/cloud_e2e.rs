@@ -231,6 +231,42 @@ fn decode(png: &[u8]) -> Res<image::RgbaImage> {
     Ok(image::load_from_memory(png)?.to_rgba8())
 }
 
+/// A repair of a delivered edit (`POST /v1/edits/{id}/repairs`): paid like the edit, a job of
+/// its own that the consumer delivers, one edit call. Returns the repairs' job ids.
+async fn repair(c: &Cloud, of: &str, original: &image::RgbaImage) -> Res<Vec<String>> {
+    let key = ulid::Ulid::new().to_string();
+    let ask = json!({ "instruction": "finer stitches on the ears" });
+    let path = format!("/v1/edits/{of}/repairs");
+    let r = c.call("POST", &path, Some(&key), Some(&ask)).await?;
+    assert_eq!(r.status, 202, "{r:?}");
+    let id = r.str("id");
+    let replay = c.call("POST", &path, Some(&key), Some(&ask)).await?;
+    assert_eq!(
+        (replay.status, replay.str("id")),
+        (200, id.clone()),
+        "a retried repair is the same job: {replay:?}"
+    );
+    let done = c.finished(&id).await?;
+    assert_eq!(done.str("status"), "succeeded", "{done:?}");
+    assert_eq!(done.body["repair"]["parent_job_id"], of, "{done:?}");
+    let url = done.body["result"]["url"].as_str().ok_or("no result url")?;
+    let png = c
+        .http
+        .get(url)
+        .send()
+        .await?
+        .error_for_status()?
+        .bytes()
+        .await?;
+    assert_eq!(
+        decode(&png)?.dimensions(),
+        original.dimensions(),
+        "the repaired image has the photo's size"
+    );
+    assert_eq!(c.calls(&id).await?.0, 1, "one edit call for the repair");
+    Ok(vec![id])
+}
+
 #[tokio::test]
 #[ignore = "needs the local cloud: cargo xtask cloud-test"]
 async fn a_user_edits_a_photo_through_the_deployed_api() -> Res<()> {
@@ -361,12 +397,6 @@ async fn a_user_edits_a_photo_through_the_deployed_api() -> Res<()> {
         "one check, one edit, one review for job A"
     );
 
-    // 7. A repair of the delivered result.
-    // TODO(cloud-e2e-repairs): POST /v1/edits/{id}/repairs (Idempotency-Key, {"instruction"})
-    // is being added by the lead engineer and had not landed when this test was written:
-    // submit a repair of job A here, poll it to `succeeded`, and add its debit to the ledger
-    // check below.
-
     // More credits for the rest (an operator grant on the deployed tables, once per reason).
     let grant = c.admin(&[
         "grant",
@@ -380,6 +410,9 @@ async fn a_user_edits_a_photo_through_the_deployed_api() -> Res<()> {
     assert!(grant.status.success(), "atelier-admin grant");
     let account = c.get("/v1/account").await?;
     assert_eq!(account.body["balance"], 6 - 4 + 20, "{account:?}");
+
+    // 7. A repair of the delivered edit.
+    let repairs = repair(&c, &id_a, &original).await?;
 
     // 8. Pause the event source, as an operator can, so that jobs stay queued for certain.
     let queue = c.output("QueueUrl")?;
@@ -513,7 +546,7 @@ async fn a_user_edits_a_photo_through_the_deployed_api() -> Res<()> {
         26,
         "signup 6 + operator 20: {rows:#?}"
     );
-    for id in [&id_a, &id_b, &id_c] {
+    for id in [&id_a, &id_b, &id_c].into_iter().chain(&repairs) {
         assert_eq!(
             of("debit", Some(id)),
             vec![-4],
@@ -532,7 +565,7 @@ async fn a_user_edits_a_photo_through_the_deployed_api() -> Res<()> {
         Some(sum),
         "balance == sum(ledger)"
     );
-    assert_eq!(sum, 26 - 4 - 4 - 4 + 4);
+    assert_eq!(sum, 26 - 4 * (3 + repairs.len() as i64) + 4);
     assert_eq!(account.body["in_flight"], 0, "{account:?}");
 
     // 12. The operator's audit on the deployed tables.

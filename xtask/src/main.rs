@@ -296,7 +296,23 @@ fn test(extra: &[String]) -> Result<ExitCode> {
             }
         }
     }
-    let (passed, failed) = (passed + infra_passed, failed + infra_failed);
+    // The local cloud's end-to-end test (the release zips deployed by the CDK app to a private
+    // ministack, then used through the deployed API) counts as one more, likewise.
+    let (mut cloud_passed, mut cloud_failed) = (0u64, 0u64);
+    if extra.is_empty() {
+        match cloud::cloud_test(true) {
+            Ok(()) => cloud_passed = 1,
+            Err(e) => {
+                eprintln!("xtask: cloud-test failed: {e:#}");
+                cloud_failed = 1;
+                ok = false;
+            }
+        }
+    }
+    let (passed, failed) = (
+        passed + infra_passed + cloud_passed,
+        failed + infra_failed + cloud_failed,
+    );
     // One plain closing line for every runner's results together.
     println!("tests: {passed} passed, {failed} failed");
     Ok(if ok {
