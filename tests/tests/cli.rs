@@ -303,6 +303,18 @@ async fn failures_print_the_problem_code_and_exit_non_zero() {
         "{anonymous:#?}"
     );
 
+    let nobody_listens = local
+        .atelier_with(&["styles"], &[("ATELIER_API", "http://127.0.0.1:9")])
+        .await;
+    assert_eq!(nobody_listens.code, Some(1), "{nobody_listens:#?}");
+    assert!(
+        nobody_listens.stderr.contains("retrying in")
+            && nobody_listens
+                .stderr
+                .contains("no answer from the server after 5 attempts"),
+        "network errors are retried, then reported: {nobody_listens:#?}"
+    );
+
     local.login().await;
     let unknown = local
         .atelier(&[

@@ -119,7 +119,11 @@ impl Problem {
 impl fmt::Display for Problem {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{} ({})", self.code, self.status)?;
-        let message = self.message();
+        // With field errors, the detail only repeats them: the title, then one line each.
+        let message = match (&self.title, self.errors.is_empty()) {
+            (Some(title), false) => title.as_str(),
+            _ => self.message(),
+        };
         if !message.is_empty() {
             write!(f, ": {message}")?;
         }
@@ -338,7 +342,7 @@ mod tests {
         assert_eq!(p.errors.len(), 1);
         let shown = p.to_string();
         assert!(
-            shown.starts_with("VALIDATION_FAILED (422): style"),
+            shown.starts_with("VALIDATION_FAILED (422): The request is not valid\n"),
             "{shown}"
         );
         assert!(

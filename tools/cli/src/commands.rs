@@ -840,7 +840,10 @@ fn print_review(ctx: &Ctx, r: &JobResult, job: &Job) {
             .settings
             .get("target")
             .and_then(Value::as_str)
-            .unwrap_or("selection");
+            .map_or(
+                "selection",
+                |t| if t == "brush" { "brushed area" } else { t },
+            );
         let against = if l.basis == "mask" {
             "the mask"
         } else {
