@@ -48,6 +48,22 @@ for status, n in sorted(statuses.items(), key=lambda kv: str(kv[0])):
     print("status", status, n)
 "#;
 
+/// What schemathesis cannot learn from the document. Its `positive_data_acceptance` check
+/// expects a schema-valid request to be accepted, but some refusals depend on more than one
+/// field or on state, which JSON Schema cannot state: a brushed target needs a mask, a mask
+/// must be a PNG, sizes are per kind, asset ids must name an upload (422/404), credits can run
+/// out (402); and a cursor is valid only if the API issued it (400 INVALID_CURSOR). Every
+/// other check stays as it is.
+const CONFIG_TOML: &str = r#"
+[[operations]]
+include-name = ["POST /v1/edits", "POST /v1/quotes", "POST /v1/uploads", "POST /v1/edits/{id}/repairs"]
+checks.positive_data_acceptance.expected-statuses = ["2xx", "401", "402", "404", "409", "422", "429"]
+
+[[operations]]
+include-name = ["GET /v1/edits", "GET /v1/account/ledger"]
+checks.positive_data_acceptance.expected-statuses = ["2xx", "400", "401", "404"]
+"#;
+
 struct Args {
     requests: u64,
     seed: u64,
@@ -277,9 +293,13 @@ pub fn fuzz(args: &[String]) -> Result<ExitCode> {
         "xtask: fuzz seed {} — {} requests asked, {operations} operations, up to {per_operation} examples each",
         args.seed, args.requests
     );
+    let config = state.join("schemathesis.toml");
+    std::fs::write(&config, CONFIG_TOML)?;
     let fuzz_started = Instant::now();
     let status = Command::new(&schemathesis)
         .current_dir(&state)
+        .arg("--config-file")
+        .arg(&config)
         .arg("run")
         .arg(format!("http://127.0.0.1:{API_PORT}/v1/openapi.json"))
         .args(["--url", &format!("http://127.0.0.1:{API_PORT}")])
@@ -287,7 +307,12 @@ pub fn fuzz(args: &[String]) -> Result<ExitCode> {
         .args(["--seed", &args.seed.to_string()])
         .args(["--max-examples", &per_operation.to_string()])
         .args(["--header", &format!("Authorization: Bearer {token}")])
-        .args(["--workers", "2", "--request-timeout", "30"])
+        // One worker: hypothesis parses lambdas' source with `ast` while generating, which
+        // is not thread-safe on CPython 3.11 ("AST constructor recursion depth mismatch").
+        // No stateful phase: the document has no links yet, and its per-operation check
+        // settings (the opaque cursor above) are not applied there.
+        .args(["--workers", "1", "--request-timeout", "30"])
+        .args(["--phases", "examples,coverage,fuzzing"])
         .args(["--generation-database", "none", "--no-color"])
         .args(["--report", "ndjson", "--report-ndjson-path"])
         .arg(&events)
