@@ -347,11 +347,18 @@ pub fn fuzz(args: &[String]) -> Result<ExitCode> {
         .envs(env.iter().cloned())
         .output()
         .context("running atelier-admin audit")?;
+    // The audit prints its report as JSON and then one summary line; keep the line.
     let audit_text = format!(
         "{}{}",
-        String::from_utf8_lossy(&audit.stdout).trim(),
-        String::from_utf8_lossy(&audit.stderr).trim()
-    );
+        String::from_utf8_lossy(&audit.stdout),
+        String::from_utf8_lossy(&audit.stderr)
+    )
+    .lines()
+    .rev()
+    .find(|l| !l.trim().is_empty())
+    .unwrap_or_default()
+    .trim()
+    .to_owned();
     drop(api);
     drop(model);
 
