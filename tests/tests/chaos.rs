@@ -1,0 +1,495 @@
+//! The fault harness, in the spirit of Jepsen's bank test: many jobs through the real API,
+//! consumer and sweeper on the local stack, with faults chosen by a seed, then the money
+//! invariants checked over everything that happened.
+//!
+//! Short run (the README's test command): 60 jobs. Full run:
+//! `CHAOS_JOBS=1000 CHAOS_SEED=7 cargo xtask test -- -p atelier-tests --test chaos -- --nocapture`.
+//! The seed is printed; the same seed makes the same schedule (which job gets which client,
+//! queue, consumer, model and wire fault). Thread interleavings and the wire proxy's
+//! per-operation sequence still vary with timing, so a replay is the same schedule, not the
+//! same trace.
+//!
+//! Faults: clients retrying every submit and repair with the same key (sometimes
+//! concurrently) and reusing keys with another body; duplicate and concurrent deliveries;
+//! queue sends that fail (the wire proxy fails SQS calls); consumers dying after each step in
+//! turn; model errors, timeouts, malformed JSON, missing usage, reviewer down, ambiguous
+//! photos; a halt and a cap exhausted mid-run; two sweepers at once with the clock moved
+//! forward; wire faults between the code and DynamoDB/SQS/S3 (transaction conflicts,
+//! throttling, 500s, connections dropped after the write reached the server, latency).
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use atelier_model_server::samples;
+use atelier_shared::aws::Clients;
+use atelier_shared::clock;
+use atelier_shared::domain::{JobId, JobState, UserId};
+use atelier_shared::services::process::Step;
+use atelier_shared::services::{App, budget};
+use atelier_shared::store::schema::{JobItem, LedgerKind};
+use atelier_tests::{Harness, Reply, StandIn};
+use atelier_wire_proxy::{FaultKind, FaultPlan, Proxy};
+use futures::future::join_all;
+use http::StatusCode;
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+use serde_json::{Value, json};
+
+const STEPS: [Step; 6] = [
+    Step::AfterClaim,
+    Step::AfterReserve,
+    Step::AfterCheck,
+    Step::AfterEdit,
+    Step::AfterStore,
+    Step::AfterReview,
+];
+
+const MODEL_FAULTS: [(&str, &str); 9] = [
+    ("edit", "error_500"),
+    ("edit", "timeout"),
+    ("edit", "missing_usage"),
+    ("check", "malformed_json"),
+    ("check", "not_ready"),
+    ("review", "error_500"),
+    ("review", "schema_violation"),
+    ("compare", "error_500"),
+    ("edit", "malformed_json"),
+];
+
+fn env_u64(name: &str, default: u64) -> u64 {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+/// What the schedule did, counted.
+#[derive(Default, Debug)]
+struct Tally(BTreeMap<&'static str, u64>);
+
+impl Tally {
+    fn add(&mut self, what: &'static str) {
+        *self.0.entry(what).or_default() += 1;
+    }
+}
+
+/// A client that retries a paid request with the same key until it gets an answer that is
+/// not a server error (a person's app would).
+async fn persist(send: impl Fn() -> futures::future::BoxFuture<'static, Reply>) -> Reply {
+    let mut last = send().await;
+    for _ in 0..8 {
+        if !last.status.is_server_error() && last.status != StatusCode::TOO_MANY_REQUESTS {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        last = send().await;
+    }
+    last
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn money_invariants_hold_under_faults() {
+    let seed = env_u64("CHAOS_SEED", rand::random::<u16>().into());
+    let jobs = env_u64("CHAOS_JOBS", 60) as usize;
+    println!("chaos: seed {seed}, {jobs} jobs");
+    let mut rng = StdRng::seed_from_u64(seed);
+    let mut tally = Tally::default();
+
+    // A stack of its own; `clean` checks the books, `faulty` talks through the wire proxy.
+    let clean = Harness::isolated(|l| l.max_in_flight = 6).await;
+    let endpoint = clean
+        .app
+        .config
+        .resources
+        .queue_url
+        .split("/000000000000/")
+        .next()
+        .unwrap_or_default()
+        .to_owned();
+    let plan = FaultPlan::new(seed)
+        .rate(FaultKind::TransactionConflict, 0.03)
+        .rate(FaultKind::Throttling, 0.02)
+        .rate(FaultKind::ProvisionedThroughputExceeded, 0.01)
+        .rate(FaultKind::InternalError, 0.01)
+        .rate(FaultKind::DropAfterForward, 0.01)
+        .rate(FaultKind::Latency, 0.02);
+    let proxy = Proxy::start(&endpoint, Some(plan))
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let sdk = aws_config::defaults(aws_config::BehaviorVersion::latest())
+        .endpoint_url(proxy.url())
+        .load()
+        .await;
+    let faulty_clients = Clients::new(&sdk);
+    let faulty = Harness {
+        app: App::new(clean.app.config.clone(), &faulty_clients),
+        clients: faulty_clients,
+    };
+    let model = StandIn::start().await;
+    // Model calls wait long enough for a busy machine; a `timeout` fault gets a consumer
+    // whose calls give up after a second (the fault holds its request for three).
+    let processor = {
+        let mut p = faulty.processor_with_timeout(&model, Duration::from_secs(60));
+        p.app = faulty.app.clone();
+        p
+    };
+    let impatient = {
+        let mut p = faulty.processor_with_timeout(&model, Duration::from_secs(1));
+        p.app = faulty.app.clone();
+        p
+    };
+
+    // Users with balances for about three quarters of their jobs.
+    let users: Vec<UserId> = (0..(jobs / 5).max(2)).map(|_| clean.user()).collect();
+    for u in &users {
+        clean.fund_to(u, 14).await;
+    }
+    let photo = samples::single_pet();
+    let ambiguous = samples::two_pets();
+    let mut originals = BTreeMap::new();
+    for u in &users {
+        originals.insert(
+            u.clone(),
+            (
+                clean.upload(u, "original", photo.clone()).await,
+                clean.upload(u, "original", ambiguous.clone()).await,
+            ),
+        );
+    }
+
+    let day = budget::day_of(clock::now());
+    let mut all_jobs: Vec<(UserId, String)> = Vec::new();
+    let batch = 10usize;
+    let mut done = 0usize;
+    while done < jobs {
+        let n = batch.min(jobs - done);
+        // The budget: halted for one batch in the middle, exhausted near the end.
+        if done == jobs / 2 {
+            budget::set_halted(&clean.app, &day, true).await.ok();
+            tally.add("budget_halted_batches");
+        } else if done == jobs / 2 + batch {
+            budget::set_halted(&clean.app, &day, false).await.ok();
+        }
+        if done >= jobs * 4 / 5 && !tally.0.contains_key("budget_cap_lowered") {
+            if let Ok(d) = budget::day(&clean.app, &day).await {
+                let cap = d.used_micros + d.reserved_micros + 40_000;
+                budget::set_cap(&clean.app, &day, cap).await.ok();
+                tally.add("budget_cap_lowered");
+            }
+        }
+
+        // Submits: retried with the same key, sometimes twice at once, sometimes a key
+        // reused with another body.
+        let mut submits = Vec::new();
+        for i in 0..n {
+            let user = users[rng.gen_range(0..users.len())].clone();
+            let (pet, two) = originals[&user].clone();
+            let original = if rng.gen_bool(0.1) { two } else { pet };
+            let key = format!("chaos-{seed}-{}", done + i);
+            let body =
+                json!({ "style": "embroidery", "target": "pet", "original_asset_id": original });
+            let twice = rng.gen_bool(0.3);
+            let reuse = rng.gen_bool(0.1);
+            let cancel = rng.gen_bool(0.05);
+            submits.push((user, key, body, twice, reuse, cancel));
+        }
+        let replies = join_all(submits.iter().map(|(user, key, body, twice, _, _)| {
+            let (h, user, key, body) = (&faulty, user.clone(), key.clone(), body.clone());
+            async move {
+                let one = || {
+                    let (user, key, body) = (user.clone(), key.clone(), body.clone());
+                    let h = Harness {
+                        app: h.app.clone(),
+                        clients: h.clients.clone(),
+                    };
+                    Box::pin(async move { h.submit(&user, Some(&key), &body).await })
+                        as futures::future::BoxFuture<'static, Reply>
+                };
+                if *twice {
+                    let (a, b) = futures::join!(persist(one), persist(one));
+                    vec![a, b]
+                } else {
+                    vec![persist(one).await]
+                }
+            }
+        }))
+        .await;
+        let mut queued = Vec::new();
+        for ((user, key, _body, twice, reuse, cancel), replies) in submits.iter().zip(replies) {
+            if *twice {
+                tally.add("concurrent_duplicate_submits");
+            }
+            for r in &replies {
+                tally.add(match r.status.as_u16() {
+                    202 => "submit_202",
+                    200 => "submit_200_replay",
+                    402 => "submit_402",
+                    429 => "submit_429",
+                    409 => "submit_409",
+                    s if s >= 500 => "submit_5xx_after_retries",
+                    _ => "submit_other",
+                });
+            }
+            let Some(id) = replies
+                .iter()
+                .find(|r| r.status.is_success())
+                .map(|r| r.str("id"))
+            else {
+                continue;
+            };
+            all_jobs.push((user.clone(), id.clone()));
+            if *reuse {
+                let other = json!({ "style": "origami", "target": "pet", "original_asset_id": originals[user].0 });
+                let r = faulty.submit(user, Some(key), &other).await;
+                if r.status.is_success() {
+                    panic!("seed {seed}: key {key} reused with another body was accepted: {r:?}");
+                }
+                tally.add("key_reused_with_other_body");
+            }
+            if *cancel {
+                faulty.cancel(user, &id).await;
+                tally.add("cancel_attempts");
+            }
+            queued.push((user.clone(), id));
+        }
+
+        // Deliveries: model faults per job, consumers dying at a step, duplicates at once.
+        let mut runs = Vec::new();
+        for (_, id) in &queued {
+            let mut p = processor.clone();
+            if rng.gen_bool(0.3) {
+                let (call, fault) = MODEL_FAULTS[rng.gen_range(0..MODEL_FAULTS.len())];
+                let mut rule = json!({ "call": call, "fault": fault, "job": id });
+                if fault == "timeout" {
+                    rule["ms"] = json!(3_000);
+                    p = impatient.clone();
+                }
+                model.fault(rule).await;
+                tally.add("model_faults");
+            }
+            if rng.gen_bool(0.12) {
+                p.crash_at = Some(STEPS[rng.gen_range(0..STEPS.len())]);
+                tally.add("consumer_crashes");
+            }
+            let copies = if rng.gen_bool(0.2) { 2 } else { 1 };
+            if copies == 2 {
+                tally.add("concurrent_duplicate_deliveries");
+            }
+            for _ in 0..copies {
+                runs.push((p.clone(), id.clone()));
+            }
+        }
+        join_all(runs.iter().map(|(p, id)| async move {
+            if let Some(id) = JobId::parse(id) {
+                let _ = p.process(&id).await;
+            }
+        }))
+        .await;
+
+        // Repairs of some delivered edits, retried like submits.
+        for (user, id) in &queued {
+            if !rng.gen_bool(0.25) {
+                continue;
+            }
+            let verdict =
+                ["compare_improved", "compare_unchanged", "compare_worse"][rng.gen_range(0..3)];
+            let key = format!("chaos-repair-{seed}-{id}");
+            let reply = persist(|| {
+                let (user, id, key) = (user.clone(), id.clone(), key.clone());
+                let h = Harness {
+                    app: faulty.app.clone(),
+                    clients: faulty.clients.clone(),
+                };
+                Box::pin(async move {
+                    h.repair(
+                        &user,
+                        &id,
+                        &key,
+                        &json!({ "instruction": "finer stitches" }),
+                    )
+                    .await
+                }) as futures::future::BoxFuture<'static, Reply>
+            })
+            .await;
+            tally.add(if reply.status.is_success() {
+                "repairs_accepted"
+            } else {
+                "repairs_refused"
+            });
+            if reply.status.is_success() {
+                let rid = reply.str("id");
+                all_jobs.push((user.clone(), rid.clone()));
+                model
+                    .fault(json!({ "call": "compare", "fault": verdict, "job": rid }))
+                    .await;
+                if let Some(rid) = JobId::parse(&rid) {
+                    let _ = processor.process(&rid).await;
+                }
+            }
+        }
+        done += n;
+    }
+
+    // Settle: deliver what is still queued, then two sweepers at once with the clock moved
+    // past the stuck threshold, until nothing is in flight.
+    budget::set_halted(&clean.app, &day, false).await.ok();
+    let mut rounds = 0;
+    loop {
+        rounds += 1;
+        let mut pending = Vec::new();
+        for (user, id) in &all_jobs {
+            let job = clean.job(user, id).await;
+            let status = job.str("status");
+            if status == "queued" || status == "processing" {
+                pending.push((id.clone(), status));
+            }
+        }
+        if pending.is_empty() || rounds > 6 {
+            break;
+        }
+        for (id, status) in &pending {
+            if status == "queued" {
+                if let Some(id) = JobId::parse(id) {
+                    let _ = processor.process(&id).await;
+                }
+            }
+        }
+        let later = clock::now() + Duration::from_secs(16 * 60 * rounds);
+        futures::join!(
+            atelier_sweeper::handle(&faulty.app, later),
+            atelier_sweeper::handle(&faulty.app, later)
+        );
+        tally.add("sweep_pairs");
+    }
+    // A last clean sweep settles reservations the faulty sweeps could not.
+    atelier_sweeper::handle(
+        &clean.app,
+        clock::now() + Duration::from_secs(16 * 60 * (rounds + 1)),
+    )
+    .await;
+
+    // The checks.
+    let mut violations: Vec<String> = Vec::new();
+    let mut histories = BTreeMap::new();
+    let audit = atelier_shared::services::audit::audit(&clean.app)
+        .await
+        .unwrap_or_else(|e| panic!("{e:?}"));
+    for o in &audit.offenders {
+        violations.push(format!("books: {o:?}"));
+    }
+    let mut ledgers = BTreeMap::new();
+    for u in &users {
+        ledgers.insert(u.clone(), clean.ledger(u).await);
+    }
+    let mut states: BTreeMap<&'static str, u64> = BTreeMap::new();
+    let mut failures: BTreeMap<String, u64> = BTreeMap::new();
+    for (user, id) in &all_jobs {
+        let job: Option<JobItem> = match JobId::parse(id) {
+            Some(j) => clean.app.store.get_job(&j).await.ok().flatten(),
+            None => None,
+        };
+        let Some(job) = job else {
+            violations.push(format!("{id}: charged job is missing"));
+            continue;
+        };
+        *states.entry(job.status.as_str()).or_default() += 1;
+        if let Some(f) = &job.failure {
+            *failures.entry(f.code.clone()).or_default() += 1;
+        }
+        let rows: Vec<_> = ledgers[user]
+            .iter()
+            .filter(|r| r.job_id.as_ref().is_some_and(|j| j.as_str() == id))
+            .collect();
+        let debits = rows.iter().filter(|r| r.kind == LedgerKind::Debit).count();
+        let refunds = rows.iter().filter(|r| r.kind == LedgerKind::Refund).count();
+        let refundable = matches!(job.status, JobState::Failed | JobState::Canceled);
+        let calls = model.calls(id).await;
+        if !job.status.is_terminal() {
+            violations.push(format!("{id}: still {}", job.status.as_str()));
+        }
+        if debits != 1 {
+            violations.push(format!("{id}: {debits} debits"));
+        }
+        if refunds > 1 || (refunds == 1 && !refundable) || (refundable && refunds != 1) {
+            violations.push(format!(
+                "{id}: {refunds} refunds for a {} job",
+                job.status.as_str()
+            ));
+        }
+        if calls.edit > 1 {
+            violations.push(format!(
+                "{id}: {} paid edit calls for one charge",
+                calls.edit
+            ));
+        }
+        histories.insert(id.clone(), (job.status, debits, refunds, calls));
+    }
+    if let Ok(d) = budget::day(&clean.app, &day).await {
+        if d.used_micros + d.reserved_micros > d.cap_micros {
+            violations.push(format!("budget over the cap: {d:?}"));
+        }
+        let attempts = clean
+            .app
+            .store
+            .attempts_of_day(&day)
+            .await
+            .unwrap_or_default();
+        let settled: i64 = attempts.iter().filter_map(|a| a.settled_cost_micros).sum();
+        let open: Vec<_> = attempts.iter().filter(|a| a.open_day.is_some()).collect();
+        let open_reserved: i64 = open.iter().map(|a| a.reserved_micros).sum();
+        if settled != d.used_micros || open_reserved != d.reserved_micros {
+            violations.push(format!(
+                "budget day {day}: used {} reserved {} but attempts settle to {settled} with {open_reserved} open",
+                d.used_micros, d.reserved_micros
+            ));
+        }
+        if !open.is_empty() {
+            violations.push(format!("{} reservations left open", open.len()));
+        }
+        println!(
+            "chaos: budget cap {} used {} reserved {} over {} attempts",
+            d.cap_micros,
+            d.used_micros,
+            d.reserved_micros,
+            attempts.len()
+        );
+    }
+
+    let wire: BTreeMap<&'static str, usize> =
+        proxy.faults().iter().fold(BTreeMap::new(), |mut m, f| {
+            *m.entry(f.kind.as_str()).or_default() += 1;
+            m
+        });
+    println!(
+        "chaos: seed {seed}: {} jobs charged, states {states:?}",
+        all_jobs.len()
+    );
+    println!("chaos: failure codes {failures:?}");
+    println!("chaos: schedule {:?}", tally.0);
+    println!(
+        "chaos: wire faults {wire:?} over {} requests",
+        proxy.counts().total()
+    );
+    println!("chaos: stand-in calls {:?}", model_total(&model).await);
+    if !violations.is_empty() {
+        for v in &violations {
+            let id = v.split(':').next().unwrap_or_default();
+            println!("VIOLATION {v}; history {:?}", histories.get(id));
+        }
+        panic!(
+            "chaos: seed {seed}: {} violations (rerun with CHAOS_SEED={seed})",
+            violations.len()
+        );
+    }
+    println!("chaos: seed {seed}: 0 violations");
+}
+
+async fn model_total(model: &StandIn) -> Value {
+    let Ok(res) = reqwest::get(format!("{}/_stand-in/calls", model.base_url)).await else {
+        return Value::Null;
+    };
+    res.json::<Value>()
+        .await
+        .map(|v| v["total"].clone())
+        .unwrap_or(Value::Null)
+}
