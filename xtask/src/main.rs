@@ -255,7 +255,9 @@ fn test_port() -> u16 {
 
 fn test(extra: &[String]) -> Result<ExitCode> {
     let port = test_port();
-    let state = root().join("target").join(format!("xtask-ministack-{port}"));
+    let state = root()
+        .join("target")
+        .join(format!("xtask-ministack-{port}"));
     let _ = std::fs::remove_dir_all(&state);
     // One build of every target (tests, binaries, examples) with one feature set: the tests
     // and the binaries the infra checks run then share it instead of compiling twice.
@@ -274,11 +276,7 @@ fn test(extra: &[String]) -> Result<ExitCode> {
     };
     let packages = extra.iter().any(|a| a == "-p" || a == "--package");
     let scope: &[&str] = if packages { &[] } else { &["--workspace"] };
-    let (mut ok, passed, failed) = cargo_test(
-        scope,
-        &extra,
-        &local_env(port, "atelier-test"),
-    )?;
+    let (mut ok, passed, failed) = cargo_test(scope, &extra, &local_env(port, "atelier-test"))?;
     eprintln!("xtask: tests finished in {:.1?}", started.elapsed());
     drop(_ministack);
     // The infrastructure's offline checks (synth, assertions, cdk-nag, cfn-lint, checkov, the

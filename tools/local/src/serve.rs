@@ -99,8 +99,10 @@ pub fn issuer_router(issuer: DevIssuer) -> Router {
                     }
                     let ttl = req.ttl.unwrap_or(3600).clamp(60, MAX_DEV_TOKEN_TTL);
                     match issuer.token(user, ttl) {
-                        Ok(token) => axum::Json(serde_json::json!({ "token": token, "expires_in": ttl }))
-                            .into_response(),
+                        Ok(token) => {
+                            axum::Json(serde_json::json!({ "token": token, "expires_in": ttl }))
+                                .into_response()
+                        }
                         Err(e) => {
                             tracing::error!(error = %e, "dev_token_failed");
                             http::StatusCode::INTERNAL_SERVER_ERROR.into_response()
