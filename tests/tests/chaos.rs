@@ -170,12 +170,13 @@ async fn money_invariants_hold_under_faults() {
         } else if done == jobs / 2 + batch {
             budget::set_halted(&clean.app, &day, false).await.ok();
         }
-        if done >= jobs * 4 / 5 && !tally.0.contains_key("budget_cap_lowered") {
-            if let Ok(d) = budget::day(&clean.app, &day).await {
-                let cap = d.used_micros + d.reserved_micros + 40_000;
-                budget::set_cap(&clean.app, &day, cap).await.ok();
-                tally.add("budget_cap_lowered");
-            }
+        if done >= jobs * 4 / 5
+            && !tally.0.contains_key("budget_cap_lowered")
+            && let Ok(d) = budget::day(&clean.app, &day).await
+        {
+            let cap = d.used_micros + d.reserved_micros + 40_000;
+            budget::set_cap(&clean.app, &day, cap).await.ok();
+            tally.add("budget_cap_lowered");
         }
 
         // Submits: retried with the same key, sometimes twice at once, sometimes a key
@@ -348,10 +349,10 @@ async fn money_invariants_hold_under_faults() {
             break;
         }
         for (id, status) in &pending {
-            if status == "queued" {
-                if let Some(id) = JobId::parse(id) {
-                    let _ = processor.process(&id).await;
-                }
+            if status == "queued"
+                && let Some(id) = JobId::parse(id)
+            {
+                let _ = processor.process(&id).await;
             }
         }
         let later = clock::now() + Duration::from_secs(16 * 60 * rounds);
