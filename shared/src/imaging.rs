@@ -386,6 +386,12 @@ impl Mask {
 /// - **brightness**: otherwise (no alpha channel, or every pixel opaque) the weight is the
 ///   pixel's luma: white = editable, black = keep.
 pub fn mask_from_png(bytes: &[u8], expected: (u32, u32)) -> Result<Mask, ImagingError> {
+    // A mask must be lossless whatever its upload claimed: only the bytes say what it is.
+    match image::guess_format(bytes) {
+        Ok(ImageFormat::Png) => {}
+        Ok(format) => return Err(ImagingError::UnsupportedFormat { format }),
+        Err(_) => return Err(ImagingError::NotAnImage),
+    }
     let image = DecodeLimits::MASK.decode(bytes)?;
     let (width, height) = (image.width(), image.height());
     if (width, height) != expected {
@@ -706,6 +712,21 @@ mod tests {
         );
         chunk(&mut out, b"IEND", &[]);
         out
+    }
+
+    #[test]
+    fn a_jpeg_is_never_a_mask_whatever_it_was_uploaded_as() {
+        let mut jpeg = Vec::new();
+        let img = image::RgbImage::from_pixel(8, 8, image::Rgb([255, 255, 255]));
+        image::DynamicImage::ImageRgb8(img)
+            .write_to(&mut std::io::Cursor::new(&mut jpeg), ImageFormat::Jpeg)
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert!(matches!(
+            mask_from_png(&jpeg, (8, 8)),
+            Err(ImagingError::UnsupportedFormat {
+                format: ImageFormat::Jpeg
+            })
+        ));
     }
 
     #[test]
