@@ -15,17 +15,7 @@ use proptest::sample::select;
 use serde_json::{Map, Value, json};
 
 /// The fields of the wire form, as a client names them.
-const FIELDS: [&str; 9] = [
-    "style",
-    "target",
-    "strength",
-    "original_asset_id",
-    "mask_asset_id",
-    "style_reference_asset_id",
-    "custom_style",
-    "target_description",
-    "locks",
-];
+const FIELDS: [&str; 9] = EditRequest::FIELDS;
 
 const TARGETS: [Target; 4] = [
     Target::Pet,

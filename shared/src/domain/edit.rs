@@ -200,6 +200,19 @@ fn optional_text(
 }
 
 impl EditRequest {
+    /// The request's fields as a client names them (a repair refuses each by name).
+    pub const FIELDS: [&'static str; 9] = [
+        "style",
+        "target",
+        "strength",
+        "original_asset_id",
+        "mask_asset_id",
+        "style_reference_asset_id",
+        "custom_style",
+        "target_description",
+        "locks",
+    ];
+
     /// Parses into an [`EditSpec`], reporting every problem at once.
     pub fn validate(&self) -> Result<EditSpec, FieldErrors> {
         let mut errors = FieldErrors::default();
@@ -363,6 +376,25 @@ impl EditSpec {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn fields_lists_exactly_what_the_request_accepts() {
+        let all: serde_json::Map<String, serde_json::Value> = EditRequest::FIELDS
+            .iter()
+            .map(|f| {
+                let v = if *f == "locks" {
+                    serde_json::json!([])
+                } else {
+                    serde_json::json!("x")
+                };
+                ((*f).to_owned(), v)
+            })
+            .collect();
+        assert!(serde_json::from_value::<EditRequest>(all.clone().into()).is_ok());
+        let mut extra = all;
+        extra.insert("colour".into(), serde_json::json!("x"));
+        assert!(serde_json::from_value::<EditRequest>(extra.into()).is_err());
+    }
 
     fn asset() -> String {
         AssetId::generate().as_str().to_owned()

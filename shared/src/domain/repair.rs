@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-use super::JobId;
+use super::{EditRequest, JobId};
 use crate::validation::{FieldErrors, clean_text};
 
 /// Longest repair instruction, in characters.
@@ -18,19 +18,6 @@ pub const MAX_REPAIRS: u32 = 2;
 /// Repair attempts per original edit, counting refunded ones: a lineage whose repairs keep
 /// failing stops costing model calls.
 pub const MAX_REPAIR_ATTEMPTS: u32 = 4;
-
-/// Fields of an edit request, named so a repair body that carries one gets a clear error.
-const EDIT_SETTINGS: &[&str] = &[
-    "style",
-    "target",
-    "strength",
-    "original_asset_id",
-    "mask_asset_id",
-    "style_reference_asset_id",
-    "custom_style",
-    "target_description",
-    "locks",
-];
 
 /// The repair body as a client sends it.
 #[derive(Debug, Clone, Default, Deserialize, utoipa::ToSchema)]
@@ -54,7 +41,7 @@ impl RepairRequest {
     pub fn validate(&self) -> Result<RepairSpec, FieldErrors> {
         let mut errors = FieldErrors::default();
         for field in self.other.keys() {
-            if EDIT_SETTINGS.contains(&field.as_str()) {
+            if EditRequest::FIELDS.contains(&field.as_str()) {
                 errors.push(
                     field.clone(),
                     "settings_locked",

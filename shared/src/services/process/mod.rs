@@ -42,7 +42,7 @@ const EDIT_MAX_SIDE: u32 = 1536;
 /// Soft edge of the composite, inside the selection only.
 const FEATHER_PX: u32 = 4;
 /// Allowance for the edit prompt's length before the observation is known.
-const EDIT_PROMPT_ALLOWANCE_CHARS: usize = 6_000;
+pub(super) const EDIT_PROMPT_ALLOWANCE_CHARS: usize = 6_000;
 
 /// A point in processing, for fault injection: the process "dies" right after it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

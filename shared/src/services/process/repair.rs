@@ -10,7 +10,7 @@
 
 use image::RgbaImage;
 
-use super::{EDIT_MAX_SIDE, failure, internal_image, not_verified};
+use super::{EDIT_MAX_SIDE, EDIT_PROMPT_ALLOWANCE_CHARS, failure, internal_image, not_verified};
 use super::{Inputs, Outcome, Processor, Step, Stop, budget_paused, call_outcome, compose};
 use crate::assets::{AssetReadError, Assets};
 use crate::clock;
@@ -25,10 +25,6 @@ use crate::store::schema::{
     AttemptItem, ComparisonOutcome, ComparisonRecord, CurrentVersion, JobItem, JobResult, RepairOf,
     ReviewRecord, ReviewVerdict,
 };
-
-/// Allowance for the repair's edit prompt (the observation and instruction are known here,
-/// but the estimate keeps the edit's margin).
-const EDIT_PROMPT_ALLOWANCE_CHARS: usize = 6_000;
 
 fn base_missing() -> Stop {
     Stop::Fail(failure(
