@@ -23,10 +23,11 @@ use std::time::Duration;
 use atelier_model_server::samples;
 use atelier_shared::aws::Clients;
 use atelier_shared::clock;
+use atelier_shared::domain::LedgerKind;
 use atelier_shared::domain::{JobId, JobState, UserId};
 use atelier_shared::services::process::Step;
 use atelier_shared::services::{App, budget};
-use atelier_shared::store::schema::{JobItem, LedgerKind};
+use atelier_shared::store::schema::JobItem;
 use atelier_tests::{Harness, Reply, StandIn};
 use atelier_wire_proxy::{FaultKind, FaultPlan, Proxy};
 use futures::future::join_all;
@@ -395,7 +396,7 @@ async fn money_invariants_hold_under_faults() {
         };
         *states.entry(job.status.as_str()).or_default() += 1;
         if let Some(f) = &job.failure {
-            *failures.entry(f.code.clone()).or_default() += 1;
+            *failures.entry(f.code.as_str().to_owned()).or_default() += 1;
         }
         let rows: Vec<_> = ledgers[user]
             .iter()

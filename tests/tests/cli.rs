@@ -15,7 +15,7 @@ use atelier_local::authorizer::Authorizer;
 use atelier_local::issuer::DevIssuer;
 use atelier_local::serve::ISSUER_PATH;
 use atelier_model_server::samples;
-use atelier_shared::store::schema::LedgerKind;
+use atelier_shared::domain::LedgerKind;
 use atelier_tests::{Harness, StandIn};
 use serde_json::Value;
 use tokio::sync::OnceCell;

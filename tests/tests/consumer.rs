@@ -2,10 +2,11 @@
 //! composite, review, deliver — and every way that can go wrong without paying twice.
 
 use atelier_model_server::samples;
+use atelier_shared::domain::FailureCode;
 use atelier_shared::domain::JobId;
+use atelier_shared::domain::{LedgerKind, ReviewVerdict};
 use atelier_shared::services::budget;
 use atelier_shared::services::process::{Outcome, ProcessError, Step};
-use atelier_shared::store::schema::{LedgerKind, ReviewVerdict};
 use atelier_tests::{Harness, StandIn};
 use aws_lambda_events::sqs::{SqsEvent, SqsMessage};
 use futures::future::join_all;
@@ -234,7 +235,7 @@ async fn not_ready_fails_with_questions_refunds_once_and_never_calls_the_editor(
     assert_eq!(
         outcome.ok(),
         Some(Outcome::Failed {
-            code: "NEEDS_CLARIFICATION".into()
+            code: FailureCode::NeedsClarification
         })
     );
     assert!(matches!(again, Ok(Outcome::NotClaimed)));
@@ -283,7 +284,7 @@ async fn a_provider_error_on_the_edit_fails_refunds_once_and_books_nothing_for_t
     assert_eq!(
         outcome.ok(),
         Some(Outcome::Failed {
-            code: "EDIT_FAILED".into()
+            code: FailureCode::EditFailed
         })
     );
     assert_eq!(model.calls(&id).await.edit, 1, "no retry of a paid call");
@@ -330,7 +331,7 @@ async fn a_timeout_on_the_edit_fails_refunds_once_and_keeps_the_reservation_book
     assert_eq!(
         outcome.ok(),
         Some(Outcome::Failed {
-            code: "EDIT_FAILED".into()
+            code: FailureCode::EditFailed
         })
     );
     assert_eq!(model.calls(&id).await.edit, 1);
@@ -397,7 +398,7 @@ async fn malformed_readiness_json_stops_the_job_before_the_edit() {
     assert_eq!(
         outcome.ok(),
         Some(Outcome::Failed {
-            code: "CHECK_FAILED".into()
+            code: FailureCode::CheckFailed
         })
     );
     assert_eq!(model.calls(&id).await.edit, 0);
@@ -510,7 +511,7 @@ async fn budget_for_n_edits_with_3n_jobs_pays_at_most_n_and_refunds_the_rest() {
     }
     let paused = outcomes
         .iter()
-        .filter(|o| matches!(o, Ok(Outcome::Failed { code }) if code == "BUDGET_PAUSED"))
+        .filter(|o| matches!(o, Ok(Outcome::Failed { code }) if *code == FailureCode::BudgetPaused))
         .count();
     assert!(edits <= n as u64, "at most {n} edits paid, got {edits}");
     assert!(paused >= 2 * n - 1, "the rest are paused: {outcomes:?}");
@@ -555,7 +556,7 @@ async fn halt_stops_every_paid_call_at_once() {
         assert_eq!(
             outcome.ok(),
             Some(Outcome::Failed {
-                code: "BUDGET_PAUSED".into()
+                code: FailureCode::BudgetPaused
             })
         );
         assert_eq!(
@@ -633,9 +634,12 @@ async fn a_corrupt_upload_or_a_mask_of_the_wrong_size_fails_before_any_paid_call
         )
         .await;
 
-    for (id, code) in [(&corrupt, "INVALID_IMAGE"), (&wrong, "INVALID_MASK")] {
+    for (id, code) in [
+        (&corrupt, FailureCode::InvalidImage),
+        (&wrong, FailureCode::InvalidMask),
+    ] {
         let outcome = h.processor(&model).process(&job_id(id)).await;
-        assert_eq!(outcome.ok(), Some(Outcome::Failed { code: code.into() }));
+        assert_eq!(outcome.ok(), Some(Outcome::Failed { code }));
         assert_eq!(model.calls(id).await, atelier_tests::JobCalls::default());
     }
     assert_eq!(refunds(&h.ledger(&user).await), 2);

@@ -6,10 +6,11 @@
 
 use atelier_model_server::samples;
 use atelier_shared::assets::Assets;
+use atelier_shared::domain::FailureCode;
+use atelier_shared::domain::LedgerKind;
 use atelier_shared::domain::{AssetId, AssetKind, JobId, UserId};
 use atelier_shared::imaging::{DecodeLimits, ImagingError};
 use atelier_shared::services::process::Outcome;
-use atelier_shared::store::schema::LedgerKind;
 use atelier_tests::{Harness, JobCalls, StandIn};
 use http::StatusCode;
 use serde_json::{Value, json};
@@ -154,14 +155,14 @@ async fn assert_refused(
     model: &StandIn,
     user: &UserId,
     id: &str,
-    code: &str,
+    code: FailureCode,
     balance_before: i64,
 ) {
     let processor = h.processor(model);
     let outcome = processor.process(&job_id(id)).await;
     assert_eq!(
         outcome.as_ref().ok(),
-        Some(&Outcome::Failed { code: code.into() }),
+        Some(&Outcome::Failed { code }),
         "{outcome:?}"
     );
     let again = processor.process(&job_id(id)).await;
@@ -169,8 +170,10 @@ async fn assert_refused(
 
     let job = h.job(user, id).await;
     assert_eq!(job.str("status"), "failed", "{job:?}");
-    assert_eq!(job.body["failure"]["code"], code, "{job:?}");
-    let message = job.body["failure"]["message"].as_str().unwrap_or_default();
+    assert_eq!(job.body["failure"]["code"], code.as_str(), "{job:?}");
+    let message = job.body["failure"]["message"]
+        .as_str()
+        .unwrap_or_else(|| panic!("a failure has a message: {job:?}"));
     assert!(message.contains("refunded"), "the user is told: {message}");
 
     let rows: Vec<_> = h
@@ -229,7 +232,7 @@ async fn a_png_bomb_is_refused_from_its_header_before_any_pixel_is_allocated() {
     .await;
     assert_eq!(h.balance(&user).await, before - price, "charged on submit");
 
-    assert_refused(&h, &model, &user, &id, "INVALID_IMAGE", before).await;
+    assert_refused(&h, &model, &user, &id, FailureCode::InvalidImage, before).await;
     // 60000×60000 RGBA is 14.4 GB; the whole test process stays far below even one.
     let peak = peak_rss();
     assert!(peak < 1 << 30, "peak memory {} MiB", peak >> 20);
@@ -250,7 +253,7 @@ async fn a_bomb_within_the_side_limit_but_over_the_pixel_limit_is_refused_too() 
     )
     .await;
 
-    assert_refused(&h, &model, &user, &id, "INVALID_IMAGE", before).await;
+    assert_refused(&h, &model, &user, &id, FailureCode::InvalidImage, before).await;
 }
 
 #[tokio::test]
@@ -262,7 +265,15 @@ async fn a_bomb_as_the_mask_or_the_style_reference_is_refused_before_decoding() 
     let photo = h.upload(&user, "original", samples::single_pet()).await;
     let mask = h.upload(&user, "mask", png_bomb(60_000, 60_000)).await;
     let (masked, _) = submit(&h, &user, "mask", &json!({ "style": "linocut", "target": "brush", "original_asset_id": photo, "mask_asset_id": mask })).await;
-    assert_refused(&h, &model, &user, &masked, "INVALID_IMAGE", before).await;
+    assert_refused(
+        &h,
+        &model,
+        &user,
+        &masked,
+        FailureCode::InvalidImage,
+        before,
+    )
+    .await;
 
     let reference = upload_as(
         &h,
@@ -273,7 +284,15 @@ async fn a_bomb_as_the_mask_or_the_style_reference_is_refused_before_decoding() 
     )
     .await;
     let (referenced, _) = submit(&h, &user, "ref", &json!({ "style": "linocut", "target": "pet", "original_asset_id": photo, "style_reference_asset_id": reference })).await;
-    assert_refused(&h, &model, &user, &referenced, "INVALID_IMAGE", before).await;
+    assert_refused(
+        &h,
+        &model,
+        &user,
+        &referenced,
+        FailureCode::InvalidImage,
+        before,
+    )
+    .await;
 }
 
 #[tokio::test]
@@ -291,7 +310,7 @@ async fn text_uploaded_as_a_png_is_not_an_image() {
     )
     .await;
 
-    assert_refused(&h, &model, &user, &id, "INVALID_IMAGE", before).await;
+    assert_refused(&h, &model, &user, &id, FailureCode::InvalidImage, before).await;
 }
 
 #[tokio::test]
@@ -315,7 +334,7 @@ async fn a_gif_declared_as_png_is_refused_for_its_real_format() {
     )
     .await;
 
-    assert_refused(&h, &model, &user, &id, "INVALID_IMAGE", before).await;
+    assert_refused(&h, &model, &user, &id, FailureCode::InvalidImage, before).await;
 }
 
 #[tokio::test]
@@ -363,7 +382,7 @@ async fn a_zero_byte_file_cannot_get_a_slot_and_fails_if_one_appears_anyway() {
     )
     .await;
 
-    assert_refused(&h, &model, &user, &id, "INVALID_IMAGE", before).await;
+    assert_refused(&h, &model, &user, &id, FailureCode::InvalidImage, before).await;
 }
 
 #[tokio::test]
@@ -410,7 +429,7 @@ async fn a_file_one_byte_over_the_limit_gets_no_slot_and_is_refused_unread_if_it
     )
     .await;
 
-    assert_refused(&h, &model, &user, &id, "INVALID_IMAGE", before).await;
+    assert_refused(&h, &model, &user, &id, FailureCode::InvalidImage, before).await;
 }
 
 #[tokio::test]
@@ -431,7 +450,7 @@ async fn a_mask_that_is_text_or_brushes_nothing_is_an_invalid_mask_or_image() {
     )
     .await;
     let (id, _) = submit(&h, &user, "text", &body(&text)).await;
-    assert_refused(&h, &model, &user, &id, "INVALID_IMAGE", before).await;
+    assert_refused(&h, &model, &user, &id, FailureCode::InvalidImage, before).await;
 
     // Black everywhere: the right size, but nothing brushed.
     let black =
@@ -444,5 +463,5 @@ async fn a_mask_that_is_text_or_brushes_nothing_is_an_invalid_mask_or_image() {
         )
         .await;
     let (id, _) = submit(&h, &user, "empty", &body(&empty)).await;
-    assert_refused(&h, &model, &user, &id, "INVALID_MASK", before).await;
+    assert_refused(&h, &model, &user, &id, FailureCode::InvalidMask, before).await;
 }

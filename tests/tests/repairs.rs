@@ -3,9 +3,10 @@
 //! reviewer says the candidate improved on it.
 
 use atelier_model_server::samples;
+use atelier_shared::domain::FailureCode;
 use atelier_shared::domain::JobId;
+use atelier_shared::domain::LedgerKind;
 use atelier_shared::services::process::{Outcome, Processor};
-use atelier_shared::store::schema::LedgerKind;
 use atelier_tests::{Harness, JobCalls, Reply, StandIn};
 use futures::future::join_all;
 use http::StatusCode;
@@ -346,7 +347,7 @@ async fn a_failed_repair_is_refunded_once_and_gives_its_slot_back() {
     assert_eq!(
         outcome.ok(),
         Some(Outcome::Failed {
-            code: "EDIT_FAILED".into()
+            code: FailureCode::EditFailed
         })
     );
     assert_eq!(

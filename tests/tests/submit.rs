@@ -1,7 +1,7 @@
 //! The paid submit path: idempotency, one debit per job, overdraft, in-flight limit, queue
 //! failure — against ministack.
 
-use atelier_shared::store::schema::LedgerKind;
+use atelier_shared::domain::LedgerKind;
 use atelier_tests::{Harness, capture_logs};
 use futures::future::join_all;
 use http::StatusCode;

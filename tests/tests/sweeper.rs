@@ -6,10 +6,12 @@ use std::time::Duration;
 
 use atelier_model_server::samples;
 use atelier_shared::clock;
+use atelier_shared::domain::FailureCode;
+use atelier_shared::domain::LedgerKind;
 use atelier_shared::domain::{JobId, JobState};
 use atelier_shared::services::budget;
 use atelier_shared::services::process::{Outcome, ProcessError, Step};
-use atelier_shared::store::schema::{JobItem, LedgerKind};
+use atelier_shared::store::schema::JobItem;
 use atelier_tests::{Harness, StandIn};
 use futures::future::join_all;
 use http::StatusCode;
@@ -96,7 +98,10 @@ async fn a_job_that_can_never_be_sent_fails_and_is_refunded_at_the_dispatch_limi
 
     let job = h.job(&user, &id).await;
     assert_eq!(job.str("status"), "failed", "{summaries:?}");
-    assert_eq!(job.body["failure"]["code"], "DISPATCH_LIMIT");
+    assert_eq!(
+        job.body["failure"]["code"],
+        FailureCode::DispatchLimit.as_str()
+    );
     assert_eq!(refunds_of(&h.ledger(&user).await, &id), 1);
     assert!(h.balance(&user).await > before);
     h.assert_audit_clean().await;

@@ -3,14 +3,15 @@
 use std::collections::BTreeMap;
 
 use atelier_shared::domain::repair::MAX_REPAIRS;
+use atelier_shared::domain::{
+    ComparisonOutcome, ComparisonRecord, JobFailure, LeakageRecord, LedgerKind, ReviewRecord,
+    ReviewVerdict,
+};
 use atelier_shared::domain::{JobState, Operation, Strength, StyleId, Target};
 use atelier_shared::services::jobs::ResultLinks;
 use atelier_shared::services::repair::Lineage;
 use atelier_shared::services::uploads::UploadSlot;
-use atelier_shared::store::schema::{
-    AccountItem, ComparisonRecord, JobFailure, JobItem, LeakageRecord, LedgerItem, LedgerKind,
-    ReviewRecord,
-};
+use atelier_shared::store::schema::{AccountItem, JobItem, LedgerItem};
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
@@ -44,7 +45,7 @@ pub struct JobView {
     pub created_at: String,
     pub updated_at: String,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub failure: Option<JobFailure>,
+    pub failure: Option<FailureView>,
     /// Present once the job succeeded.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub result: Option<ResultView>,
@@ -88,9 +89,9 @@ pub struct VersionView {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub instruction: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub review: Option<ReviewRecord>,
+    pub review: Option<ReviewView>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub comparison: Option<ComparisonRecord>,
+    pub comparison: Option<ComparisonView>,
     pub retained_previous: bool,
     /// This job's image is the one the user holds.
     pub current: bool,
@@ -108,8 +109,11 @@ impl LineageView {
             operation: j.operation,
             status: j.status,
             instruction: j.repair.as_ref().map(|r| r.instruction.clone()),
-            review: j.result.as_ref().map(|r| r.review.clone()),
-            comparison: j.result.as_ref().and_then(|r| r.comparison.clone()),
+            review: j.result.as_ref().map(|r| ReviewView::from(&r.review)),
+            comparison: j
+                .result
+                .as_ref()
+                .and_then(|r| r.comparison.as_ref().map(ComparisonView::from)),
             retained_previous: j.result.as_ref().is_some_and(|r| r.retained_previous),
             current: &j.job_id == current,
         };
@@ -139,12 +143,12 @@ pub struct ResultView {
     pub url_expires_at: String,
     pub width: u32,
     pub height: u32,
-    pub review: ReviewRecord,
+    pub review: ReviewView,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub leakage: Option<LeakageRecord>,
+    pub leakage: Option<LeakageView>,
     /// A repair: how its candidate compared with the version the user held.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub comparison: Option<ComparisonRecord>,
+    pub comparison: Option<ComparisonView>,
     /// A repair that did not improve: `url` is the previous version, kept.
     pub retained_previous: bool,
     /// The candidate such a repair made, for inspection (presigned like `url`).
@@ -160,9 +164,9 @@ impl JobView {
             url_expires_at: l.expires_at,
             width: r.width,
             height: r.height,
-            review: r.review,
-            leakage: r.leakage,
-            comparison: r.comparison,
+            review: ReviewView::from(&r.review),
+            leakage: r.leakage.as_ref().map(LeakageView::from),
+            comparison: r.comparison.as_ref().map(ComparisonView::from),
             retained_previous: r.retained_previous,
             candidate_url: l.candidate_url,
         });
@@ -194,13 +198,160 @@ impl From<JobItem> for JobView {
             },
             created_at: j.created_at,
             updated_at: j.updated_at,
-            failure: j.failure,
+            failure: j.failure.map(FailureView::from),
             result: None,
             repair: j.repair.map(|r| RepairView {
                 parent_job_id: r.root_job_id.to_string(),
                 instruction: r.instruction,
             }),
             lineage: None,
+        }
+    }
+}
+
+/// A failure a user can read: stable code and a sentence.
+#[derive(Debug, Serialize, ToSchema)]
+#[schema(as = JobFailure)]
+pub struct FailureView {
+    pub code: String,
+    pub message: String,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub questions: Vec<String>,
+}
+
+impl From<JobFailure> for FailureView {
+    fn from(f: JobFailure) -> FailureView {
+        FailureView {
+            code: f.code.as_str().to_owned(),
+            message: f.message,
+            questions: f.questions,
+        }
+    }
+}
+
+/// The reviewer's verdict on a delivered image. `NotVerified` when the reviewer was down,
+/// answered malformed JSON, or the budget refused the review: never a silent pass.
+#[derive(Debug, Clone, Copy, Serialize, ToSchema)]
+#[schema(as = ReviewVerdict)]
+#[serde(rename_all = "snake_case")]
+pub enum ReviewVerdictView {
+    Passed,
+    Failed,
+    NotVerified,
+}
+
+impl From<ReviewVerdict> for ReviewVerdictView {
+    fn from(v: ReviewVerdict) -> ReviewVerdictView {
+        match v {
+            ReviewVerdict::Passed => ReviewVerdictView::Passed,
+            ReviewVerdict::Failed => ReviewVerdictView::Failed,
+            ReviewVerdict::NotVerified => ReviewVerdictView::NotVerified,
+        }
+    }
+}
+
+/// What the reviewer said, kept with the result.
+#[derive(Debug, Serialize, ToSchema)]
+#[schema(as = ReviewRecord)]
+pub struct ReviewView {
+    pub verdict: ReviewVerdictView,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target_reads_as_medium: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rest_photographic: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub style_leaked: Option<bool>,
+    /// The reviewer's notes, or why there is no verdict.
+    pub notes: String,
+}
+
+impl From<&ReviewRecord> for ReviewView {
+    fn from(r: &ReviewRecord) -> ReviewView {
+        ReviewView {
+            verdict: r.verdict.into(),
+            target_reads_as_medium: r.target_reads_as_medium,
+            rest_photographic: r.rest_photographic,
+            style_leaked: r.style_leaked,
+            notes: r.notes.clone(),
+        }
+    }
+}
+
+/// How a repair's candidate compared with the version the user held.
+#[derive(Debug, Clone, Copy, Serialize, ToSchema)]
+#[schema(as = ComparisonOutcome)]
+#[serde(rename_all = "snake_case")]
+pub enum ComparisonOutcomeView {
+    Improved,
+    Unchanged,
+    Worse,
+    /// The reviewer was down or its answer unusable: no evidence either way.
+    NotVerified,
+}
+
+/// The comparison kept with a repair's result.
+#[derive(Debug, Serialize, ToSchema)]
+#[schema(as = ComparisonRecord)]
+pub struct ComparisonView {
+    pub outcome: ComparisonOutcomeView,
+    pub notes: String,
+    /// The job whose image the candidate was compared with.
+    pub compared_with: String,
+}
+
+impl From<&ComparisonRecord> for ComparisonView {
+    fn from(c: &ComparisonRecord) -> ComparisonView {
+        ComparisonView {
+            outcome: match c.outcome {
+                ComparisonOutcome::Improved => ComparisonOutcomeView::Improved,
+                ComparisonOutcome::Unchanged => ComparisonOutcomeView::Unchanged,
+                ComparisonOutcome::Worse => ComparisonOutcomeView::Worse,
+                ComparisonOutcome::NotVerified => ComparisonOutcomeView::NotVerified,
+            },
+            notes: c.notes.clone(),
+            compared_with: c.compared_with.to_string(),
+        }
+    }
+}
+
+/// Measured change outside the selection: parts per million of outside pixels that changed.
+#[derive(Debug, Serialize, ToSchema)]
+#[schema(as = LeakageRecord)]
+pub struct LeakageView {
+    pub changed_outside: u64,
+    pub outside: u64,
+    pub ratio_ppm: u32,
+    /// `mask` (a brushed area: exact) or `region` (the checker's box around the target).
+    pub basis: String,
+}
+
+impl From<&LeakageRecord> for LeakageView {
+    fn from(l: &LeakageRecord) -> LeakageView {
+        LeakageView {
+            changed_outside: l.changed_outside,
+            outside: l.outside,
+            ratio_ppm: l.ratio_ppm,
+            basis: l.basis.clone(),
+        }
+    }
+}
+
+/// What a ledger row records.
+#[derive(Debug, Clone, Copy, Serialize, ToSchema)]
+#[schema(as = LedgerKind)]
+#[serde(rename_all = "snake_case")]
+pub enum LedgerKindView {
+    Grant,
+    Debit,
+    Refund,
+}
+
+impl From<LedgerKind> for LedgerKindView {
+    fn from(k: LedgerKind) -> LedgerKindView {
+        match k {
+            LedgerKind::Grant => LedgerKindView::Grant,
+            LedgerKind::Debit => LedgerKindView::Debit,
+            LedgerKind::Refund => LedgerKindView::Refund,
         }
     }
 }
@@ -242,7 +393,7 @@ impl AccountView {
 pub struct LedgerEntryView {
     /// Signed: grants and refunds are positive, debits negative.
     pub amount: i64,
-    pub kind: LedgerKind,
+    pub kind: LedgerKindView,
     pub reference: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub job_id: Option<String>,
@@ -255,7 +406,7 @@ impl From<LedgerItem> for LedgerEntryView {
     fn from(l: LedgerItem) -> LedgerEntryView {
         LedgerEntryView {
             amount: l.amount,
-            kind: l.kind,
+            kind: l.kind.into(),
             reference: l.reference,
             job_id: l.job_id.map(|j| j.to_string()),
             reason: l.reason,

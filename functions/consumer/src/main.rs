@@ -14,9 +14,10 @@ async fn main() -> Result<(), lambda_runtime::Error> {
     let config =
         Config::from_env().inspect_err(|e| tracing::error!(error = %e, "config_invalid"))?;
     let clients = Clients::from_env().await;
-    let processor = Processor::from_env(App::new(config, &clients), &clients)
+    let model = atelier_shared::model::setup::client_from_env(&clients)
         .await
         .inspect_err(|e| tracing::error!(error = %e, "config_invalid"))?;
+    let processor = Processor::new(App::new(config, &clients), model);
     let processor = &processor;
     lambda_runtime::run(service_fn(move |event: LambdaEvent<SqsEvent>| async move {
         Ok::<_, lambda_runtime::Error>(atelier_consumer::handle(processor, event.payload).await)

@@ -2,13 +2,21 @@
 //! is valid; storage uses `#[serde(transparent)]` forms.
 
 pub mod edit;
+pub mod failure;
 pub mod ids;
 pub mod job;
+pub mod ledger;
 pub mod repair;
+pub mod result;
 pub mod style;
 
 pub use edit::{AssetKind, EditRequest, EditSpec, Strength, Target};
+pub use failure::{FailureCode, JobFailure};
 pub use ids::{AssetId, Credits, IdempotencyKey, JobId, Operation, UserId};
 pub use job::JobState;
+pub use ledger::LedgerKind;
 pub use repair::{RepairRequest, RepairSpec};
+pub use result::{
+    ComparisonOutcome, ComparisonRecord, JobResult, LeakageRecord, ReviewRecord, ReviewVerdict,
+};
 pub use style::{STYLES, Style, StyleId};

@@ -14,7 +14,8 @@
 //! - **Every request carries `X-Client-Request-Id: <job id>`**, which the provider logs and
 //!   the stand-in server counts calls by.
 
-pub mod pricing;
+pub mod cost;
+pub mod setup;
 pub mod vision;
 
 use std::time::{Duration, Instant};
@@ -597,7 +598,7 @@ impl ModelClient {
                 "type": "json_schema",
                 "json_schema": { "name": T::SCHEMA_NAME, "strict": true, "schema": T::schema() },
             },
-            "max_completion_tokens": pricing::VISION_MAX_OUTPUT_TOKENS,
+            "max_completion_tokens": cost::VISION_MAX_OUTPUT_TOKENS,
         });
         let request = self
             .http

@@ -1,12 +1,16 @@
 //! The daily cost breaker (rule 8). Every paid call is covered by a reservation made before
 //! it; the day refuses when halted or when the estimate does not fit under the cap. After the
 //! calls, the reservation settles at the real cost; an unknown cost keeps the reservation
-//! booked, so the budget errs on the side of caution.
+//! booked, so the budget errs on the side of caution. [`PaidAttempt`] is the one way to make
+//! a paid call.
+
+use aws_sdk_dynamodb::types::TransactWriteItem;
 
 use super::App;
 use crate::clock::{self, Instant};
 use crate::domain::JobId;
 use crate::error::Error;
+use crate::model::{CallKind, EditReply, ModelError, Usage, VisionReply, cost};
 use crate::store::budget::{ReserveOutcome, SettleOutcome};
 use crate::store::schema::{AttemptItem, BudgetDayItem, CallRecord};
 
@@ -17,9 +21,9 @@ pub fn day_of(t: Instant) -> String {
 }
 
 /// The outcome of asking for a reservation.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug)]
 pub enum Reservation {
-    Granted(Box<AttemptItem>),
+    Granted(Box<PaidAttempt>),
     /// Halted, or over the cap: the caller does not make the call.
     Refused {
         halted: bool,
@@ -30,82 +34,183 @@ pub enum Reservation {
 #[derive(Debug, Clone)]
 pub struct ReserveRequest<'a> {
     pub job: &'a JobId,
-    /// Unique per job, e.g. `01-check-edit`.
+    /// Unique per job, e.g. `01-check-edit`: a second reservation of the same name is refused,
+    /// so a step that runs twice cannot pay twice.
     pub attempt: &'a str,
-    /// Calls covered, in order.
-    pub planned: &'a [&'a str],
+    /// Calls covered, in order. Only these can be made through the attempt.
+    pub planned: &'a [CallKind],
     pub estimate_micros: i64,
+    /// Credits sold with this attempt (the job's price on its first attempt, else 0).
     pub sale_credits: i64,
-    pub price_table: &'a str,
 }
 
-/// Reserves an estimate against today's budget, creating the day (with the configured cap)
-/// on first use.
-pub async fn reserve(
-    app: &App,
-    req: &ReserveRequest<'_>,
-    now: Instant,
-) -> Result<Reservation, Error> {
-    let stamp = clock::format(now);
-    let attempt = AttemptItem {
-        job_id: req.job.clone(),
-        attempt: req.attempt.to_owned(),
-        day: day_of(now),
-        reserved_micros: req.estimate_micros,
-        planned: req.planned.iter().map(|s| (*s).to_owned()).collect(),
-        sale_credits: req.sale_credits,
-        price_table: req.price_table.to_owned(),
-        calls: Default::default(),
-        reserved_at: stamp.clone(),
-        open_day: Some(day_of(now)),
-        settled_cost_micros: None,
-        settled_at: None,
-        settled_by: None,
-    };
-    for _ in 0..2 {
-        match app.store.reserve(&attempt).await? {
-            ReserveOutcome::Reserved => {
-                tracing::info!(job_id = %req.job, attempt = req.attempt, estimate_micros = req.estimate_micros, day = %attempt.day, "budget_reserved");
-                return Ok(Reservation::Granted(Box::new(attempt)));
-            }
-            ReserveOutcome::Refused {
-                halted,
-                headroom_micros,
-            } => {
-                tracing::warn!(job_id = %req.job, attempt = req.attempt, estimate_micros = req.estimate_micros, halted, headroom_micros, "budget_refused");
-                return Ok(Reservation::Refused { halted });
-            }
-            ReserveOutcome::DayMissing => {
-                app.store
-                    .create_budget_day(&attempt.day, app.config.limits.daily_cap_micros, &stamp)
-                    .await?;
-            }
-            ReserveOutcome::AlreadyReserved => {
-                // A second reservation for the same step of a job means the step is running
-                // twice; refuse rather than pay twice.
-                tracing::error!(job_id = %req.job, attempt = req.attempt, "budget_already_reserved");
-                return Ok(Reservation::Refused { halted: false });
+/// A model reply that says what the call used.
+pub trait Billed {
+    fn usage(&self) -> Option<&Usage>;
+}
+
+impl Billed for EditReply {
+    fn usage(&self) -> Option<&Usage> {
+        self.usage.as_ref()
+    }
+}
+
+impl<T> Billed for VisionReply<T> {
+    fn usage(&self) -> Option<&Usage> {
+        self.usage.as_ref()
+    }
+}
+
+/// One reservation against the day's budget and the paid calls it covers, in the only order
+/// the money rules allow: reserve (before any call) → call (each call's outcome and usage saved
+/// on the attempt the moment it returns, so a crash leaves the sweeper what it needs) →
+/// settle, on its own or as items of the job's final transaction. Holding one is the only way
+/// to make a paid call, and only a planned one.
+#[derive(Debug)]
+#[must_use = "an open reservation is settled, or left to the sweeper"]
+pub struct PaidAttempt {
+    item: AttemptItem,
+}
+
+impl PaidAttempt {
+    /// Reserves an estimate against today's budget, creating the day (with the configured
+    /// cap) on first use.
+    pub async fn reserve(
+        app: &App,
+        req: &ReserveRequest<'_>,
+        now: Instant,
+    ) -> Result<Reservation, Error> {
+        let stamp = clock::format(now);
+        let item = AttemptItem {
+            job_id: req.job.clone(),
+            attempt: req.attempt.to_owned(),
+            day: day_of(now),
+            reserved_micros: req.estimate_micros,
+            planned: req.planned.iter().map(|k| k.as_str().to_owned()).collect(),
+            sale_credits: req.sale_credits,
+            price_table: cost::COST_TABLE_VERSION.to_owned(),
+            calls: Default::default(),
+            reserved_at: stamp.clone(),
+            open_day: Some(day_of(now)),
+            settled_cost_micros: None,
+            settled_at: None,
+            settled_by: None,
+        };
+        for _ in 0..2 {
+            match app.store.reserve(&item).await? {
+                ReserveOutcome::Reserved => {
+                    tracing::info!(job_id = %req.job, attempt = req.attempt, estimate_micros = req.estimate_micros, day = %item.day, "budget_reserved");
+                    return Ok(Reservation::Granted(Box::new(PaidAttempt { item })));
+                }
+                ReserveOutcome::Refused {
+                    halted,
+                    headroom_micros,
+                } => {
+                    tracing::warn!(job_id = %req.job, attempt = req.attempt, estimate_micros = req.estimate_micros, halted, headroom_micros, "budget_refused");
+                    return Ok(Reservation::Refused { halted });
+                }
+                ReserveOutcome::DayMissing => {
+                    app.store
+                        .create_budget_day(&item.day, app.config.limits.daily_cap_micros, &stamp)
+                        .await?;
+                }
+                ReserveOutcome::AlreadyReserved => {
+                    // A second reservation for the same step of a job means the step is
+                    // running twice; refuse rather than pay twice.
+                    tracing::error!(job_id = %req.job, attempt = req.attempt, "budget_already_reserved");
+                    return Ok(Reservation::Refused { halted: false });
+                }
             }
         }
+        Err(Error::NotFound { what: "budget day" })
     }
-    Err(Error::NotFound { what: "budget day" })
+
+    /// Makes one planned paid call and saves its outcome and usage on the attempt as soon as
+    /// it returns. The outer error means the save failed: the call was made all the same and
+    /// is counted when this attempt settles. A call the attempt does not cover is never made.
+    pub async fn call<T: Billed>(
+        &mut self,
+        app: &App,
+        kind: CallKind,
+        call: impl Future<Output = Result<T, ModelError>>,
+    ) -> Result<Result<T, ModelError>, Error> {
+        if !self.item.planned.iter().any(|p| p == kind.as_str())
+            || self.item.calls.contains_key(kind.as_str())
+        {
+            return Err(Error::Corrupt(format!(
+                "{kind} is not a call attempt {} may still make",
+                self.item.attempt
+            )));
+        }
+        let reply = call.await;
+        let (usage, error) = match &reply {
+            Ok(r) => (r.usage().copied(), None),
+            Err(e) => (e.usage().copied(), Some(e)),
+        };
+        let record = CallRecord {
+            outcome: error.map_or("ok", ModelError::code).to_owned(),
+            cost_micros: call_cost(kind, usage.as_ref(), error),
+            usage: usage.and_then(|u| serde_json::to_value(u).ok()),
+            at: clock::format(clock::now()),
+        };
+        tracing::info!(job_id = %self.item.job_id, call = %kind, outcome = %record.outcome, cost_micros = record.cost_micros, "call_recorded");
+        let saved = app
+            .store
+            .record_call(
+                &self.item.job_id,
+                &self.item.attempt,
+                kind.as_str(),
+                &record,
+            )
+            .await;
+        // Kept in memory even when the write failed: the call was made, so a settlement in
+        // the failing transaction must count it (never as "skipped").
+        self.item.calls.insert(kind.as_str().to_owned(), record);
+        saved.map(|()| reply)
+    }
+
+    /// The items that settle this attempt inside another transaction (delivery, or a failure
+    /// with its refund): planned calls never made are recorded as skipped (cost 0), and the
+    /// reservation moves to `used` at the real cost, or stays booked where a cost is unknown.
+    pub fn settlement_items(
+        self,
+        app: &App,
+        by: &str,
+        now: Instant,
+    ) -> Result<Vec<TransactWriteItem>, Error> {
+        let item = self.closed(now);
+        app.store
+            .settle_items(&item, settlement_cost(&item), by, &clock::format(now))
+    }
+
+    /// Settles this attempt on its own.
+    pub async fn settle(self, app: &App, by: &str) -> Result<SettleOutcome, Error> {
+        settle(app, &self.closed(clock::now()), by).await
+    }
+
+    fn closed(mut self, now: Instant) -> AttemptItem {
+        for call in self.item.planned.clone() {
+            self.item.calls.entry(call).or_insert_with(|| skipped(now));
+        }
+        self.item
+    }
 }
 
-/// Saves a call's outcome on the attempt (in the store and in `attempt`) as soon as it returns.
-pub async fn record_call(
-    app: &App,
-    attempt: &mut AttemptItem,
-    call: &str,
-    record: CallRecord,
-) -> Result<(), Error> {
-    let saved = app
-        .store
-        .record_call(&attempt.job_id, &attempt.attempt, call, &record)
-        .await;
-    // Kept in memory even when the write failed: the call was made, so a settlement in the
-    // failing transaction must count it (never as "skipped").
-    attempt.calls.insert(call.to_owned(), record);
-    saved
+/// What a call cost from its usage; a refused request (an error status) costs nothing, as
+/// providers do not bill it; a timeout, dropped connection or answer without usage: unknown.
+fn call_cost(kind: CallKind, usage: Option<&Usage>, error: Option<&ModelError>) -> Option<i64> {
+    match (error, usage) {
+        (_, Some(u)) => cost::cost_micros(kind, u).and_then(|c| i64::try_from(c).ok()),
+        (
+            Some(
+                ModelError::Http { .. }
+                | ModelError::InvalidInput { .. }
+                | ModelError::Build { .. },
+            ),
+            None,
+        ) => Some(0),
+        _ => None,
+    }
 }
 
 /// What an attempt costs when settled: the sum of its calls' costs when every planned call is
@@ -126,7 +231,7 @@ pub fn settlement_cost(attempt: &AttemptItem) -> i64 {
     }
 }
 
-/// Settles an attempt on its own.
+/// Settles an attempt as stored (the sweeper's path for an attempt a consumer left open).
 pub async fn settle(app: &App, attempt: &AttemptItem, by: &str) -> Result<SettleOutcome, Error> {
     let cost = settlement_cost(attempt);
     let out = app
@@ -138,7 +243,7 @@ pub async fn settle(app: &App, attempt: &AttemptItem, by: &str) -> Result<Settle
 }
 
 /// A record for a planned call that was never made (costs nothing).
-pub fn skipped(now: Instant) -> CallRecord {
+fn skipped(now: Instant) -> CallRecord {
     CallRecord {
         outcome: "skipped".to_owned(),
         cost_micros: Some(0),

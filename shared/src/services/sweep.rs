@@ -20,11 +20,11 @@ use serde::Serialize;
 use super::App;
 use super::budget::{self, day_of};
 use crate::clock::{self, Instant};
-use crate::domain::JobState;
+use crate::domain::{FailureCode, JobFailure, JobState};
 use crate::error::Error;
 use crate::store::budget::SettleOutcome;
 use crate::store::jobs::FinishOutcome;
-use crate::store::schema::{AttemptItem, JobFailure, JobItem};
+use crate::store::schema::{AttemptItem, JobItem};
 
 /// Bounds of one run.
 #[derive(Debug, Clone, Copy)]
@@ -60,25 +60,6 @@ pub struct SweepSummary {
     /// Items DynamoDB read from the sweep indexes.
     pub items_read: u64,
     pub out_of_time: bool,
-}
-
-fn dispatch_limit() -> JobFailure {
-    JobFailure {
-        code: "DISPATCH_LIMIT".to_owned(),
-        message: "We could not start your edit. Your credits were refunded; please try again."
-            .to_owned(),
-        questions: Vec::new(),
-    }
-}
-
-fn stuck() -> JobFailure {
-    JobFailure {
-        code: "TIMED_OUT".to_owned(),
-        message:
-            "Your edit took too long and was stopped. Your credits were refunded; please try again."
-                .to_owned(),
-        questions: Vec::new(),
-    }
 }
 
 /// One sweep at time `now` (injected: tests move the clock instead of sleeping).
@@ -182,7 +163,13 @@ async fn requeue(
     if job.dispatch_count >= app.config.limits.max_dispatches {
         match app
             .store
-            .fail_and_refund(job, JobState::Queued, &dispatch_limit(), &stamp, Vec::new())
+            .fail_and_refund(
+                job,
+                JobState::Queued,
+                &JobFailure::new(FailureCode::DispatchLimit),
+                &stamp,
+                Vec::new(),
+            )
             .await?
         {
             FinishOutcome::Done => {
@@ -246,7 +233,13 @@ async fn fail_stuck(
     let extra = settlements(app, job, &stamp, summary).await?;
     match app
         .store
-        .fail_and_refund(job, JobState::Processing, &stuck(), &stamp, extra)
+        .fail_and_refund(
+            job,
+            JobState::Processing,
+            &JobFailure::new(FailureCode::TimedOut),
+            &stamp,
+            extra,
+        )
         .await?
     {
         FinishOutcome::Done => {

@@ -5,9 +5,9 @@ use aws_sdk_dynamodb::types::{
     Put, ReturnValuesOnConditionCheckFailure, TransactWriteItem, Update,
 };
 
-use super::schema::{AccountItem, LedgerItem, LedgerKind, attr, reference};
+use super::schema::{AccountItem, LedgerItem, attr, reference};
 use super::{Item, Store, TxOutcome, from_item, n, names, s, to_item};
-use crate::domain::{Credits, UserId};
+use crate::domain::{Credits, LedgerKind, UserId};
 use crate::error::{AwsError, Error};
 
 /// Result of an idempotent grant.

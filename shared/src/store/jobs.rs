@@ -6,11 +6,9 @@ use aws_sdk_dynamodb::types::{
 };
 
 use super::cursor;
-use super::schema::{
-    JobFailure, JobItem, JobResult, LedgerItem, LedgerKind, attr, index, reference,
-};
+use super::schema::{JobItem, LedgerItem, attr, index, reference};
 use super::{Store, TxOutcome, from_item, n, names, s, to_item};
-use crate::domain::{JobId, JobState, UserId};
+use crate::domain::{FailureCode, JobFailure, JobId, JobResult, JobState, LedgerKind, UserId};
 use crate::error::{AwsError, Error};
 
 /// How an attempt to create a job and debit its price ended.
@@ -274,11 +272,7 @@ impl Store {
         job: &JobItem,
         now: &str,
     ) -> Result<FinishOutcome, Error> {
-        let reason = JobFailure {
-            code: "CANCELED".to_owned(),
-            message: "Canceled before processing started. Your credits were refunded.".to_owned(),
-            questions: Vec::new(),
-        };
+        let reason = JobFailure::new(FailureCode::Canceled);
         self.end_with_refund(
             job,
             JobState::Queued,
@@ -329,7 +323,7 @@ impl Store {
             now,
         );
         refund.job_id = Some(job.job_id.clone());
-        refund.reason = Some(failure.code.clone());
+        refund.reason = Some(failure.code.as_str().to_owned());
         let mut items = vec![
             TransactWriteItem::builder().update(update).build(),
             self.account_release(job, true)?,

@@ -1,11 +1,14 @@
 //! THE place for DynamoDB names: tables, keys, indexes, attributes, key builders and the item
-//! structs that go in and out through `serde_dynamo`. Provisioning (local stack) and the
+//! structs (`*Item` rows) that go in and out through `serde_dynamo`. Values nested in a row
+//! (a job's failure or result) are domain types; no type here is part of the API. Provisioning (local stack) and the
 //! infrastructure's drift guard both read [`TABLES`].
 
 use serde::{Deserialize, Serialize};
 
 use crate::config::{Resources, env};
-use crate::domain::{EditSpec, JobId, JobState, Operation, UserId};
+use crate::domain::{
+    EditSpec, JobFailure, JobId, JobResult, JobState, LedgerKind, Operation, UserId,
+};
 
 /// Attribute names. Expressions bind these through `#placeholders`.
 pub mod attr {
@@ -220,15 +223,6 @@ pub struct AccountItem {
     pub created_at: String,
 }
 
-/// What a ledger row records.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum LedgerKind {
-    Grant,
-    Debit,
-    Refund,
-}
-
 /// One immutable ledger row.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct LedgerItem {
@@ -264,15 +258,6 @@ impl LedgerItem {
             created_at: now.to_owned(),
         }
     }
-}
-
-/// A failure a user can read: stable code and a sentence.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
-pub struct JobFailure {
-    pub code: String,
-    pub message: String,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub questions: Vec<String>,
 }
 
 /// A job.
@@ -355,85 +340,6 @@ pub struct CurrentVersion {
     /// The job whose image it is (the root, or a repair).
     pub job_id: JobId,
     pub asset_key: String,
-}
-
-/// How a repair's candidate compared with the version the user held.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum ComparisonOutcome {
-    Improved,
-    Unchanged,
-    Worse,
-    /// The reviewer was down or its answer unusable: no evidence either way.
-    NotVerified,
-}
-
-/// The comparison kept with a repair's result.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
-pub struct ComparisonRecord {
-    pub outcome: ComparisonOutcome,
-    pub notes: String,
-    /// The job whose image the candidate was compared with.
-    #[schema(value_type = String)]
-    pub compared_with: JobId,
-}
-
-/// The reviewer's verdict on a delivered image. `NotVerified` when the reviewer was down,
-/// answered malformed JSON, or the budget refused the review: never a silent pass.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum ReviewVerdict {
-    Passed,
-    Failed,
-    NotVerified,
-}
-
-/// What the reviewer said, kept with the result.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
-pub struct ReviewRecord {
-    pub verdict: ReviewVerdict,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub target_reads_as_medium: Option<bool>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub rest_photographic: Option<bool>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub style_leaked: Option<bool>,
-    /// The reviewer's notes, or why there is no verdict.
-    pub notes: String,
-}
-
-/// Measured change outside the selection: parts per million of outside pixels that changed.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
-pub struct LeakageRecord {
-    pub changed_outside: u64,
-    pub outside: u64,
-    pub ratio_ppm: u32,
-    /// `mask` (a brushed area: exact) or `region` (the checker's box around the target).
-    pub basis: String,
-}
-
-/// A delivered result.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct JobResult {
-    /// Object key of the delivered image in the private bucket.
-    pub asset_key: String,
-    pub width: u32,
-    pub height: u32,
-    pub review: ReviewRecord,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub leakage: Option<LeakageRecord>,
-    /// What the readiness check saw (fed into the edit prompt).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub observation: Option<String>,
-    /// A repair: the comparison with the version the user held.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub comparison: Option<ComparisonRecord>,
-    /// A repair that did not improve: `asset_key` is the previous version, kept; the
-    /// candidate is stored at `candidate_asset_key` for inspection.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub retained_previous: bool,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub candidate_asset_key: Option<String>,
 }
 
 /// The daily cost breaker's item for one UTC day. Micro-dollars, integers.

@@ -107,7 +107,8 @@ async fn main() -> anyhow::Result<()> {
             } else {
                 None
             };
-            let processor = Arc::new(Processor::from_env(app.clone(), &clients).await?);
+            let model = atelier_shared::model::setup::client_from_env(&clients).await?;
+            let processor = Arc::new(Processor::new(app.clone(), model));
             // The EventBridge schedule: one sweep a minute.
             let sweep_app = app.clone();
             let sweeper = tokio::spawn(async move {

@@ -15,7 +15,7 @@ use atelier_shared::imaging::{
     DecodeLimits, LEAKAGE_TOLERANCE, Mask, encode_png, fit_within, leakage, mask_from_png,
     pixel_changed, resize_exact,
 };
-use atelier_shared::model::pricing::vision_image_tokens;
+use atelier_shared::model::cost::vision_image_tokens;
 use atelier_shared::model::vision::{COMPARISON_SCHEMA, READINESS_SCHEMA, REVIEW_SCHEMA};
 use atelier_shared::model::{
     CLIENT_REQUEST_ID_HEADER, Comparison, Outcome, Readiness, Review, TargetBox, Verdict,

@@ -5,15 +5,15 @@
 //! The figures are illustrative of gpt-image-1-class image pricing and gpt-4.1-mini-class
 //! vision pricing (per million tokens: image model text in $5, image in $10, image out $40;
 //! vision model in $0.40, out $1.60). Change them by adding a new table version, so every
-//! stored cost names the table it came from ([`PRICE_TABLE_VERSION`]).
+//! stored cost names the table it came from ([`COST_TABLE_VERSION`]).
 //!
 //! Estimates must never be below the real cost, so they round up and assume the largest
 //! output the call may produce: the reservation is what keeps spend under the day's cap.
 
 use super::{CallKind, Quality, Usage};
 
-/// Version of [`PRICES`]; store it beside every cost computed from it.
-pub const PRICE_TABLE_VERSION: &str = "2026-11";
+/// Version of [`COST_TABLE`]; store it beside every cost computed from it.
+pub const COST_TABLE_VERSION: &str = "2026-11";
 
 /// Output ceiling the client sets on every vision call (`max_completion_tokens`), so the
 /// estimate's output part is a real bound, not a guess.
@@ -22,7 +22,7 @@ pub const VISION_MAX_OUTPUT_TOKENS: u32 = 600;
 /// Prices in micro-dollars per million tokens (so fractions of a micro-dollar per token stay
 /// integers).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct PriceTable {
+pub struct CostTable {
     pub version: &'static str,
     pub image_text_input_per_mtok: u64,
     pub image_image_input_per_mtok: u64,
@@ -32,8 +32,8 @@ pub struct PriceTable {
 }
 
 /// The table in force.
-pub const PRICES: PriceTable = PriceTable {
-    version: PRICE_TABLE_VERSION,
+pub const COST_TABLE: CostTable = CostTable {
+    version: COST_TABLE_VERSION,
     image_text_input_per_mtok: 5_000_000,
     image_image_input_per_mtok: 10_000_000,
     image_output_per_mtok: 40_000_000,
@@ -55,11 +55,11 @@ fn micros(parts: &[(u64, u64)]) -> u64 {
 /// is charged: an image call's input without its text/image split is priced as image input,
 /// and a vision call with only a total is priced at the output rate.
 pub fn cost_micros(kind: CallKind, usage: &Usage) -> Option<u64> {
-    cost_with(&PRICES, kind, usage)
+    cost_with(&COST_TABLE, kind, usage)
 }
 
 /// [`cost_micros`] against a given table.
-pub fn cost_with(prices: &PriceTable, kind: CallKind, usage: &Usage) -> Option<u64> {
+pub fn cost_with(prices: &CostTable, kind: CallKind, usage: &Usage) -> Option<u64> {
     match kind {
         CallKind::Edit => {
             let output = usage.output_tokens?;
@@ -148,18 +148,21 @@ pub fn estimate_micros(
         CallKind::Edit => {
             let image_in: u64 = images.iter().map(|&(w, h)| image_input_tokens(w, h)).sum();
             micros(&[
-                (text, PRICES.image_text_input_per_mtok),
-                (image_in, PRICES.image_image_input_per_mtok),
-                (image_output_tokens(quality), PRICES.image_output_per_mtok),
+                (text, COST_TABLE.image_text_input_per_mtok),
+                (image_in, COST_TABLE.image_image_input_per_mtok),
+                (
+                    image_output_tokens(quality),
+                    COST_TABLE.image_output_per_mtok,
+                ),
             ])
         }
         CallKind::Check | CallKind::Review | CallKind::Compare => {
             let image_in: u64 = images.iter().map(|&(w, h)| vision_image_tokens(w, h)).sum();
             micros(&[
-                (text + image_in, PRICES.vision_input_per_mtok),
+                (text + image_in, COST_TABLE.vision_input_per_mtok),
                 (
                     u64::from(VISION_MAX_OUTPUT_TOKENS),
-                    PRICES.vision_output_per_mtok,
+                    COST_TABLE.vision_output_per_mtok,
                 ),
             ])
         }

@@ -1,0 +1,173 @@
+//! An edit job's steps: load → check (reserving the check and the edit together) → edit →
+//! composite and store → review (its own reservation) → deliver. The edit step is shared
+//! with repairs.
+
+use image::RgbaImage;
+
+use super::compose::compose;
+use super::inputs::{Inputs, edit_call, internal_image, prompt_chars, vision_images};
+use super::{EDIT_PROMPT_ALLOWANCE_CHARS, Outcome, Run, Step, Stop};
+use crate::assets::Assets;
+use crate::domain::{FailureCode, JobFailure, JobResult, ReviewRecord, ReviewVerdict};
+use crate::error::Error;
+use crate::imaging;
+use crate::model::{CallKind, ImageRole, Readiness, Review, Verdict};
+use crate::prompts::{self, EditPrompt};
+
+impl Run<'_> {
+    pub(super) async fn edit_job(&mut self) -> Result<Outcome, Stop> {
+        let inputs = self.load().await?;
+        let readiness = self.check(&inputs).await?;
+        let prompt = prompts::edit(&self.job.request, &readiness.observation, None);
+        let edited = self.edit(&inputs, prompt, None).await?;
+        self.crash(Step::AfterEdit)?;
+        self.settle_now().await?;
+
+        let (result, leakage) = compose(self.job, &inputs, &edited, readiness.target_box)?;
+        let asset_key = self.store_image(&result, "v1").await?;
+        tracing::info!(job_id = %self.job.job_id, leakage_ppm = leakage.as_ref().map(|l| l.ratio_ppm), "result_stored");
+        self.crash(Step::AfterStore)?;
+
+        let review = self.review(&inputs, &result).await?;
+        self.crash(Step::AfterReview)?;
+        let (width, height) = inputs.original.dimensions();
+        let result = JobResult {
+            asset_key,
+            width,
+            height,
+            review,
+            leakage,
+            observation: Some(readiness.observation),
+            comparison: None,
+            retained_previous: false,
+            candidate_asset_key: None,
+        };
+        self.deliver(result, None).await
+    }
+
+    /// Look before you generate: reserves the check and the edit together, then asks the
+    /// checker; not ready stops the job with its questions before the expensive call.
+    async fn check(&mut self, inputs: &Inputs) -> Result<Readiness, Stop> {
+        let (p, job) = (self.p, self.job);
+        let prompt = prompts::readiness(&job.request);
+        let images = vision_images(inputs, &prompt, &[])?;
+        let mut edit_roles = vec![ImageRole::Original];
+        if inputs.reference.is_some() {
+            edit_roles.push(ImageRole::StyleReference);
+        }
+        let estimate = p
+            .estimate(
+                CallKind::Check,
+                &inputs.vision_sizes(&prompt),
+                prompt_chars(&prompt),
+            )
+            .saturating_add(p.estimate(
+                CallKind::Edit,
+                &inputs.edit_sizes(&edit_roles),
+                EDIT_PROMPT_ALLOWANCE_CHARS,
+            ));
+        let planned = [CallKind::Check, CallKind::Edit];
+        if !self
+            .reserve("01-check-edit", &planned, estimate, job.credits)
+            .await?
+        {
+            return Err(Stop::fail(FailureCode::BudgetPaused));
+        }
+        self.crash(Step::AfterReserve)?;
+
+        let reply = p.model.check_readiness(&job.job_id, &prompt, &images);
+        let readiness = match self.paid_call(CallKind::Check, reply).await? {
+            Ok(r) => r.answer,
+            Err(e) => {
+                tracing::warn!(job_id = %job.job_id, code = e.code(), error = %e, "check_failed");
+                return Err(Stop::fail(FailureCode::CheckFailed));
+            }
+        };
+        if !readiness.ready {
+            tracing::info!(job_id = %job.job_id, questions = readiness.questions.len(), "check_not_ready");
+            return Err(Stop::Fail(JobFailure::needs_clarification(
+                readiness.questions,
+            )));
+        }
+        self.crash(Step::AfterCheck)?;
+        Ok(readiness)
+    }
+
+    /// The expensive call, under the reservation in force; `current` is a repair's starting
+    /// image. A provider error fails the job (never retried).
+    pub(super) async fn edit(
+        &mut self,
+        inputs: &Inputs,
+        prompt: EditPrompt,
+        current: Option<&RgbaImage>,
+    ) -> Result<Vec<u8>, Stop> {
+        let (p, job) = (self.p, self.job);
+        let call = edit_call(inputs, prompt, current)?;
+        match self
+            .paid_call(CallKind::Edit, p.model.edit(&job.job_id, call))
+            .await?
+        {
+            Ok(reply) => Ok(reply.image),
+            Err(e) => {
+                tracing::warn!(job_id = %job.job_id, code = e.code(), error = %e, "edit_failed");
+                Err(Stop::fail(FailureCode::EditFailed))
+            }
+        }
+    }
+
+    /// Stores an image of this job (`v1`, `candidate`) in the private bucket; returns its key.
+    pub(super) async fn store_image(&self, image: &RgbaImage, name: &str) -> Result<String, Stop> {
+        let png = imaging::encode_png(image).map_err(internal_image)?;
+        let key = Assets::result_key(&self.job.user_id, &self.job.job_id, name);
+        self.p
+            .app
+            .assets
+            .put_png(&key, png)
+            .await
+            .map_err(Error::from)?;
+        Ok(key)
+    }
+
+    /// Review after, under its own reservation; no review is never a pass.
+    async fn review(&mut self, inputs: &Inputs, result: &RgbaImage) -> Result<ReviewRecord, Stop> {
+        let (p, job) = (self.p, self.job);
+        let prompt = prompts::review(&job.request);
+        let images = vision_images(inputs, &prompt, &[(ImageRole::Result, result)])?;
+        let estimate = p.estimate(
+            CallKind::Review,
+            &inputs.vision_sizes(&prompt),
+            prompt_chars(&prompt),
+        );
+        if !self
+            .reserve("02-review", &[CallKind::Review], estimate, 0)
+            .await?
+        {
+            return Ok(ReviewRecord::not_verified(
+                "The review was skipped because reviews are paused.",
+            ));
+        }
+        let reply = p.model.review(&job.job_id, &prompt, &images);
+        Ok(match self.paid_call(CallKind::Review, reply).await? {
+            Ok(r) => review_record(r.answer),
+            Err(e) => {
+                tracing::warn!(job_id = %job.job_id, code = e.code(), error = %e, "review_unavailable");
+                ReviewRecord::not_verified(
+                    "The reviewer was unavailable, so this result is not verified.",
+                )
+            }
+        })
+    }
+}
+
+fn review_record(answer: Review) -> ReviewRecord {
+    ReviewRecord {
+        verdict: match answer.verdict {
+            Verdict::Passed => ReviewVerdict::Passed,
+            Verdict::Failed => ReviewVerdict::Failed,
+        },
+        target_reads_as_medium: Some(answer.target_reads_as_medium),
+        rest_photographic: Some(answer.rest_photographic),
+        style_leaked: Some(answer.style_leaked),
+        notes: answer.notes,
+    }
+}

@@ -1,0 +1,203 @@
+//! Loading a job's images within hard limits before any paid call, and shaping them for the
+//! model: downscaled PNGs for the vision calls, the edit call's images and mask.
+
+use image::RgbaImage;
+
+use super::{Run, Stop};
+use crate::assets::{AssetReadError, Assets};
+use crate::domain::{AssetId, AssetKind, FailureCode};
+use crate::error::Error;
+use crate::imaging::{self, DecodeLimits, ImagingError, Mask};
+use crate::model::{EditCall, EditSize, ImageInput, ImageRole};
+use crate::prompts::{EditPrompt, VisionPrompt};
+
+/// Longest side of an image sent to the edit call (the model works at 1–2 MP; the result is
+/// scaled back and composited at the original's size).
+pub(super) const EDIT_MAX_SIDE: u32 = 1536;
+
+/// The decoded inputs of a job, and their downscaled PNGs for the vision calls (encoded once).
+pub(super) struct Inputs {
+    pub original: RgbaImage,
+    pub mask: Option<Mask>,
+    pub reference: Option<RgbaImage>,
+    vision: VisionPngs,
+}
+
+struct VisionPngs {
+    original: Vec<u8>,
+    mask: Option<Vec<u8>>,
+    reference: Option<Vec<u8>>,
+}
+
+impl Inputs {
+    /// The sizes of the images an edit call with these roles sends (for its estimate).
+    pub fn edit_sizes(&self, roles: &[ImageRole]) -> Vec<(u32, u32)> {
+        roles
+            .iter()
+            .map(|role| match (role, &self.reference) {
+                (ImageRole::StyleReference, Some(r)) => {
+                    imaging::fit_within(r.dimensions(), EDIT_MAX_SIDE)
+                }
+                _ => imaging::fit_within(self.original.dimensions(), EDIT_MAX_SIDE),
+            })
+            .collect()
+    }
+
+    /// The sizes of the images a vision prompt sends (each at most the vision size).
+    pub fn vision_sizes(&self, prompt: &VisionPrompt) -> Vec<(u32, u32)> {
+        let size = imaging::fit_within(self.original.dimensions(), imaging::VISION_MAX_SIDE);
+        vec![size; prompt.images.len()]
+    }
+}
+
+/// A prompt's length as the estimate counts it.
+pub(super) fn prompt_chars(prompt: &VisionPrompt) -> usize {
+    prompt.system.len() + prompt.text.len()
+}
+
+/// An image downscaled for a vision call, as PNG.
+pub(super) fn vision_png(img: &RgbaImage) -> Result<Vec<u8>, Stop> {
+    imaging::encode_png(&imaging::downscale(img, imaging::VISION_MAX_SIDE)).map_err(internal_image)
+}
+
+/// The vision calls' images for `prompt`, in its order; `extra` supplies the images that are
+/// not the job's inputs (the result, the current version, a candidate).
+pub(super) fn vision_images(
+    inputs: &Inputs,
+    prompt: &VisionPrompt,
+    extra: &[(ImageRole, &RgbaImage)],
+) -> Result<Vec<ImageInput>, Stop> {
+    let mut images = Vec::with_capacity(prompt.images.len());
+    for role in &prompt.images {
+        let cached = &inputs.vision;
+        let source = match role {
+            ImageRole::Original => Some(cached.original.clone()),
+            ImageRole::StyleReference => cached.reference.clone(),
+            ImageRole::Mask => cached.mask.clone(),
+            _ => match extra.iter().find(|(r, _)| r == role) {
+                Some((_, img)) => Some(vision_png(img)?),
+                None => None,
+            },
+        };
+        let Some(png) = source else {
+            return Err(Error::Corrupt(format!("the prompt wants a {role:?} image")).into());
+        };
+        images.push(ImageInput::png(*role, png));
+    }
+    Ok(images)
+}
+
+/// The edit call: images in the prompt's order (`current`, a repair's starting image, as
+/// Image 1 when given), the mask at the first image's size.
+pub(super) fn edit_call(
+    inputs: &Inputs,
+    prompt: EditPrompt,
+    current: Option<&RgbaImage>,
+) -> Result<EditCall, Stop> {
+    let png = |img: &RgbaImage| -> Result<Vec<u8>, Stop> {
+        imaging::encode_png(&imaging::downscale(img, EDIT_MAX_SIDE)).map_err(internal_image)
+    };
+    let first = imaging::downscale(current.unwrap_or(&inputs.original), EDIT_MAX_SIDE);
+    let mut images = Vec::with_capacity(prompt.images.len());
+    for role in &prompt.images {
+        let bytes = match role {
+            ImageRole::Current => current.map(png).transpose()?,
+            ImageRole::Original => Some(png(&inputs.original)?),
+            ImageRole::StyleReference => inputs.reference.as_ref().map(png).transpose()?,
+            _ => None,
+        };
+        let Some(bytes) = bytes else {
+            return Err(Error::Corrupt(format!("the edit prompt wants a {role:?} image")).into());
+        };
+        images.push(ImageInput::png(*role, bytes));
+    }
+    let mask_png = match (&inputs.mask, prompt.masked) {
+        (Some(m), true) => {
+            let (w, h) = first.dimensions();
+            Some(m.resized(w, h).to_alpha_png().map_err(internal_image)?)
+        }
+        _ => None,
+    };
+    Ok(EditCall {
+        size: EditSize::for_dimensions(first.width(), first.height()),
+        prompt,
+        images,
+        mask_png,
+    })
+}
+
+impl Run<'_> {
+    /// Loads and decodes the inputs, within hard limits, before any paid call.
+    pub(super) async fn load(&self) -> Result<Inputs, Stop> {
+        let spec = &self.job.request;
+        let original = self
+            .read_upload(AssetKind::Original, &spec.original_asset_id)
+            .await?;
+        let original = DecodeLimits::for_asset(AssetKind::Original)
+            .decode(&original)
+            .map_err(invalid_input)?
+            .to_rgba8();
+        let mask = match &spec.mask_asset_id {
+            Some(id) => {
+                let bytes = self.read_upload(AssetKind::Mask, id).await?;
+                let mask =
+                    imaging::mask_from_png(&bytes, original.dimensions()).map_err(invalid_input)?;
+                if mask.is_empty() {
+                    tracing::info!(job_id = %self.job.job_id, "mask_empty");
+                    return Err(Stop::fail(FailureCode::InvalidMask));
+                }
+                Some(mask)
+            }
+            None => None,
+        };
+        let reference = match &spec.style_reference_asset_id {
+            Some(id) => {
+                let bytes = self.read_upload(AssetKind::StyleReference, id).await?;
+                let limits = DecodeLimits::for_asset(AssetKind::StyleReference);
+                Some(limits.decode(&bytes).map_err(invalid_input)?.to_rgba8())
+            }
+            None => None,
+        };
+        let vision = VisionPngs {
+            original: vision_png(&original)?,
+            mask: mask
+                .as_ref()
+                .map(|m| vision_png(&m.to_visual()))
+                .transpose()?,
+            reference: reference.as_ref().map(vision_png).transpose()?,
+        };
+        Ok(Inputs {
+            original,
+            mask,
+            reference,
+            vision,
+        })
+    }
+
+    async fn read_upload(&self, kind: AssetKind, id: &AssetId) -> Result<Vec<u8>, Stop> {
+        let key = Assets::upload_key(&self.job.user_id, kind, id);
+        let limit = DecodeLimits::for_asset(kind).max_bytes;
+        match self.p.app.assets.get_limited(&key, limit).await {
+            Ok(Some(bytes)) => Ok(bytes),
+            Ok(None) => Err(Stop::fail(FailureCode::AssetMissing)),
+            Err(AssetReadError::TooLarge { .. }) => Err(Stop::fail(FailureCode::InvalidImage)),
+            Err(AssetReadError::Aws(e)) => Err(Error::from(e).into()),
+        }
+    }
+}
+
+/// An upload the user sent that cannot be used: their input, refunded.
+pub(super) fn invalid_input(e: ImagingError) -> Stop {
+    let code = match e {
+        ImagingError::SizeMismatch { .. } => FailureCode::InvalidMask,
+        _ => FailureCode::InvalidImage,
+    };
+    tracing::info!(code = e.code(), error = %e, "input_refused");
+    Stop::fail(code)
+}
+
+/// Image work on our side failed (encoding, compositing): our fault, refunded.
+pub(super) fn internal_image(e: ImagingError) -> Stop {
+    tracing::error!(code = e.code(), error = %e, "image_processing_failed");
+    Stop::fail(FailureCode::InternalError)
+}

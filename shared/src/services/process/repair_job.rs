@@ -1,0 +1,247 @@
+//! A repair job's steps (rule 7): find the version the user holds → load → reserve the edit
+//! and the comparison together → edit from that version → composite and store the candidate
+//! → compare → deliver the better one, settling and updating the lineage on the root in the
+//! same transaction.
+//!
+//! - `improved`: the candidate is delivered and becomes the lineage's current version.
+//! - `unchanged` / `worse`: the previous version is delivered again (`retained_previous`),
+//!   the candidate is kept for inspection, and repairs on the lineage stop.
+//! - Comparison unavailable: the candidate is delivered as `not_verified`; nothing is
+//!   retained and repairs do not stop, for lack of evidence either way.
+
+use image::RgbaImage;
+
+use super::compose::compose;
+use super::inputs::{Inputs, internal_image, prompt_chars, vision_images};
+use super::{EDIT_PROMPT_ALLOWANCE_CHARS, Outcome, Run, Step, Stop};
+use crate::assets::AssetReadError;
+use crate::domain::{
+    AssetKind, ComparisonOutcome, ComparisonRecord, FailureCode, JobId, JobResult, LeakageRecord,
+    ReviewRecord, ReviewVerdict,
+};
+use crate::error::Error;
+use crate::imaging::DecodeLimits;
+use crate::model::{CallKind, ImageRole, Outcome as Compared};
+use crate::prompts::{self, EditPrompt, VisionPrompt};
+use crate::store::schema::{CurrentVersion, JobItem, RepairOf};
+
+/// The version a repair starts from.
+struct Base {
+    root: JobItem,
+    /// The job whose image the user holds (the root or an earlier repair) and its key.
+    current_job: JobId,
+    current_key: String,
+    /// What the root's readiness check saw.
+    observation: String,
+}
+
+/// The candidate a repair made.
+struct Candidate {
+    key: String,
+    leakage: Option<LeakageRecord>,
+}
+
+impl Run<'_> {
+    pub(super) async fn repair_job(&mut self, repair: &RepairOf) -> Result<Outcome, Stop> {
+        let base = self.base(repair).await?;
+        let inputs = self.load().await?;
+        let current = self.read_current(&base.current_key, &inputs).await?;
+        let spec = &self.job.request;
+        let edit_prompt = prompts::edit(spec, &base.observation, Some(&repair.instruction));
+        let compare_prompt = prompts::comparison(spec, Some(&repair.instruction));
+        self.reserve_edit_compare(&inputs, &edit_prompt, &compare_prompt)
+            .await?;
+
+        let edited = self.edit(&inputs, edit_prompt, Some(&current)).await?;
+        self.crash(Step::AfterEdit)?;
+        // For a brushed area the composite keeps every outside pixel the original's; a pet,
+        // person or background repair has no measured box here (the comparison judges spill).
+        let (candidate, leakage) = compose(self.job, &inputs, &edited, None)?;
+        let key = self.store_image(&candidate, "candidate").await?;
+        tracing::info!(job_id = %self.job.job_id, "repair_candidate_stored");
+        self.crash(Step::AfterStore)?;
+
+        let images = [
+            (ImageRole::Current, &current),
+            (ImageRole::Candidate, &candidate),
+        ];
+        let comparison = self
+            .compare(&inputs, &compare_prompt, &images, &base)
+            .await?;
+        self.crash(Step::AfterReview)?;
+        let (width, height) = inputs.original.dimensions();
+        let candidate = Candidate { key, leakage };
+        self.deliver_better(base, candidate, comparison, (width, height))
+            .await
+    }
+
+    /// The lineage's root and the version the user holds now.
+    async fn base(&self, repair: &RepairOf) -> Result<Base, Stop> {
+        let missing = || Stop::fail(FailureCode::RepairBaseMissing);
+        let root = match self.p.app.store.get_job(&repair.root_job_id).await? {
+            Some(root) if root.user_id == self.job.user_id => root,
+            _ => return Err(missing()),
+        };
+        let (Some(current_key), Some(result)) = (root.current_asset_key(), root.result.as_ref())
+        else {
+            return Err(missing());
+        };
+        Ok(Base {
+            current_job: root
+                .current
+                .as_ref()
+                .map_or(root.job_id.clone(), |c| c.job_id.clone()),
+            current_key: current_key.to_owned(),
+            observation: result.observation.clone().unwrap_or_default(),
+            root,
+        })
+    }
+
+    /// The version the user holds, decoded within the photo's limits; it must be the photo's
+    /// size (every delivered image is).
+    async fn read_current(&self, key: &str, inputs: &Inputs) -> Result<RgbaImage, Stop> {
+        let missing = || Stop::fail(FailureCode::RepairBaseMissing);
+        let limits = DecodeLimits::for_asset(AssetKind::Original);
+        let bytes = match self.p.app.assets.get_limited(key, limits.max_bytes).await {
+            Ok(Some(bytes)) => bytes,
+            Ok(None) | Err(AssetReadError::TooLarge { .. }) => return Err(missing()),
+            Err(AssetReadError::Aws(e)) => return Err(Error::from(e).into()),
+        };
+        let image = limits.decode(&bytes).map_err(internal_image)?.to_rgba8();
+        if image.dimensions() != inputs.original.dimensions() {
+            return Err(missing());
+        }
+        Ok(image)
+    }
+
+    /// One reservation for the edit and the comparison.
+    async fn reserve_edit_compare(
+        &mut self,
+        inputs: &Inputs,
+        edit: &EditPrompt,
+        compare: &VisionPrompt,
+    ) -> Result<(), Stop> {
+        let p = self.p;
+        let estimate = p
+            .estimate(
+                CallKind::Edit,
+                &inputs.edit_sizes(&edit.images),
+                EDIT_PROMPT_ALLOWANCE_CHARS,
+            )
+            .saturating_add(p.estimate(
+                CallKind::Compare,
+                &inputs.vision_sizes(compare),
+                prompt_chars(compare),
+            ));
+        let planned = [CallKind::Edit, CallKind::Compare];
+        if !self
+            .reserve("01-edit-compare", &planned, estimate, self.job.credits)
+            .await?
+        {
+            return Err(Stop::fail(FailureCode::BudgetPaused));
+        }
+        self.crash(Step::AfterReserve)
+    }
+
+    /// Compares the candidate with the version the user holds; a comparer that is down or
+    /// unusable is no evidence either way (`not_verified`).
+    async fn compare(
+        &mut self,
+        inputs: &Inputs,
+        prompt: &VisionPrompt,
+        extra: &[(ImageRole, &RgbaImage)],
+        base: &Base,
+    ) -> Result<ComparisonRecord, Stop> {
+        let (p, job) = (self.p, self.job);
+        let images = vision_images(inputs, prompt, extra)?;
+        let reply = p.model.compare(&job.job_id, prompt, &images);
+        let (outcome, notes) = match self.paid_call(CallKind::Compare, reply).await? {
+            Ok(r) => (
+                match r.answer.outcome {
+                    Compared::Improved => ComparisonOutcome::Improved,
+                    Compared::Unchanged => ComparisonOutcome::Unchanged,
+                    Compared::Worse => ComparisonOutcome::Worse,
+                },
+                r.answer.notes,
+            ),
+            Err(e) => {
+                tracing::warn!(job_id = %job.job_id, code = e.code(), error = %e, "comparison_unavailable");
+                (
+                    ComparisonOutcome::NotVerified,
+                    "The reviewer was unavailable, so this repair is not verified.".to_owned(),
+                )
+            }
+        };
+        Ok(ComparisonRecord {
+            outcome,
+            notes,
+            compared_with: base.current_job.clone(),
+        })
+    }
+
+    /// Delivers the better version: the candidate when it improved (or no evidence either
+    /// way), else the previous version again, stopping repairs on the lineage.
+    async fn deliver_better(
+        &mut self,
+        base: Base,
+        candidate: Candidate,
+        comparison: ComparisonRecord,
+        (width, height): (u32, u32),
+    ) -> Result<Outcome, Stop> {
+        let keep = comparison.outcome.keeps_candidate();
+        let review = match comparison.outcome {
+            ComparisonOutcome::Improved => ReviewRecord {
+                verdict: ReviewVerdict::Passed,
+                target_reads_as_medium: None,
+                rest_photographic: None,
+                style_leaked: None,
+                notes: format!("Improved on the previous version. {}", comparison.notes),
+            },
+            ComparisonOutcome::NotVerified => ReviewRecord::not_verified(&comparison.notes),
+            // The delivered image is the previous one: its own review stands.
+            ComparisonOutcome::Unchanged | ComparisonOutcome::Worse => {
+                self.review_of(&base.root, &base.current_job).await?
+            }
+        };
+        let new_current = keep.then(|| CurrentVersion {
+            job_id: self.job.job_id.clone(),
+            asset_key: candidate.key.clone(),
+        });
+        let lineage = self.p.app.store.lineage_after_repair(
+            &base.root.job_id,
+            &self.job.job_id,
+            new_current.as_ref(),
+            !keep,
+        )?;
+        let (asset_key, candidate_asset_key) = if keep {
+            (candidate.key, None)
+        } else {
+            (base.current_key, Some(candidate.key))
+        };
+        let result = JobResult {
+            asset_key,
+            width,
+            height,
+            review,
+            leakage: if keep { candidate.leakage } else { None },
+            observation: None,
+            comparison: Some(comparison),
+            retained_previous: !keep,
+            candidate_asset_key,
+        };
+        self.deliver(result, Some(lineage)).await
+    }
+
+    /// The review of the version `job` delivered (the root's, or an earlier repair's).
+    async fn review_of(&self, root: &JobItem, job: &JobId) -> Result<ReviewRecord, Stop> {
+        let owner = if *job == root.job_id {
+            Some(root.clone())
+        } else {
+            self.p.app.store.get_job(job).await?
+        };
+        owner
+            .and_then(|j| j.result)
+            .map(|r| r.review)
+            .ok_or_else(|| Stop::fail(FailureCode::RepairBaseMissing))
+    }
+}
