@@ -60,11 +60,11 @@ export type FunctionKey = keyof typeof FUNCTIONS;
 
 /**
  * The consumer's timeout. The queue's visibility timeout is six times this (AWS's advice for
- * SQS event sources), and the sweeper's stuck threshold must exceed it (DESIGN.md rule 6).
+ * SQS event sources), and the sweeper's stuck threshold must exceed it (docs/design.md rule 6).
  */
 export const CONSUMER_TIMEOUT = Duration.minutes(5);
 export const QUEUE_VISIBILITY = Duration.seconds(CONSUMER_TIMEOUT.toSeconds() * 6);
-/** DESIGN.md rule 6: `processing` for 15 minutes is stuck. */
+/** docs/design.md rule 6: `processing` for 15 minutes is stuck. */
 export const STUCK_AFTER = Duration.minutes(15);
 /** Deliveries of one message before it goes to the dead-letter queue. */
 export const MAX_RECEIVE_COUNT = 5;
@@ -636,7 +636,7 @@ export const ITEM_WRITE_READ = [
   'dynamodb:ConditionCheckItem',
 ] as const;
 
-/** The ledger is append-only (DESIGN.md rule 3): put, read, and nothing that updates or deletes. */
+/** The ledger is append-only (docs/design.md rule 3): put, read, and nothing that updates or deletes. */
 export const LEDGER_ACTIONS = ['dynamodb:PutItem', 'dynamodb:GetItem', 'dynamodb:Query'] as const;
 
 const PLUS_PLAN_REASON =

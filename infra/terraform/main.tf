@@ -14,7 +14,7 @@ locals {
     sweeper  = { package = "atelier-sweeper", memory = 256, timeout = 60, description = "Sweeper: re-enqueue, fail and refund the stuck, settle orphans" }
   }
   # The queue's visibility timeout is six times the consumer's; the sweeper calls a job stuck
-  # after 15 minutes, longer than the consumer can run (DESIGN.md rule 6).
+  # after 15 minutes, longer than the consumer can run (docs/design.md rule 6).
   consumer_timeout  = 300
   stuck_after_secs  = 900
   max_receive_count = 5

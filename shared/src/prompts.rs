@@ -1,6 +1,6 @@
 //! Prompt recipes: pure functions from a validated [`EditSpec`] to the text the models read.
 //!
-//! Rules every prompt keeps (DESIGN.md rule 7):
+//! Rules every prompt keeps (docs/design.md rule 7):
 //! - Every input image is numbered and given its role ([`ImageRole::label`]): the original is
 //!   the sole authority for identity and scene; a style reference gives the medium only, never
 //!   identity; the mask marks where pixels may change. The prompt lists the images in the

@@ -1,6 +1,6 @@
 //! What model calls cost us: a versioned price table in integer micro-dollars, the real cost
 //! of a call from the provider's usage, and a conservative estimate to reserve against the
-//! day's budget before the call (DESIGN.md rules 8 and 9: integers only, no floats).
+//! day's budget before the call (docs/design.md rules 8 and 9: integers only, no floats).
 //!
 //! The figures are illustrative of gpt-image-1-class image pricing and gpt-4.1-mini-class
 //! vision pricing (per million tokens: image model text in $5, image in $10, image out $40;
