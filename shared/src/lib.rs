@@ -2,12 +2,14 @@
 //! tool and the local runner only translate events into calls on it.
 //!
 //! - [`domain`]: newtype ids, the style catalog, the validated edit request and its hash.
-//! - [`pricing`]: the one price function (quotes and charges).
+//! - [`pricing`]: the one price function: what an edit costs the user, in credits (quotes and
+//!   charges).
 //! - [`store`]: DynamoDB adapters; [`store::schema`] holds every table, key and attribute name.
 //! - [`queue`], [`assets`]: SQS doorbell and the private S3 bucket.
 //! - [`services`]: use cases (submit, accounts, uploads, audit, grant).
 //! - [`imaging`]: limited decoding, masks, compositing through a mask, leakage.
-//! - [`model`]: the model client (OpenAI wire), vision answers, the model price table.
+//! - [`model`]: the model client (OpenAI wire), vision answers, and [`model::cost`]: what a
+//!   model call costs us in micro-dollars.
 //! - [`prompts`]: the prompt recipes (numbered image roles; user text only as JSON data).
 
 pub mod assets;

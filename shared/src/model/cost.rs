@@ -1,4 +1,5 @@
-//! What model calls cost us: a versioned price table in integer micro-dollars, the real cost
+//! What model calls cost *us* (not what a user pays: that is `crate::pricing`, in credits):
+//! a versioned cost table in integer micro-dollars, the real cost
 //! of a call from the provider's usage, and a conservative estimate to reserve against the
 //! day's budget before the call (docs/design.md rules 8 and 9: integers only, no floats).
 //!

@@ -1,4 +1,4 @@
-//! Processing one job (rules 5–9), as named steps over one claimed job ([`Run`]):
+//! Processing one job (docs/design.md, rules 5–9), as named steps over one claimed job ([`Run`]):
 //! claim → load → check → edit → composite → review → deliver; a repair runs
 //! load → edit → composite → compare → deliver ([`repair_job`]).
 //!
