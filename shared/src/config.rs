@@ -3,6 +3,8 @@
 
 use std::collections::HashMap;
 
+use crate::domain::Micros;
+
 /// Every environment variable the code reads. The infrastructure sets exactly these (its
 /// tests read this list through `atelier-admin env-names`).
 pub mod env {
@@ -167,7 +169,7 @@ pub struct Limits {
     pub upload_url_ttl_secs: u64,
     pub result_url_ttl_secs: u64,
     /// Rule 8: provider spend allowed per UTC day, micro-dollars (new days start with this).
-    pub daily_cap_micros: i64,
+    pub daily_cap_micros: Micros,
     /// Rule 6: recovery timings.
     pub consumer_timeout_secs: u64,
     pub stuck_after_secs: u64,
@@ -181,7 +183,7 @@ impl Default for Limits {
             max_in_flight: 3,
             upload_url_ttl_secs: 900,
             result_url_ttl_secs: 600,
-            daily_cap_micros: 20_000_000,
+            daily_cap_micros: Micros::new(20_000_000),
             consumer_timeout_secs: 300,
             stuck_after_secs: 900,
             requeue_after_secs: 60,
@@ -282,13 +284,12 @@ impl Config {
                     30,
                     3600,
                 )?,
-                daily_cap_micros: i64::try_from(number(
+                daily_cap_micros: Micros::from_unsigned(u128::from(number(
                     env::DAILY_CAP_MICROS,
-                    defaults.daily_cap_micros.unsigned_abs(),
+                    defaults.daily_cap_micros.get().unsigned_abs(),
                     0,
                     1_000_000_000_000,
-                )?)
-                .unwrap_or(defaults.daily_cap_micros),
+                )?)),
                 consumer_timeout_secs,
                 stuck_after_secs,
                 requeue_after_secs: number(

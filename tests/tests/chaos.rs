@@ -23,8 +23,8 @@ use std::time::Duration;
 use atelier_model_server::samples;
 use atelier_shared::aws::Clients;
 use atelier_shared::clock;
-use atelier_shared::domain::LedgerKind;
 use atelier_shared::domain::{JobId, JobState, UserId};
+use atelier_shared::domain::{LedgerKind, Micros};
 use atelier_shared::services::process::Step;
 use atelier_shared::services::{App, budget};
 use atelier_shared::store::schema::JobItem;
@@ -175,7 +175,10 @@ async fn money_invariants_hold_under_faults() {
             && !tally.0.contains_key("budget_cap_lowered")
             && let Ok(d) = budget::day(&clean.app, &day).await
         {
-            let cap = d.used_micros + d.reserved_micros + 40_000;
+            let cap = d
+                .used_micros
+                .saturating_add(d.reserved_micros)
+                .saturating_add(Micros::new(40_000));
             budget::set_cap(&clean.app, &day, cap).await.ok();
             tally.add("budget_cap_lowered");
         }
@@ -427,7 +430,7 @@ async fn money_invariants_hold_under_faults() {
         histories.insert(id.clone(), (job.status, debits, refunds, calls));
     }
     if let Ok(d) = budget::day(&clean.app, &day).await {
-        if d.used_micros + d.reserved_micros > d.cap_micros {
+        if d.used_micros.saturating_add(d.reserved_micros) > d.cap_micros {
             violations.push(format!("budget over the cap: {d:?}"));
         }
         let attempts = clean
@@ -436,9 +439,9 @@ async fn money_invariants_hold_under_faults() {
             .attempts_of_day(&day)
             .await
             .unwrap_or_default();
-        let settled: i64 = attempts.iter().filter_map(|a| a.settled_cost_micros).sum();
+        let settled: Micros = attempts.iter().filter_map(|a| a.settled_cost_micros).sum();
         let open: Vec<_> = attempts.iter().filter(|a| a.open_day.is_some()).collect();
-        let open_reserved: i64 = open.iter().map(|a| a.reserved_micros).sum();
+        let open_reserved: Micros = open.iter().map(|a| a.reserved_micros).sum();
         if settled != d.used_micros || open_reserved != d.reserved_micros {
             violations.push(format!(
                 "budget day {day}: used {} reserved {} but attempts settle to {settled} with {open_reserved} open",

@@ -2,8 +2,8 @@
 //! composite, review, deliver — and every way that can go wrong without paying twice.
 
 use atelier_model_server::samples;
-use atelier_shared::domain::FailureCode;
 use atelier_shared::domain::JobId;
+use atelier_shared::domain::{FailureCode, Micros};
 use atelier_shared::domain::{LedgerKind, ReviewVerdict};
 use atelier_shared::services::budget;
 use atelier_shared::services::process::{Outcome, ProcessError, Step};
@@ -303,7 +303,7 @@ async fn a_provider_error_on_the_edit_fails_refunds_once_and_books_nothing_for_t
         .calls
         .get("check")
         .and_then(|c| c.cost_micros)
-        .unwrap_or(-1);
+        .expect("the check's cost is known from its usage");
     assert_eq!(
         a.settled_cost_micros,
         Some(check_cost),
@@ -487,15 +487,16 @@ async fn budget_for_n_edits_with_3n_jobs_pays_at_most_n_and_refunds_the_rest() {
         .store
         .attempts_of(&job_id(&ids[0]))
         .await
-        .unwrap_or_default()
+        .expect("the first job's attempts")
         .iter()
-        .map(|a| a.reserved_micros)
+        .map(|a| a.reserved_micros.get())
         .sum();
     let used = budget::day(&h.app, &day)
         .await
-        .map(|d| d.used_micros)
-        .unwrap_or(0);
-    budget::set_cap(&h.app, &day, used + per_job * (n as i64 - 1) + per_job / 2)
+        .map(|d| d.used_micros.get())
+        .expect("today's budget");
+    let cap = used + per_job * (n as i64 - 1) + per_job / 2;
+    budget::set_cap(&h.app, &day, Micros::new(cap))
         .await
         .unwrap_or_else(|e| panic!("{e:?}"));
 
@@ -518,10 +519,18 @@ async fn budget_for_n_edits_with_3n_jobs_pays_at_most_n_and_refunds_the_rest() {
     let d = budget::day(&h.app, &day)
         .await
         .unwrap_or_else(|e| panic!("{e:?}"));
-    assert!(d.used_micros + d.reserved_micros <= d.cap_micros, "{d:?}");
-    assert_eq!(d.reserved_micros, 0, "nothing left open");
-    let attempts = h.app.store.attempts_of_day(&day).await.unwrap_or_default();
-    let settled: i64 = attempts.iter().filter_map(|a| a.settled_cost_micros).sum();
+    assert!(
+        d.used_micros.saturating_add(d.reserved_micros) <= d.cap_micros,
+        "{d:?}"
+    );
+    assert_eq!(d.reserved_micros, Micros::ZERO, "nothing left open");
+    let attempts = h
+        .app
+        .store
+        .attempts_of_day(&day)
+        .await
+        .expect("today's attempts");
+    let settled: Micros = attempts.iter().filter_map(|a| a.settled_cost_micros).sum();
     assert_eq!(
         settled, d.used_micros,
         "the day's total is the sum of its attempts"

@@ -7,8 +7,8 @@ use std::time::Duration;
 use atelier_model_server::samples;
 use atelier_shared::clock;
 use atelier_shared::domain::FailureCode;
-use atelier_shared::domain::LedgerKind;
 use atelier_shared::domain::{JobId, JobState};
+use atelier_shared::domain::{LedgerKind, Micros};
 use atelier_shared::services::budget;
 use atelier_shared::services::process::{Outcome, ProcessError, Step};
 use atelier_shared::store::schema::JobItem;
@@ -225,8 +225,8 @@ async fn an_orphaned_reservation_is_settled_from_saved_usage_or_kept_booked_with
         .attempts_of_day(&a.day)
         .await
         .unwrap_or_default();
-    let used: i64 = attempts.iter().filter_map(|a| a.settled_cost_micros).sum();
-    let reserved: i64 = attempts
+    let used: Micros = attempts.iter().filter_map(|a| a.settled_cost_micros).sum();
+    let reserved: Micros = attempts
         .iter()
         .filter(|a| a.open_day.is_some())
         .map(|a| a.reserved_micros)

@@ -6,6 +6,7 @@ pub mod failure;
 pub mod ids;
 pub mod job;
 pub mod ledger;
+pub mod money;
 pub mod repair;
 pub mod result;
 pub mod style;
@@ -15,6 +16,7 @@ pub use failure::{FailureCode, JobFailure};
 pub use ids::{AssetId, Credits, IdempotencyKey, JobId, Operation, UserId};
 pub use job::JobState;
 pub use ledger::LedgerKind;
+pub use money::Micros;
 pub use repair::{RepairRequest, RepairSpec};
 pub use result::{
     ComparisonOutcome, ComparisonRecord, JobResult, LeakageRecord, ReviewRecord, ReviewVerdict,

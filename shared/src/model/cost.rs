@@ -12,6 +12,7 @@
 //! output the call may produce: the reservation is what keeps spend under the day's cap.
 
 use super::{CallKind, Quality, Usage};
+use crate::domain::Micros;
 
 /// Version of [`COST_TABLE`]; store it beside every cost computed from it.
 pub const COST_TABLE_VERSION: &str = "2026-11";
@@ -43,24 +44,24 @@ pub const COST_TABLE: CostTable = CostTable {
 };
 
 /// Sum of tokens × price per million tokens, in micro-dollars, rounded up.
-fn micros(parts: &[(u64, u64)]) -> u64 {
+fn micros(parts: &[(u64, u64)]) -> Micros {
     let sum: u128 = parts
         .iter()
         .map(|&(tokens, per_mtok)| u128::from(tokens) * u128::from(per_mtok))
-        .sum();
-    u64::try_from(sum.div_ceil(1_000_000)).unwrap_or(u64::MAX)
+        .fold(0u128, u128::saturating_add);
+    Micros::from_unsigned(sum.div_ceil(1_000_000))
 }
 
 /// The real cost of a call from the provider's usage, or `None` when the usage does not say
 /// enough (the reservation then stays booked). Where the usage lacks a split, the dearer rate
 /// is charged: an image call's input without its text/image split is priced as image input,
 /// and a vision call with only a total is priced at the output rate.
-pub fn cost_micros(kind: CallKind, usage: &Usage) -> Option<u64> {
+pub fn cost_micros(kind: CallKind, usage: &Usage) -> Option<Micros> {
     cost_with(&COST_TABLE, kind, usage)
 }
 
 /// [`cost_micros`] against a given table.
-pub fn cost_with(prices: &CostTable, kind: CallKind, usage: &Usage) -> Option<u64> {
+pub fn cost_with(prices: &CostTable, kind: CallKind, usage: &Usage) -> Option<Micros> {
     match kind {
         CallKind::Edit => {
             let output = usage.output_tokens?;
@@ -143,7 +144,7 @@ pub fn estimate_micros(
     images: &[(u32, u32)],
     prompt_chars: usize,
     quality: Quality,
-) -> u64 {
+) -> Micros {
     let text = text_tokens(prompt_chars);
     match kind {
         CallKind::Edit => {
@@ -191,7 +192,7 @@ mod tests {
             input_text_tokens: Some(300),
             input_image_tokens: Some(1_000),
         };
-        let cases: Vec<(&str, CallKind, Usage, Option<u64>)> = vec![
+        let cases: Vec<(&str, CallKind, Usage, Option<i64>)> = vec![
             // 300×5 + 1000×10 + 4160×40 = 1500 + 10000 + 166400
             ("edit with split", CallKind::Edit, split, Some(177_900)),
             // no split: 1300 at the image rate
@@ -233,7 +234,7 @@ mod tests {
             ("nothing", CallKind::Check, Usage::default(), None),
         ];
         for (why, kind, u, want) in cases {
-            assert_eq!(cost_micros(kind, &u), want, "{why}");
+            assert_eq!(cost_micros(kind, &u), want.map(Micros::new), "{why}");
         }
     }
 
@@ -248,7 +249,7 @@ mod tests {
             input_text_tokens: Some(2_000),
             input_image_tokens: Some(6_144 + 765),
         };
-        let real = cost_micros(CallKind::Edit, &worst).unwrap_or(u64::MAX);
+        let real = cost_micros(CallKind::Edit, &worst).expect("a full usage has a cost");
         assert!(est >= real, "estimate {est} < real {real}");
         let vision = estimate_micros(
             CallKind::Review,
@@ -260,7 +261,7 @@ mod tests {
             CallKind::Review,
             &usage(Some(1_000 + 2 * vision_image_tokens(1024, 768)), Some(600)),
         )
-        .unwrap_or(u64::MAX);
+        .expect("a full usage has a cost");
         assert!(vision >= real, "vision estimate {vision} < real {real}");
     }
 

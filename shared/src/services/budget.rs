@@ -8,7 +8,7 @@ use aws_sdk_dynamodb::types::TransactWriteItem;
 
 use super::App;
 use crate::clock::{self, Instant};
-use crate::domain::JobId;
+use crate::domain::{JobId, Micros};
 use crate::error::Error;
 use crate::model::{CallKind, EditReply, ModelError, Usage, VisionReply, cost};
 use crate::store::budget::{ReserveOutcome, SettleOutcome};
@@ -39,7 +39,7 @@ pub struct ReserveRequest<'a> {
     pub attempt: &'a str,
     /// Calls covered, in order. Only these can be made through the attempt.
     pub planned: &'a [CallKind],
-    pub estimate_micros: i64,
+    pub estimate: Micros,
     /// Credits sold with this attempt (the job's price on its first attempt, else 0).
     pub sale_credits: i64,
 }
@@ -85,7 +85,7 @@ impl PaidAttempt {
             job_id: req.job.clone(),
             attempt: req.attempt.to_owned(),
             day: day_of(now),
-            reserved_micros: req.estimate_micros,
+            reserved_micros: req.estimate,
             planned: req.planned.iter().map(|k| k.as_str().to_owned()).collect(),
             sale_credits: req.sale_credits,
             price_table: cost::COST_TABLE_VERSION.to_owned(),
@@ -99,14 +99,14 @@ impl PaidAttempt {
         for _ in 0..2 {
             match app.store.reserve(&item).await? {
                 ReserveOutcome::Reserved => {
-                    tracing::info!(job_id = %req.job, attempt = req.attempt, estimate_micros = req.estimate_micros, day = %item.day, "budget_reserved");
+                    tracing::info!(job_id = %req.job, attempt = req.attempt, estimate_micros = req.estimate.get(), day = %item.day, "budget_reserved");
                     return Ok(Reservation::Granted(Box::new(PaidAttempt { item })));
                 }
                 ReserveOutcome::Refused {
                     halted,
                     headroom_micros,
                 } => {
-                    tracing::warn!(job_id = %req.job, attempt = req.attempt, estimate_micros = req.estimate_micros, halted, headroom_micros, "budget_refused");
+                    tracing::warn!(job_id = %req.job, attempt = req.attempt, estimate_micros = req.estimate.get(), halted, headroom_micros = headroom_micros.get(), "budget_refused");
                     return Ok(Reservation::Refused { halted });
                 }
                 ReserveOutcome::DayMissing => {
@@ -153,7 +153,7 @@ impl PaidAttempt {
             usage: usage.and_then(|u| serde_json::to_value(u).ok()),
             at: clock::format(clock::now()),
         };
-        tracing::info!(job_id = %self.item.job_id, call = %kind, outcome = %record.outcome, cost_micros = record.cost_micros, "call_recorded");
+        tracing::info!(job_id = %self.item.job_id, call = %kind, outcome = %record.outcome, cost_micros = record.cost_micros.map(Micros::get), "call_recorded");
         let saved = app
             .store
             .record_call(
@@ -198,9 +198,9 @@ impl PaidAttempt {
 
 /// What a call cost from its usage; a refused request (an error status) costs nothing, as
 /// providers do not bill it; a timeout, dropped connection or answer without usage: unknown.
-fn call_cost(kind: CallKind, usage: Option<&Usage>, error: Option<&ModelError>) -> Option<i64> {
+fn call_cost(kind: CallKind, usage: Option<&Usage>, error: Option<&ModelError>) -> Option<Micros> {
     match (error, usage) {
-        (_, Some(u)) => cost::cost_micros(kind, u).and_then(|c| i64::try_from(c).ok()),
+        (_, Some(u)) => cost::cost_micros(kind, u),
         (
             Some(
                 ModelError::Http { .. }
@@ -208,19 +208,19 @@ fn call_cost(kind: CallKind, usage: Option<&Usage>, error: Option<&ModelError>) 
                 | ModelError::Build { .. },
             ),
             None,
-        ) => Some(0),
+        ) => Some(Micros::ZERO),
         _ => None,
     }
 }
 
 /// What an attempt costs when settled: the sum of its calls' costs when every planned call is
 /// recorded with a known cost; otherwise the reservation stays booked (at least the known sum).
-pub fn settlement_cost(attempt: &AttemptItem) -> i64 {
-    let mut known = 0i64;
+pub fn settlement_cost(attempt: &AttemptItem) -> Micros {
+    let mut known = Micros::ZERO;
     let mut unknown = false;
     for call in &attempt.planned {
         match attempt.calls.get(call).and_then(|c| c.cost_micros) {
-            Some(c) => known += c,
+            Some(c) => known = known.saturating_add(c),
             None => unknown = true,
         }
     }
@@ -238,7 +238,7 @@ pub async fn settle(app: &App, attempt: &AttemptItem, by: &str) -> Result<Settle
         .store
         .settle(attempt, cost, by, &clock::format(clock::now()))
         .await?;
-    tracing::info!(job_id = %attempt.job_id, attempt = %attempt.attempt, reserved_micros = attempt.reserved_micros, cost_micros = cost, outcome = ?out, "budget_settled");
+    tracing::info!(job_id = %attempt.job_id, attempt = %attempt.attempt, reserved_micros = attempt.reserved_micros.get(), cost_micros = cost.get(), outcome = ?out, "budget_settled");
     Ok(out)
 }
 
@@ -246,7 +246,7 @@ pub async fn settle(app: &App, attempt: &AttemptItem, by: &str) -> Result<Settle
 fn skipped(now: Instant) -> CallRecord {
     CallRecord {
         outcome: "skipped".to_owned(),
-        cost_micros: Some(0),
+        cost_micros: Some(Micros::ZERO),
         usage: None,
         at: clock::format(now),
     }
@@ -281,15 +281,15 @@ pub async fn set_halted(app: &App, day_key: &str, halted: bool) -> Result<Budget
 }
 
 /// Changes the day's cap (retrying if a concurrent change wins).
-pub async fn set_cap(app: &App, day_key: &str, cap_micros: i64) -> Result<BudgetDayItem, Error> {
+pub async fn set_cap(app: &App, day_key: &str, cap: Micros) -> Result<BudgetDayItem, Error> {
     for _ in 0..5 {
         let current = day(app, day_key).await?;
         if app
             .store
-            .set_cap(&current, cap_micros, &clock::format(clock::now()))
+            .set_cap(&current, cap, &clock::format(clock::now()))
             .await?
         {
-            tracing::warn!(day = day_key, cap_micros, "budget_cap_changed");
+            tracing::warn!(day = day_key, cap_micros = cap.get(), "budget_cap_changed");
             return day(app, day_key).await;
         }
     }
@@ -306,7 +306,7 @@ mod tests {
             job_id: JobId::parse("job_00000000000000000000000000").unwrap_or_else(|| panic!("id")),
             attempt: "01".into(),
             day: "2026-11-29".into(),
-            reserved_micros: reserved,
+            reserved_micros: Micros::new(reserved),
             planned: vec!["check".into(), "edit".into()],
             sale_credits: 4,
             price_table: "t".into(),
@@ -317,7 +317,7 @@ mod tests {
                         (*k).to_owned(),
                         CallRecord {
                             outcome: "ok".into(),
-                            cost_micros: *c,
+                            cost_micros: c.map(Micros::new),
                             usage: None,
                             at: String::new(),
                         },
@@ -336,21 +336,21 @@ mod tests {
     fn settlement_uses_real_costs_only_when_all_are_known() {
         assert_eq!(
             settlement_cost(&attempt(1000, &[("check", Some(10)), ("edit", Some(300))])),
-            310
+            Micros::new(310)
         );
         assert_eq!(
             settlement_cost(&attempt(1000, &[("check", Some(10)), ("edit", None)])),
-            1000,
+            Micros::new(1000),
             "unknown keeps it booked"
         );
         assert_eq!(
             settlement_cost(&attempt(1000, &[("check", Some(10))])),
-            1000,
+            Micros::new(1000),
             "unrecorded call keeps it booked"
         );
         assert_eq!(
             settlement_cost(&attempt(100, &[("check", Some(90)), ("edit", None)])),
-            100
+            Micros::new(100)
         );
     }
 

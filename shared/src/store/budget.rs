@@ -10,7 +10,7 @@ use aws_sdk_dynamodb::types::{
 
 use super::schema::{AttemptItem, BudgetDayItem, CallRecord, attr};
 use super::{Store, TxOutcome, from_item, n, names, s, to_item};
-use crate::domain::JobId;
+use crate::domain::{JobId, Micros};
 use crate::error::{AwsError, Error};
 
 /// How a reservation ended.
@@ -20,7 +20,7 @@ pub enum ReserveOutcome {
     /// The day is halted or the estimate does not fit under the cap.
     Refused {
         halted: bool,
-        headroom_micros: i64,
+        headroom_micros: Micros,
     },
     DayMissing,
     /// This attempt was already reserved (never reserve twice for one job step).
@@ -54,14 +54,14 @@ impl Store {
     pub async fn create_budget_day(
         &self,
         day: &str,
-        cap_micros: i64,
+        cap_micros: Micros,
         now: &str,
     ) -> Result<(), Error> {
         let item = BudgetDayItem {
             day: day.to_owned(),
             cap_micros,
-            used_micros: 0,
-            reserved_micros: 0,
+            used_micros: Micros::ZERO,
+            reserved_micros: Micros::ZERO,
             headroom_micros: cap_micros,
             halted: false,
             updated_at: now.to_owned(),
@@ -101,7 +101,7 @@ impl Store {
                 attr::DAY,
                 attr::HALTED,
             ])))
-            .expression_attribute_values(":e", n(attempt.reserved_micros))
+            .expression_attribute_values(":e", n(attempt.reserved_micros.get()))
             .expression_attribute_values(":now", s(&attempt.reserved_at))
             .expression_attribute_values(":false", aws_sdk_dynamodb::types::AttributeValue::Bool(false))
             .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld)
@@ -172,10 +172,18 @@ impl Store {
     pub fn settle_items(
         &self,
         attempt: &AttemptItem,
-        cost_micros: i64,
+        cost: Micros,
         by: &str,
         now: &str,
     ) -> Result<Vec<TransactWriteItem>, Error> {
+        // A settlement can move the day by at most what was reserved and what was spent;
+        // the difference of two amounts in range is in range, unless the store is corrupt.
+        let delta = attempt.reserved_micros.checked_sub(cost).ok_or_else(|| {
+            Error::Corrupt(format!(
+                "settling {cost} against {}",
+                attempt.reserved_micros
+            ))
+        })?;
         let calls = serde_dynamo::to_attribute_value(&attempt.calls)
             .map_err(|e| Error::Corrupt(format!("calls: {e}")))?;
         let close = Update::builder()
@@ -192,7 +200,7 @@ impl Store {
             .expression_attribute_names("#cost", attr::SETTLED_COST_MICROS)
             .expression_attribute_names("#by", attr::SETTLED_BY)
             .expression_attribute_values(":calls", calls)
-            .expression_attribute_values(":cost", n(cost_micros))
+            .expression_attribute_values(":cost", n(cost.get()))
             .expression_attribute_values(":now", s(now))
             .expression_attribute_values(":by", s(by))
             .build()
@@ -209,9 +217,9 @@ impl Store {
                 attr::HEADROOM_MICROS,
                 attr::UPDATED_AT,
             ])))
-            .expression_attribute_values(":r", n(attempt.reserved_micros))
-            .expression_attribute_values(":c", n(cost_micros))
-            .expression_attribute_values(":delta", n(attempt.reserved_micros - cost_micros))
+            .expression_attribute_values(":r", n(attempt.reserved_micros.get()))
+            .expression_attribute_values(":c", n(cost.get()))
+            .expression_attribute_values(":delta", n(delta.get()))
             .expression_attribute_values(":now", s(now))
             .build()
             .map_err(|e| AwsError::new("budget.settle.build", e))?;
@@ -225,15 +233,12 @@ impl Store {
     pub async fn settle(
         &self,
         attempt: &AttemptItem,
-        cost_micros: i64,
+        cost: Micros,
         by: &str,
         now: &str,
     ) -> Result<SettleOutcome, Error> {
         match self
-            .transact(
-                "budget.settle",
-                self.settle_items(attempt, cost_micros, by, now)?,
-            )
+            .transact("budget.settle", self.settle_items(attempt, cost, by, now)?)
             .await?
         {
             TxOutcome::Committed => Ok(SettleOutcome::Settled),
@@ -270,9 +275,12 @@ impl Store {
     pub async fn set_cap(
         &self,
         day: &BudgetDayItem,
-        cap_micros: i64,
+        cap: Micros,
         now: &str,
     ) -> Result<bool, Error> {
+        let delta = cap
+            .checked_sub(day.cap_micros)
+            .ok_or_else(|| Error::Corrupt(format!("cap change {} -> {cap}", day.cap_micros)))?;
         let res = self
             .ddb
             .update_item()
@@ -284,9 +292,9 @@ impl Store {
             .condition_expression("#cap = :old")
             .set_expression_attribute_names(Some(names(&[attr::HEADROOM_MICROS, attr::UPDATED_AT])))
             .expression_attribute_names("#cap", attr::CAP_MICROS)
-            .expression_attribute_values(":cap", n(cap_micros))
-            .expression_attribute_values(":old", n(day.cap_micros))
-            .expression_attribute_values(":delta", n(cap_micros - day.cap_micros))
+            .expression_attribute_values(":cap", n(cap.get()))
+            .expression_attribute_values(":old", n(day.cap_micros.get()))
+            .expression_attribute_values(":delta", n(delta.get()))
             .expression_attribute_values(":now", s(now))
             .send()
             .await;

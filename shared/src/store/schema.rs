@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::config::{Resources, env};
 use crate::domain::{
-    EditSpec, JobFailure, JobId, JobResult, JobState, LedgerKind, Operation, UserId,
+    EditSpec, JobFailure, JobId, JobResult, JobState, LedgerKind, Micros, Operation, UserId,
 };
 
 /// Attribute names. Expressions bind these through `#placeholders`.
@@ -348,10 +348,10 @@ pub struct CurrentVersion {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct BudgetDayItem {
     pub day: String,
-    pub cap_micros: i64,
-    pub used_micros: i64,
-    pub reserved_micros: i64,
-    pub headroom_micros: i64,
+    pub cap_micros: Micros,
+    pub used_micros: Micros,
+    pub reserved_micros: Micros,
+    pub headroom_micros: Micros,
     pub halted: bool,
     pub updated_at: String,
 }
@@ -363,7 +363,7 @@ pub struct CallRecord {
     pub outcome: String,
     /// Cost from the provider's usage and the price table; `None` when unknown.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cost_micros: Option<i64>,
+    pub cost_micros: Option<Micros>,
     /// The provider's usage as reported (for the books), when there was one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub usage: Option<serde_json::Value>,
@@ -377,7 +377,7 @@ pub struct AttemptItem {
     /// e.g. `01-check-edit`, `02-review`.
     pub attempt: String,
     pub day: String,
-    pub reserved_micros: i64,
+    pub reserved_micros: Micros,
     /// Calls this reservation covers, in order.
     pub planned: Vec<String>,
     /// Credits sold for this attempt (the job's price on its first attempt).
@@ -390,7 +390,7 @@ pub struct AttemptItem {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub open_day: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub settled_cost_micros: Option<i64>,
+    pub settled_cost_micros: Option<Micros>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub settled_at: Option<String>,
     /// `consumer` or `sweeper`.

@@ -129,7 +129,7 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                     if micros < 0 {
                         bail!("the cap cannot be negative");
                     }
-                    budget::set_cap(&app, &day, micros).await?
+                    budget::set_cap(&app, &day, atelier_shared::domain::Micros::new(micros)).await?
                 }
             };
             println!(

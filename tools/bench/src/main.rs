@@ -490,7 +490,7 @@ async fn throughput(h: &Harness, model: &StandIn, n: usize, workers: usize) -> R
     let day = budget::day_of(clock::now());
     let used_before = budget::day(&h.app, &day)
         .await
-        .map(|d| d.used_micros)
+        .map(|d| d.used_micros.get())
         .unwrap_or(0);
     let processor = Arc::new(h.processor(model));
     let stop = Arc::new(AtomicBool::new(false));
@@ -581,7 +581,7 @@ async fn throughput(h: &Harness, model: &StandIn, n: usize, workers: usize) -> R
     }
     let used_after = budget::day(&h.app, &day)
         .await
-        .map(|d| d.used_micros)
+        .map(|d| d.used_micros.get())
         .unwrap_or(used_before);
     let per_job = (used_after - used_before) as f64 / wanted.len().max(1) as f64;
     Ok(vec![

@@ -29,7 +29,7 @@ pub use fault::Step;
 use super::App;
 use super::budget::{self, Billed, PaidAttempt, Reservation, ReserveRequest};
 use crate::clock::{self, Instant};
-use crate::domain::{FailureCode, JobFailure, JobId, JobResult, JobState, ReviewVerdict};
+use crate::domain::{FailureCode, JobFailure, JobId, JobResult, JobState, Micros, ReviewVerdict};
 use crate::error::Error;
 use crate::model::{CallKind, ModelClient, ModelError, cost};
 use crate::store::jobs::FinishOutcome;
@@ -149,16 +149,18 @@ impl Processor {
         }
         let day = budget::day_of(clock::now());
         if let Ok(Some(d)) = self.app.store.get_budget_day(&day).await {
-            let pct = crate::metrics::used_percent(d.used_micros, d.reserved_micros, d.cap_micros);
+            let pct = crate::metrics::used_percent(
+                d.used_micros.get(),
+                d.reserved_micros.get(),
+                d.cap_micros.get(),
+            );
             crate::metrics::emit(crate::metrics::BUDGET_USED_PERCENT, "Percent", pct);
         }
     }
 
     /// A call's cost estimate at the configured quality, to reserve before making it.
-    fn estimate(&self, kind: CallKind, images: &[(u32, u32)], prompt_chars: usize) -> i64 {
-        let quality = self.model.config().quality;
-        i64::try_from(cost::estimate_micros(kind, images, prompt_chars, quality))
-            .unwrap_or(i64::MAX)
+    fn estimate(&self, kind: CallKind, images: &[(u32, u32)], prompt_chars: usize) -> Micros {
+        cost::estimate_micros(kind, images, prompt_chars, self.model.config().quality)
     }
 }
 
@@ -184,14 +186,14 @@ impl Run<'_> {
         &mut self,
         attempt: &str,
         planned: &[CallKind],
-        estimate_micros: i64,
+        estimate: Micros,
         sale_credits: i64,
     ) -> Result<bool, Stop> {
         let request = ReserveRequest {
             job: &self.job.job_id,
             attempt,
             planned,
-            estimate_micros,
+            estimate,
             sale_credits,
         };
         match PaidAttempt::reserve(&self.p.app, &request, clock::now()).await? {
