@@ -2,10 +2,10 @@
 
 use std::collections::BTreeMap;
 
-use atelier_shared::domain::repair::MAX_REPAIRS;
+use atelier_shared::domain::repair_request::MAX_REPAIRS;
 use atelier_shared::domain::{JobState, Operation, Strength, StyleId, Target};
 use atelier_shared::services::jobs::ResultLinks;
-use atelier_shared::services::repair::Lineage;
+use atelier_shared::services::lineage::Lineage;
 use atelier_shared::services::uploads::UploadSlot;
 use atelier_shared::store::schema::{
     AccountItem, ComparisonRecord, JobFailure, JobItem, LeakageRecord, LedgerItem, LedgerKind,

@@ -1,14 +1,16 @@
 //! Submitting a paid repair of a succeeded edit (rule 7): the same price function, the same
-//! one-transaction debit and the same replay rules as an edit; the lineage's limits are
-//! conditions of that transaction (see `store::repairs`).
+//! one-transaction debit and the same replay rules as an edit. The lineage's limits (two
+//! repairs, at most one in flight, none after a repair that did not help) are conditions of
+//! that same transaction (see `store::lineage`), so nothing is charged for a refused repair.
 
-use super::App;
-use super::submit::{Submitted, queued_job};
+use super::Submitted;
+use super::edit::queued_job;
 use crate::domain::{IdempotencyKey, JobId, JobState, Operation, RepairSpec, UserId};
 use crate::error::Error;
 use crate::pricing;
+use crate::services::App;
 use crate::store::jobs::CreateOutcome;
-use crate::store::repairs::RepairCreateOutcome;
+use crate::store::lineage::RepairCreateOutcome;
 use crate::store::schema::{JobItem, RepairOf};
 
 /// Submits a repair of `target` (the original edit or any succeeded repair of it) on behalf
@@ -21,10 +23,10 @@ pub async fn submit_repair(
     spec: RepairSpec,
 ) -> Result<Submitted, Error> {
     let job_id = JobId::derive(user, Operation::Repair, key);
-    let target = super::jobs::get_job(app, user, target).await?;
+    let target = crate::services::jobs::get_job(app, user, target).await?;
     let root = match &target.repair {
         None => target.clone(),
-        Some(r) => super::jobs::get_job(app, user, &r.root_job_id).await?,
+        Some(r) => crate::services::jobs::get_job(app, user, &r.root_job_id).await?,
     };
     let request_hash = spec.request_hash(&root.job_id);
     // Finished jobs never change state, so this read cannot turn a replay into a refusal; a
@@ -74,7 +76,7 @@ pub async fn submit_repair(
             RepairCreateOutcome::LimitReached => return Err(Error::RepairLimitReached),
             RepairCreateOutcome::InProgress => return Err(Error::RepairInProgress),
             RepairCreateOutcome::Debit(CreateOutcome::AccountMissing) => {
-                super::accounts::ensure_account(app, user).await?;
+                crate::services::accounts::ensure_account(app, user).await?;
             }
             RepairCreateOutcome::Debit(CreateOutcome::InsufficientCredits { balance }) => {
                 return Err(Error::InsufficientCredits {
@@ -110,26 +112,4 @@ fn replay_or_conflict(old: JobItem, user: &UserId, hash: &str) -> Result<Submitt
         tracing::info!(job_id = %old.job_id, "idempotency_conflict");
         Err(Error::IdempotencyConflict)
     }
-}
-
-/// A lineage as its owner sees it: the root edit, its repairs oldest first.
-#[derive(Debug, Clone)]
-pub struct Lineage {
-    pub root: JobItem,
-    pub repairs: Vec<JobItem>,
-}
-
-/// The lineage a job belongs to (the root and every repair), or `None` for an edit that was
-/// never repaired.
-pub async fn lineage_of(app: &App, job: &JobItem) -> Result<Option<Lineage>, Error> {
-    let root = match &job.repair {
-        None if job.repair_jobs.is_empty() => return Ok(None),
-        None => job.clone(),
-        Some(r) => match app.store.get_job(&r.root_job_id).await? {
-            Some(root) if root.user_id == job.user_id => root,
-            _ => return Ok(None),
-        },
-    };
-    let repairs = app.store.get_jobs(&root.repair_jobs).await?;
-    Ok(Some(Lineage { root, repairs }))
 }

@@ -1,23 +1,17 @@
-//! Submitting a paid edit: validate, price, check assets, then one transaction that creates
-//! the job, debits the account and writes the ledger row (rules 1, 2, 10, 11). The queue is
-//! rung after the commit; a failed ring is left to the sweeper (rule 4).
+//! Submitting a paid edit: price it, check its assets exist, then one transaction that creates
+//! the job, debits the account and writes the ledger row (rules 1, 2, 10, 11). A missing asset
+//! is refused before anything is written. The queue is rung after the commit; a failed ring is
+//! left to the sweeper (rule 4).
 
-use super::App;
+use super::Submitted;
 use crate::assets::Assets;
 use crate::clock;
 use crate::domain::{EditSpec, IdempotencyKey, JobId, JobState, Operation, UserId};
 use crate::error::Error;
 use crate::pricing;
+use crate::services::App;
 use crate::store::jobs::CreateOutcome;
 use crate::store::schema::{JobItem, RepairOf};
-
-/// A submitted edit.
-#[derive(Debug, Clone)]
-pub struct Submitted {
-    pub job: JobItem,
-    /// The same request had been made before with this key: nothing new was charged.
-    pub replayed: bool,
-}
 
 /// A new job, queued and dispatched now.
 pub(crate) fn queued_job(
@@ -125,7 +119,7 @@ pub async fn submit_edit(
                 };
             }
             CreateOutcome::AccountMissing => {
-                super::accounts::ensure_account(app, user).await?;
+                crate::services::accounts::ensure_account(app, user).await?;
             }
             CreateOutcome::InsufficientCredits { balance } => {
                 return Err(Error::InsufficientCredits {

@@ -1,8 +1,9 @@
-//! Repairs: the lineage lives on its root job (the original edit). Submitting a repair is one
-//! transaction — the repair job, the root's repair slot, the debit — so the limit of two, the
-//! stop after a repair that did not help, and one repair at a time are conditions of the same
-//! write that charges (rules 1, 2 and 7). Finishing a repair updates the root in the same
-//! transaction as the repair job.
+//! The lineage's conditional writes. A lineage (an original edit and its repairs) lives on its
+//! root job. Creating a repair is one transaction — the repair job, the root's repair slot, the
+//! debit, the ledger row — so the limit of two, the stop after a repair that did not help, and
+//! one repair at a time are conditions of the same write that charges (rules 1, 2 and 7).
+//! Finishing a repair updates the root in the same transaction as the repair job; each root
+//! update is conditioned on that repair being the one in flight, so it applies once.
 
 use aws_sdk_dynamodb::types::{
     AttributeValue, ReturnValuesOnConditionCheckFailure, TransactWriteItem, Update,
@@ -11,7 +12,7 @@ use aws_sdk_dynamodb::types::{
 use super::jobs::CreateOutcome;
 use super::schema::{CurrentVersion, JobItem, attr};
 use super::{Store, TxOutcome, from_item, n, s, to_item};
-use crate::domain::repair::{MAX_REPAIR_ATTEMPTS, MAX_REPAIRS};
+use crate::domain::repair_request::{MAX_REPAIR_ATTEMPTS, MAX_REPAIRS};
 use crate::domain::{JobId, JobState};
 use crate::error::{AwsError, Error};
 
