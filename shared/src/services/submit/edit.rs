@@ -6,51 +6,12 @@
 use super::Submitted;
 use crate::assets::Assets;
 use crate::clock;
-use crate::domain::{EditSpec, IdempotencyKey, JobId, JobState, Operation, UserId};
+use crate::domain::{EditSpec, IdempotencyKey, JobId, Operation, UserId};
 use crate::error::Error;
 use crate::pricing;
 use crate::services::App;
 use crate::store::jobs::CreateOutcome;
-use crate::store::schema::{JobItem, RepairOf};
-
-/// A new job, queued and dispatched now.
-pub(crate) fn queued_job(
-    job_id: JobId,
-    user: &UserId,
-    operation: Operation,
-    request: EditSpec,
-    request_hash: String,
-    credits: i64,
-    repair: Option<RepairOf>,
-) -> JobItem {
-    let now = clock::format(clock::now());
-    JobItem {
-        user_sort: format!("{now}#{job_id}"),
-        job_id,
-        user_id: user.clone(),
-        operation,
-        status: JobState::Queued,
-        request,
-        request_hash,
-        credits,
-        dispatch_count: 1,
-        dispatched_at: now.clone(),
-        sweep_state: Some(JobState::Queued),
-        sweep_at: Some(now.clone()),
-        failure: None,
-        started_at: None,
-        result: None,
-        repair,
-        repairs_used: 0,
-        repair_attempts: 0,
-        repairs_stopped: false,
-        repair_active: None,
-        current: None,
-        repair_jobs: Vec::new(),
-        created_at: now.clone(),
-        updated_at: now,
-    }
-}
+use crate::store::schema::{JobItem, NewJob};
 
 /// Submits an edit on behalf of `user`.
 pub async fn submit_edit(
@@ -74,14 +35,17 @@ pub async fn submit_edit(
         }
     }
 
-    let job = queued_job(
-        job_id,
-        user,
-        Operation::Edit,
-        spec,
-        request_hash,
-        price.as_i64(),
-        None,
+    let job = JobItem::queued(
+        NewJob {
+            job_id,
+            user_id: user.clone(),
+            operation: Operation::Edit,
+            request: spec,
+            request_hash,
+            credits: price,
+            repair: None,
+        },
+        clock::now(),
     );
 
     // At most two rounds: the second only after creating a missing account.

@@ -4,14 +4,14 @@
 //! that same transaction (see `store::lineage`), so nothing is charged for a refused repair.
 
 use super::Submitted;
-use super::edit::queued_job;
+use crate::clock;
 use crate::domain::{IdempotencyKey, JobId, JobState, Operation, RepairSpec, UserId};
 use crate::error::Error;
 use crate::pricing;
 use crate::services::App;
 use crate::store::jobs::CreateOutcome;
 use crate::store::lineage::RepairCreateOutcome;
-use crate::store::schema::{JobItem, RepairOf};
+use crate::store::schema::{JobItem, NewJob, RepairOf};
 
 /// Submits a repair of `target` (the original edit or any succeeded repair of it) on behalf
 /// of `user`. The repair edits the version the user holds when it runs.
@@ -37,17 +37,20 @@ pub async fn submit_repair(
         });
     }
     let price = pricing::price(Operation::Repair, &root.request).credits;
-    let job = queued_job(
-        job_id,
-        user,
-        Operation::Repair,
-        root.request.clone(),
-        request_hash,
-        price.as_i64(),
-        Some(RepairOf {
-            root_job_id: root.job_id.clone(),
-            instruction: spec.instruction,
-        }),
+    let job = JobItem::queued(
+        NewJob {
+            job_id,
+            user_id: user.clone(),
+            operation: Operation::Repair,
+            request: root.request.clone(),
+            request_hash,
+            credits: price,
+            repair: Some(RepairOf {
+                root_job_id: root.job_id.clone(),
+                instruction: spec.instruction,
+            }),
+        },
+        clock::now(),
     );
     for _ in 0..2 {
         let outcome = app
