@@ -10,7 +10,7 @@ use crate::domain::{EditSpec, IdempotencyKey, JobId, Operation, UserId};
 use crate::error::Error;
 use crate::pricing;
 use crate::services::App;
-use crate::store::jobs::CreateOutcome;
+use crate::store::jobs::NoRefusal;
 use crate::store::schema::{JobItem, NewJob};
 
 /// Submits an edit on behalf of `user`.
@@ -48,56 +48,12 @@ pub async fn submit_edit(
         clock::now(),
     );
 
-    // At most two rounds: the second only after creating a missing account.
-    for _ in 0..2 {
-        match app
-            .store
-            .create_job_with_debit(&job, app.config.limits.max_in_flight)
-            .await?
-        {
-            CreateOutcome::Created => {
-                tracing::info!(user_id = %user, job_id = %job.job_id, credits = job.credits, "job_created");
-                if let Err(e) = app.queue.send_job(&job.job_id).await {
-                    // The job is charged and queued in the database; the sweeper re-sends.
-                    tracing::warn!(job_id = %job.job_id, error = %crate::error::chain(&e), "queue_dispatch_deferred");
-                }
-                return Ok(Submitted {
-                    job,
-                    replayed: false,
-                });
-            }
-            CreateOutcome::Exists(old) => {
-                // Never skip the hash check: same key, other body is a conflict.
-                return if old.request_hash == job.request_hash
-                    && old.user_id == *user
-                    && old.operation == Operation::Edit
-                {
-                    tracing::info!(job_id = %old.job_id, "job_replayed");
-                    Ok(Submitted {
-                        job: *old,
-                        replayed: true,
-                    })
-                } else {
-                    tracing::info!(job_id = %old.job_id, "idempotency_conflict");
-                    Err(Error::IdempotencyConflict)
-                };
-            }
-            CreateOutcome::AccountMissing => {
-                crate::services::accounts::ensure_account(app, user).await?;
-            }
-            CreateOutcome::InsufficientCredits { balance } => {
-                return Err(Error::InsufficientCredits {
-                    balance,
-                    price: price.get(),
-                });
-            }
-            CreateOutcome::TooManyInFlight { in_flight } => {
-                return Err(Error::TooManyInFlight {
-                    in_flight,
-                    limit: app.config.limits.max_in_flight,
-                });
-            }
-        }
-    }
-    Err(Error::NotFound { what: "account" })
+    let max_in_flight = app.config.limits.max_in_flight;
+    super::create_charged(
+        app,
+        &job,
+        || app.store.create_job_with_debit(&job, max_in_flight),
+        NoRefusal::never,
+    )
+    .await
 }

@@ -9,8 +9,7 @@ use crate::domain::{IdempotencyKey, JobId, JobState, Operation, RepairSpec, User
 use crate::error::Error;
 use crate::pricing;
 use crate::services::App;
-use crate::store::jobs::CreateOutcome;
-use crate::store::lineage::RepairCreateOutcome;
+use crate::store::lineage::LineageRefusal;
 use crate::store::schema::{JobItem, NewJob, RepairOf};
 
 /// Submits a repair of `target` (the original edit or any succeeded repair of it) on behalf
@@ -52,67 +51,26 @@ pub async fn submit_repair(
         },
         clock::now(),
     );
-    for _ in 0..2 {
-        let outcome = app
-            .store
-            .create_repair_with_debit(&job, &root.job_id, app.config.limits.max_in_flight)
-            .await?;
-        match outcome {
-            RepairCreateOutcome::Created => {
-                tracing::info!(user_id = %user, job_id = %job.job_id, root_job_id = %root.job_id, credits = job.credits, "repair_created");
-                if let Err(e) = app.queue.send_job(&job.job_id).await {
-                    tracing::warn!(job_id = %job.job_id, error = %crate::error::chain(&e), "queue_dispatch_deferred");
-                }
-                return Ok(Submitted {
-                    job,
-                    replayed: false,
-                });
-            }
-            RepairCreateOutcome::Exists(old) => {
-                return replay_or_conflict(*old, user, &job.request_hash);
-            }
-            RepairCreateOutcome::RootMissing => return Err(Error::NotFound { what: "edit" }),
-            RepairCreateOutcome::NotRepairable { state } => {
-                return Err(Error::NotRepairable { state });
-            }
-            RepairCreateOutcome::Stopped => return Err(Error::RepairsStopped),
-            RepairCreateOutcome::LimitReached => return Err(Error::RepairLimitReached),
-            RepairCreateOutcome::InProgress => return Err(Error::RepairInProgress),
-            RepairCreateOutcome::Debit(CreateOutcome::AccountMissing) => {
-                crate::services::accounts::ensure_account(app, user).await?;
-            }
-            RepairCreateOutcome::Debit(CreateOutcome::InsufficientCredits { balance }) => {
-                return Err(Error::InsufficientCredits {
-                    balance,
-                    price: price.get(),
-                });
-            }
-            RepairCreateOutcome::Debit(CreateOutcome::TooManyInFlight { in_flight }) => {
-                return Err(Error::TooManyInFlight {
-                    in_flight,
-                    limit: app.config.limits.max_in_flight,
-                });
-            }
-            RepairCreateOutcome::Debit(other) => {
-                return Err(Error::Corrupt(format!(
-                    "repair debit refused for no known reason: {other:?}"
-                )));
-            }
-        }
-    }
-    Err(Error::NotFound { what: "account" })
+    let max_in_flight = app.config.limits.max_in_flight;
+    super::create_charged(
+        app,
+        &job,
+        || {
+            app.store
+                .create_repair_with_debit(&job, &root.job_id, max_in_flight)
+        },
+        lineage_refused,
+    )
+    .await
 }
 
-/// Same key: the same repair request is a replay (nothing charged); another body a conflict.
-fn replay_or_conflict(old: JobItem, user: &UserId, hash: &str) -> Result<Submitted, Error> {
-    if old.request_hash == hash && old.user_id == *user && old.operation == Operation::Repair {
-        tracing::info!(job_id = %old.job_id, "job_replayed");
-        Ok(Submitted {
-            job: old,
-            replayed: true,
-        })
-    } else {
-        tracing::info!(job_id = %old.job_id, "idempotency_conflict");
-        Err(Error::IdempotencyConflict)
+/// The error for a lineage that refused a repair slot.
+fn lineage_refused(refusal: LineageRefusal) -> Error {
+    match refusal {
+        LineageRefusal::RootMissing => Error::NotFound { what: "edit" },
+        LineageRefusal::NotRepairable { state } => Error::NotRepairable { state },
+        LineageRefusal::Stopped => Error::RepairsStopped,
+        LineageRefusal::LimitReached => Error::RepairLimitReached,
+        LineageRefusal::InProgress => Error::RepairInProgress,
     }
 }
