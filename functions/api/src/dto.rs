@@ -2,14 +2,14 @@
 
 use std::collections::BTreeMap;
 
-use atelier_shared::domain::repair::MAX_REPAIRS;
+use atelier_shared::domain::repair_request::MAX_REPAIRS;
 use atelier_shared::domain::{
     ComparisonOutcome, ComparisonRecord, JobFailure, LeakageRecord, LedgerKind, ReviewRecord,
     ReviewVerdict,
 };
 use atelier_shared::domain::{JobState, Operation, Strength, StyleId, Target};
 use atelier_shared::services::jobs::ResultLinks;
-use atelier_shared::services::repair::Lineage;
+use atelier_shared::services::lineage::Lineage;
 use atelier_shared::services::uploads::UploadSlot;
 use atelier_shared::store::schema::{AccountItem, JobItem, LedgerItem};
 use serde::{Deserialize, Serialize};

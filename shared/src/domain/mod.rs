@@ -7,7 +7,7 @@ pub mod ids;
 pub mod job;
 pub mod ledger;
 pub mod money;
-pub mod repair;
+pub mod repair_request;
 pub mod result;
 pub mod style;
 
@@ -17,7 +17,7 @@ pub use ids::{AssetId, Credits, IdempotencyKey, JobId, Operation, UserId};
 pub use job::JobState;
 pub use ledger::LedgerKind;
 pub use money::Micros;
-pub use repair::{RepairRequest, RepairSpec};
+pub use repair_request::{RepairRequest, RepairSpec};
 pub use result::{
     ComparisonOutcome, ComparisonRecord, JobResult, LeakageRecord, ReviewRecord, ReviewVerdict,
 };

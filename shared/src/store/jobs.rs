@@ -11,19 +11,36 @@ use super::{Store, TxOutcome, from_item, n, names, s, to_item};
 use crate::domain::{FailureCode, JobFailure, JobId, JobResult, JobState, LedgerKind, UserId};
 use crate::error::{AwsError, Error};
 
-/// How an attempt to create a job and debit its price ended.
+/// How an attempt to create a job and debit its price ended. `R` is what the caller's own
+/// conditions in the same transaction can refuse (a repair's lineage); an edit has none.
 #[derive(Debug)]
-pub enum CreateOutcome {
+pub enum CreateOutcome<R = NoRefusal> {
     Created,
-    /// A job with this id exists: the caller compares request hashes.
+    /// A job with this id exists (returned by the failed put): the caller compares hashes.
     Exists(Box<JobItem>),
+    /// The account refused the debit.
+    DebitRefused(DebitRefusal),
+    /// The caller's own condition refused.
+    Refused(R),
+}
+
+/// Why the account refused a debit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DebitRefusal {
     AccountMissing,
-    InsufficientCredits {
-        balance: i64,
-    },
-    TooManyInFlight {
-        in_flight: i64,
-    },
+    InsufficientCredits { balance: i64 },
+    TooManyInFlight { in_flight: i64 },
+}
+
+/// A transaction with no conditions besides the job's put and the debit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NoRefusal {}
+
+impl NoRefusal {
+    /// There is no such refusal, so this is never called.
+    pub fn never<T>(self) -> T {
+        match self {}
+    }
 }
 
 impl Store {
@@ -50,7 +67,7 @@ impl Store {
             })?;
             return Ok(CreateOutcome::Exists(Box::new(from_item(old)?)));
         }
-        Self::debit_refusal(&reasons, 1, job)
+        Self::debit_refusal(&reasons, 1, job).map(CreateOutcome::DebitRefused)
     }
 
     /// Why the account item at `index` of a canceled debit transaction refused.
@@ -58,18 +75,18 @@ impl Store {
         reasons: &[super::CancelReason],
         index: usize,
         job: &JobItem,
-    ) -> Result<CreateOutcome, Error> {
+    ) -> Result<DebitRefusal, Error> {
         match reasons.get(index).filter(|r| r.condition_failed()) {
             Some(r) => match &r.item {
-                None => Ok(CreateOutcome::AccountMissing),
+                None => Ok(DebitRefusal::AccountMissing),
                 Some(old) => {
                     let account: super::schema::AccountItem = from_item(old.clone())?;
                     if account.credits < job.credits {
-                        Ok(CreateOutcome::InsufficientCredits {
+                        Ok(DebitRefusal::InsufficientCredits {
                             balance: account.credits,
                         })
                     } else {
-                        Ok(CreateOutcome::TooManyInFlight {
+                        Ok(DebitRefusal::TooManyInFlight {
                             in_flight: account.in_flight,
                         })
                     }

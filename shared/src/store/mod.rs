@@ -6,7 +6,7 @@ pub mod budget;
 pub mod cursor;
 pub mod jobs;
 pub mod ledger;
-pub mod repairs;
+pub mod lineage;
 pub mod schema;
 
 use std::collections::HashMap;

@@ -5,9 +5,10 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::clock::{self, Instant};
 use crate::config::{Resources, env};
 use crate::domain::{
-    EditSpec, JobFailure, JobId, JobResult, JobState, LedgerKind, Micros, Operation, UserId,
+    Credits, EditSpec, JobFailure, JobId, JobResult, JobState, LedgerKind, Micros, Operation, UserId,
 };
 
 /// Attribute names. Expressions bind these through `#placeholders`.
@@ -309,7 +310,62 @@ fn is_zero(n: &u32) -> bool {
     *n == 0
 }
 
+/// What a new job is made of; [`JobItem::queued`] adds the bookkeeping.
+#[derive(Debug, Clone)]
+pub struct NewJob {
+    /// Derived from the user, the operation and the Idempotency-Key.
+    pub job_id: JobId,
+    pub user_id: UserId,
+    pub operation: Operation,
+    pub request: EditSpec,
+    pub request_hash: String,
+    pub credits: Credits,
+    /// A repair: which lineage, what to improve.
+    pub repair: Option<RepairOf>,
+}
+
 impl JobItem {
+    /// A new job, queued at `now` and counted as dispatched once (the submit rings the queue
+    /// right after the commit; if that fails the sweeper re-sends), in the sweeper's index.
+    pub fn queued(new: NewJob, now: Instant) -> JobItem {
+        let NewJob {
+            job_id,
+            user_id,
+            operation,
+            request,
+            request_hash,
+            credits,
+            repair,
+        } = new;
+        let now = clock::format(now);
+        JobItem {
+            user_sort: format!("{now}#{job_id}"),
+            job_id,
+            user_id,
+            operation,
+            status: JobState::Queued,
+            request,
+            request_hash,
+            credits: credits.as_i64(),
+            dispatch_count: 1,
+            dispatched_at: now.clone(),
+            sweep_state: Some(JobState::Queued),
+            sweep_at: Some(now.clone()),
+            failure: None,
+            started_at: None,
+            result: None,
+            repair,
+            repairs_used: 0,
+            repair_attempts: 0,
+            repairs_stopped: false,
+            repair_active: None,
+            current: None,
+            repair_jobs: Vec::new(),
+            created_at: now.clone(),
+            updated_at: now,
+        }
+    }
+
     /// The id of the lineage's root: the job itself, or the edit a repair belongs to.
     pub fn root_id(&self) -> &JobId {
         self.repair
@@ -396,4 +452,92 @@ pub struct AttemptItem {
     /// `consumer` or `sweeper`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub settled_by: Option<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::domain::{EditRequest, IdempotencyKey};
+
+    fn new_job(repair: Option<RepairOf>) -> NewJob {
+        let (Some(user), Some(key)) = (UserId::parse("alice"), IdempotencyKey::parse("k-1")) else {
+            panic!("test ids must parse");
+        };
+        let request = EditRequest {
+            style: Some("embroidery".into()),
+            target: Some("pet".into()),
+            original_asset_id: Some(crate::domain::AssetId::generate().as_str().to_owned()),
+            ..Default::default()
+        }
+        .validate()
+        .unwrap_or_else(|e| panic!("{e}"));
+        NewJob {
+            job_id: JobId::derive(&user, Operation::Edit, &key),
+            user_id: user,
+            operation: Operation::Edit,
+            request_hash: request.request_hash(),
+            request,
+            credits: Credits::new(4),
+            repair,
+        }
+    }
+
+    #[test]
+    fn a_queued_job_is_dispatched_once_and_waits_in_the_sweepers_index_from_the_same_instant() {
+        let now = time::macros::datetime!(2026-01-02 03:04:05.006 UTC);
+        let job = JobItem::queued(new_job(None), now);
+        let at = "2026-01-02T03:04:05.006Z";
+        assert_eq!(job.status, JobState::Queued);
+        assert_eq!(job.credits, 4);
+        assert_eq!(job.dispatch_count, 1);
+        assert_eq!(job.sweep_state, Some(JobState::Queued));
+        for t in [&job.created_at, &job.updated_at, &job.dispatched_at] {
+            assert_eq!(t, at);
+        }
+        assert_eq!(job.sweep_at.as_deref(), Some(at));
+        assert_eq!(job.user_sort, format!("{at}#{}", job.job_id));
+    }
+
+    #[test]
+    fn a_queued_job_is_stored_under_the_attribute_names_the_table_already_holds() {
+        let names = |job: &JobItem| {
+            let mut keys: Vec<String> = crate::store::to_item(job)
+                .unwrap_or_else(|e| panic!("{e}"))
+                .into_keys()
+                .collect();
+            keys.sort();
+            keys
+        };
+        let edit = [
+            "created_at",
+            "credits",
+            "dispatch_count",
+            "dispatched_at",
+            "job_id",
+            "operation",
+            "request",
+            "request_hash",
+            "status",
+            "sweep_at",
+            "sweep_state",
+            "updated_at",
+            "user_id",
+            "user_sort",
+        ];
+        let now = clock::now();
+        assert_eq!(names(&JobItem::queued(new_job(None), now)), edit);
+
+        let root = JobItem::queued(new_job(None), now).job_id;
+        let repair = JobItem::queued(
+            new_job(Some(RepairOf {
+                root_job_id: root,
+                instruction: "finer".into(),
+            })),
+            now,
+        );
+        let mut with_repair = edit.to_vec();
+        with_repair.push(attr::REPAIR);
+        with_repair.sort_unstable();
+        assert_eq!(names(&repair), with_repair);
+    }
 }

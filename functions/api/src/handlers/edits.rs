@@ -2,7 +2,7 @@
 
 use atelier_shared::domain::{EditRequest, JobId, RepairRequest};
 use atelier_shared::services::submit::Submitted;
-use atelier_shared::services::{App, cancel, jobs, repair, submit};
+use atelier_shared::services::{App, cancel, jobs, lineage, submit};
 use axum::Json;
 use axum::extract::{Path, State};
 use axum::response::{IntoResponse, Response};
@@ -66,7 +66,7 @@ pub async fn create_repair(
 ) -> Result<Response, ApiError> {
     let id = JobId::parse(&id).ok_or_else(ApiError::not_found)?;
     let spec = req.validate().map_err(ApiError::validation)?;
-    let submitted = repair::submit_repair(&app, &user, &key, &id, spec).await?;
+    let submitted = submit::submit_repair(&app, &user, &key, &id, spec).await?;
     Ok(accepted(submitted))
 }
 
@@ -101,7 +101,7 @@ pub async fn get_edit(
     let id = JobId::parse(&id).ok_or_else(ApiError::not_found)?;
     let job = jobs::get_job(&app, &user, &id).await?;
     let links = jobs::result_links(&app, &job).await?;
-    let lineage = repair::lineage_of(&app, &job).await?;
+    let lineage = lineage::lineage_of(&app, &job).await?;
     Ok(Json(JobView::detailed(job, links, lineage.as_ref())))
 }
 

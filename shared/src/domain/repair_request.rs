@@ -1,5 +1,7 @@
-//! A repair request: only an instruction. The settings of the edit (style, target, strength,
-//! assets, locks) are the original's and cannot change; a different style is a new edit.
+//! The repair REQUEST as a client sends it and its validated form: only an instruction. The
+//! settings of the edit (style, target, strength, assets, locks) are the original's and cannot
+//! change (naming one is `settings_locked`); a different style is a new edit. Its hash names
+//! the lineage and the words, so a replay must repeat both. Also the lineage's limits.
 
 use std::collections::BTreeMap;
 

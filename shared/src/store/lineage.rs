@@ -1,8 +1,9 @@
-//! Repairs: the lineage lives on its root job (the original edit). Submitting a repair is one
-//! transaction — the repair job, the root's repair slot, the debit — so the limit of two, the
-//! stop after a repair that did not help, and one repair at a time are conditions of the same
-//! write that charges (rules 1, 2 and 7). Finishing a repair updates the root in the same
-//! transaction as the repair job.
+//! The lineage's conditional writes. A lineage (an original edit and its repairs) lives on its
+//! root job. Creating a repair is one transaction — the repair job, the root's repair slot, the
+//! debit, the ledger row — so the limit of two, the stop after a repair that did not help, and
+//! one repair at a time are conditions of the same write that charges (rules 1, 2 and 7).
+//! Finishing a repair updates the root in the same transaction as the repair job; each root
+//! update is conditioned on that repair being the one in flight, so it applies once.
 
 use aws_sdk_dynamodb::types::{
     AttributeValue, ReturnValuesOnConditionCheckFailure, TransactWriteItem, Update,
@@ -11,16 +12,13 @@ use aws_sdk_dynamodb::types::{
 use super::jobs::CreateOutcome;
 use super::schema::{CurrentVersion, JobItem, attr};
 use super::{Store, TxOutcome, from_item, n, s, to_item};
-use crate::domain::repair::{MAX_REPAIR_ATTEMPTS, MAX_REPAIRS};
+use crate::domain::repair_request::{MAX_REPAIR_ATTEMPTS, MAX_REPAIRS};
 use crate::domain::{JobId, JobState};
 use crate::error::{AwsError, Error};
 
-/// How an attempt to create a repair and debit its price ended.
-#[derive(Debug)]
-pub enum RepairCreateOutcome {
-    Created,
-    /// A job with this id exists: the caller compares request hashes.
-    Exists(Box<JobItem>),
+/// Why the lineage's root refused a repair slot.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LineageRefusal {
     /// The lineage's root is gone or not the caller's.
     RootMissing,
     NotRepairable {
@@ -29,8 +27,6 @@ pub enum RepairCreateOutcome {
     Stopped,
     LimitReached,
     InProgress,
-    /// The account refused the debit (missing, balance, in-flight limit).
-    Debit(CreateOutcome),
 }
 
 impl Store {
@@ -42,7 +38,7 @@ impl Store {
         repair: &JobItem,
         root: &JobId,
         max_in_flight: u32,
-    ) -> Result<RepairCreateOutcome, Error> {
+    ) -> Result<CreateOutcome<LineageRefusal>, Error> {
         let slot = Update::builder()
             .table_name(&self.names.jobs_table)
             .key(attr::JOB_ID, s(root.as_str()))
@@ -88,7 +84,7 @@ impl Store {
             self.ledger_debit(repair)?,
         ];
         let reasons = match self.transact("repairs.create", items).await? {
-            TxOutcome::Committed => return Ok(RepairCreateOutcome::Created),
+            TxOutcome::Committed => return Ok(CreateOutcome::Created),
             TxOutcome::Canceled(reasons) => reasons,
         };
         // A replay first: the same key must give the same answer whatever the lineage did since.
@@ -96,28 +92,28 @@ impl Store {
             let old = r.item.clone().ok_or_else(|| {
                 Error::Corrupt("repair condition failed without the old item".into())
             })?;
-            return Ok(RepairCreateOutcome::Exists(Box::new(from_item(old)?)));
+            return Ok(CreateOutcome::Exists(Box::new(from_item(old)?)));
         }
         if let Some(r) = reasons.get(1).filter(|r| r.condition_failed()) {
             let Some(old) = r.item.clone() else {
-                return Ok(RepairCreateOutcome::RootMissing);
+                return Ok(CreateOutcome::Refused(LineageRefusal::RootMissing));
             };
             let root: JobItem = from_item(old)?;
-            return Ok(if root.user_id != repair.user_id {
-                RepairCreateOutcome::RootMissing
+            return Ok(CreateOutcome::Refused(if root.user_id != repair.user_id {
+                LineageRefusal::RootMissing
             } else if root.status != JobState::Succeeded {
-                RepairCreateOutcome::NotRepairable { state: root.status }
+                LineageRefusal::NotRepairable { state: root.status }
             } else if root.repairs_stopped {
-                RepairCreateOutcome::Stopped
+                LineageRefusal::Stopped
             } else if root.repairs_used >= MAX_REPAIRS
                 || root.repair_attempts >= MAX_REPAIR_ATTEMPTS
             {
-                RepairCreateOutcome::LimitReached
+                LineageRefusal::LimitReached
             } else {
-                RepairCreateOutcome::InProgress
-            });
+                LineageRefusal::InProgress
+            }));
         }
-        Self::debit_refusal(&reasons, 2, repair).map(RepairCreateOutcome::Debit)
+        Self::debit_refusal(&reasons, 2, repair).map(CreateOutcome::DebitRefused)
     }
 
     /// The root's side of a refunded repair: the slot comes back, the repair is no longer in

@@ -1,0 +1,76 @@
+//! Submitting a paid repair of a succeeded edit (rule 7): the same price function, the same
+//! one-transaction debit and the same replay rules as an edit. The lineage's limits (two
+//! repairs, at most one in flight, none after a repair that did not help) are conditions of
+//! that same transaction (see `store::lineage`), so nothing is charged for a refused repair.
+
+use super::Submitted;
+use crate::clock;
+use crate::domain::{IdempotencyKey, JobId, JobState, Operation, RepairSpec, UserId};
+use crate::error::Error;
+use crate::pricing;
+use crate::services::App;
+use crate::store::lineage::LineageRefusal;
+use crate::store::schema::{JobItem, NewJob, RepairOf};
+
+/// Submits a repair of `target` (the original edit or any succeeded repair of it) on behalf
+/// of `user`. The repair edits the version the user holds when it runs.
+pub async fn submit_repair(
+    app: &App,
+    user: &UserId,
+    key: &IdempotencyKey,
+    target: &JobId,
+    spec: RepairSpec,
+) -> Result<Submitted, Error> {
+    let job_id = JobId::derive(user, Operation::Repair, key);
+    let target = crate::services::jobs::get_job(app, user, target).await?;
+    let root = match &target.repair {
+        None => target.clone(),
+        Some(r) => crate::services::jobs::get_job(app, user, &r.root_job_id).await?,
+    };
+    let request_hash = spec.request_hash(&root.job_id);
+    // Finished jobs never change state, so this read cannot turn a replay into a refusal; a
+    // replay is otherwise answered by the transaction (the job's put fails first).
+    if target.status != JobState::Succeeded {
+        return Err(Error::NotRepairable {
+            state: target.status,
+        });
+    }
+    let price = pricing::price(Operation::Repair, &root.request).credits;
+    let job = JobItem::queued(
+        NewJob {
+            job_id,
+            user_id: user.clone(),
+            operation: Operation::Repair,
+            request: root.request.clone(),
+            request_hash,
+            credits: price,
+            repair: Some(RepairOf {
+                root_job_id: root.job_id.clone(),
+                instruction: spec.instruction,
+            }),
+        },
+        clock::now(),
+    );
+    let max_in_flight = app.config.limits.max_in_flight;
+    super::create_charged(
+        app,
+        &job,
+        || {
+            app.store
+                .create_repair_with_debit(&job, &root.job_id, max_in_flight)
+        },
+        lineage_refused,
+    )
+    .await
+}
+
+/// The error for a lineage that refused a repair slot.
+fn lineage_refused(refusal: LineageRefusal) -> Error {
+    match refusal {
+        LineageRefusal::RootMissing => Error::NotFound { what: "edit" },
+        LineageRefusal::NotRepairable { state } => Error::NotRepairable { state },
+        LineageRefusal::Stopped => Error::RepairsStopped,
+        LineageRefusal::LimitReached => Error::RepairLimitReached,
+        LineageRefusal::InProgress => Error::RepairInProgress,
+    }
+}
