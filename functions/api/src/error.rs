@@ -162,7 +162,7 @@ impl From<Error> for ApiError {
                 e.retry_after = Some(1);
                 e
             }
-            Error::Corrupt(_) | Error::Aws(_) => {
+            Error::Corrupt { .. } | Error::Aws(_) => {
                 tracing::error!(error = %atelier_shared::error::chain(&e), "request_failed");
                 ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "INTERNAL", "Internal error")
             }

@@ -89,7 +89,7 @@ pub async fn submit_repair(
                 });
             }
             RepairCreateOutcome::Debit(other) => {
-                return Err(Error::Corrupt(format!(
+                return Err(Error::corrupt(format!(
                     "repair debit refused for no known reason: {other:?}"
                 )));
             }

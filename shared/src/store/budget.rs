@@ -148,7 +148,7 @@ impl Store {
         record: &CallRecord,
     ) -> Result<(), Error> {
         let value = serde_dynamo::to_attribute_value(record)
-            .map_err(|e| Error::Corrupt(format!("call record: {e}")))?;
+            .map_err(|e| Error::corrupt_by("serialize the call record", e))?;
         self.ddb
             .update_item()
             .table_name(&self.names.attempts_table)
@@ -177,7 +177,7 @@ impl Store {
         now: &str,
     ) -> Result<Vec<TransactWriteItem>, Error> {
         let calls = serde_dynamo::to_attribute_value(&attempt.calls)
-            .map_err(|e| Error::Corrupt(format!("calls: {e}")))?;
+            .map_err(|e| Error::corrupt_by("serialize the attempt's calls", e))?;
         let close = Update::builder()
             .table_name(&self.names.attempts_table)
             .key(attr::JOB_ID, s(attempt.job_id.as_str()))

@@ -140,9 +140,9 @@ impl Processor {
                 ImageRole::Candidate => small(&candidate)?,
                 ImageRole::Mask => match &inputs.mask {
                     Some(m) => small(&m.to_visual())?,
-                    None => return Err(Error::Corrupt("comparison wants a mask".into()).into()),
+                    None => return Err(Error::corrupt("comparison wants a mask").into()),
                 },
-                _ => return Err(Error::Corrupt(format!("unexpected role {role:?}")).into()),
+                _ => return Err(Error::corrupt(format!("unexpected role {role:?}")).into()),
             };
             images.push(ImageInput::png(*role, png));
         }
