@@ -102,3 +102,29 @@ pub fn chain(e: &(dyn std::error::Error + 'static)) -> String {
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_corrupt_item_keeps_what_and_why() {
+        let why = serde_json::from_str::<u32>("\"x\"").expect_err("not a number");
+        let e = Error::corrupt_by("deserialize JobItem", why);
+        assert!(std::error::Error::source(&e).is_some());
+        let line = chain(&e);
+        assert!(
+            line.starts_with(
+                "the store returned data that does not fit the schema: deserialize JobItem: "
+            ),
+            "{line}"
+        );
+        assert!(line.contains("invalid type"), "{line}");
+        let e = Error::corrupt("account vanished");
+        assert!(std::error::Error::source(&e).is_none());
+        assert_eq!(
+            chain(&e),
+            "the store returned data that does not fit the schema: account vanished"
+        );
+    }
+}

@@ -47,9 +47,10 @@ impl Store {
             TxOutcome::Canceled(reasons) => reasons,
         };
         if let Some(r) = reasons.first().filter(|r| r.condition_failed()) {
-            let old = r.item.clone().ok_or_else(|| {
-                Error::corrupt("job condition failed without the old item")
-            })?;
+            let old = r
+                .item
+                .clone()
+                .ok_or_else(|| Error::corrupt("job condition failed without the old item"))?;
             return Ok(CreateOutcome::Exists(Box::new(from_item(old)?)));
         }
         Self::debit_refusal(&reasons, 1, job)
