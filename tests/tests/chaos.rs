@@ -434,7 +434,7 @@ async fn money_invariants_hold_under_faults() {
             .store
             .attempts_of_day(&day)
             .await
-            .unwrap_or_default();
+            .unwrap_or_else(|e| panic!("reading the day's attempts: {e:?}"));
         let settled: i64 = attempts.iter().filter_map(|a| a.settled_cost_micros).sum();
         let open: Vec<_> = attempts.iter().filter(|a| a.open_day.is_some()).collect();
         let open_reserved: i64 = open.iter().map(|a| a.reserved_micros).sum();

@@ -96,7 +96,7 @@ async fn a_pet_edit_goes_queued_to_succeeded_and_the_result_downloads() {
 async fn outside_a_brushed_mask_the_result_equals_the_original_pixel_for_pixel() {
     let (h, model) = (Harness::new().await, StandIn::start().await);
     let user = h.user();
-    let mask_png = samples::circle_mask(230, 250, 60).unwrap_or_default();
+    let mask_png = samples::circle_mask(230, 250, 60).expect("a mask PNG");
     let mask = h.upload(&user, "mask", mask_png).await;
     let id = h
         .submit_photo(
@@ -213,7 +213,7 @@ async fn a_consumer_killed_after_the_edit_returned_never_leads_to_a_second_edit_
         .store
         .attempts_of(&job_id(&id))
         .await
-        .unwrap_or_default();
+        .expect("the job's attempts");
     let edit = attempts.iter().find_map(|a| a.calls.get("edit"));
     assert!(
         edit.is_some_and(|c| c.cost_micros.is_some()),
@@ -294,7 +294,7 @@ async fn a_provider_error_on_the_edit_fails_refunds_once_and_books_nothing_for_t
         .store
         .attempts_of(&job_id(&id))
         .await
-        .unwrap_or_default();
+        .expect("the job's attempts");
     assert_eq!(attempts.len(), 1);
     let a = &attempts[0];
     assert!(a.open_day.is_none(), "settled in the failing transaction");
@@ -302,7 +302,7 @@ async fn a_provider_error_on_the_edit_fails_refunds_once_and_books_nothing_for_t
         .calls
         .get("check")
         .and_then(|c| c.cost_micros)
-        .unwrap_or(-1);
+        .expect("the check's cost was recorded");
     assert_eq!(
         a.settled_cost_micros,
         Some(check_cost),
@@ -340,7 +340,7 @@ async fn a_timeout_on_the_edit_fails_refunds_once_and_keeps_the_reservation_book
         .store
         .attempts_of(&job_id(&id))
         .await
-        .unwrap_or_default();
+        .expect("the job's attempts");
     let a = &attempts[0];
     assert_eq!(
         a.settled_cost_micros,
@@ -413,7 +413,7 @@ async fn an_injected_custom_style_does_not_talk_the_reviewer_into_passing() {
         .upload(
             &user,
             "mask",
-            samples::circle_mask(230, 250, 60).unwrap_or_default(),
+            samples::circle_mask(230, 250, 60).expect("a mask PNG"),
         )
         .await;
     let body = json!({
@@ -486,14 +486,14 @@ async fn budget_for_n_edits_with_3n_jobs_pays_at_most_n_and_refunds_the_rest() {
         .store
         .attempts_of(&job_id(&ids[0]))
         .await
-        .unwrap_or_default()
+        .expect("the job's attempts")
         .iter()
         .map(|a| a.reserved_micros)
         .sum();
     let used = budget::day(&h.app, &day)
         .await
         .map(|d| d.used_micros)
-        .unwrap_or(0);
+        .expect("the day's budget");
     budget::set_cap(&h.app, &day, used + per_job * (n as i64 - 1) + per_job / 2)
         .await
         .unwrap_or_else(|e| panic!("{e:?}"));
@@ -519,7 +519,12 @@ async fn budget_for_n_edits_with_3n_jobs_pays_at_most_n_and_refunds_the_rest() {
         .unwrap_or_else(|e| panic!("{e:?}"));
     assert!(d.used_micros + d.reserved_micros <= d.cap_micros, "{d:?}");
     assert_eq!(d.reserved_micros, 0, "nothing left open");
-    let attempts = h.app.store.attempts_of_day(&day).await.unwrap_or_default();
+    let attempts = h
+        .app
+        .store
+        .attempts_of_day(&day)
+        .await
+        .expect("the day's attempts");
     let settled: i64 = attempts.iter().filter_map(|a| a.settled_cost_micros).sum();
     assert_eq!(
         settled, d.used_micros,
