@@ -342,6 +342,28 @@ mod tests {
     }
 
     #[test]
+    fn log_settings_default_to_json_at_info() {
+        assert_eq!(
+            LogSettings::from_lookup(|_| None),
+            LogSettings {
+                level: "info".into(),
+                text: false
+            }
+        );
+        let set = LogSettings::from_lookup(lookup(vec![
+            (env::LOG_LEVEL, "DEBUG".into()),
+            (env::LOG_FORMAT, "Text".into()),
+        ]));
+        assert_eq!(
+            set,
+            LogSettings {
+                level: "debug".into(),
+                text: true
+            }
+        );
+    }
+
+    #[test]
     fn missing_and_malformed_variables_are_named() {
         let r = Resources::local("p", "http://x");
         let mut env = r.to_env();
@@ -420,6 +442,33 @@ impl ModelSettings {
             vision_model: opt(env::VISION_MODEL),
             image_model: opt(env::IMAGE_MODEL),
         })
+    }
+}
+
+/// How the logs are written, as Lambda's advanced logging controls set it (read by
+/// [`crate::telemetry::init`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LogSettings {
+    /// The filter directive, lower-cased (`AWS_LAMBDA_LOG_LEVEL`; default `info`).
+    pub level: String,
+    /// Plain text lines instead of JSON (`AWS_LAMBDA_LOG_FORMAT=Text`).
+    pub text: bool,
+}
+
+impl LogSettings {
+    /// Reads the process environment. Never fails: logging must start whatever is set.
+    pub fn from_env() -> LogSettings {
+        LogSettings::from_lookup(|k| std::env::var(k).ok())
+    }
+
+    /// Reads from any lookup (tests use a map).
+    pub fn from_lookup(get: impl Fn(&str) -> Option<String>) -> LogSettings {
+        LogSettings {
+            level: get(env::LOG_LEVEL)
+                .unwrap_or_else(|| "info".to_owned())
+                .to_lowercase(),
+            text: get(env::LOG_FORMAT).is_some_and(|v| v.eq_ignore_ascii_case("text")),
+        }
     }
 }
 

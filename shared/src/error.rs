@@ -51,12 +51,42 @@ pub enum Error {
     RepairInProgress,
     #[error("invalid cursor")]
     InvalidCursor,
-    #[error("the store returned data that does not fit the schema: {0}")]
-    Corrupt(String),
+    /// Data that does not fit the schema, or a store answer that cannot happen: a bug or a
+    /// corrupted item, never the caller's fault. Built with [`Error::corrupt`] (a check of
+    /// ours found it) or [`Error::corrupt_by`] (a (de)serializer refused it; kept as the source).
+    #[error("the store returned data that does not fit the schema: {what}")]
+    Corrupt {
+        /// What was being read or written, and what was wrong when no source says it.
+        what: String,
+        #[source]
+        source: Option<Box<dyn std::error::Error + Send + Sync + 'static>>,
+    },
     #[error("gave up after {attempts} conflicting transactions")]
     Contention { attempts: u32 },
     #[error(transparent)]
     Aws(#[from] AwsError),
+}
+
+impl Error {
+    /// [`Error::Corrupt`] found by a check of ours: `what` says what was wrong.
+    pub fn corrupt(what: impl Into<String>) -> Error {
+        Error::Corrupt {
+            what: what.into(),
+            source: None,
+        }
+    }
+
+    /// [`Error::Corrupt`] refused by a (de)serializer: `what` says what was being converted,
+    /// `source` why it failed.
+    pub fn corrupt_by(
+        what: impl Into<String>,
+        source: impl std::error::Error + Send + Sync + 'static,
+    ) -> Error {
+        Error::Corrupt {
+            what: what.into(),
+            source: Some(Box::new(source)),
+        }
+    }
 }
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
@@ -71,4 +101,30 @@ pub fn chain(e: &(dyn std::error::Error + 'static)) -> String {
         cur = s.source();
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_corrupt_item_keeps_what_and_why() {
+        let why = serde_json::from_str::<u32>("\"x\"").expect_err("not a number");
+        let e = Error::corrupt_by("deserialize JobItem", why);
+        assert!(std::error::Error::source(&e).is_some());
+        let line = chain(&e);
+        assert!(
+            line.starts_with(
+                "the store returned data that does not fit the schema: deserialize JobItem: "
+            ),
+            "{line}"
+        );
+        assert!(line.contains("invalid type"), "{line}");
+        let e = Error::corrupt("account vanished");
+        assert!(std::error::Error::source(&e).is_none());
+        assert_eq!(
+            chain(&e),
+            "the store returned data that does not fit the schema: account vanished"
+        );
+    }
 }

@@ -37,11 +37,13 @@ impl Reply {
         self.headers.get(name).and_then(|v| v.to_str().ok())
     }
 
+    /// A string field of the body; panics when it is absent, so two missing values never
+    /// compare equal.
     pub fn str(&self, field: &str) -> String {
         self.body
             .get(field)
             .and_then(Value::as_str)
-            .unwrap_or_default()
+            .unwrap_or_else(|| panic!("no string {field:?} in the reply: {self:?}"))
             .to_owned()
     }
 }
@@ -112,7 +114,7 @@ impl Harness {
             .collect()
             .await
             .map(|b| b.to_bytes())
-            .unwrap_or_default();
+            .unwrap_or_else(|e| panic!("reading the response body: {e}"));
         let body = if bytes.is_empty() {
             Value::Null
         } else {
@@ -136,7 +138,9 @@ impl Harness {
     pub async fn get(&self, user: &UserId, uri: &str) -> Reply {
         self.call(
             Some(user),
-            Request::get(uri).body(Body::empty()).unwrap_or_default(),
+            Request::get(uri)
+                .body(Body::empty())
+                .unwrap_or_else(|e| panic!("request: {e}")),
         )
         .await
     }
@@ -152,15 +156,19 @@ impl Harness {
         if let Some(k) = key {
             b = b.header("idempotency-key", k);
         }
-        self.call(Some(user), b.body(Body::from(body)).unwrap_or_default())
-            .await
+        self.call(
+            Some(user),
+            b.body(Body::from(body))
+                .unwrap_or_else(|e| panic!("request: {e}")),
+        )
+        .await
     }
 
     /// `POST /v1/quotes`.
     pub async fn quote(&self, user: &UserId, body: &Value) -> Reply {
         let req = Harness::json_request("POST", "/v1/quotes")
             .body(Body::from(body.to_string()))
-            .unwrap_or_default();
+            .unwrap_or_else(|e| panic!("request: {e}"));
         self.call(Some(user), req).await
     }
 
@@ -175,7 +183,7 @@ impl Harness {
         let body = json!({ "kind": kind, "content_type": content_type, "bytes": bytes });
         let req = Harness::json_request("POST", "/v1/uploads")
             .body(Body::from(body.to_string()))
-            .unwrap_or_default();
+            .unwrap_or_else(|e| panic!("request: {e}"));
         self.call(Some(user), req).await
     }
 
@@ -223,7 +231,9 @@ impl Harness {
     pub async fn balance(&self, user: &UserId) -> i64 {
         let a = self.account(user).await;
         assert_eq!(a.status, StatusCode::OK, "{a:?}");
-        a.body["balance"].as_i64().unwrap_or(i64::MIN)
+        a.body["balance"]
+            .as_i64()
+            .unwrap_or_else(|| panic!("the account has no balance: {a:?}"))
     }
 
     /// Every ledger row of the user, from the base table (consistent).
@@ -279,7 +289,8 @@ pub struct LogCapture(Arc<Mutex<Vec<u8>>>);
 
 impl LogCapture {
     pub fn text(&self) -> String {
-        String::from_utf8_lossy(&self.0.lock().map(|g| g.clone()).unwrap_or_default()).into_owned()
+        let bytes = self.0.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        String::from_utf8_lossy(&bytes).into_owned()
     }
 }
 
@@ -445,7 +456,7 @@ impl Harness {
         let req = Harness::json_request("POST", &format!("/v1/edits/{id}/repairs"))
             .header("idempotency-key", key)
             .body(Body::from(body.to_string()))
-            .unwrap_or_default();
+            .unwrap_or_else(|e| panic!("request: {e}"));
         self.call(Some(user), req).await
     }
 
@@ -453,7 +464,7 @@ impl Harness {
     pub async fn cancel(&self, user: &UserId, id: &str) -> Reply {
         let req = Request::post(format!("/v1/edits/{id}/cancel"))
             .body(Body::empty())
-            .unwrap_or_default();
+            .unwrap_or_else(|e| panic!("request: {e}"));
         self.call(Some(user), req).await
     }
 }

@@ -240,7 +240,9 @@ async fn no_authorizer_context_is_401() {
         let res = h
             .call(
                 None,
-                Request::get(uri).body(Body::empty()).unwrap_or_default(),
+                Request::get(uri)
+                    .body(Body::empty())
+                    .expect("a valid request"),
             )
             .await;
         assert_eq!(res.status, StatusCode::UNAUTHORIZED, "{uri}");
@@ -256,7 +258,7 @@ async fn public_routes_need_no_token() {
             None,
             Request::get("/v1/styles")
                 .body(Body::empty())
-                .unwrap_or_default(),
+                .expect("a valid request"),
         )
         .await;
     assert_eq!(styles.status, StatusCode::OK);
@@ -266,7 +268,7 @@ async fn public_routes_need_no_token() {
             None,
             Request::get("/healthz")
                 .body(Body::empty())
-                .unwrap_or_default(),
+                .expect("a valid request"),
         )
         .await;
     assert_eq!(health.body["status"], "ok");
@@ -275,7 +277,7 @@ async fn public_routes_need_no_token() {
             None,
             Request::get("/nope")
                 .body(Body::empty())
-                .unwrap_or_default(),
+                .expect("a valid request"),
         )
         .await;
     assert_eq!(
@@ -364,7 +366,7 @@ async fn the_quote_is_what_the_edit_charges() {
         let before = h.balance(&user).await;
         let res = h.submit(&user, Some(&format!("q-{i}")), body).await;
         assert_eq!(res.status, StatusCode::ACCEPTED, "{res:?}");
-        let price = quote.body["credits"].as_i64().unwrap_or(-1);
+        let price = quote.body["credits"].as_i64().expect("the quote's price");
         assert_eq!(res.body["credits"].as_i64(), Some(price));
         assert_eq!(h.balance(&user).await, before - price, "case {i}");
     }
@@ -378,7 +380,7 @@ async fn the_served_openapi_document_matches_the_committed_one() {
             None,
             Request::get("/v1/openapi.json")
                 .body(Body::empty())
-                .unwrap_or_default(),
+                .expect("a valid request"),
         )
         .await
         .body;
@@ -387,12 +389,12 @@ async fn the_served_openapi_document_matches_the_committed_one() {
     // Compared as JSON values: key order depends on serde_json's `preserve_order`, which
     // feature unification may switch on in a workspace-wide build.
     if std::env::var_os("UPDATE_OPENAPI").is_some() {
-        let pretty = serde_json::to_string_pretty(&served).unwrap_or_default() + "\n";
+        let pretty = serde_json::to_string_pretty(&served).expect("the document serializes") + "\n";
         std::fs::write(&path, &pretty).unwrap_or_else(|e| panic!("{e}"));
     }
     let committed: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&path).unwrap_or_default())
-            .unwrap_or_default();
+        serde_json::from_str(&std::fs::read_to_string(&path).expect("functions/api/openapi.json"))
+            .expect("functions/api/openapi.json is JSON");
     assert!(
         committed == served,
         "functions/api/openapi.json is stale: run `UPDATE_OPENAPI=1 cargo xtask test -- openapi`"

@@ -55,7 +55,7 @@ fn hs256_token(sub: &str, issuer: &str) -> String {
     let exp = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_secs())
-        .unwrap_or(0)
+        .unwrap_or_else(|e| panic!("the clock is before 1970: {e}"))
         + 3600;
     let claims = URL_SAFE_NO_PAD.encode(format!(
         r#"{{"sub":"{sub}","iss":"{issuer}","aud":"atelier","exp":{exp}}}"#
@@ -72,7 +72,7 @@ async fn a_valid_dev_token_reaches_the_handler_as_its_sub() {
     let token = local
         .issuer
         .token("alice-auth-test", 300)
-        .unwrap_or_default();
+        .expect("a dev token");
     let (status, body) = local.account(Some(&token)).await;
     assert_eq!(status, 200, "{body}");
     assert_eq!(body["user_id"], "alice-auth-test");
@@ -84,7 +84,7 @@ async fn missing_bad_expired_foreign_and_hs256_tokens_are_401() {
     let other_issuer =
         DevIssuer::ephemeral("http://127.0.0.1:1/elsewhere").unwrap_or_else(|e| panic!("{e}"));
     let tampered = {
-        let t = local.issuer.token("mallory", 300).unwrap_or_default();
+        let t = local.issuer.token("mallory", 300).expect("a dev token");
         let mut parts: Vec<String> = t.split('.').map(str::to_owned).collect();
         parts[1] = base64::Engine::encode(
             &base64::engine::general_purpose::URL_SAFE_NO_PAD,

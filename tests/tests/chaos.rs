@@ -438,7 +438,7 @@ async fn money_invariants_hold_under_faults() {
             .store
             .attempts_of_day(&day)
             .await
-            .unwrap_or_default();
+            .unwrap_or_else(|e| panic!("reading the day's attempts: {e:?}"));
         let settled: Micros = attempts.iter().filter_map(|a| a.settled_cost_micros).sum();
         let open: Vec<_> = attempts.iter().filter(|a| a.open_day.is_some()).collect();
         let open_reserved: Micros = open.iter().map(|a| a.reserved_micros).sum();

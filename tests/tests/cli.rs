@@ -156,7 +156,9 @@ impl Local {
     async fn balance(&self) -> i64 {
         let run = self.atelier(&["--json", "balance"]).await;
         assert_eq!(run.code, Some(0), "{run:#?}");
-        run.json()["balance"].as_i64().unwrap_or(i64::MIN)
+        run.json()["balance"]
+            .as_i64()
+            .unwrap_or_else(|| panic!("no balance: {run:#?}"))
     }
 
     fn pending(&self) -> usize {
@@ -194,7 +196,7 @@ async fn login_edit_a_sample_photo_and_pay_exactly_the_quote() {
         .atelier(&[&["--json", "quote", &photo_arg][..], &pet].concat())
         .await;
     assert_eq!(quote.code, Some(0), "{quote:#?}");
-    let price = quote.json()["credits"].as_i64().unwrap_or(0);
+    let price = quote.json()["credits"].as_i64().expect("the quote's price");
     let before = local.balance().await;
 
     let run = local
@@ -380,7 +382,7 @@ async fn a_repair_killed_mid_submit_and_rerun_is_charged_once() {
     let jobs = local.atelier(&["--json", "jobs"]).await;
     let edit_id = jobs.json()["items"][0]["id"]
         .as_str()
-        .unwrap_or_default()
+        .expect("the edit is listed")
         .to_owned();
     local
         .model

@@ -40,8 +40,13 @@ struct Reply {
 }
 
 impl Reply {
+    /// A string field of the body; panics when it is absent, so two missing values never
+    /// compare equal.
     fn str(&self, field: &str) -> String {
-        self.body[field].as_str().unwrap_or_default().to_owned()
+        self.body[field]
+            .as_str()
+            .unwrap_or_else(|| panic!("no string {field:?} in the reply: {self:?}"))
+            .to_owned()
     }
 }
 
@@ -503,7 +508,7 @@ async fn a_user_edits_a_photo_through_the_deployed_api() -> Res<()> {
                     .attributes()
                     .and_then(|a| a.get(&aws_sdk_sqs::types::QueueAttributeName::from(n)))
                     .and_then(|v| v.parse::<u64>().ok())
-                    .unwrap_or(0);
+                    .ok_or_else(|| format!("{q}: no {n} attribute"))?;
             }
         }
         if left == 0 {

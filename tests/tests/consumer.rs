@@ -97,7 +97,7 @@ async fn a_pet_edit_goes_queued_to_succeeded_and_the_result_downloads() {
 async fn outside_a_brushed_mask_the_result_equals_the_original_pixel_for_pixel() {
     let (h, model) = (Harness::new().await, StandIn::start().await);
     let user = h.user();
-    let mask_png = samples::circle_mask(230, 250, 60).unwrap_or_default();
+    let mask_png = samples::circle_mask(230, 250, 60).expect("a mask PNG");
     let mask = h.upload(&user, "mask", mask_png).await;
     let id = h
         .submit_photo(
@@ -214,7 +214,7 @@ async fn a_consumer_killed_after_the_edit_returned_never_leads_to_a_second_edit_
         .store
         .attempts_of(&job_id(&id))
         .await
-        .unwrap_or_default();
+        .expect("the job's attempts");
     let edit = attempts.iter().find_map(|a| a.calls.get("edit"));
     assert!(
         edit.is_some_and(|c| c.cost_micros.is_some()),
@@ -295,7 +295,7 @@ async fn a_provider_error_on_the_edit_fails_refunds_once_and_books_nothing_for_t
         .store
         .attempts_of(&job_id(&id))
         .await
-        .unwrap_or_default();
+        .expect("the job's attempts");
     assert_eq!(attempts.len(), 1);
     let a = &attempts[0];
     assert!(a.open_day.is_none(), "settled in the failing transaction");
@@ -341,7 +341,7 @@ async fn a_timeout_on_the_edit_fails_refunds_once_and_keeps_the_reservation_book
         .store
         .attempts_of(&job_id(&id))
         .await
-        .unwrap_or_default();
+        .expect("the job's attempts");
     let a = &attempts[0];
     assert_eq!(
         a.settled_cost_micros,
@@ -414,7 +414,7 @@ async fn an_injected_custom_style_does_not_talk_the_reviewer_into_passing() {
         .upload(
             &user,
             "mask",
-            samples::circle_mask(230, 250, 60).unwrap_or_default(),
+            samples::circle_mask(230, 250, 60).expect("a mask PNG"),
         )
         .await;
     let body = json!({

@@ -95,12 +95,14 @@ fn jpeg_photo() -> Vec<u8> {
 
 /// Peak resident memory of this test process so far (`VmHWM`), in bytes.
 fn peak_rss() -> u64 {
-    std::fs::read_to_string("/proc/self/status")
-        .unwrap_or_default()
+    let status = std::fs::read_to_string("/proc/self/status")
+        .unwrap_or_else(|e| panic!("/proc/self/status: {e}"));
+    status
         .lines()
         .find_map(|l| l.strip_prefix("VmHWM:"))
         .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
-        .map_or(0, |kb| kb * 1024)
+        .map(|kb| kb * 1024)
+        .unwrap_or_else(|| panic!("no VmHWM in /proc/self/status: {status}"))
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -142,7 +144,9 @@ async fn put_raw(h: &Harness, user: &UserId, kind: AssetKind, bytes: Vec<u8>) ->
 async fn submit(h: &Harness, user: &UserId, key: &str, body: &Value) -> (String, i64) {
     let res = h.submit(user, Some(key), body).await;
     assert_eq!(res.status, StatusCode::ACCEPTED, "{res:?}");
-    let price = res.body["credits"].as_i64().unwrap_or(0);
+    let price = res.body["credits"]
+        .as_i64()
+        .unwrap_or_else(|| panic!("no price: {res:?}"));
     assert!(price > 0, "{res:?}");
     (res.str("id"), price)
 }
@@ -459,7 +463,7 @@ async fn a_mask_that_is_text_or_brushes_nothing_is_an_invalid_mask_or_image() {
         .upload(
             &user,
             "mask",
-            atelier_shared::imaging::encode_png(&black).unwrap_or_default(),
+            atelier_shared::imaging::encode_png(&black).expect("a black mask PNG"),
         )
         .await;
     let (id, _) = submit(&h, &user, "empty", &body(&empty)).await;

@@ -32,7 +32,7 @@ async fn new_edit_is_202_with_location_and_charges_the_quoted_price() {
         Some(format!("/v1/edits/{}", res.str("id")).as_str())
     );
     assert_eq!(res.str("status"), "queued");
-    let price = quote.body["credits"].as_i64().unwrap_or(-1);
+    let price = quote.body["credits"].as_i64().expect("the quote's price");
     assert_eq!(res.body["credits"].as_i64(), Some(price));
     assert_eq!(h.balance(&user).await, before - price);
     let got = h.get(&user, &format!("/v1/edits/{}", res.str("id"))).await;
@@ -125,7 +125,9 @@ async fn sixty_four_concurrent_submits_with_one_key_make_one_job_and_one_debit()
     assert_eq!(ids.len(), 1, "every reply names the same job");
     let rows = h.ledger(&user).await;
     assert_eq!(debits(&rows), 1);
-    let price = replies[0].body["credits"].as_i64().unwrap_or(0);
+    let price = replies[0].body["credits"]
+        .as_i64()
+        .expect("the job's price");
     assert_eq!(h.balance(&user).await, before - price);
     h.assert_audit_clean().await;
 }
@@ -139,7 +141,7 @@ async fn two_hundred_concurrent_submits_against_a_balance_for_37_accept_exactly_
     let body = edit_body(&h, &user).await;
     let price = h.quote(&user, &body).await.body["credits"]
         .as_i64()
-        .unwrap_or(0);
+        .expect("the quote's price");
     h.fund_to(&user, 37 * price).await;
 
     let replies = join_all((0..200).map(|i| {

@@ -158,7 +158,7 @@ async fn a_consumer_dying_at_any_step_is_failed_and_refunded_once_and_never_edit
             .store
             .attempts_of(&job_id(id))
             .await
-            .unwrap_or_default();
+            .expect("the job's attempts");
         assert!(
             open.iter().all(|a| a.open_day.is_none()),
             "{step:?}: reservations left open {open:?}"
@@ -200,7 +200,7 @@ async fn an_orphaned_reservation_is_settled_from_saved_usage_or_kept_booked_with
                 .store
                 .attempts_of(&id)
                 .await
-                .unwrap_or_default()
+                .expect("the job's attempts")
                 .remove(0)
         }
     };
@@ -224,7 +224,7 @@ async fn an_orphaned_reservation_is_settled_from_saved_usage_or_kept_booked_with
         .store
         .attempts_of_day(&a.day)
         .await
-        .unwrap_or_default();
+        .expect("the day's attempts");
     let used: Micros = attempts.iter().filter_map(|a| a.settled_cost_micros).sum();
     let reserved: Micros = attempts
         .iter()
@@ -344,7 +344,7 @@ async fn cancel_refunds_a_queued_job_once_and_refuses_a_processing_one() {
     assert_eq!(refunds_of(&h.ledger(&user).await, &queued), 1);
     assert_eq!(
         h.balance(&user).await,
-        before + first.body["credits"].as_i64().unwrap_or(0)
+        before + first.body["credits"].as_i64().expect("the job's price")
     );
     h.assert_audit_clean().await;
 }

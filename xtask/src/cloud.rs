@@ -21,6 +21,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result, bail};
 
 use super::{cargo, ensure_ministack, healthy, root, run};
+use crate::infra::ensure_node_modules;
 use crate::package::{self, Arch};
 
 /// The JWT authorizer of ministack verifies RS256 signatures with this package; without it
@@ -588,25 +589,6 @@ fn ensure_cloud_pins(venv: &Path) -> Result<()> {
         .args(CLOUD_PINS))?;
     std::fs::write(&marker, wanted)?;
     Ok(())
-}
-
-/// `npm ci` when `infra/node_modules` is missing or older than the lock file (as
-/// `cargo xtask infra-test` does).
-fn ensure_node_modules(infra: &Path) -> Result<()> {
-    let modified = |p: &Path| std::fs::metadata(p).and_then(|m| m.modified()).ok();
-    let installed = modified(&infra.join("node_modules").join(".package-lock.json"));
-    let lock = modified(&infra.join("package-lock.json"));
-    if matches!((installed, lock), (Some(i), Some(l)) if i >= l) {
-        return Ok(());
-    }
-    eprintln!("xtask: npm ci in {}", infra.display());
-    run(Command::new("npm").current_dir(infra).args([
-        "ci",
-        "--no-audit",
-        "--no-fund",
-        "--loglevel=error",
-    ]))
-    .context("npm ci (is Node.js 20+ installed?)")
 }
 
 /// The last `lines` lines of a log file.

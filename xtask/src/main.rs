@@ -7,8 +7,9 @@
 //! - `cargo xtask admin …` — run `atelier-admin` against the local stack.
 //! - `cargo xtask ministack` — only start the local AWS and wait.
 //! - `cargo xtask package [--arch x86_64|arm64]` — build the three Lambda zips (`package.rs`).
-//! - `cargo xtask infra-test` — every offline check of `infra/` (`package.rs`).
-//! - `cargo xtask infra-schema` — refresh `infra/schema.json` and `infra/env-names.json`.
+//! - `cargo xtask infra-test` — every offline check of `infra/` (`infra.rs`).
+//! - `cargo xtask infra-schema` — refresh `infra/schema.json` and `infra/env-names.json`
+//!   (`infra.rs`).
 //! - `cargo xtask fuzz [--requests N] [--seed S]` — schemathesis against the local API, then
 //!   the audit (`fuzz.rs`).
 //! - `cargo xtask cloud` — deploy the packaged functions with the CDK app to a private
@@ -28,6 +29,7 @@ use anyhow::{Context, Result, bail};
 mod bench;
 mod cloud;
 mod fuzz;
+mod infra;
 mod package;
 
 /// The local AWS, pinned.
@@ -52,8 +54,8 @@ fn main() -> ExitCode {
         Some("admin") => admin(&args[1..]),
         Some("ministack") => ministack_only(),
         Some("package") => package::package(&args[1..]),
-        Some("infra-test") => package::infra_test().map(|()| ExitCode::SUCCESS),
-        Some("infra-schema") => package::infra_schema(),
+        Some("infra-test") => infra::infra_test().map(|()| ExitCode::SUCCESS),
+        Some("infra-schema") => infra::infra_schema(),
         Some("cloud") => cloud::cloud(),
         Some("fuzz") => fuzz::fuzz(&args[1..]),
         Some("bench") => bench::bench(&args[1..]),
@@ -149,6 +151,30 @@ fn run(cmd: &mut Command) -> Result<()> {
     if !status.success() {
         bail!("{cmd:?} failed with {status}");
     }
+    Ok(())
+}
+
+/// Installs `pins` into the venv at `dir` (created when missing). A marker file named
+/// `marker` records what was installed, so a second call costs nothing.
+fn ensure_pip(dir: &Path, marker: &str, pins: &[&str]) -> Result<()> {
+    let marker = dir.join(marker);
+    let wanted = pins.join("\n");
+    if std::fs::read_to_string(&marker).is_ok_and(|m| m == wanted) {
+        return Ok(());
+    }
+    if !dir.join("bin").join("python").exists() {
+        run(Command::new("python3").args(["-m", "venv"]).arg(dir))
+            .context("python3 -m venv (is python3 installed?)")?;
+    }
+    eprintln!(
+        "xtask: installing {} into {}",
+        pins.join(" "),
+        dir.display()
+    );
+    run(Command::new(dir.join("bin").join("pip"))
+        .args(["install", "--quiet", "--disable-pip-version-check"])
+        .args(pins))?;
+    std::fs::write(&marker, wanted)?;
     Ok(())
 }
 
@@ -284,8 +310,8 @@ fn test(extra: &[String]) -> Result<ExitCode> {
     let (mut infra_passed, mut infra_failed) = (0u64, 0u64);
     if extra.is_empty() {
         // Built above with every target's features, so this is not a second compile.
-        let _ = package::ADMIN_BIN.set(root().join("target").join("debug").join("atelier-admin"));
-        match package::infra_test() {
+        let _ = infra::ADMIN_BIN.set(root().join("target").join("debug").join("atelier-admin"));
+        match infra::infra_test() {
             Ok(()) => infra_passed = 1,
             Err(e) => {
                 eprintln!("xtask: infra-test failed: {e:#}");

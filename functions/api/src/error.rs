@@ -1,5 +1,6 @@
 //! Errors at the HTTP edge: every failure becomes RFC 9457 problem details with a stable
-//! `code`. A 500 is opaque to the client; its full error chain is logged once, here.
+//! `code`. A 500 is opaque to the client; its full error chain is logged once, when the
+//! response is made (`From<Error>` only translates; it never logs).
 
 use atelier_shared::Error;
 use atelier_shared::validation::{FieldError, FieldErrors};
@@ -39,6 +40,28 @@ pub struct ApiError {
     status: StatusCode,
     problem: Box<Problem>,
     retry_after: Option<u32>,
+    /// Our side's failure behind the response, logged once when the response is made.
+    cause: Option<Cause>,
+}
+
+/// A failure of ours behind an error response: the client sees only the problem's `code`.
+#[derive(Debug)]
+enum Cause {
+    /// Transactions kept conflicting (`503 TRY_AGAIN`).
+    Contended(Error),
+    /// The store or AWS failed (`500 INTERNAL`).
+    Failed(Error),
+}
+
+impl Cause {
+    fn log(&self) {
+        match self {
+            Cause::Contended(e) => tracing::warn!(error = %e, "request_contended"),
+            Cause::Failed(e) => {
+                tracing::error!(error = %atelier_shared::error::chain(e), "request_failed");
+            }
+        }
+    }
 }
 
 impl ApiError {
@@ -60,6 +83,7 @@ impl ApiError {
                 state: None,
             }),
             retry_after: None,
+            cause: None,
         }
     }
 
@@ -157,14 +181,15 @@ impl From<Error> for ApiError {
             }
             Error::InvalidCursor => ApiError::bad_request("INVALID_CURSOR", "the cursor is not one this API returned"),
             Error::Contention { .. } => {
-                tracing::warn!(error = %e, "request_contended");
-                let mut e = ApiError::new(StatusCode::SERVICE_UNAVAILABLE, "TRY_AGAIN", "Busy").detail("try again");
-                e.retry_after = Some(1);
-                e
+                let mut res = ApiError::new(StatusCode::SERVICE_UNAVAILABLE, "TRY_AGAIN", "Busy").detail("try again");
+                res.retry_after = Some(1);
+                res.cause = Some(Cause::Contended(e));
+                res
             }
-            Error::Corrupt(_) | Error::Aws(_) => {
-                tracing::error!(error = %atelier_shared::error::chain(&e), "request_failed");
-                ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "INTERNAL", "Internal error")
+            Error::Corrupt { .. } | Error::Aws(_) => {
+                let mut res = ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "INTERNAL", "Internal error");
+                res.cause = Some(Cause::Failed(e));
+                res
             }
         }
     }
@@ -172,6 +197,9 @@ impl From<Error> for ApiError {
 
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
+        if let Some(cause) = &self.cause {
+            cause.log();
+        }
         let mut res = (self.status, Json(*self.problem)).into_response();
         let headers = res.headers_mut();
         headers.insert(

@@ -1,7 +1,10 @@
 //! The OpenAPI document, generated from the handlers' annotations and kept in the repository
-//! (`functions/api/openapi.json`; a test fails when they differ).
+//! (`functions/api/openapi.json`; a test fails when they differ), and the route that serves it.
+//! This module depends on the handlers; no handler depends on it.
 
 use atelier_shared::domain::IdempotencyKey;
+use axum::Json;
+use axum::response::IntoResponse;
 use utoipa::openapi::path::ParameterIn;
 use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
 use utoipa::openapi::{ContentBuilder, Ref, RefOr, Response, ResponseBuilder, Schema};
@@ -105,7 +108,7 @@ impl Modify for EdgeResponses {
 #[openapi(
     info(title = "Atelier API", version = "1.0.0", description = "Paid AI photo edits in handmade media. Errors are RFC 9457 problem details with a stable `code`."),
     paths(
-        public::healthz, public::styles, public::openapi,
+        public::healthz, public::styles, openapi,
         quotes::create_quote, uploads::create_upload,
         edits::create_edit, edits::get_edit, edits::list_edits, edits::cancel_edit, edits::create_repair,
         account::get_account, account::get_ledger,
@@ -117,4 +120,10 @@ struct ApiDoc;
 /// The document.
 pub fn document() -> utoipa::openapi::OpenApi {
     ApiDoc::openapi()
+}
+
+/// This API's OpenAPI document.
+#[utoipa::path(get, path = "/v1/openapi.json", tag = "public", responses((status = 200, description = "OpenAPI 3.1 document")))]
+pub async fn openapi() -> impl IntoResponse {
+    Json(document())
 }

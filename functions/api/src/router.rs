@@ -8,13 +8,14 @@ use axum::routing::{get, post};
 use crate::error::ApiError;
 use crate::extract::MAX_JSON_BYTES;
 use crate::handlers::{account, edits, public, quotes, uploads};
+use crate::openapi;
 
 /// The API's router, as Lambda and the local runner serve it.
 pub fn router(app: App) -> Router {
     Router::new()
         .route("/healthz", get(public::healthz))
         .route("/v1/styles", get(public::styles))
-        .route("/v1/openapi.json", get(public::openapi))
+        .route("/v1/openapi.json", get(openapi::openapi))
         .route("/v1/quotes", post(quotes::create_quote))
         .route("/v1/uploads", post(uploads::create_upload))
         .route("/v1/edits", post(edits::create_edit).get(edits::list_edits))

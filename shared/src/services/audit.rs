@@ -38,7 +38,7 @@ async fn check(app: &App, account: AccountItem) -> Result<(u64, Option<Offender>
     for _ in 0..STABLE_READ_ATTEMPTS {
         let rows = app.store.ledger_rows(&account.user_id).await?;
         let Some(after) = app.store.get_account(&account.user_id).await? else {
-            return Err(Error::Corrupt(format!(
+            return Err(Error::corrupt(format!(
                 "account {} vanished",
                 account.user_id
             )));

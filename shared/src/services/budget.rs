@@ -137,7 +137,7 @@ impl PaidAttempt {
         if !self.item.planned.iter().any(|p| p == kind.as_str())
             || self.item.calls.contains_key(kind.as_str())
         {
-            return Err(Error::Corrupt(format!(
+            return Err(Error::corrupt(format!(
                 "{kind} is not a call attempt {} may still make",
                 self.item.attempt
             )));

@@ -148,7 +148,7 @@ impl Store {
         record: &CallRecord,
     ) -> Result<(), Error> {
         let value = serde_dynamo::to_attribute_value(record)
-            .map_err(|e| Error::Corrupt(format!("call record: {e}")))?;
+            .map_err(|e| Error::corrupt_by("serialize the call record", e))?;
         self.ddb
             .update_item()
             .table_name(&self.names.attempts_table)
@@ -179,13 +179,13 @@ impl Store {
         // A settlement can move the day by at most what was reserved and what was spent;
         // the difference of two amounts in range is in range, unless the store is corrupt.
         let delta = attempt.reserved_micros.checked_sub(cost).ok_or_else(|| {
-            Error::Corrupt(format!(
+            Error::corrupt(format!(
                 "settling {cost} against {}",
                 attempt.reserved_micros
             ))
         })?;
         let calls = serde_dynamo::to_attribute_value(&attempt.calls)
-            .map_err(|e| Error::Corrupt(format!("calls: {e}")))?;
+            .map_err(|e| Error::corrupt_by("serialize the attempt's calls", e))?;
         let close = Update::builder()
             .table_name(&self.names.attempts_table)
             .key(attr::JOB_ID, s(attempt.job_id.as_str()))
@@ -280,7 +280,7 @@ impl Store {
     ) -> Result<bool, Error> {
         let delta = cap
             .checked_sub(day.cap_micros)
-            .ok_or_else(|| Error::Corrupt(format!("cap change {} -> {cap}", day.cap_micros)))?;
+            .ok_or_else(|| Error::corrupt(format!("cap change {} -> {cap}", day.cap_micros)))?;
         let res = self
             .ddb
             .update_item()

@@ -62,9 +62,10 @@ impl Store {
             TxOutcome::Canceled(reasons) => reasons,
         };
         if let Some(r) = reasons.first().filter(|r| r.condition_failed()) {
-            let old = r.item.clone().ok_or_else(|| {
-                Error::Corrupt("job condition failed without the old item".into())
-            })?;
+            let old = r
+                .item
+                .clone()
+                .ok_or_else(|| Error::corrupt("job condition failed without the old item"))?;
             return Ok(CreateOutcome::Exists(Box::new(from_item(old)?)));
         }
         Self::debit_refusal(&reasons, 1, job).map(CreateOutcome::DebitRefused)
@@ -92,7 +93,7 @@ impl Store {
                     }
                 }
             },
-            None => Err(Error::Corrupt(format!(
+            None => Err(Error::corrupt(format!(
                 "job transaction canceled for no known reason: {reasons:?}"
             ))),
         }
@@ -311,7 +312,7 @@ impl Store {
         extra: Vec<TransactWriteItem>,
     ) -> Result<FinishOutcome, Error> {
         let failure_value = serde_dynamo::to_attribute_value(failure)
-            .map_err(|e| Error::Corrupt(format!("failure: {e}")))?;
+            .map_err(|e| Error::corrupt_by("serialize the job's failure", e))?;
         let update = Update::builder()
             .table_name(&self.names.jobs_table)
             .key(attr::JOB_ID, s(job.job_id.as_str()))
@@ -368,7 +369,7 @@ impl Store {
                         TxOutcome::Canceled(_) => Ok(FinishOutcome::NotInState),
                     }
                 } else {
-                    Err(Error::Corrupt(format!(
+                    Err(Error::corrupt(format!(
                         "refund transaction canceled: {reasons:?}"
                     )))
                 }
@@ -386,7 +387,7 @@ impl Store {
         extra: Vec<TransactWriteItem>,
     ) -> Result<FinishOutcome, Error> {
         let value = serde_dynamo::to_attribute_value(result)
-            .map_err(|e| Error::Corrupt(format!("result: {e}")))?;
+            .map_err(|e| Error::corrupt_by("serialize the job's result", e))?;
         let update = Update::builder()
             .table_name(&self.names.jobs_table)
             .key(attr::JOB_ID, s(job.job_id.as_str()))
@@ -416,7 +417,7 @@ impl Store {
                 if reasons.first().is_some_and(|r| r.condition_failed()) {
                     Ok(FinishOutcome::NotInState)
                 } else {
-                    Err(Error::Corrupt(format!("deliver canceled: {reasons:?}")))
+                    Err(Error::corrupt(format!("deliver canceled: {reasons:?}")))
                 }
             }
         }

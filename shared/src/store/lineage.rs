@@ -90,7 +90,7 @@ impl Store {
         // A replay first: the same key must give the same answer whatever the lineage did since.
         if let Some(r) = reasons.first().filter(|r| r.condition_failed()) {
             let old = r.item.clone().ok_or_else(|| {
-                Error::Corrupt("repair condition failed without the old item".into())
+                Error::corrupt("repair condition failed without the old item")
             })?;
             return Ok(CreateOutcome::Exists(Box::new(from_item(old)?)));
         }
@@ -158,7 +158,7 @@ impl Store {
         b = match current {
             Some(c) => {
                 let value = serde_dynamo::to_attribute_value(c)
-                    .map_err(|e| Error::Corrupt(format!("current: {e}")))?;
+                    .map_err(|e| Error::corrupt_by("serialize the current version", e))?;
                 b.update_expression("SET #stopped = :stop, #current = :current REMOVE #active")
                     .expression_attribute_names("#current", attr::CURRENT)
                     .expression_attribute_values(":current", value)

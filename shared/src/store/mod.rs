@@ -146,11 +146,13 @@ pub(crate) fn n(v: i64) -> AttributeValue {
 }
 
 pub(crate) fn to_item<T: serde::Serialize>(value: &T) -> Result<Item, Error> {
-    serde_dynamo::to_item(value).map_err(|e| Error::Corrupt(format!("serialize: {e}")))
+    serde_dynamo::to_item(value)
+        .map_err(|e| Error::corrupt_by(format!("serialize {}", std::any::type_name::<T>()), e))
 }
 
 pub(crate) fn from_item<T: serde::de::DeserializeOwned>(item: Item) -> Result<T, Error> {
-    serde_dynamo::from_item(item).map_err(|e| Error::Corrupt(format!("deserialize: {e}")))
+    serde_dynamo::from_item(item)
+        .map_err(|e| Error::corrupt_by(format!("deserialize {}", std::any::type_name::<T>()), e))
 }
 
 #[cfg(test)]

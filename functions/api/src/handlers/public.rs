@@ -1,8 +1,8 @@
-//! Unauthenticated routes.
+//! Unauthenticated routes (the OpenAPI document's own route is in [`crate::openapi`], which
+//! depends on the handlers, never the other way round).
 
 use atelier_shared::domain::STYLES;
 use axum::Json;
-use axum::response::IntoResponse;
 
 use crate::dto::{Health, StyleList};
 
@@ -18,10 +18,4 @@ pub async fn styles() -> Json<StyleList> {
     Json(StyleList {
         items: STYLES.to_vec(),
     })
-}
-
-/// This API's OpenAPI document.
-#[utoipa::path(get, path = "/v1/openapi.json", tag = "public", responses((status = 200, description = "OpenAPI 3.1 document")))]
-pub async fn openapi() -> impl IntoResponse {
-    Json(crate::openapi::document())
 }

@@ -80,7 +80,7 @@ pub(super) fn vision_images(
             },
         };
         let Some(png) = source else {
-            return Err(Error::Corrupt(format!("the prompt wants a {role:?} image")).into());
+            return Err(Error::corrupt(format!("the prompt wants a {role:?} image")).into());
         };
         images.push(ImageInput::png(*role, png));
     }
@@ -107,7 +107,7 @@ pub(super) fn edit_call(
             _ => None,
         };
         let Some(bytes) = bytes else {
-            return Err(Error::Corrupt(format!("the edit prompt wants a {role:?} image")).into());
+            return Err(Error::corrupt(format!("the edit prompt wants a {role:?} image")).into());
         };
         images.push(ImageInput::png(*role, bytes));
     }

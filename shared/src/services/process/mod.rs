@@ -212,7 +212,7 @@ impl Run<'_> {
         call: impl Future<Output = Result<T, ModelError>>,
     ) -> Result<Result<T, ModelError>, Stop> {
         let Some(paid) = self.paid.as_mut() else {
-            return Err(Error::Corrupt(format!("{kind} call without a reservation")).into());
+            return Err(Error::corrupt(format!("{kind} call without a reservation")).into());
         };
         Ok(paid.call(&self.p.app, kind, call).await?)
     }

@@ -1,0 +1,379 @@
+//! Checking the infrastructure that deploys the functions (`infra/`), offline.
+//!
+//! - `cargo xtask infra-test` — everything `infra/` promises, offline: the drift guard
+//!   (schema and environment names against `atelier-admin`), type check, the CDK assertion
+//!   tests, `cdk synth` without credentials, cdk-nag, cfn-lint, checkov on the Terraform
+//!   module, and `terraform fmt`/`validate` where a terraform binary and a provider mirror are
+//!   present (a clear skipped notice otherwise).
+//! - `cargo xtask infra-schema` — refresh `infra/schema.json` and `infra/env-names.json` from
+//!   the code after a deliberate change of tables or configuration.
+//!
+//! cfn-lint and checkov are pinned here and installed by this file into `.venv/infra-lint`, a
+//! venv of their own, because checkov's pins conflict with ministack's (pip refuses to resolve
+//! both in one environment).
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode};
+use std::time::Instant;
+
+use anyhow::{Context, Result, bail};
+
+use crate::{ensure_pip, root, run, venv};
+
+/// Linters of the infrastructure (their own venv: checkov's pins conflict with ministack's).
+const LINT_PINS: &[&str] = &["cfn-lint==1.58.0", "checkov==3.3.30"];
+
+fn lint_venv() -> PathBuf {
+    venv().join("infra-lint")
+}
+
+fn work_dir() -> PathBuf {
+    root().join("target").join("infra-test")
+}
+
+// ---------------------------------------------------------------------------------------------
+// infra-schema
+
+/// Output of an `atelier-admin` subcommand that needs no AWS (schema, env-names).
+/// The `atelier-admin` binary to run, when the caller already built it.
+pub static ADMIN_BIN: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+
+fn admin_json(sub: &str) -> Result<String> {
+    // `cargo xtask test` hands over the binary it already built with the workspace's
+    // features, so the drift step does not compile the crate graph a second time.
+    let mut cmd = match ADMIN_BIN.get() {
+        Some(bin) => Command::new(bin),
+        None => {
+            let mut c = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
+            c.args(["run", "--quiet", "--package", "atelier-admin", "--"]);
+            c
+        }
+    };
+    let out = cmd
+        .current_dir(root())
+        .arg(sub)
+        .output()
+        .with_context(|| format!("running atelier-admin {sub}"))?;
+    if !out.status.success() {
+        bail!(
+            "atelier-admin {sub} failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let mut text = String::from_utf8(out.stdout).context("atelier-admin output is not UTF-8")?;
+    if !text.ends_with('\n') {
+        text.push('\n');
+    }
+    Ok(text)
+}
+
+/// The committed copies the CDK app and the Terraform module read.
+const COPIES: [(&str, &str); 2] = [("schema", "schema.json"), ("env-names", "env-names.json")];
+
+/// `cargo xtask infra-schema`: rewrite the committed copies from the code.
+pub fn infra_schema() -> Result<ExitCode> {
+    for (sub, file) in COPIES {
+        let path = root().join("infra").join(file);
+        let text = admin_json(sub)?;
+        let changed = std::fs::read_to_string(&path).ok().as_deref() != Some(text.as_str());
+        std::fs::write(&path, text)?;
+        eprintln!(
+            "xtask: infra/{file} {}",
+            if changed { "updated" } else { "unchanged" }
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+// ---------------------------------------------------------------------------------------------
+// infra-test
+
+/// One step's outcome.
+enum Outcome {
+    Passed,
+    Skipped(String),
+}
+
+/// `cargo xtask infra-test`: every check of `infra/`, offline. Runs all steps, then fails when
+/// any failed.
+pub fn infra_test() -> Result<()> {
+    let started = Instant::now();
+    let infra = root().join("infra");
+    let work = work_dir();
+    std::fs::create_dir_all(&work)?;
+
+    let mut results: Vec<(&str, std::time::Duration, Result<Outcome>)> = Vec::new();
+    let mut step = |name: &'static str, f: &mut dyn FnMut() -> Result<Outcome>| {
+        eprintln!("xtask: infra-test: {name}");
+        let t = Instant::now();
+        let r = f();
+        if let Err(e) = &r {
+            eprintln!("xtask: infra-test: {name} FAILED: {e:#}");
+        }
+        results.push((name, t.elapsed(), r));
+    };
+
+    // Tools first: without them nothing else can run.
+    ensure_pip(&lint_venv(), ".atelier-lint-pins", LINT_PINS)?;
+    ensure_node_modules(&infra)?;
+
+    let live_schema = work.join("schema.live.json");
+    let live_env = work.join("env-names.live.json");
+    step(
+        "drift guard: infra/schema.json and infra/env-names.json match atelier-admin",
+        &mut || {
+            let mut stale = Vec::new();
+            for ((sub, file), live) in COPIES.into_iter().zip([&live_schema, &live_env]) {
+                let text = admin_json(sub)?;
+                std::fs::write(live, &text)?;
+                let committed = std::fs::read_to_string(infra.join(file)).unwrap_or_default();
+                if committed != text {
+                    stale.push(format!("infra/{file} differs from `atelier-admin {sub}`"));
+                }
+            }
+            if stale.is_empty() {
+                Ok(Outcome::Passed)
+            } else {
+                bail!(
+                    "{} — run `cargo xtask infra-schema`, review the diff (tables, indexes, \
+                 environment) and commit it",
+                    stale.join("; ")
+                )
+            }
+        },
+    );
+
+    step("type check (tsc --noEmit)", &mut || {
+        run(npx(&infra, "tsc").args(["--noEmit", "-p", "."]))?;
+        Ok(Outcome::Passed)
+    });
+
+    step(
+        "assertion tests, cdk-nag, drift guard against the synthesized template",
+        &mut || {
+            let mut cmd = Command::new("node");
+            cmd.current_dir(&infra)
+                .args(["--import", "tsx", "--test", "--test-reporter=dot"])
+                .args(test_files(&infra)?)
+                .env("ATELIER_LIVE_SCHEMA", &live_schema)
+                .env("ATELIER_LIVE_ENV_NAMES", &live_env);
+            no_aws_credentials(&mut cmd);
+            run(&mut cmd)?;
+            Ok(Outcome::Passed)
+        },
+    );
+
+    let cdk_out = work.join("cdk.out");
+    step(
+        "cdk synth, no credentials (dev and prod stages)",
+        &mut || {
+            let _ = std::fs::remove_dir_all(&cdk_out);
+            for stage in ["dev", "prod"] {
+                let mut cmd = npx(&infra, "cdk");
+                cmd.args(["synth", "--quiet", "--no-notices", "--no-version-reporting"])
+                    .args(["--context", "atelier:placeholderCode=true"])
+                    .args(["--context", &format!("atelier:stage={stage}")])
+                    .arg("--output")
+                    .arg(cdk_out.join(stage));
+                no_aws_credentials(&mut cmd);
+                run(&mut cmd)?;
+            }
+            Ok(Outcome::Passed)
+        },
+    );
+
+    step("cfn-lint on the synthesized templates", &mut || {
+        let templates = templates(&cdk_out)?;
+        run(Command::new(lint_venv().join("bin").join("cfn-lint"))
+            .current_dir(&infra)
+            .args(["--config-file", ".cfnlintrc.yaml", "--"])
+            .args(&templates))?;
+        Ok(Outcome::Passed)
+    });
+
+    step("checkov on infra/terraform (offline)", &mut || {
+        run(Command::new(lint_venv().join("bin").join("checkov"))
+            .current_dir(&infra)
+            .args(["--directory", "terraform", "--framework", "terraform"])
+            // Every skip is an inline `#checkov:skip=ID:reason` at its resource.
+            .args(["--skip-download", "--quiet", "--compact"]))?;
+        Ok(Outcome::Passed)
+    });
+
+    step(
+        "terraform fmt -check, init (local mirror), validate",
+        &mut || terraform(&infra, &work),
+    );
+
+    let mut failed = 0;
+    eprintln!("xtask: infra-test summary ({:.1?}):", started.elapsed());
+    for (name, took, r) in &results {
+        let verdict = match r {
+            Ok(Outcome::Passed) => "ok".to_owned(),
+            Ok(Outcome::Skipped(why)) => format!("SKIPPED: {why}"),
+            Err(_) => {
+                failed += 1;
+                "FAILED".to_owned()
+            }
+        };
+        eprintln!("  {verdict:<8} {name} ({took:.1?})");
+    }
+    if failed > 0 {
+        bail!("infra-test: {failed} step(s) failed");
+    }
+    Ok(())
+}
+
+/// `npm ci` when `node_modules` is missing or older than the lock file (also before a
+/// deploy of the local cloud).
+pub(crate) fn ensure_node_modules(infra: &Path) -> Result<()> {
+    let installed = infra.join("node_modules").join(".package-lock.json");
+    let modified = |p: &Path| std::fs::metadata(p).and_then(|m| m.modified()).ok();
+    let fresh = match (
+        modified(&installed),
+        modified(&infra.join("package-lock.json")),
+    ) {
+        (Some(i), Some(l)) => i >= l,
+        _ => false,
+    };
+    if !fresh {
+        eprintln!("xtask: npm ci in {}", infra.display());
+        run(Command::new("npm").current_dir(infra).args([
+            "ci",
+            "--no-audit",
+            "--no-fund",
+            "--loglevel=error",
+        ]))
+        .context("npm ci (is Node.js 20+ installed?)")?;
+    }
+    Ok(())
+}
+
+fn npx(infra: &Path, bin: &str) -> Command {
+    let mut cmd = Command::new(infra.join("node_modules").join(".bin").join(bin));
+    cmd.current_dir(infra)
+        .env("CDK_DISABLE_VERSION_CHECK", "1")
+        .env("CDK_DISABLE_CLI_TELEMETRY", "true");
+    cmd
+}
+
+/// The checks run offline and must not depend on (or use) anybody's AWS credentials.
+fn no_aws_credentials(cmd: &mut Command) {
+    for (k, _) in std::env::vars_os() {
+        if k.to_str().is_some_and(|k| k.starts_with("AWS_")) {
+            cmd.env_remove(k);
+        }
+    }
+    cmd.env("AWS_EC2_METADATA_DISABLED", "true")
+        .env("AWS_CONFIG_FILE", "/dev/null")
+        .env("AWS_SHARED_CREDENTIALS_FILE", "/dev/null");
+}
+
+fn test_files(infra: &Path) -> Result<Vec<String>> {
+    let mut files: Vec<String> = std::fs::read_dir(infra.join("test"))?
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".test.ts"))
+        .map(|n| format!("test/{n}"))
+        .collect();
+    files.sort();
+    if files.is_empty() {
+        bail!("no infra/test/*.test.ts files");
+    }
+    Ok(files)
+}
+
+fn templates(cdk_out: &Path) -> Result<Vec<PathBuf>> {
+    let mut found = Vec::new();
+    for stage in std::fs::read_dir(cdk_out).context("no cdk.out: did synth run?")? {
+        for f in std::fs::read_dir(stage?.path())? {
+            let p = f?.path();
+            if p.to_string_lossy().ends_with(".template.json") {
+                found.push(p);
+            }
+        }
+    }
+    if found.is_empty() {
+        bail!("no templates in {}", cdk_out.display());
+    }
+    found.sort();
+    Ok(found)
+}
+
+/// A provider mirror laid out as `registry.terraform.io/hashicorp/aws/<version>/<os_arch>`.
+fn provider_mirror() -> Option<PathBuf> {
+    let candidates = [
+        std::env::var_os("ATELIER_TF_PLUGIN_DIR").map(PathBuf::from),
+        Some(PathBuf::from("/opt/tf-plugins")),
+        std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".terraform.d").join("plugins")),
+    ];
+    candidates
+        .into_iter()
+        .flatten()
+        .find(|d| d.join("registry.terraform.io/hashicorp/aws").is_dir())
+}
+
+fn terraform(infra: &Path, work: &Path) -> Result<Outcome> {
+    let Ok(tf) = which("terraform") else {
+        return Ok(Outcome::Skipped(
+            "no `terraform` binary on PATH (checkov still checked the module)".into(),
+        ));
+    };
+    let module = infra.join("terraform");
+    run(Command::new(&tf)
+        .current_dir(&module)
+        .env("TF_CLI_CONFIG_FILE", "/dev/null")
+        .env("CHECKPOINT_DISABLE", "1")
+        .args(["fmt", "-check", "-recursive", "-diff"]))
+    .context("terraform fmt -check (run `terraform fmt -recursive infra/terraform`)")?;
+    let Some(mirror) = provider_mirror() else {
+        return Ok(Outcome::Skipped(
+            "fmt passed; no AWS provider mirror (set ATELIER_TF_PLUGIN_DIR) for init/validate"
+                .into(),
+        ));
+    };
+    // Validate a copy, so init's lock file and .terraform/ never land in the repo.
+    let copy = work.join("terraform");
+    let _ = std::fs::remove_dir_all(&copy);
+    std::fs::create_dir_all(&copy)?;
+    for entry in std::fs::read_dir(&module)? {
+        let p = entry?.path();
+        if p.extension().is_some_and(|e| e == "tf")
+            && let Some(name) = p.file_name()
+        {
+            std::fs::copy(&p, copy.join(name))?;
+        }
+    }
+    let quiet = |cmd: &mut Command| {
+        cmd.current_dir(&copy)
+            .env("TF_IN_AUTOMATION", "1")
+            .env("CHECKPOINT_DISABLE", "1")
+            .env("TF_CLI_CONFIG_FILE", "/dev/null");
+        no_aws_credentials(cmd);
+    };
+    let mut init = Command::new(&tf);
+    init.args(["init", "-backend=false", "-input=false", "-no-color"])
+        .arg(format!("-plugin-dir={}", mirror.display()));
+    quiet(&mut init);
+    let out = init.output()?;
+    if !out.status.success() {
+        bail!(
+            "terraform init with the mirror {} failed:\n{}",
+            mirror.display(),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let mut validate = Command::new(&tf);
+    validate.args(["validate", "-no-color"]);
+    quiet(&mut validate);
+    run(&mut validate)?;
+    Ok(Outcome::Passed)
+}
+
+fn which(bin: &str) -> Result<PathBuf> {
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    std::env::split_paths(&path)
+        .map(|d| d.join(bin))
+        .find(|p| p.is_file())
+        .with_context(|| format!("{bin} not found on PATH"))
+}
