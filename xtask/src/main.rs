@@ -38,11 +38,28 @@ const DEV_PORT: u16 = 4566;
 const TEST_PORT: u16 = 4599;
 const API_PORT: u16 = 8787;
 
+/// The workspace this command was run in: the nearest folder upwards from the current one
+/// whose `Cargo.toml` declares `[workspace]`. Not the folder xtask was compiled in: two
+/// checkouts sharing one `CARGO_TARGET_DIR` would otherwise run each other's code.
 fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .map(Path::to_path_buf)
-        .unwrap_or_default()
+    let compiled_in = || {
+        PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .parent()
+            .map(Path::to_path_buf)
+            .unwrap_or_default()
+    };
+    let Ok(mut dir) = std::env::current_dir() else {
+        return compiled_in();
+    };
+    loop {
+        let manifest = dir.join("Cargo.toml");
+        if std::fs::read_to_string(&manifest).is_ok_and(|m| m.contains("[workspace]")) {
+            return dir;
+        }
+        if !dir.pop() {
+            return compiled_in();
+        }
+    }
 }
 
 fn main() -> ExitCode {
