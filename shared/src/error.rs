@@ -1,6 +1,7 @@
 //! Errors of the shared crate: semantic variants that keep their source, mapped to an HTTP
 //! status in the API and to a batch item failure in the consumer.
 
+use crate::domain::Credits;
 use crate::validation::FieldErrors;
 
 /// An infrastructure failure talking to AWS, with the operation that failed.
@@ -36,7 +37,7 @@ pub enum Error {
     #[error("idempotency key reused with a different request")]
     IdempotencyConflict,
     #[error("insufficient credits: balance {balance}, price {price}")]
-    InsufficientCredits { balance: i64, price: u32 },
+    InsufficientCredits { balance: Credits, price: Credits },
     #[error("too many edits in flight: {in_flight} of {limit}")]
     TooManyInFlight { in_flight: i64, limit: u32 },
     #[error("the job cannot be canceled: it is {}", state.as_str())]

@@ -56,7 +56,7 @@ pub fn price(op: Operation, spec: &EditSpec) -> Quote {
             credits: Credits::new(1),
         });
     }
-    let credits = lines.iter().fold(Credits::new(0), |acc, l| acc + l.credits);
+    let credits = lines.iter().map(|l| l.credits).sum();
     Quote { credits, lines }
 }
 
@@ -106,7 +106,7 @@ mod tests {
         ) {
             let q = quote(&spec(t, reference));
             prop_assert!(q.credits.get() > 0);
-            prop_assert_eq!(q.credits.get(), q.lines.iter().map(|l| l.credits.get()).sum::<u32>());
+            prop_assert_eq!(q.credits.get(), q.lines.iter().map(|l| l.credits.get()).sum::<i64>());
             prop_assert!(q.credits <= SIGNUP_GRANT, "first edit must be free");
         }
     }

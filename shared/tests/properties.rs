@@ -600,13 +600,13 @@ proptest! {
 // The price function
 
 /// The README's table: pet 4, person 4, background 5, brushed area 3, +1 with a style reference.
-fn table(target: Target, reference: bool) -> u32 {
+fn table(target: Target, reference: bool) -> i64 {
     let base = match target {
         Target::Pet | Target::Person => 4,
         Target::Background => 5,
         Target::Brush => 3,
     };
-    base + u32::from(reference)
+    base + i64::from(reference)
 }
 
 proptest! {
@@ -624,7 +624,7 @@ proptest! {
         prop_assert_eq!(credits, want);
         prop_assert!((3..=6).contains(&credits), "{credits}");
         prop_assert!(q.credits <= SIGNUP_GRANT);
-        prop_assert_eq!(credits, q.lines.iter().map(|l| l.credits.get()).sum::<u32>());
+        prop_assert_eq!(credits, q.lines.iter().map(|l| l.credits.get()).sum::<i64>());
         prop_assert!(q.lines.iter().all(|l| l.credits.get() > 0 && !l.item.is_empty()));
         // Deterministic: the same spec, priced again (and a clone), gives the same quote.
         prop_assert_eq!(&quote(&spec), &q);

@@ -419,7 +419,7 @@ async fn a_repair_killed_mid_submit_and_rerun_is_charged_once() {
         .await
         .iter()
         .filter(|r| r.kind == LedgerKind::Debit)
-        .map(|r| r.amount)
+        .map(|r| r.amount.get())
         .collect();
     assert_eq!(debits, vec![-4, -4], "the edit and ONE repair");
     assert_eq!(local.h.balance(&user).await, 20 - 8);

@@ -189,12 +189,12 @@ async fn assert_refused(
     let debits: Vec<i64> = rows
         .iter()
         .filter(|r| r.kind == LedgerKind::Debit)
-        .map(|r| r.amount)
+        .map(|r| r.amount.get())
         .collect();
     let refunds: Vec<i64> = rows
         .iter()
         .filter(|r| r.kind == LedgerKind::Refund)
-        .map(|r| r.amount)
+        .map(|r| r.amount.get())
         .collect();
     assert_eq!(debits.len(), 1, "one debit: {rows:?}");
     assert_eq!(

@@ -329,7 +329,7 @@ async fn concurrent_first_calls_create_the_account_and_its_grant_once() {
     assert_eq!(rows[0].reference, "grant:signup");
     assert_eq!(
         h.balance(&user).await,
-        i64::from(atelier_shared::pricing::SIGNUP_GRANT.get())
+        atelier_shared::pricing::SIGNUP_GRANT.get()
     );
 }
 
@@ -369,7 +369,7 @@ async fn an_admin_grant_is_applied_once_per_reason_and_the_books_balance() {
         1
     );
     assert_eq!(
-        rows.iter().map(|r| r.amount).sum::<i64>(),
+        rows.iter().map(|r| r.amount.get()).sum::<i64>(),
         before + 7,
         "balance == sum of the ledger"
     );

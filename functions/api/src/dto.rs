@@ -184,7 +184,7 @@ impl From<JobItem> for JobView {
             id: j.job_id.to_string(),
             operation: j.operation,
             status: j.status,
-            credits: j.credits,
+            credits: j.credits.get(),
             settings: EditSettings {
                 style: r.style,
                 target: r.target,
@@ -380,7 +380,7 @@ impl AccountView {
     pub fn new(a: AccountItem, max_in_flight: u32) -> AccountView {
         AccountView {
             user_id: a.user_id.to_string(),
-            balance: a.credits,
+            balance: a.credits.get(),
             in_flight: a.in_flight,
             max_in_flight,
             created_at: a.created_at,
@@ -405,7 +405,7 @@ pub struct LedgerEntryView {
 impl From<LedgerItem> for LedgerEntryView {
     fn from(l: LedgerItem) -> LedgerEntryView {
         LedgerEntryView {
-            amount: l.amount,
+            amount: l.amount.get(),
             kind: l.kind.into(),
             reference: l.reference,
             job_id: l.job_id.map(|j| j.to_string()),

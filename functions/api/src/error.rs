@@ -147,8 +147,9 @@ impl From<Error> for ApiError {
             Error::InsufficientCredits { balance, price } => {
                 let mut e = ApiError::new(StatusCode::PAYMENT_REQUIRED, "INSUFFICIENT_CREDITS", "Not enough credits")
                     .detail(format!("this edit costs {price} credits and the balance is {balance}"));
-                e.problem.balance = Some(balance);
-                e.problem.price = Some(price);
+                e.problem.balance = Some(balance.get());
+                // A price is never negative; one that does not fit is left out, not invented.
+                e.problem.price = u32::try_from(price.get()).ok();
                 e
             }
             Error::TooManyInFlight { in_flight, limit } => {

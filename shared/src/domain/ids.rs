@@ -160,30 +160,60 @@ impl std::fmt::Display for AssetId {
     }
 }
 
-/// Whole credits. Amounts are integers everywhere (rule 9); a price is never negative.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+/// Whole credits: what a user pays (never float, rule 9). Signed, because the same unit is a
+/// balance, a price and a ledger amount (a debit is negative). Arithmetic is checked: an
+/// amount that would overflow is an error, never a wrapped number. Model costs, which are
+/// ours, are [`super::Micros`].
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default, Serialize, Deserialize,
+)]
 #[serde(transparent)]
-pub struct Credits(u32);
+pub struct Credits(i64);
 
 impl Credits {
-    pub const fn new(n: u32) -> Credits {
+    pub const ZERO: Credits = Credits(0);
+
+    pub const fn new(n: i64) -> Credits {
         Credits(n)
     }
 
-    pub fn get(self) -> u32 {
+    pub const fn get(self) -> i64 {
         self.0
     }
 
-    /// As a signed ledger amount.
-    pub fn as_i64(self) -> i64 {
-        i64::from(self.0)
+    pub fn checked_add(self, other: Credits) -> Option<Credits> {
+        self.0.checked_add(other.0).map(Credits)
+    }
+
+    pub fn checked_sub(self, other: Credits) -> Option<Credits> {
+        self.0.checked_sub(other.0).map(Credits)
+    }
+
+    /// The opposite amount (a debit of a price).
+    pub fn checked_neg(self) -> Option<Credits> {
+        self.0.checked_neg().map(Credits)
+    }
+
+    pub fn saturating_add(self, other: Credits) -> Credits {
+        Credits(self.0.saturating_add(other.0))
+    }
+
+    pub fn is_negative(self) -> bool {
+        self.0 < 0
     }
 }
 
-impl std::ops::Add for Credits {
-    type Output = Credits;
-    fn add(self, rhs: Credits) -> Credits {
-        Credits(self.0.saturating_add(rhs.0))
+impl std::fmt::Display for Credits {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}", self.0)
+    }
+}
+
+impl std::iter::Sum for Credits {
+    /// Saturating: a sum of ledger rows that overflowed is already a corrupt ledger, and
+    /// the audit then reports it rather than a wrapped total that might look right.
+    fn sum<I: Iterator<Item = Credits>>(iter: I) -> Credits {
+        iter.fold(Credits::ZERO, Credits::saturating_add)
     }
 }
 

@@ -3,6 +3,7 @@
 //! a changed `rev` means a transaction landed in between, so that user is read again.
 
 use super::App;
+use crate::domain::Credits;
 use crate::error::Error;
 use crate::store::Item;
 use crate::store::schema::AccountItem;
@@ -47,10 +48,10 @@ async fn check(app: &App, account: AccountItem) -> Result<(u64, Option<Offender>
             account = after;
             continue;
         }
-        let sum: i64 = rows.iter().map(|r| r.amount).sum();
+        let sum: Credits = rows.iter().map(|r| r.amount).sum();
         let problem = if sum != account.credits {
             Some("balance differs from the ledger sum")
-        } else if account.credits < 0 {
+        } else if account.credits.is_negative() {
             Some("negative balance")
         } else if account.in_flight < 0 {
             Some("negative in-flight count")
@@ -59,8 +60,8 @@ async fn check(app: &App, account: AccountItem) -> Result<(u64, Option<Offender>
         };
         let offender = problem.map(|p| Offender {
             user_id: account.user_id.to_string(),
-            balance: account.credits,
-            ledger_sum: sum,
+            balance: account.credits.get(),
+            ledger_sum: sum.get(),
             in_flight: account.in_flight,
             problem: p.to_owned(),
         });

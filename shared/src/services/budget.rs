@@ -8,7 +8,7 @@ use aws_sdk_dynamodb::types::TransactWriteItem;
 
 use super::App;
 use crate::clock::{self, Instant};
-use crate::domain::{JobId, Micros};
+use crate::domain::{Credits, JobId, Micros};
 use crate::error::Error;
 use crate::model::{CallKind, EditReply, ModelError, Usage, VisionReply, cost};
 use crate::store::budget::{ReserveOutcome, SettleOutcome};
@@ -41,7 +41,7 @@ pub struct ReserveRequest<'a> {
     pub planned: &'a [CallKind],
     pub estimate: Micros,
     /// Credits sold with this attempt (the job's price on its first attempt, else 0).
-    pub sale_credits: i64,
+    pub sale_credits: Credits,
 }
 
 /// A model reply that says what the call used.
@@ -308,7 +308,7 @@ mod tests {
             day: "2026-11-29".into(),
             reserved_micros: Micros::new(reserved),
             planned: vec!["check".into(), "edit".into()],
-            sale_credits: 4,
+            sale_credits: Credits::new(4),
             price_table: "t".into(),
             calls: calls
                 .iter()

@@ -22,7 +22,7 @@ pub async fn cancel(app: &App, user: &UserId, id: &JobId) -> Result<JobItem, Err
         .await?
     {
         FinishOutcome::Done => {
-            tracing::info!(job_id = %id, credits = job.credits, "job_canceled_refunded")
+            tracing::info!(job_id = %id, credits = job.credits.get(), "job_canceled_refunded")
         }
         FinishOutcome::NotInState => {}
     }

@@ -44,7 +44,7 @@ impl Store {
     ) -> Result<bool, Error> {
         let account = AccountItem {
             user_id: user.clone(),
-            credits: grant.as_i64(),
+            credits: grant,
             in_flight: 0,
             rev: 1,
             created_at: now.to_owned(),
@@ -52,7 +52,7 @@ impl Store {
         let row = LedgerItem::new(
             user,
             reference::SIGNUP.to_owned(),
-            grant.as_i64(),
+            grant,
             LedgerKind::Grant,
             now,
         );
@@ -81,7 +81,7 @@ impl Store {
         let mut row = LedgerItem::new(
             user,
             reference::grant(reason),
-            credits.as_i64(),
+            credits,
             LedgerKind::Grant,
             now,
         );
@@ -92,7 +92,7 @@ impl Store {
             .update_expression("SET #credits = #credits + :amount, #rev = #rev + :one")
             .condition_expression("attribute_exists(#user_id)")
             .set_expression_attribute_names(Some(names(&[attr::CREDITS, attr::REV, attr::USER_ID])))
-            .expression_attribute_values(":amount", n(credits.as_i64()))
+            .expression_attribute_values(":amount", n(credits.get()))
             .expression_attribute_values(":one", n(1))
             .build()
             .map_err(|e| AwsError::new("accounts.grant.build", e))?;

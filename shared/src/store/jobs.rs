@@ -8,7 +8,9 @@ use aws_sdk_dynamodb::types::{
 use super::cursor;
 use super::schema::{JobItem, LedgerItem, attr, index, reference};
 use super::{Store, TxOutcome, from_item, n, names, s, to_item};
-use crate::domain::{FailureCode, JobFailure, JobId, JobResult, JobState, LedgerKind, UserId};
+use crate::domain::{
+    Credits, FailureCode, JobFailure, JobId, JobResult, JobState, LedgerKind, UserId,
+};
 use crate::error::{AwsError, Error};
 
 /// How an attempt to create a job and debit its price ended. `R` is what the caller's own
@@ -28,7 +30,7 @@ pub enum CreateOutcome<R = NoRefusal> {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum DebitRefusal {
     AccountMissing,
-    InsufficientCredits { balance: i64 },
+    InsufficientCredits { balance: Credits },
     TooManyInFlight { in_flight: i64 },
 }
 
@@ -114,7 +116,7 @@ impl Store {
             )
             .condition_expression("attribute_exists(#user_id) AND #credits >= :price AND #in_flight < :max")
             .set_expression_attribute_names(Some(names(&[attr::CREDITS, attr::IN_FLIGHT, attr::REV, attr::USER_ID])))
-            .expression_attribute_values(":price", n(job.credits))
+            .expression_attribute_values(":price", n(job.credits.get()))
             .expression_attribute_values(":one", n(1))
             .expression_attribute_values(":max", n(i64::from(max_in_flight)))
             .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld)
@@ -125,10 +127,14 @@ impl Store {
 
     /// The ledger row of a job's debit (`debit:job:<id>`, written at most once).
     pub(crate) fn ledger_debit(&self, job: &JobItem) -> Result<TransactWriteItem, Error> {
+        let amount = job
+            .credits
+            .checked_neg()
+            .ok_or_else(|| Error::corrupt(format!("a job priced {}", job.credits)))?;
         let mut debit = LedgerItem::new(
             &job.user_id,
             reference::debit(&job.job_id),
-            -job.credits,
+            amount,
             LedgerKind::Debit,
             &job.created_at,
         );
@@ -257,7 +263,7 @@ impl Store {
             )
             .expression_attribute_names("#credits", attr::CREDITS)
             .expression_attribute_names("#rev", attr::REV)
-            .expression_attribute_values(":c", n(job.credits))
+            .expression_attribute_values(":c", n(job.credits.get()))
         } else {
             b.update_expression("SET #in_flight = #in_flight - :one")
         };

@@ -8,7 +8,8 @@ use serde::{Deserialize, Serialize};
 use crate::clock::{self, Instant};
 use crate::config::{Resources, env};
 use crate::domain::{
-    Credits, EditSpec, JobFailure, JobId, JobResult, JobState, LedgerKind, Micros, Operation, UserId,
+    Credits, EditSpec, JobFailure, JobId, JobResult, JobState, LedgerKind, Micros, Operation,
+    UserId,
 };
 
 /// Attribute names. Expressions bind these through `#placeholders`.
@@ -218,7 +219,7 @@ pub mod reference {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct AccountItem {
     pub user_id: UserId,
-    pub credits: i64,
+    pub credits: Credits,
     pub in_flight: i64,
     pub rev: i64,
     pub created_at: String,
@@ -230,7 +231,7 @@ pub struct LedgerItem {
     pub user_id: UserId,
     #[serde(rename = "ref")]
     pub reference: String,
-    pub amount: i64,
+    pub amount: Credits,
     pub kind: LedgerKind,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub job_id: Option<JobId>,
@@ -244,7 +245,7 @@ impl LedgerItem {
     pub fn new(
         user: &UserId,
         reference: String,
-        amount: i64,
+        amount: Credits,
         kind: LedgerKind,
         now: &str,
     ) -> LedgerItem {
@@ -270,7 +271,7 @@ pub struct JobItem {
     pub status: JobState,
     pub request: EditSpec,
     pub request_hash: String,
-    pub credits: i64,
+    pub credits: Credits,
     pub created_at: String,
     pub updated_at: String,
     /// `created_at#job_id`: the sort key of [`index::JOBS_BY_USER`].
@@ -346,7 +347,7 @@ impl JobItem {
             status: JobState::Queued,
             request,
             request_hash,
-            credits: credits.as_i64(),
+            credits,
             dispatch_count: 1,
             dispatched_at: now.clone(),
             sweep_state: Some(JobState::Queued),
@@ -437,7 +438,7 @@ pub struct AttemptItem {
     /// Calls this reservation covers, in order.
     pub planned: Vec<String>,
     /// Credits sold for this attempt (the job's price on its first attempt).
-    pub sale_credits: i64,
+    pub sale_credits: Credits,
     pub price_table: String,
     #[serde(default)]
     pub calls: std::collections::BTreeMap<String, CallRecord>,
@@ -488,7 +489,7 @@ mod tests {
         let job = JobItem::queued(new_job(None), now);
         let at = "2026-01-02T03:04:05.006Z";
         assert_eq!(job.status, JobState::Queued);
-        assert_eq!(job.credits, 4);
+        assert_eq!(job.credits, Credits::new(4));
         assert_eq!(job.dispatch_count, 1);
         assert_eq!(job.sweep_state, Some(JobState::Queued));
         for t in [&job.created_at, &job.updated_at, &job.dispatched_at] {

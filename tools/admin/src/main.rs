@@ -95,7 +95,7 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 bail!("--credits must be positive");
             }
             let app = app().await?;
-            match accounts::grant(&app, &user, Credits::new(credits), &reason).await? {
+            match accounts::grant(&app, &user, Credits::new(i64::from(credits)), &reason).await? {
                 GrantOutcome::Granted => println!("granted {credits} credits to {user} ({reason})"),
                 GrantOutcome::AlreadyGranted => {
                     println!("already granted to {user} for reason {reason:?}; nothing changed")

@@ -8,7 +8,7 @@ use super::compose::compose;
 use super::inputs::{Inputs, edit_call, internal_image, prompt_chars, vision_images};
 use super::{EDIT_PROMPT_ALLOWANCE_CHARS, Outcome, Run, Step, Stop};
 use crate::assets::Assets;
-use crate::domain::{FailureCode, JobFailure, JobResult, ReviewRecord, ReviewVerdict};
+use crate::domain::{Credits, FailureCode, JobFailure, JobResult, ReviewRecord, ReviewVerdict};
 use crate::error::Error;
 use crate::imaging;
 use crate::model::{CallKind, ImageRole, Readiness, Review, Verdict};
@@ -139,7 +139,7 @@ impl Run<'_> {
             prompt_chars(&prompt),
         );
         if !self
-            .reserve("02-review", &[CallKind::Review], estimate, 0)
+            .reserve("02-review", &[CallKind::Review], estimate, Credits::ZERO)
             .await?
         {
             return Ok(ReviewRecord::not_verified(

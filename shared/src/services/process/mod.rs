@@ -29,7 +29,9 @@ pub use fault::Step;
 use super::App;
 use super::budget::{self, Billed, PaidAttempt, Reservation, ReserveRequest};
 use crate::clock::{self, Instant};
-use crate::domain::{FailureCode, JobFailure, JobId, JobResult, JobState, Micros, ReviewVerdict};
+use crate::domain::{
+    Credits, FailureCode, JobFailure, JobId, JobResult, JobState, Micros, ReviewVerdict,
+};
 use crate::error::Error;
 use crate::model::{CallKind, ModelClient, ModelError, cost};
 use crate::store::jobs::FinishOutcome;
@@ -187,7 +189,7 @@ impl Run<'_> {
         attempt: &str,
         planned: &[CallKind],
         estimate: Micros,
-        sale_credits: i64,
+        sale_credits: Credits,
     ) -> Result<bool, Stop> {
         let request = ReserveRequest {
             job: &self.job.job_id,
@@ -278,7 +280,7 @@ impl Run<'_> {
             .map_err(ProcessError::AfterClaim)?;
         match finished {
             FinishOutcome::Done => {
-                tracing::info!(job_id = %self.job.job_id, code = %failure.code, credits = self.job.credits, "job_failed_refunded");
+                tracing::info!(job_id = %self.job.job_id, code = %failure.code, credits = self.job.credits.get(), "job_failed_refunded");
                 Ok(Outcome::Failed { code: failure.code })
             }
             FinishOutcome::NotInState => {

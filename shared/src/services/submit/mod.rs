@@ -75,10 +75,10 @@ where
 fn log_created(job: &JobItem) {
     match &job.repair {
         None => {
-            tracing::info!(user_id = %job.user_id, job_id = %job.job_id, credits = job.credits, "job_created");
+            tracing::info!(user_id = %job.user_id, job_id = %job.job_id, credits = job.credits.get(), "job_created");
         }
         Some(r) => {
-            tracing::info!(user_id = %job.user_id, job_id = %job.job_id, root_job_id = %r.root_job_id, credits = job.credits, "repair_created");
+            tracing::info!(user_id = %job.user_id, job_id = %job.job_id, root_job_id = %r.root_job_id, credits = job.credits.get(), "repair_created");
         }
     }
 }
@@ -108,8 +108,7 @@ fn debit_refused(refusal: DebitRefusal, job: &JobItem, max_in_flight: u32) -> Er
         DebitRefusal::AccountMissing => Error::NotFound { what: "account" },
         DebitRefusal::InsufficientCredits { balance } => Error::InsufficientCredits {
             balance,
-            // Prices are `Credits` (u32), stored as a number.
-            price: u32::try_from(job.credits).unwrap_or(u32::MAX),
+            price: job.credits,
         },
         DebitRefusal::TooManyInFlight { in_flight } => Error::TooManyInFlight {
             in_flight,
@@ -198,15 +197,14 @@ mod tests {
     fn too_few_credits_is_refused_with_the_balance_and_the_jobs_price() {
         let new = job("alice", Operation::Edit, "embroidery");
 
-        let error = debit_refused(DebitRefusal::InsufficientCredits { balance: 3 }, &new, 5);
+        let balance = Credits::new(3);
+        let error = debit_refused(DebitRefusal::InsufficientCredits { balance }, &new, 5);
 
         assert!(
             matches!(
                 error,
-                Error::InsufficientCredits {
-                    balance: 3,
-                    price: 4
-                }
+                Error::InsufficientCredits { balance, price }
+                    if balance == Credits::new(3) && price == Credits::new(4)
             ),
             "{error:?}"
         );
