@@ -6,7 +6,9 @@ use atelier_shared::domain::JobId;
 use atelier_shared::domain::{FailureCode, Micros};
 use atelier_shared::domain::{LedgerKind, ReviewVerdict};
 use atelier_shared::services::budget;
-use atelier_shared::services::process::{Outcome, ProcessError, Step};
+use std::time::{Duration, Instant};
+
+use atelier_shared::services::process::{Outcome, ProcessError, Step, TimeBudget};
 use atelier_tests::{Harness, StandIn};
 use aws_lambda_events::sqs::{SqsEvent, SqsMessage};
 use futures::future::join_all;
@@ -654,5 +656,150 @@ async fn a_corrupt_upload_or_a_mask_of_the_wrong_size_fails_before_any_paid_call
     assert_eq!(refunds(&h.ledger(&user).await), 2);
     assert_eq!(h.account(&user).await.body["in_flight"], 0);
     assert_eq!(h.get(&user, "/v1/edits").await.status, StatusCode::OK);
+    h.assert_audit_clean().await;
+}
+
+/// A processor that keeps `margin` for delivery and starts a vision call with at least
+/// `least_vision` left (short figures, so the deadline tests take seconds, not minutes).
+fn processor_with_time(
+    h: &Harness,
+    model: &StandIn,
+    margin: Duration,
+    least_vision: Duration,
+) -> atelier_shared::services::process::Processor {
+    let mut p = h.processor(model);
+    p.time = TimeBudget {
+        margin,
+        least_vision,
+        least_edit: Duration::from_secs(2),
+    };
+    p
+}
+
+#[tokio::test]
+async fn no_paid_call_starts_when_the_invocation_has_too_little_time_left() {
+    let (h, model) = (Harness::new().await, StandIn::start().await);
+    let user = h.user();
+    let id = h
+        .submit_photo(&user, "k", samples::single_pet(), pet())
+        .await;
+
+    // The default budget keeps 30 s for delivery: 5 s left is too little for any call.
+    let deadline = Instant::now() + Duration::from_secs(5);
+    let outcome = h
+        .processor(&model)
+        .process_until(&job_id(&id), deadline)
+        .await;
+
+    assert_eq!(
+        outcome.ok(),
+        Some(Outcome::Failed {
+            code: FailureCode::TimedOut
+        })
+    );
+    assert_eq!(
+        model.calls(&id).await,
+        atelier_tests::JobCalls::default(),
+        "nothing paid"
+    );
+    assert_eq!(refunds(&h.ledger(&user).await), 1);
+    let attempts = h
+        .app
+        .store
+        .attempts_of(&job_id(&id))
+        .await
+        .expect("the job's attempts");
+    assert!(attempts.is_empty(), "nothing reserved: {attempts:?}");
+    h.assert_audit_clean().await;
+}
+
+#[tokio::test]
+async fn a_slow_edit_is_cut_off_before_the_deadline_and_refunded_without_a_second_call() {
+    let (h, model) = (Harness::new().await, StandIn::start().await);
+    let user = h.user();
+    let id = h
+        .submit_photo(&user, "k", samples::single_pet(), pet())
+        .await;
+    model
+        .fault(json!({ "call": "edit", "job": id, "fault": "latency_ms", "ms": 30_000 }))
+        .await;
+    let processor = processor_with_time(&h, &model, Duration::from_secs(1), Duration::from_secs(1));
+
+    let deadline = Instant::now() + Duration::from_secs(8);
+    let outcome = processor.process_until(&job_id(&id), deadline).await;
+
+    assert!(
+        Instant::now() < deadline,
+        "the job finished inside the invocation"
+    );
+    assert_eq!(
+        outcome.ok(),
+        Some(Outcome::Failed {
+            code: FailureCode::EditFailed
+        })
+    );
+    assert_eq!(
+        model.calls(&id).await,
+        atelier_tests::JobCalls {
+            check: 1,
+            edit: 1,
+            review: 0,
+            compare: 0
+        },
+        "one edit, never retried"
+    );
+    assert_eq!(refunds(&h.ledger(&user).await), 1);
+    h.assert_audit_clean().await;
+}
+
+#[tokio::test]
+async fn a_paid_edit_that_returned_late_is_delivered_unreviewed_rather_than_lost() {
+    let (h, model) = (Harness::new().await, StandIn::start().await);
+    let user = h.user();
+    let id = h
+        .submit_photo(&user, "k", samples::single_pet(), pet())
+        .await;
+    // The edit returns 14 s in; the review needs 5 s, and then there are fewer than 5 left.
+    model
+        .fault(json!({ "call": "edit", "job": id, "fault": "latency_ms", "ms": 14_000 }))
+        .await;
+    let processor = processor_with_time(&h, &model, Duration::from_secs(1), Duration::from_secs(5));
+
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let outcome = processor.process_until(&job_id(&id), deadline).await;
+
+    assert!(Instant::now() < deadline, "delivered inside the invocation");
+    assert_eq!(
+        outcome.ok(),
+        Some(Outcome::Delivered {
+            verdict: ReviewVerdict::NotVerified
+        })
+    );
+    let job = h.job(&user, &id).await;
+    assert_eq!(job.str("status"), "succeeded", "{job:?}");
+    let notes = job.body["result"]["review"]["notes"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(notes.contains("not enough time"), "{notes}");
+    assert_eq!(
+        model.calls(&id).await,
+        atelier_tests::JobCalls {
+            check: 1,
+            edit: 1,
+            review: 0,
+            compare: 0
+        }
+    );
+    assert_eq!(refunds(&h.ledger(&user).await), 0, "paid for and delivered");
+    let attempts = h
+        .app
+        .store
+        .attempts_of(&job_id(&id))
+        .await
+        .expect("the job's attempts");
+    assert!(
+        attempts.iter().all(|a| a.open_day.is_none()),
+        "every reservation settled: {attempts:?}"
+    );
     h.assert_audit_clean().await;
 }

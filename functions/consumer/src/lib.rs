@@ -3,13 +3,26 @@
 //! failures: only a transient error *before* the claim is reported for redelivery; after the
 //! claim the processor fails and refunds instead, so no paid call is ever retried.
 
+use std::time::{Duration, Instant, SystemTime};
+
 use atelier_shared::queue::JobMessage;
 use atelier_shared::services::process::{ProcessError, Processor};
 use aws_lambda_events::sqs::{BatchItemFailure, SqsBatchResponse, SqsEvent};
 use tracing::Instrument;
 
-/// Handles one SQS event.
+/// Handles one SQS event within the consumer's configured timeout from now.
 pub async fn handle(processor: &Processor, event: SqsEvent) -> SqsBatchResponse {
+    let timeout = Duration::from_secs(processor.app.config.limits.consumer_timeout_secs);
+    handle_until(processor, event, Instant::now() + timeout).await
+}
+
+/// Handles one SQS event, finishing before `deadline` (the invocation's): no paid call
+/// starts that could not return in time to deliver its result.
+pub async fn handle_until(
+    processor: &Processor,
+    event: SqsEvent,
+    deadline: Instant,
+) -> SqsBatchResponse {
     let mut response = SqsBatchResponse::default();
     for record in event.records {
         let message_id = record.message_id.clone().unwrap_or_default();
@@ -20,7 +33,7 @@ pub async fn handle(processor: &Processor, event: SqsEvent) -> SqsBatchResponse 
                 tracing::error!("message_malformed");
                 return false;
             };
-            match processor.process(&msg.job_id).await {
+            match processor.process_until(&msg.job_id, deadline).await {
                 Ok(outcome) => {
                     tracing::info!(job_id = %msg.job_id, outcome = ?outcome, "message_done");
                     false
@@ -46,4 +59,12 @@ pub async fn handle(processor: &Processor, event: SqsEvent) -> SqsBatchResponse 
         }
     }
     response
+}
+
+/// The invocation's deadline (Lambda gives wall-clock milliseconds) on the monotonic clock.
+pub fn deadline_of(deadline: SystemTime) -> Instant {
+    let left = deadline
+        .duration_since(SystemTime::now())
+        .unwrap_or(Duration::ZERO);
+    Instant::now() + left
 }

@@ -17,10 +17,18 @@ async fn main() -> Result<(), lambda_runtime::Error> {
     let model = atelier_shared::model::setup::client_from_env(&clients)
         .await
         .inspect_err(|e| tracing::error!(error = %e, "config_invalid"))?;
+    let consumer_timeout = std::time::Duration::from_secs(config.limits.consumer_timeout_secs);
     let processor = Processor::new(App::new(config, &clients), model);
+    processor
+        .time
+        .check_fits(processor.model.config(), consumer_timeout)
+        .inspect_err(|e| tracing::error!(error = %e, "config_invalid"))?;
     let processor = &processor;
     lambda_runtime::run(service_fn(move |event: LambdaEvent<SqsEvent>| async move {
-        Ok::<_, lambda_runtime::Error>(atelier_consumer::handle(processor, event.payload).await)
+        let deadline = atelier_consumer::deadline_of(event.context.deadline());
+        Ok::<_, lambda_runtime::Error>(
+            atelier_consumer::handle_until(processor, event.payload, deadline).await,
+        )
     }))
     .await
 }

@@ -173,15 +173,16 @@ pub struct ModelConfig {
 }
 
 impl ModelConfig {
-    /// Defaults for a base URL: gpt-4.1-mini for vision, gpt-image-1 for edits, 60 s for a
-    /// vision call, 180 s for an edit, medium quality, no key.
+    /// Defaults for a base URL: gpt-4.1-mini for vision, gpt-image-1 for edits, 45 s for a
+    /// vision call, 180 s for an edit, medium quality, no key. A job's check, edit and review
+    /// at these timeouts, plus the time to store and deliver, fit the consumer's 300 s.
     pub fn new(base_url: impl Into<String>) -> ModelConfig {
         ModelConfig {
             base_url: base_url.into(),
             api_key: None,
             vision_model: "gpt-4.1-mini".to_owned(),
             image_model: "gpt-image-1".to_owned(),
-            vision_timeout: Duration::from_secs(60),
+            vision_timeout: Duration::from_secs(45),
             edit_timeout: Duration::from_secs(180),
             connect_timeout: Duration::from_secs(10),
             quality: Quality::Medium,
@@ -469,6 +470,23 @@ impl ModelClient {
 
     pub fn config(&self) -> &ModelConfig {
         &self.config
+    }
+
+    /// The whole-request timeout of a call of this kind.
+    pub fn timeout(&self, kind: CallKind) -> Duration {
+        match kind {
+            CallKind::Edit => self.config.edit_timeout,
+            CallKind::Check | CallKind::Review | CallKind::Compare => self.config.vision_timeout,
+        }
+    }
+
+    /// The same client with every call's timeout at most `limit`: a call made through it
+    /// returns (or times out) within `limit`, so it cannot outlive the invocation.
+    pub fn within(&self, limit: Duration) -> ModelClient {
+        let mut bounded = self.clone();
+        bounded.config.vision_timeout = bounded.config.vision_timeout.min(limit);
+        bounded.config.edit_timeout = bounded.config.edit_timeout.min(limit);
+        bounded
     }
 
     /// The image edit: `POST {base}/v1/images/edits`, one request, no retry.

@@ -2,6 +2,8 @@
 //! composite and store → review (its own reservation) → deliver. The edit step is shared
 //! with repairs.
 
+use std::time::Duration;
+
 use image::RgbaImage;
 
 use super::compose::compose;
@@ -49,6 +51,10 @@ impl Run<'_> {
     /// checker; not ready stops the job with its questions before the expensive call.
     async fn check(&mut self, inputs: &Inputs) -> Result<Readiness, Stop> {
         let (p, job) = (self.p, self.job);
+        // Never pay for a check when the edit after it could not run in time.
+        let Some(model) = self.model_for(CallKind::Check, p.time.least_edit) else {
+            return Err(Stop::fail(FailureCode::TimedOut));
+        };
         let prompt = prompts::readiness(&job.request);
         let images = vision_images(inputs, &prompt, &[])?;
         let mut edit_roles = vec![ImageRole::Original];
@@ -75,7 +81,7 @@ impl Run<'_> {
         }
         self.crash(Step::AfterReserve)?;
 
-        let reply = p.model.check_readiness(&job.job_id, &prompt, &images);
+        let reply = model.check_readiness(&job.job_id, &prompt, &images);
         let readiness = match self.paid_call(CallKind::Check, reply).await? {
             Ok(r) => r.answer,
             Err(e) => {
@@ -101,10 +107,13 @@ impl Run<'_> {
         prompt: EditPrompt,
         current: Option<&RgbaImage>,
     ) -> Result<Vec<u8>, Stop> {
-        let (p, job) = (self.p, self.job);
+        let job = self.job;
+        let Some(model) = self.model_for(CallKind::Edit, Duration::ZERO) else {
+            return Err(Stop::fail(FailureCode::TimedOut));
+        };
         let call = edit_call(inputs, prompt, current)?;
         match self
-            .paid_call(CallKind::Edit, p.model.edit(&job.job_id, call))
+            .paid_call(CallKind::Edit, model.edit(&job.job_id, call))
             .await?
         {
             Ok(reply) => Ok(reply.image),
@@ -131,6 +140,11 @@ impl Run<'_> {
     /// Review after, under its own reservation; no review is never a pass.
     async fn review(&mut self, inputs: &Inputs, result: &RgbaImage) -> Result<ReviewRecord, Stop> {
         let (p, job) = (self.p, self.job);
+        let Some(model) = self.model_for(CallKind::Review, Duration::ZERO) else {
+            return Ok(ReviewRecord::not_verified(
+                "The review was skipped: not enough time was left to run it.",
+            ));
+        };
         let prompt = prompts::review(&job.request);
         let images = vision_images(inputs, &prompt, &[(ImageRole::Result, result)])?;
         let estimate = p.estimate(
@@ -146,7 +160,7 @@ impl Run<'_> {
                 "The review was skipped because reviews are paused.",
             ));
         }
-        let reply = p.model.review(&job.job_id, &prompt, &images);
+        let reply = model.review(&job.job_id, &prompt, &images);
         Ok(match self.paid_call(CallKind::Review, reply).await? {
             Ok(r) => review_record(r.answer),
             Err(e) => {

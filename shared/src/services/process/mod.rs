@@ -21,6 +21,7 @@ mod inputs;
 mod repair_job;
 
 use std::future::Future;
+use std::time::{Duration, Instant as Deadline};
 
 use aws_sdk_dynamodb::types::TransactWriteItem;
 
@@ -33,7 +34,7 @@ use crate::domain::{
     Credits, FailureCode, JobFailure, JobId, JobResult, JobState, Micros, ReviewVerdict,
 };
 use crate::error::Error;
-use crate::model::{CallKind, ModelClient, ModelError, cost};
+use crate::model::{CallKind, ModelClient, ModelConfig, ModelError, cost};
 use crate::store::jobs::FinishOutcome;
 use crate::store::schema::JobItem;
 
@@ -93,11 +94,78 @@ impl From<Error> for Stop {
     }
 }
 
+/// How a job spends its invocation's time (rule: no paid result is lost to the function's
+/// own timeout). A paid call starts only with at least its least useful time left before the
+/// deadline less `margin`, and its timeout is cut to what is left, so it returns in time for
+/// the result to be stored and delivered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TimeBudget {
+    /// Kept after the last paid call: storing the result and the delivering transaction.
+    pub margin: Duration,
+    /// Least time worth starting a vision call (check, review, comparison) with.
+    pub least_vision: Duration,
+    /// Least time worth starting an edit with.
+    pub least_edit: Duration,
+}
+
+impl Default for TimeBudget {
+    fn default() -> TimeBudget {
+        TimeBudget {
+            margin: Duration::from_secs(30),
+            least_vision: Duration::from_secs(10),
+            least_edit: Duration::from_secs(60),
+        }
+    }
+}
+
+/// The model's timeouts cannot fit one job into the consumer's timeout.
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "a job's calls at their timeouts (check {check:?}, edit {edit:?}, review {review:?}) plus {margin:?} to deliver exceed the consumer timeout {consumer:?}"
+)]
+pub struct TimeBudgetError {
+    pub check: Duration,
+    pub edit: Duration,
+    pub review: Duration,
+    pub margin: Duration,
+    pub consumer: Duration,
+}
+
+impl TimeBudget {
+    /// Cold start: a job's check, edit and review at their configured timeouts, plus the
+    /// margin, fit in the consumer's timeout, so a healthy job is never cut short.
+    pub fn check_fits(
+        &self,
+        model: &ModelConfig,
+        consumer: Duration,
+    ) -> Result<(), TimeBudgetError> {
+        let needed = model.vision_timeout * 2 + model.edit_timeout + self.margin;
+        if needed <= consumer {
+            return Ok(());
+        }
+        Err(TimeBudgetError {
+            check: model.vision_timeout,
+            edit: model.edit_timeout,
+            review: model.vision_timeout,
+            margin: self.margin,
+            consumer,
+        })
+    }
+
+    fn least(&self, kind: CallKind) -> Duration {
+        match kind {
+            CallKind::Edit => self.least_edit,
+            CallKind::Check | CallKind::Review | CallKind::Compare => self.least_vision,
+        }
+    }
+}
+
 /// Processes jobs; built once per process.
 #[derive(Clone, Debug)]
 pub struct Processor {
     pub app: App,
     pub model: ModelClient,
+    pub time: TimeBudget,
     /// Tests only: stop (as a crash would) right after this step.
     #[cfg(feature = "fault-injection")]
     pub crash_at: Option<Step>,
@@ -108,13 +176,26 @@ impl Processor {
         Processor {
             app,
             model,
+            time: TimeBudget::default(),
             #[cfg(feature = "fault-injection")]
             crash_at: None,
         }
     }
 
-    /// Processes the job named by a queue message.
+    /// Processes the job named by a queue message, within the consumer's configured timeout
+    /// from now.
     pub async fn process(&self, id: &JobId) -> Result<Outcome, ProcessError> {
+        let timeout = Duration::from_secs(self.app.config.limits.consumer_timeout_secs);
+        self.process_until(id, Deadline::now() + timeout).await
+    }
+
+    /// Processes the job named by a queue message, finishing before `deadline` (the Lambda
+    /// invocation's): no paid call starts that could not return in time to deliver.
+    pub async fn process_until(
+        &self,
+        id: &JobId,
+        deadline: Deadline,
+    ) -> Result<Outcome, ProcessError> {
         let job = match self.app.store.claim(id, &clock::format(clock::now())).await {
             Ok(Some(job)) => job,
             Ok(None) => {
@@ -128,6 +209,7 @@ impl Processor {
             p: self,
             job: &job,
             paid: None,
+            deadline,
         };
         let result = match run.steps().await {
             Ok(outcome) => Ok(outcome),
@@ -172,6 +254,7 @@ struct Run<'a> {
     p: &'a Processor,
     job: &'a JobItem,
     paid: Option<PaidAttempt>,
+    deadline: Deadline,
 }
 
 impl Run<'_> {
@@ -205,6 +288,22 @@ impl Run<'_> {
             }
             Reservation::Refused { .. } => Ok(false),
         }
+    }
+
+    /// The model client for a call of `kind` starting now, its timeout cut so that it returns
+    /// with `then` (time a later call needs) and the margin still left before the deadline;
+    /// `None` when less than the call's least useful time is left.
+    fn model_for(&self, kind: CallKind, then: Duration) -> Option<ModelClient> {
+        let left = self
+            .deadline
+            .saturating_duration_since(Deadline::now())
+            .saturating_sub(self.p.time.margin)
+            .saturating_sub(then);
+        if left < self.p.time.least(kind) {
+            tracing::warn!(job_id = %self.job.job_id, call = %kind, left_ms = u64::try_from(left.as_millis()).unwrap_or(u64::MAX), "call_out_of_time");
+            return None;
+        }
+        Some(self.p.model.within(left))
     }
 
     /// Makes a paid call under the reservation in force (never without one).

@@ -9,6 +9,8 @@
 //! - Comparison unavailable: the candidate is delivered as `not_verified`; nothing is
 //!   retained and repairs do not stop, for lack of evidence either way.
 
+use std::time::Duration;
+
 use image::RgbaImage;
 
 use super::compose::compose;
@@ -152,9 +154,16 @@ impl Run<'_> {
         extra: &[(ImageRole, &RgbaImage)],
         base: &Base,
     ) -> Result<ComparisonRecord, Stop> {
-        let (p, job) = (self.p, self.job);
+        let job = self.job;
+        let Some(model) = self.model_for(CallKind::Compare, Duration::ZERO) else {
+            return Ok(ComparisonRecord {
+                outcome: ComparisonOutcome::NotVerified,
+                notes: "The comparison was skipped: not enough time was left to run it.".to_owned(),
+                compared_with: base.current_job.clone(),
+            });
+        };
         let images = vision_images(inputs, prompt, extra)?;
-        let reply = p.model.compare(&job.job_id, prompt, &images);
+        let reply = model.compare(&job.job_id, prompt, &images);
         let (outcome, notes) = match self.paid_call(CallKind::Compare, reply).await? {
             Ok(r) => (
                 match r.answer.outcome {
