@@ -8,7 +8,8 @@ use serde::{Deserialize, Serialize};
 use crate::clock::{self, Instant};
 use crate::config::{Resources, env};
 use crate::domain::{
-    Credits, EditSpec, JobFailure, JobId, JobResult, JobState, LedgerKind, Micros, Operation, UserId,
+    Credits, EditSpec, JobFailure, JobId, JobResult, JobState, LedgerKind, Micros, Operation,
+    UserId,
 };
 
 /// Attribute names. Expressions bind these through `#placeholders`.
