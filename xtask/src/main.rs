@@ -34,6 +34,11 @@ mod package;
 
 /// The local AWS, pinned.
 const MINISTACK: &str = "ministack==1.5.33";
+/// OpenAI's official Python client, pinned, which `tools/model-server/tests/official_client.rs`
+/// drives the stand-in model with (a venv of its own, `.venv/openai`). The test reads the same
+/// file to check the version it ran.
+const OFFICIAL_CLIENT_REQUIREMENTS: &str =
+    include_str!("../../tools/model-server/tests/official_client.requirements.txt");
 const DEV_PORT: u16 = 4566;
 const TEST_PORT: u16 = 4599;
 const API_PORT: u16 = 8787;
@@ -161,6 +166,19 @@ fn ensure_ministack() -> Result<PathBuf> {
     ]))?;
     std::fs::write(&marker, pins)?;
     Ok(bin)
+}
+
+/// Installs the official OpenAI client into `.venv/openai` (once; a marker records the pins) and
+/// returns that venv's python.
+fn ensure_official_client() -> Result<PathBuf> {
+    let dir = venv().join("openai");
+    let pins: Vec<&str> = OFFICIAL_CLIENT_REQUIREMENTS
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .collect();
+    ensure_pip(&dir, ".atelier-openai-pins", &pins)?;
+    Ok(dir.join("bin").join("python"))
 }
 
 fn run(cmd: &mut Command) -> Result<()> {
@@ -319,7 +337,13 @@ fn test(extra: &[String]) -> Result<ExitCode> {
     };
     let packages = extra.iter().any(|a| a == "-p" || a == "--package");
     let scope: &[&str] = if packages { &[] } else { &["--workspace"] };
-    let (mut ok, passed, failed) = cargo_test(scope, &extra, &local_env(port, "atelier-test"))?;
+    // The stand-in's check against the provider's own client runs with this venv's python.
+    let mut env = local_env(port, "atelier-test");
+    env.push((
+        "ATELIER_OPENAI_PYTHON".into(),
+        ensure_official_client()?.display().to_string(),
+    ));
+    let (mut ok, passed, failed) = cargo_test(scope, &extra, &env)?;
     eprintln!("xtask: tests finished in {:.1?}", started.elapsed());
     drop(_ministack);
     // The infrastructure's offline checks (synth, assertions, cdk-nag, cfn-lint, checkov, the

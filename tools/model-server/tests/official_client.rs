@@ -1,0 +1,700 @@
+//! The stand-in model server checked against the provider's own client.
+//!
+//! The stand-in imports our client's types and schemas from `atelier-shared`, so a mistake in
+//! how our client shapes a request could be shared by both and never show. Here OpenAI's
+//! official Python library (`openai`, pinned in `official_client.requirements.txt`, installed
+//! by `cargo xtask test` into `.venv/openai`) makes every kind of call we make, with our own
+//! prompts and images, through `official_client.py`; our client makes the same call. A
+//! capturing proxy in front of the stand-in records both requests, and each test proves that:
+//!
+//! - the stand-in accepts the official library's request, and its answer validates strictly
+//!   against the library's own response models (an `ImagesResponse` whose `b64_json` is a PNG;
+//!   a `ChatCompletion` whose content our strict schema parser accepts, the same answer our
+//!   client got);
+//! - our client's request has the same shape as the official library's: the same multipart
+//!   parts (names, file names, content types, values) or the same JSON body (field names,
+//!   types and values).
+//!
+//! Outside `cargo xtask test` the venv may be missing: the tests then fail with the command
+//! that installs it, never pass without having run.
+
+#![allow(clippy::expect_used, clippy::unwrap_used)]
+
+use std::collections::BTreeMap;
+use std::hash::{DefaultHasher, Hash, Hasher};
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+
+use atelier_model_server::{ServerHandle, samples, spawn};
+use atelier_shared::domain::{
+    AssetId, EditSpec, IdempotencyKey, JobId, Operation, Strength, StyleId, Target, UserId,
+};
+use atelier_shared::imaging::{DecodeLimits, encode_png, mask_from_png};
+use atelier_shared::model::cost::VISION_MAX_OUTPUT_TOKENS;
+use atelier_shared::model::vision::VisionAnswer;
+use atelier_shared::model::{
+    CLIENT_REQUEST_ID_HEADER, Comparison, EditCall, EditSize, ImageInput, ImageRole, ModelClient,
+    ModelConfig, Readiness, Review, VisionPrompt, VisionReply,
+};
+use atelier_shared::prompts;
+use axum::Router;
+use axum::body::{Body, Bytes};
+use axum::extract::{FromRequest, Multipart, Request, State};
+use axum::http::header::CONTENT_TYPE;
+use axum::response::{IntoResponse, Response};
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+/// The pinned requirement, the one `cargo xtask test` installs.
+const REQUIREMENT: &str = include_str!("official_client.requirements.txt");
+
+/// The pinned `openai` version (`openai==X` in the requirements file).
+fn pinned_version() -> &'static str {
+    REQUIREMENT
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("openai=="))
+        .expect("official_client.requirements.txt pins openai==<version>")
+}
+
+fn workspace_root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .canonicalize()
+        .expect("workspace root")
+}
+
+/// The venv's python: `ATELIER_OPENAI_PYTHON` (set by `cargo xtask test`), else the
+/// workspace's `.venv/openai`. Missing is a failure that says how to install it.
+fn python() -> PathBuf {
+    if let Some(path) = std::env::var_os("ATELIER_OPENAI_PYTHON") {
+        let path = PathBuf::from(path);
+        assert!(
+            path.exists(),
+            "ATELIER_OPENAI_PYTHON is {} but no such file exists",
+            path.display()
+        );
+        return path;
+    }
+    let path = workspace_root().join(".venv/openai/bin/python");
+    assert!(
+        path.exists(),
+        "NOT RUN: the official OpenAI client is not installed ({} is missing). \
+         `cargo xtask test` installs {} into .venv/openai; to install it alone: \
+         python3 -m venv .venv/openai && .venv/openai/bin/pip install -r \
+         tools/model-server/tests/official_client.requirements.txt",
+        path.display(),
+        REQUIREMENT.trim()
+    );
+    path
+}
+
+// ---------------------------------------------------------------------------------------------
+// The capturing proxy: records every request's path, content type, job and body, then
+// forwards it to the stand-in unchanged.
+
+#[derive(Debug, Clone)]
+struct Captured {
+    path: String,
+    content_type: String,
+    job: Option<String>,
+    body: Bytes,
+}
+
+#[derive(Clone)]
+struct Proxy {
+    upstream: String,
+    http: reqwest::Client,
+    seen: Arc<Mutex<Vec<Captured>>>,
+}
+
+async fn forward(State(proxy): State<Proxy>, request: Request) -> Response {
+    let (parts, body) = request.into_parts();
+    let body = axum::body::to_bytes(body, usize::MAX)
+        .await
+        .expect("request body");
+    let header = |name: &str| {
+        parts
+            .headers
+            .get(name)
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned)
+    };
+    let content_type = header(CONTENT_TYPE.as_str()).unwrap_or_default();
+    let job = header(CLIENT_REQUEST_ID_HEADER);
+    proxy.seen.lock().unwrap().push(Captured {
+        path: parts.uri.path().to_owned(),
+        content_type: content_type.clone(),
+        job: job.clone(),
+        body: body.clone(),
+    });
+    let mut upstream = proxy
+        .http
+        .request(
+            parts.method,
+            format!("{}{}", proxy.upstream, parts.uri.path()),
+        )
+        .header(CONTENT_TYPE, content_type)
+        .body(body);
+    if let Some(job) = job {
+        upstream = upstream.header(CLIENT_REQUEST_ID_HEADER, job);
+    }
+    let answer = upstream.send().await.expect("the stand-in answers");
+    let status = answer.status();
+    let headers = answer.headers().clone();
+    let bytes = answer.bytes().await.expect("answer body");
+    let mut response = (status, bytes).into_response();
+    for name in [CONTENT_TYPE.as_str(), "x-request-id"] {
+        if let Some(v) = headers.get(name) {
+            response.headers_mut().insert(name, v.clone());
+        }
+    }
+    response
+}
+
+/// The stand-in, the proxy in front of it, and our client pointed at the proxy.
+struct Bench {
+    _server: ServerHandle,
+    base_url: String,
+    seen: Arc<Mutex<Vec<Captured>>>,
+    client: ModelClient,
+    dir: PathBuf,
+}
+
+impl Bench {
+    async fn start(name: &str) -> Bench {
+        let loopback: SocketAddr = ([127, 0, 0, 1], 0).into();
+        let (_, server) = spawn(loopback).await.expect("stand-in starts");
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let proxy = Proxy {
+            upstream: server.base_url(),
+            http: reqwest::Client::new(),
+            seen: seen.clone(),
+        };
+        let listener = tokio::net::TcpListener::bind(loopback)
+            .await
+            .expect("proxy binds");
+        let base_url = format!("http://{}", listener.local_addr().expect("proxy address"));
+        let app = Router::new().fallback(forward).with_state(proxy);
+        tokio::spawn(async move { axum::serve(listener, app).await });
+        let client = ModelClient::new(ModelConfig::new(base_url.clone())).expect("client builds");
+        let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+            .join("official_client")
+            .join(name);
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).expect("work dir");
+        Bench {
+            _server: server,
+            base_url,
+            seen,
+            client,
+            dir,
+        }
+    }
+
+    /// The one request that carried `job`.
+    fn request_of(&self, job: &str) -> Captured {
+        let seen = self.seen.lock().unwrap();
+        let matching: Vec<&Captured> = seen
+            .iter()
+            .filter(|c| c.job.as_deref() == Some(job))
+            .collect();
+        assert_eq!(matching.len(), 1, "exactly one request for {job}");
+        matching[0].clone()
+    }
+
+    /// Writes a PNG into the work dir and returns its path.
+    fn file(&self, name: &str, png: &[u8]) -> String {
+        let path = self.dir.join(name);
+        std::fs::write(&path, png).expect("write png");
+        path.display().to_string()
+    }
+
+    /// Runs `official_client.py` for one call; returns its report.
+    async fn official(&self, call: &Value) -> Report {
+        let call_path = self.dir.join("call.json");
+        std::fs::write(&call_path, serde_json::to_vec_pretty(call).unwrap()).expect("call.json");
+        let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/official_client.py");
+        let output = tokio::process::Command::new(python())
+            .arg(&script)
+            .arg(format!("{}/v1", self.base_url))
+            .arg(&call_path)
+            .env("PYTHONDONTWRITEBYTECODE", "1")
+            .output()
+            .await
+            .expect("the venv's python runs");
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        let report: Report = serde_json::from_str(stdout.trim()).unwrap_or_else(|e| {
+            panic!("official_client.py printed no report ({e}); stdout: {stdout}; stderr: {stderr}")
+        });
+        assert!(
+            output.status.success() && report.error.is_none(),
+            "the official client's call failed: {:?} (stderr: {stderr})",
+            report.error
+        );
+        assert_eq!(
+            report.version,
+            pinned_version(),
+            "the venv's openai is not the pinned one; rerun `cargo xtask test` to reinstall it"
+        );
+        assert_eq!(report.status, Some(200));
+        assert_eq!(
+            report.our_request_problems.as_deref(),
+            Some(&[][..]),
+            "the official library's parameter types find fault with our request"
+        );
+        report
+    }
+}
+
+/// What `official_client.py` prints.
+#[derive(Debug, Deserialize)]
+struct Report {
+    version: String,
+    #[serde(default)]
+    error: Option<Value>,
+    #[serde(default)]
+    status: Option<u16>,
+    #[serde(default)]
+    parsed_type: Option<String>,
+    // The edit.
+    #[serde(default)]
+    images: Option<usize>,
+    #[serde(default)]
+    png: Option<bool>,
+    #[serde(default)]
+    width: Option<u32>,
+    #[serde(default)]
+    height: Option<u32>,
+    #[serde(default)]
+    usage: Option<Value>,
+    // The chat completion.
+    #[serde(default)]
+    finish_reason: Option<String>,
+    #[serde(default)]
+    refusal: Option<String>,
+    #[serde(default)]
+    content: Option<String>,
+    #[serde(default)]
+    answer_keys: Option<Vec<String>>,
+    #[serde(default)]
+    schema_already_strict: Option<bool>,
+    /// What the library's own parameter names and types find wrong with our request.
+    #[serde(default)]
+    our_request_problems: Option<Vec<String>>,
+}
+
+// ---------------------------------------------------------------------------------------------
+// Shapes of requests.
+
+/// One multipart part as the server sees it. A file's bytes are given by length and hash.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+struct PartShape {
+    name: String,
+    file_name: Option<String>,
+    content_type: Option<String>,
+    value: String,
+}
+
+async fn multipart_parts(captured: &Captured) -> Vec<PartShape> {
+    let request = Request::builder()
+        .header(CONTENT_TYPE, &captured.content_type)
+        .body(Body::from(captured.body.clone()))
+        .unwrap();
+    let mut multipart = Multipart::from_request(request, &())
+        .await
+        .expect("a multipart/form-data body");
+    let mut parts = Vec::new();
+    while let Some(field) = multipart.next_field().await.expect("a readable part") {
+        let name = field.name().unwrap_or_default().to_owned();
+        let file_name = field.file_name().map(str::to_owned);
+        let content_type = field.content_type().map(str::to_owned);
+        let bytes = field.bytes().await.expect("part body");
+        let value = if file_name.is_some() {
+            let mut hasher = DefaultHasher::new();
+            bytes.hash(&mut hasher);
+            format!("{} bytes, hash {:016x}", bytes.len(), hasher.finish())
+        } else {
+            String::from_utf8_lossy(&bytes).into_owned()
+        };
+        parts.push(PartShape {
+            name,
+            file_name,
+            content_type,
+            value,
+        });
+    }
+    // The order of different fields means nothing to the server; the order of the images does
+    // (Image 1, Image 2): a stable sort by name keeps it.
+    parts.sort_by(|a, b| a.name.cmp(&b.name));
+    parts
+}
+
+/// The JSON types of a body: every key kept, every value replaced by its type.
+fn shape(value: &Value) -> Value {
+    match value {
+        Value::Null => json!("null"),
+        Value::Bool(_) => json!("boolean"),
+        Value::Number(n) if n.is_f64() => json!("number"),
+        Value::Number(_) => json!("integer"),
+        Value::String(_) => json!("string"),
+        Value::Array(items) => Value::Array(items.iter().map(shape).collect()),
+        Value::Object(map) => {
+            Value::Object(map.iter().map(|(k, v)| (k.clone(), shape(v))).collect())
+        }
+    }
+}
+
+/// Where two JSON values differ, as JSON pointers with both sides (shortened).
+fn differences(ours: &Value, theirs: &Value, path: &str, out: &mut Vec<String>) {
+    match (ours, theirs) {
+        (Value::Object(a), Value::Object(b)) => {
+            let keys: BTreeMap<&String, ()> = a.keys().chain(b.keys()).map(|k| (k, ())).collect();
+            for key in keys.keys() {
+                let here = format!("{path}/{key}");
+                match (a.get(*key), b.get(*key)) {
+                    (Some(x), Some(y)) => differences(x, y, &here, out),
+                    (Some(_), None) => out.push(format!("{here}: only in ours")),
+                    (None, Some(_)) => out.push(format!("{here}: only in the official client's")),
+                    (None, None) => {}
+                }
+            }
+        }
+        (Value::Array(a), Value::Array(b)) if a.len() == b.len() => {
+            for (i, (x, y)) in a.iter().zip(b).enumerate() {
+                differences(x, y, &format!("{path}/{i}"), out);
+            }
+        }
+        (a, b) if a != b => {
+            let short = |v: &Value| v.to_string().chars().take(120).collect::<String>();
+            out.push(format!(
+                "{path}: ours {} vs official {}",
+                short(a),
+                short(b)
+            ));
+        }
+        _ => {}
+    }
+}
+
+fn assert_same_json(ours: &Value, theirs: &Value, what: &str) {
+    let mut found = Vec::new();
+    differences(ours, theirs, "", &mut found);
+    assert!(
+        found.is_empty(),
+        "{what} differs from the official client's:\n{}",
+        found.join("\n")
+    );
+}
+
+/// The media type without parameters (`multipart/form-data; boundary=…` → `multipart/form-data`).
+fn essence(content_type: &str) -> &str {
+    content_type.split(';').next().unwrap_or("").trim()
+}
+
+// ---------------------------------------------------------------------------------------------
+// The calls, with our prompts.
+
+fn job(name: &str) -> JobId {
+    let user = UserId::parse("official-client-tests").expect("user");
+    let key = IdempotencyKey::parse(name).expect("key");
+    JobId::derive(&user, Operation::Edit, &key)
+}
+
+/// A brushed area with a style reference: the edit then carries two images and a mask, and
+/// every vision call three or four images.
+fn spec() -> EditSpec {
+    EditSpec {
+        style: StyleId::Embroidery,
+        target: Target::Brush,
+        strength: Strength::Balanced,
+        original_asset_id: AssetId::generate(),
+        mask_asset_id: Some(AssetId::generate()),
+        style_reference_asset_id: Some(AssetId::generate()),
+        custom_style: None,
+        target_description: Some("the dog's body".to_owned()),
+        locks: vec!["keep the collar".to_owned()],
+    }
+}
+
+fn mask_png() -> Vec<u8> {
+    samples::circle_mask(230, 250, 60).expect("mask")
+}
+
+/// The picture each role stands for (the same for both clients).
+fn picture(role: ImageRole) -> Vec<u8> {
+    match role {
+        ImageRole::Original | ImageRole::Current => samples::single_pet(),
+        ImageRole::StyleReference | ImageRole::Result | ImageRole::Candidate => samples::portrait(),
+        ImageRole::Mask => {
+            let mask =
+                mask_from_png(&mask_png(), (samples::WIDTH, samples::HEIGHT)).expect("mask reads");
+            encode_png(&mask.to_visual()).expect("encodes")
+        }
+    }
+}
+
+fn role_name(role: ImageRole) -> String {
+    serde_json::to_value(role)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_owned))
+        .expect("a role serialises as a string")
+}
+
+fn png_size(png: &[u8]) -> (u32, u32) {
+    let img = DecodeLimits::MODEL_OUTPUT.decode(png).expect("a PNG");
+    (img.width(), img.height())
+}
+
+/// Both clients make the same vision call; returns our reply, the official report, and both
+/// requests as JSON.
+async fn both_vision_calls<T: VisionAnswer>(
+    name: &str,
+    prompt: &VisionPrompt,
+    ask: impl AsyncFnOnce(
+        &ModelClient,
+        &JobId,
+        &[ImageInput],
+    ) -> Result<VisionReply<T>, atelier_shared::model::ModelError>,
+) -> (VisionReply<T>, Report, Value, Value) {
+    let bench = Bench::start(name).await;
+    let images: Vec<ImageInput> = prompt
+        .images
+        .iter()
+        .map(|&role| ImageInput::png(role, picture(role)))
+        .collect();
+    let ours_job = job(&format!("{name}-ours"));
+    let ours = ask(&bench.client, &ours_job, &images)
+        .await
+        .expect("our client's call is answered and parses");
+
+    let ours_request = bench.request_of(ours_job.as_str());
+    let ours_body: Value = serde_json::from_slice(&ours_request.body).expect("our body is JSON");
+
+    let official_job = job(&format!("{name}-official"));
+    let config = bench.client.config();
+    let files: Vec<Value> = images
+        .iter()
+        .map(|i| {
+            json!({
+                "label": i.role.label(),
+                "path": bench.file(&format!("{}.png", role_name(i.role)), &i.png),
+            })
+        })
+        .collect();
+    let report = bench
+        .official(&json!({
+            "kind": name,
+            "job": official_job.as_str(),
+            "model": config.vision_model,
+            "system": prompt.system,
+            "text": prompt.text,
+            "images": files,
+            "schema_name": T::SCHEMA_NAME,
+            "schema": T::schema(),
+            "max_completion_tokens": VISION_MAX_OUTPUT_TOKENS,
+            "ours": ours_body,
+        }))
+        .await;
+
+    let official_request = bench.request_of(official_job.as_str());
+    assert_eq!(ours_request.path, "/v1/chat/completions");
+    assert_eq!(official_request.path, ours_request.path);
+    assert_eq!(essence(&ours_request.content_type), "application/json");
+    assert_eq!(
+        essence(&official_request.content_type),
+        essence(&ours_request.content_type)
+    );
+    let official_body: Value =
+        serde_json::from_slice(&official_request.body).expect("the official body is JSON");
+    (ours, report, ours_body, official_body)
+}
+
+/// What every vision test asserts about the official client's answer and both requests.
+fn assert_vision_call_agrees<T: VisionAnswer + PartialEq + std::fmt::Debug>(
+    ours: &VisionReply<T>,
+    report: &Report,
+    ours_body: &Value,
+    official_body: &Value,
+) {
+    assert_eq!(report.parsed_type.as_deref(), Some("ChatCompletion"));
+    assert_eq!(report.finish_reason.as_deref(), Some("stop"));
+    assert_eq!(report.refusal, None);
+    assert_eq!(
+        report.schema_already_strict,
+        Some(true),
+        "the official library's strict-schema rules would change our {} schema",
+        T::SCHEMA_NAME
+    );
+    let content = report.content.as_deref().expect("an answer");
+    let answer = T::parse(content).expect("the official client's answer parses under our schema");
+    assert_eq!(answer, ours.answer, "both clients get the same answer");
+    let required: Vec<String> = T::schema()["required"]
+        .as_array()
+        .expect("required")
+        .iter()
+        .map(|k| k.as_str().expect("a key").to_owned())
+        .collect();
+    let mut required = required;
+    required.sort();
+    assert_eq!(report.answer_keys.as_ref(), Some(&required));
+    let usage = report.usage.as_ref().expect("usage");
+    assert!(usage["prompt_tokens"].as_u64().unwrap_or(0) > 0, "{usage}");
+    assert!(
+        usage["completion_tokens"].as_u64().unwrap_or(0) > 0,
+        "{usage}"
+    );
+
+    assert_same_json(
+        &shape(ours_body),
+        &shape(official_body),
+        "our request's shape",
+    );
+    assert_same_json(ours_body, official_body, "our request");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_official_client_edits_two_images_with_a_mask_and_sends_what_our_client_sends() {
+    let bench = Bench::start("edit").await;
+    let spec = spec();
+    let prompt = prompts::edit(&spec, "A pet on a plain background.", None);
+    assert_eq!(
+        prompt.images,
+        [ImageRole::Original, ImageRole::StyleReference],
+        "the edit carries several images"
+    );
+    assert!(prompt.masked, "and a mask");
+    let images: Vec<ImageInput> = prompt
+        .images
+        .iter()
+        .map(|&role| ImageInput::png(role, picture(role)))
+        .collect();
+    let size = EditSize::Landscape;
+
+    let ours_job = job("edit-ours");
+    let ours = bench
+        .client
+        .edit(
+            &ours_job,
+            EditCall {
+                prompt: prompt.clone(),
+                images: images.clone(),
+                mask_png: Some(mask_png()),
+                size,
+            },
+        )
+        .await
+        .expect("our client's edit is answered");
+    let ours_size = png_size(&ours.image);
+    let ours_request = bench.request_of(ours_job.as_str());
+    let ours_parts = multipart_parts(&ours_request).await;
+    let ours_fields: serde_json::Map<String, Value> = ours_parts
+        .iter()
+        .map(|p| {
+            let text = p.file_name.is_none().then(|| p.value.clone());
+            (p.name.clone(), json!(text))
+        })
+        .collect();
+
+    let official_job = job("edit-official");
+    let config = bench.client.config();
+    let files: Vec<Value> = images
+        .iter()
+        .enumerate()
+        .map(|(i, image)| {
+            let name = format!("image-{}.png", i + 1);
+            json!({ "filename": name, "path": bench.file(&name, &image.png) })
+        })
+        .collect();
+    let report = bench
+        .official(&json!({
+            "kind": "edit",
+            "job": official_job.as_str(),
+            "model": config.image_model,
+            "prompt": prompt.text,
+            "size": size.as_str(),
+            "quality": config.quality.as_str(),
+            "n": 1,
+            "images": files,
+            "mask": { "filename": "mask.png", "path": bench.file("mask.png", &mask_png()) },
+            "ours": ours_fields,
+        }))
+        .await;
+
+    // The official library's answer: its own model, validated strictly, holding a PNG.
+    assert_eq!(report.parsed_type.as_deref(), Some("ImagesResponse"));
+    assert_eq!(report.images, Some(1));
+    assert_eq!(report.png, Some(true), "data[0].b64_json decodes to a PNG");
+    assert_eq!((report.width, report.height), (Some(1536), Some(1024)));
+    assert_eq!(Some(ours_size), report.width.zip(report.height));
+    let usage = report.usage.as_ref().expect("usage");
+    assert!(usage["output_tokens"].as_u64().unwrap_or(0) > 0, "{usage}");
+    assert!(
+        usage["input_tokens_details"]["image_tokens"]
+            .as_u64()
+            .unwrap_or(0)
+            > 0,
+        "{usage}"
+    );
+
+    // The two requests: the same endpoint, the same multipart parts.
+    let official_request = bench.request_of(official_job.as_str());
+    assert_eq!(ours_request.path, "/v1/images/edits");
+    assert_eq!(official_request.path, ours_request.path);
+    assert_eq!(essence(&ours_request.content_type), "multipart/form-data");
+    assert_eq!(
+        essence(&official_request.content_type),
+        essence(&ours_request.content_type)
+    );
+    let official_parts = multipart_parts(&official_request).await;
+    let names: Vec<&str> = official_parts.iter().map(|p| p.name.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "image[]", "image[]", "mask", "model", "n", "prompt", "quality", "size"
+        ],
+        "the official client's parts"
+    );
+    for (ours, official) in ours_parts.iter().zip(&official_parts) {
+        assert_eq!(ours, official, "part {} differs", official.name);
+    }
+    assert_eq!(ours_parts.len(), official_parts.len(), "{ours_parts:#?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_official_client_asks_the_readiness_check_with_our_schema_as_our_client_does() {
+    let prompt = prompts::readiness(&spec());
+    assert_eq!(prompt.images.len(), 3, "original, style reference, mask");
+    let (ours, report, ours_body, official_body) =
+        both_vision_calls::<Readiness>("check", &prompt, async |client, job, images| {
+            client.check_readiness(job, &prompt, images).await
+        })
+        .await;
+    assert!(ours.answer.ready, "{:?}", ours.answer);
+    assert_vision_call_agrees(&ours, &report, &ours_body, &official_body);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_official_client_asks_the_review_with_our_schema_as_our_client_does() {
+    let prompt = prompts::review(&spec());
+    assert_eq!(prompt.images.len(), 3, "original, result, mask");
+    let (ours, report, ours_body, official_body) =
+        both_vision_calls::<Review>("review", &prompt, async |client, job, images| {
+            client.review(job, &prompt, images).await
+        })
+        .await;
+    assert_vision_call_agrees(&ours, &report, &ours_body, &official_body);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_official_client_asks_the_comparison_with_our_schema_as_our_client_does() {
+    let prompt = prompts::comparison(&spec(), Some("more stitches on the ear"));
+    assert_eq!(prompt.images.len(), 4, "original, current, candidate, mask");
+    let (ours, report, ours_body, official_body) =
+        both_vision_calls::<Comparison>("compare", &prompt, async |client, job, images| {
+            client.compare(job, &prompt, images).await
+        })
+        .await;
+    assert_vision_call_agrees(&ours, &report, &ours_body, &official_body);
+}
