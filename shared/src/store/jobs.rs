@@ -425,7 +425,7 @@ impl Store {
 }
 
 impl Store {
-    /// Jobs in `state` whose `sweep_at` is before `before`, oldest first, from the sparse
+    /// Jobs in `state` whose `sweep_at` is at or before `before`, oldest first, from the sparse
     /// index (candidates only: every action on them is a conditional write on the table).
     /// Returns the jobs and how many items DynamoDB read.
     pub async fn jobs_due(
@@ -439,7 +439,7 @@ impl Store {
             .query()
             .table_name(&self.names.jobs_table)
             .index_name(index::JOBS_BY_SWEEP)
-            .key_condition_expression("#sweep_state = :s AND #sweep_at < :before")
+            .key_condition_expression("#sweep_state = :s AND #sweep_at <= :before")
             .set_expression_attribute_names(Some(names(&[attr::SWEEP_STATE, attr::SWEEP_AT])))
             .expression_attribute_values(":s", s(state.as_str()))
             .expression_attribute_values(":before", s(before))
