@@ -22,7 +22,8 @@ pub mod env {
     pub const CONSUMER_TIMEOUT_SECS: &str = "ATELIER_CONSUMER_TIMEOUT_SECS";
     pub const STUCK_AFTER_SECS: &str = "ATELIER_STUCK_AFTER_SECS";
     pub const REQUEUE_AFTER_SECS: &str = "ATELIER_REQUEUE_AFTER_SECS";
-    pub const MAX_DISPATCHES: &str = "ATELIER_MAX_DISPATCHES";
+    pub const REQUEUE_MAX_SECS: &str = "ATELIER_REQUEUE_MAX_SECS";
+    pub const QUEUED_DEADLINE_SECS: &str = "ATELIER_QUEUED_DEADLINE_SECS";
     pub const MODEL_BASE_URL: &str = "ATELIER_MODEL_BASE_URL";
     pub const MODEL_API_KEY_SECRET_ID: &str = "ATELIER_MODEL_API_KEY_SECRET_ID";
     pub const MODEL_API_KEY: &str = "ATELIER_MODEL_API_KEY";
@@ -75,12 +76,17 @@ pub mod env {
         (
             REQUEUE_AFTER_SECS,
             false,
-            "a job still queued this long after its last dispatch is sent again (default 60)",
+            "a job still queued this long after it was submitted is sent again; each later re-send waits four times longer than the one before (default 60)",
         ),
         (
-            MAX_DISPATCHES,
+            REQUEUE_MAX_SECS,
             false,
-            "dispatches of one job before the sweeper fails and refunds it (default 5)",
+            "the longest wait between two re-sends of a queued job (default 900; at least the first wait)",
+        ),
+        (
+            QUEUED_DEADLINE_SECS,
+            false,
+            "a job still queued this long after it was submitted is failed and refunded by the sweeper (default 3600; must be longer than the first re-send wait)",
         ),
         (
             MODEL_BASE_URL,
@@ -173,8 +179,12 @@ pub struct Limits {
     /// Rule 6: recovery timings.
     pub consumer_timeout_secs: u64,
     pub stuck_after_secs: u64,
+    /// A queued job is sent again this long after its submit, then after waits that grow
+    /// fourfold up to `requeue_max_secs` (waiting is not failure: a waiting message is not lost).
     pub requeue_after_secs: u64,
-    pub max_dispatches: u32,
+    pub requeue_max_secs: u64,
+    /// A job still queued this long after it was created is failed and refunded.
+    pub queued_deadline_secs: u64,
 }
 
 impl Default for Limits {
@@ -187,8 +197,39 @@ impl Default for Limits {
             consumer_timeout_secs: 300,
             stuck_after_secs: 900,
             requeue_after_secs: 60,
-            max_dispatches: 5,
+            requeue_max_secs: 900,
+            queued_deadline_secs: 3600,
         }
+    }
+}
+
+/// How much longer each re-send of a queued job waits than the one before.
+pub const REQUEUE_BACKOFF_FACTOR: u64 = 4;
+
+impl Limits {
+    /// How long after a queued job's `dispatches`-th dispatch (the submit's is the first) the
+    /// sweeper sends it again: `requeue_after_secs`, four times longer after each re-send, at
+    /// most `requeue_max_secs`. A job waiting in a backlog thus gets about one more message
+    /// per fourfold wait (1, 5, 20, 35, 50 minutes with the defaults), not one a minute.
+    pub fn resend_wait(&self, dispatches: u32) -> std::time::Duration {
+        let mut wait = self.requeue_after_secs;
+        for _ in 1..dispatches.max(1) {
+            wait = wait.saturating_mul(REQUEUE_BACKOFF_FACTOR);
+            if wait >= self.requeue_max_secs {
+                break;
+            }
+        }
+        std::time::Duration::from_secs(wait.min(self.requeue_max_secs))
+    }
+
+    /// How long after its submit a new job's first re-send is due.
+    pub fn first_resend_after(&self) -> std::time::Duration {
+        self.resend_wait(1)
+    }
+
+    /// How long a job may stay queued before the sweeper fails and refunds it.
+    pub fn queued_deadline(&self) -> std::time::Duration {
+        std::time::Duration::from_secs(self.queued_deadline_secs)
     }
 }
 
@@ -254,6 +295,37 @@ impl Config {
                 ),
             });
         }
+        let requeue_after_secs = number(
+            env::REQUEUE_AFTER_SECS,
+            defaults.requeue_after_secs,
+            10,
+            3600,
+        )?;
+        let requeue_max_secs =
+            number(env::REQUEUE_MAX_SECS, defaults.requeue_max_secs, 10, 86_400)?;
+        if requeue_max_secs < requeue_after_secs {
+            return Err(ConfigError::Invalid {
+                name: env::REQUEUE_MAX_SECS,
+                reason: format!(
+                    "{requeue_max_secs} s is shorter than the first re-send wait ({requeue_after_secs} s)"
+                ),
+            });
+        }
+        let queued_deadline_secs = number(
+            env::QUEUED_DEADLINE_SECS,
+            defaults.queued_deadline_secs,
+            60,
+            345_600,
+        )?;
+        if queued_deadline_secs <= requeue_after_secs {
+            // Every job would be failed before its lost doorbell could ever be rung again.
+            return Err(ConfigError::Invalid {
+                name: env::QUEUED_DEADLINE_SECS,
+                reason: format!(
+                    "{queued_deadline_secs} s must be longer than the first re-send wait ({requeue_after_secs} s)"
+                ),
+            });
+        }
         Ok(Config {
             resources: Resources {
                 accounts_table: required(env::ACCOUNTS_TABLE)?,
@@ -292,19 +364,9 @@ impl Config {
                 )?)),
                 consumer_timeout_secs,
                 stuck_after_secs,
-                requeue_after_secs: number(
-                    env::REQUEUE_AFTER_SECS,
-                    defaults.requeue_after_secs,
-                    10,
-                    3600,
-                )?,
-                max_dispatches: u32::try_from(number(
-                    env::MAX_DISPATCHES,
-                    defaults.max_dispatches.into(),
-                    1,
-                    100,
-                )?)
-                .unwrap_or(defaults.max_dispatches),
+                requeue_after_secs,
+                requeue_max_secs,
+                queued_deadline_secs,
             },
         })
     }
@@ -339,6 +401,54 @@ mod tests {
                 ..
             })
         ));
+    }
+
+    #[test]
+    fn resend_waits_grow_fourfold_from_the_first_up_to_the_longest() {
+        let l = Limits::default();
+        let waits: Vec<u64> = (1..=7).map(|n| l.resend_wait(n).as_secs()).collect();
+        assert_eq!(waits, [60, 240, 900, 900, 900, 900, 900]);
+        assert_eq!(l.first_resend_after().as_secs(), 60);
+        assert_eq!(Limits::default().resend_wait(u32::MAX).as_secs(), 900);
+    }
+
+    #[test]
+    fn a_queued_deadline_not_longer_than_the_first_resend_wait_is_refused() {
+        let mut env = Resources::local("p", "http://x").to_env();
+        env.push((env::REQUEUE_AFTER_SECS, "120".into()));
+        env.push((env::QUEUED_DEADLINE_SECS, "120".into()));
+        assert!(matches!(
+            Config::from_lookup(lookup(env)),
+            Err(ConfigError::Invalid {
+                name: env::QUEUED_DEADLINE_SECS,
+                ..
+            })
+        ));
+    }
+
+    #[test]
+    fn a_longest_resend_wait_shorter_than_the_first_is_refused() {
+        let mut env = Resources::local("p", "http://x").to_env();
+        env.push((env::REQUEUE_AFTER_SECS, "300".into()));
+        env.push((env::REQUEUE_MAX_SECS, "60".into()));
+        assert!(matches!(
+            Config::from_lookup(lookup(env)),
+            Err(ConfigError::Invalid {
+                name: env::REQUEUE_MAX_SECS,
+                ..
+            })
+        ));
+    }
+
+    #[test]
+    fn the_queued_deadline_defaults_to_an_hour_and_is_read_from_its_variable() {
+        let env = Resources::local("p", "http://x").to_env();
+        let c = Config::from_lookup(lookup(env.clone())).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(c.limits.queued_deadline_secs, 3600);
+        let mut env = env;
+        env.push((env::QUEUED_DEADLINE_SECS, "7200".into()));
+        let c = Config::from_lookup(lookup(env)).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(c.limits.queued_deadline_secs, 7200);
     }
 
     #[test]

@@ -80,8 +80,9 @@ async fn a_charged_job_whose_send_failed_is_requeued_after_a_minute_and_complete
 }
 
 #[tokio::test]
-async fn a_job_that_can_never_be_sent_fails_and_is_refunded_at_the_dispatch_limit() {
-    let h = Harness::isolated(|l| l.max_dispatches = 2).await;
+async fn a_job_that_can_never_be_sent_waits_ever_longer_between_resends_then_fails_and_is_refunded_once_past_the_deadline()
+ {
+    let h = Harness::isolated(|_| {}).await;
     let user = h.user();
     let mut broken = h.app.config.clone();
     broken.resources.queue_url = format!("{}-missing", broken.resources.queue_url);
@@ -90,20 +91,55 @@ async fn a_job_that_can_never_be_sent_fails_and_is_refunded_at_the_dispatch_limi
         .submit_photo(&user, "k", samples::single_pet(), pet())
         .await;
     let before = h.balance(&user).await;
+    let submitted = clock::now();
 
-    let mut summaries = Vec::new();
-    for minute in 1..=4 {
-        summaries.push(atelier_sweeper::handle(&broken.app, later(2 * minute)).await);
+    // A sweep every minute for the deadline's first 59 minutes: the doorbell never rings.
+    let mut attempts = Vec::new();
+    for minute in 1..=59 {
+        let s = atelier_sweeper::handle(
+            &broken.app,
+            submitted + Duration::from_secs(minute * 60 + 1),
+        )
+        .await;
+        if s.requeued + s.send_failures > 0 {
+            attempts.push(minute);
+        }
+        assert_eq!(s.deadline_failed, 0, "minute {minute}: {s:?}");
     }
+    let waiting = h.job(&user, &id).await;
+    // Past the deadline, two sweepers at once.
+    let deadline = submitted + Duration::from_secs(3600 + 1);
+    let (s1, s2) = tokio::join!(
+        atelier_sweeper::handle(&broken.app, deadline),
+        atelier_sweeper::handle(&broken.app, deadline)
+    );
+    let again = atelier_sweeper::handle(&broken.app, deadline + Duration::from_secs(600)).await;
 
+    assert_eq!(waiting.str("status"), "queued", "waiting is not failure");
+    assert_eq!(
+        attempts,
+        [1, 5, 20, 35, 50],
+        "re-sent after 1 minute, then waits growing fourfold up to 15 minutes"
+    );
+    assert_eq!(s1.deadline_failed + s2.deadline_failed, 1, "{s1:?} {s2:?}");
+    assert_eq!(again.deadline_failed, 0, "{again:?}");
     let job = h.job(&user, &id).await;
-    assert_eq!(job.str("status"), "failed", "{summaries:?}");
+    assert_eq!(job.str("status"), "failed");
     assert_eq!(
         job.body["failure"]["code"],
         FailureCode::DispatchLimit.as_str()
     );
+    assert_eq!(
+        job.body["failure"]["message"],
+        FailureCode::DispatchLimit.message()
+    );
     assert_eq!(refunds_of(&h.ledger(&user).await, &id), 1);
-    assert!(h.balance(&user).await > before);
+    assert_eq!(
+        h.balance(&user).await,
+        before + 4,
+        "the price came back, once"
+    );
+    assert_eq!(h.account(&user).await.body["in_flight"], 0);
     h.assert_audit_clean().await;
 }
 
@@ -492,4 +528,211 @@ async fn a_processing_job_survives_a_sweep_before_the_threshold_and_its_consumer
         h.processor(&model).process(&job_id(&id)).await,
         Ok(Outcome::NotClaimed)
     ));
+}
+
+/// A backlog: `BACKLOG_JOBS` jobs (default 40; the README gives the 200-job command) queued
+/// at once behind a stand-in model that takes seconds per call (check 0.7 s, edit 2 s, review
+/// 0.7 s), two consumers taking the queue's messages as the event source would, and the
+/// sweeper ticking all along on a compressed clock tied to progress: each job finished moves it
+/// 15 min / `BACKLOG_JOBS` forward (and, while both consumers find the queue empty, 30 s per tick), so
+/// the backlog's tail waits about 15 sweeper-minutes whatever the job count and the machine's
+/// speed — three times as long as the old dispatch limit let a job wait. One job's send is
+/// dropped on the wire (SQS answers 500 to every attempt), so only the sweeper can ring it.
+/// Every `SendMessage` that reaches the queue is counted on the wire.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_healthy_backlog_is_delivered_in_full_with_at_most_three_messages_per_job_and_a_dropped_send_recovered()
+ {
+    use atelier_wire_proxy::{FaultKind, FaultPlan, Proxy, Service};
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+
+    let n: usize = std::env::var("BACKLOG_JOBS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(40);
+    let clean = Harness::isolated(|l| l.max_in_flight = 100_000).await;
+    let endpoint = clean
+        .app
+        .config
+        .resources
+        .queue_url
+        .split("/000000000000/")
+        .next()
+        .unwrap_or_default()
+        .to_owned();
+    let proxy = Proxy::start(&endpoint, None)
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let sdk = aws_config::defaults(aws_config::BehaviorVersion::latest())
+        .endpoint_url(proxy.url())
+        .load()
+        .await;
+    let clients = atelier_shared::aws::Clients::new(&sdk);
+    let h = Harness {
+        app: atelier_shared::services::App::new(clean.app.config.clone(), &clients),
+        clients,
+    };
+    let model = StandIn::start().await;
+    for (call, ms) in [("check", 700), ("edit", 2_000), ("review", 700)] {
+        model
+            .fault(json!({ "call": call, "fault": "latency_ms", "ms": ms }))
+            .await;
+    }
+    let user = h.user();
+    h.fund_to(&user, 4 * n as i64 + 10).await;
+    let original = h.upload(&user, "original", samples::single_pet()).await;
+    let body = json!({ "style": "needle_felt", "target": "pet", "original_asset_id": original });
+
+    let started = std::time::Instant::now();
+    let mut ids = Vec::new();
+    let dropped_at = n / 2;
+    for i in 0..n {
+        if i == dropped_at {
+            proxy.set_plan(Some(
+                FaultPlan::new(13)
+                    .rate(FaultKind::InternalError, 1.0)
+                    .only(["sqs:SendMessage"]),
+            ));
+        }
+        let r = h.submit(&user, Some(&format!("backlog-{i}")), &body).await;
+        assert_eq!(r.status, StatusCode::ACCEPTED, "{r:?}");
+        ids.push(r.str("id"));
+        if i == dropped_at {
+            proxy.set_plan(None);
+        }
+    }
+    let dropped = ids[dropped_at].clone();
+    let refused_sends = proxy
+        .faults()
+        .iter()
+        .filter(|f| f.operation.name == "SendMessage")
+        .count();
+    assert!(refused_sends > 0, "the dropped job's send was refused");
+    let submitted = clock::now();
+
+    // Two consumers, as the event source's maximum concurrency.
+    let stop = Arc::new(AtomicBool::new(false));
+    // Consumers whose last poll found the queue empty.
+    let idle = Arc::new(AtomicUsize::new(0));
+    let consumers: Vec<_> = (0..2)
+        .map(|_| {
+            let (processor, sqs, url, stop, idle) = (
+                h.processor(&model),
+                h.clients.sqs.clone(),
+                h.app.config.resources.queue_url.clone(),
+                stop.clone(),
+                idle.clone(),
+            );
+            tokio::spawn(async move {
+                let (mut taken, mut was_idle) = (0usize, false);
+                while !stop.load(Ordering::Relaxed) {
+                    let k = atelier_local::poller::poll_once(&processor, &sqs, &url, 1)
+                        .await
+                        .unwrap_or_else(|e| panic!("poll: {e}"));
+                    taken += k;
+                    if (k == 0) != was_idle {
+                        was_idle = k == 0;
+                        if was_idle {
+                            idle.fetch_add(1, Ordering::SeqCst);
+                        } else {
+                            idle.fetch_sub(1, Ordering::SeqCst);
+                        }
+                    }
+                }
+                taken
+            })
+        })
+        .collect();
+
+    // The sweeper on the compressed clock, until nothing is in flight.
+    let step = Duration::from_secs(15 * 60) / u32::try_from(n).unwrap_or(u32::MAX);
+    let mut ahead = Duration::ZERO;
+    let mut finished = 0usize;
+    let mut swept = Vec::new();
+    let give_up = Duration::from_secs(30 + 15 * n as u64);
+    loop {
+        let in_flight = h.account(&user).await.body["in_flight"]
+            .as_u64()
+            .unwrap_or_else(|| panic!("in_flight"));
+        let now_finished = n.saturating_sub(in_flight as usize);
+        if now_finished > finished {
+            ahead += step * u32::try_from(now_finished - finished).unwrap_or(0);
+            finished = now_finished;
+        } else if idle.load(Ordering::SeqCst) == 2 {
+            // Nothing to take: only the sweeper can help, and time passes for it.
+            ahead += Duration::from_secs(30);
+        }
+        if in_flight == 0 {
+            break;
+        }
+        assert!(
+            started.elapsed() < give_up,
+            "{in_flight} jobs still in flight after {:?}",
+            started.elapsed()
+        );
+        swept.push(atelier_sweeper::handle(&h.app, submitted + ahead).await);
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    stop.store(true, Ordering::Relaxed);
+    let mut taken = 0;
+    for c in consumers {
+        taken += c.await.unwrap_or_else(|e| panic!("{e}"));
+    }
+    let wall = started.elapsed();
+
+    let mut states: std::collections::BTreeMap<String, usize> = Default::default();
+    for id in &ids {
+        let job = clean.job(&user, id).await;
+        let state = match job.body["failure"]["code"].as_str() {
+            Some(code) => format!("failed {code}"),
+            None => job.str("status"),
+        };
+        *states.entry(state).or_default() += 1;
+        assert!(
+            model.calls(id).await.edit <= 1,
+            "{id}: one paid edit per charge"
+        );
+    }
+    let sends = proxy.counts().get(Service::Sqs, "SendMessage") as usize - refused_sends;
+    let per_job = sends as f64 / n as f64;
+    let requeued: u64 = swept.iter().map(|s| s.requeued).sum();
+    let deadline_failed: u64 = swept.iter().map(|s| s.deadline_failed).sum();
+    println!(
+        "backlog: {n} jobs, {sends} messages sent ({per_job:.2} per job; {requeued} re-sends), \
+         {taken} messages taken, {} sweeps, sweeper clock {:.1} min ahead, wall {:.1} s, states {states:?}",
+        swept.len(),
+        ahead.as_secs_f64() / 60.0,
+        wall.as_secs_f64()
+    );
+
+    assert_eq!(
+        states.get("succeeded"),
+        Some(&n),
+        "every job delivered: {states:?}"
+    );
+    assert_eq!(deadline_failed, 0);
+    assert!(
+        ahead > Duration::from_secs(10 * 60),
+        "the tail waited longer than the old dispatch limit allowed ({ahead:?})"
+    );
+    assert!(
+        per_job <= 3.0,
+        "{sends} messages for {n} jobs ({per_job:.2} per job)"
+    );
+    let dropped_job = clean
+        .app
+        .store
+        .get_job(&job_id(&dropped))
+        .await
+        .ok()
+        .flatten()
+        .unwrap_or_else(|| panic!("the dropped job"));
+    assert_eq!(
+        dropped_job.status,
+        JobState::Succeeded,
+        "the dropped send was recovered"
+    );
+    assert!(dropped_job.dispatch_count >= 2, "{dropped_job:?}");
+    assert_eq!(clean.account(&user).await.body["in_flight"], 0);
+    clean.assert_audit_clean().await;
 }

@@ -26,7 +26,8 @@ pub enum FailureCode {
     RepairBaseMissing,
     /// Our own fault (store, storage, image processing).
     InternalError,
-    /// The job's queue message was sent too often without being taken (sweeper).
+    /// The job stayed `queued` past the queued deadline since it was created (sweeper). The
+    /// stable code predates the deadline (it once counted dispatches) and stays for clients.
     DispatchLimit,
     /// The job stayed `processing` past the stuck threshold (sweeper).
     TimedOut,
@@ -97,7 +98,7 @@ impl FailureCode {
                 "Something went wrong on our side. Your credits were refunded."
             }
             FailureCode::DispatchLimit => {
-                "We could not start your edit. Your credits were refunded; please try again."
+                "Your edit waited too long to start and was stopped. Your credits were refunded; please try again."
             }
             FailureCode::TimedOut => {
                 "Your edit took too long and was stopped. Your credits were refunded; please try again."

@@ -1,8 +1,11 @@
 //! The sweeper (rules 4, 6, 8): nothing charged is ever stranded.
 //!
 //! Each run, bounded in items and time, and safe when two runs overlap:
-//! 1. jobs still `queued` a while after their last dispatch are sent again (`{ "jobId" }`
-//!    only); past the dispatch limit they fail and are refunded;
+//! 1. jobs still `queued` when their next re-send is due are sent again (`{ "jobId" }` only),
+//!    each re-send waiting four times longer than the one before, capped: a message waiting in
+//!    a backlog is not lost, so waiting is not failure. A job still queued past the absolute
+//!    deadline since it was created fails and is refunded. Deliveries that really fail are the
+//!    queue's to count (its redrive policy moves such a message to the dead-letter queue);
 //! 2. jobs `processing` longer than the stuck threshold (longer than the consumer's timeout,
 //!    so no live consumer holds them) fail and are refunded, settling their open reservations
 //!    in the same transaction;
@@ -48,7 +51,8 @@ impl Default for SweepLimits {
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct SweepSummary {
     pub requeued: u64,
-    pub dispatch_limit_failed: u64,
+    /// Queued jobs failed and refunded past the queued deadline.
+    pub deadline_failed: u64,
     pub stuck_failed: u64,
     pub reservations_settled: u64,
     /// Settled at their estimate because no usage was saved.
@@ -73,13 +77,17 @@ pub async fn sweep(app: &App, now: Instant, limits: SweepLimits) -> SweepSummary
         over
     };
 
-    // 1. Queued jobs whose doorbell went unanswered; 2. jobs stuck in processing.
+    // 1. Queued jobs whose next re-send (or deadline) is due: their `sweep_at` is that time.
+    // 2. Jobs stuck in processing: their `sweep_at` is the claim.
     let phases = [
-        (JobState::Queued, l.requeue_after_secs),
-        (JobState::Processing, l.stuck_after_secs),
+        (JobState::Queued, now),
+        (
+            JobState::Processing,
+            now - Duration::from_secs(l.stuck_after_secs),
+        ),
     ];
-    for (state, after_secs) in phases {
-        let before = clock::format(now - Duration::from_secs(after_secs));
+    for (state, due_before) in phases {
+        let before = clock::format(due_before);
         let (jobs, read) = match app.store.jobs_due(state, &before, limits.max_items).await {
             Ok(found) => found,
             Err(e) => {
@@ -138,7 +146,7 @@ pub async fn sweep(app: &App, now: Instant, limits: SweepLimits) -> SweepSummary
     );
     tracing::info!(
         requeued = summary.requeued,
-        dispatch_limit_failed = summary.dispatch_limit_failed,
+        deadline_failed = summary.deadline_failed,
         stuck_failed = summary.stuck_failed,
         reservations_settled = summary.reservations_settled,
         reservations_kept_booked = summary.reservations_kept_booked,
@@ -153,6 +161,10 @@ pub async fn sweep(app: &App, now: Instant, limits: SweepLimits) -> SweepSummary
     summary
 }
 
+/// A queued job whose `sweep_at` has passed: past its deadline it fails and is refunded (one
+/// transaction, from `queued` only, so a consumer's claim or another sweeper wins cleanly);
+/// otherwise its dispatch is recorded (conditional on the `sweep_at` read, so of two sweepers
+/// only one sends) with the next re-send time, then its message is sent again.
 async fn requeue(
     app: &App,
     job: &JobItem,
@@ -160,7 +172,15 @@ async fn requeue(
     summary: &mut SweepSummary,
 ) -> Result<(), Error> {
     let stamp = clock::format(now);
-    if job.dispatch_count >= app.config.limits.max_dispatches {
+    let limits = &app.config.limits;
+    let created = clock::parse(&job.created_at).ok_or_else(|| {
+        Error::corrupt(format!(
+            "job {} created_at {:?}",
+            job.job_id, job.created_at
+        ))
+    })?;
+    let deadline = created + limits.queued_deadline();
+    if now >= deadline {
         match app
             .store
             .fail_and_refund(
@@ -173,25 +193,31 @@ async fn requeue(
             .await?
         {
             FinishOutcome::Done => {
-                summary.dispatch_limit_failed += 1;
-                tracing::warn!(job_id = %job.job_id, dispatches = job.dispatch_count, "job_dispatch_limit_refunded");
+                summary.deadline_failed += 1;
+                tracing::warn!(job_id = %job.job_id, created_at = %job.created_at, dispatches = job.dispatch_count, "job_queued_deadline_refunded");
             }
             FinishOutcome::NotInState => summary.lost_races += 1,
         }
         return Ok(());
     }
-    if !app.store.redispatch(job, &stamp).await? {
+    let dispatches = job.dispatch_count.saturating_add(1);
+    // The next visit: the next re-send, or the deadline if that comes first.
+    let next = (now + limits.resend_wait(dispatches)).min(deadline);
+    if !app
+        .store
+        .redispatch(job, &stamp, &clock::format(next))
+        .await?
+    {
         summary.lost_races += 1;
         return Ok(());
     }
     match app.queue.send_job(&job.job_id).await {
         Ok(()) => {
             summary.requeued += 1;
-            tracing::info!(job_id = %job.job_id, dispatch = job.dispatch_count + 1, "job_requeued");
+            tracing::info!(job_id = %job.job_id, dispatch = dispatches, next_resend_at = %clock::format(next), "job_requeued");
         }
         Err(e) => {
-            // Counted as a dispatch all the same: the next sweep tries again, and the limit
-            // still ends a job that can never be sent.
+            // Recorded as a dispatch all the same: the next re-send (or the deadline) follows.
             summary.send_failures += 1;
             tracing::warn!(job_id = %job.job_id, error = %crate::error::chain(&e), "queue_dispatch_deferred");
         }

@@ -431,7 +431,7 @@ impl Store {
 }
 
 impl Store {
-    /// Jobs in `state` whose `sweep_at` is before `before`, oldest first, from the sparse
+    /// Jobs in `state` whose `sweep_at` is at or before `before`, oldest first, from the sparse
     /// index (candidates only: every action on them is a conditional write on the table).
     /// Returns the jobs and how many items DynamoDB read.
     pub async fn jobs_due(
@@ -445,7 +445,7 @@ impl Store {
             .query()
             .table_name(&self.names.jobs_table)
             .index_name(index::JOBS_BY_SWEEP)
-            .key_condition_expression("#sweep_state = :s AND #sweep_at < :before")
+            .key_condition_expression("#sweep_state = :s AND #sweep_at <= :before")
             .set_expression_attribute_names(Some(names(&[attr::SWEEP_STATE, attr::SWEEP_AT])))
             .expression_attribute_values(":s", s(state.as_str()))
             .expression_attribute_values(":before", s(before))
@@ -463,16 +463,17 @@ impl Store {
         Ok((jobs, read))
     }
 
-    /// Records one more dispatch of a queued job, unless another sweeper just did or the job
-    /// left the queue. `true` when this caller should send the message.
-    pub async fn redispatch(&self, job: &JobItem, now: &str) -> Result<bool, Error> {
+    /// Records one more dispatch of a queued job, due again at `next` (its new `sweep_at`),
+    /// unless another sweeper just did or the job left the queue. `true` when this caller
+    /// should send the message.
+    pub async fn redispatch(&self, job: &JobItem, now: &str, next: &str) -> Result<bool, Error> {
         let res = self
             .ddb
             .update_item()
             .table_name(&self.names.jobs_table)
             .key(attr::JOB_ID, s(job.job_id.as_str()))
             .update_expression(
-                "SET #dispatch_count = #dispatch_count + :one, #dispatched_at = :now, #sweep_at = :now, #updated_at = :now",
+                "SET #dispatch_count = #dispatch_count + :one, #dispatched_at = :now, #sweep_at = :next, #updated_at = :now",
             )
             .condition_expression("#status = :queued AND #sweep_at = :old")
             .set_expression_attribute_names(Some(names(&[
@@ -484,6 +485,7 @@ impl Store {
             ])))
             .expression_attribute_values(":one", n(1))
             .expression_attribute_values(":now", s(now))
+            .expression_attribute_values(":next", s(next))
             .expression_attribute_values(":queued", s(JobState::Queued.as_str()))
             .expression_attribute_values(":old", s(job.sweep_at.as_deref().unwrap_or_default()))
             .send()

@@ -327,8 +327,10 @@ pub struct NewJob {
 
 impl JobItem {
     /// A new job, queued at `now` and counted as dispatched once (the submit rings the queue
-    /// right after the commit; if that fails the sweeper re-sends), in the sweeper's index.
-    pub fn queued(new: NewJob, now: Instant) -> JobItem {
+    /// right after the commit; if that fails the sweeper re-sends), in the sweeper's index
+    /// under `sweep_at`: for a queued job, when its next re-send is due (`resend_after` from
+    /// now).
+    pub fn queued(new: NewJob, now: Instant, resend_after: std::time::Duration) -> JobItem {
         let NewJob {
             job_id,
             user_id,
@@ -338,6 +340,7 @@ impl JobItem {
             credits,
             repair,
         } = new;
+        let resend_at = clock::format(now + resend_after);
         let now = clock::format(now);
         JobItem {
             user_sort: format!("{now}#{job_id}"),
@@ -351,7 +354,7 @@ impl JobItem {
             dispatch_count: 1,
             dispatched_at: now.clone(),
             sweep_state: Some(JobState::Queued),
-            sweep_at: Some(now.clone()),
+            sweep_at: Some(resend_at),
             failure: None,
             started_at: None,
             result: None,
@@ -484,9 +487,9 @@ mod tests {
     }
 
     #[test]
-    fn a_queued_job_is_dispatched_once_and_waits_in_the_sweepers_index_from_the_same_instant() {
+    fn a_queued_job_is_dispatched_once_and_waits_in_the_sweepers_index_until_its_resend_is_due() {
         let now = time::macros::datetime!(2026-01-02 03:04:05.006 UTC);
-        let job = JobItem::queued(new_job(None), now);
+        let job = JobItem::queued(new_job(None), now, std::time::Duration::from_secs(60));
         let at = "2026-01-02T03:04:05.006Z";
         assert_eq!(job.status, JobState::Queued);
         assert_eq!(job.credits, Credits::new(4));
@@ -495,7 +498,7 @@ mod tests {
         for t in [&job.created_at, &job.updated_at, &job.dispatched_at] {
             assert_eq!(t, at);
         }
-        assert_eq!(job.sweep_at.as_deref(), Some(at));
+        assert_eq!(job.sweep_at.as_deref(), Some("2026-01-02T03:05:05.006Z"));
         assert_eq!(job.user_sort, format!("{at}#{}", job.job_id));
     }
 
@@ -526,15 +529,17 @@ mod tests {
             "user_sort",
         ];
         let now = clock::now();
-        assert_eq!(names(&JobItem::queued(new_job(None), now)), edit);
+        let wait = std::time::Duration::from_secs(60);
+        assert_eq!(names(&JobItem::queued(new_job(None), now, wait)), edit);
 
-        let root = JobItem::queued(new_job(None), now).job_id;
+        let root = JobItem::queued(new_job(None), now, wait).job_id;
         let repair = JobItem::queued(
             new_job(Some(RepairOf {
                 root_job_id: root,
                 instruction: "finer".into(),
             })),
             now,
+            wait,
         );
         let mut with_repair = edit.to_vec();
         with_repair.push(attr::REPAIR);

@@ -46,6 +46,7 @@ pub async fn submit_edit(
             repair: None,
         },
         clock::now(),
+        app.config.limits.first_resend_after(),
     );
 
     let max_in_flight = app.config.limits.max_in_flight;

@@ -146,7 +146,7 @@ mod tests {
             credits: Credits::new(4),
             repair: None,
         };
-        JobItem::queued(new, clock::now())
+        JobItem::queued(new, clock::now(), std::time::Duration::from_secs(60))
     }
 
     #[test]

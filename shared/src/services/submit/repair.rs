@@ -50,6 +50,7 @@ pub async fn submit_repair(
             }),
         },
         clock::now(),
+        app.config.limits.first_resend_after(),
     );
     let max_in_flight = app.config.limits.max_in_flight;
     super::create_charged(
