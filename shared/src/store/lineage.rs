@@ -89,9 +89,10 @@ impl Store {
         };
         // A replay first: the same key must give the same answer whatever the lineage did since.
         if let Some(r) = reasons.first().filter(|r| r.condition_failed()) {
-            let old = r.item.clone().ok_or_else(|| {
-                Error::corrupt("repair condition failed without the old item")
-            })?;
+            let old = r
+                .item
+                .clone()
+                .ok_or_else(|| Error::corrupt("repair condition failed without the old item"))?;
             return Ok(CreateOutcome::Exists(Box::new(from_item(old)?)));
         }
         if let Some(r) = reasons.get(1).filter(|r| r.condition_failed()) {
@@ -105,9 +106,7 @@ impl Store {
                 LineageRefusal::NotRepairable { state: root.status }
             } else if root.repairs_stopped {
                 LineageRefusal::Stopped
-            } else if root.repairs_used >= MAX_REPAIRS
-                || root.repair_attempts >= MAX_REPAIR_ATTEMPTS
-            {
+            } else if root.repairs_left() == 0 {
                 LineageRefusal::LimitReached
             } else {
                 LineageRefusal::InProgress

@@ -7,8 +7,10 @@ use serde::{Deserialize, Serialize};
 
 use crate::clock::{self, Instant};
 use crate::config::{Resources, env};
+use crate::domain::repair_request;
 use crate::domain::{
-    Credits, EditSpec, JobFailure, JobId, JobResult, JobState, LedgerKind, Micros, Operation, UserId,
+    Credits, EditSpec, JobFailure, JobId, JobResult, JobState, LedgerKind, Micros, Operation,
+    UserId,
 };
 
 /// Attribute names. Expressions bind these through `#placeholders`.
@@ -380,6 +382,16 @@ impl JobItem {
             .as_ref()
             .map(|c| c.asset_key.as_str())
             .or(self.result.as_ref().map(|r| r.asset_key.as_str()))
+    }
+
+    /// Repairs this lineage's root still accepts (the number the repair submit's condition
+    /// is made of, see [`repair_request::repairs_left`]).
+    pub fn repairs_left(&self) -> u32 {
+        repair_request::repairs_left(
+            self.repairs_used,
+            self.repair_attempts,
+            self.repairs_stopped,
+        )
     }
 }
 
