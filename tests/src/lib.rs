@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex};
 
 use atelier_shared::aws::Clients;
 use atelier_shared::config::Config;
-use atelier_shared::domain::{Credits, UserId};
+use atelier_shared::domain::{Credits, GrantReason, Operator, UserId};
 use atelier_shared::services::audit::{self, AuditReport};
 use atelier_shared::services::{App, accounts};
 use axum::body::Body;
@@ -251,9 +251,17 @@ impl Harness {
         assert!(target >= now, "fund_to only adds credits");
         if target > now {
             let add = u32::try_from(target - now).unwrap_or(u32::MAX);
-            accounts::grant(&self.app, user, Credits::new(add), "test-funding")
-                .await
-                .unwrap_or_else(|e| panic!("{e:?}"));
+            let req = accounts::GrantRequest {
+                credits: Credits::new(add),
+                reason: GrantReason::parse("test-funding").unwrap_or_else(|e| panic!("{e}")),
+                operator: Operator::parse("test-harness").unwrap_or_else(|e| panic!("{e}")),
+                create_account: false,
+            };
+            let granted = accounts::grant(&self.app, user, &req).await;
+            assert!(
+                matches!(granted, Ok(accounts::GrantResult::Granted)),
+                "{granted:?}"
+            );
         }
         assert_eq!(self.balance(user).await, target);
     }

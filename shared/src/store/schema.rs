@@ -238,6 +238,10 @@ pub struct LedgerItem {
     pub job_id: Option<JobId>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
+    /// An operator's grant: who made it (`atelier-admin grant --operator`). Absent on rows
+    /// written before it was recorded and on every other kind.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub operator: Option<String>,
     pub created_at: String,
     pub at_ref: String,
 }
@@ -258,6 +262,7 @@ impl LedgerItem {
             kind,
             job_id: None,
             reason: None,
+            operator: None,
             created_at: now.to_owned(),
         }
     }
