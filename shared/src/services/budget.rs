@@ -425,7 +425,14 @@ mod tests {
         assert!(paid.is_some_and(|c| c > Micros::ZERO));
         let free = Some(Micros::ZERO);
         let unknown = None;
-        let table: Vec<(&str, Option<ModelError>, Option<Usage>, Option<Micros>)> = vec![
+        /// (case, the call's error, its usage, the cost booked)
+        type Case = (
+            &'static str,
+            Option<ModelError>,
+            Option<Usage>,
+            Option<Micros>,
+        );
+        let table: Vec<Case> = vec![
             ("answered with usage", None, Some(usage), paid),
             ("answered without usage", None, None, unknown),
             ("400 bad request", Some(http(400)), None, free),
