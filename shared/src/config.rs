@@ -31,6 +31,7 @@ pub mod env {
     pub const IMAGE_MODEL: &str = "ATELIER_IMAGE_MODEL";
     pub const LOG_FORMAT: &str = "AWS_LAMBDA_LOG_FORMAT";
     pub const LOG_LEVEL: &str = "AWS_LAMBDA_LOG_LEVEL";
+    pub const OPERATOR: &str = "ATELIER_OPERATOR";
 
     /// (name, required, what it is)
     pub const ALL: &[(&str, bool, &str)] = &[
@@ -115,6 +116,11 @@ pub mod env {
         ),
         (LOG_FORMAT, false, "JSON (default in Lambda) or Text"),
         (LOG_LEVEL, false, "log level filter (default info)"),
+        (
+            OPERATOR,
+            false,
+            "atelier-admin only: the operator recorded on a grant's ledger row when --operator is not given",
+        ),
     ];
 }
 
@@ -578,6 +584,28 @@ impl LogSettings {
                 .unwrap_or_else(|| "info".to_owned())
                 .to_lowercase(),
             text: get(env::LOG_FORMAT).is_some_and(|v| v.eq_ignore_ascii_case("text")),
+        }
+    }
+}
+
+/// The operator commands' own settings (`atelier-admin`; no function reads them).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct AdminSettings {
+    /// Who runs the commands (`ATELIER_OPERATOR`), recorded on a grant's ledger row.
+    pub operator: Option<String>,
+}
+
+impl AdminSettings {
+    pub fn from_env() -> AdminSettings {
+        AdminSettings::from_lookup(|k| std::env::var(k).ok())
+    }
+
+    /// Reads from any lookup (tests use a map).
+    pub fn from_lookup(get: impl Fn(&str) -> Option<String>) -> AdminSettings {
+        AdminSettings {
+            operator: get(env::OPERATOR)
+                .map(|v| v.trim().to_owned())
+                .filter(|v| !v.is_empty()),
         }
     }
 }

@@ -149,6 +149,18 @@ impl DecodeLimits {
         }
     }
 
+    /// An image this system delivered at the photo's `width`×`height` (a result or a repair's
+    /// candidate, read back as the base of a repair): exactly those dimensions, and at most
+    /// the largest PNG [`encode_png`] can write for them ([`delivered_png_max_bytes`]), not the
+    /// upload limit, so a heavily textured result (larger than any upload) can still be read.
+    pub fn for_delivered((width, height): (u32, u32)) -> DecodeLimits {
+        DecodeLimits {
+            max_bytes: delivered_png_max_bytes(width, height),
+            max_pixels: u64::from(width) * u64::from(height),
+            max_side: width.max(height),
+        }
+    }
+
     /// Bytes the decoder may allocate: the pixels at 16 bits per channel RGBA (the widest
     /// PNG), which also covers its working buffers for 8-bit images.
     fn max_alloc(self) -> u64 {
@@ -601,6 +613,21 @@ pub fn pixel_changed(a: &Rgba<u8>, b: &Rgba<u8>, tolerance: u8) -> bool {
         .any(|(x, y)| x.abs_diff(*y) > tolerance)
 }
 
+/// Bytes of a PNG's fixed parts: the signature, IHDR and IEND; plus room for ancillary chunks.
+const PNG_FIXED_BYTES: u64 = 8 + (12 + 13) + 12 + 64 * 1024;
+
+/// The largest PNG [`encode_png`] writes for an RGBA image of `width`×`height`, whatever the
+/// pixels: the raw scanlines (a filter byte per row and 4 bytes per pixel) in stored deflate
+/// blocks (5 bytes per 65,535, plus zlib's 6), because the encoder falls back to stored
+/// blocks when compressing would be larger; 12 bytes per IDAT chunk counted as if chunks were
+/// 8 KiB (what other encoders write); and the fixed chunks. 4032×3024: 48.8 MB (the upload
+/// limit is 20 MiB).
+pub fn delivered_png_max_bytes(width: u32, height: u32) -> u64 {
+    let raw = u64::from(height) * (1 + 4 * u64::from(width));
+    let zlib = raw + 5 * raw.div_ceil(65_535).max(1) + 6;
+    zlib + 12 * zlib.div_ceil(8 * 1024) + PNG_FIXED_BYTES
+}
+
 /// Encodes as PNG (fast compression: results are written once and read a few times).
 pub fn encode_png(image: &RgbaImage) -> Result<Vec<u8>, ImagingError> {
     let mut out = Vec::new();
@@ -769,6 +796,51 @@ mod tests {
                 })
             ),
             "got {err:?}"
+        );
+    }
+
+    /// Pixels no compressor can shrink (xorshift noise in every channel, alpha included).
+    fn noise(w: u32, h: u32) -> RgbaImage {
+        let mut state = 0x9e37_79b9_7f4a_7c15_u64;
+        RgbaImage::from_fn(w, h, |_, _| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            Rgba((state as u32).to_le_bytes())
+        })
+    }
+
+    #[test]
+    fn the_largest_png_we_write_fits_the_delivered_limit_and_decodes() {
+        for (w, h) in [(1, 1), (97, 31), (640, 480), (1000, 70)] {
+            let image = noise(w, h);
+            let png = png_of(&image);
+            let limits = DecodeLimits::for_delivered((w, h));
+            assert!(
+                png.len() as u64 <= limits.max_bytes,
+                "{w}x{h}: {} bytes > {}",
+                png.len(),
+                limits.max_bytes
+            );
+            let decoded = limits.decode(&png).map(|d| d.to_rgba8());
+            assert!(decoded.is_ok_and(|d| d == image), "{w}x{h} round-trips");
+        }
+    }
+
+    #[test]
+    fn a_delivered_12_mp_result_may_be_larger_than_any_upload() {
+        let limit = DecodeLimits::for_delivered((4032, 3024)).max_bytes;
+        assert!(limit > DecodeLimits::PHOTO.max_bytes, "{limit}");
+        assert!(limit > 48_774_096 && limit < 49_500_000, "{limit}");
+    }
+
+    #[test]
+    fn a_delivered_image_larger_than_the_photo_is_refused_before_decoding() {
+        let png = png_of(&checker(64, 48));
+        let err = DecodeLimits::for_delivered((32, 24)).decode(&png).err();
+        assert!(
+            matches!(err, Some(ImagingError::TooLarge { .. })),
+            "{err:?}"
         );
     }
 

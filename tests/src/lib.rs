@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex};
 
 use atelier_shared::aws::Clients;
 use atelier_shared::config::Config;
-use atelier_shared::domain::{Credits, UserId};
+use atelier_shared::domain::{Credits, GrantReason, Operator, UserId};
 use atelier_shared::services::audit::{self, AuditReport};
 use atelier_shared::services::{App, accounts};
 use axum::body::Body;
@@ -250,9 +250,17 @@ impl Harness {
         let now = self.balance(user).await;
         assert!(target >= now, "fund_to only adds credits");
         if target > now {
-            accounts::grant(&self.app, user, Credits::new(target - now), "test-funding")
-                .await
-                .unwrap_or_else(|e| panic!("{e:?}"));
+            let req = accounts::GrantRequest {
+                credits: Credits::new(target - now),
+                reason: GrantReason::parse("test-funding").unwrap_or_else(|e| panic!("{e}")),
+                operator: Operator::parse("test-harness").unwrap_or_else(|e| panic!("{e}")),
+                create_account: false,
+            };
+            let granted = accounts::grant(&self.app, user, &req).await;
+            assert!(
+                matches!(granted, Ok(accounts::GrantResult::Granted)),
+                "{granted:?}"
+            );
         }
         assert_eq!(self.balance(user).await, target);
     }

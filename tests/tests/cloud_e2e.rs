@@ -411,6 +411,8 @@ async fn a_user_edits_a_photo_through_the_deployed_api() -> Res<()> {
         "20",
         "--reason",
         "cloud-e2e",
+        "--operator",
+        "cloud-e2e",
     ])?;
     assert!(grant.status.success(), "atelier-admin grant");
     let account = c.get("/v1/account").await?;

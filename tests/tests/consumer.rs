@@ -270,15 +270,17 @@ async fn a_described_target_among_two_pets_is_ready() {
 }
 
 #[tokio::test]
-async fn a_provider_error_on_the_edit_fails_refunds_once_and_books_nothing_for_the_refused_call() {
+async fn a_provider_refusal_on_the_edit_fails_refunds_once_and_books_nothing_for_the_refused_call()
+{
     let (h, model) = (Harness::new().await, StandIn::start().await);
     let user = h.user();
     let before = h.balance(&user).await;
     let id = h
         .submit_photo(&user, "k", samples::single_pet(), pet())
         .await;
+    // A 429 is refused before processing: the provider bills nothing for it.
     model
-        .fault(json!({ "call": "edit", "fault": "error_500", "job": id }))
+        .fault(json!({ "call": "edit", "fault": "error_429", "job": id }))
         .await;
 
     let outcome = h.processor(&model).process(&job_id(&id)).await;
@@ -311,6 +313,55 @@ async fn a_provider_error_on_the_edit_fails_refunds_once_and_books_nothing_for_t
         Some(check_cost),
         "the refused edit cost nothing: {a:?}"
     );
+    h.assert_audit_clean().await;
+}
+
+#[tokio::test]
+async fn a_provider_500_on_the_edit_keeps_the_edit_estimate_booked_in_the_days_used() {
+    // A stack of its own: the day's `used` is this test's alone.
+    let (h, model) = (Harness::isolated(|_| {}).await, StandIn::start().await);
+    let user = h.user();
+    let before = h.balance(&user).await;
+    let id = h
+        .submit_photo(&user, "k", samples::single_pet(), pet())
+        .await;
+    // A 5xx comes after the request was sent: the provider may have generated and billed it.
+    model
+        .fault(json!({ "call": "edit", "fault": "error_500", "job": id }))
+        .await;
+    let day = budget::day_of(atelier_shared::clock::now());
+
+    let outcome = h.processor(&model).process(&job_id(&id)).await;
+
+    assert_eq!(
+        outcome.ok(),
+        Some(Outcome::Failed {
+            code: FailureCode::EditFailed
+        })
+    );
+    assert_eq!(model.calls(&id).await.edit, 1, "no retry of a paid call");
+    assert_eq!(h.balance(&user).await, before, "the user is refunded");
+    let attempts = h
+        .app
+        .store
+        .attempts_of(&job_id(&id))
+        .await
+        .expect("the job's attempts");
+    assert_eq!(attempts.len(), 1);
+    let a = &attempts[0];
+    let edit = a.calls.get("edit").expect("the edit call is recorded");
+    assert_eq!(edit.cost_micros, None, "a 500's cost is unknown: {a:?}");
+    assert!(a.reserved_micros > Micros::ZERO);
+    assert_eq!(
+        a.settled_cost_micros,
+        Some(a.reserved_micros),
+        "the estimate stays booked: {a:?}"
+    );
+    let d = budget::day(&h.app, &day)
+        .await
+        .unwrap_or_else(|e| panic!("{e:?}"));
+    assert_eq!(d.used_micros, a.reserved_micros, "the day's used: {d:?}");
+    assert_eq!(d.reserved_micros, Micros::ZERO, "nothing left open: {d:?}");
     h.assert_audit_clean().await;
 }
 

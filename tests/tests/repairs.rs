@@ -452,3 +452,168 @@ async fn a_repair_whose_consumer_died_is_swept_refunded_and_frees_its_slot() {
     );
     h.assert_audit_clean().await;
 }
+
+/// A 12 MP phone photo full of sensor noise, as the JPEG a phone uploads (under the upload
+/// limit), and a brushed circle in its middle: outside the brush the delivered result is this
+/// noise, pixel for pixel, which no PNG compressor can shrink.
+fn noisy_12_mp_photo() -> (Vec<u8>, Vec<u8>) {
+    const W: u32 = 4032;
+    const H: u32 = 3024;
+    let mut state = 0x2545_f491_4f6c_dd1d_u64;
+    let photo = image::RgbImage::from_fn(W, H, |x, y| {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        let [r, g, b, ..] = state.to_le_bytes();
+        let base = [150 + (x * 40 / W) as u8, 120, 90 + (y * 40 / H) as u8];
+        image::Rgb([
+            base[0].wrapping_add(r % 64).wrapping_sub(32),
+            base[1].wrapping_add(g % 64).wrapping_sub(32),
+            base[2].wrapping_add(b % 64).wrapping_sub(32),
+        ])
+    });
+    let mut jpeg = Vec::new();
+    image::codecs::jpeg::JpegEncoder::new_with_quality(&mut jpeg, 90)
+        .encode_image(&photo)
+        .unwrap_or_else(|e| panic!("{e}"));
+    let r = 400i64;
+    let weights = image::GrayImage::from_fn(W, H, |x, y| {
+        let (dx, dy) = (i64::from(x) - 2016, i64::from(y) - 1512);
+        image::Luma([if dx * dx + dy * dy <= r * r { 255 } else { 0 }])
+    });
+    let mask = atelier_shared::imaging::Mask::from_weights(weights)
+        .to_alpha_png()
+        .unwrap_or_else(|e| panic!("{e}"));
+    (jpeg, mask)
+}
+
+/// Bytes of the object a delivered job's result is stored as.
+async fn stored_result_bytes(h: &Harness, job: &str) -> i64 {
+    let item = h.app.store.get_job(&job_id(job)).await;
+    let key = item
+        .ok()
+        .flatten()
+        .and_then(|j| j.result)
+        .map(|r| r.asset_key)
+        .unwrap_or_else(|| panic!("{job} has no result"));
+    let head = h
+        .clients
+        .s3
+        .head_object()
+        .bucket(h.app.assets.bucket())
+        .key(key)
+        .send()
+        .await
+        .unwrap_or_else(|e| panic!("{e:?}"));
+    head.content_length().unwrap_or_default()
+}
+
+#[tokio::test]
+async fn a_textured_12_mp_photo_whose_result_is_larger_than_any_upload_can_be_repaired() {
+    let (h, model) = (Harness::new().await, StandIn::start().await);
+    let user = h.user();
+    h.fund_to(&user, 40).await;
+    let (photo, mask) = noisy_12_mp_photo();
+    let upload_limit = atelier_shared::imaging::DecodeLimits::PHOTO.max_bytes;
+    assert!(photo.len() as u64 <= upload_limit, "{} bytes", photo.len());
+    let slot = h
+        .create_upload(&user, "original", "image/jpeg", photo.len() as i64)
+        .await;
+    assert_eq!(slot.status, StatusCode::CREATED, "{slot:?}");
+    assert_eq!(h.put_upload(&slot, photo, None).await, 200);
+    let mask = h.upload(&user, "mask", mask).await;
+    let body = json!({
+        "style": "embroidery", "target": "brush",
+        "original_asset_id": slot.str("asset_id"), "mask_asset_id": mask,
+    });
+    let res = h.submit(&user, Some("edit"), &body).await;
+    assert_eq!(res.status, StatusCode::ACCEPTED, "{res:?}");
+    let edit = res.str("id");
+    let p = h.processor(&model);
+    let outcome = p.process(&job_id(&edit)).await;
+    assert!(
+        matches!(outcome, Ok(Outcome::Delivered { .. })),
+        "{outcome:?}"
+    );
+    let delivered = stored_result_bytes(&h, &edit).await;
+    eprintln!("delivered 4032x3024 result: {delivered} bytes (upload limit {upload_limit})");
+    assert!(
+        delivered as u64 > upload_limit,
+        "the result ({delivered} bytes) must be larger than any upload"
+    );
+    model
+        .fault(json!({ "call": "compare", "fault": "compare_improved" }))
+        .await;
+
+    let repair = repaired(&h, &p, &user, &edit, "r1").await;
+
+    let job = h.job(&user, &repair).await;
+    assert_eq!(job.str("status"), "succeeded", "{job:?}");
+    assert_eq!(job.body["result"]["comparison"]["outcome"], "improved");
+    assert_eq!(job.body["lineage"]["current_job_id"], repair.as_str());
+    assert_eq!(
+        (
+            job.body["result"]["width"].as_u64(),
+            job.body["result"]["height"].as_u64()
+        ),
+        (Some(4032), Some(3024))
+    );
+    eprintln!(
+        "repaired 4032x3024 result: {} bytes",
+        stored_result_bytes(&h, &repair).await
+    );
+    h.assert_audit_clean().await;
+}
+
+#[tokio::test]
+async fn the_lineage_offers_exactly_the_repairs_the_next_submit_accepts_after_failed_repairs() {
+    let (h, model) = (Harness::new().await, StandIn::start().await);
+    let (user, edit, p) = succeeded_edit(&h, &model).await;
+    let mut offered = Vec::new();
+    for n in 0.. {
+        let lineage = h.job(&user, &edit).await.body["lineage"].clone();
+        let left = if n == 0 {
+            lineage["repairs_left"].as_u64().unwrap_or(2)
+        } else {
+            lineage["repairs_left"]
+                .as_u64()
+                .unwrap_or_else(|| panic!("no repairs_left: {lineage}"))
+        };
+        offered.push(left);
+        let (balance, rows) = (h.balance(&user).await, h.ledger(&user).await.len());
+        let res = h
+            .repair(&user, &edit, &format!("r{n}"), &fix("finer"))
+            .await;
+        if left == 0 {
+            assert_eq!(res.status, StatusCode::CONFLICT, "{res:?}");
+            assert_eq!(res.code(), "REPAIR_LIMIT_REACHED");
+            assert_eq!(h.balance(&user).await, balance, "nothing charged");
+            assert_eq!(h.ledger(&user).await.len(), rows);
+            break;
+        }
+        assert_eq!(
+            res.status,
+            StatusCode::ACCEPTED,
+            "the lineage offered {left} repairs: {res:?}"
+        );
+        model
+            .fault(json!({ "call": "edit", "fault": "error_500", "times": 1 }))
+            .await;
+        let outcome = p.process(&job_id(&res.str("id"))).await;
+        assert_eq!(
+            outcome.ok(),
+            Some(Outcome::Failed {
+                code: FailureCode::EditFailed
+            })
+        );
+        assert!(n < 10, "the attempts cap must stop the lineage");
+    }
+    assert_eq!(
+        offered,
+        [2, 2, 2, 1, 0],
+        "four refunded attempts leave none"
+    );
+    let lineage = &h.job(&user, &edit).await.body["lineage"];
+    assert_eq!(lineage["repairs_used"], 0, "{lineage}");
+    h.assert_audit_clean().await;
+}

@@ -339,25 +339,20 @@ async fn an_admin_grant_is_applied_once_per_reason_and_the_books_balance() {
     let user = h.user();
     let before = h.balance(&user).await;
 
-    let first = atelier_shared::services::accounts::grant(
-        &h.app,
-        &user,
-        atelier_shared::domain::Credits::new(7),
-        "promo-x",
-    )
-    .await;
-    let again = atelier_shared::services::accounts::grant(
-        &h.app,
-        &user,
-        atelier_shared::domain::Credits::new(7),
-        "promo-x",
-    )
-    .await;
+    use atelier_shared::domain::{Credits, GrantReason, Operator};
+    use atelier_shared::services::accounts::{self, GrantRequest, GrantResult};
+    let req = GrantRequest {
+        credits: Credits::new(7),
+        reason: GrantReason::parse("promo-x").unwrap_or_else(|e| panic!("{e}")),
+        operator: Operator::parse("ops").unwrap_or_else(|e| panic!("{e}")),
+        create_account: false,
+    };
+    let first = accounts::grant(&h.app, &user, &req).await;
+    let again = accounts::grant(&h.app, &user, &req).await;
 
-    use atelier_shared::store::accounts::GrantOutcome;
-    assert!(matches!(first, Ok(GrantOutcome::Granted)), "{first:?}");
+    assert!(matches!(first, Ok(GrantResult::Granted)), "{first:?}");
     assert!(
-        matches!(again, Ok(GrantOutcome::AlreadyGranted)),
+        matches!(again, Ok(GrantResult::AlreadyGranted { .. })),
         "{again:?}"
     );
     assert_eq!(h.balance(&user).await, before + 7);

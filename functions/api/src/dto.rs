@@ -2,7 +2,6 @@
 
 use std::collections::BTreeMap;
 
-use atelier_shared::domain::repair_request::MAX_REPAIRS;
 use atelier_shared::domain::{
     ComparisonOutcome, ComparisonRecord, JobFailure, LeakageRecord, LedgerKind, ReviewRecord,
     ReviewVerdict,
@@ -120,11 +119,7 @@ impl LineageView {
         LineageView {
             root_job_id: l.root.job_id.to_string(),
             repairs_used: l.root.repairs_used,
-            repairs_left: if l.root.repairs_stopped {
-                0
-            } else {
-                MAX_REPAIRS.saturating_sub(l.root.repairs_used)
-            },
+            repairs_left: l.root.repairs_left(),
             repairs_stopped: l.root.repairs_stopped,
             current_job_id: current.to_string(),
             versions: std::iter::once(&l.root)

@@ -3,6 +3,7 @@
 
 pub mod edit;
 pub mod failure;
+pub mod grant;
 pub mod ids;
 pub mod job;
 pub mod ledger;
@@ -13,6 +14,7 @@ pub mod style;
 
 pub use edit::{AssetKind, EditRequest, EditSpec, Strength, Target};
 pub use failure::{FailureCode, JobFailure};
+pub use grant::{GrantNameError, GrantReason, Operator};
 pub use ids::{AssetId, Credits, IdempotencyKey, JobId, Operation, UserId};
 pub use job::JobState;
 pub use ledger::LedgerKind;

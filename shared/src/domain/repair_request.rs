@@ -21,6 +21,22 @@ pub const MAX_REPAIRS: u32 = 2;
 /// failing stops costing model calls.
 pub const MAX_REPAIR_ATTEMPTS: u32 = 4;
 
+/// How many more repairs a lineage accepts: none once stopped, else the fewer of the repairs
+/// left (`MAX_REPAIRS` minus those charged and not refunded) and the attempts left
+/// (`MAX_REPAIR_ATTEMPTS` minus every accepted submission, refunded ones included). The
+/// submit's condition (`store::lineage`) takes its slot exactly while this is above zero
+/// (`used < MAX_REPAIRS AND attempts < MAX_REPAIR_ATTEMPTS AND NOT stopped`, with no repair
+/// in flight) and classifies its refusal from this, and the lineage view shows it, so the
+/// two cannot disagree.
+pub fn repairs_left(used: u32, attempts: u32, stopped: bool) -> u32 {
+    if stopped {
+        return 0;
+    }
+    MAX_REPAIRS
+        .saturating_sub(used)
+        .min(MAX_REPAIR_ATTEMPTS.saturating_sub(attempts))
+}
+
 /// The repair body as a client sends it.
 #[derive(Debug, Clone, Default, Deserialize, utoipa::ToSchema)]
 pub struct RepairRequest {
@@ -141,6 +157,28 @@ mod tests {
             assert_eq!(errors.len(), 1, "{body}");
             assert_eq!(errors[0].field, "instruction");
         }
+    }
+
+    #[test]
+    fn repairs_left_is_above_zero_exactly_when_the_submit_condition_holds() {
+        for used in 0..=MAX_REPAIRS + 1 {
+            for attempts in used..=MAX_REPAIR_ATTEMPTS + 1 {
+                for stopped in [false, true] {
+                    // The condition of `create_repair_with_debit`, in Rust.
+                    let accepted = used < MAX_REPAIRS && attempts < MAX_REPAIR_ATTEMPTS && !stopped;
+                    let left = repairs_left(used, attempts, stopped);
+                    assert_eq!(left > 0, accepted, "used {used}, attempts {attempts}");
+                    assert!(left <= MAX_REPAIRS - used.min(MAX_REPAIRS));
+                }
+            }
+        }
+        assert_eq!(repairs_left(0, 0, false), MAX_REPAIRS);
+        assert_eq!(
+            repairs_left(0, 3, false),
+            1,
+            "three refunded attempts leave one"
+        );
+        assert_eq!(repairs_left(1, 4, false), 0);
     }
 
     #[test]

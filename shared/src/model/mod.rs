@@ -273,6 +273,15 @@ pub enum ModelError {
     },
 }
 
+/// What a failed call may have cost, from how far it got ([`ModelError::billing`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Billing {
+    /// It never reached the provider, or the provider refused it before processing: free.
+    NotBilled,
+    /// It was sent and not refused: the provider may have billed, the cost is unknown.
+    MayHaveBilled,
+}
+
 impl ModelError {
     /// The call it failed on (`None` for [`ModelError::Build`]).
     pub fn call(&self) -> Option<CallKind> {
@@ -283,6 +292,27 @@ impl ModelError {
             | ModelError::Http { call, .. }
             | ModelError::Transport { call, .. }
             | ModelError::Malformed { call, .. } => Some(*call),
+        }
+    }
+
+    /// Whether the provider may have billed this failed call. Only a call that never reached
+    /// it (not built, not sent, connection refused) or that it refused before processing (a
+    /// 4xx status: bad request, auth, rate limit) is surely free; any other failure after the
+    /// request was sent (a 5xx, a gateway timeout, our timeout, a connection dropped mid-way,
+    /// a malformed answer) may have been generated and billed.
+    pub fn billing(&self) -> Billing {
+        match self {
+            ModelError::Build { .. } | ModelError::InvalidInput { .. } => Billing::NotBilled,
+            ModelError::Http { status, .. } if (400..500).contains(status) => Billing::NotBilled,
+            ModelError::Timeout { source, .. } | ModelError::Transport { source, .. }
+                if source.is_connect() || source.is_builder() =>
+            {
+                Billing::NotBilled
+            }
+            ModelError::Http { .. }
+            | ModelError::Timeout { .. }
+            | ModelError::Transport { .. }
+            | ModelError::Malformed { .. } => Billing::MayHaveBilled,
         }
     }
 

@@ -3,11 +3,11 @@
 
 use super::App;
 use crate::clock;
-use crate::domain::{Credits, UserId};
+use crate::domain::{Credits, GrantReason, LedgerKind, Operator, UserId};
 use crate::error::Error;
 use crate::pricing::SIGNUP_GRANT;
 use crate::store::accounts::GrantOutcome;
-use crate::store::schema::{AccountItem, LedgerItem};
+use crate::store::schema::{AccountItem, LedgerItem, reference};
 
 /// The account, created on first use.
 pub async fn ensure_account(app: &App, user: &UserId) -> Result<AccountItem, Error> {
@@ -38,15 +38,65 @@ pub async fn ledger_page(
     app.store.ledger_page(user, limit, cursor).await
 }
 
-/// An admin grant, idempotent per reason; creates the account first if needed.
-pub async fn grant(
-    app: &App,
-    user: &UserId,
-    credits: Credits,
-    reason: &str,
-) -> Result<GrantOutcome, Error> {
-    ensure_account(app, user).await?;
-    app.store
-        .grant(user, credits, reason, &clock::format(clock::now()))
-        .await
+/// An operator's grant of credits.
+#[derive(Debug, Clone)]
+pub struct GrantRequest {
+    pub credits: Credits,
+    /// Names the grant: one ledger row per user and reason, ever.
+    pub reason: GrantReason,
+    /// Recorded on the ledger row.
+    pub operator: Operator,
+    /// Create the account (with its signup grant) when the user has none; otherwise an
+    /// unknown user is refused, so a mistyped id does not become an account.
+    pub create_account: bool,
+}
+
+/// What an operator's grant did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum GrantResult {
+    Granted,
+    /// This grant (same reason, same amount) was made before: nothing changed.
+    AlreadyGranted {
+        operator: Option<String>,
+    },
+    /// A grant with this reason was made with another amount: refused, nothing changed.
+    AmountDiffers {
+        existing: Credits,
+        operator: Option<String>,
+    },
+    /// No account for this user and `create_account` not asked: nothing written.
+    UnknownUser,
+}
+
+/// An operator's grant, at most once per (user, reason): the ledger row's conditional put
+/// decides, so a rerun, even a concurrent one, grants nothing more; a rerun asking for another
+/// amount is refused with the amount that was granted.
+pub async fn grant(app: &App, user: &UserId, req: &GrantRequest) -> Result<GrantResult, Error> {
+    if req.create_account {
+        ensure_account(app, user).await?;
+    } else if app.store.get_account(user).await?.is_none() {
+        return Ok(GrantResult::UnknownUser);
+    }
+    let mut row = LedgerItem::new(
+        user,
+        reference::grant(req.reason.as_str()),
+        req.credits,
+        LedgerKind::Grant,
+        &clock::format(clock::now()),
+    );
+    row.reason = Some(req.reason.as_str().to_owned());
+    row.operator = Some(req.operator.as_str().to_owned());
+    let result = match app.store.grant(&row).await? {
+        GrantOutcome::Granted => GrantResult::Granted,
+        GrantOutcome::Exists(old) if old.amount == row.amount => GrantResult::AlreadyGranted {
+            operator: old.operator,
+        },
+        GrantOutcome::Exists(old) => GrantResult::AmountDiffers {
+            existing: old.amount,
+            operator: old.operator,
+        },
+        GrantOutcome::AccountMissing => return Err(Error::NotFound { what: "account" }),
+    };
+    tracing::info!(user_id = %user, reason = %req.reason, operator = %req.operator, credits = row.amount.get(), outcome = ?result, "admin_grant");
+    Ok(result)
 }

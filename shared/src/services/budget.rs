@@ -10,7 +10,7 @@ use super::App;
 use crate::clock::{self, Instant};
 use crate::domain::{Credits, JobId, Micros};
 use crate::error::Error;
-use crate::model::{CallKind, EditReply, ModelError, Usage, VisionReply, cost};
+use crate::model::{Billing, CallKind, EditReply, ModelError, Usage, VisionReply, cost};
 use crate::store::budget::{ReserveOutcome, SettleOutcome};
 use crate::store::schema::{AttemptItem, BudgetDayItem, CallRecord};
 
@@ -196,20 +196,17 @@ impl PaidAttempt {
     }
 }
 
-/// What a call cost from its usage; a refused request (an error status) costs nothing, as
-/// providers do not bill it; a timeout, dropped connection or answer without usage: unknown.
+/// What a call cost: from its usage when the provider reported one; nothing when it surely
+/// did not bill (never sent, connection refused, a 4xx refusal before processing); otherwise
+/// unknown (`None`: a 5xx, a gateway timeout, our timeout, a dropped connection, an answer
+/// without usage), which keeps the attempt's estimate booked.
 fn call_cost(kind: CallKind, usage: Option<&Usage>, error: Option<&ModelError>) -> Option<Micros> {
-    match (error, usage) {
-        (_, Some(u)) => cost::cost_micros(kind, u),
-        (
-            Some(
-                ModelError::Http { .. }
-                | ModelError::InvalidInput { .. }
-                | ModelError::Build { .. },
-            ),
-            None,
-        ) => Some(Micros::ZERO),
-        _ => None,
+    if let Some(u) = usage {
+        return cost::cost_micros(kind, u);
+    }
+    match error.map(ModelError::billing) {
+        Some(Billing::NotBilled) => Some(Micros::ZERO),
+        Some(Billing::MayHaveBilled) | None => None,
     }
 }
 
@@ -352,6 +349,166 @@ mod tests {
             settlement_cost(&attempt(100, &[("check", Some(90)), ("edit", None)])),
             Micros::new(100)
         );
+    }
+
+    /// A real transport error from reqwest: the request built from `url` and sent with
+    /// `timeout` (reqwest errors have no public constructor).
+    async fn reqwest_error(url: &str, timeout: std::time::Duration) -> reqwest::Error {
+        let client = reqwest::Client::builder()
+            .timeout(timeout)
+            .build()
+            .unwrap_or_else(|e| panic!("{e}"));
+        match client.post(url).body("{}").send().await {
+            Err(e) => e,
+            Ok(r) => panic!("{url} answered {}", r.status()),
+        }
+    }
+
+    /// A local port that accepts connections and then does `then` with each.
+    fn listener(then: fn(std::net::TcpStream)) -> String {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap_or_else(|e| panic!("{e}"));
+        let port = l.local_addr().map(|a| a.port()).unwrap_or_default();
+        std::thread::spawn(move || {
+            for stream in l.incoming().flatten() {
+                then(stream);
+            }
+        });
+        format!("http://127.0.0.1:{port}/v1/images/edits")
+    }
+
+    #[tokio::test]
+    async fn a_failed_call_books_nothing_only_when_the_provider_cannot_have_billed_it() {
+        use crate::model::Malformed;
+        use std::time::Duration;
+        let kind = CallKind::Edit;
+        let http = |status: u16| ModelError::Http {
+            call: kind,
+            status,
+            code: None,
+            message: None,
+        };
+        let refused_port = {
+            let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap_or_else(|e| panic!("{e}"));
+            l.local_addr().map(|a| a.port()).unwrap_or_default()
+        }; // closed again: connecting is refused
+        let second = Duration::from_secs(5);
+        let refused = reqwest_error(&format!("http://127.0.0.1:{refused_port}/x"), second).await;
+        let not_a_url = reqwest_error("http://exa mple.com/x", second).await;
+        let hangs = listener(|s| {
+            std::thread::sleep(Duration::from_secs(3));
+            drop(s);
+        });
+        let timed_out = reqwest_error(&hangs, Duration::from_millis(200)).await;
+        let dropped = reqwest_error(
+            &listener(|mut s| {
+                use std::io::Read;
+                let mut buf = [0u8; 64];
+                let _ = s.read(&mut buf);
+                drop(s);
+            }),
+            second,
+        )
+        .await;
+        assert!(refused.is_connect() && !dropped.is_connect() && timed_out.is_timeout());
+        let malformed = |usage| ModelError::Malformed {
+            call: kind,
+            usage,
+            source: Malformed::NoImage,
+        };
+        let usage = Usage {
+            input_text_tokens: Some(100),
+            input_image_tokens: Some(1000),
+            output_tokens: Some(4000),
+            ..Usage::default()
+        };
+        let paid = cost::cost_micros(kind, &usage);
+        assert!(paid.is_some_and(|c| c > Micros::ZERO));
+        let free = Some(Micros::ZERO);
+        let unknown = None;
+        /// (case, the call's error, its usage, the cost booked)
+        type Case = (
+            &'static str,
+            Option<ModelError>,
+            Option<Usage>,
+            Option<Micros>,
+        );
+        let table: Vec<Case> = vec![
+            ("answered with usage", None, Some(usage), paid),
+            ("answered without usage", None, None, unknown),
+            ("400 bad request", Some(http(400)), None, free),
+            ("401 unauthorised", Some(http(401)), None, free),
+            ("413 too large", Some(http(413)), None, free),
+            ("429 rate limited", Some(http(429)), None, free),
+            ("500 server error", Some(http(500)), None, unknown),
+            ("502 bad gateway", Some(http(502)), None, unknown),
+            ("503 unavailable", Some(http(503)), None, unknown),
+            ("504 gateway timeout", Some(http(504)), None, unknown),
+            (
+                "connection refused",
+                Some(ModelError::Transport {
+                    call: kind,
+                    source: refused,
+                }),
+                None,
+                free,
+            ),
+            (
+                "request not built",
+                Some(ModelError::Transport {
+                    call: kind,
+                    source: not_a_url,
+                }),
+                None,
+                free,
+            ),
+            (
+                "connection dropped after sending",
+                Some(ModelError::Transport {
+                    call: kind,
+                    source: dropped,
+                }),
+                None,
+                unknown,
+            ),
+            (
+                "our timeout after sending",
+                Some(ModelError::Timeout {
+                    call: kind,
+                    timeout_ms: 200,
+                    source: timed_out,
+                }),
+                None,
+                unknown,
+            ),
+            (
+                "invalid input, never sent",
+                Some(ModelError::InvalidInput {
+                    call: kind,
+                    reason: "x".into(),
+                }),
+                None,
+                free,
+            ),
+            (
+                "malformed without usage",
+                Some(malformed(None)),
+                None,
+                unknown,
+            ),
+            (
+                "malformed with usage",
+                Some(malformed(Some(usage))),
+                Some(usage),
+                paid,
+            ),
+        ];
+        for (case, error, usage, expected) in &table {
+            assert_eq!(
+                call_cost(kind, usage.as_ref(), error.as_ref()),
+                *expected,
+                "{case}"
+            );
+        }
     }
 
     #[test]

@@ -10,12 +10,12 @@ use super::{Item, Store, TxOutcome, from_item, n, names, s, to_item};
 use crate::domain::{Credits, LedgerKind, UserId};
 use crate::error::{AwsError, Error};
 
-/// Result of an idempotent grant.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// Result of writing a grant's ledger row.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum GrantOutcome {
     Granted,
-    /// A grant with this reason was already made; nothing changed.
-    AlreadyGranted,
+    /// A grant with this reason exists (its row, as written): nothing changed.
+    Exists(Box<LedgerItem>),
     AccountMissing,
 }
 
@@ -70,45 +70,36 @@ impl Store {
         }
     }
 
-    /// Adds `credits` with a ledger row referenced by `reason`, at most once per reason.
-    pub async fn grant(
-        &self,
-        user: &UserId,
-        credits: Credits,
-        reason: &str,
-        now: &str,
-    ) -> Result<GrantOutcome, Error> {
-        let mut row = LedgerItem::new(
-            user,
-            reference::grant(reason),
-            credits,
-            LedgerKind::Grant,
-            now,
-        );
-        row.reason = Some(reason.to_owned());
+    /// Adds `row.amount` credits to `row.user_id` with the grant's ledger row, at most once
+    /// per reference (the row is written once, `attribute_not_exists`; an existing row is
+    /// returned as it is and nothing changes).
+    pub async fn grant(&self, row: &LedgerItem) -> Result<GrantOutcome, Error> {
+        let user = &row.user_id;
         let update = Update::builder()
             .table_name(&self.names.accounts_table)
             .key(attr::USER_ID, s(user.as_str()))
             .update_expression("SET #credits = #credits + :amount, #rev = #rev + :one")
             .condition_expression("attribute_exists(#user_id)")
             .set_expression_attribute_names(Some(names(&[attr::CREDITS, attr::REV, attr::USER_ID])))
-            .expression_attribute_values(":amount", n(credits.get()))
+            .expression_attribute_values(":amount", n(row.amount.get()))
             .expression_attribute_values(":one", n(1))
             .build()
             .map_err(|e| AwsError::new("accounts.grant.build", e))?;
         let items = vec![
             TransactWriteItem::builder().update(update).build(),
-            self.put_new(&self.names.ledger_table, to_item(&row)?, attr::REF)?,
+            self.put_new(&self.names.ledger_table, to_item(row)?, attr::REF)?,
         ];
         match self.transact("accounts.grant", items).await? {
             TxOutcome::Committed => Ok(GrantOutcome::Granted),
-            TxOutcome::Canceled(reasons) => {
-                if reasons.get(1).is_some_and(|r| r.condition_failed()) {
-                    Ok(GrantOutcome::AlreadyGranted)
-                } else {
-                    Ok(GrantOutcome::AccountMissing)
+            TxOutcome::Canceled(reasons) => match reasons.get(1).filter(|r| r.condition_failed()) {
+                Some(r) => {
+                    let old = r.item.clone().ok_or_else(|| {
+                        Error::corrupt("grant condition failed without the old row")
+                    })?;
+                    Ok(GrantOutcome::Exists(Box::new(from_item(old)?)))
                 }
-            }
+                None => Ok(GrantOutcome::AccountMissing),
+            },
         }
     }
 

@@ -106,9 +106,7 @@ impl Store {
                 LineageRefusal::NotRepairable { state: root.status }
             } else if root.repairs_stopped {
                 LineageRefusal::Stopped
-            } else if root.repairs_used >= MAX_REPAIRS
-                || root.repair_attempts >= MAX_REPAIR_ATTEMPTS
-            {
+            } else if root.repairs_left() == 0 {
                 LineageRefusal::LimitReached
             } else {
                 LineageRefusal::InProgress

@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::clock::{self, Instant};
 use crate::config::{Resources, env};
+use crate::domain::repair_request;
 use crate::domain::{
     Credits, EditSpec, JobFailure, JobId, JobResult, JobState, LedgerKind, Micros, Operation,
     UserId,
@@ -237,6 +238,10 @@ pub struct LedgerItem {
     pub job_id: Option<JobId>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
+    /// An operator's grant: who made it (`atelier-admin grant --operator`). Absent on rows
+    /// written before it was recorded and on every other kind.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub operator: Option<String>,
     pub created_at: String,
     pub at_ref: String,
 }
@@ -257,6 +262,7 @@ impl LedgerItem {
             kind,
             job_id: None,
             reason: None,
+            operator: None,
             created_at: now.to_owned(),
         }
     }
@@ -384,6 +390,16 @@ impl JobItem {
             .as_ref()
             .map(|c| c.asset_key.as_str())
             .or(self.result.as_ref().map(|r| r.asset_key.as_str()))
+    }
+
+    /// Repairs this lineage's root still accepts (the number the repair submit's condition
+    /// is made of, see [`repair_request::repairs_left`]).
+    pub fn repairs_left(&self) -> u32 {
+        repair_request::repairs_left(
+            self.repairs_used,
+            self.repair_attempts,
+            self.repairs_stopped,
+        )
     }
 }
 

@@ -3,14 +3,13 @@
 
 use std::process::ExitCode;
 
-use anyhow::{Context, bail};
+use anyhow::{Context, anyhow, bail};
 use atelier_shared::aws::Clients;
-use atelier_shared::config::{Config, env};
-use atelier_shared::domain::{Credits, UserId};
+use atelier_shared::config::{AdminSettings, Config, env};
+use atelier_shared::domain::{Credits, GrantReason, Operator, UserId};
+use atelier_shared::services::accounts::{GrantRequest, GrantResult};
 use atelier_shared::services::{App, accounts, audit, budget};
-use atelier_shared::store::accounts::GrantOutcome;
 use atelier_shared::store::schema::TABLES;
-use atelier_shared::validation::clean_text;
 use clap::{Parser, Subcommand};
 
 #[derive(Parser)]
@@ -25,14 +24,24 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Add credits to a user, once per reason (running it again with the same reason does nothing).
+    /// Add credits to a user, once per reason: a rerun with the same amount does nothing and
+    /// exits 0; a rerun with another amount is refused (exit 2). The reason is trimmed and
+    /// lowercased (`Promo-1` is `promo-1`); the operator is recorded on the ledger row.
     Grant {
         #[arg(long)]
         user: String,
         #[arg(long)]
         credits: u32,
+        /// Names the grant: 1-64 of a-z, 0-9 and - _ . : (case and surrounding spaces ignored).
         #[arg(long)]
         reason: String,
+        /// Who is granting (recorded on the ledger row); default: $ATELIER_OPERATOR.
+        #[arg(long)]
+        operator: Option<String>,
+        /// Create the account (with its signup grant) if the user has none; without it an
+        /// unknown user is refused, so a mistyped --user creates nothing.
+        #[arg(long)]
+        create: bool,
     },
     /// Check every account: balance == sum of its ledger, and not negative. Exits 1 and lists
     /// the offenders otherwise.
@@ -85,22 +94,44 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             user,
             credits,
             reason,
+            operator,
+            create,
         } => {
             let Some(user) = UserId::parse(&user) else {
                 bail!("--user is not a valid user id")
             };
-            let reason = clean_text(&reason, 100)
-                .map_err(|e| anyhow::anyhow!("--reason {}", e.message()))?;
+            let reason = GrantReason::parse(&reason).map_err(|e| anyhow!("--reason {e}"))?;
+            let Some(operator) = operator.or(AdminSettings::from_env().operator) else {
+                bail!(
+                    "name the operator with --operator or {}: it is recorded on the ledger row",
+                    env::OPERATOR
+                )
+            };
+            let operator = Operator::parse(&operator).map_err(|e| anyhow!("--operator {e}"))?;
             if credits == 0 {
                 bail!("--credits must be positive");
             }
             let app = app().await?;
-            match accounts::grant(&app, &user, Credits::new(i64::from(credits)), &reason).await? {
-                GrantOutcome::Granted => println!("granted {credits} credits to {user} ({reason})"),
-                GrantOutcome::AlreadyGranted => {
-                    println!("already granted to {user} for reason {reason:?}; nothing changed")
-                }
-                GrantOutcome::AccountMissing => bail!("account {user} could not be created"),
+            let req = GrantRequest {
+                credits: Credits::new(i64::from(credits)),
+                reason: reason.clone(),
+                operator,
+                create_account: create,
+            };
+            let by = |o: Option<String>| o.map_or(String::new(), |o| format!(" by {o}"));
+            match accounts::grant(&app, &user, &req).await? {
+                GrantResult::Granted => println!("granted {credits} credits to {user} ({reason})"),
+                GrantResult::AlreadyGranted { operator } => println!(
+                    "already granted: {credits} credits to {user} for reason {reason:?}{}; nothing changed",
+                    by(operator)
+                ),
+                GrantResult::AmountDiffers { existing, operator } => bail!(
+                    "refused: {user} was already granted {existing} credits for reason {reason:?}{}, not {credits}; nothing changed (a different grant needs a new reason)",
+                    by(operator)
+                ),
+                GrantResult::UnknownUser => bail!(
+                    "refused: {user} has no account; check --user, or pass --create to create it (with its signup grant)"
+                ),
             }
             Ok(ExitCode::SUCCESS)
         }

@@ -18,7 +18,7 @@ use super::inputs::{Inputs, internal_image, prompt_chars, vision_images};
 use super::{EDIT_PROMPT_ALLOWANCE_CHARS, Outcome, Run, Step, Stop};
 use crate::assets::AssetReadError;
 use crate::domain::{
-    AssetKind, ComparisonOutcome, ComparisonRecord, FailureCode, JobId, JobResult, LeakageRecord,
+    ComparisonOutcome, ComparisonRecord, FailureCode, JobId, JobResult, LeakageRecord,
     ReviewRecord, ReviewVerdict,
 };
 use crate::error::Error;
@@ -99,14 +99,19 @@ impl Run<'_> {
         })
     }
 
-    /// The version the user holds, decoded within the photo's limits; it must be the photo's
-    /// size (every delivered image is).
+    /// The version the user holds, decoded within the limits of what this system delivers at
+    /// the photo's size (not the upload limit: a textured full-size result is larger than any
+    /// upload); it must be the photo's size (every delivered image is).
     async fn read_current(&self, key: &str, inputs: &Inputs) -> Result<RgbaImage, Stop> {
         let missing = || Stop::fail(FailureCode::RepairBaseMissing);
-        let limits = DecodeLimits::for_asset(AssetKind::Original);
+        let limits = DecodeLimits::for_delivered(inputs.original.dimensions());
         let bytes = match self.p.app.assets.get_limited(key, limits.max_bytes).await {
             Ok(Some(bytes)) => bytes,
-            Ok(None) | Err(AssetReadError::TooLarge { .. }) => return Err(missing()),
+            Ok(None) => return Err(missing()),
+            Err(AssetReadError::TooLarge { bytes, max }) => {
+                tracing::warn!(job_id = %self.job.job_id, bytes, max, "repair_base_too_large");
+                return Err(missing());
+            }
             Err(AssetReadError::Aws(e)) => return Err(Error::from(e).into()),
         };
         let image = limits.decode(&bytes).map_err(internal_image)?.to_rgba8();

@@ -1,0 +1,300 @@
+//! `atelier-admin grant`, run as an operator runs it: the real binary against the tables the
+//! functions use (the test process's environment names them). A grant is written once per
+//! user and (normalised) reason, a rerun asking for another amount is refused, an unknown
+//! user is not silently created, and the ledger row names the operator.
+//!
+//! The binary is built by cargo for this profile (`cargo build -p atelier-admin`, a no-op
+//! when `cargo xtask test` already built every target), as `cli.rs` does for `atelier`.
+
+use std::path::{Path, PathBuf};
+use std::process::{Output, Stdio};
+
+use atelier_shared::domain::{LedgerKind, UserId};
+use atelier_shared::pricing::SIGNUP_GRANT;
+use atelier_shared::store::schema::LedgerItem;
+use atelier_tests::Harness;
+use serde_json::Value;
+use tokio::sync::OnceCell;
+
+static BINARY: OnceCell<PathBuf> = OnceCell::const_new();
+
+async fn binary() -> PathBuf {
+    BINARY
+        .get_or_init(|| async {
+            tokio::task::spawn_blocking(build_binary)
+                .await
+                .unwrap_or_else(|e| panic!("{e}"))
+        })
+        .await
+        .clone()
+}
+
+fn build_binary() -> PathBuf {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| env!("CARGO").to_owned());
+    let manifest = Path::new(env!("CARGO_MANIFEST_DIR")).join("../Cargo.toml");
+    let mut cmd = std::process::Command::new(cargo);
+    cmd.args([
+        "build",
+        "--package",
+        "atelier-admin",
+        "--bin",
+        "atelier-admin",
+    ])
+    .args([
+        "--message-format",
+        "json-render-diagnostics",
+        "--manifest-path",
+    ])
+    .arg(&manifest)
+    .stderr(Stdio::inherit());
+    if !cfg!(debug_assertions) {
+        cmd.arg("--release");
+    }
+    let out = cmd
+        .output()
+        .unwrap_or_else(|e| panic!("running cargo: {e}"));
+    assert!(out.status.success(), "cargo build -p atelier-admin failed");
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|m| m["reason"] == "compiler-artifact" && m["target"]["name"] == "atelier-admin")
+        .find_map(|m| m["executable"].as_str().map(PathBuf::from))
+        .unwrap_or_else(|| panic!("cargo reported no `atelier-admin` executable"))
+}
+
+/// What one run printed and how it exited.
+struct Run {
+    code: Option<i32>,
+    stdout: String,
+    stderr: String,
+}
+
+impl std::fmt::Debug for Run {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "exit {:?}\nstdout: {}\nstderr: {}",
+            self.code, self.stdout, self.stderr
+        )
+    }
+}
+
+/// Runs `atelier-admin ARGS` with `env` added (and no operator inherited from the shell).
+async fn admin(args: &[&str], env: &[(&str, &str)]) -> Run {
+    let out: Output = tokio::process::Command::new(binary().await)
+        .args(args)
+        .env_remove("ATELIER_OPERATOR")
+        .envs(env.iter().copied())
+        .output()
+        .await
+        .unwrap_or_else(|e| panic!("running atelier-admin: {e}"));
+    Run {
+        code: out.status.code(),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+/// `grant --user U --credits N --reason R --operator jane` plus `extra`.
+async fn grant(user: &UserId, credits: u32, reason: &str, extra: &[&str]) -> Run {
+    let credits = credits.to_string();
+    let mut args = vec![
+        "grant",
+        "--user",
+        user.as_str(),
+        "--credits",
+        &credits,
+        "--reason",
+        reason,
+        "--operator",
+        "jane",
+    ];
+    args.extend_from_slice(extra);
+    admin(&args, &[]).await
+}
+
+/// The `operator` attribute of a ledger row, as stored.
+async fn operator_on_row(h: &Harness, user: &UserId, reference: &str) -> Option<String> {
+    use aws_sdk_dynamodb::types::AttributeValue;
+    let out = h
+        .clients
+        .dynamodb
+        .get_item()
+        .table_name(&h.app.config.resources.ledger_table)
+        .key("user_id", AttributeValue::S(user.as_str().to_owned()))
+        .key("ref", AttributeValue::S(reference.to_owned()))
+        .consistent_read(true)
+        .send()
+        .await
+        .unwrap_or_else(|e| panic!("{e:?}"));
+    let item = out
+        .item
+        .unwrap_or_else(|| panic!("no ledger row {reference}"));
+    item.get("operator")
+        .and_then(|v| v.as_s().ok())
+        .map(String::to_owned)
+}
+
+fn admin_grants(rows: &[LedgerItem]) -> Vec<&LedgerItem> {
+    rows.iter()
+        .filter(|r| r.kind == LedgerKind::Grant && r.reference.starts_with("grant:admin:"))
+        .collect()
+}
+
+#[tokio::test]
+async fn rerunning_a_grant_with_the_same_amount_says_already_granted_exits_0_and_the_row_names_its_operator()
+ {
+    let h = Harness::new().await;
+    let user = h.user();
+    let before = h.balance(&user).await;
+
+    let first = grant(&user, 20, "promo-2026-12", &[]).await;
+    let again = grant(&user, 20, "promo-2026-12", &[]).await;
+
+    assert_eq!(first.code, Some(0), "{first:?}");
+    assert!(first.stdout.contains("granted 20 credits"), "{first:?}");
+    assert_eq!(again.code, Some(0), "{again:?}");
+    assert!(again.stdout.contains("already granted"), "{again:?}");
+    assert!(again.stdout.contains("by jane"), "{again:?}");
+    assert_eq!(h.balance(&user).await, before + 20);
+    let rows = h.ledger(&user).await;
+    let grants = admin_grants(&rows);
+    assert_eq!(grants.len(), 1, "{rows:?}");
+    assert_eq!(grants[0].reference, "grant:admin:promo-2026-12");
+    assert_eq!(
+        operator_on_row(&h, &user, "grant:admin:promo-2026-12")
+            .await
+            .as_deref(),
+        Some("jane"),
+        "the row names its operator"
+    );
+    h.assert_audit_clean().await;
+}
+
+#[tokio::test]
+async fn rerunning_a_grant_with_another_amount_is_refused_naming_the_granted_amount_and_changes_nothing()
+ {
+    let h = Harness::new().await;
+    let user = h.user();
+    h.balance(&user).await; // the account exists
+    let first = grant(&user, 20, "promo-1", &[]).await;
+    assert_eq!(first.code, Some(0), "{first:?}");
+    let (balance, rows) = (h.balance(&user).await, h.ledger(&user).await);
+
+    let other = grant(&user, 50, "promo-1", &[]).await;
+
+    assert_ne!(other.code, Some(0), "{other:?}");
+    assert!(other.stderr.contains("refused"), "{other:?}");
+    assert!(
+        other.stderr.contains("already granted 20 credits"),
+        "names the amount granted: {other:?}"
+    );
+    assert!(!other.stdout.contains("already granted"), "{other:?}");
+    assert_eq!(h.balance(&user).await, balance, "balance unchanged");
+    assert_eq!(h.ledger(&user).await, rows, "no row written");
+    h.assert_audit_clean().await;
+}
+
+#[tokio::test]
+async fn reasons_that_differ_only_in_case_or_surrounding_spaces_are_one_grant() {
+    let h = Harness::new().await;
+    let user = h.user();
+    let before = h.balance(&user).await;
+
+    let upper = grant(&user, 5, "Promo-1", &[]).await;
+    let lower = grant(&user, 5, " promo-1 ", &[]).await;
+
+    assert_eq!(upper.code, Some(0), "{upper:?}");
+    assert_eq!(lower.code, Some(0), "{lower:?}");
+    assert!(lower.stdout.contains("already granted"), "{lower:?}");
+    assert_eq!(h.balance(&user).await, before + 5, "granted once");
+    let rows = h.ledger(&user).await;
+    let grants = admin_grants(&rows);
+    assert_eq!(grants.len(), 1, "{rows:?}");
+    assert_eq!(grants[0].reference, "grant:admin:promo-1");
+    h.assert_audit_clean().await;
+}
+
+#[tokio::test]
+async fn a_grant_to_an_unknown_user_without_create_is_refused_and_creates_no_account() {
+    let h = Harness::new().await;
+    let typo = h.user();
+
+    let refused = grant(&typo, 20, "promo-1", &[]).await;
+
+    assert_ne!(refused.code, Some(0), "{refused:?}");
+    assert!(refused.stderr.contains("--create"), "{refused:?}");
+    let account = h.app.store.get_account(&typo).await;
+    assert!(
+        matches!(account, Ok(None)),
+        "no account created: {account:?}"
+    );
+    assert!(h.ledger(&typo).await.is_empty(), "no ledger row");
+
+    let created = grant(&typo, 20, "promo-1", &["--create"]).await;
+
+    assert_eq!(created.code, Some(0), "{created:?}");
+    assert_eq!(
+        h.balance(&typo).await,
+        i64::from(SIGNUP_GRANT.get()) + 20,
+        "--create: the signup grant, then this one"
+    );
+    h.assert_audit_clean().await;
+}
+
+#[tokio::test]
+async fn empty_overlong_or_odd_reasons_and_a_missing_operator_are_refused_before_anything_is_written()
+ {
+    let h = Harness::new().await;
+    let user = h.user();
+    let (balance, rows) = (h.balance(&user).await, h.ledger(&user).await);
+    let long = "a".repeat(65);
+    for reason in ["", "   ", long.as_str(), "promo 1", "promo/1", "prоmo-1"] {
+        let run = grant(&user, 5, reason, &[]).await;
+        assert_ne!(run.code, Some(0), "{reason:?}: {run:?}");
+        assert!(run.stderr.contains("--reason"), "{reason:?}: {run:?}");
+    }
+    let anonymous = admin(
+        &[
+            "grant",
+            "--user",
+            user.as_str(),
+            "--credits",
+            "5",
+            "--reason",
+            "promo-1",
+        ],
+        &[],
+    )
+    .await;
+    assert_ne!(anonymous.code, Some(0), "{anonymous:?}");
+    assert!(
+        anonymous.stderr.contains("ATELIER_OPERATOR"),
+        "{anonymous:?}"
+    );
+    assert_eq!(h.balance(&user).await, balance);
+    assert_eq!(h.ledger(&user).await, rows);
+
+    // The operator may come from the environment instead of the flag.
+    let from_env = admin(
+        &[
+            "grant",
+            "--user",
+            user.as_str(),
+            "--credits",
+            "5",
+            "--reason",
+            "promo-1",
+        ],
+        &[("ATELIER_OPERATOR", "ops@example.com")],
+    )
+    .await;
+    assert_eq!(from_env.code, Some(0), "{from_env:?}");
+    assert_eq!(
+        operator_on_row(&h, &user, "grant:admin:promo-1")
+            .await
+            .as_deref(),
+        Some("ops@example.com")
+    );
+    h.assert_audit_clean().await;
+}
