@@ -108,7 +108,13 @@ async fn main() -> anyhow::Result<()> {
                 None
             };
             let model = atelier_shared::model::setup::client_from_env(&clients).await?;
-            let processor = Arc::new(Processor::new(app.clone(), model));
+            let processor = Processor::new(app.clone(), model);
+            // The same cold-start check as the consumer Lambda's.
+            let timeout = std::time::Duration::from_secs(app.config.limits.consumer_timeout_secs);
+            processor
+                .time
+                .check_fits(processor.model.config(), timeout)?;
+            let processor = Arc::new(processor);
             // The EventBridge schedule: one sweep a minute.
             let sweep_app = app.clone();
             let sweeper = tokio::spawn(async move {

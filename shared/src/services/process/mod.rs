@@ -389,3 +389,26 @@ impl Run<'_> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_default_model_timeouts_fit_one_job_into_the_consumers_300_s() {
+        let model = ModelConfig::new("http://127.0.0.1:1");
+        let fits = TimeBudget::default().check_fits(&model, Duration::from_secs(300));
+        assert!(fits.is_ok(), "{fits:?}");
+    }
+
+    #[test]
+    fn model_timeouts_that_cannot_fit_one_job_are_refused_at_cold_start() {
+        let mut model = ModelConfig::new("http://127.0.0.1:1");
+        model.vision_timeout = Duration::from_secs(60);
+        let refused = TimeBudget::default().check_fits(&model, Duration::from_secs(300));
+        let message = refused
+            .map_err(|e| e.to_string())
+            .expect_err("330 s > 300 s");
+        assert!(message.contains("exceed the consumer timeout"), "{message}");
+    }
+}
