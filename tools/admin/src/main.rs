@@ -157,10 +157,10 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             }
             let names: Vec<EnvName> = env::ALL
                 .iter()
-                .map(|(name, required, description)| EnvName {
-                    description,
-                    name,
-                    required: *required,
+                .map(|v| EnvName {
+                    description: v.description,
+                    name: v.name,
+                    required: v.required,
                 })
                 .collect();
             println!("{}", serde_json::to_string_pretty(&names)?);
