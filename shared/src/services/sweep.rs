@@ -56,6 +56,11 @@ pub struct SweepSummary {
     /// Candidates another consumer or sweeper finished first.
     pub lost_races: u64,
     pub send_failures: u64,
+    /// Jobs due a refund (dispatch limit, stuck) whose refund transaction failed: money owed
+    /// to a user and not yet given back. The next sweep tries again; emitted as
+    /// `RefundsFailed` and alarmed on. Not counted again under `errors`.
+    pub refund_failures: u64,
+    /// Any other failure (an index query, a requeue, an orphan settlement).
     pub errors: u64,
     /// Items DynamoDB read from the sweep indexes.
     pub items_read: u64,
@@ -97,9 +102,16 @@ pub async fn sweep(app: &App, now: Instant, limits: SweepLimits) -> SweepSummary
                 JobState::Queued => requeue(app, &job, now, &mut summary).await,
                 _ => fail_stuck(app, &job, now, &mut summary).await,
             };
-            if let Err(e) = acted {
-                summary.errors += 1;
-                tracing::error!(job_id = %job.job_id, state = state.as_str(), error = %crate::error::chain(&e), "sweep_action_failed");
+            match acted {
+                Ok(()) => {}
+                Err(SweepError::Refund(e)) => {
+                    summary.refund_failures += 1;
+                    tracing::error!(job_id = %job.job_id, user_id = %job.user_id, credits = job.credits, state = state.as_str(), error = %crate::error::chain(&e), "sweep_refund_failed");
+                }
+                Err(SweepError::Other(e)) => {
+                    summary.errors += 1;
+                    tracing::error!(job_id = %job.job_id, state = state.as_str(), error = %crate::error::chain(&e), "sweep_action_failed");
+                }
             }
         }
     }
@@ -136,6 +148,11 @@ pub async fn sweep(app: &App, now: Instant, limits: SweepLimits) -> SweepSummary
         "Count",
         i64::try_from(summary.stuck_failed).unwrap_or(i64::MAX),
     );
+    crate::metrics::emit(
+        crate::metrics::REFUNDS_FAILED,
+        "Count",
+        i64::try_from(summary.refund_failures).unwrap_or(i64::MAX),
+    );
     tracing::info!(
         requeued = summary.requeued,
         dispatch_limit_failed = summary.dispatch_limit_failed,
@@ -144,6 +161,7 @@ pub async fn sweep(app: &App, now: Instant, limits: SweepLimits) -> SweepSummary
         reservations_kept_booked = summary.reservations_kept_booked,
         lost_races = summary.lost_races,
         send_failures = summary.send_failures,
+        refund_failures = summary.refund_failures,
         errors = summary.errors,
         items_read = summary.items_read,
         out_of_time = summary.out_of_time,
@@ -153,12 +171,24 @@ pub async fn sweep(app: &App, now: Instant, limits: SweepLimits) -> SweepSummary
     summary
 }
 
+/// Why acting on one job failed: its refund (money owed to a user), or anything else.
+enum SweepError {
+    Refund(Error),
+    Other(Error),
+}
+
+impl From<Error> for SweepError {
+    fn from(e: Error) -> SweepError {
+        SweepError::Other(e)
+    }
+}
+
 async fn requeue(
     app: &App,
     job: &JobItem,
     now: Instant,
     summary: &mut SweepSummary,
-) -> Result<(), Error> {
+) -> Result<(), SweepError> {
     let stamp = clock::format(now);
     if job.dispatch_count >= app.config.limits.max_dispatches {
         match app
@@ -170,7 +200,8 @@ async fn requeue(
                 &stamp,
                 Vec::new(),
             )
-            .await?
+            .await
+            .map_err(SweepError::Refund)?
         {
             FinishOutcome::Done => {
                 summary.dispatch_limit_failed += 1;
@@ -227,11 +258,14 @@ async fn fail_stuck(
     job: &JobItem,
     now: Instant,
     summary: &mut SweepSummary,
-) -> Result<(), Error> {
+) -> Result<(), SweepError> {
     let stamp = clock::format(now);
     let before = summary.clone();
-    let extra = settlements(app, job, &stamp, summary).await?;
-    match app
+    // Reading the job's reservations is part of its refund: without them it cannot be made.
+    let extra = settlements(app, job, &stamp, summary)
+        .await
+        .map_err(SweepError::Refund)?;
+    let refunded = app
         .store
         .fail_and_refund(
             job,
@@ -240,8 +274,17 @@ async fn fail_stuck(
             &stamp,
             extra,
         )
-        .await?
-    {
+        .await;
+    let refunded = match refunded {
+        Ok(r) => r,
+        Err(e) => {
+            // Nothing was written: the counts taken for its settlements do not stand.
+            summary.reservations_settled = before.reservations_settled;
+            summary.reservations_kept_booked = before.reservations_kept_booked;
+            return Err(SweepError::Refund(e));
+        }
+    };
+    match refunded {
         FinishOutcome::Done => {
             summary.stuck_failed += 1;
             tracing::warn!(job_id = %job.job_id, started_at = ?job.started_at, "job_stuck_refunded");
