@@ -11,6 +11,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 
 import {
+  Aws,
   CfnCondition,
   CfnOutput,
   CfnParameter,
@@ -22,6 +23,7 @@ import {
   Stack,
   type StackProps,
   Tags,
+  Token,
   Validations,
 } from 'aws-cdk-lib';
 import * as apigw from 'aws-cdk-lib/aws-apigatewayv2';
@@ -76,7 +78,16 @@ export const METRICS = {
   jobsStuck: 'JobsStuck',
   /** Consumer, after each reservation/settlement: the UTC day's spend as a percent of the cap. */
   budgetUsedPercent: 'BudgetUsedPercent',
+  /** Sweeper, every sweep: refunds it owed (dispatch limit, stuck job) and could not make. */
+  refundsFailed: 'RefundsFailed',
 } as const;
+
+/**
+ * Concurrency reserved for the sweeper (parameter `SweeperReservedConcurrency`): the function
+ * that guarantees refunds is never throttled by API or consumer load. Sweeps are safe to
+ * overlap; two covers one sweep running long while the next minute's starts.
+ */
+export const SWEEPER_RESERVED_CONCURRENCY = 2;
 
 export interface AtelierStackProps extends StackProps {
   readonly stage: Stage;
@@ -152,6 +163,15 @@ export class AtelierStack extends Stack {
       minValue: 1,
       maxValue: 100,
       description: 'Edits one user may have queued or processing at once.',
+    });
+    const sweeperReserved = new CfnParameter(this, 'SweeperReservedConcurrency', {
+      type: 'Number',
+      default: SWEEPER_RESERVED_CONCURRENCY,
+      minValue: 0,
+      maxValue: 10,
+      description:
+        'Concurrency reserved for the sweeper, so API load cannot throttle refunds. 0: none (only for accounts whose ' +
+        'concurrency limit is 10, where AWS refuses any reservation; ask for the default 1000).',
     });
     const alarmEmail = new CfnParameter(this, 'AlarmEmail', {
       type: 'String',
@@ -278,6 +298,12 @@ export class AtelierStack extends Stack {
     const consumer = fn('consumer', 1024, CONSUMER_TIMEOUT, 'Job consumer: claim, check, reserve, edit, review, deliver');
     const sweeper = fn('sweeper', 256, Duration.minutes(1), 'Sweeper: re-enqueue, fail and refund the stuck, settle orphans');
     this.functions = { api, consumer, sweeper };
+    const reserveForSweeper = new CfnCondition(this, 'ReserveSweeperConcurrency', {
+      expression: Fn.conditionNot(Fn.conditionEquals(sweeperReserved.valueAsString, '0')),
+    });
+    (sweeper.node.defaultChild as lambda.CfnFunction).reservedConcurrentExecutions = Token.asNumber(
+      Fn.conditionIf(reserveForSweeper.logicalId, sweeperReserved.valueAsNumber, Aws.NO_VALUE),
+    );
 
     this.grantData(api.role!, {
       accounts: ITEM_WRITE_READ,
@@ -499,6 +525,34 @@ export class AtelierStack extends Stack {
       comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
       treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
     });
+    alarm('RefundsFailed', {
+      alarmDescription:
+        'The sweeper owed refunds (jobs past the dispatch limit or stuck in processing) and its refund transaction failed: ' +
+        'users are owed credits. Look at the sweeper logs for sweep_refund_failed (job_id, user_id, credits, error chain); ' +
+        'the next sweep retries every minute. If it persists, check DynamoDB errors/throttling on the jobs, accounts and ledger ' +
+        'tables and the sweeper role; then run atelier-admin audit.',
+      metric: new cloudwatch.Metric({
+        namespace: METRICS.namespace,
+        metricName: METRICS.refundsFailed,
+        dimensionsMap: { FunctionName: sweeper.functionName },
+        period: Duration.minutes(5),
+        statistic: 'Maximum',
+      }),
+      threshold: 1,
+      evaluationPeriods: 1,
+      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+      treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+    });
+    alarm('SweeperErrors', {
+      alarmDescription:
+        'The sweeper failed invocations: a crash, a timeout, or a sweep whose refunds failed (see RefundsFailed). ' +
+        'Nothing else re-sends queued jobs or refunds stuck ones; look at the sweeper logs (sweep_completed, sweep_refund_failed, config_invalid).',
+      metric: sweeper.metricErrors({ period: Duration.minutes(5), statistic: 'Sum' }),
+      threshold: 1,
+      evaluationPeriods: 1,
+      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+      treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+    });
     alarm('BudgetPast80Percent', {
       alarmDescription: 'Model spend passed 80% of the daily cap (the breaker refuses paid calls at 100%).',
       metric: new cloudwatch.Metric({
@@ -557,7 +611,9 @@ export class AtelierStack extends Stack {
             type: 'Number',
             default: 20_000_000,
             minValue: 0,
-            description: 'Daily model spend cap in micro-dollars (20000000 = 20 USD, the code default). 0 halts paid calls.',
+            description:
+              'Default daily model spend cap in micro-dollars (20000000 = 20 USD, the code default) for days the operator has ' +
+              'not capped (atelier-admin budget set-cap overrides it). 0 refuses every paid call.',
           }),
         ).valueAsString,
       ATELIER_STUCK_AFTER_SECS: () => String(STUCK_AFTER.toSeconds()),

@@ -74,6 +74,24 @@ locals {
       period      = 300
       threshold   = 1
     }
+    refunds-failed = {
+      description = "The sweeper owed refunds (jobs past the dispatch limit or stuck in processing) and its refund transaction failed: users are owed credits. Look at the sweeper logs for sweep_refund_failed (job_id, user_id, credits, error chain); the next sweep retries every minute. If it persists, check DynamoDB errors/throttling on the jobs, accounts and ledger tables and the sweeper role; then run atelier-admin audit."
+      namespace   = "Atelier"
+      metric      = "RefundsFailed"
+      dimensions  = { FunctionName = aws_lambda_function.this["sweeper"].function_name }
+      statistic   = "Maximum"
+      period      = 300
+      threshold   = 1
+    }
+    sweeper-errors = {
+      description = "The sweeper failed invocations: a crash, a timeout, or a sweep whose refunds failed (see refunds-failed). Nothing else re-sends queued jobs or refunds stuck ones; look at the sweeper logs (sweep_completed, sweep_refund_failed, config_invalid)."
+      namespace   = "AWS/Lambda"
+      metric      = "Errors"
+      dimensions  = { FunctionName = aws_lambda_function.this["sweeper"].function_name }
+      statistic   = "Sum"
+      period      = 300
+      threshold   = 1
+    }
     budget-past-80-percent = {
       description = "Model spend passed 80% of the daily cap (the breaker refuses paid calls at 100%)."
       namespace   = "Atelier"

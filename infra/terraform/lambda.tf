@@ -29,6 +29,12 @@ locals {
     for e in local.env_names : e.name
     if e.required && !contains(local.platform_env, e.name) && !contains(keys(local.env_values), e.name)
   ]
+  # A value the module has for a name the code does not read would be dropped without a word
+  # (as daily_cap_micros once was): refused instead.
+  unread_env = [
+    for name in keys(local.env_values) : name
+    if !contains([for e in local.env_names : e.name], name)
+  ]
 }
 
 resource "aws_cloudwatch_log_group" "function" {
@@ -44,7 +50,7 @@ resource "aws_lambda_function" "this" {
   #checkov:skip=CKV_AWS_50:No X-Ray: structured JSON logs with one event name per line are the trace; X-Ray would add wildcard IAM and per-trace cost.
   #checkov:skip=CKV_AWS_116:The consumer's retries and dead-letter queue are the SQS queue's; the API is synchronous; the sweeper runs again the next minute (no retries).
   #checkov:skip=CKV_AWS_117:The functions talk only to AWS APIs and the model provider over TLS; a VPC would add NAT cost and nothing to protect.
-  #checkov:skip=CKV_AWS_115:Reserved concurrency fails on new accounts (limit 10); the consumer is bounded by the event source's maximum concurrency, the API by stage throttling.
+  #checkov:skip=CKV_AWS_115:Only the sweeper reserves concurrency (var.sweeper_reserved_concurrency), so API load cannot throttle refunds; the consumer is bounded by the event source's maximum concurrency, the API by stage throttling.
   #checkov:skip=CKV_AWS_173:The environment holds resource names and the secret's ARN, not secrets; the Lambda service key encrypts it at rest.
   #checkov:skip=CKV_AWS_272:Code signing needs a signing profile and pipeline; the zips come from the reproducible `cargo xtask package`.
   for_each = local.functions
@@ -59,6 +65,10 @@ resource "aws_lambda_function" "this" {
   source_code_hash = filebase64sha256("${var.dist_dir}/${each.value.package}/bootstrap.zip")
   memory_size      = each.value.memory
   timeout          = each.value.timeout
+
+  # The sweeper guarantees refunds: its own concurrency, so API or consumer load never
+  # throttles it (-1: unreserved).
+  reserved_concurrent_executions = each.key == "sweeper" && var.sweeper_reserved_concurrency > 0 ? var.sweeper_reserved_concurrency : -1
 
   logging_config {
     log_format            = "JSON"
@@ -76,6 +86,10 @@ resource "aws_lambda_function" "this" {
     precondition {
       condition     = length(local.missing_env) == 0
       error_message = "The code requires environment variables this module does not set: ${join(", ", local.missing_env)}. Add them to env_values in lambda.tf."
+    }
+    precondition {
+      condition     = length(local.unread_env) == 0
+      error_message = "This module sets values the code does not read (not in env-names.json): ${join(", ", local.unread_env)}. Their variables would be dropped silently; refresh env-names.json (cargo xtask infra-schema) or remove them from env_values."
     }
   }
 

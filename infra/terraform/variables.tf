@@ -42,12 +42,22 @@ variable "env_names_file" {
 }
 
 variable "daily_cap_micros" {
-  description = "Daily model spend cap in micro-dollars (20000000 = 20 USD, the code's default); 0 halts paid calls."
+  description = "Default daily model spend cap in micro-dollars (20000000 = 20 USD, the code's default) for days the operator has not capped (atelier-admin budget set-cap overrides it); 0 refuses every paid call."
   type        = number
   default     = 20000000
   validation {
     condition     = var.daily_cap_micros >= 0 && floor(var.daily_cap_micros) == var.daily_cap_micros
     error_message = "daily_cap_micros is a non-negative integer."
+  }
+}
+
+variable "sweeper_reserved_concurrency" {
+  description = "Concurrency reserved for the sweeper, so API load cannot throttle refunds (0: none, only for accounts whose concurrency limit is 10)."
+  type        = number
+  default     = 2
+  validation {
+    condition     = var.sweeper_reserved_concurrency >= 0 && var.sweeper_reserved_concurrency <= 10 && floor(var.sweeper_reserved_concurrency) == var.sweeper_reserved_concurrency
+    error_message = "sweeper_reserved_concurrency is an integer between 0 and 10."
   }
 }
 

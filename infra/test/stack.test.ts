@@ -358,17 +358,60 @@ describe('alarms', () => {
     assert.ok(dlq, 'DLQ alarm');
     assert.deepEqual(dlq.Dimensions, [{ Name: 'QueueName', Value: { 'Fn::GetAtt': [id(s, s.stack.deadLetterQueue), 'QueueName'] } }]);
     assert.equal(dlq.Threshold, 1);
-    const errors = find('Errors', 'AWS/Lambda');
-    assert.deepEqual(errors?.Dimensions, [{ Name: 'FunctionName', Value: { Ref: functionId(s, 'consumer') } }]);
+    const errorsOf = (k: FunctionKey) =>
+      alarms.find(
+        (a) =>
+          a.MetricName === 'Errors' &&
+          a.Namespace === 'AWS/Lambda' &&
+          JSON.stringify(a.Dimensions) === JSON.stringify([{ Name: 'FunctionName', Value: { Ref: functionId(s, k) } }]),
+      );
+    assert.ok(errorsOf('consumer'), 'consumer Errors alarm');
     const stuck = find(METRICS.jobsStuck, METRICS.namespace);
     assert.deepEqual(stuck?.Dimensions, [{ Name: 'FunctionName', Value: { Ref: functionId(s, 'sweeper') } }]);
     const budget = find(METRICS.budgetUsedPercent, METRICS.namespace);
     assert.equal(budget?.Threshold, 80);
     assert.equal(budget?.ComparisonOperator, 'GreaterThanOrEqualToThreshold');
-    assert.equal(alarms.length, 4);
+    assert.equal(alarms.length, 6);
     for (const a of alarms) {
       assert.deepEqual(a.AlarmActions, [{ Ref: topic }]);
       assert.equal(a.TreatMissingData, 'notBreaching');
+    }
+  });
+});
+
+describe('refunds that fail are seen', () => {
+  const s = synth('dev');
+  const alarms = resourcesOfType(s.json, 'AWS::CloudWatch::Alarm').map(([, r]) => r.Properties!);
+  const sweeperDims = [{ Name: 'FunctionName', Value: { Ref: functionId(s, 'sweeper') } }];
+
+  it('alarms on the sweeper’s RefundsFailed metric at the first failed refund, telling on-call where to look', () => {
+    const a = alarms.find((x) => x.MetricName === METRICS.refundsFailed && x.Namespace === METRICS.namespace);
+    assert.ok(a, 'RefundsFailed alarm');
+    assert.equal(METRICS.refundsFailed, 'RefundsFailed', 'the name shared/src/metrics.rs emits');
+    assert.deepEqual(a.Dimensions, sweeperDims);
+    assert.equal(a.Threshold, 1);
+    assert.equal(a.ComparisonOperator, 'GreaterThanOrEqualToThreshold');
+    assert.match(String(a.AlarmDescription), /sweep_refund_failed/);
+    assert.match(String(a.AlarmDescription), /atelier-admin audit/);
+  });
+
+  it('alarms on the sweeper’s own Errors (a sweep whose refunds failed fails its invocation)', () => {
+    const a = alarms.find(
+      (x) => x.MetricName === 'Errors' && x.Namespace === 'AWS/Lambda' && JSON.stringify(x.Dimensions) === JSON.stringify(sweeperDims),
+    );
+    assert.ok(a, 'sweeper Errors alarm');
+    assert.equal(a.Threshold, 1);
+  });
+
+  it('reserves concurrency for the sweeper (a parameter, default 2; 0 leaves it unreserved)', () => {
+    const t = Template.fromJSON(s.json);
+    t.hasParameter('SweeperReservedConcurrency', { Type: 'Number', Default: 2, MinValue: 0 });
+    const props = s.json.Resources[functionId(s, 'sweeper')]!.Properties!;
+    assert.deepEqual(props.ReservedConcurrentExecutions, {
+      'Fn::If': ['ReserveSweeperConcurrency', { Ref: 'SweeperReservedConcurrency' }, { Ref: 'AWS::NoValue' }],
+    });
+    for (const k of ['api', 'consumer'] as const) {
+      assert.equal(s.json.Resources[functionId(s, k)]!.Properties!.ReservedConcurrentExecutions, undefined, k);
     }
   });
 });
@@ -436,15 +479,26 @@ describe('environment from one list', () => {
     );
   });
 
+  it('sets the daily cap from the DailyCapMicros parameter, because the code reads ATELIER_DAILY_CAP_MICROS', () => {
+    assert.ok(
+      loadEnvNames().some((n) => n.name === 'ATELIER_DAILY_CAP_MICROS'),
+      'env-names.json lists the cap (config::env is the one table)',
+    );
+    const t = Template.fromJSON(s.json);
+    t.hasParameter('DailyCapMicros', { Type: 'Number', Default: 20000000, MinValue: 0 });
+    for (const k of ['api', 'consumer', 'sweeper'] as const) {
+      assert.deepEqual(envOf(k).ATELIER_DAILY_CAP_MICROS, { Ref: 'DailyCapMicros' }, k);
+    }
+  });
+
   it('creates a parameter for an anticipated variable only once the code reads it', () => {
-    assert.equal(s.json.Parameters?.DailyCapMicros, undefined);
-    const names = [...loadEnvNames(), { name: 'ATELIER_DAILY_CAP_MICROS', required: true, description: 'cap' }];
+    const names = loadEnvNames().filter((n) => n.name !== 'ATELIER_DAILY_CAP_MICROS');
     const app = new App();
-    const stack = new AtelierStack(app, 'WithCap', { stage: 'dev', placeholderCode: true, envNames: names });
+    const stack = new AtelierStack(app, 'WithoutCap', { stage: 'dev', placeholderCode: true, envNames: names });
     const t = Template.fromStack(stack);
-    t.hasParameter('DailyCapMicros', { Type: 'Number' });
+    assert.equal(t.toJSON().Parameters?.DailyCapMicros, undefined);
     t.hasResourceProperties('AWS::Lambda::Function', {
-      Environment: { Variables: Match.objectLike({ ATELIER_DAILY_CAP_MICROS: { Ref: 'DailyCapMicros' } }) },
+      Environment: { Variables: Match.not(Match.objectLike({ ATELIER_DAILY_CAP_MICROS: Match.anyValue() })) },
     });
   });
 });

@@ -5,123 +5,73 @@ use std::collections::HashMap;
 
 use crate::domain::Micros;
 
-/// Every environment variable the code reads. The infrastructure sets exactly these (its
-/// tests read this list through `atelier-admin env-names`).
+/// Every environment variable the code reads: ONE table. The constants, [`env::ALL`] (what
+/// `atelier-admin env-names` prints and the infrastructure sets) and the readers below all
+/// come from it: a name is declared here or it cannot be read ([`ConfigError::Undeclared`]),
+/// and a unit test records every name the readers ask for and compares it with the table.
 pub mod env {
-    pub const ACCOUNTS_TABLE: &str = "ATELIER_ACCOUNTS_TABLE";
-    pub const LEDGER_TABLE: &str = "ATELIER_LEDGER_TABLE";
-    pub const JOBS_TABLE: &str = "ATELIER_JOBS_TABLE";
-    pub const BUDGET_TABLE: &str = "ATELIER_BUDGET_TABLE";
-    pub const ATTEMPTS_TABLE: &str = "ATELIER_ATTEMPTS_TABLE";
-    pub const QUEUE_URL: &str = "ATELIER_QUEUE_URL";
-    pub const BUCKET: &str = "ATELIER_BUCKET";
-    pub const MAX_IN_FLIGHT: &str = "ATELIER_MAX_IN_FLIGHT";
-    pub const UPLOAD_URL_TTL_SECS: &str = "ATELIER_UPLOAD_URL_TTL_SECS";
-    pub const RESULT_URL_TTL_SECS: &str = "ATELIER_RESULT_URL_TTL_SECS";
-    pub const DAILY_CAP_MICROS: &str = "ATELIER_DAILY_CAP_MICROS";
-    pub const CONSUMER_TIMEOUT_SECS: &str = "ATELIER_CONSUMER_TIMEOUT_SECS";
-    pub const STUCK_AFTER_SECS: &str = "ATELIER_STUCK_AFTER_SECS";
-    pub const REQUEUE_AFTER_SECS: &str = "ATELIER_REQUEUE_AFTER_SECS";
-    pub const REQUEUE_MAX_SECS: &str = "ATELIER_REQUEUE_MAX_SECS";
-    pub const QUEUED_DEADLINE_SECS: &str = "ATELIER_QUEUED_DEADLINE_SECS";
-    pub const MODEL_BASE_URL: &str = "ATELIER_MODEL_BASE_URL";
-    pub const MODEL_API_KEY_SECRET_ID: &str = "ATELIER_MODEL_API_KEY_SECRET_ID";
-    pub const MODEL_API_KEY: &str = "ATELIER_MODEL_API_KEY";
-    pub const VISION_MODEL: &str = "ATELIER_VISION_MODEL";
-    pub const IMAGE_MODEL: &str = "ATELIER_IMAGE_MODEL";
-    pub const LOG_FORMAT: &str = "AWS_LAMBDA_LOG_FORMAT";
-    pub const LOG_LEVEL: &str = "AWS_LAMBDA_LOG_LEVEL";
-    pub const OPERATOR: &str = "ATELIER_OPERATOR";
+    /// One variable: its name, whether the code refuses to start without it, what it is.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    pub struct Var {
+        pub name: &'static str,
+        pub required: bool,
+        pub description: &'static str,
+    }
 
-    /// (name, required, what it is)
-    pub const ALL: &[(&str, bool, &str)] = &[
-        (
-            ACCOUNTS_TABLE,
-            true,
-            "DynamoDB table of accounts (balance, in-flight count)",
-        ),
-        (
-            LEDGER_TABLE,
-            true,
-            "DynamoDB table of the append-only ledger",
-        ),
-        (JOBS_TABLE, true, "DynamoDB table of jobs"),
-        (
-            BUDGET_TABLE,
-            true,
-            "DynamoDB table of the daily cost breaker",
-        ),
-        (ATTEMPTS_TABLE, true, "DynamoDB table of paid-call attempts"),
-        (QUEUE_URL, true, "SQS queue URL of the job doorbell"),
-        (BUCKET, true, "private S3 bucket of uploads and results"),
-        (
-            MAX_IN_FLIGHT,
-            false,
-            "edits one user may have queued or processing (default 3)",
-        ),
-        (
-            UPLOAD_URL_TTL_SECS,
-            false,
-            "lifetime of presigned upload URLs in seconds (default 900)",
-        ),
-        (
-            CONSUMER_TIMEOUT_SECS,
-            false,
-            "the consumer function's timeout in seconds (default 300)",
-        ),
-        (
-            STUCK_AFTER_SECS,
-            false,
-            "a job processing longer than this is failed and refunded by the sweeper (default 900; must exceed the consumer timeout)",
-        ),
-        (
-            REQUEUE_AFTER_SECS,
-            false,
-            "a job still queued this long after it was submitted is sent again; each later re-send waits four times longer than the one before (default 60)",
-        ),
-        (
-            REQUEUE_MAX_SECS,
-            false,
-            "the longest wait between two re-sends of a queued job (default 900; at least the first wait)",
-        ),
-        (
-            QUEUED_DEADLINE_SECS,
-            false,
-            "a job still queued this long after it was submitted is failed and refunded by the sweeper (default 3600; must be longer than the first re-send wait)",
-        ),
-        (
-            MODEL_BASE_URL,
-            false,
-            "model provider base URL (default: the stand-in server on 127.0.0.1:8788 without a key, https://api.openai.com with one)",
-        ),
-        (
-            MODEL_API_KEY_SECRET_ID,
-            false,
-            "Secrets Manager id of the provider key, read by the consumer at cold start",
-        ),
-        (
-            MODEL_API_KEY,
-            false,
-            "the provider key itself (local development only; prefer the secret)",
-        ),
-        (
-            VISION_MODEL,
-            false,
-            "model for the readiness check and review (default gpt-4.1-mini)",
-        ),
-        (
-            IMAGE_MODEL,
-            false,
-            "model for the edit (default gpt-image-1)",
-        ),
-        (LOG_FORMAT, false, "JSON (default in Lambda) or Text"),
-        (LOG_LEVEL, false, "log level filter (default info)"),
-        (
-            OPERATOR,
-            false,
-            "atelier-admin only: the operator recorded on a grant's ledger row when --operator is not given",
-        ),
-    ];
+    macro_rules! table {
+        ($($ident:ident = $name:literal, $required:expr, $description:expr;)*) => {
+            $(pub const $ident: &str = $name;)*
+            /// Every variable, in the order `env-names` prints them.
+            pub const ALL: &[Var] = &[$(Var { name: $name, required: $required, description: $description }),*];
+        };
+    }
+
+    table! {
+        ACCOUNTS_TABLE = "ATELIER_ACCOUNTS_TABLE", true,
+            "DynamoDB table of accounts (balance, in-flight count)";
+        LEDGER_TABLE = "ATELIER_LEDGER_TABLE", true, "DynamoDB table of the append-only ledger";
+        JOBS_TABLE = "ATELIER_JOBS_TABLE", true, "DynamoDB table of jobs";
+        BUDGET_TABLE = "ATELIER_BUDGET_TABLE", true, "DynamoDB table of the daily cost breaker";
+        ATTEMPTS_TABLE = "ATELIER_ATTEMPTS_TABLE", true, "DynamoDB table of paid-call attempts";
+        QUEUE_URL = "ATELIER_QUEUE_URL", true, "SQS queue URL of the job doorbell";
+        BUCKET = "ATELIER_BUCKET", true, "private S3 bucket of uploads and results";
+        MAX_IN_FLIGHT = "ATELIER_MAX_IN_FLIGHT", false,
+            "edits one user may have queued or processing (default 3)";
+        UPLOAD_URL_TTL_SECS = "ATELIER_UPLOAD_URL_TTL_SECS", false,
+            "lifetime of presigned upload URLs in seconds (default 900)";
+        RESULT_URL_TTL_SECS = "ATELIER_RESULT_URL_TTL_SECS", false,
+            "lifetime of presigned result download URLs in seconds (default 600)";
+        DAILY_CAP_MICROS = "ATELIER_DAILY_CAP_MICROS", false,
+            "default daily model spend cap in micro-dollars for days the operator has not capped (default 20000000 = 20 USD; `atelier-admin budget set-cap` overrides it)";
+        CONSUMER_TIMEOUT_SECS = "ATELIER_CONSUMER_TIMEOUT_SECS", false,
+            "the consumer function's timeout in seconds (default 300)";
+        STUCK_AFTER_SECS = "ATELIER_STUCK_AFTER_SECS", false,
+            "a job processing longer than this is failed and refunded by the sweeper (default 900; must exceed the consumer timeout)";
+        REQUEUE_AFTER_SECS = "ATELIER_REQUEUE_AFTER_SECS", false,
+            "a job still queued this long after it was submitted is sent again; each later re-send waits four times longer than the one before (default 60)";
+        REQUEUE_MAX_SECS = "ATELIER_REQUEUE_MAX_SECS", false,
+            "the longest wait between two re-sends of a queued job (default 900; at least the first wait)";
+        QUEUED_DEADLINE_SECS = "ATELIER_QUEUED_DEADLINE_SECS", false,
+            "a job still queued this long after it was submitted is failed and refunded by the sweeper (default 3600; must be longer than the first re-send wait)";
+        MODEL_BASE_URL = "ATELIER_MODEL_BASE_URL", false,
+            "model provider base URL (default: the stand-in server on 127.0.0.1:8788 without a key, https://api.openai.com with one)";
+        MODEL_API_KEY_SECRET_ID = "ATELIER_MODEL_API_KEY_SECRET_ID", false,
+            "Secrets Manager id of the provider key, read by the consumer at cold start";
+        MODEL_API_KEY = "ATELIER_MODEL_API_KEY", false,
+            "the provider key itself (local development only; prefer the secret)";
+        VISION_MODEL = "ATELIER_VISION_MODEL", false,
+            "model for the readiness check and review (default gpt-4.1-mini)";
+        IMAGE_MODEL = "ATELIER_IMAGE_MODEL", false, "model for the edit (default gpt-image-1)";
+        LOG_FORMAT = "AWS_LAMBDA_LOG_FORMAT", false, "JSON (default in Lambda) or Text";
+        LOG_LEVEL = "AWS_LAMBDA_LOG_LEVEL", false, "log level filter (default info)";
+        OPERATOR = "ATELIER_OPERATOR", false,
+            "atelier-admin only: the operator recorded on a grant's ledger row when --operator is not given";
+    }
+
+    /// The table's entry for `name`.
+    pub fn find(name: &str) -> Option<&'static Var> {
+        ALL.iter().find(|v| v.name == name)
+    }
 }
 
 /// Physical names of the resources, as deployed.
@@ -253,6 +203,20 @@ pub enum ConfigError {
     Missing(&'static str),
     #[error("environment variable {name} is invalid: {reason}")]
     Invalid { name: &'static str, reason: String },
+    /// A reader asked for a name [`env::ALL`] does not declare (a bug: declare it there).
+    #[error("environment variable {0} is read but not declared in config::env")]
+    Undeclared(&'static str),
+}
+
+/// The one way the fallible readers look a variable up: only names the table declares.
+fn declared(
+    get: &impl Fn(&str) -> Option<String>,
+    name: &'static str,
+) -> Result<Option<String>, ConfigError> {
+    match env::find(name) {
+        Some(var) => Ok(get(var.name)),
+        None => Err(ConfigError::Undeclared(name)),
+    }
 }
 
 impl Config {
@@ -264,15 +228,16 @@ impl Config {
 
     /// Reads from any lookup (tests use a map).
     pub fn from_lookup(get: impl Fn(&str) -> Option<String>) -> Result<Config, ConfigError> {
+        let get = |name: &'static str| declared(&get, name);
         let required = |name: &'static str| -> Result<String, ConfigError> {
-            match get(name) {
+            match get(name)? {
                 Some(v) if !v.trim().is_empty() => Ok(v.trim().to_owned()),
                 _ => Err(ConfigError::Missing(name)),
             }
         };
         let number =
             |name: &'static str, default: u64, min: u64, max: u64| -> Result<u64, ConfigError> {
-                match get(name) {
+                match get(name)? {
                     None => Ok(default),
                     Some(v) => match v.trim().parse::<u64>() {
                         Ok(n) if (min..=max).contains(&n) => Ok(n),
@@ -479,6 +444,75 @@ mod tests {
         );
     }
 
+    /// Runs every reader with `set` and returns each name they asked for.
+    fn names_read(set: &[(&str, &str)]) -> std::collections::BTreeSet<String> {
+        let asked = std::cell::RefCell::new(std::collections::BTreeSet::new());
+        let mut env = Resources::local("p", "http://x").to_env();
+        for (k, v) in set {
+            if let Some(var) = env::find(k) {
+                env.push((var.name, (*v).to_owned()));
+            }
+        }
+        let recording = |k: &str| {
+            asked.borrow_mut().insert(k.to_owned());
+            env.iter()
+                .rev()
+                .find(|(n, _)| *n == k)
+                .map(|(_, v)| v.clone())
+        };
+        let _ = Config::from_lookup(recording).unwrap_or_else(|e| panic!("{e}"));
+        let _ = ModelSettings::from_lookup(recording).unwrap_or_else(|e| panic!("{e}"));
+        let _ = LogSettings::from_lookup(recording);
+        asked.into_inner()
+    }
+
+    #[test]
+    fn every_variable_the_code_reads_is_in_the_one_table_and_every_listed_one_is_read() {
+        let listed: std::collections::BTreeSet<String> =
+            env::ALL.iter().map(|v| v.name.to_owned()).collect();
+        // Defaults, and every variable set (a reader may only ask for some names when others
+        // are set, e.g. the model URL's default depends on the key).
+        let all_set = [
+            (env::MODEL_API_KEY, "k"),
+            (env::MODEL_API_KEY_SECRET_ID, "arn"),
+            (env::MODEL_BASE_URL, "https://m.example"),
+            (env::DAILY_CAP_MICROS, "7"),
+            (env::RESULT_URL_TTL_SECS, "60"),
+        ];
+        let mut read = names_read(&[]);
+        read.extend(names_read(&all_set));
+        let unlisted: Vec<_> = read.difference(&listed).collect();
+        assert!(
+            unlisted.is_empty(),
+            "read but missing from config::env (so from env-names and the infrastructure): {unlisted:?}"
+        );
+        let unread: Vec<_> = listed.difference(&read).collect();
+        assert!(unread.is_empty(), "listed but never read: {unread:?}");
+        // The two the table once lacked.
+        assert!(env::find("ATELIER_DAILY_CAP_MICROS").is_some());
+        assert!(env::find("ATELIER_RESULT_URL_TTL_SECS").is_some());
+        let mut names: Vec<_> = env::ALL.iter().map(|v| v.name).collect();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), env::ALL.len(), "a name listed twice");
+    }
+
+    #[test]
+    fn a_name_the_table_does_not_declare_cannot_be_read() {
+        assert_eq!(
+            declared(&|_| Some("x".into()), "ATELIER_NOT_DECLARED"),
+            Err(ConfigError::Undeclared("ATELIER_NOT_DECLARED"))
+        );
+    }
+
+    #[test]
+    fn the_daily_cap_is_read_from_its_variable() {
+        let mut env = Resources::local("p", "http://x").to_env();
+        env.push((env::DAILY_CAP_MICROS, "5000000".into()));
+        let c = Config::from_lookup(lookup(env)).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(c.limits.daily_cap_micros, Micros::new(5_000_000));
+    }
+
     #[test]
     fn missing_and_malformed_variables_are_named() {
         let r = Resources::local("p", "http://x");
@@ -530,15 +564,15 @@ impl ModelSettings {
     }
 
     pub fn from_lookup(get: impl Fn(&str) -> Option<String>) -> Result<ModelSettings, ConfigError> {
-        let opt = |name: &str| {
-            get(name)
+        let opt = |name: &'static str| -> Result<Option<String>, ConfigError> {
+            Ok(declared(&get, name)?
                 .map(|v| v.trim().to_owned())
-                .filter(|v| !v.is_empty())
+                .filter(|v| !v.is_empty()))
         };
-        let api_key_secret_id = opt(env::MODEL_API_KEY_SECRET_ID);
-        let api_key = opt(env::MODEL_API_KEY);
+        let api_key_secret_id = opt(env::MODEL_API_KEY_SECRET_ID)?;
+        let api_key = opt(env::MODEL_API_KEY)?;
         let keyed = api_key_secret_id.is_some() || api_key.is_some();
-        let base_url = opt(env::MODEL_BASE_URL).unwrap_or_else(|| {
+        let base_url = opt(env::MODEL_BASE_URL)?.unwrap_or_else(|| {
             if keyed {
                 "https://api.openai.com".to_owned()
             } else {
@@ -555,8 +589,8 @@ impl ModelSettings {
             base_url: base_url.trim_end_matches('/').to_owned(),
             api_key_secret_id,
             api_key,
-            vision_model: opt(env::VISION_MODEL),
-            image_model: opt(env::IMAGE_MODEL),
+            vision_model: opt(env::VISION_MODEL)?,
+            image_model: opt(env::IMAGE_MODEL)?,
         })
     }
 }

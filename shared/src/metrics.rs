@@ -8,6 +8,8 @@ use serde_json::json;
 pub const NAMESPACE: &str = "Atelier";
 /// Sweeper: jobs found stuck in `processing` (and failed and refunded) by one sweep.
 pub const JOBS_STUCK: &str = "JobsStuck";
+/// Sweeper: refunds one sweep owed (dispatch limit, stuck job) and could not make.
+pub const REFUNDS_FAILED: &str = "RefundsFailed";
 /// Consumer: the UTC day's `used + reserved` as an integer percent of the cap.
 pub const BUDGET_USED_PERCENT: &str = "BudgetUsedPercent";
 

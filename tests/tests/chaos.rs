@@ -166,10 +166,14 @@ async fn money_invariants_hold_under_faults() {
         let n = batch.min(jobs - done);
         // The budget: halted for one batch in the middle, exhausted near the end.
         if done == jobs / 2 {
-            budget::set_halted(&clean.app, &day, true).await.ok();
+            budget::set_halted(&clean.app, &budget::Scope::Day(day.clone()), true)
+                .await
+                .ok();
             tally.add("budget_halted_batches");
         } else if done == jobs / 2 + batch {
-            budget::set_halted(&clean.app, &day, false).await.ok();
+            budget::set_halted(&clean.app, &budget::Scope::Day(day.clone()), false)
+                .await
+                .ok();
         }
         if done >= jobs * 4 / 5
             && !tally.0.contains_key("budget_cap_lowered")
@@ -179,7 +183,9 @@ async fn money_invariants_hold_under_faults() {
                 .used_micros
                 .saturating_add(d.reserved_micros)
                 .saturating_add(Micros::new(40_000));
-            budget::set_cap(&clean.app, &day, cap).await.ok();
+            budget::set_cap(&clean.app, &budget::Scope::Day(day.clone()), cap)
+                .await
+                .ok();
             tally.add("budget_cap_lowered");
         }
 
@@ -337,7 +343,9 @@ async fn money_invariants_hold_under_faults() {
 
     // Settle: deliver what is still queued, then two sweepers at once with the clock moved
     // past the stuck threshold, until nothing is in flight.
-    budget::set_halted(&clean.app, &day, false).await.ok();
+    budget::set_halted(&clean.app, &budget::Scope::Day(day.clone()), false)
+        .await
+        .ok();
     let mut rounds = 0;
     loop {
         rounds += 1;

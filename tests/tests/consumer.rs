@@ -549,7 +549,7 @@ async fn budget_for_n_edits_with_3n_jobs_pays_at_most_n_and_refunds_the_rest() {
         .map(|d| d.used_micros.get())
         .expect("today's budget");
     let cap = used + per_job * (n as i64 - 1) + per_job / 2;
-    budget::set_cap(&h.app, &day, Micros::new(cap))
+    budget::set_cap(&h.app, &budget::Scope::Day(day.clone()), Micros::new(cap))
         .await
         .unwrap_or_else(|e| panic!("{e:?}"));
 
@@ -608,8 +608,10 @@ async fn halt_stops_every_paid_call_at_once() {
         h.submit_photo(&user, "b", samples::single_pet(), pet())
             .await,
     ];
-    let day = budget::day_of(atelier_shared::clock::now());
-    budget::set_halted(&h.app, &day, true)
+    let today = budget::Scope::Standing {
+        today: budget::day_of(atelier_shared::clock::now()),
+    };
+    budget::set_halted(&h.app, &today, true)
         .await
         .unwrap_or_else(|e| panic!("{e:?}"));
 
@@ -634,7 +636,7 @@ async fn halt_stops_every_paid_call_at_once() {
                 .contains("temporarily paused")
         );
     }
-    budget::set_halted(&h.app, &day, false)
+    budget::set_halted(&h.app, &today, false)
         .await
         .unwrap_or_else(|e| panic!("{e:?}"));
     let id = h

@@ -1,5 +1,5 @@
 //! Lambda entry point: wires configuration, telemetry and clients, then sweeps on each
-//! scheduled event.
+//! scheduled event; an invocation whose sweep could not make a refund it owed fails.
 
 use atelier_shared::aws::Clients;
 use atelier_shared::config::Config;
@@ -17,6 +17,9 @@ async fn main() -> Result<(), lambda_runtime::Error> {
     lambda_runtime::run(service_fn(
         move |_event: LambdaEvent<CloudWatchEvent>| async move {
             let summary = atelier_sweeper::handle(app, atelier_shared::clock::now()).await;
+            // The summary is logged either way (sweep_completed); a refund that could not be
+            // made fails the invocation, so the function's Errors metric sees it too.
+            atelier_sweeper::verdict(&summary)?;
             Ok::<_, lambda_runtime::Error>(summary)
         },
     ))

@@ -12,12 +12,65 @@ use crate::domain::{Credits, JobId, Micros};
 use crate::error::Error;
 use crate::model::{Billing, CallKind, EditReply, ModelError, Usage, VisionReply, cost};
 use crate::store::budget::{ReserveOutcome, SettleOutcome};
-use crate::store::schema::{AttemptItem, BudgetDayItem, CallRecord};
+use crate::store::schema::{AttemptItem, BudgetDayItem, BudgetStandingItem, CallRecord};
 
 /// The UTC day a time falls in, `YYYY-MM-DD`.
 pub fn day_of(t: Instant) -> String {
-    let d = t.to_offset(time::UtcOffset::UTC).date();
+    format_day(t.to_offset(time::UtcOffset::UTC).date())
+}
+
+fn format_day(d: time::Date) -> String {
     format!("{:04}-{:02}-{:02}", d.year(), u8::from(d.month()), d.day())
+}
+
+/// A day key as an operator types it: exactly `YYYY-MM-DD` and a date that exists
+/// (`2026-1-5`, `2026-02-30` and `standing` are refused).
+pub fn parse_day(text: &str) -> Result<String, String> {
+    let refuse = || format!("{text:?} is not a day: expected a real date as YYYY-MM-DD (UTC)");
+    let parts: Vec<&str> = text.split('-').collect();
+    let [y, m, d] = parts.as_slice() else {
+        return Err(refuse());
+    };
+    let digits = |p: &str, len: usize| p.len() == len && p.bytes().all(|b| b.is_ascii_digit());
+    if !(digits(y, 4) && digits(m, 2) && digits(d, 2)) {
+        return Err(refuse());
+    }
+    let (Ok(y), Ok(m), Ok(d)) = (y.parse::<i32>(), m.parse::<u8>(), d.parse::<u8>()) else {
+        return Err(refuse());
+    };
+    let month = time::Month::try_from(m).map_err(|_| refuse())?;
+    let date = time::Date::from_calendar_date(y, month, d).map_err(|_| refuse())?;
+    Ok(format_day(date))
+}
+
+/// The operator's standing setting, as new days inherit it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub struct Standing {
+    /// Halted until `resume`, whatever the day.
+    pub halted: bool,
+    /// The cap each new day starts with: the operator's (`set-cap`), else the configured default.
+    pub cap_micros: Micros,
+    /// Whether `cap_micros` is the operator's rather than the configured default.
+    pub cap_set_by_operator: bool,
+}
+
+/// Reads the standing setting.
+pub async fn standing(app: &App) -> Result<Standing, Error> {
+    let item: Option<BudgetStandingItem> = app.store.get_budget_standing().await?;
+    let cap = item.as_ref().and_then(|i| i.cap_micros);
+    Ok(Standing {
+        halted: item.as_ref().is_some_and(|i| i.halted),
+        cap_micros: cap.unwrap_or(app.config.limits.daily_cap_micros),
+        cap_set_by_operator: cap.is_some(),
+    })
+}
+
+/// Creates the day's item if missing, from the standing setting (its cap and its halt).
+async fn create_day(app: &App, day: &str, stamp: &str) -> Result<(), Error> {
+    let s = standing(app).await?;
+    app.store
+        .create_budget_day(day, s.cap_micros, s.halted, stamp)
+        .await
 }
 
 /// The outcome of asking for a reservation.
@@ -106,14 +159,10 @@ impl PaidAttempt {
                     halted,
                     headroom_micros,
                 } => {
-                    tracing::warn!(job_id = %req.job, attempt = req.attempt, estimate_micros = req.estimate.get(), halted, headroom_micros = headroom_micros.get(), "budget_refused");
+                    tracing::warn!(job_id = %req.job, attempt = req.attempt, estimate_micros = req.estimate.get(), halted, headroom_micros = headroom_micros.map(Micros::get), "budget_refused");
                     return Ok(Reservation::Refused { halted });
                 }
-                ReserveOutcome::DayMissing => {
-                    app.store
-                        .create_budget_day(&item.day, app.config.limits.daily_cap_micros, &stamp)
-                        .await?;
-                }
+                ReserveOutcome::DayMissing => create_day(app, &item.day, &stamp).await?,
                 ReserveOutcome::AlreadyReserved => {
                     // A second reservation for the same step of a job means the step is
                     // running twice; refuse rather than pay twice.
@@ -249,44 +298,86 @@ fn skipped(now: Instant) -> CallRecord {
     }
 }
 
-/// The day's item, created with the configured cap if missing.
+/// The day's item, created from the standing setting if missing.
 pub async fn day(app: &App, day: &str) -> Result<BudgetDayItem, Error> {
     if let Some(d) = app.store.get_budget_day(day).await? {
         return Ok(d);
     }
-    app.store
-        .create_budget_day(
-            day,
-            app.config.limits.daily_cap_micros,
-            &clock::format(clock::now()),
-        )
-        .await?;
+    create_day(app, day, &clock::format(clock::now())).await?;
     app.store
         .get_budget_day(day)
         .await?
         .ok_or(Error::NotFound { what: "budget day" })
 }
 
-/// Halts or resumes paid calls for the day, at once.
-pub async fn set_halted(app: &App, day_key: &str, halted: bool) -> Result<BudgetDayItem, Error> {
+/// What an operator's change applies to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Scope {
+    /// The standing setting and the day `today` (the day the change is made), in one
+    /// transaction: it holds from now on, across midnight, until changed again.
+    Standing { today: String },
+    /// One day only (`--day`): the standing setting is left alone.
+    Day(String),
+}
+
+impl Scope {
+    /// The day item the change writes.
+    pub fn day(&self) -> &str {
+        match self {
+            Scope::Standing { today } | Scope::Day(today) => today,
+        }
+    }
+
+    fn standing(&self) -> bool {
+        matches!(self, Scope::Standing { .. })
+    }
+}
+
+/// Halts or resumes paid calls at once: with [`Scope::Standing`] until changed again (every
+/// new day is created halted, and every reservation checks the standing halt), else for one
+/// day. A one-day resume does not lift a standing halt.
+pub async fn set_halted(app: &App, scope: &Scope, halted: bool) -> Result<BudgetDayItem, Error> {
+    let day_key = scope.day();
     day(app, day_key).await?;
     app.store
-        .set_halted(day_key, halted, &clock::format(clock::now()))
+        .set_halted(
+            day_key,
+            halted,
+            scope.standing(),
+            &clock::format(clock::now()),
+        )
         .await?;
-    tracing::warn!(day = day_key, halted, "budget_halt_changed");
+    tracing::warn!(
+        day = day_key,
+        halted,
+        standing = scope.standing(),
+        "budget_halt_changed"
+    );
     day(app, day_key).await
 }
 
-/// Changes the day's cap (retrying if a concurrent change wins).
-pub async fn set_cap(app: &App, day_key: &str, cap: Micros) -> Result<BudgetDayItem, Error> {
+/// Changes the cap: with [`Scope::Standing`] today's and every later day's, else one day's
+/// (retrying if a concurrent change wins).
+pub async fn set_cap(app: &App, scope: &Scope, cap: Micros) -> Result<BudgetDayItem, Error> {
+    let day_key = scope.day();
     for _ in 0..5 {
         let current = day(app, day_key).await?;
         if app
             .store
-            .set_cap(&current, cap, &clock::format(clock::now()))
+            .set_cap(
+                &current,
+                cap,
+                scope.standing(),
+                &clock::format(clock::now()),
+            )
             .await?
         {
-            tracing::warn!(day = day_key, cap_micros = cap.get(), "budget_cap_changed");
+            tracing::warn!(
+                day = day_key,
+                cap_micros = cap.get(),
+                standing = scope.standing(),
+                "budget_cap_changed"
+            );
             return day(app, day_key).await;
         }
     }
@@ -508,6 +599,26 @@ mod tests {
                 *expected,
                 "{case}"
             );
+        }
+    }
+
+    #[test]
+    fn a_day_that_does_not_exist_is_refused() {
+        assert_eq!(parse_day("2026-01-05"), Ok("2026-01-05".to_owned()));
+        assert_eq!(parse_day("2028-02-29"), Ok("2028-02-29".to_owned()));
+        for bad in [
+            "2026-1-5",
+            "2026-02-30",
+            "2026-13-01",
+            "2026-00-10",
+            "standing",
+            "",
+            "2026-01-05x",
+            "+026-01-05",
+            "2026-01",
+            "2027-02-29",
+        ] {
+            assert!(parse_day(bad).is_err(), "{bad:?} accepted");
         }
     }
 

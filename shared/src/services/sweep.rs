@@ -60,6 +60,11 @@ pub struct SweepSummary {
     /// Candidates another consumer or sweeper finished first.
     pub lost_races: u64,
     pub send_failures: u64,
+    /// Jobs due a refund (dispatch limit, stuck) whose refund transaction failed: money owed
+    /// to a user and not yet given back. The next sweep tries again; emitted as
+    /// `RefundsFailed` and alarmed on. Not counted again under `errors`.
+    pub refund_failures: u64,
+    /// Any other failure (an index query, a requeue, an orphan settlement).
     pub errors: u64,
     /// Items DynamoDB read from the sweep indexes.
     pub items_read: u64,
@@ -105,9 +110,16 @@ pub async fn sweep(app: &App, now: Instant, limits: SweepLimits) -> SweepSummary
                 JobState::Queued => requeue(app, &job, now, &mut summary).await,
                 _ => fail_stuck(app, &job, now, &mut summary).await,
             };
-            if let Err(e) = acted {
-                summary.errors += 1;
-                tracing::error!(job_id = %job.job_id, state = state.as_str(), error = %crate::error::chain(&e), "sweep_action_failed");
+            match acted {
+                Ok(()) => {}
+                Err(SweepError::Refund(e)) => {
+                    summary.refund_failures += 1;
+                    tracing::error!(job_id = %job.job_id, user_id = %job.user_id, credits = job.credits, state = state.as_str(), error = %crate::error::chain(&e), "sweep_refund_failed");
+                }
+                Err(SweepError::Other(e)) => {
+                    summary.errors += 1;
+                    tracing::error!(job_id = %job.job_id, state = state.as_str(), error = %crate::error::chain(&e), "sweep_action_failed");
+                }
             }
         }
     }
@@ -144,6 +156,11 @@ pub async fn sweep(app: &App, now: Instant, limits: SweepLimits) -> SweepSummary
         "Count",
         i64::try_from(summary.stuck_failed).unwrap_or(i64::MAX),
     );
+    crate::metrics::emit(
+        crate::metrics::REFUNDS_FAILED,
+        "Count",
+        i64::try_from(summary.refund_failures).unwrap_or(i64::MAX),
+    );
     tracing::info!(
         requeued = summary.requeued,
         deadline_failed = summary.deadline_failed,
@@ -152,6 +169,7 @@ pub async fn sweep(app: &App, now: Instant, limits: SweepLimits) -> SweepSummary
         reservations_kept_booked = summary.reservations_kept_booked,
         lost_races = summary.lost_races,
         send_failures = summary.send_failures,
+        refund_failures = summary.refund_failures,
         errors = summary.errors,
         items_read = summary.items_read,
         out_of_time = summary.out_of_time,
@@ -159,6 +177,18 @@ pub async fn sweep(app: &App, now: Instant, limits: SweepLimits) -> SweepSummary
         "sweep_completed"
     );
     summary
+}
+
+/// Why acting on one job failed: its refund (money owed to a user), or anything else.
+enum SweepError {
+    Refund(Error),
+    Other(Error),
+}
+
+impl From<Error> for SweepError {
+    fn from(e: Error) -> SweepError {
+        SweepError::Other(e)
+    }
 }
 
 /// A queued job whose `sweep_at` has passed: past its deadline it fails and is refunded (one
@@ -170,7 +200,7 @@ async fn requeue(
     job: &JobItem,
     now: Instant,
     summary: &mut SweepSummary,
-) -> Result<(), Error> {
+) -> Result<(), SweepError> {
     let stamp = clock::format(now);
     let limits = &app.config.limits;
     let created = clock::parse(&job.created_at).ok_or_else(|| {
@@ -190,7 +220,8 @@ async fn requeue(
                 &stamp,
                 Vec::new(),
             )
-            .await?
+            .await
+            .map_err(SweepError::Refund)?
         {
             FinishOutcome::Done => {
                 summary.deadline_failed += 1;
@@ -253,11 +284,14 @@ async fn fail_stuck(
     job: &JobItem,
     now: Instant,
     summary: &mut SweepSummary,
-) -> Result<(), Error> {
+) -> Result<(), SweepError> {
     let stamp = clock::format(now);
     let before = summary.clone();
-    let extra = settlements(app, job, &stamp, summary).await?;
-    match app
+    // Reading the job's reservations is part of its refund: without them it cannot be made.
+    let extra = settlements(app, job, &stamp, summary)
+        .await
+        .map_err(SweepError::Refund)?;
+    let refunded = app
         .store
         .fail_and_refund(
             job,
@@ -266,8 +300,17 @@ async fn fail_stuck(
             &stamp,
             extra,
         )
-        .await?
-    {
+        .await;
+    let refunded = match refunded {
+        Ok(r) => r,
+        Err(e) => {
+            // Nothing was written: the counts taken for its settlements do not stand.
+            summary.reservations_settled = before.reservations_settled;
+            summary.reservations_kept_booked = before.reservations_kept_booked;
+            return Err(SweepError::Refund(e));
+        }
+    };
+    match refunded {
         FinishOutcome::Done => {
             summary.stuck_failed += 1;
             tracing::warn!(job_id = %job.job_id, started_at = ?job.started_at, "job_stuck_refunded");

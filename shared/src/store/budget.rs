@@ -1,14 +1,17 @@
-//! The daily cost breaker's store (rule 8): the day item and attempts. A reservation is one
-//! transaction (day: `reserved += e, headroom -= e` under `headroom >= e AND NOT halted`;
-//! attempt put); a settlement is one transaction (attempt: close under `attribute_exists(open_day)`;
+//! The daily cost breaker's store (rule 8): the day item, the operator's standing item and
+//! attempts. A reservation is one transaction (day: `reserved += e, headroom -= e` under
+//! `headroom >= e AND NOT halted`; attempt put; the standing item checked `NOT halted`); a settlement is one transaction (attempt: close under `attribute_exists(open_day)`;
 //! day: move the reservation to `used`). Both are conditional, so a retry or a race between
 //! consumer and sweeper settles each attempt once.
 
 use aws_sdk_dynamodb::types::{
-    Put, ReturnValuesOnConditionCheckFailure, TransactWriteItem, Update,
+    AttributeValue, ConditionCheck, Put, ReturnValuesOnConditionCheckFailure, TransactWriteItem,
+    Update,
 };
 
-use super::schema::{AttemptItem, BudgetDayItem, CallRecord, attr};
+use super::schema::{
+    AttemptItem, BUDGET_STANDING, BudgetDayItem, BudgetStandingItem, CallRecord, attr,
+};
 use super::{Store, TxOutcome, from_item, n, names, s, to_item};
 use crate::domain::{JobId, Micros};
 use crate::error::{AwsError, Error};
@@ -20,7 +23,8 @@ pub enum ReserveOutcome {
     /// The day is halted or the estimate does not fit under the cap.
     Refused {
         halted: bool,
-        headroom_micros: Micros,
+        /// The day's headroom, when the day item was the one that refused.
+        headroom_micros: Option<Micros>,
     },
     DayMissing,
     /// This attempt was already reserved (never reserve twice for one job step).
@@ -50,11 +54,27 @@ impl Store {
         out.item.map(from_item).transpose()
     }
 
-    /// Creates the day's item with `cap` if it does not exist yet.
+    /// The operator's standing setting, if one was ever written.
+    pub async fn get_budget_standing(&self) -> Result<Option<BudgetStandingItem>, Error> {
+        let out = self
+            .ddb
+            .get_item()
+            .table_name(&self.names.budget_table)
+            .key(attr::DAY, s(BUDGET_STANDING))
+            .consistent_read(true)
+            .send()
+            .await
+            .map_err(|e| AwsError::new("budget.standing.get", e))?;
+        out.item.map(from_item).transpose()
+    }
+
+    /// Creates the day's item with `cap` and `halted` (the standing setting's, read by the
+    /// caller) if it does not exist yet.
     pub async fn create_budget_day(
         &self,
         day: &str,
         cap_micros: Micros,
+        halted: bool,
         now: &str,
     ) -> Result<(), Error> {
         let item = BudgetDayItem {
@@ -63,7 +83,7 @@ impl Store {
             used_micros: Micros::ZERO,
             reserved_micros: Micros::ZERO,
             headroom_micros: cap_micros,
-            halted: false,
+            halted,
             updated_at: now.to_owned(),
         };
         let res = self
@@ -114,9 +134,22 @@ impl Store {
             .expression_attribute_names("#attempt", attr::ATTEMPT)
             .build()
             .map_err(|e| AwsError::new("budget.reserve.build", e))?;
+        // The operator's standing halt holds whatever the day item says (a day created before
+        // the halt, or one given its own setting).
+        let standing = ConditionCheck::builder()
+            .table_name(&self.names.budget_table)
+            .key(attr::DAY, s(BUDGET_STANDING))
+            .condition_expression("attribute_not_exists(#halted) OR #halted = :false")
+            .expression_attribute_names("#halted", attr::HALTED)
+            .expression_attribute_values(":false", AttributeValue::Bool(false))
+            .build()
+            .map_err(|e| AwsError::new("budget.reserve.build", e))?;
         let items = vec![
             TransactWriteItem::builder().update(day).build(),
             TransactWriteItem::builder().put(put).build(),
+            TransactWriteItem::builder()
+                .condition_check(standing)
+                .build(),
         ];
         match self.transact("budget.reserve", items).await? {
             TxOutcome::Committed => Ok(ReserveOutcome::Reserved),
@@ -124,15 +157,26 @@ impl Store {
                 if reasons.get(1).is_some_and(|r| r.condition_failed()) {
                     return Ok(ReserveOutcome::AlreadyReserved);
                 }
-                match reasons.first().and_then(|r| r.item.clone()) {
-                    None => Ok(ReserveOutcome::DayMissing),
-                    Some(old) => {
-                        let day: BudgetDayItem = from_item(old)?;
-                        Ok(ReserveOutcome::Refused {
-                            halted: day.halted,
-                            headroom_micros: day.headroom_micros,
-                        })
-                    }
+                if reasons.get(2).is_some_and(|r| r.condition_failed()) {
+                    return Ok(ReserveOutcome::Refused {
+                        halted: true,
+                        headroom_micros: None,
+                    });
+                }
+                match reasons.first() {
+                    Some(r) if r.condition_failed() => match r.item.clone() {
+                        None => Ok(ReserveOutcome::DayMissing),
+                        Some(old) => {
+                            let day: BudgetDayItem = from_item(old)?;
+                            Ok(ReserveOutcome::Refused {
+                                halted: day.halted,
+                                headroom_micros: Some(day.headroom_micros),
+                            })
+                        }
+                    },
+                    _ => Err(Error::corrupt(format!(
+                        "budget reservation canceled: {reasons:?}"
+                    ))),
                 }
             }
         }
@@ -246,10 +290,16 @@ impl Store {
         }
     }
 
-    /// Sets `halted` on the day.
-    pub async fn set_halted(&self, day: &str, halted: bool, now: &str) -> Result<(), Error> {
-        self.ddb
-            .update_item()
+    /// Sets `halted` on the day (which must exist) and, with `standing`, on the standing
+    /// setting too, in one transaction: the halt holds for today and every day after.
+    pub async fn set_halted(
+        &self,
+        day: &str,
+        halted: bool,
+        standing: bool,
+        now: &str,
+    ) -> Result<(), Error> {
+        let day_update = Update::builder()
             .table_name(&self.names.budget_table)
             .key(attr::DAY, s(day))
             .update_expression("SET #halted = :h, #updated_at = :now")
@@ -259,28 +309,92 @@ impl Store {
                 attr::UPDATED_AT,
                 attr::DAY,
             ])))
-            .expression_attribute_values(
-                ":h",
-                aws_sdk_dynamodb::types::AttributeValue::Bool(halted),
-            )
+            .expression_attribute_values(":h", AttributeValue::Bool(halted))
             .expression_attribute_values(":now", s(now))
-            .send()
-            .await
-            .map_err(|e| AwsError::new("budget.halt", e))?;
-        Ok(())
+            .build()
+            .map_err(|e| AwsError::new("budget.halt.build", e))?;
+        let mut items = vec![TransactWriteItem::builder().update(day_update).build()];
+        if standing {
+            items.push(self.standing_update(
+                "#halted = :h",
+                attr::HALTED,
+                AttributeValue::Bool(halted),
+                now,
+            )?);
+        }
+        match self.transact("budget.halt", items).await? {
+            TxOutcome::Committed => Ok(()),
+            TxOutcome::Canceled(reasons) => Err(Error::corrupt(format!(
+                "halt of {day} canceled (the day item must exist): {reasons:?}"
+            ))),
+        }
     }
 
-    /// Changes the day's cap, keeping `headroom = cap - used - reserved`. Conditional on the
-    /// old cap, so a concurrent change is not lost; `false` when it lost that race.
+    /// An update of one attribute of the standing item (created by its first update).
+    fn standing_update(
+        &self,
+        set: &str,
+        name: &str,
+        value: AttributeValue,
+        now: &str,
+    ) -> Result<TransactWriteItem, Error> {
+        let (placeholder, value_name) = set
+            .split_once(" = ")
+            .ok_or_else(|| Error::corrupt(format!("standing update {set:?}")))?;
+        let update = Update::builder()
+            .table_name(&self.names.budget_table)
+            .key(attr::DAY, s(BUDGET_STANDING))
+            .update_expression(format!("SET {set}, #updated_at = :now"))
+            .expression_attribute_names(placeholder, name)
+            .expression_attribute_names("#updated_at", attr::UPDATED_AT)
+            .expression_attribute_values(value_name, value)
+            .expression_attribute_values(":now", s(now))
+            .build()
+            .map_err(|e| AwsError::new("budget.standing.build", e))?;
+        Ok(TransactWriteItem::builder().update(update).build())
+    }
+
+    /// Changes the day's cap, keeping `headroom = cap - used - reserved`, and with `standing`
+    /// the cap of every day created after, in one transaction. Conditional on the day's old
+    /// cap, so a concurrent change is not lost; `false` when it lost that race.
     pub async fn set_cap(
         &self,
         day: &BudgetDayItem,
         cap: Micros,
+        standing: bool,
         now: &str,
     ) -> Result<bool, Error> {
         let delta = cap
             .checked_sub(day.cap_micros)
             .ok_or_else(|| Error::corrupt(format!("cap change {} -> {cap}", day.cap_micros)))?;
+        if standing {
+            let update = Update::builder()
+                .table_name(&self.names.budget_table)
+                .key(attr::DAY, s(&day.day))
+                .update_expression(
+                    "SET #cap = :cap, #headroom_micros = #headroom_micros + :delta, #updated_at = :now",
+                )
+                .condition_expression("#cap = :old")
+                .set_expression_attribute_names(Some(names(&[
+                    attr::HEADROOM_MICROS,
+                    attr::UPDATED_AT,
+                ])))
+                .expression_attribute_names("#cap", attr::CAP_MICROS)
+                .expression_attribute_values(":cap", n(cap.get()))
+                .expression_attribute_values(":old", n(day.cap_micros.get()))
+                .expression_attribute_values(":delta", n(delta.get()))
+                .expression_attribute_values(":now", s(now))
+                .build()
+                .map_err(|e| AwsError::new("budget.set_cap.build", e))?;
+            let items = vec![
+                TransactWriteItem::builder().update(update).build(),
+                self.standing_update("#cap = :cap", attr::CAP_MICROS, n(cap.get()), now)?,
+            ];
+            return match self.transact("budget.set_cap", items).await? {
+                TxOutcome::Committed => Ok(true),
+                TxOutcome::Canceled(_) => Ok(false),
+            };
+        }
         let res = self
             .ddb
             .update_item()

@@ -158,7 +158,8 @@ pub const JOBS: TableDef = TableDef {
     ttl_attribute: None,
 };
 
-/// The daily cost breaker: one item per UTC day (cap, used, reserved, headroom, halted).
+/// The daily cost breaker: one item per UTC day (cap, used, reserved, headroom, halted), and
+/// the operator's standing setting under the key [`BUDGET_STANDING`].
 pub const BUDGET: TableDef = TableDef {
     logical: "budget",
     env: env::BUDGET_TABLE,
@@ -429,6 +430,26 @@ pub struct BudgetDayItem {
     pub reserved_micros: Micros,
     pub headroom_micros: Micros,
     pub halted: bool,
+    pub updated_at: String,
+}
+
+/// The `day` key of the budget table's standing item: the operator's setting that outlives
+/// a UTC day (never a date, so it cannot collide with a day item).
+pub const BUDGET_STANDING: &str = "standing";
+
+/// The operator's standing setting (one item, key [`BUDGET_STANDING`]): a halt that holds
+/// until resumed, and the cap every new day starts with. A new day item copies both; every
+/// reservation also checks `halted` here, in its own transaction, so a halt holds for a day
+/// item that already existed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BudgetStandingItem {
+    pub day: String,
+    #[serde(default)]
+    pub halted: bool,
+    /// Absent: new days take the configured default (`ATELIER_DAILY_CAP_MICROS`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cap_micros: Option<Micros>,
+    #[serde(default)]
     pub updated_at: String,
 }
 

@@ -46,12 +46,15 @@ enum Command {
     /// Check every account: balance == sum of its ledger, and not negative. Exits 1 and lists
     /// the offenders otherwise.
     Audit,
-    /// The daily cost breaker: show, halt, resume, set-cap (today, UTC, unless --day).
+    /// The daily cost breaker: show, halt, resume, set-cap. Without --day a change is
+    /// standing (today and every day after, until changed again); with --day it is that
+    /// day's only.
     Budget {
         #[command(subcommand)]
         action: BudgetAction,
-        /// `YYYY-MM-DD`; default today (UTC).
-        #[arg(long, global = true)]
+        /// `YYYY-MM-DD` (UTC, a real date): show or change that day only. Default: today, and
+        /// changes are standing.
+        #[arg(long, global = true, value_parser = budget::parse_day)]
         day: Option<String>,
     },
     /// Print the DynamoDB table definitions (JSON) that the infrastructure must match.
@@ -62,13 +65,15 @@ enum Command {
 
 #[derive(Subcommand)]
 enum BudgetAction {
-    /// Cap, used, reserved and headroom (micro-dollars), and whether the day is halted.
+    /// Cap, used, reserved and headroom (micro-dollars), whether the day is halted, and the
+    /// standing setting new days inherit.
     Show,
-    /// Stop every paid call at once.
+    /// Stop every paid call at once, until `resume` (with --day: that day only).
     Halt,
-    /// Allow paid calls again.
+    /// Allow paid calls again (with --day: that day's own halt only; a standing halt stays).
     Resume,
-    /// Change the day's cap, in micro-dollars (1 dollar = 1000000).
+    /// Change the cap, in micro-dollars (1 dollar = 1000000): today's and every later day's,
+    /// or with --day that day's only.
     SetCap { micros: i64 },
 }
 
@@ -150,27 +155,43 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             }
         }
         Command::Budget { action, day } => {
+            if let BudgetAction::SetCap { micros } = action
+                && micros < 0
+            {
+                bail!("the cap cannot be negative");
+            }
             let app = app().await?;
-            let day = day.unwrap_or_else(|| budget::day_of(atelier_shared::clock::now()));
+            let scope = match day {
+                Some(day) => budget::Scope::Day(day),
+                None => budget::Scope::Standing {
+                    today: budget::day_of(atelier_shared::clock::now()),
+                },
+            };
             let item = match action {
-                BudgetAction::Show => budget::day(&app, &day).await?,
-                BudgetAction::Halt => budget::set_halted(&app, &day, true).await?,
-                BudgetAction::Resume => budget::set_halted(&app, &day, false).await?,
+                BudgetAction::Show => budget::day(&app, scope.day()).await?,
+                BudgetAction::Halt => budget::set_halted(&app, &scope, true).await?,
+                BudgetAction::Resume => budget::set_halted(&app, &scope, false).await?,
                 BudgetAction::SetCap { micros } => {
-                    if micros < 0 {
-                        bail!("the cap cannot be negative");
-                    }
-                    budget::set_cap(&app, &day, atelier_shared::domain::Micros::new(micros)).await?
+                    budget::set_cap(&app, &scope, atelier_shared::domain::Micros::new(micros))
+                        .await?
                 }
             };
+            let standing = budget::standing(&app).await?;
             println!(
                 "{}",
                 serde_json::to_string_pretty(&serde_json::json!({
                     "day": item.day, "halted": item.halted, "cap_micros": item.cap_micros,
                     "used_micros": item.used_micros, "reserved_micros": item.reserved_micros,
                     "headroom_micros": item.headroom_micros,
+                    "standing": standing,
                 }))?
             );
+            if standing.halted && !item.halted {
+                eprintln!(
+                    "note: the standing halt is on, so paid calls stay refused on {}; `budget resume` without --day lifts it",
+                    item.day
+                );
+            }
             Ok(ExitCode::SUCCESS)
         }
         Command::Schema => {
@@ -188,10 +209,10 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             }
             let names: Vec<EnvName> = env::ALL
                 .iter()
-                .map(|(name, required, description)| EnvName {
-                    description,
-                    name,
-                    required: *required,
+                .map(|v| EnvName {
+                    description: v.description,
+                    name: v.name,
+                    required: v.required,
                 })
                 .collect();
             println!("{}", serde_json::to_string_pretty(&names)?);
