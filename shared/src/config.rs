@@ -463,6 +463,7 @@ mod tests {
         let _ = Config::from_lookup(recording).unwrap_or_else(|e| panic!("{e}"));
         let _ = ModelSettings::from_lookup(recording).unwrap_or_else(|e| panic!("{e}"));
         let _ = LogSettings::from_lookup(recording);
+        let _ = AdminSettings::from_lookup(recording);
         asked.into_inner()
     }
 

@@ -114,7 +114,7 @@ pub async fn sweep(app: &App, now: Instant, limits: SweepLimits) -> SweepSummary
                 Ok(()) => {}
                 Err(SweepError::Refund(e)) => {
                     summary.refund_failures += 1;
-                    tracing::error!(job_id = %job.job_id, user_id = %job.user_id, credits = job.credits, state = state.as_str(), error = %crate::error::chain(&e), "sweep_refund_failed");
+                    tracing::error!(job_id = %job.job_id, user_id = %job.user_id, credits = job.credits.get(), state = state.as_str(), error = %crate::error::chain(&e), "sweep_refund_failed");
                 }
                 Err(SweepError::Other(e)) => {
                     summary.errors += 1;
