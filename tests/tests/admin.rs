@@ -236,7 +236,7 @@ async fn a_grant_to_an_unknown_user_without_create_is_refused_and_creates_no_acc
     assert_eq!(created.code, Some(0), "{created:?}");
     assert_eq!(
         h.balance(&typo).await,
-        i64::from(SIGNUP_GRANT.get()) + 20,
+        SIGNUP_GRANT.get() + 20,
         "--create: the signup grant, then this one"
     );
     h.assert_audit_clean().await;
