@@ -519,3 +519,32 @@ pub async fn put_jobs(h: &Harness, jobs: &[atelier_shared::store::schema::JobIte
         futures::future::join_all(sends).await;
     }
 }
+
+/// Builds a binary of the workspace with the same profile as the running tests (so the tests
+/// drive the real program) and returns its path, as cargo reports it.
+pub fn build_binary(package: &str, bin: &str) -> std::path::PathBuf {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| env!("CARGO").to_owned());
+    let manifest = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../Cargo.toml");
+    let mut cmd = std::process::Command::new(cargo);
+    cmd.args(["build", "--package", package, "--bin", bin])
+        .args([
+            "--message-format",
+            "json-render-diagnostics",
+            "--manifest-path",
+        ])
+        .arg(&manifest)
+        .stderr(std::process::Stdio::inherit());
+    if !cfg!(debug_assertions) {
+        cmd.arg("--release");
+    }
+    let out = cmd
+        .output()
+        .unwrap_or_else(|e| panic!("running cargo: {e}"));
+    assert!(out.status.success(), "cargo build -p {package} failed");
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|m| m["reason"] == "compiler-artifact" && m["target"]["name"] == bin)
+        .find_map(|m| m["executable"].as_str().map(std::path::PathBuf::from))
+        .unwrap_or_else(|| panic!("cargo reported no `{bin}` executable"))
+}

@@ -6,14 +6,13 @@
 //! The binary is built by cargo for this profile (`cargo build -p atelier-admin`, a no-op
 //! when `cargo xtask test` already built every target), as `cli.rs` does for `atelier`.
 
-use std::path::{Path, PathBuf};
-use std::process::{Output, Stdio};
+use std::path::PathBuf;
+use std::process::Output;
 
 use atelier_shared::domain::{LedgerKind, UserId};
 use atelier_shared::pricing::SIGNUP_GRANT;
 use atelier_shared::store::schema::LedgerItem;
 use atelier_tests::Harness;
-use serde_json::Value;
 use tokio::sync::OnceCell;
 
 static BINARY: OnceCell<PathBuf> = OnceCell::const_new();
@@ -21,45 +20,14 @@ static BINARY: OnceCell<PathBuf> = OnceCell::const_new();
 async fn binary() -> PathBuf {
     BINARY
         .get_or_init(|| async {
-            tokio::task::spawn_blocking(build_binary)
-                .await
-                .unwrap_or_else(|e| panic!("{e}"))
+            tokio::task::spawn_blocking(|| {
+                atelier_tests::build_binary("atelier-admin", "atelier-admin")
+            })
+            .await
+            .unwrap_or_else(|e| panic!("{e}"))
         })
         .await
         .clone()
-}
-
-fn build_binary() -> PathBuf {
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| env!("CARGO").to_owned());
-    let manifest = Path::new(env!("CARGO_MANIFEST_DIR")).join("../Cargo.toml");
-    let mut cmd = std::process::Command::new(cargo);
-    cmd.args([
-        "build",
-        "--package",
-        "atelier-admin",
-        "--bin",
-        "atelier-admin",
-    ])
-    .args([
-        "--message-format",
-        "json-render-diagnostics",
-        "--manifest-path",
-    ])
-    .arg(&manifest)
-    .stderr(Stdio::inherit());
-    if !cfg!(debug_assertions) {
-        cmd.arg("--release");
-    }
-    let out = cmd
-        .output()
-        .unwrap_or_else(|e| panic!("running cargo: {e}"));
-    assert!(out.status.success(), "cargo build -p atelier-admin failed");
-    String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-        .filter(|m| m["reason"] == "compiler-artifact" && m["target"]["name"] == "atelier-admin")
-        .find_map(|m| m["executable"].as_str().map(PathBuf::from))
-        .unwrap_or_else(|| panic!("cargo reported no `atelier-admin` executable"))
 }
 
 /// What one run printed and how it exited.

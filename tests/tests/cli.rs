@@ -8,7 +8,6 @@
 //! already built every target) and take the path cargo reports: never a stale or guessed file.
 
 use std::path::{Path, PathBuf};
-use std::process::Stdio;
 use std::sync::Arc;
 
 use atelier_local::authorizer::Authorizer;
@@ -26,39 +25,12 @@ static BINARY: OnceCell<PathBuf> = OnceCell::const_new();
 async fn binary() -> PathBuf {
     BINARY
         .get_or_init(|| async {
-            tokio::task::spawn_blocking(build_binary)
+            tokio::task::spawn_blocking(|| atelier_tests::build_binary("atelier-cli", "atelier"))
                 .await
                 .unwrap_or_else(|e| panic!("{e}"))
         })
         .await
         .clone()
-}
-
-fn build_binary() -> PathBuf {
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| env!("CARGO").to_owned());
-    let manifest = Path::new(env!("CARGO_MANIFEST_DIR")).join("../Cargo.toml");
-    let mut cmd = std::process::Command::new(cargo);
-    cmd.args(["build", "--package", "atelier-cli", "--bin", "atelier"])
-        .args([
-            "--message-format",
-            "json-render-diagnostics",
-            "--manifest-path",
-        ])
-        .arg(&manifest)
-        .stderr(Stdio::inherit());
-    if !cfg!(debug_assertions) {
-        cmd.arg("--release");
-    }
-    let out = cmd
-        .output()
-        .unwrap_or_else(|e| panic!("running cargo: {e}"));
-    assert!(out.status.success(), "cargo build -p atelier-cli failed");
-    String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-        .filter(|m| m["reason"] == "compiler-artifact" && m["target"]["name"] == "atelier")
-        .find_map(|m| m["executable"].as_str().map(PathBuf::from))
-        .unwrap_or_else(|| panic!("cargo reported no `atelier` executable"))
 }
 
 /// The local system on ephemeral ports, on a stack of its own (its queue is this test's alone).

@@ -712,21 +712,53 @@ async fn a_corrupt_upload_or_a_mask_of_the_wrong_size_fails_before_any_paid_call
     h.assert_audit_clean().await;
 }
 
-/// A processor that keeps `margin` for delivery and starts a vision call with at least
-/// `least_vision` left (short figures, so the deadline tests take seconds, not minutes).
-fn processor_with_time(
-    h: &Harness,
-    model: &StandIn,
-    margin: Duration,
+/// A pet edit processed against a deadline, and what came of it.
+struct DeadlineRun {
+    h: Harness,
+    model: StandIn,
+    user: atelier_shared::domain::UserId,
+    id: String,
+    outcome: Result<Outcome, ProcessError>,
+}
+
+/// Submits a pet edit whose edit call answers after `edit_ms`, and processes it with
+/// `deadline_secs` left, keeping 1 s for delivery and starting a vision call only with
+/// `least_vision` left (short figures, so these tests take seconds, not minutes). Asserts the
+/// run ended inside the invocation.
+async fn run_with_slow_edit(
+    edit_ms: u64,
     least_vision: Duration,
-) -> atelier_shared::services::process::Processor {
-    let mut p = h.processor(model);
-    p.time = TimeBudget {
-        margin,
+    deadline_secs: u64,
+) -> DeadlineRun {
+    let (h, model) = (Harness::new().await, StandIn::start().await);
+    let user = h.user();
+    let id = h
+        .submit_photo(&user, "k", samples::single_pet(), pet())
+        .await;
+    model
+        .fault(json!({ "call": "edit", "job": id, "fault": "latency_ms", "ms": edit_ms }))
+        .await;
+    let mut processor = h.processor(&model);
+    processor.time = TimeBudget {
+        margin: Duration::from_secs(1),
         least_vision,
         least_edit: Duration::from_secs(2),
     };
-    p
+
+    let deadline = Instant::now() + Duration::from_secs(deadline_secs);
+    let outcome = processor.process_until(&job_id(&id), deadline).await;
+
+    assert!(
+        Instant::now() < deadline,
+        "the job ended inside the invocation"
+    );
+    DeadlineRun {
+        h,
+        model,
+        user,
+        id,
+        outcome,
+    }
 }
 
 #[tokio::test]
@@ -768,23 +800,14 @@ async fn no_paid_call_starts_when_the_invocation_has_too_little_time_left() {
 
 #[tokio::test]
 async fn a_slow_edit_is_cut_off_before_the_deadline_and_refunded_without_a_second_call() {
-    let (h, model) = (Harness::new().await, StandIn::start().await);
-    let user = h.user();
-    let id = h
-        .submit_photo(&user, "k", samples::single_pet(), pet())
-        .await;
-    model
-        .fault(json!({ "call": "edit", "job": id, "fault": "latency_ms", "ms": 30_000 }))
-        .await;
-    let processor = processor_with_time(&h, &model, Duration::from_secs(1), Duration::from_secs(1));
+    let DeadlineRun {
+        h,
+        model,
+        user,
+        id,
+        outcome,
+    } = run_with_slow_edit(30_000, Duration::from_secs(1), 8).await;
 
-    let deadline = Instant::now() + Duration::from_secs(8);
-    let outcome = processor.process_until(&job_id(&id), deadline).await;
-
-    assert!(
-        Instant::now() < deadline,
-        "the job finished inside the invocation"
-    );
     assert_eq!(
         outcome.ok(),
         Some(Outcome::Failed {
@@ -807,21 +830,15 @@ async fn a_slow_edit_is_cut_off_before_the_deadline_and_refunded_without_a_secon
 
 #[tokio::test]
 async fn a_paid_edit_that_returned_late_is_delivered_unreviewed_rather_than_lost() {
-    let (h, model) = (Harness::new().await, StandIn::start().await);
-    let user = h.user();
-    let id = h
-        .submit_photo(&user, "k", samples::single_pet(), pet())
-        .await;
     // The edit returns 14 s in; the review needs 5 s, and then there are fewer than 5 left.
-    model
-        .fault(json!({ "call": "edit", "job": id, "fault": "latency_ms", "ms": 14_000 }))
-        .await;
-    let processor = processor_with_time(&h, &model, Duration::from_secs(1), Duration::from_secs(5));
+    let DeadlineRun {
+        h,
+        model,
+        user,
+        id,
+        outcome,
+    } = run_with_slow_edit(14_000, Duration::from_secs(5), 20).await;
 
-    let deadline = Instant::now() + Duration::from_secs(20);
-    let outcome = processor.process_until(&job_id(&id), deadline).await;
-
-    assert!(Instant::now() < deadline, "delivered inside the invocation");
     assert_eq!(
         outcome.ok(),
         Some(Outcome::Delivered {
