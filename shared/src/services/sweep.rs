@@ -73,110 +73,134 @@ pub struct SweepSummary {
 
 /// One sweep at time `now` (injected: tests move the clock instead of sleeping).
 pub async fn sweep(app: &App, now: Instant, limits: SweepLimits) -> SweepSummary {
-    let started = std::time::Instant::now();
-    let mut summary = SweepSummary::default();
-    let l = &app.config.limits;
-    let out_of_time = |summary: &mut SweepSummary| {
-        let over = started.elapsed() > limits.time_budget;
-        summary.out_of_time |= over;
-        over
+    let mut run = Run {
+        started: std::time::Instant::now(),
+        limits,
+        summary: SweepSummary::default(),
     };
-
+    let stuck_before = now - Duration::from_secs(app.config.limits.stuck_after_secs);
     // 1. Queued jobs whose next re-send (or deadline) is due: their `sweep_at` is that time.
+    run.jobs(app, JobState::Queued, now, now).await;
     // 2. Jobs stuck in processing: their `sweep_at` is the claim.
-    let phases = [
-        (JobState::Queued, now),
-        (
-            JobState::Processing,
-            now - Duration::from_secs(l.stuck_after_secs),
-        ),
-    ];
-    for (state, due_before) in phases {
+    run.jobs(app, JobState::Processing, stuck_before, now).await;
+    // 3. Reservations a crashed consumer left open (today and yesterday, UTC).
+    for day in [day_of(now - Duration::from_secs(86_400)), day_of(now)] {
+        run.orphans(app, &day, stuck_before).await;
+    }
+    run.report()
+}
+
+/// One sweep in progress: its bounds and its counts.
+struct Run {
+    started: std::time::Instant,
+    limits: SweepLimits,
+    summary: SweepSummary,
+}
+
+impl Run {
+    /// Past the time budget: stop starting new actions (and say so in the summary).
+    fn out_of_time(&mut self) -> bool {
+        let over = self.started.elapsed() > self.limits.time_budget;
+        self.summary.out_of_time |= over;
+        over
+    }
+
+    /// Acts on the jobs in `state` whose `sweep_at` is at or before `due_before`.
+    async fn jobs(&mut self, app: &App, state: JobState, due_before: Instant, now: Instant) {
         let before = clock::format(due_before);
-        let (jobs, read) = match app.store.jobs_due(state, &before, limits.max_items).await {
+        let (jobs, read) = match app
+            .store
+            .jobs_due(state, &before, self.limits.max_items)
+            .await
+        {
             Ok(found) => found,
             Err(e) => {
-                summary.errors += 1;
+                self.summary.errors += 1;
                 tracing::error!(state = state.as_str(), error = %crate::error::chain(&e), "sweep_query_failed");
-                continue;
+                return;
             }
         };
-        summary.items_read += read;
+        self.summary.items_read += read;
         for job in jobs {
-            if out_of_time(&mut summary) {
+            if self.out_of_time() {
                 break;
             }
             let acted = match state {
-                JobState::Queued => requeue(app, &job, now, &mut summary).await,
-                _ => fail_stuck(app, &job, now, &mut summary).await,
+                JobState::Queued => requeue(app, &job, now, &mut self.summary).await,
+                _ => fail_stuck(app, &job, now, &mut self.summary).await,
             };
             match acted {
                 Ok(()) => {}
                 Err(SweepError::Refund(e)) => {
-                    summary.refund_failures += 1;
+                    self.summary.refund_failures += 1;
                     tracing::error!(job_id = %job.job_id, user_id = %job.user_id, credits = job.credits.get(), state = state.as_str(), error = %crate::error::chain(&e), "sweep_refund_failed");
                 }
                 Err(SweepError::Other(e)) => {
-                    summary.errors += 1;
+                    self.summary.errors += 1;
                     tracing::error!(job_id = %job.job_id, state = state.as_str(), error = %crate::error::chain(&e), "sweep_action_failed");
                 }
             }
         }
     }
 
-    // 3. Reservations a crashed consumer left open (today and yesterday, UTC).
-    let before = clock::format(now - Duration::from_secs(l.stuck_after_secs));
-    for day in [day_of(now - Duration::from_secs(86_400)), day_of(now)] {
-        match app
+    /// Settles the reservations of `day` left open since before `before`.
+    async fn orphans(&mut self, app: &App, day: &str, before: Instant) {
+        let before = clock::format(before);
+        let (attempts, read) = match app
             .store
-            .open_attempts(&day, &before, limits.max_items)
+            .open_attempts(day, &before, self.limits.max_items)
             .await
         {
-            Ok((attempts, read)) => {
-                summary.items_read += read;
-                for candidate in attempts {
-                    if out_of_time(&mut summary) {
-                        break;
-                    }
-                    if let Err(e) = settle_orphan(app, &candidate, &mut summary).await {
-                        summary.errors += 1;
-                        tracing::error!(job_id = %candidate.job_id, error = %crate::error::chain(&e), "sweep_settle_failed");
-                    }
-                }
-            }
+            Ok(found) => found,
             Err(e) => {
-                summary.errors += 1;
+                self.summary.errors += 1;
                 tracing::error!(error = %crate::error::chain(&e), "sweep_query_failed");
+                return;
+            }
+        };
+        self.summary.items_read += read;
+        for candidate in attempts {
+            if self.out_of_time() {
+                break;
+            }
+            if let Err(e) = settle_orphan(app, &candidate, &mut self.summary).await {
+                self.summary.errors += 1;
+                tracing::error!(job_id = %candidate.job_id, error = %crate::error::chain(&e), "sweep_settle_failed");
             }
         }
     }
 
-    crate::metrics::emit(
-        crate::metrics::JOBS_STUCK,
-        "Count",
-        i64::try_from(summary.stuck_failed).unwrap_or(i64::MAX),
-    );
-    crate::metrics::emit(
-        crate::metrics::REFUNDS_FAILED,
-        "Count",
-        i64::try_from(summary.refund_failures).unwrap_or(i64::MAX),
-    );
-    tracing::info!(
-        requeued = summary.requeued,
-        deadline_failed = summary.deadline_failed,
-        stuck_failed = summary.stuck_failed,
-        reservations_settled = summary.reservations_settled,
-        reservations_kept_booked = summary.reservations_kept_booked,
-        lost_races = summary.lost_races,
-        send_failures = summary.send_failures,
-        refund_failures = summary.refund_failures,
-        errors = summary.errors,
-        items_read = summary.items_read,
-        out_of_time = summary.out_of_time,
-        elapsed_ms = started.elapsed().as_millis() as u64,
-        "sweep_completed"
-    );
-    summary
+    /// The metrics and the one `sweep_completed` line; the counts.
+    fn report(self) -> SweepSummary {
+        let summary = self.summary;
+        let count = |n: u64| i64::try_from(n).unwrap_or(i64::MAX);
+        crate::metrics::emit(
+            crate::metrics::JOBS_STUCK,
+            "Count",
+            count(summary.stuck_failed),
+        );
+        crate::metrics::emit(
+            crate::metrics::REFUNDS_FAILED,
+            "Count",
+            count(summary.refund_failures),
+        );
+        tracing::info!(
+            requeued = summary.requeued,
+            deadline_failed = summary.deadline_failed,
+            stuck_failed = summary.stuck_failed,
+            reservations_settled = summary.reservations_settled,
+            reservations_kept_booked = summary.reservations_kept_booked,
+            lost_races = summary.lost_races,
+            send_failures = summary.send_failures,
+            refund_failures = summary.refund_failures,
+            errors = summary.errors,
+            items_read = summary.items_read,
+            out_of_time = summary.out_of_time,
+            elapsed_ms = u64::try_from(self.started.elapsed().as_millis()).unwrap_or(u64::MAX),
+            "sweep_completed"
+        );
+        summary
+    }
 }
 
 /// Why acting on one job failed: its refund (money owed to a user), or anything else.
