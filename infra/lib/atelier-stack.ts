@@ -616,6 +616,18 @@ export class AtelierStack extends Stack {
               'not capped (atelier-admin budget set-cap overrides it). 0 refuses every paid call.',
           }),
         ).valueAsString,
+      ATELIER_USER_DAILY_SHARE_MICROS: () =>
+        lazyParam('UserDailyShareMicros', () =>
+          new CfnParameter(this, 'UserDailyShareMicros', {
+            type: 'Number',
+            default: 3_000_000,
+            minValue: 1,
+            description:
+              'Model spend one user may cause in a UTC day, refunded jobs included, in micro-dollars (3000000 = 3 USD, the ' +
+              'code default); past it their submits are refused (429 DAILY_LIMIT_REACHED). atelier-admin budget share ' +
+              'overrides it per user.',
+          }),
+        ).valueAsString,
       ATELIER_STUCK_AFTER_SECS: () => String(STUCK_AFTER.toSeconds()),
       ATELIER_CONSUMER_TIMEOUT_SECS: () => String(CONSUMER_TIMEOUT.toSeconds()),
     };

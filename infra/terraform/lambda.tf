@@ -17,6 +17,7 @@ locals {
       ATELIER_MODEL_BASE_URL          = var.model_base_url
       ATELIER_MODEL_API_KEY_SECRET_ID = aws_secretsmanager_secret.provider_key.arn
       ATELIER_DAILY_CAP_MICROS        = tostring(var.daily_cap_micros)
+      ATELIER_USER_DAILY_SHARE_MICROS = tostring(var.user_daily_share_micros)
       ATELIER_STUCK_AFTER_SECS        = tostring(local.stuck_after_secs)
       ATELIER_CONSUMER_TIMEOUT_SECS   = tostring(local.consumer_timeout)
     },

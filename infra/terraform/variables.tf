@@ -51,6 +51,16 @@ variable "daily_cap_micros" {
   }
 }
 
+variable "user_daily_share_micros" {
+  description = "Model spend one user may cause in a UTC day, refunded jobs included, in micro-dollars (3000000 = 3 USD, the code's default); past it their submits are refused (429 DAILY_LIMIT_REACHED). atelier-admin budget share overrides it per user."
+  type        = number
+  default     = 3000000
+  validation {
+    condition     = var.user_daily_share_micros >= 1 && floor(var.user_daily_share_micros) == var.user_daily_share_micros
+    error_message = "user_daily_share_micros is a positive integer."
+  }
+}
+
 variable "sweeper_reserved_concurrency" {
   description = "Concurrency reserved for the sweeper, so API load cannot throttle refunds (0: none, only for accounts whose concurrency limit is 10)."
   type        = number

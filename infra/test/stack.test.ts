@@ -491,6 +491,15 @@ describe('environment from one list', () => {
     }
   });
 
+  it('sets the user share from the UserDailyShareMicros parameter, because the code reads ATELIER_USER_DAILY_SHARE_MICROS', () => {
+    assert.ok(loadEnvNames().some((n) => n.name === 'ATELIER_USER_DAILY_SHARE_MICROS'));
+    const t = Template.fromJSON(s.json);
+    t.hasParameter('UserDailyShareMicros', { Type: 'Number', Default: 3000000, MinValue: 1 });
+    for (const k of ['api', 'consumer', 'sweeper'] as const) {
+      assert.deepEqual(envOf(k).ATELIER_USER_DAILY_SHARE_MICROS, { Ref: 'UserDailyShareMicros' }, k);
+    }
+  });
+
   it('creates a parameter for an anticipated variable only once the code reads it', () => {
     const names = loadEnvNames().filter((n) => n.name !== 'ATELIER_DAILY_CAP_MICROS');
     const app = new App();

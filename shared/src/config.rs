@@ -43,6 +43,8 @@ pub mod env {
             "lifetime of presigned result download URLs in seconds (default 600)";
         DAILY_CAP_MICROS = "ATELIER_DAILY_CAP_MICROS", false,
             "default daily model spend cap in micro-dollars for days the operator has not capped (default 20000000 = 20 USD; `atelier-admin budget set-cap` overrides it)";
+        USER_DAILY_SHARE_MICROS = "ATELIER_USER_DAILY_SHARE_MICROS", false,
+            "model spend one user may cause in a UTC day, refunded jobs included, in micro-dollars (default 3000000 = 3 USD; `atelier-admin budget share` overrides it per user)";
         CONSUMER_TIMEOUT_SECS = "ATELIER_CONSUMER_TIMEOUT_SECS", false,
             "the consumer function's timeout in seconds (default 300)";
         STUCK_AFTER_SECS = "ATELIER_STUCK_AFTER_SECS", false,
@@ -132,6 +134,8 @@ pub struct Limits {
     pub result_url_ttl_secs: u64,
     /// Rule 8: provider spend allowed per UTC day, micro-dollars (new days start with this).
     pub daily_cap_micros: Micros,
+    /// Rule 12: model spend one user may cause per UTC day (an operator's override wins).
+    pub user_daily_share_micros: Micros,
     /// Rule 6: recovery timings.
     pub consumer_timeout_secs: u64,
     pub stuck_after_secs: u64,
@@ -150,6 +154,8 @@ impl Default for Limits {
             upload_url_ttl_secs: 900,
             result_url_ttl_secs: 600,
             daily_cap_micros: Micros::new(20_000_000),
+            // ≈ 40 edits with a repair each at ≈ $0.07 (docs/design.md, rule 12).
+            user_daily_share_micros: Micros::new(3_000_000),
             consumer_timeout_secs: 300,
             stuck_after_secs: 900,
             requeue_after_secs: 60,
@@ -333,6 +339,12 @@ impl Config {
                     0,
                     1_000_000_000_000,
                 )?)),
+                user_daily_share_micros: Micros::from_unsigned(u128::from(number(
+                    env::USER_DAILY_SHARE_MICROS,
+                    defaults.user_daily_share_micros.get().unsigned_abs(),
+                    1,
+                    1_000_000_000_000,
+                )?)),
                 consumer_timeout_secs,
                 stuck_after_secs,
                 requeue_after_secs,
@@ -512,6 +524,20 @@ mod tests {
         env.push((env::DAILY_CAP_MICROS, "5000000".into()));
         let c = Config::from_lookup(lookup(env)).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(c.limits.daily_cap_micros, Micros::new(5_000_000));
+    }
+
+    #[test]
+    fn the_user_share_is_read_from_its_variable_and_zero_is_refused() {
+        let mut env = Resources::local("p", "http://x").to_env();
+        env.push((env::USER_DAILY_SHARE_MICROS, "250000".into()));
+        let c = Config::from_lookup(lookup(env.clone())).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(c.limits.user_daily_share_micros, Micros::new(250_000));
+        env.push((env::USER_DAILY_SHARE_MICROS, "0".into()));
+        env.swap_remove(env.len() - 2);
+        assert!(
+            Config::from_lookup(lookup(env)).is_err(),
+            "a zero share refuses every user"
+        );
     }
 
     #[test]

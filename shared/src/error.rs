@@ -40,6 +40,9 @@ pub enum Error {
     InsufficientCredits { balance: Credits, price: Credits },
     #[error("too many edits in flight: {in_flight} of {limit}")]
     TooManyInFlight { in_flight: i64, limit: u32 },
+    /// The user's share of the day's model budget is spent (rule 12) until the next UTC day.
+    #[error("the daily limit is reached; a new day starts in {retry_after_secs} s")]
+    DailyLimitReached { retry_after_secs: u32 },
     #[error("the job cannot be canceled: it is {}", state.as_str())]
     NotCancelable { state: crate::domain::JobState },
     #[error("the edit cannot be repaired: it is {}", state.as_str())]

@@ -158,6 +158,12 @@ impl From<Error> for ApiError {
                 e.retry_after = Some(30);
                 e
             }
+            Error::DailyLimitReached { retry_after_secs } => {
+                let mut e = ApiError::new(StatusCode::TOO_MANY_REQUESTS, "DAILY_LIMIT_REACHED", "Daily limit reached")
+                    .detail("your edits today have used your share of the day's model budget; nothing was charged; try again after midnight UTC");
+                e.retry_after = Some(retry_after_secs);
+                e
+            }
             Error::NotCancelable { state } => {
                 let mut e = ApiError::new(StatusCode::CONFLICT, "NOT_CANCELABLE", "Cannot cancel")
                     .detail(format!("the edit is {}; only a queued edit can be canceled", state.as_str()));

@@ -16,6 +16,10 @@ pub enum FailureCode {
     AssetMissing,
     /// The day's model budget refused the reservation (halted or over the cap).
     BudgetPaused,
+    /// The owner's share of the day's model budget (rule 12) refused the reservation. Not
+    /// `BUDGET_PAUSED`: edits are not paused for everyone, only this user's are, until the
+    /// next UTC day, and the client should say so.
+    DailyLimitReached,
     /// The readiness check failed (provider error, timeout, malformed answer).
     CheckFailed,
     /// The readiness check asked questions instead of allowing the edit.
@@ -36,11 +40,12 @@ pub enum FailureCode {
 }
 
 impl FailureCode {
-    pub const ALL: [FailureCode; 12] = [
+    pub const ALL: [FailureCode; 13] = [
         FailureCode::InvalidImage,
         FailureCode::InvalidMask,
         FailureCode::AssetMissing,
         FailureCode::BudgetPaused,
+        FailureCode::DailyLimitReached,
         FailureCode::CheckFailed,
         FailureCode::NeedsClarification,
         FailureCode::EditFailed,
@@ -58,6 +63,7 @@ impl FailureCode {
             FailureCode::InvalidMask => "INVALID_MASK",
             FailureCode::AssetMissing => "ASSET_MISSING",
             FailureCode::BudgetPaused => "BUDGET_PAUSED",
+            FailureCode::DailyLimitReached => "DAILY_LIMIT_REACHED",
             FailureCode::CheckFailed => "CHECK_FAILED",
             FailureCode::NeedsClarification => "NEEDS_CLARIFICATION",
             FailureCode::EditFailed => "EDIT_FAILED",
@@ -81,6 +87,9 @@ impl FailureCode {
             FailureCode::AssetMissing => "An uploaded image is gone. Your credits were refunded.",
             FailureCode::BudgetPaused => {
                 "Edits are temporarily paused. Your credits were refunded; please try again later."
+            }
+            FailureCode::DailyLimitReached => {
+                "You have reached today's limit of edits. Your credits were refunded; please try again after midnight UTC."
             }
             FailureCode::CheckFailed => {
                 "We could not check your photo before editing it. Your credits were refunded; please try again."

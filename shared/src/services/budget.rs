@@ -8,7 +8,7 @@ use aws_sdk_dynamodb::types::TransactWriteItem;
 
 use super::App;
 use crate::clock::{self, Instant};
-use crate::domain::{Credits, JobId, Micros};
+use crate::domain::{Credits, JobId, Micros, UserId};
 use crate::error::Error;
 use crate::model::{Billing, CallKind, EditReply, ModelError, Usage, VisionReply, cost};
 use crate::store::budget::{ReserveOutcome, SettleOutcome};
@@ -77,16 +77,26 @@ async fn create_day(app: &App, day: &str, stamp: &str) -> Result<(), Error> {
 #[derive(Debug)]
 pub enum Reservation {
     Granted(Box<PaidAttempt>),
-    /// Halted, or over the cap: the caller does not make the call.
-    Refused {
-        halted: bool,
-    },
+    /// The caller does not make the call.
+    Refused(Refusal),
+}
+
+/// Why a reservation was refused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Refusal {
+    /// The day is halted, or the estimate does not fit under the day's cap (or the step is
+    /// already reserved): everyone's edits are paused.
+    Paused,
+    /// The estimate does not fit in the user's own share of the day (rule 12).
+    UserShare,
 }
 
 /// What to reserve.
 #[derive(Debug, Clone)]
 pub struct ReserveRequest<'a> {
     pub job: &'a JobId,
+    /// The job's owner: the reservation also counts against their share of the day.
+    pub user: &'a UserId,
     /// Unique per job, e.g. `01-check-edit`: a second reservation of the same name is refused,
     /// so a step that runs twice cannot pay twice.
     pub attempt: &'a str,
@@ -138,6 +148,7 @@ impl PaidAttempt {
             job_id: req.job.clone(),
             attempt: req.attempt.to_owned(),
             day: day_of(now),
+            user_id: Some(req.user.clone()),
             reserved_micros: req.estimate,
             planned: req.planned.iter().map(|k| k.as_str().to_owned()).collect(),
             sale_credits: req.sale_credits,
@@ -149,7 +160,9 @@ impl PaidAttempt {
             settled_at: None,
             settled_by: None,
         };
-        for _ in 0..2 {
+        // Rounds: the day's item may be missing, then the user's, then an operator's share
+        // change may race the user's creation once.
+        for _ in 0..4 {
             match app.store.reserve(&item).await? {
                 ReserveOutcome::Reserved => {
                     tracing::info!(job_id = %req.job, attempt = req.attempt, estimate_micros = req.estimate.get(), day = %item.day, "budget_reserved");
@@ -160,14 +173,30 @@ impl PaidAttempt {
                     headroom_micros,
                 } => {
                     tracing::warn!(job_id = %req.job, attempt = req.attempt, estimate_micros = req.estimate.get(), halted, headroom_micros = headroom_micros.map(Micros::get), "budget_refused");
-                    return Ok(Reservation::Refused { halted });
+                    return Ok(Reservation::Refused(Refusal::Paused));
+                }
+                ReserveOutcome::ShareReached { headroom_micros } => {
+                    tracing::warn!(job_id = %req.job, user_id = %req.user, attempt = req.attempt, estimate_micros = req.estimate.get(), headroom_micros = headroom_micros.get(), "user_share_refused");
+                    // Advisory (submits of a job that cannot fit are refused at the door);
+                    // the refusal stands whether or not the note is written.
+                    if let Err(e) = app
+                        .store
+                        .note_share_refusal(&item.day, req.user, req.estimate)
+                        .await
+                    {
+                        tracing::warn!(user_id = %req.user, error = %crate::error::chain(&e), "user_share_note_failed");
+                    }
+                    return Ok(Reservation::Refused(Refusal::UserShare));
                 }
                 ReserveOutcome::DayMissing => create_day(app, &item.day, &stamp).await?,
+                ReserveOutcome::UserDayMissing => {
+                    super::user_share::create_day(app, &item.day, req.user, &stamp).await?;
+                }
                 ReserveOutcome::AlreadyReserved => {
                     // A second reservation for the same step of a job means the step is
                     // running twice; refuse rather than pay twice.
                     tracing::error!(job_id = %req.job, attempt = req.attempt, "budget_already_reserved");
-                    return Ok(Reservation::Refused { halted: false });
+                    return Ok(Reservation::Refused(Refusal::Paused));
                 }
             }
         }
@@ -394,6 +423,7 @@ mod tests {
             job_id: JobId::parse("job_00000000000000000000000000").unwrap_or_else(|| panic!("id")),
             attempt: "01".into(),
             day: "2026-11-29".into(),
+            user_id: None,
             reserved_micros: Micros::new(reserved),
             planned: vec!["check".into(), "edit".into()],
             sale_credits: Credits::new(4),

@@ -11,6 +11,7 @@ pub mod process;
 pub mod submit;
 pub mod sweep;
 pub mod uploads;
+pub mod user_share;
 
 use crate::assets::Assets;
 use crate::aws::Clients;

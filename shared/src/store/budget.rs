@@ -1,8 +1,10 @@
 //! The daily cost breaker's store (rule 8): the day item, the operator's standing item and
 //! attempts. A reservation is one transaction (day: `reserved += e, headroom -= e` under
-//! `headroom >= e AND NOT halted`; attempt put; the standing item checked `NOT halted`); a settlement is one transaction (attempt: close under `attribute_exists(open_day)`;
-//! day: move the reservation to `used`). Both are conditional, so a retry or a race between
-//! consumer and sweeper settles each attempt once.
+//! `headroom >= e AND NOT halted`; attempt put; the standing item checked `NOT halted`; the
+//! user's day item the same way under its own share, rule 12); a settlement is one transaction
+//! (attempt: close under `attribute_exists(open_day)`; day and user's day: move the reservation
+//! to `used`). Both are conditional, so a retry or a race between consumer and sweeper settles
+//! each attempt once, on both items.
 
 use aws_sdk_dynamodb::types::{
     AttributeValue, ConditionCheck, Put, ReturnValuesOnConditionCheckFailure, TransactWriteItem,
@@ -27,6 +29,12 @@ pub enum ReserveOutcome {
         headroom_micros: Option<Micros>,
     },
     DayMissing,
+    /// The user's share of the day (rule 12) does not fit the estimate.
+    ShareReached {
+        headroom_micros: Micros,
+    },
+    /// The user has no day item yet: create it with the share in force, then try again.
+    UserDayMissing,
     /// This attempt was already reserved (never reserve twice for one job step).
     AlreadyReserved,
 }
@@ -144,13 +152,16 @@ impl Store {
             .expression_attribute_values(":false", AttributeValue::Bool(false))
             .build()
             .map_err(|e| AwsError::new("budget.reserve.build", e))?;
-        let items = vec![
+        let mut items = vec![
             TransactWriteItem::builder().update(day).build(),
             TransactWriteItem::builder().put(put).build(),
             TransactWriteItem::builder()
                 .condition_check(standing)
                 .build(),
         ];
+        if let Some(user) = &attempt.user_id {
+            items.push(self.user_reserve_item(attempt, user)?);
+        }
         match self.transact("budget.reserve", items).await? {
             TxOutcome::Committed => Ok(ReserveOutcome::Reserved),
             TxOutcome::Canceled(reasons) => {
@@ -174,6 +185,9 @@ impl Store {
                             })
                         }
                     },
+                    _ if reasons.get(3).is_some_and(|r| r.condition_failed()) => {
+                        Self::user_reserve_refusal(&reasons[3])
+                    }
                     _ => Err(Error::corrupt(format!(
                         "budget reservation canceled: {reasons:?}"
                     ))),
@@ -267,10 +281,14 @@ impl Store {
             .expression_attribute_values(":now", s(now))
             .build()
             .map_err(|e| AwsError::new("budget.settle.build", e))?;
-        Ok(vec![
+        let mut items = vec![
             TransactWriteItem::builder().update(close).build(),
             TransactWriteItem::builder().update(day).build(),
-        ])
+        ];
+        if let Some(user) = &attempt.user_id {
+            items.push(self.user_settle_item(attempt, user, cost, delta, now)?);
+        }
+        Ok(items)
     }
 
     /// Settles an attempt on its own.

@@ -30,8 +30,14 @@ pub enum CreateOutcome<R = NoRefusal> {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum DebitRefusal {
     AccountMissing,
-    InsufficientCredits { balance: Credits },
-    TooManyInFlight { in_flight: i64 },
+    InsufficientCredits {
+        balance: Credits,
+    },
+    TooManyInFlight {
+        in_flight: i64,
+    },
+    /// The user's spend of the day reached their share (rule 12).
+    DailyLimitReached,
 }
 
 /// A transaction with no conditions besides the job's put and the debit.
@@ -47,17 +53,19 @@ impl NoRefusal {
 
 impl Store {
     /// Puts the job, debits the account (and counts it in flight), and writes the ledger
-    /// debit, all or nothing. DynamoDB returns the old job or account on a failed condition,
-    /// so no read precedes this.
+    /// debit, all or nothing, under the user's share of `share_day` (rule 12). DynamoDB
+    /// returns the old job or account on a failed condition, so no read precedes this.
     pub async fn create_job_with_debit(
         &self,
         job: &JobItem,
         max_in_flight: u32,
+        share_day: &str,
     ) -> Result<CreateOutcome, Error> {
         let items = vec![
             self.put_new(&self.names.jobs_table, to_item(job)?, attr::JOB_ID)?,
             self.account_debit(job, max_in_flight)?,
             self.ledger_debit(job)?,
+            self.user_share_check(&job.user_id, share_day)?,
         ];
         let reasons = match self.transact("jobs.create", items).await? {
             TxOutcome::Committed => return Ok(CreateOutcome::Created),
@@ -73,12 +81,16 @@ impl Store {
         Self::debit_refusal(&reasons, 1, job).map(CreateOutcome::DebitRefused)
     }
 
-    /// Why the account item at `index` of a canceled debit transaction refused.
+    /// Why a canceled debit transaction refused: the user's share check (its last item) first,
+    /// since more credits would not help today; else the account item at `index`.
     pub(crate) fn debit_refusal(
         reasons: &[super::CancelReason],
         index: usize,
         job: &JobItem,
     ) -> Result<DebitRefusal, Error> {
+        if reasons.last().is_some_and(|r| r.condition_failed()) {
+            return Ok(DebitRefusal::DailyLimitReached);
+        }
         match reasons.get(index).filter(|r| r.condition_failed()) {
             Some(r) => match &r.item {
                 None => Ok(DebitRefusal::AccountMissing),

@@ -38,6 +38,7 @@ impl Store {
         repair: &JobItem,
         root: &JobId,
         max_in_flight: u32,
+        share_day: &str,
     ) -> Result<CreateOutcome<LineageRefusal>, Error> {
         let slot = Update::builder()
             .table_name(&self.names.jobs_table)
@@ -82,6 +83,7 @@ impl Store {
             TransactWriteItem::builder().update(slot).build(),
             self.account_debit(repair, max_in_flight)?,
             self.ledger_debit(repair)?,
+            self.user_share_check(&repair.user_id, share_day)?,
         ];
         let reasons = match self.transact("repairs.create", items).await? {
             TxOutcome::Committed => return Ok(CreateOutcome::Created),

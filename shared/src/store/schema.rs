@@ -50,6 +50,19 @@ pub mod attr {
     pub const SETTLED_COST_MICROS: &str = "settled_cost_micros";
     pub const SETTLED_AT: &str = "settled_at";
     pub const SETTLED_BY: &str = "settled_by";
+    /// On a user's day item (rule 12): the share it may spend that day.
+    pub const SHARE_MICROS: &str = "share_micros";
+    /// On a user's day item: `used + reserved`, kept as its own attribute because DynamoDB
+    /// conditions cannot add, and the sort key of [`super::index::BUDGET_TOP_SPENDERS`].
+    pub const SPENT_MICROS: &str = "spent_micros";
+    /// On a user's day item: the estimate its share last refused, until a reservation fits
+    /// again; a submit needs `headroom >= refused` too, so a user whose next job cannot fit is
+    /// refused at the door instead of being charged, queued and refunded in a loop.
+    pub const REFUSED_MICROS: &str = "refused_micros";
+    /// On a user's day item only: its UTC day (the partition of the top-spenders index).
+    pub const SPEND_DAY: &str = "spend_day";
+    /// Who made an operator's change (a user's share override).
+    pub const OPERATOR: &str = "operator";
     pub const FAILURE: &str = "failure";
     pub const RESULT: &str = "result";
     pub const STARTED_AT: &str = "started_at";
@@ -81,6 +94,9 @@ pub mod index {
     pub const JOBS_BY_SWEEP: &str = "by_sweep";
     /// attempts, sparse: reservations not yet settled, oldest first, per UTC day.
     pub const ATTEMPTS_OPEN: &str = "open_reservations";
+    /// budget, sparse: only users' day items carry `spend_day`, so one Query per day reads
+    /// the biggest spenders first (`spent_micros` descending), never a scan.
+    pub const BUDGET_TOP_SPENDERS: &str = "top_spenders";
 }
 
 /// A key attribute and its DynamoDB type (`S` or `N`).
@@ -93,6 +109,10 @@ pub struct KeyDef {
 
 const fn s(name: &'static str) -> KeyDef {
     KeyDef { name, kind: "S" }
+}
+
+const fn n(name: &'static str) -> KeyDef {
+    KeyDef { name, kind: "N" }
 }
 
 /// A global secondary index (projection ALL).
@@ -158,14 +178,20 @@ pub const JOBS: TableDef = TableDef {
     ttl_attribute: None,
 };
 
-/// The daily cost breaker: one item per UTC day (cap, used, reserved, headroom, halted), and
-/// the operator's standing setting under the key [`BUDGET_STANDING`].
+/// The daily cost breaker: one item per UTC day (cap, used, reserved, headroom, halted), the
+/// operator's standing setting under the key [`BUDGET_STANDING`], and rule 12's per-user
+/// items: each user's spend of a day ([`user_day_key`]) and an operator's share override
+/// ([`user_share_key`]).
 pub const BUDGET: TableDef = TableDef {
     logical: "budget",
     env: env::BUDGET_TABLE,
     partition_key: s(attr::DAY),
     sort_key: None,
-    indexes: &[],
+    indexes: &[IndexDef {
+        name: index::BUDGET_TOP_SPENDERS,
+        partition_key: s(attr::SPEND_DAY),
+        sort_key: Some(n(attr::SPENT_MICROS)),
+    }],
     ttl_attribute: None,
 };
 
@@ -453,6 +479,50 @@ pub struct BudgetStandingItem {
     pub updated_at: String,
 }
 
+/// The budget table's key of `user`'s spend on `day` (rule 12). Never a bare date nor
+/// [`BUDGET_STANDING`], so it cannot collide with the day's own item.
+pub fn user_day_key(day: &str, user: &UserId) -> String {
+    format!("user#{day}#{user}")
+}
+
+/// The budget table's key of an operator's share override for `user` (it outlives days).
+pub fn user_share_key(user: &UserId) -> String {
+    format!("share#{user}")
+}
+
+/// One user's model spend on one UTC day (rule 12), refunded jobs' calls included. Created by
+/// the user's first reservation of the day with the share in force then. Invariants like the
+/// day's: `spent == used + reserved`, `headroom == share - spent`; a reservation needs
+/// `headroom >= estimate`, and a submit needs `headroom > 0` and `headroom >= refused`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct UserDayItem {
+    /// [`user_day_key`].
+    pub day: String,
+    pub spend_day: String,
+    pub user_id: UserId,
+    pub share_micros: Micros,
+    pub used_micros: Micros,
+    pub reserved_micros: Micros,
+    pub spent_micros: Micros,
+    pub headroom_micros: Micros,
+    /// [`attr::REFUSED_MICROS`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub refused_micros: Option<Micros>,
+    pub updated_at: String,
+}
+
+/// An operator's override of one user's daily share (`atelier-admin budget share`): every
+/// day item of that user created while it stands takes this share instead of the default.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct UserShareItem {
+    /// [`user_share_key`].
+    pub day: String,
+    pub user_id: UserId,
+    pub share_micros: Micros,
+    pub operator: String,
+    pub updated_at: String,
+}
+
 /// One paid call recorded on an attempt.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CallRecord {
@@ -474,6 +544,10 @@ pub struct AttemptItem {
     /// e.g. `01-check-edit`, `02-review`.
     pub attempt: String,
     pub day: String,
+    /// Whose share the reservation also counts against (rule 12). Absent on attempts
+    /// reserved before the share existed: those settle against the day's item only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub user_id: Option<UserId>,
     pub reserved_micros: Micros,
     /// Calls this reservation covers, in order.
     pub planned: Vec<String>,

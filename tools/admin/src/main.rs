@@ -6,10 +6,12 @@ use std::process::ExitCode;
 use anyhow::{Context, anyhow, bail};
 use atelier_shared::aws::Clients;
 use atelier_shared::config::{AdminSettings, Config, env};
+use atelier_shared::domain::Micros;
 use atelier_shared::domain::{Credits, GrantReason, Operator, UserId};
 use atelier_shared::services::accounts::{GrantRequest, GrantResult};
-use atelier_shared::services::{App, accounts, audit, budget};
+use atelier_shared::services::{App, accounts, audit, budget, user_share};
 use atelier_shared::store::schema::TABLES;
+use atelier_shared::store::user_share::ShareChange;
 use clap::{Parser, Subcommand};
 
 #[derive(Parser)]
@@ -75,6 +77,58 @@ enum BudgetAction {
     /// Change the cap, in micro-dollars (1 dollar = 1000000): today's and every later day's,
     /// or with --day that day's only.
     SetCap { micros: i64 },
+    /// One user's share of each day's spend, in micro-dollars (a trusted account): today's
+    /// and every later day's, until changed; `--clear` returns the user to the default.
+    /// The operator is recorded on the override.
+    Share {
+        user: String,
+        /// The new share (omit with --clear).
+        micros: Option<i64>,
+        #[arg(long, conflicts_with = "micros")]
+        clear: bool,
+        /// Who is changing it (recorded); default: $ATELIER_OPERATOR.
+        #[arg(long)]
+        operator: Option<String>,
+    },
+}
+
+/// How many of the day's top spenders `budget show` lists.
+const TOP_SPENDERS: u16 = 10;
+
+/// `budget share`: sets or clears one user's override and prints the setting.
+async fn share(
+    app: &App,
+    user: String,
+    micros: Option<i64>,
+    clear: bool,
+    operator: Option<String>,
+) -> anyhow::Result<ExitCode> {
+    let Some(user) = UserId::parse(&user) else {
+        bail!("USER is not a valid user id")
+    };
+    let change = match (micros, clear) {
+        (_, true) => ShareChange::Clear {
+            default: app.config.limits.user_daily_share_micros,
+        },
+        (Some(m), false) if m > 0 => {
+            let Some(operator) = operator.or(AdminSettings::from_env().operator) else {
+                bail!(
+                    "name the operator with --operator or {}: it is recorded on the override",
+                    env::OPERATOR
+                )
+            };
+            let operator = Operator::parse(&operator).map_err(|e| anyhow!("--operator {e}"))?;
+            ShareChange::Set {
+                share: Micros::new(m),
+                operator: operator.as_str().to_owned(),
+            }
+        }
+        (Some(_), false) => bail!("the share must be positive (use --clear for the default)"),
+        (None, false) => bail!("give the share in micro-dollars, or --clear"),
+    };
+    let setting = user_share::change(app, &user, &change).await?;
+    println!("{}", serde_json::to_string_pretty(&setting)?);
+    Ok(ExitCode::SUCCESS)
 }
 
 async fn app() -> anyhow::Result<App> {
@@ -175,8 +229,20 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                     budget::set_cap(&app, &scope, atelier_shared::domain::Micros::new(micros))
                         .await?
                 }
+                BudgetAction::Share {
+                    user,
+                    micros,
+                    clear,
+                    operator,
+                } => {
+                    if matches!(scope, budget::Scope::Day(_)) {
+                        bail!("a user's share is standing (today and after); --day does not apply");
+                    }
+                    return share(&app, user, micros, clear, operator).await;
+                }
             };
             let standing = budget::standing(&app).await?;
+            let top = user_share::top_spenders(&app, &item.day, TOP_SPENDERS).await?;
             println!(
                 "{}",
                 serde_json::to_string_pretty(&serde_json::json!({
@@ -184,6 +250,8 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                     "used_micros": item.used_micros, "reserved_micros": item.reserved_micros,
                     "headroom_micros": item.headroom_micros,
                     "standing": standing,
+                    "user_share_default_micros": app.config.limits.user_daily_share_micros,
+                    "top_spenders": top,
                 }))?
             );
             if standing.halted && !item.halted {

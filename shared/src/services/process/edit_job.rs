@@ -73,11 +73,11 @@ impl Run<'_> {
                 EDIT_PROMPT_ALLOWANCE_CHARS,
             ));
         let planned = [CallKind::Check, CallKind::Edit];
-        if !self
+        if let Err(code) = self
             .reserve("01-check-edit", &planned, estimate, job.credits)
             .await?
         {
-            return Err(Stop::fail(FailureCode::BudgetPaused));
+            return Err(Stop::fail(code));
         }
         self.crash(Step::AfterReserve)?;
 
@@ -152,13 +152,16 @@ impl Run<'_> {
             &inputs.vision_sizes(&prompt),
             prompt_chars(&prompt),
         );
-        if !self
+        if let Err(code) = self
             .reserve("02-review", &[CallKind::Review], estimate, Credits::ZERO)
             .await?
         {
-            return Ok(ReviewRecord::not_verified(
-                "The review was skipped because reviews are paused.",
-            ));
+            return Ok(ReviewRecord::not_verified(match code {
+                FailureCode::DailyLimitReached => {
+                    "The review was skipped because today's limit was reached."
+                }
+                _ => "The review was skipped because reviews are paused.",
+            }));
         }
         let reply = model.review(&job.job_id, &prompt, &images);
         Ok(match self.paid_call(CallKind::Review, reply).await? {

@@ -28,7 +28,7 @@ use aws_sdk_dynamodb::types::TransactWriteItem;
 pub use fault::Step;
 
 use super::App;
-use super::budget::{self, Billed, PaidAttempt, Reservation, ReserveRequest};
+use super::budget::{self, Billed, PaidAttempt, Refusal, Reservation, ReserveRequest};
 use crate::clock::{self, Instant};
 use crate::domain::{
     Credits, FailureCode, JobFailure, JobId, JobResult, JobState, Micros, ReviewVerdict,
@@ -266,16 +266,18 @@ impl Run<'_> {
         }
     }
 
-    /// Reserves `estimate` for the `planned` calls; `false` when the budget refuses.
+    /// Reserves `estimate` for the `planned` calls; the failure it means when the day's
+    /// budget (`BUDGET_PAUSED`) or the owner's share of it (`DAILY_LIMIT_REACHED`) refuses.
     async fn reserve(
         &mut self,
         attempt: &str,
         planned: &[CallKind],
         estimate: Micros,
         sale_credits: Credits,
-    ) -> Result<bool, Stop> {
+    ) -> Result<Result<(), FailureCode>, Stop> {
         let request = ReserveRequest {
             job: &self.job.job_id,
+            user: &self.job.user_id,
             attempt,
             planned,
             estimate,
@@ -284,9 +286,10 @@ impl Run<'_> {
         match PaidAttempt::reserve(&self.p.app, &request, clock::now()).await? {
             Reservation::Granted(paid) => {
                 self.paid = Some(*paid);
-                Ok(true)
+                Ok(Ok(()))
             }
-            Reservation::Refused { .. } => Ok(false),
+            Reservation::Refused(Refusal::Paused) => Ok(Err(FailureCode::BudgetPaused)),
+            Reservation::Refused(Refusal::UserShare) => Ok(Err(FailureCode::DailyLimitReached)),
         }
     }
 

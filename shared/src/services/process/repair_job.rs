@@ -141,11 +141,11 @@ impl Run<'_> {
                 prompt_chars(compare),
             ));
         let planned = [CallKind::Edit, CallKind::Compare];
-        if !self
+        if let Err(code) = self
             .reserve("01-edit-compare", &planned, estimate, self.job.credits)
             .await?
         {
-            return Err(Stop::fail(FailureCode::BudgetPaused));
+            return Err(Stop::fail(code));
         }
         self.crash(Step::AfterReserve)
     }

@@ -10,6 +10,7 @@ use crate::domain::{EditSpec, IdempotencyKey, JobId, Operation, UserId};
 use crate::error::Error;
 use crate::pricing;
 use crate::services::App;
+use crate::services::budget::day_of;
 use crate::store::jobs::NoRefusal;
 use crate::store::schema::{JobItem, NewJob};
 
@@ -35,6 +36,7 @@ pub async fn submit_edit(
         }
     }
 
+    let now = clock::now();
     let job = JobItem::queued(
         NewJob {
             job_id,
@@ -45,15 +47,19 @@ pub async fn submit_edit(
             credits: price,
             repair: None,
         },
-        clock::now(),
+        now,
         app.config.limits.first_resend_after(),
     );
 
     let max_in_flight = app.config.limits.max_in_flight;
+    let share_day = day_of(now);
     super::create_charged(
         app,
         &job,
-        || app.store.create_job_with_debit(&job, max_in_flight),
+        || {
+            app.store
+                .create_job_with_debit(&job, max_in_flight, &share_day)
+        },
         NoRefusal::never,
     )
     .await

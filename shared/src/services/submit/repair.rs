@@ -9,6 +9,7 @@ use crate::domain::{IdempotencyKey, JobId, JobState, Operation, RepairSpec, User
 use crate::error::Error;
 use crate::pricing;
 use crate::services::App;
+use crate::services::budget::day_of;
 use crate::store::lineage::LineageRefusal;
 use crate::store::schema::{JobItem, NewJob, RepairOf};
 
@@ -36,6 +37,7 @@ pub async fn submit_repair(
         });
     }
     let price = pricing::price(Operation::Repair, &root.request).credits;
+    let now = clock::now();
     let job = JobItem::queued(
         NewJob {
             job_id,
@@ -49,16 +51,17 @@ pub async fn submit_repair(
                 instruction: spec.instruction,
             }),
         },
-        clock::now(),
+        now,
         app.config.limits.first_resend_after(),
     );
     let max_in_flight = app.config.limits.max_in_flight;
+    let share_day = day_of(now);
     super::create_charged(
         app,
         &job,
         || {
             app.store
-                .create_repair_with_debit(&job, &root.job_id, max_in_flight)
+                .create_repair_with_debit(&job, &root.job_id, max_in_flight, &share_day)
         },
         lineage_refused,
     )
