@@ -278,6 +278,41 @@ impl Harness {
         report
     }
 
+    /// The user's spend of today (rule 12), read consistently; `None` before their first
+    /// reservation of the day.
+    pub async fn user_day(
+        &self,
+        user: &UserId,
+    ) -> Option<atelier_shared::store::schema::UserDayItem> {
+        let today = atelier_shared::services::budget::day_of(atelier_shared::clock::now());
+        self.app
+            .store
+            .get_user_day(&today, user)
+            .await
+            .unwrap_or_else(|e| panic!("user day: {e:?}"))
+    }
+
+    /// `atelier-admin budget share USER MICROS` (or `--clear` with `None`) as its service call.
+    pub async fn set_user_share(
+        &self,
+        user: &UserId,
+        micros: Option<i64>,
+    ) -> atelier_shared::services::user_share::ShareSetting {
+        use atelier_shared::store::user_share::ShareChange;
+        let change = match micros {
+            Some(m) => ShareChange::Set {
+                share: atelier_shared::domain::Micros::new(m),
+                operator: "test-harness".into(),
+            },
+            None => ShareChange::Clear {
+                default: self.app.config.limits.user_daily_share_micros,
+            },
+        };
+        atelier_shared::services::user_share::change(&self.app, user, &change)
+            .await
+            .unwrap_or_else(|e| panic!("share change: {e:?}"))
+    }
+
     /// A small valid PNG.
     pub fn png(width: u32, height: u32) -> Vec<u8> {
         tiny_png(width, height)
