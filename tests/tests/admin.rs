@@ -266,3 +266,65 @@ async fn empty_overlong_or_odd_reasons_and_a_missing_operator_are_refused_before
     );
     h.assert_audit_clean().await;
 }
+
+#[tokio::test]
+async fn budget_share_overrides_one_users_share_with_its_operator_and_clear_returns_the_default() {
+    let h = Harness::new().await;
+    let user = h.user();
+
+    let unnamed = admin(&["budget", "share", user.as_str(), "5000000"], &[]).await;
+    let nothing = admin(
+        &["budget", "share", user.as_str(), "--operator", "jane"],
+        &[],
+    )
+    .await;
+    let set = admin(
+        &[
+            "budget",
+            "share",
+            user.as_str(),
+            "5000000",
+            "--operator",
+            "jane",
+        ],
+        &[],
+    )
+    .await;
+    let stored = h.app.store.get_user_share(&user).await.expect("override");
+    let cleared = admin(&["budget", "share", user.as_str(), "--clear"], &[]).await;
+    let show = admin(&["budget", "show"], &[]).await;
+
+    assert_eq!(
+        unnamed.code,
+        Some(2),
+        "the operator is required: {unnamed:?}"
+    );
+    assert_eq!(
+        nothing.code,
+        Some(2),
+        "a share or --clear is required: {nothing:?}"
+    );
+    assert_eq!(set.code, Some(0), "{set:?}");
+    let set: serde_json::Value = serde_json::from_str(&set.stdout).expect("JSON");
+    assert_eq!(set["share_micros"], 5_000_000);
+    assert_eq!(set["overridden"], true);
+    assert_eq!(stored.map(|s| s.operator), Some("jane".to_owned()));
+    assert_eq!(cleared.code, Some(0), "{cleared:?}");
+    let cleared: serde_json::Value = serde_json::from_str(&cleared.stdout).expect("JSON");
+    assert_eq!(cleared["overridden"], false);
+    assert_eq!(
+        cleared["share_micros"],
+        h.app.config.limits.user_daily_share_micros.get()
+    );
+    assert!(
+        h.app
+            .store
+            .get_user_share(&user)
+            .await
+            .expect("read")
+            .is_none()
+    );
+    assert_eq!(show.code, Some(0), "{show:?}");
+    let show: serde_json::Value = serde_json::from_str(&show.stdout).expect("JSON");
+    assert!(show["top_spenders"].is_array(), "{show}");
+}

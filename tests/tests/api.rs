@@ -410,3 +410,31 @@ async fn the_served_openapi_document_matches_the_committed_one() {
         assert!(served["paths"].get(path).is_some(), "{path} documented");
     }
 }
+
+#[tokio::test]
+async fn the_openapi_document_names_every_failure_code_and_the_daily_limit() {
+    let h = Harness::new().await;
+    let served = h
+        .call(
+            None,
+            Request::get("/v1/openapi.json")
+                .body(Body::empty())
+                .expect("a valid request"),
+        )
+        .await
+        .body;
+    let codes = served["components"]["schemas"]["JobFailure"]["properties"]["code"]["description"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    for code in atelier_shared::domain::FailureCode::ALL {
+        assert!(
+            codes.contains(code.as_str()),
+            "{code} missing from {codes:?}"
+        );
+    }
+    let edits = served["paths"]["/v1/edits"]["post"]["responses"]["429"]["description"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(edits.contains("DAILY_LIMIT_REACHED"), "{edits:?}");
+}

@@ -76,10 +76,19 @@ impl Tally {
 
 /// A client that retries a paid request with the same key until it gets an answer that is
 /// not a server error (a person's app would).
+/// About two and a half check-and-edit reservations of the sample photo (≈ 142,500 µ$ each
+/// at the stand-in's sizes; a delivered edit costs ≈ 69,400 µ$), so a user with several
+/// jobs in flight, or five delivered edits, meets it.
+const CHAOS_USER_SHARE_MICROS: i64 = 360_000;
+
 async fn persist(send: impl Fn() -> futures::future::BoxFuture<'static, Reply>) -> Reply {
     let mut last = send().await;
     for _ in 0..8 {
         if !last.status.is_server_error() && last.status != StatusCode::TOO_MANY_REQUESTS {
+            break;
+        }
+        // Waiting seconds will not bring a new day: a client stops here.
+        if last.code() == "DAILY_LIMIT_REACHED" {
             break;
         }
         tokio::time::sleep(Duration::from_millis(20)).await;
@@ -97,7 +106,12 @@ async fn money_invariants_hold_under_faults() {
     let mut tally = Tally::default();
 
     // A stack of its own; `clean` checks the books, `faulty` talks through the wire proxy.
-    let clean = Harness::isolated(|l| l.max_in_flight = 6).await;
+    // The user share binds for the busier users (rule 12).
+    let clean = Harness::isolated(|l| {
+        l.max_in_flight = 6;
+        l.user_daily_share_micros = Micros::new(CHAOS_USER_SHARE_MICROS);
+    })
+    .await;
     let endpoint = clean
         .app
         .config
@@ -235,6 +249,7 @@ async fn money_invariants_hold_under_faults() {
                     202 => "submit_202",
                     200 => "submit_200_replay",
                     402 => "submit_402",
+                    429 if r.code() == "DAILY_LIMIT_REACHED" => "submit_429_daily_limit",
                     429 => "submit_429",
                     409 => "submit_409",
                     s if s >= 500 => "submit_5xx_after_retries",
@@ -468,6 +483,8 @@ async fn money_invariants_hold_under_faults() {
         );
     }
 
+    user_share_checks(&clean, &users, &day, &mut violations).await;
+
     let wire: BTreeMap<&'static str, usize> =
         proxy.faults().iter().fold(BTreeMap::new(), |mut m, f| {
             *m.entry(f.kind.as_str()).or_default() += 1;
@@ -495,6 +512,63 @@ async fn money_invariants_hold_under_faults() {
         );
     }
     println!("chaos: seed {seed}: 0 violations");
+}
+
+/// Rule 12 at rest: every user's `used + reserved <= share`, each user's item equal to the
+/// sum of their attempts, and the users' items summing to the day's.
+async fn user_share_checks(h: &Harness, users: &[UserId], day: &str, violations: &mut Vec<String>) {
+    let attempts = h
+        .app
+        .store
+        .attempts_of_day(day)
+        .await
+        .unwrap_or_else(|e| panic!("reading the day's attempts: {e:?}"));
+    let (mut total_used, mut total_reserved, mut at_share) = (Micros::ZERO, Micros::ZERO, 0);
+    for u in users {
+        let mine: Vec<_> = attempts
+            .iter()
+            .filter(|a| a.user_id.as_ref() == Some(u))
+            .collect();
+        let Some(item) = h.app.store.get_user_day(day, u).await.ok().flatten() else {
+            if !mine.is_empty() {
+                violations.push(format!("{u}: {} attempts but no day item", mine.len()));
+            }
+            continue;
+        };
+        let spent = item.used_micros.saturating_add(item.reserved_micros);
+        if spent > item.share_micros {
+            violations.push(format!("{u}: spend {spent} over the share: {item:?}"));
+        }
+        if item.refused_micros.is_some() {
+            at_share += 1;
+        }
+        let settled: Micros = mine.iter().filter_map(|a| a.settled_cost_micros).sum();
+        let open: Micros = mine
+            .iter()
+            .filter(|a| a.open_day.is_some())
+            .map(|a| a.reserved_micros)
+            .sum();
+        if settled != item.used_micros || open != item.reserved_micros {
+            violations.push(format!(
+                "{u}: day item used {} reserved {} but attempts settle to {settled} with {open} open",
+                item.used_micros, item.reserved_micros
+            ));
+        }
+        total_used = total_used.saturating_add(item.used_micros);
+        total_reserved = total_reserved.saturating_add(item.reserved_micros);
+    }
+    if let Ok(d) = budget::day(&h.app, day).await
+        && (d.used_micros != total_used || d.reserved_micros != total_reserved)
+    {
+        violations.push(format!(
+            "the users' items sum to used {total_used} reserved {total_reserved}, the day's item says {} / {}",
+            d.used_micros, d.reserved_micros
+        ));
+    }
+    println!(
+        "chaos: user share {CHAOS_USER_SHARE_MICROS} µ$: {at_share} of {} users end the day refused by it; users' spend sums to the day's",
+        users.len()
+    );
 }
 
 async fn model_total(model: &StandIn) -> Value {

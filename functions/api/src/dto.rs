@@ -208,6 +208,10 @@ impl From<JobItem> for JobView {
 #[derive(Debug, Serialize, ToSchema)]
 #[schema(as = JobFailure)]
 pub struct FailureView {
+    /// Stable code: `NEEDS_CLARIFICATION`, `BUDGET_PAUSED` (everyone's edits are paused),
+    /// `DAILY_LIMIT_REACHED` (the owner's share of the day's model budget is spent), `EDIT_FAILED`,
+    /// `CHECK_FAILED`, `TIMED_OUT`, `INVALID_IMAGE`, `INVALID_MASK`, `ASSET_MISSING`,
+    /// `REPAIR_BASE_MISSING`, `DISPATCH_LIMIT`, `INTERNAL_ERROR` or `CANCELED`.
     pub code: String,
     pub message: String,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

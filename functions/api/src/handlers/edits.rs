@@ -26,7 +26,8 @@ use crate::extract::{IdempotencyKeyHeader, JsonBody, Pagination};
         (status = 404, body = Problem, content_type = "application/problem+json"),
         (status = 409, body = Problem, content_type = "application/problem+json"),
         (status = 422, body = Problem, content_type = "application/problem+json"),
-        (status = 429, body = Problem, content_type = "application/problem+json"),
+        (status = 429, body = Problem, content_type = "application/problem+json",
+            description = "TOO_MANY_IN_FLIGHT (Retry-After: 30) or DAILY_LIMIT_REACHED: the caller's share of the day's model budget is spent (Retry-After: seconds to the next UTC day); nothing charged"),
     ))]
 pub async fn create_edit(
     State(app): State<App>,
@@ -55,7 +56,8 @@ pub async fn create_edit(
         (status = 409, body = Problem, content_type = "application/problem+json",
             description = "IDEMPOTENCY_CONFLICT, NOT_REPAIRABLE, REPAIR_LIMIT_REACHED, REPAIRS_STOPPED or REPAIR_IN_PROGRESS"),
         (status = 422, body = Problem, content_type = "application/problem+json"),
-        (status = 429, body = Problem, content_type = "application/problem+json"),
+        (status = 429, body = Problem, content_type = "application/problem+json",
+            description = "TOO_MANY_IN_FLIGHT (Retry-After: 30) or DAILY_LIMIT_REACHED: the caller's share of the day's model budget is spent (Retry-After: seconds to the next UTC day); nothing charged"),
     ))]
 pub async fn create_repair(
     State(app): State<App>,
