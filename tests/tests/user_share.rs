@@ -61,11 +61,13 @@ async fn clarification_figures(model: &StandIn) -> (Micros, Micros) {
         .store
         .attempts_of(&job_id(&id))
         .await
-        .expect("attempts");
+        .unwrap_or_else(|e| panic!("attempts: {e:?}"));
     let [a] = attempts.as_slice() else {
         panic!("one reservation: {attempts:?}")
     };
-    let cost = a.settled_cost_micros.expect("settled");
+    let cost = a
+        .settled_cost_micros
+        .unwrap_or_else(|| panic!("settled: {a:?}"));
     assert!(cost > Micros::ZERO && cost < a.reserved_micros, "{a:?}");
     (a.reserved_micros, cost)
 }
@@ -245,11 +247,10 @@ async fn concurrent_jobs_of_one_user_never_take_their_spend_past_the_share() {
 
 /// Reserves `micros` against `user`'s share under a made-up job (the reservation's own path).
 async fn reserve_for(h: &Harness, user: &UserId, micros: i64) -> PaidAttempt {
-    let job = JobId::parse(&format!(
+    let job = job_id(&format!(
         "job_{}",
         ulid::Ulid::new().to_string().to_lowercase()
-    ))
-    .expect("job id");
+    ));
     let req = ReserveRequest {
         job: &job,
         user,
