@@ -8,7 +8,8 @@ use serde::Serialize;
 pub struct FieldError {
     /// JSON path of the field, e.g. `locks[1]`.
     pub field: String,
-    /// Stable machine code, e.g. `too_long`, `unknown_style`.
+    /// Stable machine code, e.g. `too_long`, `unknown_style`; user text also `empty`,
+    /// `control_character` and `invisible_character` (a hidden format character).
     pub code: &'static str,
     /// A sentence for a person.
     pub message: String,
@@ -63,8 +64,12 @@ impl std::error::Error for FieldErrors {}
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TextError {
     Empty,
-    TooLong { max: usize },
+    TooLong {
+        max: usize,
+    },
     ControlCharacter,
+    /// The first invisible character found (see [`is_invisible`]).
+    InvisibleCharacter(char),
 }
 
 impl TextError {
@@ -73,6 +78,7 @@ impl TextError {
             TextError::Empty => "empty",
             TextError::TooLong { .. } => "too_long",
             TextError::ControlCharacter => "control_character",
+            TextError::InvisibleCharacter(_) => "invisible_character",
         }
     }
 
@@ -81,13 +87,22 @@ impl TextError {
             TextError::Empty => "must not be empty".to_owned(),
             TextError::TooLong { max } => format!("must be at most {max} characters"),
             TextError::ControlCharacter => "must not contain control characters".to_owned(),
+            TextError::InvisibleCharacter(c) => format!(
+                "must not contain invisible characters (found U+{:04X})",
+                u32::from(c)
+            ),
         }
     }
 }
 
 /// User text: trimmed, 1..=max characters (not bytes), no control characters (newlines
 /// included: every text field here is one line, and control characters are a classic way to
-/// smuggle structure into prompts and logs).
+/// smuggle structure into prompts and logs) and no invisible characters.
+///
+/// Invisible characters are refused, not stripped: a refusal shows the person exactly what we
+/// would have sent to the model (the text they see is the text we keep), the idempotency hash
+/// stays a hash of what the client sent, and a client that pastes one learns why (the message
+/// names the code point). Stripping would silently edit text whose meaning we cannot judge.
 pub fn clean_text(raw: &str, max: usize) -> Result<String, TextError> {
     let text = raw.trim();
     if text.is_empty() {
@@ -96,18 +111,48 @@ pub fn clean_text(raw: &str, max: usize) -> Result<String, TextError> {
     if text.chars().count() > max {
         return Err(TextError::TooLong { max });
     }
-    if text
-        .chars()
-        .any(|c| c.is_control() || is_invisible_format(c))
-    {
+    if text.chars().any(char::is_control) {
         return Err(TextError::ControlCharacter);
+    }
+    if let Some(c) = text.chars().find(|&c| is_invisible(c)) {
+        return Err(TextError::InvisibleCharacter(c));
     }
     Ok(text.to_owned())
 }
 
-/// Bidirectional overrides and zero-width characters: invisible, and used to hide text.
-fn is_invisible_format(c: char) -> bool {
-    matches!(c, '\u{200B}'..='\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}' | '\u{FEFF}')
+/// Characters that render as nothing (or reorder what renders) and so can carry text to the
+/// model that a person reviewing the request cannot see: every format character (Unicode
+/// general category Cf, as of Unicode 15.1: soft hyphen, Arabic letter mark, Mongolian vowel
+/// separator, zero-width space/joiners/marks, bidi embeddings, overrides and isolates, word
+/// joiner and invisible operators, the byte-order mark, interlinear annotation, tag
+/// characters and the other Cf blocks), the line and paragraph separators (every field is one
+/// line), Hangul fillers (blank letters), and the variation selectors supplement (256
+/// invisible selectors: enough to encode any byte). The cost: emoji ZWJ sequences and tag
+/// flags are refused (their base emoji alone are fine), and so are the ZWNJ/ZWJ some scripts
+/// use for shaping; a one-line description of what to edit does not need them.
+/// The emoji variation selectors U+FE00–FE0F stay allowed (❤️ is U+2764 U+FE0F).
+pub fn is_invisible(c: char) -> bool {
+    matches!(c,
+        '\u{00AD}'                     // soft hyphen
+        | '\u{0600}'..='\u{0605}'       // Arabic number signs (prepended marks)
+        | '\u{061C}'                   // Arabic letter mark
+        | '\u{06DD}' | '\u{070F}' | '\u{0890}'..='\u{0891}' | '\u{08E2}'
+        | '\u{115F}'..='\u{1160}'       // Hangul choseong/jungseong fillers
+        | '\u{180E}'                   // Mongolian vowel separator
+        | '\u{200B}'..='\u{200F}'       // zero-width space, ZWNJ, ZWJ, LRM, RLM
+        | '\u{2028}'..='\u{202E}'       // line/paragraph separators, bidi embeddings/overrides
+        | '\u{2060}'..='\u{2064}'       // word joiner, invisible operators
+        | '\u{2066}'..='\u{206F}'       // bidi isolates, deprecated format characters
+        | '\u{3164}' | '\u{FFA0}'       // Hangul fillers
+        | '\u{FEFF}'                   // zero-width no-break space (byte-order mark)
+        | '\u{FFF9}'..='\u{FFFB}'       // interlinear annotation
+        | '\u{110BD}' | '\u{110CD}'
+        | '\u{13430}'..='\u{1343F}'     // Egyptian hieroglyph format controls
+        | '\u{1BCA0}'..='\u{1BCA3}'     // shorthand format controls
+        | '\u{1D173}'..='\u{1D17A}'     // musical symbol format controls
+        | '\u{E0000}'..='\u{E007F}'     // tag characters
+        | '\u{E0100}'..='\u{E01EF}'     // variation selectors supplement
+    )
 }
 
 #[cfg(test)]
@@ -127,13 +172,87 @@ mod tests {
             (
                 "a\u{202E}b",
                 10,
-                Err(TextError::ControlCharacter),
+                Err(TextError::InvisibleCharacter('\u{202E}')),
                 "bidi override",
+            ),
+            (
+                "a\u{E0041}b",
+                10,
+                Err(TextError::InvisibleCharacter('\u{E0041}')),
+                "tag character",
+            ),
+            (
+                "a\u{0007}\u{200B}b",
+                10,
+                Err(TextError::ControlCharacter),
+                "control before invisible",
+            ),
+            (
+                "I ❤\u{FE0F} cats",
+                20,
+                Ok("I ❤\u{FE0F} cats"),
+                "emoji variation selector",
             ),
         ];
         for (input, max, want, why) in cases {
             let got = clean_text(input, *max);
             assert_eq!(got.as_deref().map_err(|e| *e), *want, "{why}");
+        }
+    }
+
+    /// Every range named in issue 14 and every other refused range, first, last and middle
+    /// code point: refused with `invisible_character`, inside a word and at either end.
+    #[test]
+    fn each_invisible_range_is_refused() {
+        let ranges: &[(u32, u32, &str)] = &[
+            (0xE0000, 0xE007F, "tag characters"),
+            (0x2060, 0x2064, "word joiner and invisible operators"),
+            (0x00AD, 0x00AD, "soft hyphen"),
+            (0x061C, 0x061C, "Arabic letter mark"),
+            (0x180E, 0x180E, "Mongolian vowel separator"),
+            (0xFFF9, 0xFFFB, "interlinear annotation"),
+            (0x202A, 0x202E, "bidi embeddings and overrides"),
+            (0x2066, 0x2069, "bidi isolates"),
+            (0x200B, 0x200F, "zero-width characters and marks"),
+            (0xFEFF, 0xFEFF, "byte-order mark"),
+            (0x2028, 0x2029, "line and paragraph separators"),
+            (0x206A, 0x206F, "deprecated format characters"),
+            (0x0600, 0x0605, "Arabic number signs"),
+            (0x115F, 0x1160, "Hangul fillers"),
+            (0x3164, 0x3164, "Hangul filler"),
+            (0xFFA0, 0xFFA0, "halfwidth Hangul filler"),
+            (0x13430, 0x1343F, "Egyptian hieroglyph format controls"),
+            (0x1BCA0, 0x1BCA3, "shorthand format controls"),
+            (0x1D173, 0x1D17A, "musical symbol format controls"),
+            (0xE0100, 0xE01EF, "variation selectors supplement"),
+        ];
+        for &(first, last, why) in ranges {
+            for cp in [first, first + (last - first) / 2, last] {
+                let c = char::from_u32(cp).expect("a scalar value");
+                // Line separators are white space: at either end they are trimmed away.
+                let ends = !c.is_whitespace();
+                let texts = [format!("a{c}b"), format!("{c}ab"), format!("ab{c}")];
+                for text in texts.into_iter().take(if ends { 3 } else { 1 }) {
+                    let got = clean_text(&text, 10);
+                    assert_eq!(
+                        got,
+                        Err(TextError::InvisibleCharacter(c)),
+                        "{why}: U+{cp:04X} in {text:?}"
+                    );
+                    assert_eq!(got.map_err(TextError::code), Err("invisible_character"));
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn neighbours_of_the_invisible_ranges_are_kept() {
+        for cp in [
+            0x00AC, 0x00AE, 0x2027, 0x2030, 0x2065, 0xFEFE, 0xFFFC, 0xE0080, 0xFE0F,
+        ] {
+            let c = char::from_u32(cp).expect("a scalar value");
+            let text = format!("a{c}b");
+            assert_eq!(clean_text(&text, 10), Ok(text.clone()), "U+{cp:04X}");
         }
     }
 }

@@ -7,7 +7,9 @@
 use std::collections::BTreeSet;
 
 use atelier_shared::domain::edit::limits;
-use atelier_shared::domain::{AssetId, EditRequest, EditSpec, STYLES, Strength, StyleId, Target};
+use atelier_shared::domain::{
+    AssetId, EditRequest, EditSpec, RepairRequest, STYLES, Strength, StyleId, Target,
+};
 use atelier_shared::pricing::{SIGNUP_GRANT, quote};
 use atelier_shared::validation::{TextError, clean_text};
 use proptest::prelude::*;
@@ -59,9 +61,42 @@ fn wire_name<T: serde::Serialize>(v: T) -> String {
         .unwrap_or_default()
 }
 
+/// Characters that hide text from a person (issue 14): written out here from the issue, not
+/// taken from the code under test, so the properties check the rule rather than restate it.
+const HIDDEN: [(char, char); 10] = [
+    ('\u{E0000}', '\u{E007F}'), // tag characters
+    ('\u{2060}', '\u{2064}'),   // word joiner, invisible operators
+    ('\u{00AD}', '\u{00AD}'),   // soft hyphen
+    ('\u{061C}', '\u{061C}'),   // Arabic letter mark
+    ('\u{180E}', '\u{180E}'),   // Mongolian vowel separator
+    ('\u{FFF9}', '\u{FFFB}'),   // interlinear annotation
+    ('\u{202A}', '\u{202E}'),   // bidi embeddings and overrides
+    ('\u{2066}', '\u{2069}'),   // bidi isolates
+    ('\u{200B}', '\u{200F}'),   // zero-width characters and marks
+    ('\u{FEFF}', '\u{FEFF}'),   // byte-order mark
+];
+
+fn is_hidden(c: char) -> bool {
+    HIDDEN.iter().any(|&(a, b)| (a..=b).contains(&c))
+}
+
+/// One character from the hidden ranges.
+fn hidden_char() -> impl Strategy<Value = char> {
+    select(HIDDEN.to_vec()).prop_flat_map(|(a, b)| proptest::char::range(a, b))
+}
+
+/// Hostile text with one hidden character put anywhere in it (start, middle or end).
+fn text_with_hidden() -> impl Strategy<Value = String> {
+    (base_text(), hidden_char(), any::<prop::sample::Index>()).prop_map(|(text, c, at)| {
+        let chars: Vec<char> = text.chars().collect();
+        let i = at.index(chars.len() + 1);
+        chars[..i].iter().chain([&c]).chain(&chars[i..]).collect()
+    })
+}
+
 /// Text a person might type, or an attacker: ordinary words, other scripts, emoji, every kind
 /// of whitespace and control character, bidi overrides and zero-width characters, and long runs.
-fn hostile_text() -> impl Strategy<Value = String> {
+fn base_text() -> impl Strategy<Value = String> {
     prop_oneof![
         4 => "[a-zA-Z ,.'-]{0,40}",
         2 => "\\PC{0,60}",
@@ -70,6 +105,11 @@ fn hostile_text() -> impl Strategy<Value = String> {
         1 => (190usize..=260).prop_map(|n| "é".repeat(n)),
         1 => (70usize..=90).prop_map(|n| "x".repeat(n)),
     ]
+}
+
+/// [`base_text`], and sometimes the same with a hidden character.
+fn hostile_text() -> impl Strategy<Value = String> {
+    prop_oneof![5 => base_text(), 1 => text_with_hidden()]
 }
 
 /// Strings that are sometimes valid values of some field and sometimes not.
@@ -416,15 +456,12 @@ fn assert_spec_invariants(spec: &EditSpec) -> Result<(), TestCaseError> {
     Ok(())
 }
 
-/// Trimmed, 1..=max characters, no control or invisible formatting characters.
+/// Trimmed, 1..=max characters, no control or hidden characters.
 fn is_clean(t: &str, max: usize) -> bool {
     t == t.trim()
         && !t.is_empty()
         && t.chars().count() <= max
-        && !t.chars().any(|c| {
-            c.is_control()
-                || matches!(c, '\u{200B}'..='\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}' | '\u{FEFF}')
-        })
+        && !t.chars().any(|c| c.is_control() || is_hidden(c))
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -530,7 +567,44 @@ proptest! {
                 prop_assert!(raw.trim().chars().count() <= max);
                 prop_assert!(!is_clean(raw.trim(), max));
             }
+            Err(TextError::InvisibleCharacter(c)) => {
+                prop_assert!(raw.trim().chars().count() <= max);
+                prop_assert!(raw.trim().contains(c), "names a character of the text");
+                prop_assert!(!raw.trim().chars().any(char::is_control), "control characters come first");
+            }
         }
+    }
+
+    /// Text with a hidden character is never accepted unchanged, whatever the field and its
+    /// limit: `clean_text` refuses it (a hidden character at either end is not trimmed away,
+    /// as none of them is white space).
+    #[test]
+    fn text_with_a_hidden_character_is_never_accepted(raw in text_with_hidden(), max in 0usize..=400) {
+        prop_assert!(clean_text(&raw, max).is_err(), "{raw:?} accepted");
+    }
+
+    /// The same through every text field of an edit and a repair: refused, naming the field.
+    #[test]
+    fn no_text_field_accepts_a_hidden_character(raw in text_with_hidden(), field in 0usize..4, original in asset_id()) {
+        let mut req = EditRequest {
+            style: Some("embroidery".into()),
+            target: Some("pet".into()),
+            original_asset_id: Some(original),
+            ..EditRequest::default()
+        };
+        let name = match field {
+            0 => { req.custom_style = Some(raw.clone()); "custom_style" }
+            1 => { req.target_description = Some(raw.clone()); "target_description" }
+            2 => { req.locks = vec![raw.clone()]; "locks[0]" }
+            _ => {
+                let repair = RepairRequest { instruction: Some(raw.clone()), ..RepairRequest::default() };
+                let errors = repair.validate().err().ok_or_else(|| TestCaseError::fail(format!("{raw:?} accepted")))?;
+                prop_assert!(errors.0.iter().any(|e| e.field == "instruction"), "{errors:?}");
+                return Ok(());
+            }
+        };
+        let errors = req.validate().err().ok_or_else(|| TestCaseError::fail(format!("{raw:?} accepted")))?;
+        prop_assert!(errors.0.iter().any(|e| e.field == name), "{errors:?}");
     }
 }
 

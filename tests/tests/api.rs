@@ -348,6 +348,100 @@ async fn jobs_and_ledger_page_newest_first_and_cursors_are_the_callers_own() {
     );
 }
 
+/// A cursor in the right shape for the caller whose other key values are empty: DynamoDB
+/// would refuse it as a start key, so the API refuses it first.
+fn forged_cursor(fields: &[(&str, &str)]) -> String {
+    use base64::Engine;
+    let map: serde_json::Map<String, serde_json::Value> = fields
+        .iter()
+        .map(|(k, v)| ((*k).to_owned(), json!(v)))
+        .collect();
+    base64::engine::general_purpose::URL_SAFE_NO_PAD
+        .encode(serde_json::Value::Object(map).to_string())
+}
+
+#[tokio::test]
+async fn a_cursor_with_empty_key_values_is_400_invalid_cursor_on_both_lists() {
+    let h = Harness::new().await;
+    let user = h.user();
+    let me = user.as_str();
+    let cases = [
+        (
+            "/v1/edits",
+            forged_cursor(&[("user_id", me), ("job_id", ""), ("user_sort", "")]),
+        ),
+        (
+            "/v1/edits",
+            forged_cursor(&[("user_id", me), ("job_id", "j"), ("user_sort", "")]),
+        ),
+        (
+            "/v1/account/ledger",
+            forged_cursor(&[("user_id", me), ("ref", ""), ("at_ref", "")]),
+        ),
+        (
+            "/v1/account/ledger",
+            forged_cursor(&[("user_id", ""), ("ref", "r"), ("at_ref", "a")]),
+        ),
+    ];
+    for (path, cursor) in cases {
+        let res = h.get(&user, &format!("{path}?cursor={cursor}")).await;
+        assert_eq!(res.status, StatusCode::BAD_REQUEST, "{path}: {res:?}");
+        assert_eq!(res.code(), "INVALID_CURSOR", "{path}");
+    }
+}
+
+#[tokio::test]
+async fn hidden_characters_are_refused_in_every_text_field_and_change_nothing() {
+    let h = Harness::new().await;
+    let user = h.user();
+    let original = h.upload(&user, "original", Harness::png(4, 4)).await;
+    let before = h.balance(&user).await;
+    let ok = json!({ "style": "embroidery", "target": "pet", "original_asset_id": original });
+    // (field, value, field named in the refusal)
+    let cases = [
+        (
+            "target_description",
+            json!("the cat\u{E0049}\u{E0047}\u{E004E}"),
+            "target_description",
+        ),
+        ("custom_style", json!("wool\u{00AD}felt"), "custom_style"),
+        ("locks", json!(["the\u{2062}collar"]), "locks[0]"),
+        (
+            "target_description",
+            json!("\u{202E}tac eht"),
+            "target_description",
+        ),
+        (
+            "target_description",
+            json!("the cat\u{FEFF}"),
+            "target_description",
+        ),
+    ];
+    for (i, (field, value, named)) in cases.into_iter().enumerate() {
+        let mut body = ok.clone();
+        body[field] = value;
+        for res in [
+            h.submit(&user, Some(&format!("hidden-{i}")), &body).await,
+            h.quote(&user, &body).await,
+        ] {
+            assert_eq!(
+                res.status,
+                StatusCode::UNPROCESSABLE_ENTITY,
+                "{field}: {res:?}"
+            );
+            let errors = res.body["errors"].as_array().cloned().unwrap_or_default();
+            assert!(
+                errors
+                    .iter()
+                    .any(|e| e["field"] == named && e["code"] == "invisible_character"),
+                "{field}: {errors:?}"
+            );
+        }
+    }
+    assert_eq!(h.balance(&user).await, before, "nothing was charged");
+    assert_eq!(h.get(&user, "/v1/edits").await.body["items"], json!([]));
+}
+
 #[tokio::test]
 async fn the_quote_is_what_the_edit_charges() {
     let h = Harness::new().await;

@@ -1,10 +1,15 @@
 //! The local authorizer behaves like API Gateway's JWT authorizer: RS256 with a `kid` from
-//! the issuer's JWKS; issuer, audience and expiry checked; anything else is 401.
+//! the issuer's JWKS; issuer, audience, expiry and not-before checked; anything else is 401.
+//! Unknown `kid`s do not make every request fetch the JWKS.
 
-use atelier_local::authorizer::Authorizer;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use atelier_local::authorizer::{AuthError, Authorizer};
 use atelier_local::issuer::DevIssuer;
 use atelier_local::serve::ISSUER_PATH;
 use atelier_tests::Harness;
+use futures::future::join_all;
 use serde_json::Value;
 
 struct Local {
@@ -128,4 +133,76 @@ async fn the_dev_issuer_serves_its_jwks_with_the_tokens_kid() {
         .unwrap_or(Value::Null);
     assert_eq!(jwks["keys"][0]["kid"], local.issuer.kid());
     assert_eq!(jwks["keys"][0]["alg"], "RS256");
+}
+
+#[tokio::test]
+async fn a_token_before_its_nbf_is_401_and_after_it_reaches_the_handler() {
+    let local = start().await;
+    let early = local
+        .issuer
+        .token_not_before("carol-nbf-test", 120, 600)
+        .expect("a dev token");
+    let due = local
+        .issuer
+        .token_not_before("carol-nbf-test", -5, 600)
+        .expect("a dev token");
+
+    let (early_status, early_body) = local.account(Some(&early)).await;
+    let (due_status, due_body) = local.account(Some(&due)).await;
+
+    assert_eq!(early_status, 401, "{early_body}");
+    assert_eq!(early_body["code"], "UNAUTHENTICATED");
+    assert_eq!(due_status, 200, "{due_body}");
+}
+
+/// An issuer's JWKS served by a tiny server that counts its fetches.
+async fn counting_issuer() -> (DevIssuer, Arc<AtomicUsize>) {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let addr = listener.local_addr().unwrap_or_else(|e| panic!("{e}"));
+    let issuer = DevIssuer::ephemeral(&format!("http://{addr}")).unwrap_or_else(|e| panic!("{e}"));
+    let fetches = Arc::new(AtomicUsize::new(0));
+    let (jwks, count) = (issuer.jwks(), fetches.clone());
+    let router = axum::Router::new().route(
+        "/.well-known/jwks.json",
+        axum::routing::get(move || {
+            count.fetch_add(1, Ordering::SeqCst);
+            let jwks = jwks.clone();
+            async move { axum::Json(jwks) }
+        }),
+    );
+    tokio::spawn(async move { axum::serve(listener, router).await });
+    (issuer, fetches)
+}
+
+#[tokio::test]
+async fn tokens_with_unknown_kids_fetch_the_jwks_at_most_once_per_minute() {
+    let (issuer, fetches) = counting_issuer().await;
+    // Same issuer URL, another key: every token of it names a kid the JWKS does not have.
+    let forger = DevIssuer::ephemeral(issuer.issuer()).unwrap_or_else(|e| panic!("{e}"));
+    let authorizer = Authorizer::new(issuer.issuer(), "atelier");
+    let forged: Vec<String> = (0..20)
+        .map(|i| forger.token(&format!("mallory-{i}"), 300).expect("a token"))
+        .collect();
+
+    let headers: Vec<String> = forged.iter().map(|t| format!("Bearer {t}")).collect();
+    let refused = join_all(headers.iter().map(|h| authorizer.verify(Some(h)))).await;
+    let again = authorizer
+        .verify(Some(&format!("Bearer {}", forged[0])))
+        .await;
+    let genuine = issuer.token("dora-jwks-test", 300).expect("a token");
+    let accepted = authorizer.verify(Some(&format!("Bearer {genuine}"))).await;
+
+    assert!(refused.iter().all(Result::is_err), "{refused:?}");
+    assert!(matches!(again, Err(AuthError::UnknownKid(_))), "{again:?}");
+    assert_eq!(
+        accepted.ok().and_then(|c| c.get("sub").cloned()).as_deref(),
+        Some("dora-jwks-test")
+    );
+    assert_eq!(
+        fetches.load(Ordering::SeqCst),
+        1,
+        "21 unknown kids and one known: one fetch"
+    );
 }

@@ -873,3 +873,108 @@ async fn a_paid_edit_that_returned_late_is_delivered_unreviewed_rather_than_lost
     );
     h.assert_audit_clean().await;
 }
+
+/// The questions of a failed job, as its owner sees them.
+async fn questions(h: &Harness, user: &atelier_shared::domain::UserId, id: &str) -> Vec<Value> {
+    let job = h.job(user, id).await;
+    assert_eq!(
+        job.body["failure"]["code"], "NEEDS_CLARIFICATION",
+        "{job:?}"
+    );
+    job.body["failure"]["questions"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default()
+}
+
+/// Submits the two-pet photo with target `pet` and no description and processes it: it fails
+/// `NEEDS_CLARIFICATION`. Returns the job id.
+async fn unanswerable_pet(
+    h: &Harness,
+    processor: &atelier_shared::services::process::Processor,
+    user: &atelier_shared::domain::UserId,
+    key: &str,
+) -> String {
+    let id = h.submit_photo(user, key, samples::two_pets(), pet()).await;
+    let outcome = processor.process(&job_id(&id)).await;
+    assert_eq!(
+        outcome.ok(),
+        Some(Outcome::Failed {
+            code: FailureCode::NeedsClarification
+        })
+    );
+    id
+}
+
+#[tokio::test]
+async fn a_repeated_clarification_is_answered_from_memory_unpaid_and_refunded() {
+    // A stack of its own: the day's budget item is read before and after.
+    let (h, model) = (Harness::isolated(|_| {}).await, StandIn::start().await);
+    let (user, stranger) = (h.user(), h.user());
+    let processor = h.processor(&model);
+    h.fund_to(&user, 100).await;
+    let day = budget::day_of(atelier_shared::clock::now());
+    let spent = || async {
+        let d = budget::day(&h.app, &day)
+            .await
+            .unwrap_or_else(|e| panic!("{e:?}"));
+        (d.used_micros, d.reserved_micros)
+    };
+    let before = h.balance(&user).await;
+    let first = unanswerable_pet(&h, &processor, &user, "k1").await;
+    let spent_after_first = spent().await;
+
+    // The same photo uploaded again (a new asset id, the same bytes) with the same request.
+    let second = unanswerable_pet(&h, &processor, &user, "k2").await;
+
+    assert_eq!(
+        questions(&h, &user, &second).await,
+        questions(&h, &user, &first).await
+    );
+    assert!(!questions(&h, &user, &second).await.is_empty());
+    assert_eq!(model.calls(&first).await.check, 1);
+    assert_eq!(
+        model.calls(&second).await.check,
+        0,
+        "answered without a model call"
+    );
+    assert_eq!(
+        spent().await,
+        spent_after_first,
+        "nothing reserved or booked for the repeat"
+    );
+    let attempts = h
+        .app
+        .store
+        .attempts_of(&job_id(&second))
+        .await
+        .expect("attempts");
+    assert!(attempts.is_empty(), "no reservation: {attempts:?}");
+    assert_eq!(h.balance(&user).await, before, "both refunded");
+    assert_eq!(refunds(&h.ledger(&user).await), 2);
+    println!(
+        "readiness memory: first two-pet job booked {:?} (used, reserved) with 1 check call; the repeat booked 0 with 0 calls",
+        spent_after_first
+    );
+
+    // Anything the check would see differently is asked again: another target, other words,
+    // and the same photo and request from another user (answers are never shared).
+    let person = json!({ "style": "embroidery", "target": "person" });
+    let described = json!({ "style": "embroidery", "target": "pet", "target_description": "the cat on the left" });
+    let other_target = h
+        .submit_photo(&user, "k3", samples::two_pets(), person)
+        .await;
+    let other_words = h
+        .submit_photo(&user, "k4", samples::two_pets(), described)
+        .await;
+    let other_user = h
+        .submit_photo(&stranger, "k1", samples::two_pets(), pet())
+        .await;
+    for id in [&other_target, &other_words, &other_user] {
+        let outcome = processor.process(&job_id(id)).await;
+        assert!(outcome.is_ok(), "{outcome:?}");
+        assert_eq!(model.calls(id).await.check, 1, "{id} paid its own check");
+    }
+    assert_eq!(questions(&h, &stranger, &other_user).await.len(), 1);
+    h.assert_audit_clean().await;
+}

@@ -492,6 +492,15 @@ mod tests {
                 "control_character",
             ),
             (
+                "tag characters",
+                EditRequest {
+                    target_description: Some("the cat\u{E0041}\u{E0042}".into()),
+                    ..valid()
+                },
+                "target_description",
+                "invisible_character",
+            ),
+            (
                 "too many locks",
                 EditRequest {
                     locks: vec!["a".into(), "b".into(), "c".into(), "d".into()],

@@ -1,6 +1,7 @@
 //! Opaque pagination cursors: a page's `LastEvaluatedKey`, string attributes only, as
-//! base64url JSON. Decoding checks the shape and that the cursor belongs to the caller, so a
-//! forged cursor is a 400, never a DynamoDB validation error.
+//! base64url JSON. Decoding checks the shape, that every key value is one DynamoDB accepts
+//! (a key attribute cannot be an empty string) and that the cursor belongs to the caller, so
+//! a forged cursor is a 400, never a DynamoDB validation error.
 
 use std::collections::BTreeMap;
 
@@ -34,7 +35,9 @@ pub fn decode(raw: &str, keys: &[&str], owner_attr: &str, owner: &str) -> Result
         .map_err(|_| Error::InvalidCursor)?;
     let map: BTreeMap<String, String> =
         serde_json::from_slice(&bytes).map_err(|_| Error::InvalidCursor)?;
-    let shape_ok = map.len() == keys.len() && keys.iter().all(|k| map.contains_key(*k));
+    let shape_ok = map.len() == keys.len()
+        && keys.iter().all(|k| map.contains_key(*k))
+        && map.values().all(|v| !v.is_empty());
     if !shape_ok || map.get(owner_attr).map(String::as_str) != Some(owner) {
         return Err(Error::InvalidCursor);
     }
@@ -66,5 +69,14 @@ mod tests {
             decode(&c, &["user_id"], "user_id", "u1").is_err(),
             "wrong shape"
         );
+    }
+
+    #[test]
+    fn a_cursor_with_an_empty_key_value_is_invalid() {
+        let forged = URL_SAFE_NO_PAD.encode(br#"{"user_id":"u1","at_ref":""}"#);
+        assert!(matches!(
+            decode(&forged, &["user_id", "at_ref"], "user_id", "u1"),
+            Err(Error::InvalidCursor)
+        ));
     }
 }

@@ -66,6 +66,9 @@ pub mod attr {
     pub const FAILURE: &str = "failure";
     pub const RESULT: &str = "result";
     pub const STARTED_AT: &str = "started_at";
+    /// Unix seconds after which DynamoDB may delete the item (the budget table's TTL; only
+    /// remembered readiness answers carry it, never a day's budget).
+    pub const EXPIRES_AT: &str = "expires_at";
 
     /// On a repair job: the lineage it belongs to and its instruction.
     pub const REPAIR: &str = "repair";
@@ -179,9 +182,10 @@ pub const JOBS: TableDef = TableDef {
 };
 
 /// The daily cost breaker: one item per UTC day (cap, used, reserved, headroom, halted), the
-/// operator's standing setting under the key [`BUDGET_STANDING`], and rule 12's per-user
-/// items: each user's spend of a day ([`user_day_key`]) and an operator's share override
-/// ([`user_share_key`]).
+/// operator's standing setting under the key [`BUDGET_STANDING`], rule 12's per-user items
+/// (each user's spend of a day, [`user_day_key`], and an operator's share override,
+/// [`user_share_key`]) and the day's remembered readiness answers ([`ReadinessMemoryItem`],
+/// keyed by [`readiness_memory_key`], expiring through the TTL attribute).
 pub const BUDGET: TableDef = TableDef {
     logical: "budget",
     env: env::BUDGET_TABLE,
@@ -192,7 +196,7 @@ pub const BUDGET: TableDef = TableDef {
         partition_key: s(attr::SPEND_DAY),
         sort_key: Some(n(attr::SPENT_MICROS)),
     }],
-    ttl_attribute: None,
+    ttl_attribute: Some(attr::EXPIRES_AT),
 };
 
 /// Paid-call attempts of a job: reservation, saved usage, settled cost and sale value.
@@ -521,6 +525,29 @@ pub struct UserShareItem {
     pub share_micros: Micros,
     pub operator: String,
     pub updated_at: String,
+
+/// The `day` key of a remembered readiness answer: the UTC day first (so it can never equal a
+/// day item's `YYYY-MM-DD` or [`BUDGET_STANDING`]), then the digest of everything the check
+/// saw (user, model, prompt, images).
+pub fn readiness_memory_key(day: &str, digest: &str) -> String {
+    format!("{day}#readiness#{digest}")
+}
+
+/// A readiness check's "not ready" answer, remembered for the rest of its UTC day so that the
+/// same question asked again is answered without a model call (docs/design.md, "Repeated
+/// clarifications").
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ReadinessMemoryItem {
+    /// [`readiness_memory_key`].
+    pub day: String,
+    pub user_id: UserId,
+    /// The questions the check asked.
+    pub questions: Vec<String>,
+    /// The job whose paid check gave the answer.
+    pub job_id: JobId,
+    pub created_at: String,
+    /// [`attr::EXPIRES_AT`]: the start of the next UTC day, in Unix seconds.
+    pub expires_at: i64,
 }
 
 /// One paid call recorded on an attempt.

@@ -1,13 +1,29 @@
 //! A JWT authorizer that behaves like API Gateway's: RS256 only, the key chosen by `kid` from
-//! the issuer's JWKS at `{issuer}/.well-known/jwks.json`, exact issuer, audience and expiry
-//! checked. Verified claims go into the same request context API Gateway builds.
+//! the issuer's JWKS at `{issuer}/.well-known/jwks.json`, exact issuer and audience, expiry
+//! and not-before checked with no leeway. Verified claims go into the same request context
+//! API Gateway builds.
+//!
+//! The JWKS is cached; a `kid` not in the cache refetches it (the issuer may have rotated
+//! keys), but at most once per [`JWKS_MIN_REFRESH`] and one fetch at a time, so a stream of
+//! tokens with made-up `kid`s cannot turn each request into a fetch from the issuer.
 
 use std::collections::HashMap;
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use jsonwebtoken::jwk::JwkSet;
 use jsonwebtoken::{Algorithm, DecodingKey, Validation};
-use tokio::sync::RwLock;
+use tokio::sync::{Mutex, RwLock};
+
+/// Least time between two JWKS fetches (the first fetch is never delayed).
+pub const JWKS_MIN_REFRESH: Duration = Duration::from_secs(60);
+
+/// The issuer's keys as last fetched, and when that fetch was tried.
+#[derive(Debug)]
+struct Keys {
+    set: JwkSet,
+    tried_at: Option<Instant>,
+}
 
 /// Why a token was refused (the client only sees 401).
 #[derive(Debug, thiserror::Error)]
@@ -30,7 +46,9 @@ pub struct Authorizer {
     issuer: String,
     audience: String,
     http: reqwest::Client,
-    keys: Arc<RwLock<JwkSet>>,
+    keys: Arc<RwLock<Keys>>,
+    /// Held while fetching, so concurrent requests with unknown `kid`s fetch once.
+    fetching: Arc<Mutex<()>>,
 }
 
 impl Authorizer {
@@ -39,11 +57,16 @@ impl Authorizer {
             issuer: issuer.trim_end_matches('/').to_owned(),
             audience: audience.to_owned(),
             http: reqwest::Client::new(),
-            keys: Arc::new(RwLock::new(JwkSet { keys: Vec::new() })),
+            keys: Arc::new(RwLock::new(Keys {
+                set: JwkSet { keys: Vec::new() },
+                tried_at: None,
+            })),
+            fetching: Arc::new(Mutex::new(())),
         }
     }
 
-    async fn refresh(&self) -> Result<(), AuthError> {
+    /// Fetches the JWKS (the caller holds `fetching` and has recorded the try).
+    async fn fetch(&self) -> Result<(), AuthError> {
         let url = format!("{}/.well-known/jwks.json", self.issuer);
         let set: JwkSet = self
             .http
@@ -55,20 +78,45 @@ impl Authorizer {
             .json()
             .await
             .map_err(AuthError::Jwks)?;
-        *self.keys.write().await = set;
+        self.keys.write().await.set = set;
         Ok(())
     }
 
+    /// The cached key named `kid`.
+    async fn cached(&self, kid: &str) -> Option<Result<DecodingKey, AuthError>> {
+        let keys = self.keys.read().await;
+        keys.set
+            .find(kid)
+            .map(|jwk| DecodingKey::from_jwk(jwk).map_err(AuthError::Invalid))
+    }
+
     async fn key(&self, kid: &str) -> Result<DecodingKey, AuthError> {
-        for attempt in 0..2 {
-            if let Some(jwk) = self.keys.read().await.find(kid) {
-                return DecodingKey::from_jwk(jwk).map_err(AuthError::Invalid);
-            }
-            if attempt == 0 {
-                self.refresh().await?; // unknown kid: the issuer may have rotated keys
-            }
+        if let Some(key) = self.cached(kid).await {
+            return key;
         }
-        Err(AuthError::UnknownKid(kid.to_owned()))
+        // Unknown kid: the issuer may have rotated keys. One fetch at a time; whoever waited
+        // looks again, and nobody fetches again within the minimum interval.
+        let _fetching = self.fetching.lock().await;
+        if let Some(key) = self.cached(kid).await {
+            return key;
+        }
+        let due = {
+            let mut keys = self.keys.write().await;
+            let due = keys
+                .tried_at
+                .is_none_or(|t| t.elapsed() >= JWKS_MIN_REFRESH);
+            if due {
+                keys.tried_at = Some(Instant::now()); // a failed fetch waits its turn too
+            }
+            due
+        };
+        if due {
+            self.fetch().await?;
+        }
+        match self.cached(kid).await {
+            Some(key) => key,
+            None => Err(AuthError::UnknownKid(kid.to_owned())),
+        }
     }
 
     /// Verifies an `Authorization` header value; returns the claims as API Gateway presents
@@ -95,6 +143,8 @@ impl Authorizer {
         validation.set_issuer(&[&self.issuer]);
         validation.set_audience(&[&self.audience]);
         validation.set_required_spec_claims(&["exp", "iss", "aud", "sub"]);
+        // API Gateway refuses a token before its `nbf`, with the same (no) leeway as `exp`.
+        validation.validate_nbf = true;
         validation.leeway = 0;
         let data =
             jsonwebtoken::decode::<HashMap<String, serde_json::Value>>(token, &key, &validation)

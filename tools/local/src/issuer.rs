@@ -53,11 +53,14 @@ struct Claims<'a> {
     aud: &'a str,
     iat: i64,
     exp: i64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    nbf: Option<i64>,
     token_use: &'static str,
 }
 
 impl DevIssuer {
-    /// Loads the key from `dir/dev-key.pem`, making and saving one on first run.
+    /// Loads the key from `dir/dev-key.pem`, making and saving one on first run (readable by
+    /// its owner only: it signs tokens for any user).
     pub fn load_or_create(dir: &Path, issuer: &str) -> Result<DevIssuer, IssuerError> {
         let path = dir.join("dev-key.pem");
         let io = |source| IssuerError::Io {
@@ -71,7 +74,7 @@ impl DevIssuer {
             std::fs::create_dir_all(dir).map_err(io)?;
             let key = Self::generate()?;
             let pem = key.to_pkcs8_pem(LineEnding::LF).map_err(IssuerError::Key)?;
-            std::fs::write(&path, pem.as_bytes()).map_err(io)?;
+            write_private(&path, pem.as_bytes()).map_err(io)?;
             key
         };
         DevIssuer::from_key(key, issuer)
@@ -128,6 +131,26 @@ impl DevIssuer {
 
     /// A token with a chosen audience and lifetime (negative: already expired).
     pub fn token_with(&self, sub: &str, aud: &str, ttl_secs: i64) -> Result<String, IssuerError> {
+        self.sign(sub, aud, ttl_secs, None)
+    }
+
+    /// A token that is valid only from `nbf_in_secs` from now (`nbf`), for `ttl_secs`.
+    pub fn token_not_before(
+        &self,
+        sub: &str,
+        nbf_in_secs: i64,
+        ttl_secs: i64,
+    ) -> Result<String, IssuerError> {
+        self.sign(sub, crate::AUDIENCE, ttl_secs, Some(nbf_in_secs))
+    }
+
+    fn sign(
+        &self,
+        sub: &str,
+        aud: &str,
+        ttl_secs: i64,
+        nbf_in_secs: Option<i64>,
+    ) -> Result<String, IssuerError> {
         let now = time::OffsetDateTime::now_utc().unix_timestamp();
         let claims = Claims {
             iss: &self.issuer,
@@ -135,6 +158,7 @@ impl DevIssuer {
             aud,
             iat: now,
             exp: now + ttl_secs,
+            nbf: nbf_in_secs.map(|s| now + s),
             token_use: "access",
         };
         let mut header = Header::new(Algorithm::RS256);
@@ -145,6 +169,19 @@ impl DevIssuer {
     }
 }
 
+/// Creates `path` with `bytes`, readable and writable by its owner only (0600 on Unix) from
+/// the moment it exists; never overwrites.
+fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    use std::io::Write;
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+    let mut file = options.open(path)?;
+    file.write_all(bytes)?;
+    file.sync_all()
+}
+
 fn sha256(bytes: &[u8]) -> Vec<u8> {
     use sha2::{Digest, Sha256};
     Sha256::digest(bytes).to_vec()
@@ -152,4 +189,26 @@ fn sha256(bytes: &[u8]) -> Vec<u8> {
 
 fn hex_prefix(bytes: &[u8]) -> String {
     bytes.iter().take(8).map(|b| format!("{b:02x}")).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[cfg(unix)]
+    #[test]
+    fn the_dev_key_file_is_written_readable_by_its_owner_only_and_read_back() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = std::env::temp_dir().join(format!("atelier-dev-key-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let made = DevIssuer::load_or_create(&dir, "http://issuer").expect("a new dev key");
+
+        let meta = std::fs::metadata(dir.join("dev-key.pem")).expect("the key file");
+        let mode = meta.permissions().mode() & 0o777;
+        let again = DevIssuer::load_or_create(&dir, "http://issuer").expect("the saved key");
+        let _ = std::fs::remove_dir_all(&dir);
+
+        assert_eq!(mode, 0o600, "mode {mode:o}");
+        assert_eq!(again.kid(), made.kid(), "the same key is loaded back");
+    }
 }

@@ -8,8 +8,10 @@ use image::RgbaImage;
 
 use super::compose::compose;
 use super::inputs::{Inputs, edit_call, internal_image, prompt_chars, vision_images};
+use super::memory::MemoryKey;
 use super::{EDIT_PROMPT_ALLOWANCE_CHARS, Outcome, Run, Step, Stop};
 use crate::assets::Assets;
+use crate::clock;
 use crate::domain::{Credits, FailureCode, JobFailure, JobResult, ReviewRecord, ReviewVerdict};
 use crate::error::Error;
 use crate::imaging;
@@ -48,15 +50,23 @@ impl Run<'_> {
     }
 
     /// Look before you generate: reserves the check and the edit together, then asks the
-    /// checker; not ready stops the job with its questions before the expensive call.
+    /// checker; not ready stops the job with its questions before the expensive call. The
+    /// same check already answered "not ready" today is answered from memory, unpaid.
     async fn check(&mut self, inputs: &Inputs) -> Result<Readiness, Stop> {
         let (p, job) = (self.p, self.job);
+        let prompt = prompts::readiness(&job.request);
+        let images = vision_images(inputs, &prompt, &[])?;
+        let vision_model = &p.model.config().vision_model;
+        let memory =
+            MemoryKey::readiness(&job.user_id, vision_model, &prompt, &images, clock::now());
+        if let Some(questions) = self.recall(&memory).await {
+            tracing::info!(job_id = %job.job_id, questions = questions.len(), "check_answered_from_memory");
+            return Err(Stop::Fail(JobFailure::needs_clarification(questions)));
+        }
         // Never pay for a check when the edit after it could not run in time.
         let Some(model) = self.model_for(CallKind::Check, p.time.least_edit) else {
             return Err(Stop::fail(FailureCode::TimedOut));
         };
-        let prompt = prompts::readiness(&job.request);
-        let images = vision_images(inputs, &prompt, &[])?;
         let mut edit_roles = vec![ImageRole::Original];
         if inputs.reference.is_some() {
             edit_roles.push(ImageRole::StyleReference);
@@ -90,6 +100,7 @@ impl Run<'_> {
             }
         };
         if !readiness.ready {
+            self.remember(&memory, &readiness.questions).await;
             tracing::info!(job_id = %job.job_id, questions = readiness.questions.len(), "check_not_ready");
             return Err(Stop::Fail(JobFailure::needs_clarification(
                 readiness.questions,

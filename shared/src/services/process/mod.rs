@@ -9,7 +9,8 @@
 //!   the review has its own, a repair's edit + compare share one). The run holds the
 //!   reservation in force, so whichever step stops the job, its settlement joins the refund.
 //! - The readiness check may stop the job with questions before the expensive edit; the
-//!   review never passes what it did not see (`not_verified`).
+//!   same check answered "not ready" earlier in the UTC day is answered from memory without
+//!   a paid call ([`memory`]); the review never passes what it did not see (`not_verified`).
 //! - For a brushed area the result is composited over the original through the mask, so every
 //!   pixel outside the selection is the original's; leakage is measured for every target with
 //!   a known selection.
@@ -18,6 +19,7 @@ mod compose;
 mod edit_job;
 mod fault;
 mod inputs;
+mod memory;
 mod repair_job;
 
 use std::future::Future;
