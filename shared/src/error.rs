@@ -40,6 +40,18 @@ pub enum Error {
     InsufficientCredits { balance: Credits, price: Credits },
     #[error("too many edits in flight: {in_flight} of {limit}")]
     TooManyInFlight { in_flight: i64, limit: u32 },
+    /// The caller's upload slots or bytes for the UTC day are used up; nothing was presigned.
+    #[error(
+        "upload limit reached: {slots_used} of {slot_limit} slots, {bytes_used} of {byte_limit} bytes today"
+    )]
+    UploadLimitReached {
+        slots_used: u32,
+        slot_limit: u32,
+        bytes_used: u64,
+        byte_limit: u64,
+        /// Until the next UTC day, when the counters start over.
+        retry_after: std::time::Duration,
+    },
     #[error("the job cannot be canceled: it is {}", state.as_str())]
     NotCancelable { state: crate::domain::JobState },
     #[error("the edit cannot be repaired: it is {}", state.as_str())]

@@ -54,6 +54,8 @@ struct Claims<'a> {
     iat: i64,
     exp: i64,
     token_use: &'static str,
+    /// As an identity provider that verified the address says it (Cognito: a JSON boolean).
+    email_verified: bool,
 }
 
 impl DevIssuer {
@@ -121,13 +123,30 @@ impl DevIssuer {
         }]})
     }
 
-    /// A token for `sub`, valid for `ttl_secs`, audience [`crate::AUDIENCE`].
+    /// A token for `sub` with a verified e-mail, valid for `ttl_secs`, audience
+    /// [`crate::AUDIENCE`].
     pub fn token(&self, sub: &str, ttl_secs: i64) -> Result<String, IssuerError> {
         self.token_with(sub, crate::AUDIENCE, ttl_secs)
     }
 
+    /// A token for `sub` whose e-mail is not verified (`email_verified: false`): served, but
+    /// without the signup grant.
+    pub fn token_unverified(&self, sub: &str, ttl_secs: i64) -> Result<String, IssuerError> {
+        self.sign(sub, crate::AUDIENCE, ttl_secs, false)
+    }
+
     /// A token with a chosen audience and lifetime (negative: already expired).
     pub fn token_with(&self, sub: &str, aud: &str, ttl_secs: i64) -> Result<String, IssuerError> {
+        self.sign(sub, aud, ttl_secs, true)
+    }
+
+    fn sign(
+        &self,
+        sub: &str,
+        aud: &str,
+        ttl_secs: i64,
+        email_verified: bool,
+    ) -> Result<String, IssuerError> {
         let now = time::OffsetDateTime::now_utc().unix_timestamp();
         let claims = Claims {
             iss: &self.issuer,
@@ -136,6 +155,7 @@ impl DevIssuer {
             iat: now,
             exp: now + ttl_secs,
             token_use: "access",
+            email_verified,
         };
         let mut header = Header::new(Algorithm::RS256);
         header.kid = Some(self.kid.clone());
