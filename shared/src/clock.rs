@@ -30,9 +30,30 @@ pub fn parse(s: &str) -> Option<Instant> {
     OffsetDateTime::parse(s, &Rfc3339).ok()
 }
 
+/// Time left until the next UTC midnight (when per-day limits start over), at least 1 s.
+pub fn until_next_utc_day(t: Instant) -> std::time::Duration {
+    let t = t.to_offset(time::UtcOffset::UTC);
+    let next = t.date().next_day().map(|d| d.midnight().assume_utc());
+    let secs = next.map_or(86_400, |n| (n - t).whole_seconds().max(1));
+    std::time::Duration::from_secs(secs.unsigned_abs())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_next_utc_day_starts_at_midnight() {
+        let cases = [
+            (time::macros::datetime!(2026-12-01 00:00:00 UTC), 86_400),
+            (time::macros::datetime!(2026-12-01 23:59:59.5 UTC), 1),
+            (time::macros::datetime!(2026-12-31 22:00:00 UTC), 7_200),
+            (time::macros::datetime!(2026-12-01 01:00:00 +02:00), 3_600),
+        ];
+        for (t, secs) in cases {
+            assert_eq!(until_next_utc_day(t).as_secs(), secs, "{t}");
+        }
+    }
 
     #[test]
     fn formatted_times_are_fixed_width_and_round_trip() {

@@ -33,12 +33,20 @@ pub mod env {
         JOBS_TABLE = "ATELIER_JOBS_TABLE", true, "DynamoDB table of jobs";
         BUDGET_TABLE = "ATELIER_BUDGET_TABLE", true, "DynamoDB table of the daily cost breaker";
         ATTEMPTS_TABLE = "ATELIER_ATTEMPTS_TABLE", true, "DynamoDB table of paid-call attempts";
+        QUOTAS_TABLE = "ATELIER_QUOTAS_TABLE", true,
+            "DynamoDB table of per-user per-day counters (upload slots and bytes), expired by TTL";
         QUEUE_URL = "ATELIER_QUEUE_URL", true, "SQS queue URL of the job doorbell";
         BUCKET = "ATELIER_BUCKET", true, "private S3 bucket of uploads and results";
         MAX_IN_FLIGHT = "ATELIER_MAX_IN_FLIGHT", false,
             "edits one user may have queued or processing (default 3)";
         UPLOAD_URL_TTL_SECS = "ATELIER_UPLOAD_URL_TTL_SECS", false,
             "lifetime of presigned upload URLs in seconds (default 900)";
+        UPLOAD_SLOTS_PER_DAY = "ATELIER_UPLOAD_SLOTS_PER_DAY", false,
+            "upload slots one user may ask for per UTC day (default 150)";
+        UPLOAD_BYTES_PER_DAY = "ATELIER_UPLOAD_BYTES_PER_DAY", false,
+            "bytes of uploads (as declared and signed) one user may ask for per UTC day (default 1073741824 = 1 GiB; at least the largest single upload, 20 MiB)";
+        EMAIL_VERIFIED_CLAIM = "ATELIER_EMAIL_VERIFIED_CLAIM", false,
+            "the token claim that says the caller's e-mail is verified (boolean true or the string \"true\"); only such a caller gets the signup grant (default email_verified)";
         RESULT_URL_TTL_SECS = "ATELIER_RESULT_URL_TTL_SECS", false,
             "lifetime of presigned result download URLs in seconds (default 600)";
         DAILY_CAP_MICROS = "ATELIER_DAILY_CAP_MICROS", false,
@@ -84,6 +92,7 @@ pub struct Resources {
     pub jobs_table: String,
     pub budget_table: String,
     pub attempts_table: String,
+    pub quotas_table: String,
     pub queue_url: String,
     pub bucket: String,
 }
@@ -98,6 +107,7 @@ impl Resources {
             jobs_table: format!("{prefix}-jobs"),
             budget_table: format!("{prefix}-budget"),
             attempts_table: format!("{prefix}-attempts"),
+            quotas_table: format!("{prefix}-quotas"),
             queue_url: format!(
                 "{}/000000000000/{prefix}-jobs",
                 endpoint.trim_end_matches('/')
@@ -119,6 +129,7 @@ impl Resources {
             (env::JOBS_TABLE, self.jobs_table.clone()),
             (env::BUDGET_TABLE, self.budget_table.clone()),
             (env::ATTEMPTS_TABLE, self.attempts_table.clone()),
+            (env::QUOTAS_TABLE, self.quotas_table.clone()),
             (env::QUEUE_URL, self.queue_url.clone()),
             (env::BUCKET, self.bucket.clone()),
         ]
@@ -131,6 +142,9 @@ pub struct Limits {
     /// Rule 11: edits one user may have queued or processing.
     pub max_in_flight: u32,
     pub upload_url_ttl_secs: u64,
+    /// Upload slots one user may ask for per UTC day, and their declared bytes together.
+    pub upload_slots_per_day: u32,
+    pub upload_bytes_per_day: u64,
     pub result_url_ttl_secs: u64,
     /// Rule 8: provider spend allowed per UTC day, micro-dollars (new days start with this).
     pub daily_cap_micros: Micros,
@@ -152,6 +166,8 @@ impl Default for Limits {
         Limits {
             max_in_flight: 3,
             upload_url_ttl_secs: 900,
+            upload_slots_per_day: DEFAULT_UPLOAD_SLOTS_PER_DAY,
+            upload_bytes_per_day: DEFAULT_UPLOAD_BYTES_PER_DAY,
             result_url_ttl_secs: 600,
             daily_cap_micros: Micros::new(20_000_000),
             // ≈ 40 edits with a repair each at ≈ $0.07 (docs/design.md, rule 12).
@@ -164,6 +180,16 @@ impl Default for Limits {
         }
     }
 }
+
+/// A heavy honest day: 50 edits, each with its three uploads (original, mask, style
+/// reference), is 150 slots.
+pub const DEFAULT_UPLOAD_SLOTS_PER_DAY: u32 = 150;
+/// 1 GiB: those 50 edits with a 12 MP original (≈ 8 MiB as JPEG, more as PNG), a mask and a
+/// style reference (≈ 4 MiB) each come to ≈ 650 MiB; an abuser's month at the cap stores
+/// ≈ 30 GiB (≈ $0.70 of S3 Standard) before the lifecycle deletes it.
+pub const DEFAULT_UPLOAD_BYTES_PER_DAY: u64 = 1 << 30;
+/// The largest single upload (an original); a day's byte limit below it would refuse every photo.
+pub const MAX_UPLOAD_BYTES: u64 = 20 * 1024 * 1024;
 
 /// How much longer each re-send of a queued job waits than the one before.
 pub const REQUEUE_BACKOFF_FACTOR: u64 = 4;
@@ -200,6 +226,22 @@ impl Limits {
 pub struct Config {
     pub resources: Resources,
     pub limits: Limits,
+    pub identity: IdentitySettings,
+}
+
+/// What the code reads from the verified token beyond `sub`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IdentitySettings {
+    /// The claim saying the e-mail is verified (Cognito's ID token: `email_verified`).
+    pub email_verified_claim: String,
+}
+
+impl Default for IdentitySettings {
+    fn default() -> IdentitySettings {
+        IdentitySettings {
+            email_verified_claim: "email_verified".to_owned(),
+        }
+    }
 }
 
 /// A variable that is missing or malformed.
@@ -310,6 +352,7 @@ impl Config {
                 jobs_table: required(env::JOBS_TABLE)?,
                 budget_table: required(env::BUDGET_TABLE)?,
                 attempts_table: required(env::ATTEMPTS_TABLE)?,
+                quotas_table: required(env::QUOTAS_TABLE)?,
                 queue_url: required(env::QUEUE_URL)?,
                 bucket: required(env::BUCKET)?,
             },
@@ -326,6 +369,19 @@ impl Config {
                     defaults.upload_url_ttl_secs,
                     30,
                     3600,
+                )?,
+                upload_slots_per_day: u32::try_from(number(
+                    env::UPLOAD_SLOTS_PER_DAY,
+                    defaults.upload_slots_per_day.into(),
+                    1,
+                    1_000_000,
+                )?)
+                .unwrap_or(defaults.upload_slots_per_day),
+                upload_bytes_per_day: number(
+                    env::UPLOAD_BYTES_PER_DAY,
+                    defaults.upload_bytes_per_day,
+                    MAX_UPLOAD_BYTES,
+                    1 << 40,
                 )?,
                 result_url_ttl_secs: number(
                     env::RESULT_URL_TTL_SECS,
@@ -351,7 +407,31 @@ impl Config {
                 requeue_max_secs,
                 queued_deadline_secs,
             },
+            identity: IdentitySettings {
+                email_verified_claim: email_verified_claim(&get)?,
+            },
         })
+    }
+}
+
+/// The claim name: 1–64 of `A-Za-z0-9_:.-` (a claim name, never an expression).
+fn email_verified_claim(
+    get: &impl Fn(&'static str) -> Result<Option<String>, ConfigError>,
+) -> Result<String, ConfigError> {
+    let name = env::EMAIL_VERIFIED_CLAIM;
+    match get(name)?.map(|v| v.trim().to_owned()) {
+        None => Ok(IdentitySettings::default().email_verified_claim),
+        Some(v)
+            if (1..=64).contains(&v.len())
+                && v.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "_:.-".contains(c)) =>
+        {
+            Ok(v)
+        }
+        Some(v) => Err(ConfigError::Invalid {
+            name,
+            reason: format!("expected a claim name (1-64 of A-Z a-z 0-9 _ : . -), got {v:?}"),
+        }),
     }
 }
 
@@ -491,6 +571,7 @@ mod tests {
             (env::MODEL_BASE_URL, "https://m.example"),
             (env::DAILY_CAP_MICROS, "7"),
             (env::RESULT_URL_TTL_SECS, "60"),
+            (env::EMAIL_VERIFIED_CLAIM, "custom:verified"),
         ];
         let mut read = names_read(&[]);
         read.extend(names_read(&all_set));
@@ -516,6 +597,41 @@ mod tests {
             declared(&|_| Some("x".into()), "ATELIER_NOT_DECLARED"),
             Err(ConfigError::Undeclared("ATELIER_NOT_DECLARED"))
         );
+    }
+
+    #[test]
+    fn upload_limits_and_the_verified_claim_are_read_and_checked() {
+        let c = Config::from_lookup(lookup(Resources::local("p", "http://x").to_env()))
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(c.limits.upload_slots_per_day, 150);
+        assert_eq!(c.limits.upload_bytes_per_day, 1 << 30);
+        assert_eq!(c.identity.email_verified_claim, "email_verified");
+        let mut env = Resources::local("p", "http://x").to_env();
+        env.push((env::UPLOAD_SLOTS_PER_DAY, "3".into()));
+        env.push((env::UPLOAD_BYTES_PER_DAY, "30000000".into()));
+        env.push((env::EMAIL_VERIFIED_CLAIM, " custom:email_ok ".into()));
+        let c = Config::from_lookup(lookup(env)).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(c.limits.upload_slots_per_day, 3);
+        assert_eq!(c.limits.upload_bytes_per_day, 30_000_000);
+        assert_eq!(c.identity.email_verified_claim, "custom:email_ok");
+        let refused = [
+            (env::UPLOAD_SLOTS_PER_DAY, "0", "no slot at all"),
+            (
+                env::UPLOAD_BYTES_PER_DAY,
+                "1000",
+                "below one photo's 20 MiB",
+            ),
+            (env::EMAIL_VERIFIED_CLAIM, "a b", "not a claim name"),
+            (env::EMAIL_VERIFIED_CLAIM, "", "empty"),
+        ];
+        for (name, value, why) in refused {
+            let mut env = Resources::local("p", "http://x").to_env();
+            env.push((name, value.into()));
+            assert!(
+                matches!(Config::from_lookup(lookup(env)), Err(ConfigError::Invalid { name: n, .. }) if n == name),
+                "{why}"
+            );
+        }
     }
 
     #[test]

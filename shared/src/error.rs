@@ -43,6 +43,18 @@ pub enum Error {
     /// The user's share of the day's model budget is spent (rule 12) until the next UTC day.
     #[error("the daily limit is reached; a new day starts in {retry_after_secs} s")]
     DailyLimitReached { retry_after_secs: u32 },
+    /// The caller's upload slots or bytes for the UTC day are used up; nothing was presigned.
+    #[error(
+        "upload limit reached: {slots_used} of {slot_limit} slots, {bytes_used} of {byte_limit} bytes today"
+    )]
+    UploadLimitReached {
+        slots_used: u32,
+        slot_limit: u32,
+        bytes_used: u64,
+        byte_limit: u64,
+        /// Until the next UTC day, when the counters start over.
+        retry_after: std::time::Duration,
+    },
     #[error("the job cannot be canceled: it is {}", state.as_str())]
     NotCancelable { state: crate::domain::JobState },
     #[error("the edit cannot be repaired: it is {}", state.as_str())]

@@ -96,10 +96,31 @@ impl Harness {
 
     /// Sends a request through the router as API Gateway would deliver it for `user`
     /// (`None`: no authorizer context).
+    /// The user's e-mail counts as verified (`email_verified` is `"true"`), as for every user
+    /// who signed up through the identity provider.
     pub async fn call(&self, user: Option<&UserId>, req: Request<Body>) -> Reply {
+        self.call_with_claims(user.map(|u| Harness::claims(u, Some("true"))), req)
+            .await
+    }
+
+    /// The claims API Gateway's authorizer puts in the context for `user`, with
+    /// `email_verified` as the context carries it (`None`: the token has no such claim).
+    pub fn claims(user: &UserId, email_verified: Option<&str>) -> HashMap<String, String> {
+        let mut claims = HashMap::from([("sub".to_owned(), user.to_string())]);
+        if let Some(v) = email_verified {
+            claims.insert("email_verified".to_owned(), v.to_owned());
+        }
+        claims
+    }
+
+    /// Sends a request with exactly these authorizer claims (`None`: no authorizer context).
+    pub async fn call_with_claims(
+        &self,
+        claims: Option<HashMap<String, String>>,
+        req: Request<Body>,
+    ) -> Reply {
         let mut req = req;
-        if let Some(u) = user {
-            let claims = HashMap::from([("sub".to_owned(), u.to_string())]);
+        if let Some(claims) = claims {
             req.extensions_mut()
                 .insert(atelier_api::auth::jwt_request_context(claims));
         }
@@ -225,6 +246,15 @@ impl Harness {
     /// `GET /v1/account`.
     pub async fn account(&self, user: &UserId) -> Reply {
         self.get(user, "/v1/account").await
+    }
+
+    /// `GET /v1/account` with the token's `email_verified` claim as given (`None`: absent).
+    pub async fn account_as(&self, user: &UserId, email_verified: Option<&str>) -> Reply {
+        let req = Request::get("/v1/account")
+            .body(Body::empty())
+            .unwrap_or_else(|e| panic!("request: {e}"));
+        self.call_with_claims(Some(Harness::claims(user, email_verified)), req)
+            .await
     }
 
     /// The balance, creating the account if needed.

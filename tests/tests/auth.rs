@@ -206,3 +206,25 @@ async fn tokens_with_unknown_kids_fetch_the_jwks_at_most_once_per_minute() {
         "21 unknown kids and one known: one fetch"
     );
 }
+
+#[tokio::test]
+async fn the_signup_grant_needs_the_dev_tokens_verified_email_and_comes_once_it_is() {
+    let local = start().await;
+    let user = format!(
+        "auth-verify-{}",
+        ulid::Ulid::new().to_string().to_lowercase()
+    );
+    let unverified = local
+        .issuer
+        .token_unverified(&user, 300)
+        .expect("a dev token");
+    let (status, body) = local.account(Some(&unverified)).await;
+    assert_eq!((status, &body["balance"]), (200, &Value::from(0)), "{body}");
+    // The dev issuer's verified token carries `email_verified` as a JSON boolean, as Cognito's
+    // does; the authorizer passes it on as "true", as API Gateway's context does.
+    let verified = local.issuer.token(&user, 300).expect("a dev token");
+    let (status, body) = local.account(Some(&verified)).await;
+    assert_eq!((status, &body["balance"]), (200, &Value::from(6)), "{body}");
+    let (_, body) = local.account(Some(&verified)).await;
+    assert_eq!(body["balance"], 6, "granted once");
+}

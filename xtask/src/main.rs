@@ -118,6 +118,7 @@ fn local_env(port: u16, prefix: &str) -> Vec<(String, String)> {
             "ATELIER_ATTEMPTS_TABLE".into(),
             format!("{prefix}-attempts"),
         ),
+        ("ATELIER_QUOTAS_TABLE".into(), format!("{prefix}-quotas")),
         (
             "ATELIER_QUEUE_URL".into(),
             format!("{endpoint}/000000000000/{prefix}-jobs"),

@@ -1,9 +1,12 @@
 //! The caller is the `sub` claim that API Gateway's JWT authorizer verified and put in the
 //! request context (`requestContext.authorizer.jwt.claims`). The function never sees a token.
+//! The same claims say whether the caller's e-mail is verified (the configured claim,
+//! `email_verified` by default), which decides the signup grant.
 
 use std::collections::HashMap;
 
-use atelier_shared::domain::UserId;
+use atelier_shared::domain::{EmailStatus, UserId};
+use atelier_shared::services::App;
 use axum::extract::FromRequestParts;
 use http::request::Parts;
 use lambda_http::aws_lambda_events::apigw::{
@@ -22,19 +25,37 @@ impl<S: Send + Sync> FromRequestParts<S> for Caller {
     type Rejection = ApiError;
 
     async fn from_request_parts(parts: &mut Parts, _state: &S) -> Result<Caller, ApiError> {
-        let sub = match parts.extensions.get::<RequestContext>() {
-            Some(RequestContext::ApiGatewayV2(ctx)) => ctx
-                .authorizer
-                .as_ref()
-                .and_then(|a| a.jwt.as_ref())
-                .and_then(|j| j.claims.get("sub"))
-                .cloned(),
-            _ => None,
-        };
-        sub.as_deref()
+        claim(parts, "sub")
             .and_then(UserId::parse)
             .map(Caller)
             .ok_or_else(ApiError::unauthenticated)
+    }
+}
+
+/// Whether the verified token carries a verified e-mail (`ATELIER_EMAIL_VERIFIED_CLAIM`).
+/// Never refuses a request: an unverified caller is served, only without the signup grant.
+#[derive(Debug, Clone, Copy)]
+pub struct Email(pub EmailStatus);
+
+impl FromRequestParts<App> for Email {
+    type Rejection = std::convert::Infallible;
+
+    async fn from_request_parts(parts: &mut Parts, app: &App) -> Result<Email, Self::Rejection> {
+        let name = app.config.identity.email_verified_claim.as_str();
+        Ok(Email(EmailStatus::from_claim(claim(parts, name))))
+    }
+}
+
+/// A claim of the JWT authorizer's context, as API Gateway delivers it (every value a string).
+fn claim<'a>(parts: &'a Parts, name: &str) -> Option<&'a str> {
+    match parts.extensions.get::<RequestContext>() {
+        Some(RequestContext::ApiGatewayV2(ctx)) => ctx
+            .authorizer
+            .as_ref()
+            .and_then(|a| a.jwt.as_ref())
+            .and_then(|j| j.claims.get(name))
+            .map(String::as_str),
+        _ => None,
     }
 }
 

@@ -164,6 +164,12 @@ impl From<Error> for ApiError {
                 e.retry_after = Some(retry_after_secs);
                 e
             }
+            Error::UploadLimitReached { slots_used, slot_limit, bytes_used, byte_limit, retry_after } => {
+                let mut e = ApiError::new(StatusCode::TOO_MANY_REQUESTS, "UPLOAD_LIMIT_REACHED", "Upload limit reached")
+                    .detail(format!("today's uploads: {slots_used} of {slot_limit} slots, {bytes_used} of {byte_limit} bytes; this one does not fit, nothing was presigned; the limits start over at 00:00 UTC"));
+                e.retry_after = Some(u32::try_from(retry_after.as_secs()).unwrap_or(86_400));
+                e
+            }
             Error::NotCancelable { state } => {
                 let mut e = ApiError::new(StatusCode::CONFLICT, "NOT_CANCELABLE", "Cannot cancel")
                     .detail(format!("the edit is {}; only a queued edit can be canceled", state.as_str()));

@@ -4,6 +4,7 @@
 pub mod edit;
 pub mod failure;
 pub mod grant;
+pub mod identity;
 pub mod ids;
 pub mod job;
 pub mod ledger;
@@ -15,6 +16,7 @@ pub mod style;
 pub use edit::{AssetKind, EditRequest, EditSpec, Strength, Target};
 pub use failure::{FailureCode, JobFailure};
 pub use grant::{GrantNameError, GrantReason, Operator};
+pub use identity::EmailStatus;
 pub use ids::{AssetId, Credits, IdempotencyKey, JobId, Operation, UserId};
 pub use job::JobState;
 pub use ledger::LedgerKind;

@@ -1,26 +1,53 @@
 //! Accounts as the user sees them. The first authenticated call that needs the account
-//! creates it with the signup grant, exactly once (the conditional transaction decides).
+//! creates it. The signup grant goes only to a caller whose token carries a verified e-mail:
+//! such a first call creates the account with it (one conditional transaction); an account
+//! created from an unverified token starts at 0, marked `signup_pending`, and its first call
+//! with a verified e-mail gives the grant. Either way the grant's ledger row is
+//! `grant:signup`, written with `attribute_not_exists`, so it is given at most once however
+//! many calls race.
 
 use super::App;
 use crate::clock;
-use crate::domain::{Credits, GrantReason, LedgerKind, Operator, UserId};
+use crate::domain::{Credits, EmailStatus, GrantReason, LedgerKind, Operator, UserId};
 use crate::error::Error;
 use crate::pricing::SIGNUP_GRANT;
 use crate::store::accounts::GrantOutcome;
 use crate::store::schema::{AccountItem, LedgerItem, reference};
 
-/// The account, created on first use.
-pub async fn ensure_account(app: &App, user: &UserId) -> Result<AccountItem, Error> {
-    if let Some(a) = app.store.get_account(user).await? {
-        return Ok(a);
+/// The account, created on first use; with the signup grant when (or once) `email` is
+/// verified. One read when the account exists and owes nothing.
+pub async fn ensure_account(
+    app: &App,
+    user: &UserId,
+    email: EmailStatus,
+) -> Result<AccountItem, Error> {
+    let account = match app.store.get_account(user).await? {
+        Some(a) => a,
+        None => {
+            let grant = email.is_verified().then_some(SIGNUP_GRANT);
+            let now = clock::format(clock::now());
+            if app.store.create_account(user, grant, &now).await? {
+                let credits = grant.map_or(0, Credits::get);
+                tracing::info!(user_id = %user, credits, email_verified = email.is_verified(), "account_created");
+            }
+            read_account(app, user).await?
+        }
+    };
+    if !(account.signup_pending && email.is_verified()) {
+        return Ok(account);
     }
+    let now = clock::format(clock::now());
     if app
         .store
-        .create_account(user, SIGNUP_GRANT, &clock::format(clock::now()))
+        .grant_pending_signup(user, SIGNUP_GRANT, &now)
         .await?
     {
-        tracing::info!(user_id = %user, credits = SIGNUP_GRANT.get(), "account_created");
+        tracing::info!(user_id = %user, credits = SIGNUP_GRANT.get(), "signup_granted");
     }
+    read_account(app, user).await
+}
+
+async fn read_account(app: &App, user: &UserId) -> Result<AccountItem, Error> {
     app.store
         .get_account(user)
         .await?
@@ -31,10 +58,11 @@ pub async fn ensure_account(app: &App, user: &UserId) -> Result<AccountItem, Err
 pub async fn ledger_page(
     app: &App,
     user: &UserId,
+    email: EmailStatus,
     limit: u16,
     cursor: Option<&str>,
 ) -> Result<(Vec<LedgerItem>, Option<String>), Error> {
-    ensure_account(app, user).await?;
+    ensure_account(app, user, email).await?;
     app.store.ledger_page(user, limit, cursor).await
 }
 
@@ -46,8 +74,9 @@ pub struct GrantRequest {
     pub reason: GrantReason,
     /// Recorded on the ledger row.
     pub operator: Operator,
-    /// Create the account (with its signup grant) when the user has none; otherwise an
-    /// unknown user is refused, so a mistyped id does not become an account.
+    /// Create the account (with its signup grant: the operator vouches for the user) when
+    /// the user has none; otherwise an unknown user is refused, so a mistyped id does not
+    /// become an account.
     pub create_account: bool,
 }
 
@@ -73,7 +102,7 @@ pub enum GrantResult {
 /// amount is refused with the amount that was granted.
 pub async fn grant(app: &App, user: &UserId, req: &GrantRequest) -> Result<GrantResult, Error> {
     if req.create_account {
-        ensure_account(app, user).await?;
+        ensure_account(app, user, EmailStatus::Verified).await?;
     } else if app.store.get_account(user).await?.is_none() {
         return Ok(GrantResult::UnknownUser);
     }

@@ -6,8 +6,10 @@ use std::time::Duration;
 use super::App;
 use crate::assets::{Assets, PresignedUpload};
 use crate::clock::{self, Instant};
+use crate::domain::EmailStatus;
 use crate::domain::{AssetId, AssetKind, UserId};
 use crate::error::Error;
+use crate::store::quotas::{UploadCount, UploadLimits};
 use crate::validation::FieldErrors;
 
 /// A validated upload request.
@@ -109,13 +111,20 @@ pub struct UploadSlot {
     pub expires_at: Instant,
 }
 
-/// Creates a presigned upload in the caller's prefix.
+/// A day's counter outlives its day by this much before TTL may delete it (TTL deletes
+/// within days, not on the second; the counter is only read for its own day).
+const COUNTER_KEPT_FOR: Duration = Duration::from_secs(2 * 86_400);
+
+/// Creates a presigned upload in the caller's prefix, after counting it against the caller's
+/// slots and bytes for the UTC day (one conditional update; refused: nothing presigned).
 pub async fn create_upload(
     app: &App,
     user: &UserId,
+    email: EmailStatus,
     spec: &UploadSpec,
 ) -> Result<UploadSlot, Error> {
-    super::accounts::ensure_account(app, user).await?;
+    super::accounts::ensure_account(app, user, email).await?;
+    let (day_slots, day_bytes) = count_against_the_day(app, user, spec.bytes).await?;
     let asset_id = AssetId::generate();
     let key = Assets::upload_key(user, spec.kind, &asset_id);
     let ttl = Duration::from_secs(app.config.limits.upload_url_ttl_secs);
@@ -123,12 +132,40 @@ pub async fn create_upload(
         .assets
         .presign_upload(&key, spec.content_type, spec.bytes, ttl)
         .await?;
-    tracing::info!(user_id = %user, asset_id = %asset_id, kind = spec.kind.as_str(), bytes = spec.bytes, "upload_presigned");
+    tracing::info!(user_id = %user, asset_id = %asset_id, kind = spec.kind.as_str(), bytes = spec.bytes, day_slots, day_bytes, "upload_presigned");
     Ok(UploadSlot {
         asset_id,
         upload,
         expires_at: clock::now() + ttl,
     })
+}
+
+/// Counts the upload; the day's slots and bytes with it.
+async fn count_against_the_day(app: &App, user: &UserId, bytes: u64) -> Result<(u32, u64), Error> {
+    let now = clock::now();
+    let limits = UploadLimits {
+        slots: app.config.limits.upload_slots_per_day,
+        bytes: app.config.limits.upload_bytes_per_day,
+    };
+    let expires_at = (now + clock::until_next_utc_day(now) + COUNTER_KEPT_FOR).unix_timestamp();
+    let day = super::budget::day_of(now);
+    match app
+        .store
+        .count_upload(user, &day, bytes, limits, expires_at)
+        .await?
+    {
+        UploadCount::Counted { slots, bytes } => Ok((slots, bytes)),
+        UploadCount::Refused { slots, bytes } => {
+            tracing::info!(user_id = %user, slots, bytes, "upload_limit_reached");
+            Err(Error::UploadLimitReached {
+                slots_used: slots,
+                slot_limit: limits.slots,
+                bytes_used: bytes,
+                byte_limit: limits.bytes,
+                retry_after: clock::until_next_utc_day(now),
+            })
+        }
+    }
 }
 
 #[cfg(test)]

@@ -2,7 +2,7 @@
 //! that also write a ledger row.
 
 use aws_sdk_dynamodb::types::{
-    Put, ReturnValuesOnConditionCheckFailure, TransactWriteItem, Update,
+    AttributeValue, Put, ReturnValuesOnConditionCheckFailure, TransactWriteItem, Update,
 };
 
 use super::schema::{AccountItem, LedgerItem, attr, reference};
@@ -34,21 +34,80 @@ impl Store {
         out.item.map(from_item).transpose()
     }
 
-    /// Creates the account with its signup grant, both or neither. `false` when it already
+    /// Creates the account with its signup grant, both or neither; without a grant (`None`)
+    /// at a balance of 0 with no ledger row, marked `signup_pending`. `false` when it already
     /// existed (a concurrent first call won), which is fine.
     pub async fn create_account(
+        &self,
+        user: &UserId,
+        grant: Option<Credits>,
+        now: &str,
+    ) -> Result<bool, Error> {
+        let account = AccountItem {
+            user_id: user.clone(),
+            credits: grant.unwrap_or(Credits::new(0)),
+            in_flight: 0,
+            rev: 1,
+            created_at: now.to_owned(),
+            signup_pending: grant.is_none(),
+        };
+        let mut items = vec![self.put_new(
+            &self.names.accounts_table,
+            to_item(&account)?,
+            attr::USER_ID,
+        )?];
+        if let Some(grant) = grant {
+            items.push(self.put_signup_row(user, grant, now)?);
+        }
+        match self.transact("accounts.create", items).await? {
+            TxOutcome::Committed => Ok(true),
+            TxOutcome::Canceled(_) => Ok(false),
+        }
+    }
+
+    /// Gives the signup grant an account created without it still owes: the account loses
+    /// `signup_pending` and gains `grant` in the transaction that writes `grant:signup`
+    /// (`attribute_not_exists`). `false` when a concurrent call gave it first: nothing changed.
+    pub async fn grant_pending_signup(
         &self,
         user: &UserId,
         grant: Credits,
         now: &str,
     ) -> Result<bool, Error> {
-        let account = AccountItem {
-            user_id: user.clone(),
-            credits: grant,
-            in_flight: 0,
-            rev: 1,
-            created_at: now.to_owned(),
-        };
+        let update = Update::builder()
+            .table_name(&self.names.accounts_table)
+            .key(attr::USER_ID, s(user.as_str()))
+            .update_expression(
+                "SET #credits = #credits + :amount, #rev = #rev + :one REMOVE #signup_pending",
+            )
+            .condition_expression("#signup_pending = :yes")
+            .set_expression_attribute_names(Some(names(&[
+                attr::CREDITS,
+                attr::REV,
+                attr::SIGNUP_PENDING,
+            ])))
+            .expression_attribute_values(":amount", n(grant.get()))
+            .expression_attribute_values(":one", n(1))
+            .expression_attribute_values(":yes", AttributeValue::Bool(true))
+            .build()
+            .map_err(|e| AwsError::new("accounts.grant_signup.build", e))?;
+        let items = vec![
+            TransactWriteItem::builder().update(update).build(),
+            self.put_signup_row(user, grant, now)?,
+        ];
+        match self.transact("accounts.grant_signup", items).await? {
+            TxOutcome::Committed => Ok(true),
+            TxOutcome::Canceled(_) => Ok(false),
+        }
+    }
+
+    /// The `grant:signup` ledger row's conditional put: written once per user, ever.
+    fn put_signup_row(
+        &self,
+        user: &UserId,
+        grant: Credits,
+        now: &str,
+    ) -> Result<TransactWriteItem, Error> {
         let row = LedgerItem::new(
             user,
             reference::SIGNUP.to_owned(),
@@ -56,18 +115,7 @@ impl Store {
             LedgerKind::Grant,
             now,
         );
-        let items = vec![
-            self.put_new(
-                &self.names.accounts_table,
-                to_item(&account)?,
-                attr::USER_ID,
-            )?,
-            self.put_new(&self.names.ledger_table, to_item(&row)?, attr::REF)?,
-        ];
-        match self.transact("accounts.create", items).await? {
-            TxOutcome::Committed => Ok(true),
-            TxOutcome::Canceled(_) => Ok(false),
-        }
+        self.put_new(&self.names.ledger_table, to_item(&row)?, attr::REF)
     }
 
     /// Adds `row.amount` credits to `row.user_id` with the grant's ledger row, at most once

@@ -84,6 +84,17 @@ pub mod attr {
     pub const CURRENT: &str = "current";
     /// On the root: every repair job of the lineage, oldest first.
     pub const REPAIR_JOBS: &str = "repair_jobs";
+
+    /// On an account created from a token without a verified e-mail: the signup grant is
+    /// still owed (given, once, at the first call with a verified e-mail).
+    pub const SIGNUP_PENDING: &str = "signup_pending";
+
+    /// quotas: which counter of which UTC day (`uploads#2026-12-01`).
+    pub const QUOTA: &str = "quota";
+    pub const SLOTS: &str = "slots";
+    pub const BYTES: &str = "bytes";
+    /// quotas: epoch seconds after which DynamoDB's TTL deletes the counter.
+    pub const EXPIRES_AT: &str = "expires_at";
 }
 
 /// Index names.
@@ -213,8 +224,19 @@ pub const ATTEMPTS: TableDef = TableDef {
     ttl_attribute: None,
 };
 
+/// Per-user per-day counters against a limit (today: upload slots and bytes), one item per
+/// (user, counter and day), each incremented by one conditional update; TTL removes old days.
+pub const QUOTAS: TableDef = TableDef {
+    logical: "quotas",
+    env: env::QUOTAS_TABLE,
+    partition_key: s(attr::USER_ID),
+    sort_key: Some(s(attr::QUOTA)),
+    indexes: &[],
+    ttl_attribute: Some(attr::EXPIRES_AT),
+};
+
 /// Every table.
-pub const TABLES: [TableDef; 5] = [ACCOUNTS, LEDGER, JOBS, BUDGET, ATTEMPTS];
+pub const TABLES: [TableDef; 6] = [ACCOUNTS, LEDGER, JOBS, BUDGET, ATTEMPTS, QUOTAS];
 
 /// Physical table name of a definition.
 pub fn table_name<'a>(def: &TableDef, r: &'a Resources) -> &'a str {
@@ -223,6 +245,7 @@ pub fn table_name<'a>(def: &TableDef, r: &'a Resources) -> &'a str {
         "ledger" => &r.ledger_table,
         "budget" => &r.budget_table,
         "attempts" => &r.attempts_table,
+        "quotas" => &r.quotas_table,
         _ => &r.jobs_table,
     }
 }
@@ -255,6 +278,25 @@ pub struct AccountItem {
     pub in_flight: i64,
     pub rev: i64,
     pub created_at: String,
+    /// Created from a token without a verified e-mail: the signup grant is owed, not given.
+    /// Absent on every account created with its grant (all accounts before this existed).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub signup_pending: bool,
+}
+
+/// The `quota` key of a user's upload counter for one UTC day (`YYYY-MM-DD`).
+pub fn upload_quota_key(day: &str) -> String {
+    format!("uploads#{day}")
+}
+
+/// A user's upload counter for one UTC day.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct UploadDayItem {
+    pub user_id: UserId,
+    pub quota: String,
+    pub slots: u32,
+    pub bytes: u64,
+    pub expires_at: i64,
 }
 
 /// One immutable ledger row.

@@ -56,6 +56,8 @@ struct Claims<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     nbf: Option<i64>,
     token_use: &'static str,
+    /// As an identity provider that verified the address says it (Cognito: a JSON boolean).
+    email_verified: bool,
 }
 
 impl DevIssuer {
@@ -124,14 +126,21 @@ impl DevIssuer {
         }]})
     }
 
-    /// A token for `sub`, valid for `ttl_secs`, audience [`crate::AUDIENCE`].
+    /// A token for `sub` with a verified e-mail, valid for `ttl_secs`, audience
+    /// [`crate::AUDIENCE`].
     pub fn token(&self, sub: &str, ttl_secs: i64) -> Result<String, IssuerError> {
         self.token_with(sub, crate::AUDIENCE, ttl_secs)
     }
 
+    /// A token for `sub` whose e-mail is not verified (`email_verified: false`): served, but
+    /// without the signup grant.
+    pub fn token_unverified(&self, sub: &str, ttl_secs: i64) -> Result<String, IssuerError> {
+        self.sign(sub, crate::AUDIENCE, ttl_secs, None, false)
+    }
+
     /// A token with a chosen audience and lifetime (negative: already expired).
     pub fn token_with(&self, sub: &str, aud: &str, ttl_secs: i64) -> Result<String, IssuerError> {
-        self.sign(sub, aud, ttl_secs, None)
+        self.sign(sub, aud, ttl_secs, None, true)
     }
 
     /// A token that is valid only from `nbf_in_secs` from now (`nbf`), for `ttl_secs`.
@@ -141,7 +150,7 @@ impl DevIssuer {
         nbf_in_secs: i64,
         ttl_secs: i64,
     ) -> Result<String, IssuerError> {
-        self.sign(sub, crate::AUDIENCE, ttl_secs, Some(nbf_in_secs))
+        self.sign(sub, crate::AUDIENCE, ttl_secs, Some(nbf_in_secs), true)
     }
 
     fn sign(
@@ -150,6 +159,7 @@ impl DevIssuer {
         aud: &str,
         ttl_secs: i64,
         nbf_in_secs: Option<i64>,
+        email_verified: bool,
     ) -> Result<String, IssuerError> {
         let now = time::OffsetDateTime::now_utc().unix_timestamp();
         let claims = Claims {
@@ -160,6 +170,7 @@ impl DevIssuer {
             exp: now + ttl_secs,
             nbf: nbf_in_secs.map(|s| now + s),
             token_use: "access",
+            email_verified,
         };
         let mut header = Header::new(Algorithm::RS256);
         header.kid = Some(self.kid.clone());

@@ -48,6 +48,10 @@ enum Command {
         /// Lifetime in seconds.
         #[arg(long, default_value_t = 3600)]
         ttl: i64,
+        /// Mint a token whose e-mail is not verified (`email_verified: false`): the API serves
+        /// it but gives no signup grant.
+        #[arg(long)]
+        unverified: bool,
     },
 }
 
@@ -57,9 +61,18 @@ async fn main() -> anyhow::Result<()> {
     let issuer_url = format!("http://127.0.0.1:{}{ISSUER_PATH}", cli.port);
     let issuer_dir = cli.state_dir.join("dev-issuer");
     match cli.command {
-        Command::Token { user, ttl } => {
+        Command::Token {
+            user,
+            ttl,
+            unverified,
+        } => {
             let issuer = DevIssuer::load_or_create(&issuer_dir, &issuer_url)?;
-            println!("{}", issuer.token(&user, ttl)?);
+            let token = if unverified {
+                issuer.token_unverified(&user, ttl)?
+            } else {
+                issuer.token(&user, ttl)?
+            };
+            println!("{token}");
             Ok(())
         }
         Command::Issuer => {

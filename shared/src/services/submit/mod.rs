@@ -57,7 +57,15 @@ where
             }
             CreateOutcome::Exists(old) => return replay_or_conflict(*old, job),
             CreateOutcome::DebitRefused(DebitRefusal::AccountMissing) => {
-                crate::services::accounts::ensure_account(app, &job.user_id).await?;
+                // Only reachable with an asset but no account (every upload creates the
+                // account): created without the signup grant, which needs the token's
+                // verified e-mail and is given by the account and upload calls.
+                crate::services::accounts::ensure_account(
+                    app,
+                    &job.user_id,
+                    crate::domain::EmailStatus::Unverified,
+                )
+                .await?;
             }
             CreateOutcome::DebitRefused(refusal) => {
                 return Err(debit_refused(refusal, job, max_in_flight));
