@@ -66,8 +66,9 @@ pub mod attr {
     pub const FAILURE: &str = "failure";
     pub const RESULT: &str = "result";
     pub const STARTED_AT: &str = "started_at";
-    /// Unix seconds after which DynamoDB may delete the item (the budget table's TTL; only
-    /// remembered readiness answers carry it, never a day's budget).
+    /// Unix seconds after which DynamoDB's TTL may delete the item: on the budget table only
+    /// remembered readiness answers carry it (never a day's budget); on the quotas table, every
+    /// day's upload counter.
     pub const EXPIRES_AT: &str = "expires_at";
 
     /// On a repair job: the lineage it belongs to and its instruction.
@@ -93,8 +94,6 @@ pub mod attr {
     pub const QUOTA: &str = "quota";
     pub const SLOTS: &str = "slots";
     pub const BYTES: &str = "bytes";
-    /// quotas: epoch seconds after which DynamoDB's TTL deletes the counter.
-    pub const EXPIRES_AT: &str = "expires_at";
 }
 
 /// Index names.
@@ -567,6 +566,7 @@ pub struct UserShareItem {
     pub share_micros: Micros,
     pub operator: String,
     pub updated_at: String,
+}
 
 /// The `day` key of a remembered readiness answer: the UTC day first (so it can never equal a
 /// day item's `YYYY-MM-DD` or [`BUDGET_STANDING`]), then the digest of everything the check
