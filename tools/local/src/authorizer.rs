@@ -5,7 +5,9 @@
 //!
 //! The JWKS is cached; a `kid` not in the cache refetches it (the issuer may have rotated
 //! keys), but at most once per [`JWKS_MIN_REFRESH`] and one fetch at a time, so a stream of
-//! tokens with made-up `kid`s cannot turn each request into a fetch from the issuer.
+//! tokens with made-up `kid`s cannot turn each request into a fetch from the issuer. Until a
+//! fetch has given keys (the issuer may still be starting) every try fetches. A key rotated
+//! in within a minute of the last fetch is refused until the minute is over.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -102,9 +104,11 @@ impl Authorizer {
         }
         let due = {
             let mut keys = self.keys.write().await;
-            let due = keys
-                .tried_at
-                .is_none_or(|t| t.elapsed() >= JWKS_MIN_REFRESH);
+            // Until a fetch has given keys (the issuer starting beside us), every try fetches.
+            let due = keys.set.keys.is_empty()
+                || keys
+                    .tried_at
+                    .is_none_or(|t| t.elapsed() >= JWKS_MIN_REFRESH);
             if due {
                 keys.tried_at = Some(Instant::now()); // a failed fetch waits its turn too
             }
