@@ -30,12 +30,22 @@ pub fn parse(s: &str) -> Option<Instant> {
     OffsetDateTime::parse(s, &Rfc3339).ok()
 }
 
+/// The next UTC midnight after `t`, when every per-day limit (budget share, upload quota,
+/// remembered readiness answers) starts over; `None` only at the end of the calendar.
+pub fn next_utc_midnight(t: Instant) -> Option<Instant> {
+    let t = t.to_offset(time::UtcOffset::UTC);
+    t.date().next_day().map(|d| d.midnight().assume_utc())
+}
+
 /// Time left until the next UTC midnight (when per-day limits start over), at least 1 s.
 pub fn until_next_utc_day(t: Instant) -> std::time::Duration {
-    let t = t.to_offset(time::UtcOffset::UTC);
-    let next = t.date().next_day().map(|d| d.midnight().assume_utc());
-    let secs = next.map_or(86_400, |n| (n - t).whole_seconds().max(1));
+    let secs = next_utc_midnight(t).map_or(86_400, |n| (n - t).whole_seconds().max(1));
     std::time::Duration::from_secs(secs.unsigned_abs())
+}
+
+/// [`until_next_utc_day`] in whole seconds, as a `Retry-After` header carries it.
+pub fn retry_after_next_utc_day(t: Instant) -> u32 {
+    u32::try_from(until_next_utc_day(t).as_secs()).unwrap_or(86_400)
 }
 
 #[cfg(test)]
@@ -49,6 +59,9 @@ mod tests {
             (time::macros::datetime!(2026-12-01 23:59:59.5 UTC), 1),
             (time::macros::datetime!(2026-12-31 22:00:00 UTC), 7_200),
             (time::macros::datetime!(2026-12-01 01:00:00 +02:00), 3_600),
+            (time::macros::datetime!(2026-12-01 12:00:00 UTC), 43_200),
+            (time::macros::datetime!(2026-12-01 23:59:59.999 UTC), 1),
+            (time::macros::datetime!(2028-02-28 23:59:00 UTC), 60),
         ];
         for (t, secs) in cases {
             assert_eq!(until_next_utc_day(t).as_secs(), secs, "{t}");

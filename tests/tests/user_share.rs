@@ -11,7 +11,6 @@ use atelier_shared::clock;
 use atelier_shared::domain::{Credits, FailureCode, JobId, Micros, UserId};
 use atelier_shared::services::budget::{self, PaidAttempt, Reservation, ReserveRequest};
 use atelier_shared::services::process::Outcome;
-use atelier_shared::services::user_share::secs_to_next_utc_day;
 use atelier_shared::store::schema::UserDayItem;
 use atelier_tests::{Harness, StandIn};
 use futures::future::join_all;
@@ -150,7 +149,7 @@ async fn a_user_looping_refunded_clarifications_is_stopped_at_their_share_and_ot
         .as_deref()
         .and_then(|s| s.parse().ok())
         .expect("Retry-After in seconds");
-    let expected = secs_to_next_utc_day(clock::now());
+    let expected = clock::retry_after_next_utc_day(clock::now());
     assert!(
         secs >= expected && secs <= expected + 60,
         "Retry-After {secs}, next UTC day in {expected}"

@@ -6,22 +6,11 @@
 
 use super::App;
 use super::budget::day_of;
-use crate::clock::{self, Instant};
+use crate::clock;
 use crate::domain::{Micros, UserId};
 use crate::error::Error;
 use crate::store::schema::UserDayItem;
 use crate::store::user_share::ShareChange;
-
-/// Seconds from `now` to the next UTC midnight, when a new day (and a new share) starts:
-/// at least 1, so a refusal at the last instant of a day still says "wait".
-pub fn secs_to_next_utc_day(now: Instant) -> u32 {
-    let now = now.to_offset(time::UtcOffset::UTC);
-    let since_midnight =
-        u32::from(now.hour()) * 3600 + u32::from(now.minute()) * 60 + u32::from(now.second());
-    let left = 86_400 - since_midnight;
-    // A partial second counts as waited only once it is over.
-    left.max(1)
-}
 
 /// The share in force for `user`: the operator's override, else the configured default; and
 /// the override as read (for the creation's unchanged-check).
@@ -128,36 +117,4 @@ pub async fn setting(app: &App, user: &UserId) -> Result<ShareSetting, Error> {
         overridden: over.is_some(),
         today: today.map(Spender::from),
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use time::macros::datetime;
-
-    #[test]
-    fn retry_after_is_the_seconds_left_to_the_next_utc_midnight() {
-        let cases = [
-            (
-                datetime!(2026-12-01 00:00:00 UTC),
-                86_400,
-                "midnight itself",
-            ),
-            (datetime!(2026-12-01 12:00:00 UTC), 43_200, "noon"),
-            (
-                datetime!(2026-12-01 23:59:59.999 UTC),
-                1,
-                "the last instant",
-            ),
-            (
-                datetime!(2026-12-01 23:00:00 -02:00),
-                82_800,
-                "23:00 at -02:00 is 01:00 UTC",
-            ),
-            (datetime!(2028-02-28 23:59:00 UTC), 60, "before a leap day"),
-        ];
-        for (now, expected, case) in cases {
-            assert_eq!(secs_to_next_utc_day(now), expected, "{case}");
-        }
-    }
 }

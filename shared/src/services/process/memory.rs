@@ -75,11 +75,8 @@ impl MemoryKey {
         // still be keyed by the day and never match a real one.
         let bytes = serde_json::to_vec(&seen).unwrap_or_default();
         let digest = hex::encode(Sha256::digest(bytes));
-        let utc = now.to_offset(time::UtcOffset::UTC);
-        let next_midnight = utc
-            .date()
-            .next_day()
-            .map_or(i64::MAX, |d| d.midnight().assume_utc().unix_timestamp());
+        let next_midnight =
+            crate::clock::next_utc_midnight(now).map_or(i64::MAX, |t| t.unix_timestamp());
         MemoryKey {
             key: readiness_memory_key(&budget::day_of(now), &digest),
             expires_at: next_midnight,

@@ -124,7 +124,7 @@ fn debit_refused(refusal: DebitRefusal, job: &JobItem, max_in_flight: u32) -> Er
         },
         // The day the check was made on is the job's creation day.
         DebitRefusal::DailyLimitReached => Error::DailyLimitReached {
-            retry_after_secs: crate::services::user_share::secs_to_next_utc_day(
+            retry_after_secs: crate::clock::retry_after_next_utc_day(
                 crate::clock::parse(&job.created_at).unwrap_or_else(crate::clock::now),
             ),
         },
