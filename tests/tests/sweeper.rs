@@ -272,6 +272,12 @@ async fn an_orphaned_reservation_is_settled_from_saved_usage_or_kept_booked_with
         (day.used_micros, day.reserved_micros),
         "the day's totals are the sum of its attempts"
     );
+    let mine = h.user_day(&user).await.expect("the user's day item");
+    assert_eq!(
+        (mine.used_micros, mine.reserved_micros),
+        (day.used_micros, day.reserved_micros),
+        "the owner's share settles in step with the day (rule 12; their jobs are the day's only)"
+    );
     h.assert_audit_clean().await;
 }
 
