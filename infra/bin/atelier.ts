@@ -6,6 +6,8 @@
  * - `atelier:distDir`          folder of `<function>/bootstrap.zip` (default ../target/lambda-dist/<arch>)
  * - `atelier:placeholderCode`  true: synthesize without the zips (tests, offline checks; never deploy)
  * - `atelier:stackName`        default Atelier-<stage>
+ * - `atelier:perIpRateLimit`   requests per client IP per 5 minutes: adds CloudFront + a WAF rate rule
+ *                              in front of the API (us-east-1 only; default: none)
  *
  * cdk-nag's AwsSolutions pack runs on every synth: an unacknowledged finding fails it.
  */
@@ -29,5 +31,6 @@ new AtelierStack(app, ctx('stackName') ?? `Atelier-${stage}`, {
   arch,
   distDir: ctx('distDir'),
   placeholderCode: ctx('placeholderCode') === 'true',
+  perIpRateLimit: ctx('perIpRateLimit') === undefined ? undefined : Number(ctx('perIpRateLimit')),
 });
 Validations.of(app).addPlugins(new AwsSolutionsChecks(app));

@@ -27,6 +27,9 @@ import {
   Validations,
 } from 'aws-cdk-lib';
 import * as apigw from 'aws-cdk-lib/aws-apigatewayv2';
+import * as cloudfront from 'aws-cdk-lib/aws-cloudfront';
+import * as origins from 'aws-cdk-lib/aws-cloudfront-origins';
+import * as wafv2 from 'aws-cdk-lib/aws-wafv2';
 import { HttpJwtAuthorizer } from 'aws-cdk-lib/aws-apigatewayv2-authorizers';
 import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
 import { AccessLogFormat } from 'aws-cdk-lib/aws-apigateway';
@@ -107,8 +110,19 @@ export interface AtelierStackProps extends StackProps {
   readonly schema?: TableDef[];
   /** The environment variables the code reads (default: infra/env-names.json). */
   readonly envNames?: EnvName[];
-  /** Days before an object under `uploads/` expires. @default 30 */
+  /**
+   * Days before an object under `uploads/` expires. Repairs read the edit's original from
+   * there, so a repair of an older edit fails (`ASSET_MISSING`, refunded). @default 30
+   */
   readonly uploadRetentionDays?: number;
+  /**
+   * Per-IP rate limit in front of the API: requests per client IP in any 5 minutes. Set, the
+   * stack adds a CloudFront distribution in front of the HTTP API with an AWS WAF web ACL whose
+   * rate-based rule blocks an IP past the limit (WAF cannot be associated with an HTTP API;
+   * CloudFront-scoped WAF is created in us-east-1 only, which a template rule enforces).
+   * Context `atelier:perIpRateLimit`. @default none (no distribution, no WAF)
+   */
+  readonly perIpRateLimit?: number;
   /** API Gateway stage throttling. @default 25 requests/s steady, 50 burst */
   readonly throttle?: { readonly rateLimit: number; readonly burstLimit: number };
 }
@@ -227,6 +241,15 @@ export class AtelierStack extends Stack {
 
     // ---------------------------------------------------------------- bucket
     const uploadDays = props.uploadRetentionDays ?? 30;
+    const resultRetention = new CfnParameter(this, 'ResultRetentionDays', {
+      type: 'Number',
+      default: 90,
+      minValue: 1,
+      maxValue: 3650,
+      description:
+        'Days before an object under results/ (delivered images and repair candidates) expires; a job whose result ' +
+        'expired still shows it, but its download link answers 404.',
+    });
     this.bucket = new s3.Bucket(this, 'Assets', {
       blockPublicAccess: s3.BlockPublicAccess.BLOCK_ALL,
       enforceSSL: true,
@@ -236,6 +259,7 @@ export class AtelierStack extends Stack {
       lifecycleRules: [
         { id: 'abort-incomplete-multipart-uploads', abortIncompleteMultipartUploadAfter: Duration.days(1) },
         { id: 'expire-abandoned-uploads', prefix: 'uploads/', expiration: Duration.days(uploadDays) },
+        { id: 'expire-results', prefix: 'results/', expiration: Duration.days(resultRetention.valueAsNumber) },
       ],
       // Clients PUT straight to a presigned URL; the signature (length and type included) is
       // the credential, so any origin may use one.
@@ -309,6 +333,8 @@ export class AtelierStack extends Stack {
       accounts: ITEM_WRITE_READ,
       jobs: ITEM_WRITE_READ,
       ledger: LEDGER_ACTIONS,
+      // The upload counters: one conditional UpdateItem per slot, nothing else.
+      quotas: ['dynamodb:UpdateItem'],
     });
     this.grantData(consumer.role!, {
       accounts: ITEM_WRITE_READ,
@@ -380,6 +406,10 @@ export class AtelierStack extends Stack {
       selfSignUpEnabled: true,
       signInAliases: { email: true },
       autoVerify: { email: true },
+      // A changed address must be verified before it replaces the verified one, so the ID
+      // token's email_verified (which decides the signup grant) is never true for an
+      // unconfirmed address.
+      keepOriginal: { email: true },
       accountRecovery: cognito.AccountRecovery.EMAIL_ONLY,
       passwordPolicy: {
         minLength: 12,
@@ -468,6 +498,8 @@ export class AtelierStack extends Stack {
         reason: `GET ${path} is public by design (health, style catalogue, OpenAPI document); every other route needs a JWT.`,
       });
     }
+
+    if (props.perIpRateLimit !== undefined) this.perIpFront(props.perIpRateLimit);
 
     // ---------------------------------------------------------------- alarms
     const alarmTopic = new sns.Topic(this, 'Alarms', { displayName: `Atelier ${props.stage} alarms`, enforceSSL: true });
@@ -586,6 +618,71 @@ export class AtelierStack extends Stack {
   }
 
   /**
+   * Per-IP limits in front of the API: WAF cannot be associated with an API Gateway HTTP API
+   * (only REST APIs, CloudFront, ALB, AppSync, …), so a CloudFront distribution forwards
+   * everything to the HTTP API uncached, and a CloudFront-scoped web ACL blocks an IP past
+   * `limit` requests in 5 minutes. The HTTP API's own URL stays reachable: the limit binds
+   * clients that use the published `ApiCdnUrl`; stage throttling still bounds the rest.
+   */
+  private perIpFront(limit: number): void {
+    if (!Number.isInteger(limit) || limit < 10 || limit > 2_000_000_000) {
+      throw new Error(`perIpRateLimit must be an integer in 10..2000000000 (WAF's range), not ${limit}`);
+    }
+    new CfnRule(this, 'PerIpRateLimitNeedsUsEast1', {
+      assertions: [
+        {
+          assert: Fn.conditionEquals(Aws.REGION, 'us-east-1'),
+          assertDescription: 'A CloudFront-scoped WAF web ACL (perIpRateLimit) is created in us-east-1 only',
+        },
+      ],
+    });
+    const metric = (name: string) => ({ cloudWatchMetricsEnabled: true, metricName: name, sampledRequestsEnabled: true });
+    const acl = new wafv2.CfnWebACL(this, 'PerIpLimits', {
+      scope: 'CLOUDFRONT',
+      defaultAction: { allow: {} },
+      description: `Atelier: at most ${limit} requests per client IP in 5 minutes`,
+      visibilityConfig: metric('AtelierPerIp'),
+      rules: [
+        {
+          name: 'per-ip-rate',
+          priority: 0,
+          action: { block: {} },
+          statement: { rateBasedStatement: { limit, aggregateKeyType: 'IP', evaluationWindowSec: 300 } },
+          visibilityConfig: metric('AtelierPerIpRate'),
+        },
+      ],
+    });
+    const apiHost = `${this.httpApi.apiId}.execute-api.${this.region}.${this.urlSuffix}`;
+    const cdn = new cloudfront.Distribution(this, 'ApiFront', {
+      comment: 'Atelier API behind per-IP rate limits (WAF)',
+      webAclId: acl.attrArn,
+      priceClass: cloudfront.PriceClass.PRICE_CLASS_100,
+      defaultBehavior: {
+        origin: new origins.HttpOrigin(apiHost, { protocolPolicy: cloudfront.OriginProtocolPolicy.HTTPS_ONLY }),
+        viewerProtocolPolicy: cloudfront.ViewerProtocolPolicy.HTTPS_ONLY,
+        allowedMethods: cloudfront.AllowedMethods.ALLOW_ALL,
+        cachePolicy: cloudfront.CachePolicy.CACHING_DISABLED,
+        originRequestPolicy: cloudfront.OriginRequestPolicy.ALL_VIEWER_EXCEPT_HOST_HEADER,
+      },
+    });
+    Validations.of(cdn).acknowledge(
+      { id: 'AwsSolutions-CFR1', reason: 'No geo restriction: the product is offered worldwide.' },
+      {
+        id: 'AwsSolutions-CFR3',
+        reason: 'The HTTP API writes an access log per request (with the client IP); WAF samples blocked requests.',
+      },
+      {
+        id: 'AwsSolutions-CFR4',
+        reason: 'The default *.cloudfront.net certificate; a custom domain with its own certificate sets TLS 1.2+.',
+      },
+    );
+    new CfnOutput(this, 'ApiCdnUrl', {
+      value: `https://${cdn.distributionDomainName}/`,
+      description: 'Base URL of the API behind the per-IP rate limit (publish this one)',
+    });
+  }
+
+  /**
    * Values for every environment variable the stack knows how to fill. The code decides which
    * are read (env-names.json); names that are not listed are not set.
    */
@@ -626,6 +723,34 @@ export class AtelierStack extends Stack {
               'Model spend one user may cause in a UTC day, refunded jobs included, in micro-dollars (3000000 = 3 USD, the ' +
               'code default); past it their submits are refused (429 DAILY_LIMIT_REACHED). atelier-admin budget share ' +
               'overrides it per user.',
+          }),
+        ).valueAsString,
+      ATELIER_UPLOAD_SLOTS_PER_DAY: () =>
+        lazyParam('UploadSlotsPerDay', () =>
+          new CfnParameter(this, 'UploadSlotsPerDay', {
+            type: 'Number',
+            default: 150,
+            minValue: 1,
+            maxValue: 1_000_000,
+            description: 'Upload slots one user may ask for per UTC day (150: 50 edits with original, mask and style reference).',
+          }),
+        ).valueAsString,
+      ATELIER_UPLOAD_BYTES_PER_DAY: () =>
+        lazyParam('UploadBytesPerDay', () =>
+          new CfnParameter(this, 'UploadBytesPerDay', {
+            type: 'Number',
+            default: 1_073_741_824,
+            minValue: 20_971_520,
+            description: 'Declared bytes of uploads one user may ask for per UTC day (default 1 GiB; at least one 20 MiB photo).',
+          }),
+        ).valueAsString,
+      ATELIER_EMAIL_VERIFIED_CLAIM: () =>
+        lazyParam('EmailVerifiedClaim', () =>
+          new CfnParameter(this, 'EmailVerifiedClaim', {
+            type: 'String',
+            default: 'email_verified',
+            allowedPattern: '^[A-Za-z0-9_:.-]{1,64}$',
+            description: 'Token claim saying the e-mail is verified (true); only such callers get the signup grant.',
           }),
         ).valueAsString,
       ATELIER_STUCK_AFTER_SECS: () => String(STUCK_AFTER.toSeconds()),

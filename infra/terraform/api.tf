@@ -8,6 +8,12 @@ resource "aws_cognito_user_pool" "users" {
   mfa_configuration        = "OPTIONAL"
   deletion_protection      = var.production ? "ACTIVE" : "INACTIVE"
 
+  # A changed address is verified before it replaces the verified one, so email_verified
+  # (which decides the signup grant) is never true for an unconfirmed address.
+  user_attribute_update_settings {
+    attributes_require_verification_before_update = ["email"]
+  }
+
   software_token_mfa_configuration {
     enabled = true
   }

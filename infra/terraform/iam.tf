@@ -15,7 +15,8 @@ locals {
   }
 
   data_grants = {
-    api      = { accounts = local.item_write_read, jobs = local.item_write_read, ledger = local.ledger_actions }
+    # quotas: the upload counters, one conditional UpdateItem per slot.
+    api      = { accounts = local.item_write_read, jobs = local.item_write_read, ledger = local.ledger_actions, quotas = ["dynamodb:UpdateItem"] }
     consumer = { accounts = local.item_write_read, jobs = local.item_write_read, ledger = local.ledger_actions, budget = local.item_write_read, attempts = local.item_write_read }
     sweeper  = { accounts = local.item_write_read, jobs = local.item_write_read, ledger = local.ledger_actions, budget = local.item_write_read, attempts = local.item_write_read }
   }

@@ -18,6 +18,9 @@ locals {
       ATELIER_MODEL_API_KEY_SECRET_ID = aws_secretsmanager_secret.provider_key.arn
       ATELIER_DAILY_CAP_MICROS        = tostring(var.daily_cap_micros)
       ATELIER_USER_DAILY_SHARE_MICROS = tostring(var.user_daily_share_micros)
+      ATELIER_UPLOAD_SLOTS_PER_DAY    = tostring(var.upload_slots_per_day)
+      ATELIER_UPLOAD_BYTES_PER_DAY    = tostring(var.upload_bytes_per_day)
+      ATELIER_EMAIL_VERIFIED_CLAIM    = var.email_verified_claim
       ATELIER_STUCK_AFTER_SECS        = tostring(local.stuck_after_secs)
       ATELIER_CONSUMER_TIMEOUT_SECS   = tostring(local.consumer_timeout)
     },

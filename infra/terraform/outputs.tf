@@ -36,3 +36,8 @@ output "user_pool_id" {
 output "user_pool_client_id" {
   value = local.use_cognito ? aws_cognito_user_pool_client.app[0].id : null
 }
+
+output "api_cdn_url" {
+  description = "Base URL of the API behind the per-IP rate limit (publish this one); null without per_ip_rate_limit."
+  value       = local.per_ip_front == 1 ? "https://${aws_cloudfront_distribution.api[0].domain_name}/" : null
+}

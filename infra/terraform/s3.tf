@@ -60,6 +60,18 @@ resource "aws_s3_bucket_lifecycle_configuration" "assets" {
       days_after_initiation = 1
     }
   }
+
+  # Delivered images and repair candidates (results/{user}/{job}/…).
+  rule {
+    id     = "expire-results"
+    status = "Enabled"
+    filter {
+      prefix = "results/"
+    }
+    expiration {
+      days = var.result_retention_days
+    }
+  }
 }
 
 resource "aws_s3_bucket_cors_configuration" "assets" {

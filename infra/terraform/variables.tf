@@ -112,9 +112,59 @@ variable "alarm_email" {
 }
 
 variable "upload_retention_days" {
-  description = "Days before an object under uploads/ expires."
+  description = "Days before an object under uploads/ expires. Repairs read the edit's original there: a repair of an older edit fails (ASSET_MISSING, refunded)."
   type        = number
   default     = 30
+}
+
+variable "result_retention_days" {
+  description = "Days before an object under results/ (delivered images, repair candidates) expires; an expired result's download link answers 404."
+  type        = number
+  default     = 90
+  validation {
+    condition     = var.result_retention_days >= 1 && var.result_retention_days <= 3650 && floor(var.result_retention_days) == var.result_retention_days
+    error_message = "result_retention_days must be a whole number of days in 1..3650."
+  }
+}
+
+variable "upload_slots_per_day" {
+  description = "ATELIER_UPLOAD_SLOTS_PER_DAY: upload slots one user may ask for per UTC day (150: 50 edits with original, mask and style reference)."
+  type        = number
+  default     = 150
+  validation {
+    condition     = var.upload_slots_per_day >= 1 && var.upload_slots_per_day <= 1000000
+    error_message = "upload_slots_per_day must be in 1..1000000."
+  }
+}
+
+variable "upload_bytes_per_day" {
+  description = "ATELIER_UPLOAD_BYTES_PER_DAY: declared bytes of uploads one user may ask for per UTC day (default 1 GiB; at least one 20 MiB photo)."
+  type        = number
+  default     = 1073741824
+  validation {
+    condition     = var.upload_bytes_per_day >= 20971520
+    error_message = "upload_bytes_per_day must be at least 20971520 (one 20 MiB photo)."
+  }
+}
+
+variable "email_verified_claim" {
+  description = "ATELIER_EMAIL_VERIFIED_CLAIM: the token claim saying the e-mail is verified; only such callers get the signup grant."
+  type        = string
+  default     = "email_verified"
+  validation {
+    condition     = can(regex("^[A-Za-z0-9_:.-]{1,64}$", var.email_verified_claim))
+    error_message = "email_verified_claim must be a claim name (1-64 of A-Z a-z 0-9 _ : . -)."
+  }
+}
+
+variable "per_ip_rate_limit" {
+  description = "Requests per client IP in any 5 minutes. Set: a CloudFront distribution with a WAF rate-based rule in front of the HTTP API (WAF cannot be associated with an HTTP API; the provider must be in us-east-1). null: none."
+  type        = number
+  default     = null
+  validation {
+    condition     = var.per_ip_rate_limit == null || (coalesce(var.per_ip_rate_limit, 0) >= 10 && coalesce(var.per_ip_rate_limit, 0) <= 2000000000)
+    error_message = "per_ip_rate_limit must be in 10..2000000000 (WAF's range), or null."
+  }
 }
 
 variable "throttle_rate_limit" {

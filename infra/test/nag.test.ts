@@ -47,9 +47,9 @@ function acknowledgments(root: IConstruct, stack: Stack): { where: string; id: s
 }
 
 describe('cdk-nag AwsSolutions', () => {
-  for (const stage of ['dev', 'prod'] as const) {
-    it(`finds nothing unacknowledged (${stage})`, () => {
-      const { stack } = synth(stage);
+  for (const [stage, extra] of [['dev', {}], ['prod', {}], ['prod', { perIpRateLimit: 1000 }]] as const) {
+    it(`finds nothing unacknowledged (${stage}${'perIpRateLimit' in extra ? ', per-IP front' : ''})`, () => {
+      const { stack } = synth(stage, extra);
       const report = new AwsSolutionsChecks().validateScope(stack);
       const findings = report.violations.flatMap((v) =>
         v.violatingResources.map((r) => `${v.ruleName} at ${r.constructPath ?? r.resourceLogicalId}: ${v.description}`),
@@ -63,6 +63,14 @@ describe('cdk-nag AwsSolutions', () => {
     const acks = acknowledgments(stack, stack);
     for (const a of acks) assert.ok(a.reason.trim().length >= 40, `${a.where} ${a.id}: reason too thin`);
     assert.deepEqual(acks.map((a) => `${a.where}: ${a.id}`).sort(), [...REVIEWED].sort());
+  });
+
+  it('acknowledges only the reviewed findings of the per-IP front, each with a reason', () => {
+    const { stack } = synth('prod', { perIpRateLimit: 1000 });
+    const acks = acknowledgments(stack, stack);
+    for (const a of acks) assert.ok(a.reason.trim().length >= 40, `${a.where} ${a.id}: reason too thin`);
+    const front = ['ApiFront: AwsSolutions-CFR1', 'ApiFront: AwsSolutions-CFR3', 'ApiFront: AwsSolutions-CFR4'];
+    assert.deepEqual(acks.map((a) => `${a.where}: ${a.id}`).sort(), [...REVIEWED, ...front].sort());
   });
 
   it('is live: an unsafe bucket in the same app is reported', () => {

@@ -107,6 +107,33 @@ describe('HTTP API', () => {
     assert.ok(s.json.Rules?.AudienceGoesWithIssuer, 'an external issuer needs an audience');
   });
 
+  it('requires a verified e-mail in the Cognito pool, and re-verification before an address changes', () => {
+    const [, pool] = resourcesOfType(s.json, 'AWS::Cognito::UserPool')[0]!;
+    assert.deepEqual(pool.Properties?.AutoVerifiedAttributes, ['email']);
+    assert.deepEqual(pool.Properties?.UserAttributeUpdateSettings, { AttributesRequireVerificationBeforeUpdate: ['email'] });
+  });
+
+  it('has no per-IP front unless asked, and then CloudFront with a WAF rate rule per IP (us-east-1)', () => {
+    assert.equal(resourcesOfType(s.json, 'AWS::WAFv2::WebACL').length, 0);
+    assert.equal(resourcesOfType(s.json, 'AWS::CloudFront::Distribution').length, 0);
+    const f = synth('dev', { perIpRateLimit: 1000 });
+    const [aclId, acl] = resourcesOfType(f.json, 'AWS::WAFv2::WebACL')[0]!;
+    assert.equal(acl.Properties?.Scope, 'CLOUDFRONT');
+    assert.deepEqual(acl.Properties?.DefaultAction, { Allow: {} });
+    assert.deepEqual(acl.Properties?.Rules?.map((r: any) => [r.Action, r.Statement.RateBasedStatement]), [
+      [{ Block: {} }, { Limit: 1000, AggregateKeyType: 'IP', EvaluationWindowSec: 300 }],
+    ]);
+    const [, cdn] = resourcesOfType(f.json, 'AWS::CloudFront::Distribution')[0]!;
+    const config = cdn.Properties?.DistributionConfig;
+    assert.deepEqual(config.WebACLId, { 'Fn::GetAtt': [aclId, 'Arn'] });
+    assert.equal(config.DefaultCacheBehavior.ViewerProtocolPolicy, 'https-only');
+    assert.equal(config.DefaultCacheBehavior.AllowedMethods.length, 7, 'every method reaches the API');
+    assert.ok(JSON.stringify(config.Origins).includes(id(f, f.stack.httpApi)), 'the origin is the HTTP API');
+    assert.ok(f.json.Rules?.PerIpRateLimitNeedsUsEast1, 'CloudFront-scoped WAF exists in us-east-1 only');
+    assert.ok(f.json.Outputs?.ApiCdnUrl);
+    assert.throws(() => synth('dev', { perIpRateLimit: 5 }), /perIpRateLimit/);
+  });
+
   it('requires the JWT on every route but the public ones', () => {
     const routes = resourcesOfType(s.json, 'AWS::ApiGatewayV2::Route').map(([, r]) => r.Properties!);
     const byKey = new Map(routes.map((r) => [r.RouteKey as string, r]));
@@ -242,10 +269,18 @@ describe('bucket', () => {
     });
   });
 
-  it('cleans up abandoned uploads', () => {
+  it('lets no object live forever: uploads after 30 days, results after a parameter, incomplete uploads after a day', () => {
     const rules = bucket.LifecycleConfiguration.Rules as any[];
-    assert.ok(rules.some((r) => r.AbortIncompleteMultipartUpload?.DaysAfterInitiation >= 1 && r.Status === 'Enabled'));
-    assert.ok(rules.some((r) => r.Prefix === 'uploads/' && r.ExpirationInDays > 0 && r.Status === 'Enabled'));
+    const enabled = rules.filter((r) => r.Status === 'Enabled');
+    assert.ok(enabled.some((r) => r.AbortIncompleteMultipartUpload?.DaysAfterInitiation === 1 && r.Prefix === undefined));
+    assert.ok(enabled.some((r) => r.Prefix === 'uploads/' && r.ExpirationInDays === 30), 'repairs read originals for 30 days');
+    assert.ok(enabled.some((r) => r.Prefix === 'results/' && r.ExpirationInDays?.Ref === 'ResultRetentionDays'));
+    assert.equal(s.json.Parameters?.ResultRetentionDays?.Default, 90);
+    // Everything the code writes lives under one of the two expiring prefixes.
+    assert.deepEqual(
+      enabled.filter((r) => r.ExpirationInDays !== undefined).map((r) => r.Prefix).sort(),
+      ['results/', 'uploads/'],
+    );
   });
 });
 
@@ -293,6 +328,8 @@ describe('least privilege', () => {
         for (const w of writes) assert.ok(acts.has(w), `${k} needs ${w} on ${t}`);
       }
     }
+    assert.deepEqual([...actionsOn(s, 'api', tableId(s, 'quotas'))], ['dynamodb:UpdateItem'], 'the API only counts uploads');
+    for (const k of ['consumer', 'sweeper'] as const) assert.equal(actionsOn(s, k, tableId(s, 'quotas')).size, 0, k);
     assert.equal(actionsOn(s, 'api', tableId(s, 'budget')).size, 0, 'the API does not touch the budget');
     assert.equal(actionsOn(s, 'api', tableId(s, 'attempts')).size, 0, 'the API does not touch attempts');
   });
