@@ -119,6 +119,10 @@ fn local_env(port: u16, prefix: &str) -> Vec<(String, String)> {
             format!("{prefix}-attempts"),
         ),
         (
+            "ATELIER_PAYMENTS_TABLE".into(),
+            format!("{prefix}-payments"),
+        ),
+        (
             "ATELIER_QUEUE_URL".into(),
             format!("{endpoint}/000000000000/{prefix}-jobs"),
         ),

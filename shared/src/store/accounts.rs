@@ -48,6 +48,7 @@ impl Store {
             in_flight: 0,
             rev: 1,
             created_at: now.to_owned(),
+            hold: None,
         };
         let row = LedgerItem::new(
             user,

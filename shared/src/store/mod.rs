@@ -7,6 +7,7 @@ pub mod cursor;
 pub mod jobs;
 pub mod ledger;
 pub mod lineage;
+pub mod payments;
 pub mod schema;
 
 use std::collections::HashMap;

@@ -114,6 +114,7 @@ fn debit_refused(refusal: DebitRefusal, job: &JobItem, max_in_flight: u32) -> Er
             in_flight,
             limit: max_in_flight,
         },
+        DebitRefusal::OnHold => Error::AccountOnHold,
     }
 }
 
