@@ -15,7 +15,7 @@ locals {
   }
 
   data_grants = {
-    api      = { accounts = local.item_write_read, jobs = local.item_write_read, ledger = local.ledger_actions }
+    api      = { accounts = local.item_write_read, jobs = local.item_write_read, ledger = local.ledger_actions, payments = local.item_write_read }
     consumer = { accounts = local.item_write_read, jobs = local.item_write_read, ledger = local.ledger_actions, budget = local.item_write_read, attempts = local.item_write_read }
     sweeper  = { accounts = local.item_write_read, jobs = local.item_write_read, ledger = local.ledger_actions, budget = local.item_write_read, attempts = local.item_write_read }
   }
@@ -75,6 +75,15 @@ data "aws_iam_policy_document" "function" {
     content {
       actions   = ["sqs:SendMessage", "sqs:GetQueueAttributes", "sqs:GetQueueUrl"]
       resources = [aws_sqs_queue.jobs.arn]
+    }
+  }
+
+  # API: read the Stripe keys (checkout, the webhook's signature check); no other function can.
+  dynamic "statement" {
+    for_each = each.key == "api" ? [1] : []
+    content {
+      actions   = ["secretsmanager:GetSecretValue"]
+      resources = [aws_secretsmanager_secret.stripe_keys.arn]
     }
   }
 

@@ -36,3 +36,8 @@ output "user_pool_id" {
 output "user_pool_client_id" {
   value = local.use_cognito ? aws_cognito_user_pool_client.app[0].id : null
 }
+
+output "stripe_keys_secret_arn" {
+  description = "Secret holding the Stripe keys as JSON; set them with put-secret-value (../README.md)."
+  value       = aws_secretsmanager_secret.stripe_keys.arn
+}

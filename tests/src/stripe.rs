@@ -39,12 +39,18 @@ impl Event {
 }
 
 impl StripeStandIn {
+    /// A stand-in whose events are only returned (the test delivers them).
     pub async fn start() -> StripeStandIn {
+        StripeStandIn::forwarding(None).await
+    }
+
+    /// A stand-in that also delivers each event to `forward_to`, like `stripe listen`.
+    pub async fn forwarding(forward_to: Option<String>) -> StripeStandIn {
         let server = atelier_stripe_server::spawn(
             std::net::SocketAddr::from(([127, 0, 0, 1], 0)),
             atelier_stripe_server::Options {
                 webhook_secret: WEBHOOK_SECRET.to_owned(),
-                forward_to: None,
+                forward_to,
             },
         )
         .await
