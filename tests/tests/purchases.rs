@@ -397,3 +397,79 @@ async fn unknown_events_are_200_and_ignored_and_signed_non_events_are_400() {
     assert_eq!(malformed.status, StatusCode::BAD_REQUEST, "{malformed:?}");
     assert_eq!(malformed.code(), "MALFORMED_EVENT");
 }
+
+/// Stripe's official Node library (pinned in `tests/official-stripe/requirement.txt`,
+/// installed by `cargo xtask test`): creates a session on the stand-in, and signs an event
+/// with its test-signature helper, which our webhook must accept, and refuse once one byte of
+/// the body changes.
+#[tokio::test]
+async fn stripes_official_library_speaks_to_the_stand_in_and_signs_what_our_webhook_accepts() {
+    let modules = std::env::var("ATELIER_STRIPE_NODE_MODULES").unwrap_or_else(|_| {
+        panic!("ATELIER_STRIPE_NODE_MODULES is unset: run with `cargo xtask test`")
+    });
+    let (h, stripe) = setup().await;
+    let user = h.user();
+    let before = h.balance(&user).await;
+    let checkout = h
+        .checkout(&user, "c-official", &json!({ "pack": "starter" }))
+        .await;
+    let paid = stripe.pay(&checkout.str("id")).await;
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/official-stripe/client.cjs");
+
+    let mut child = tokio::process::Command::new("node")
+        .arg(script)
+        .arg(&stripe.base_url)
+        .arg(WEBHOOK_SECRET)
+        .env("ATELIER_STRIPE_NODE_MODULES", &modules)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("node");
+    {
+        use tokio::io::AsyncWriteExt;
+        let mut stdin = child.stdin.take().expect("stdin");
+        stdin
+            .write_all(paid.payload.as_bytes())
+            .await
+            .expect("write");
+    }
+    let out = child.wait_with_output().await.expect("node ran");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let answer: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    let header = answer["header"].as_str().expect("header").to_owned();
+    let mut changed = paid.payload.clone().into_bytes();
+    let at = changed.len() / 3;
+    changed[at] ^= 0x01;
+
+    let altered = h.webhook_raw(changed, Some(&header)).await;
+    let balance_after_altered = h.balance(&user).await;
+    let accepted = h.webhook_raw(paid.payload.clone(), Some(&header)).await;
+
+    let session = &answer["session"];
+    assert!(
+        session["id"]
+            .as_str()
+            .is_some_and(|id| id.starts_with("cs_test_")),
+        "{session}"
+    );
+    assert!(
+        session["url"]
+            .as_str()
+            .is_some_and(|u| u.starts_with(&stripe.base_url)),
+        "{session}"
+    );
+    assert_eq!(session["metadata"]["pack"], "starter");
+    assert_eq!(session["amount_total"], 500);
+    assert_eq!(altered.status, StatusCode::BAD_REQUEST, "{altered:?}");
+    assert_eq!(altered.code(), "SIGNATURE_INVALID");
+    assert_eq!(balance_after_altered, before);
+    assert_eq!(accepted.status, StatusCode::OK, "{accepted:?}");
+    assert_eq!(accepted.body["outcome"], "granted");
+    assert_eq!(h.balance(&user).await, before + 50);
+    h.assert_audit_clean().await;
+}
