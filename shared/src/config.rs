@@ -523,6 +523,42 @@ mod tests {
     }
 
     #[test]
+    fn payment_settings_name_a_bad_catalogue_or_return_url_and_never_print_the_keys() {
+        let bad = |name: &'static str, value: &str| {
+            PaymentSettings::from_lookup(lookup(vec![(name, value.to_owned())]))
+        };
+        assert!(matches!(
+            bad(env::CREDIT_PACKS, "starter:0:500:usd"),
+            Err(ConfigError::Invalid {
+                name: env::CREDIT_PACKS,
+                ..
+            })
+        ));
+        assert!(matches!(
+            bad(env::CHECKOUT_RETURN_URLS, "javascript:alert(1)"),
+            Err(ConfigError::Invalid {
+                name: env::CHECKOUT_RETURN_URLS,
+                ..
+            })
+        ));
+        let keyed = PaymentSettings::from_lookup(lookup(vec![
+            (env::STRIPE_SECRET_KEY, "sk_test_secret".into()),
+            (env::STRIPE_WEBHOOK_SECRET, "whsec_secret".into()),
+        ]))
+        .unwrap_or_else(|e| panic!("{e}"));
+        let shown = format!("{keyed:?}");
+        assert!(
+            !shown.contains("sk_test_secret") && !shown.contains("whsec_secret"),
+            "{shown}"
+        );
+        assert_eq!(keyed.stripe_base_url, STAND_IN_STRIPE_URL);
+        let deployed =
+            PaymentSettings::from_lookup(lookup(vec![(env::STRIPE_SECRET_ID, "arn".into())]))
+                .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(deployed.stripe_base_url, "https://api.stripe.com");
+    }
+
+    #[test]
     fn a_name_the_table_does_not_declare_cannot_be_read() {
         assert_eq!(
             declared(&|_| Some("x".into()), "ATELIER_NOT_DECLARED"),
