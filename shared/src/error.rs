@@ -54,8 +54,6 @@ pub enum Error {
     InvalidCursor,
     #[error("the account is on hold: a refunded or disputed purchase left credits owing")]
     AccountOnHold,
-    #[error("no credit pack named {0:?}")]
-    UnknownPack(String),
     #[error("buying credits is not configured")]
     PaymentsNotConfigured,
     #[error("the payment provider refused or failed")]

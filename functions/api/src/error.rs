@@ -189,7 +189,6 @@ impl From<Error> for ApiError {
             Error::InvalidCursor => ApiError::bad_request("INVALID_CURSOR", "the cursor is not one this API returned"),
             Error::AccountOnHold => ApiError::new(StatusCode::FORBIDDEN, "ACCOUNT_ON_HOLD", "Account on hold")
                 .detail("a refunded or disputed purchase took back credits that were already spent; new edits are refused until support releases the account"),
-            Error::UnknownPack(pack) => ApiError::not_found().detail(format!("no credit pack named {pack:?}")),
             Error::PaymentsNotConfigured => ApiError::new(StatusCode::SERVICE_UNAVAILABLE, "PAYMENTS_NOT_CONFIGURED", "Buying credits is not available")
                 .detail("this deployment has no payment provider configured"),
             Error::PaymentProvider(_) => {
