@@ -134,6 +134,7 @@ export class AtelierStack extends Stack {
   readonly deadLetterQueue: sqs.Queue;
   readonly bucket: s3.Bucket;
   readonly providerKey: secretsmanager.Secret;
+  readonly stripeKeys: secretsmanager.Secret;
   readonly httpApi: apigw.HttpApi;
 
   private readonly schemaDefs: TableDef[];
@@ -289,11 +290,33 @@ export class AtelierStack extends Stack {
       reason: 'A third-party API key: it is rotated at the provider and then stored with put-secret-value; Secrets Manager cannot rotate it.',
     });
 
+    // ---------------------------------------------------------------- Stripe keys
+    // Empty keys until the operator stores real ones (infra/README.md); the API then leaves
+    // buying off instead of failing to start.
+    this.stripeKeys = new secretsmanager.Secret(this, 'StripeKeys', {
+      description:
+        'Stripe keys as JSON {"secret_key": "sk_...", "webhook_secret": "whsec_..."}, read by the API at cold start. Set them after deploying (infra/README.md).',
+      generateSecretString: {
+        secretStringTemplate: JSON.stringify({ secret_key: '', webhook_secret: '' }),
+        generateStringKey: 'placeholder',
+      },
+      removalPolicy,
+    });
+    Validations.of(this.stripeKeys).acknowledge({
+      id: 'AwsSolutions-SMG4',
+      reason: 'Third-party keys: rolled in the Stripe dashboard and then stored with put-secret-value; Secrets Manager cannot rotate them.',
+    });
+
     // ---------------------------------------------------------------- functions
     const env = functionEnvironment(envNames, this.envValues(maxInFlight, lazyParam));
-    // Only the consumer may read the provider key, so only the consumer is told where it is.
+    // Only the consumer may read the provider key and only the API the Stripe keys, so only
+    // they are told where each is.
     const envFor = (key: FunctionKey) =>
-      key === 'consumer' ? env : Object.fromEntries(Object.entries(env).filter(([k]) => !CONSUMER_ONLY_ENV.has(k)));
+      Object.fromEntries(
+        Object.entries(env).filter(
+          ([k]) => (key === 'consumer' || !CONSUMER_ONLY_ENV.has(k)) && (key === 'api' || !API_ONLY_ENV.has(k)),
+        ),
+      );
     const fn = (key: FunctionKey, memoryMb: number, timeout: Duration, description: string) => {
       const name = FUNCTIONS[key];
       const logGroup = new logs.LogGroup(this, `${pascal(key)}Logs`, { retention: logRetention, removalPolicy });
@@ -335,7 +358,12 @@ export class AtelierStack extends Stack {
       ledger: LEDGER_ACTIONS,
       // The upload counters: one conditional UpdateItem per slot, nothing else.
       quotas: ['dynamodb:UpdateItem'],
+      payments: ITEM_WRITE_READ,
     });
+    // The API alone reads the Stripe keys (checkout and the webhook's signature check).
+    api.addToRolePolicy(
+      new iam.PolicyStatement({ actions: ['secretsmanager:GetSecretValue'], resources: [this.stripeKeys.secretArn] }),
+    );
     this.grantData(consumer.role!, {
       accounts: ITEM_WRITE_READ,
       jobs: ITEM_WRITE_READ,
@@ -495,7 +523,14 @@ export class AtelierStack extends Stack {
       const [route] = this.httpApi.addRoutes({ path, methods: [apigw.HttpMethod.GET], integration });
       Validations.of(route!).acknowledge({
         id: 'AwsSolutions-APIG4',
-        reason: `GET ${path} is public by design (health, style catalogue, OpenAPI document); every other route needs a JWT.`,
+        reason: `GET ${path} is public by design (health, style catalogue, OpenAPI document, credit packs); every other route needs a JWT.`,
+      });
+    }
+    for (const path of SIGNED_WEBHOOK_ROUTES) {
+      const [route] = this.httpApi.addRoutes({ path, methods: [apigw.HttpMethod.POST], integration });
+      Validations.of(route!).acknowledge({
+        id: 'AwsSolutions-APIG4',
+        reason: `POST ${path} is called by Stripe, which has no JWT: the function verifies the Stripe-Signature (HMAC of the raw body) and refuses every unsigned request.`,
       });
     }
 
@@ -606,6 +641,7 @@ export class AtelierStack extends Stack {
     new CfnOutput(this, 'DeadLetterQueueUrl', { value: this.deadLetterQueue.queueUrl });
     new CfnOutput(this, 'BucketName', { value: this.bucket.bucketName });
     new CfnOutput(this, 'ProviderKeySecretArn', { value: this.providerKey.secretArn });
+    new CfnOutput(this, 'StripeKeysSecretArn', { value: this.stripeKeys.secretArn });
     new CfnOutput(this, 'AlarmTopicArn', { value: alarmTopic.topicArn });
     for (const def of this.schemaDefs) {
       new CfnOutput(this, `${pascal(def.logical)}TableName`, {
@@ -753,6 +789,25 @@ export class AtelierStack extends Stack {
             description: 'Token claim saying the e-mail is verified (true); only such callers get the signup grant.',
           }),
         ).valueAsString,
+      ATELIER_STRIPE_SECRET_ID: () => this.stripeKeys.secretArn,
+      ATELIER_CREDIT_PACKS: () =>
+        lazyParam('CreditPacks', () =>
+          new CfnParameter(this, 'CreditPacks', {
+            type: 'String',
+            default: 'starter:50:500:usd,studio:250:2000:usd',
+            description: 'Credit packs for sale: NAME:CREDITS:AMOUNT:CURRENCY, comma-separated, the amount in minor units (cents).',
+            allowedPattern: '^[a-z0-9_-]+:[0-9]+:[0-9]+:[A-Za-z]{3}(,[a-z0-9_-]+:[0-9]+:[0-9]+:[A-Za-z]{3})*$',
+          }),
+        ).valueAsString,
+      ATELIER_CHECKOUT_RETURN_URLS: () =>
+        lazyParam('CheckoutReturnUrls', () =>
+          new CfnParameter(this, 'CheckoutReturnUrls', {
+            type: 'String',
+            default: 'http://localhost:8787/',
+            description:
+              "URL prefixes a checkout's success and cancel URLs must start with (comma-separated; the first is the default): your web app's origin, e.g. https://app.example.com/.",
+          }),
+        ).valueAsString,
       ATELIER_STUCK_AFTER_SECS: () => String(STUCK_AFTER.toSeconds()),
       ATELIER_CONSUMER_TIMEOUT_SECS: () => String(CONSUMER_TIMEOUT.toSeconds()),
     };
@@ -848,7 +903,13 @@ export const CONSUMER_ONLY_ENV: ReadonlySet<string> = new Set(['ATELIER_MODEL_AP
 export const URL_PATTERN = '^https://\\S+$|^http://(127\\.0\\.0\\.1|localhost)(:[0-9]{1,5})?(/\\S*)?$';
 
 /** Routes that need no token (the router's public handlers). */
-export const PUBLIC_ROUTES = ['/healthz', '/v1/styles', '/v1/openapi.json'] as const;
+export const PUBLIC_ROUTES = ['/healthz', '/v1/styles', '/v1/openapi.json', '/v1/packs'] as const;
+
+/** POST routes without the JWT authorizer: the caller (Stripe) signs each request instead. */
+export const SIGNED_WEBHOOK_ROUTES = ['/v1/webhooks/stripe'] as const;
+
+/** Variables only the API gets: where the Stripe keys are (only it can read them). */
+export const API_ONLY_ENV: ReadonlySet<string> = new Set(['ATELIER_STRIPE_SECRET_ID']);
 
 function pascal(s: string): string {
   return s

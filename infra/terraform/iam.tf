@@ -16,7 +16,7 @@ locals {
 
   data_grants = {
     # quotas: the upload counters, one conditional UpdateItem per slot.
-    api      = { accounts = local.item_write_read, jobs = local.item_write_read, ledger = local.ledger_actions, quotas = ["dynamodb:UpdateItem"] }
+    api      = { accounts = local.item_write_read, jobs = local.item_write_read, ledger = local.ledger_actions, quotas = ["dynamodb:UpdateItem"], payments = local.item_write_read }
     consumer = { accounts = local.item_write_read, jobs = local.item_write_read, ledger = local.ledger_actions, budget = local.item_write_read, attempts = local.item_write_read }
     sweeper  = { accounts = local.item_write_read, jobs = local.item_write_read, ledger = local.ledger_actions, budget = local.item_write_read, attempts = local.item_write_read }
   }
@@ -76,6 +76,15 @@ data "aws_iam_policy_document" "function" {
     content {
       actions   = ["sqs:SendMessage", "sqs:GetQueueAttributes", "sqs:GetQueueUrl"]
       resources = [aws_sqs_queue.jobs.arn]
+    }
+  }
+
+  # API: read the Stripe keys (checkout, the webhook's signature check); no other function can.
+  dynamic "statement" {
+    for_each = each.key == "api" ? [1] : []
+    content {
+      actions   = ["secretsmanager:GetSecretValue"]
+      resources = [aws_secretsmanager_secret.stripe_keys.arn]
     }
   }
 

@@ -2,6 +2,7 @@
 
 locals {
   consumer_only_env = ["ATELIER_MODEL_API_KEY_SECRET_ID"]
+  api_only_env      = ["ATELIER_STRIPE_SECRET_ID"]
 
   # Set by Lambda from logging_config, never by us.
   platform_env = ["AWS_LAMBDA_LOG_FORMAT", "AWS_LAMBDA_LOG_LEVEL"]
@@ -23,6 +24,9 @@ locals {
       ATELIER_EMAIL_VERIFIED_CLAIM    = var.email_verified_claim
       ATELIER_STUCK_AFTER_SECS        = tostring(local.stuck_after_secs)
       ATELIER_CONSUMER_TIMEOUT_SECS   = tostring(local.consumer_timeout)
+      ATELIER_STRIPE_SECRET_ID        = aws_secretsmanager_secret.stripe_keys.arn
+      ATELIER_CREDIT_PACKS            = var.credit_packs
+      ATELIER_CHECKOUT_RETURN_URLS    = join(",", var.checkout_return_urls)
     },
   )
   function_env = {
@@ -83,7 +87,10 @@ resource "aws_lambda_function" "this" {
 
   environment {
     # Only the consumer may read the provider key, so only the consumer is told where it is.
-    variables = each.key == "consumer" ? local.function_env : { for k, v in local.function_env : k => v if !contains(local.consumer_only_env, k) }
+    variables = {
+      for k, v in local.function_env : k => v
+      if(each.key == "consumer" || !contains(local.consumer_only_env, k)) && (each.key == "api" || !contains(local.api_only_env, k))
+    }
   }
 
   lifecycle {

@@ -41,3 +41,8 @@ output "api_cdn_url" {
   description = "Base URL of the API behind the per-IP rate limit (publish this one); null without per_ip_rate_limit."
   value       = local.per_ip_front == 1 ? "https://${aws_cloudfront_distribution.api[0].domain_name}/" : null
 }
+
+output "stripe_keys_secret_arn" {
+  description = "Secret holding the Stripe keys as JSON; set them with put-secret-value (../README.md)."
+  value       = aws_secretsmanager_secret.stripe_keys.arn
+}

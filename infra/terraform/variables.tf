@@ -105,6 +105,18 @@ variable "model_base_url" {
   default     = "https://api.openai.com"
 }
 
+variable "credit_packs" {
+  description = "Credit packs for sale: NAME:CREDITS:AMOUNT:CURRENCY, comma-separated, the amount in minor units (cents)."
+  type        = string
+  default     = "starter:50:500:usd,studio:250:2000:usd"
+}
+
+variable "checkout_return_urls" {
+  description = "URL prefixes a checkout's success and cancel URLs must start with (the first is the default): your web app's origin, e.g. https://app.example.com/."
+  type        = list(string)
+  default     = ["http://localhost:8787/"]
+}
+
 variable "alarm_email" {
   description = "E-mail address subscribed to the alarm topic (null: none)."
   type        = string

@@ -12,6 +12,7 @@ import { Match, Template } from 'aws-cdk-lib/assertions';
 
 import {
   AtelierStack,
+  API_ONLY_ENV,
   CONSUMER_ONLY_ENV,
   CONSUMER_TIMEOUT,
   FUNCTIONS,
@@ -19,6 +20,7 @@ import {
   MAX_RECEIVE_COUNT,
   METRICS,
   PUBLIC_ROUTES,
+  SIGNED_WEBHOOK_ROUTES,
   STUCK_AFTER,
 } from '../lib/atelier-stack';
 import { PLATFORM_PROVIDED, functionEnvironment, loadEnvNames } from '../lib/environment';
@@ -139,7 +141,8 @@ describe('HTTP API', () => {
     const byKey = new Map(routes.map((r) => [r.RouteKey as string, r]));
     assert.equal(byKey.get('ANY /{proxy+}')?.AuthorizationType, 'JWT');
     for (const p of PUBLIC_ROUTES) assert.equal(byKey.get(`GET ${p}`)?.AuthorizationType, 'NONE', p);
-    assert.equal(routes.length, PUBLIC_ROUTES.length + 1, 'no other routes');
+    for (const p of SIGNED_WEBHOOK_ROUTES) assert.equal(byKey.get(`POST ${p}`)?.AuthorizationType, 'NONE', p);
+    assert.equal(routes.length, PUBLIC_ROUTES.length + SIGNED_WEBHOOK_ROUTES.length + 1, 'no other routes');
     for (const r of routes) {
       if (r.RouteKey !== 'ANY /{proxy+}') assert.equal(r.AuthorizerId, undefined);
     }
@@ -318,7 +321,7 @@ describe('least privilege', () => {
   it('authorises the transactions item by item on the tables each function writes', () => {
     const writes = ['dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:ConditionCheckItem'];
     const need: Record<FunctionKey, string[]> = {
-      api: ['accounts', 'jobs'],
+      api: ['accounts', 'jobs', 'payments'],
       consumer: ['accounts', 'jobs', 'budget', 'attempts'],
       sweeper: ['accounts', 'jobs', 'budget', 'attempts'],
     };
@@ -350,9 +353,21 @@ describe('least privilege', () => {
     assert.deepEqual([...actionsOn(s, 'consumer', secretId)], ['secretsmanager:GetSecretValue']);
     assert.equal(actionsOn(s, 'api', secretId).size, 0);
     assert.equal(actionsOn(s, 'sweeper', secretId).size, 0);
-    for (const k of ['api', 'sweeper'] as const) {
+    for (const k of ['sweeper'] as const) {
       for (const st of statementsOf(s, k)) {
         for (const a of actionsOf(st)) assert.ok(!a.startsWith('secretsmanager:') && !a.startsWith('kms:'), `${k}: ${a}`);
+      }
+    }
+  });
+
+  it('lets only the API read the Stripe keys, and nothing else of Secrets Manager', () => {
+    const stripeId = id(s, s.stack.stripeKeys);
+    assert.deepEqual([...actionsOn(s, 'api', stripeId)], ['secretsmanager:GetSecretValue']);
+    assert.equal(actionsOn(s, 'consumer', stripeId).size, 0);
+    assert.equal(actionsOn(s, 'sweeper', stripeId).size, 0);
+    for (const st of statementsOf(s, 'api')) {
+      if (actionsOf(st).some((a) => a.startsWith('secretsmanager:'))) {
+        assert.deepEqual(referencedIds(st.Resource), [stripeId]);
       }
     }
   });
@@ -469,8 +484,11 @@ describe('environment from one list', () => {
       for (const k of KEYS) assert.ok(n.name in envOf(k), `${k} lacks ${n.name}`);
     }
     const common = Object.fromEntries(Object.entries(envOf('consumer')).filter(([k]) => !CONSUMER_ONLY_ENV.has(k)));
-    assert.deepEqual(envOf('api'), common);
+    const apiCommon = Object.fromEntries(Object.entries(envOf('api')).filter(([k]) => !API_ONLY_ENV.has(k)));
+    assert.deepEqual(apiCommon, common);
     assert.deepEqual(envOf('sweeper'), common);
+    assert.ok('ATELIER_STRIPE_SECRET_ID' in envOf('api'), 'the API is told where the Stripe keys are');
+    assert.equal(envOf('consumer').ATELIER_STRIPE_SECRET_ID, undefined, 'only the API reads the Stripe keys');
   });
 
   it('tells only the consumer where the provider key is, and never puts the key itself anywhere', () => {

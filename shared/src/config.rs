@@ -35,6 +35,8 @@ pub mod env {
         ATTEMPTS_TABLE = "ATELIER_ATTEMPTS_TABLE", true, "DynamoDB table of paid-call attempts";
         QUOTAS_TABLE = "ATELIER_QUOTAS_TABLE", true,
             "DynamoDB table of per-user per-day counters (upload slots and bytes), expired by TTL";
+        PAYMENTS_TABLE = "ATELIER_PAYMENTS_TABLE", true,
+            "DynamoDB table of paid purchases by Stripe payment id";
         QUEUE_URL = "ATELIER_QUEUE_URL", true, "SQS queue URL of the job doorbell";
         BUCKET = "ATELIER_BUCKET", true, "private S3 bucket of uploads and results";
         MAX_IN_FLIGHT = "ATELIER_MAX_IN_FLIGHT", false,
@@ -74,6 +76,18 @@ pub mod env {
         IMAGE_MODEL = "ATELIER_IMAGE_MODEL", false, "model for the edit (default gpt-image-1)";
         LOG_FORMAT = "AWS_LAMBDA_LOG_FORMAT", false, "JSON (default in Lambda) or Text";
         LOG_LEVEL = "AWS_LAMBDA_LOG_LEVEL", false, "log level filter (default info)";
+        CREDIT_PACKS = "ATELIER_CREDIT_PACKS", false,
+            "credit packs for sale, NAME:CREDITS:AMOUNT:CURRENCY separated by commas, the amount in minor units (default starter:50:500:usd,studio:250:2000:usd)";
+        CHECKOUT_RETURN_URLS = "ATELIER_CHECKOUT_RETURN_URLS", false,
+            "URL prefixes a checkout's success and cancel URLs must start with, comma-separated; the first is the default (default http://localhost:8787/)";
+        STRIPE_BASE_URL = "ATELIER_STRIPE_BASE_URL", false,
+            "Stripe API base URL (default https://api.stripe.com with a secret id, else the stand-in on 127.0.0.1:12111)";
+        STRIPE_SECRET_ID = "ATELIER_STRIPE_SECRET_ID", false,
+            "Secrets Manager id of the Stripe keys, a JSON object {\"secret_key\": \"sk_…\", \"webhook_secret\": \"whsec_…\"}, read by the API at cold start";
+        STRIPE_SECRET_KEY = "ATELIER_STRIPE_SECRET_KEY", false,
+            "the Stripe secret key itself (local development only; prefer the secret)";
+        STRIPE_WEBHOOK_SECRET = "ATELIER_STRIPE_WEBHOOK_SECRET", false,
+            "the Stripe webhook signing secret itself (local development only; prefer the secret)";
         OPERATOR = "ATELIER_OPERATOR", false,
             "atelier-admin only: the operator recorded on a grant's ledger row when --operator is not given";
     }
@@ -93,6 +107,7 @@ pub struct Resources {
     pub budget_table: String,
     pub attempts_table: String,
     pub quotas_table: String,
+    pub payments_table: String,
     pub queue_url: String,
     pub bucket: String,
 }
@@ -108,6 +123,7 @@ impl Resources {
             budget_table: format!("{prefix}-budget"),
             attempts_table: format!("{prefix}-attempts"),
             quotas_table: format!("{prefix}-quotas"),
+            payments_table: format!("{prefix}-payments"),
             queue_url: format!(
                 "{}/000000000000/{prefix}-jobs",
                 endpoint.trim_end_matches('/')
@@ -130,6 +146,7 @@ impl Resources {
             (env::BUDGET_TABLE, self.budget_table.clone()),
             (env::ATTEMPTS_TABLE, self.attempts_table.clone()),
             (env::QUOTAS_TABLE, self.quotas_table.clone()),
+            (env::PAYMENTS_TABLE, self.payments_table.clone()),
             (env::QUEUE_URL, self.queue_url.clone()),
             (env::BUCKET, self.bucket.clone()),
         ]
@@ -227,6 +244,7 @@ pub struct Config {
     pub resources: Resources,
     pub limits: Limits,
     pub identity: IdentitySettings,
+    pub payments: PaymentSettings,
 }
 
 /// What the code reads from the verified token beyond `sub`.
@@ -276,6 +294,7 @@ impl Config {
 
     /// Reads from any lookup (tests use a map).
     pub fn from_lookup(get: impl Fn(&str) -> Option<String>) -> Result<Config, ConfigError> {
+        let get_raw = |name: &str| get(name);
         let get = |name: &'static str| declared(&get, name);
         let required = |name: &'static str| -> Result<String, ConfigError> {
             match get(name)? {
@@ -345,7 +364,9 @@ impl Config {
                 ),
             });
         }
+        let payments = PaymentSettings::from_lookup(get_raw)?;
         Ok(Config {
+            payments,
             resources: Resources {
                 accounts_table: required(env::ACCOUNTS_TABLE)?,
                 ledger_table: required(env::LEDGER_TABLE)?,
@@ -353,6 +374,7 @@ impl Config {
                 budget_table: required(env::BUDGET_TABLE)?,
                 attempts_table: required(env::ATTEMPTS_TABLE)?,
                 quotas_table: required(env::QUOTAS_TABLE)?,
+                payments_table: required(env::PAYMENTS_TABLE)?,
                 queue_url: required(env::QUEUE_URL)?,
                 bucket: required(env::BUCKET)?,
             },
@@ -555,6 +577,7 @@ mod tests {
         let _ = Config::from_lookup(recording).unwrap_or_else(|e| panic!("{e}"));
         let _ = ModelSettings::from_lookup(recording).unwrap_or_else(|e| panic!("{e}"));
         let _ = LogSettings::from_lookup(recording);
+        let _ = PaymentSettings::from_lookup(recording).unwrap_or_else(|e| panic!("{e}"));
         let _ = AdminSettings::from_lookup(recording);
         asked.into_inner()
     }
@@ -572,6 +595,7 @@ mod tests {
             (env::DAILY_CAP_MICROS, "7"),
             (env::RESULT_URL_TTL_SECS, "60"),
             (env::EMAIL_VERIFIED_CLAIM, "custom:verified"),
+            (env::STRIPE_SECRET_KEY, "sk_test_x"),
         ];
         let mut read = names_read(&[]);
         read.extend(names_read(&all_set));
@@ -589,6 +613,42 @@ mod tests {
         names.sort_unstable();
         names.dedup();
         assert_eq!(names.len(), env::ALL.len(), "a name listed twice");
+    }
+
+    #[test]
+    fn payment_settings_name_a_bad_catalogue_or_return_url_and_never_print_the_keys() {
+        let bad = |name: &'static str, value: &str| {
+            PaymentSettings::from_lookup(lookup(vec![(name, value.to_owned())]))
+        };
+        assert!(matches!(
+            bad(env::CREDIT_PACKS, "starter:0:500:usd"),
+            Err(ConfigError::Invalid {
+                name: env::CREDIT_PACKS,
+                ..
+            })
+        ));
+        assert!(matches!(
+            bad(env::CHECKOUT_RETURN_URLS, "javascript:alert(1)"),
+            Err(ConfigError::Invalid {
+                name: env::CHECKOUT_RETURN_URLS,
+                ..
+            })
+        ));
+        let keyed = PaymentSettings::from_lookup(lookup(vec![
+            (env::STRIPE_SECRET_KEY, "sk_test_secret".into()),
+            (env::STRIPE_WEBHOOK_SECRET, "whsec_secret".into()),
+        ]))
+        .unwrap_or_else(|e| panic!("{e}"));
+        let shown = format!("{keyed:?}");
+        assert!(
+            !shown.contains("sk_test_secret") && !shown.contains("whsec_secret"),
+            "{shown}"
+        );
+        assert_eq!(keyed.stripe_base_url, STAND_IN_STRIPE_URL);
+        let deployed =
+            PaymentSettings::from_lookup(lookup(vec![(env::STRIPE_SECRET_ID, "arn".into())]))
+                .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(deployed.stripe_base_url, "https://api.stripe.com");
     }
 
     #[test]
@@ -734,6 +794,109 @@ impl ModelSettings {
             api_key,
             vision_model: opt(env::VISION_MODEL)?,
             image_model: opt(env::IMAGE_MODEL)?,
+        })
+    }
+}
+
+/// Where the stand-in Stripe listens by default (the port `stripe-mock` uses).
+pub const STAND_IN_STRIPE_URL: &str = "http://127.0.0.1:12111";
+
+/// Buying credits: the catalogue, where Stripe is, and how to find its keys. The keys
+/// themselves are read at cold start ([`crate::payments::setup`]); the plain-value forms are
+/// for local development.
+#[derive(Clone, PartialEq, Eq)]
+pub struct PaymentSettings {
+    pub packs: crate::domain::Packs,
+    /// Allowed prefixes of success and cancel URLs (no open redirect); never empty.
+    pub return_urls: Vec<reqwest::Url>,
+    pub stripe_base_url: String,
+    pub stripe_secret_id: Option<String>,
+    pub stripe_secret_key: Option<String>,
+    pub stripe_webhook_secret: Option<String>,
+}
+
+impl std::fmt::Debug for PaymentSettings {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let redacted = |v: &Option<String>| v.as_ref().map(|_| "<redacted>");
+        f.debug_struct("PaymentSettings")
+            .field("packs", &self.packs)
+            .field("return_urls", &self.return_urls)
+            .field("stripe_base_url", &self.stripe_base_url)
+            .field("stripe_secret_id", &self.stripe_secret_id)
+            .field("stripe_secret_key", &redacted(&self.stripe_secret_key))
+            .field(
+                "stripe_webhook_secret",
+                &redacted(&self.stripe_webhook_secret),
+            )
+            .finish()
+    }
+}
+
+impl PaymentSettings {
+    pub const DEFAULT_RETURN_URLS: &str = "http://localhost:8787/";
+
+    pub fn from_env() -> Result<PaymentSettings, ConfigError> {
+        let vars: HashMap<String, String> = std::env::vars().collect();
+        PaymentSettings::from_lookup(|k| vars.get(k).cloned())
+    }
+
+    pub fn from_lookup(
+        get: impl Fn(&str) -> Option<String>,
+    ) -> Result<PaymentSettings, ConfigError> {
+        let opt = |name: &'static str| -> Result<Option<String>, ConfigError> {
+            Ok(declared(&get, name)?
+                .map(|v| v.trim().to_owned())
+                .filter(|v| !v.is_empty()))
+        };
+        let packs = crate::domain::Packs::parse(
+            &opt(env::CREDIT_PACKS)?.unwrap_or_else(|| crate::domain::Packs::DEFAULT.to_owned()),
+        )
+        .map_err(|e| ConfigError::Invalid {
+            name: env::CREDIT_PACKS,
+            reason: e.to_string(),
+        })?;
+        let return_urls = opt(env::CHECKOUT_RETURN_URLS)?
+            .unwrap_or_else(|| Self::DEFAULT_RETURN_URLS.to_owned())
+            .split(',')
+            .map(str::trim)
+            .filter(|u| !u.is_empty())
+            .map(|u| {
+                reqwest::Url::parse(u)
+                    .ok()
+                    .filter(|p| matches!(p.scheme(), "http" | "https") && p.host().is_some())
+                    .ok_or_else(|| ConfigError::Invalid {
+                        name: env::CHECKOUT_RETURN_URLS,
+                        reason: format!("not an http(s) URL: {u:?}"),
+                    })
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        if return_urls.is_empty() {
+            return Err(ConfigError::Invalid {
+                name: env::CHECKOUT_RETURN_URLS,
+                reason: "no URL given".to_owned(),
+            });
+        }
+        let stripe_secret_id = opt(env::STRIPE_SECRET_ID)?;
+        let stripe_base_url = opt(env::STRIPE_BASE_URL)?.unwrap_or_else(|| {
+            if stripe_secret_id.is_some() {
+                "https://api.stripe.com".to_owned()
+            } else {
+                STAND_IN_STRIPE_URL.to_owned()
+            }
+        });
+        if !(stripe_base_url.starts_with("http://") || stripe_base_url.starts_with("https://")) {
+            return Err(ConfigError::Invalid {
+                name: env::STRIPE_BASE_URL,
+                reason: format!("not an http(s) URL: {stripe_base_url:?}"),
+            });
+        }
+        Ok(PaymentSettings {
+            packs,
+            return_urls,
+            stripe_base_url: stripe_base_url.trim_end_matches('/').to_owned(),
+            stripe_secret_id,
+            stripe_secret_key: opt(env::STRIPE_SECRET_KEY)?,
+            stripe_webhook_secret: opt(env::STRIPE_WEBHOOK_SECRET)?,
         })
     }
 }

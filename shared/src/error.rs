@@ -67,6 +67,12 @@ pub enum Error {
     RepairInProgress,
     #[error("invalid cursor")]
     InvalidCursor,
+    #[error("the account is on hold: a refunded or disputed purchase left credits owing")]
+    AccountOnHold,
+    #[error("buying credits is not configured")]
+    PaymentsNotConfigured,
+    #[error("the payment provider refused or failed")]
+    PaymentProvider(#[source] crate::payments::stripe::StripeError),
     /// Data that does not fit the schema, or a store answer that cannot happen: a bug or a
     /// corrupted item, never the caller's fault. Built with [`Error::corrupt`] (a check of
     /// ours found it) or [`Error::corrupt_by`] (a (de)serializer refused it; kept as the source).

@@ -21,6 +21,7 @@ pub mod error;
 pub mod imaging;
 pub mod metrics;
 pub mod model;
+pub mod payments;
 pub mod pricing;
 pub mod prompts;
 pub mod provision;

@@ -17,6 +17,8 @@ use serde_json::{Value, json};
 use tokio::sync::OnceCell;
 use tower::ServiceExt;
 
+pub mod stripe;
+
 static PROVISIONED: OnceCell<()> = OnceCell::const_new();
 
 /// A response, decoded.

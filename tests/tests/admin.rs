@@ -328,3 +328,40 @@ async fn budget_share_overrides_one_users_share_with_its_operator_and_clear_retu
     let show: serde_json::Value = serde_json::from_str(&show.stdout).expect("JSON");
     assert!(show["top_spenders"].is_array(), "{show}");
 }
+
+#[tokio::test]
+async fn account_release_lifts_the_hold_a_refund_left_and_a_rerun_changes_nothing() {
+    let stripe = atelier_tests::stripe::StripeStandIn::start().await;
+    let h = Harness::new().await.with_stripe(&stripe);
+    let user = h.user();
+    let paid = h.buy(&stripe, &user, "starter").await;
+    for i in 0..3 {
+        let original = h.upload(&user, "original", Harness::png(8, 8)).await;
+        let body = serde_json::json!({ "style": "origami", "target": "pet", "original_asset_id": original });
+        let res = h.submit(&user, Some(&format!("spend-{i}")), &body).await;
+        assert_eq!(res.status, http::StatusCode::ACCEPTED, "{res:?}");
+    }
+    let refund = stripe.refund(&paid.object("payment_intent")).await;
+    assert_eq!(h.deliver(&refund).await.body["outcome"], "reversed");
+    assert_eq!(h.account(&user).await.body["on_hold"], true);
+
+    let without_operator = admin(&["account", "release", user.as_str()], &[]).await;
+    let released = admin(
+        &["account", "release", user.as_str(), "--operator", "jane"],
+        &[],
+    )
+    .await;
+    let again = admin(
+        &["account", "release", user.as_str(), "--operator", "jane"],
+        &[],
+    )
+    .await;
+
+    assert_eq!(without_operator.code, Some(2), "{without_operator:?}");
+    assert_eq!(released.code, Some(0), "{released:?}");
+    assert!(released.stdout.contains("released"), "{released:?}");
+    assert_eq!(again.code, Some(0), "{again:?}");
+    assert!(again.stdout.contains("not on hold"), "{again:?}");
+    assert_eq!(h.account(&user).await.body["on_hold"], false);
+    h.assert_audit_clean().await;
+}

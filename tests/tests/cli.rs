@@ -40,16 +40,21 @@ struct Local {
     /// A folder of this test's own: `home/` is ATELIER_HOME, photos sit beside it.
     dir: PathBuf,
     model: StandIn,
+    _stripe: atelier_tests::stripe::StripeStandIn,
 }
 
 async fn start() -> Local {
-    let h = Harness::isolated(|_| {}).await;
     let model = StandIn::start().await;
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await
         .unwrap_or_else(|e| panic!("{e}"));
     let addr = listener.local_addr().unwrap_or_else(|e| panic!("{e}"));
     let api = format!("http://{addr}");
+    // The stand-in Stripe delivers its events to this API, as `stripe listen` would.
+    let stripe =
+        atelier_tests::stripe::StripeStandIn::forwarding(Some(format!("{api}/v1/webhooks/stripe")))
+            .await;
+    let h = Harness::isolated(|_| {}).await.with_stripe(&stripe);
     let issuer_url = format!("{api}{ISSUER_PATH}");
     let issuer = DevIssuer::ephemeral(&issuer_url).unwrap_or_else(|e| panic!("{e}"));
     let router = atelier_local::serve::app(
@@ -66,7 +71,13 @@ async fn start() -> Local {
     ));
     let dir = std::env::temp_dir().join(format!("atelier-cli-test-{}", ulid::Ulid::new()));
     std::fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("{e}"));
-    Local { h, api, dir, model }
+    Local {
+        h,
+        api,
+        dir,
+        model,
+        _stripe: stripe,
+    }
 }
 
 /// One run of the client.
@@ -396,5 +407,30 @@ async fn a_repair_killed_mid_submit_and_rerun_is_charged_once() {
     assert_eq!(debits, vec![-4, -4], "the edit and ONE repair");
     assert_eq!(local.h.balance(&user).await, 20 - 8);
     assert_eq!(local.pending(), 0);
+    local.h.assert_audit_clean().await;
+}
+
+#[tokio::test]
+async fn buy_pays_on_the_stand_in_stripe_and_waits_for_the_credits() {
+    let local = start().await;
+    let user = local.login().await;
+    let before = local.balance().await;
+
+    let packs = local.atelier(&["packs"]).await;
+    let run = local.atelier(&["buy", "starter"]).await;
+
+    assert_eq!(packs.code, Some(0), "{packs:#?}");
+    assert!(packs.stdout.contains("starter"), "{packs:#?}");
+    assert_eq!(run.code, Some(0), "{run:#?}");
+    assert!(run.stdout.contains("pay at http://127.0.0.1:"), "{run:#?}");
+    assert_eq!(local.balance().await, before + 50);
+    let purchases = local
+        .h
+        .ledger(&user)
+        .await
+        .into_iter()
+        .filter(|r| r.kind == LedgerKind::Purchase)
+        .count();
+    assert_eq!(purchases, 1);
     local.h.assert_audit_clean().await;
 }

@@ -120,6 +120,10 @@ fn local_env(port: u16, prefix: &str) -> Vec<(String, String)> {
         ),
         ("ATELIER_QUOTAS_TABLE".into(), format!("{prefix}-quotas")),
         (
+            "ATELIER_PAYMENTS_TABLE".into(),
+            format!("{prefix}-payments"),
+        ),
+        (
             "ATELIER_QUEUE_URL".into(),
             format!("{endpoint}/000000000000/{prefix}-jobs"),
         ),
@@ -180,6 +184,30 @@ fn ensure_official_client() -> Result<PathBuf> {
         .collect();
     ensure_pip(&dir, ".atelier-openai-pins", &pins)?;
     Ok(dir.join("bin").join("python"))
+}
+
+/// Stripe's official Node library, pinned, which `tests/tests/purchases.rs` drives against the
+/// stand-in Stripe and the webhook (its test-signature helper is Node's alone).
+const OFFICIAL_STRIPE: &str = include_str!("../../tests/official-stripe/requirement.txt");
+
+/// Installs the official Stripe library into `.venv/stripe-node` (once; a marker records the
+/// pin) and returns its `node_modules`.
+fn ensure_official_stripe() -> Result<PathBuf> {
+    let dir = venv().join("stripe-node");
+    let pin = OFFICIAL_STRIPE.trim();
+    let marker = dir.join(".atelier-stripe-pin");
+    if std::fs::read_to_string(&marker).is_ok_and(|m| m == pin) {
+        return Ok(dir.join("node_modules"));
+    }
+    std::fs::create_dir_all(&dir)?;
+    eprintln!("xtask: installing {pin} into {}", dir.display());
+    run(Command::new("npm")
+        .args(["install", "--silent", "--no-audit", "--no-fund", "--prefix"])
+        .arg(&dir)
+        .arg(pin))
+    .context("npm install (is Node.js installed?)")?;
+    std::fs::write(&marker, pin)?;
+    Ok(dir.join("node_modules"))
 }
 
 fn run(cmd: &mut Command) -> Result<()> {
@@ -343,6 +371,10 @@ fn test(extra: &[String]) -> Result<ExitCode> {
     env.push((
         "ATELIER_OPENAI_PYTHON".into(),
         ensure_official_client()?.display().to_string(),
+    ));
+    env.push((
+        "ATELIER_STRIPE_NODE_MODULES".into(),
+        ensure_official_stripe()?.display().to_string(),
     ));
     let (mut ok, passed, failed) = cargo_test(scope, &extra, &env)?;
     eprintln!("xtask: tests finished in {:.1?}", started.elapsed());

@@ -343,6 +343,9 @@ pub enum LedgerKindView {
     Grant,
     Debit,
     Refund,
+    Purchase,
+    PurchaseReversal,
+    ReversalRestored,
 }
 
 impl From<LedgerKind> for LedgerKindView {
@@ -351,6 +354,9 @@ impl From<LedgerKind> for LedgerKindView {
             LedgerKind::Grant => LedgerKindView::Grant,
             LedgerKind::Debit => LedgerKindView::Debit,
             LedgerKind::Refund => LedgerKindView::Refund,
+            LedgerKind::Purchase => LedgerKindView::Purchase,
+            LedgerKind::PurchaseReversal => LedgerKindView::PurchaseReversal,
+            LedgerKind::ReversalRestored => LedgerKindView::ReversalRestored,
         }
     }
 }
@@ -373,6 +379,9 @@ pub struct AccountView {
     pub in_flight: i64,
     pub max_in_flight: u32,
     pub created_at: String,
+    /// A refunded or disputed purchase took back credits already spent: new edits are
+    /// refused (`403 ACCOUNT_ON_HOLD`) until support releases the account.
+    pub on_hold: bool,
 }
 
 impl AccountView {
@@ -383,6 +392,7 @@ impl AccountView {
             in_flight: a.in_flight,
             max_in_flight,
             created_at: a.created_at,
+            on_hold: a.hold.is_some(),
         }
     }
 }
@@ -398,6 +408,9 @@ pub struct LedgerEntryView {
     pub job_id: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
+    /// A purchase reversal: credits it could not take back because they were spent.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub shortfall: Option<i64>,
     pub created_at: String,
 }
 
@@ -409,6 +422,7 @@ impl From<LedgerItem> for LedgerEntryView {
             reference: l.reference,
             job_id: l.job_id.map(|j| j.to_string()),
             reason: l.reason,
+            shortfall: l.shortfall.map(|s| s.get()),
             created_at: l.created_at,
         }
     }
@@ -466,4 +480,97 @@ pub struct StyleList {
 #[derive(Debug, Serialize, ToSchema)]
 pub struct Health {
     pub status: &'static str,
+}
+
+/// A credit pack for sale.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct PackView {
+    pub id: String,
+    pub credits: i64,
+    /// The price in the currency's minor unit (e.g. cents).
+    pub amount: i64,
+    /// ISO 4217, lower case.
+    pub currency: String,
+}
+
+impl From<&atelier_shared::domain::Pack> for PackView {
+    fn from(p: &atelier_shared::domain::Pack) -> PackView {
+        PackView {
+            id: p.id.to_string(),
+            credits: p.credits.get(),
+            amount: p.amount,
+            currency: p.currency.clone(),
+        }
+    }
+}
+
+/// The catalogue.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct PackList {
+    pub items: Vec<PackView>,
+}
+
+/// `POST /v1/checkout` body.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CheckoutRequest {
+    /// A pack id from `GET /v1/packs`.
+    pub pack: Option<String>,
+    /// Where Stripe sends the payer after paying; must start with a configured return URL
+    /// (default: the first one, with `?checkout=success`).
+    pub success_url: Option<String>,
+    /// Where Stripe sends the payer who cancels (default: `?checkout=cancel`).
+    pub cancel_url: Option<String>,
+}
+
+/// A Checkout Session: send the payer to `url`.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct CheckoutView {
+    pub id: String,
+    pub url: String,
+}
+
+impl From<atelier_shared::services::purchases::Checkout> for CheckoutView {
+    fn from(c: atelier_shared::services::purchases::Checkout) -> CheckoutView {
+        CheckoutView {
+            id: c.id,
+            url: c.url,
+        }
+    }
+}
+
+/// What the webhook did with an event.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct WebhookReceipt {
+    /// `granted`, `already_granted`, `reversed`, `already_reversed`, `restored`,
+    /// `already_restored` or `ignored`.
+    pub outcome: &'static str,
+    /// Credits added (negative: taken back).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub credits: Option<i64>,
+    /// A reversal: credits it could not take back (the account is then on hold).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub shortfall: Option<i64>,
+}
+
+impl From<atelier_shared::services::purchases::WebhookOutcome> for WebhookReceipt {
+    fn from(o: atelier_shared::services::purchases::WebhookOutcome) -> WebhookReceipt {
+        use atelier_shared::services::purchases::WebhookOutcome as W;
+        let (outcome, credits, shortfall) = match o {
+            W::Granted { credits } => ("granted", Some(credits.get()), None),
+            W::AlreadyGranted => ("already_granted", None, None),
+            W::Reversed { taken, shortfall } => {
+                ("reversed", Some(-taken.get()), Some(shortfall.get()))
+            }
+            W::AlreadyReversed => ("already_reversed", None, None),
+            W::Restored { credits } => ("restored", Some(credits.get()), None),
+            W::AlreadyRestored => ("already_restored", None, None),
+            W::Ignored { .. } => ("ignored", None, None),
+        };
+        WebhookReceipt {
+            outcome,
+            credits,
+            shortfall,
+        }
+    }
 }

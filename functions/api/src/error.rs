@@ -92,6 +92,12 @@ impl ApiError {
         self
     }
 
+    /// Asks the client to retry after `secs`.
+    pub fn retry_after(mut self, secs: u32) -> ApiError {
+        self.retry_after = Some(secs);
+        self
+    }
+
     pub fn code(&self) -> &'static str {
         self.problem.code
     }
@@ -193,6 +199,17 @@ impl From<Error> for ApiError {
                 e
             }
             Error::InvalidCursor => ApiError::bad_request("INVALID_CURSOR", "the cursor is not one this API returned"),
+            Error::AccountOnHold => ApiError::new(StatusCode::FORBIDDEN, "ACCOUNT_ON_HOLD", "Account on hold")
+                .detail("a refunded or disputed purchase took back credits that were already spent; new edits are refused until support releases the account"),
+            Error::PaymentsNotConfigured => ApiError::new(StatusCode::SERVICE_UNAVAILABLE, "PAYMENTS_NOT_CONFIGURED", "Buying credits is not available")
+                .detail("this deployment has no payment provider configured"),
+            Error::PaymentProvider(_) => {
+                let mut res = ApiError::new(StatusCode::BAD_GATEWAY, "PAYMENT_PROVIDER_ERROR", "Payment provider error")
+                    .detail("the payment provider did not create the checkout; try again");
+                res.retry_after = Some(5);
+                res.cause = Some(Cause::Failed(e));
+                res
+            }
             Error::Contention { .. } => {
                 let mut res = ApiError::new(StatusCode::SERVICE_UNAVAILABLE, "TRY_AGAIN", "Busy").detail("try again");
                 res.retry_after = Some(1);

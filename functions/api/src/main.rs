@@ -10,5 +10,11 @@ async fn main() -> Result<(), lambda_http::Error> {
     let config =
         Config::from_env().inspect_err(|e| tracing::error!(error = %e, "config_invalid"))?;
     let clients = Clients::from_env().await;
-    lambda_http::run(atelier_api::router(App::new(config, &clients))).await
+    let stripe = atelier_shared::payments::setup::connect(&config.payments, &clients)
+        .await
+        .inspect_err(
+            |e| tracing::error!(error = %atelier_shared::error::chain(e), "payments_setup_failed"),
+        )?;
+    let app = App::new(config, &clients).with_stripe(stripe);
+    lambda_http::run(atelier_api::router(app)).await
 }

@@ -11,7 +11,7 @@ use utoipa::openapi::{ContentBuilder, Ref, RefOr, Response, ResponseBuilder, Sch
 use utoipa::{Modify, Number, OpenApi};
 
 use crate::extract::Pagination;
-use crate::handlers::{account, edits, public, quotes, uploads};
+use crate::handlers::{account, edits, payments, public, quotes, uploads};
 
 struct BearerAuth;
 
@@ -112,6 +112,7 @@ impl Modify for EdgeResponses {
         quotes::create_quote, uploads::create_upload,
         edits::create_edit, edits::get_edit, edits::list_edits, edits::cancel_edit, edits::create_repair,
         account::get_account, account::get_ledger,
+        payments::list_packs, payments::create_checkout, payments::stripe_webhook,
     ),
     modifiers(&BearerAuth, &EdgeResponses),
 )]

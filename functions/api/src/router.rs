@@ -7,7 +7,7 @@ use axum::routing::{get, post};
 
 use crate::error::ApiError;
 use crate::extract::MAX_JSON_BYTES;
-use crate::handlers::{account, edits, public, quotes, uploads};
+use crate::handlers::{account, edits, payments, public, quotes, uploads};
 use crate::openapi;
 
 /// The API's router, as Lambda and the local runner serve it.
@@ -24,6 +24,13 @@ pub fn router(app: App) -> Router {
         .route("/v1/edits/{id}/repairs", post(edits::create_repair))
         .route("/v1/account", get(account::get_account))
         .route("/v1/account/ledger", get(account::get_ledger))
+        .route("/v1/packs", get(payments::list_packs))
+        .route("/v1/checkout", post(payments::create_checkout))
+        .route(
+            "/v1/webhooks/stripe",
+            post(payments::stripe_webhook)
+                .layer(DefaultBodyLimit::max(payments::MAX_WEBHOOK_BYTES)),
+        )
         .fallback(|| async { ApiError::not_found().detail("no such route") })
         .method_not_allowed_fallback(|| async {
             ApiError::new(

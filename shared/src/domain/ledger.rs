@@ -10,4 +10,12 @@ pub enum LedgerKind {
     Grant,
     Debit,
     Refund,
+    /// Credits bought with a paid Checkout Session (`purchase:<session id>`).
+    Purchase,
+    /// A purchase refunded or disputed: its credits taken back, never below a zero balance
+    /// (`purchase_reversal:<payment id>`; the row records any shortfall).
+    PurchaseReversal,
+    /// A dispute the seller won: what its reversal took is given back
+    /// (`reversal_restored:<payment id>`).
+    ReversalRestored,
 }

@@ -9,6 +9,7 @@ pub mod ids;
 pub mod job;
 pub mod ledger;
 pub mod money;
+pub mod pack;
 pub mod repair_request;
 pub mod result;
 pub mod style;
@@ -21,6 +22,7 @@ pub use ids::{AssetId, Credits, IdempotencyKey, JobId, Operation, UserId};
 pub use job::JobState;
 pub use ledger::LedgerKind;
 pub use money::Micros;
+pub use pack::{Pack, PackError, PackId, Packs};
 pub use repair_request::{RepairRequest, RepairSpec};
 pub use result::{
     ComparisonOutcome, ComparisonRecord, JobResult, LeakageRecord, ReviewRecord, ReviewVerdict,

@@ -8,6 +8,7 @@ pub mod cancel;
 pub mod jobs;
 pub mod lineage;
 pub mod process;
+pub mod purchases;
 pub mod submit;
 pub mod sweep;
 pub mod uploads;
@@ -16,6 +17,7 @@ pub mod user_share;
 use crate::assets::Assets;
 use crate::aws::Clients;
 use crate::config::Config;
+use crate::payments::Stripe;
 use crate::queue::Queue;
 use crate::store::Store;
 
@@ -26,6 +28,8 @@ pub struct App {
     pub store: Store,
     pub queue: Queue,
     pub assets: Assets,
+    /// Stripe, when buying credits is configured (the API only).
+    pub stripe: Option<Stripe>,
 }
 
 impl App {
@@ -36,6 +40,13 @@ impl App {
             queue: Queue::new(clients.sqs.clone(), r.queue_url.clone()),
             assets: Assets::new(clients.s3.clone(), r.bucket.clone()),
             config,
+            stripe: None,
         }
+    }
+
+    /// The same adapters with Stripe configured (or not).
+    pub fn with_stripe(mut self, stripe: Option<Stripe>) -> App {
+        self.stripe = stripe;
+        self
     }
 }

@@ -50,6 +50,7 @@ impl Store {
             rev: 1,
             created_at: now.to_owned(),
             signup_pending: grant.is_none(),
+            hold: None,
         };
         let mut items = vec![self.put_new(
             &self.names.accounts_table,

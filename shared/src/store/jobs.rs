@@ -38,6 +38,8 @@ pub enum DebitRefusal {
     },
     /// The user's spend of the day reached their share (rule 12).
     DailyLimitReached,
+    /// A reversed purchase left the account owing credits: nothing new until released.
+    OnHold,
 }
 
 /// A transaction with no conditions besides the job's put and the debit.
@@ -96,7 +98,9 @@ impl Store {
                 None => Ok(DebitRefusal::AccountMissing),
                 Some(old) => {
                     let account: super::schema::AccountItem = from_item(old.clone())?;
-                    if account.credits < job.credits {
+                    if account.hold.is_some() {
+                        Ok(DebitRefusal::OnHold)
+                    } else if account.credits < job.credits {
                         Ok(DebitRefusal::InsufficientCredits {
                             balance: account.credits,
                         })
@@ -114,7 +118,8 @@ impl Store {
     }
 
     /// The account side of a debit: balance down by the job's price, one more in flight,
-    /// under `credits >= price AND in_flight < max`; the old account comes back on refusal.
+    /// under `credits >= price AND in_flight < max` and no hold; the old account comes back on
+    /// refusal.
     pub(crate) fn account_debit(
         &self,
         job: &JobItem,
@@ -126,8 +131,10 @@ impl Store {
             .update_expression(
                 "SET #credits = #credits - :price, #in_flight = #in_flight + :one, #rev = #rev + :one",
             )
-            .condition_expression("attribute_exists(#user_id) AND #credits >= :price AND #in_flight < :max")
-            .set_expression_attribute_names(Some(names(&[attr::CREDITS, attr::IN_FLIGHT, attr::REV, attr::USER_ID])))
+            .condition_expression(
+                "attribute_exists(#user_id) AND #credits >= :price AND #in_flight < :max AND attribute_not_exists(#hold)",
+            )
+            .set_expression_attribute_names(Some(names(&[attr::CREDITS, attr::IN_FLIGHT, attr::REV, attr::USER_ID, attr::HOLD])))
             .expression_attribute_values(":price", n(job.credits.get()))
             .expression_attribute_values(":one", n(1))
             .expression_attribute_values(":max", n(i64::from(max_in_flight)))

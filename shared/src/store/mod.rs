@@ -8,6 +8,7 @@ pub mod jobs;
 pub mod ledger;
 pub mod lineage;
 pub mod memory;
+pub mod payments;
 pub mod quotas;
 pub mod schema;
 pub mod user_share;

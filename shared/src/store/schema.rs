@@ -23,6 +23,15 @@ pub mod attr {
     pub const REV: &str = "rev";
     pub const CREATED_AT: &str = "created_at";
     pub const UPDATED_AT: &str = "updated_at";
+    /// On an account: why it is on hold (a reversed purchase it could not pay back); present
+    /// only while on hold, and every debit requires it absent.
+    pub const HOLD: &str = "hold";
+    pub const HOLD_RELEASED_BY: &str = "hold_released_by";
+    pub const HOLD_RELEASED_AT: &str = "hold_released_at";
+
+    /// payments: the provider's payment id (a Stripe PaymentIntent), the key every refund and
+    /// dispute names.
+    pub const PAYMENT_ID: &str = "payment_id";
 
     pub const REF: &str = "ref";
     pub const AMOUNT: &str = "amount";
@@ -234,8 +243,20 @@ pub const QUOTAS: TableDef = TableDef {
     ttl_attribute: Some(attr::EXPIRES_AT),
 };
 
+/// Paid purchases by the provider's payment id: who paid, for which session and how many
+/// credits. Written in the purchase's own transaction, so a refund or dispute (which names
+/// only the payment) finds the user and the credits to take back.
+pub const PAYMENTS: TableDef = TableDef {
+    logical: "payments",
+    env: env::PAYMENTS_TABLE,
+    partition_key: s(attr::PAYMENT_ID),
+    sort_key: None,
+    indexes: &[],
+    ttl_attribute: None,
+};
+
 /// Every table.
-pub const TABLES: [TableDef; 6] = [ACCOUNTS, LEDGER, JOBS, BUDGET, ATTEMPTS, QUOTAS];
+pub const TABLES: [TableDef; 7] = [ACCOUNTS, LEDGER, JOBS, BUDGET, ATTEMPTS, QUOTAS, PAYMENTS];
 
 /// Physical table name of a definition.
 pub fn table_name<'a>(def: &TableDef, r: &'a Resources) -> &'a str {
@@ -245,6 +266,7 @@ pub fn table_name<'a>(def: &TableDef, r: &'a Resources) -> &'a str {
         "budget" => &r.budget_table,
         "attempts" => &r.attempts_table,
         "quotas" => &r.quotas_table,
+        "payments" => &r.payments_table,
         _ => &r.jobs_table,
     }
 }
@@ -267,6 +289,22 @@ pub mod reference {
     pub fn grant(reason: &str) -> String {
         format!("grant:admin:{reason}")
     }
+
+    /// Credits bought with a Checkout Session: once per session.
+    pub fn purchase(session_id: &str) -> String {
+        format!("purchase:{session_id}")
+    }
+
+    /// A purchase taken back (refund or dispute): once per payment, whichever comes first,
+    /// so a refund and a dispute of the same payment never take its credits twice.
+    pub fn purchase_reversal(payment_id: &str) -> String {
+        format!("purchase_reversal:{payment_id}")
+    }
+
+    /// A reversal given back (the dispute that caused it was won): once per payment.
+    pub fn reversal_restored(payment_id: &str) -> String {
+        format!("reversal_restored:{payment_id}")
+    }
 }
 
 /// The account: balance and the in-flight count of rule 11.
@@ -281,6 +319,10 @@ pub struct AccountItem {
     /// Absent on every account created with its grant (all accounts before this existed).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub signup_pending: bool,
+    /// Present while the account is on hold: new submits are refused until an operator
+    /// releases it (`atelier-admin account release`) or the dispute behind it is won.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hold: Option<String>,
 }
 
 /// The `quota` key of a user's upload counter for one UTC day (`YYYY-MM-DD`).
@@ -296,6 +338,17 @@ pub struct UploadDayItem {
     pub slots: u32,
     pub bytes: u64,
     pub expires_at: i64,
+}
+
+/// A paid purchase, by the provider's payment id.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PaymentItem {
+    pub payment_id: String,
+    pub user_id: UserId,
+    pub session_id: String,
+    pub pack: String,
+    pub credits: Credits,
+    pub created_at: String,
 }
 
 /// One immutable ledger row.
@@ -314,6 +367,10 @@ pub struct LedgerItem {
     /// written before it was recorded and on every other kind.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub operator: Option<String>,
+    /// A purchase reversal: the credits it could not take back because they were spent
+    /// (the balance never goes below zero; the account is put on hold instead).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shortfall: Option<Credits>,
     pub created_at: String,
     pub at_ref: String,
 }
@@ -335,6 +392,7 @@ impl LedgerItem {
             job_id: None,
             reason: None,
             operator: None,
+            shortfall: None,
             created_at: now.to_owned(),
         }
     }

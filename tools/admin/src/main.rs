@@ -10,6 +10,7 @@ use atelier_shared::domain::Micros;
 use atelier_shared::domain::{Credits, GrantReason, Operator, UserId};
 use atelier_shared::services::accounts::{GrantRequest, GrantResult};
 use atelier_shared::services::{App, accounts, audit, budget, user_share};
+use atelier_shared::store::payments::ReleaseOutcome;
 use atelier_shared::store::schema::TABLES;
 use atelier_shared::store::user_share::ShareChange;
 use clap::{Parser, Subcommand};
@@ -59,10 +60,27 @@ enum Command {
         #[arg(long, global = true, value_parser = budget::parse_day)]
         day: Option<String>,
     },
+    /// Accounts: lift a hold.
+    Account {
+        #[command(subcommand)]
+        action: AccountAction,
+    },
     /// Print the DynamoDB table definitions (JSON) that the infrastructure must match.
     Schema,
     /// Print the environment variables the functions read (JSON).
     EnvNames,
+}
+
+#[derive(Subcommand)]
+enum AccountAction {
+    /// Lift the hold a refunded or disputed purchase put on the account (its shortfall stays
+    /// on the ledger row); new edits are accepted again. Exits 0 when there was no hold.
+    Release {
+        user: String,
+        /// Who releases (recorded on the account); default: $ATELIER_OPERATOR.
+        #[arg(long)]
+        operator: Option<String>,
+    },
 }
 
 #[derive(Subcommand)]
@@ -131,6 +149,17 @@ async fn share(
     Ok(ExitCode::SUCCESS)
 }
 
+/// `--operator`, else `$ATELIER_OPERATOR`: who did it is always recorded.
+fn operator_from(flag: Option<String>) -> anyhow::Result<Operator> {
+    let Some(operator) = flag.or(AdminSettings::from_env().operator) else {
+        bail!(
+            "name the operator with --operator or {}: it is recorded",
+            env::OPERATOR
+        )
+    };
+    Operator::parse(&operator).map_err(|e| anyhow!("--operator {e}"))
+}
+
 async fn app() -> anyhow::Result<App> {
     let config = Config::from_env().context("reading configuration")?;
     Ok(App::new(config, &Clients::from_env().await))
@@ -160,13 +189,7 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 bail!("--user is not a valid user id")
             };
             let reason = GrantReason::parse(&reason).map_err(|e| anyhow!("--reason {e}"))?;
-            let Some(operator) = operator.or(AdminSettings::from_env().operator) else {
-                bail!(
-                    "name the operator with --operator or {}: it is recorded on the ledger row",
-                    env::OPERATOR
-                )
-            };
-            let operator = Operator::parse(&operator).map_err(|e| anyhow!("--operator {e}"))?;
+            let operator = operator_from(operator)?;
             if credits == 0 {
                 bail!("--credits must be positive");
             }
@@ -259,6 +282,23 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                     "note: the standing halt is on, so paid calls stay refused on {}; `budget resume` without --day lifts it",
                     item.day
                 );
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Account {
+            action: AccountAction::Release { user, operator },
+        } => {
+            let Some(user) = UserId::parse(&user) else {
+                bail!("USER is not a valid user id")
+            };
+            let operator = operator_from(operator)?;
+            let app = app().await?;
+            match atelier_shared::services::purchases::release_hold(&app, &user, &operator).await? {
+                ReleaseOutcome::Released(reason) => {
+                    println!("released {user} (the hold was for {reason})");
+                }
+                ReleaseOutcome::NotOnHold => println!("{user} is not on hold; nothing changed"),
+                ReleaseOutcome::AccountMissing => bail!("refused: {user} has no account"),
             }
             Ok(ExitCode::SUCCESS)
         }

@@ -74,6 +74,16 @@ enum Command {
     Job { id: String },
     /// Your credits.
     Balance,
+    /// Buy a credit pack (see `atelier packs`): prints the checkout URL to pay at. Locally the
+    /// stand-in Stripe is paid at once and the command waits for the credits.
+    Buy {
+        pack: String,
+        /// Stop waiting for the credits after this many seconds (local runs).
+        #[arg(long, default_value_t = 60)]
+        timeout: u64,
+    },
+    /// The credit packs for sale.
+    Packs,
     /// Your ledger: grants, debits, refunds.
     Ledger {
         #[arg(long, default_value_t = 20)]
@@ -172,7 +182,10 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
     let user = token
         .as_deref()
         .map(|t| config::token_subject(t).unwrap_or_else(|| hex::encode(sha2::Sha256::digest(t))));
-    let needs_token = !matches!(cli.command, Command::Login { .. } | Command::Styles);
+    let needs_token = !matches!(
+        cli.command,
+        Command::Login { .. } | Command::Styles | Command::Packs
+    );
     if needs_token && token.is_none() {
         anyhow::bail!(
             "not logged in to {api_url}: run `atelier login --user NAME` (local dev issuer) or `atelier login --token TOKEN`, or set ATELIER_TOKEN"
@@ -204,6 +217,8 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Jobs { limit } => commands::jobs(&ctx, limit).await,
         Command::Job { id } => commands::job(&ctx, &id).await,
         Command::Balance => commands::balance(&ctx).await,
+        Command::Buy { pack, timeout } => commands::buy(&ctx, &pack, timeout).await,
+        Command::Packs => commands::packs(&ctx).await,
         Command::Ledger { limit } => commands::ledger(&ctx, limit).await,
     }
 }

@@ -11,7 +11,7 @@ use atelier_local::serve::ISSUER_PATH;
 use atelier_shared::aws::Clients;
 use std::sync::Arc;
 
-use atelier_shared::config::{Config, ModelSettings, STAND_IN_MODEL_URL};
+use atelier_shared::config::{Config, ModelSettings, STAND_IN_MODEL_URL, STAND_IN_STRIPE_URL};
 use atelier_shared::services::App;
 use atelier_shared::services::process::Processor;
 use clap::{Parser, Subcommand};
@@ -53,6 +53,41 @@ enum Command {
         #[arg(long)]
         unverified: bool,
     },
+}
+
+/// The stand-in Stripe's keys in local runs (not secrets: nothing but the stand-in knows them).
+const LOCAL_STRIPE_KEY: &str = "sk_test_atelier_local";
+const LOCAL_WEBHOOK_SECRET: &str = "whsec_atelier_local_stand_in";
+
+/// The app with Stripe: the configured keys, or the stand-in started on its default port.
+async fn with_stripe(
+    app: App,
+    clients: &Clients,
+    api_port: u16,
+) -> anyhow::Result<(App, Option<atelier_stripe_server::ServerHandle>)> {
+    let settings = &app.config.payments;
+    let configured = settings.stripe_secret_id.is_some() || settings.stripe_secret_key.is_some();
+    if configured || settings.stripe_base_url != STAND_IN_STRIPE_URL {
+        let stripe = atelier_shared::payments::setup::connect(settings, clients).await?;
+        return Ok((app.with_stripe(stripe), None));
+    }
+    let addr: SocketAddr = STAND_IN_STRIPE_URL.trim_start_matches("http://").parse()?;
+    let server = atelier_stripe_server::spawn(
+        addr,
+        atelier_stripe_server::Options {
+            webhook_secret: LOCAL_WEBHOOK_SECRET.to_owned(),
+            forward_to: Some(format!("http://127.0.0.1:{api_port}/v1/webhooks/stripe")),
+        },
+    )
+    .await
+    .with_context(|| format!("starting the stand-in Stripe on {addr}"))?;
+    eprintln!("Stand-in Stripe on {}", server.base_url());
+    let client = atelier_shared::payments::stripe::StripeClient::new(
+        STAND_IN_STRIPE_URL,
+        LOCAL_STRIPE_KEY.to_owned(),
+    )?;
+    let stripe = atelier_shared::payments::Stripe::new(client, LOCAL_WEBHOOK_SECRET.to_owned());
+    Ok((app.with_stripe(Some(stripe)), Some(server)))
 }
 
 #[tokio::main]
@@ -120,6 +155,9 @@ async fn main() -> anyhow::Result<()> {
             } else {
                 None
             };
+            // No Stripe keys configured: the stand-in Stripe, in-process, forwarding its
+            // signed events to this API like `stripe listen --forward-to`.
+            let (app, _stripe_stand_in) = with_stripe(app, &clients, cli.port).await?;
             let model = atelier_shared::model::setup::client_from_env(&clients).await?;
             let processor = Processor::new(app.clone(), model);
             // The same cold-start check as the consumer Lambda's.

@@ -17,7 +17,14 @@ use crate::authorizer::Authorizer;
 use crate::issuer::DevIssuer;
 
 /// Routes API Gateway serves without the authorizer.
-pub const PUBLIC_ROUTES: &[&str] = &["/healthz", "/v1/styles", "/v1/openapi.json"];
+/// The Stripe webhook is among them: its signature is its authentication.
+pub const PUBLIC_ROUTES: &[&str] = &[
+    "/healthz",
+    "/v1/styles",
+    "/v1/openapi.json",
+    "/v1/packs",
+    "/v1/webhooks/stripe",
+];
 
 /// Path of the dev issuer under the local server (the issuer URL is `http://host:port` + this).
 pub const ISSUER_PATH: &str = "/dev-issuer";

@@ -2,6 +2,7 @@
 
 pub mod account;
 pub mod edits;
+pub mod payments;
 pub mod public;
 pub mod quotes;
 pub mod uploads;

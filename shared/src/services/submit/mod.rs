@@ -128,6 +128,7 @@ fn debit_refused(refusal: DebitRefusal, job: &JobItem, max_in_flight: u32) -> Er
                 crate::clock::parse(&job.created_at).unwrap_or_else(crate::clock::now),
             ),
         },
+        DebitRefusal::OnHold => Error::AccountOnHold,
     }
 }
 

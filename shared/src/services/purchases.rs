@@ -1,0 +1,473 @@
+//! Buying credits (the money rules of docs/design.md, "Purchases"):
+//!
+//! - A checkout creates a Stripe Checkout Session bound to the user and the pack's credits;
+//!   our Idempotency-Key, made unique per user, is Stripe's, so a retry gets the same session
+//!   (`replayed`) and a different request under the same key is a conflict.
+//! - A webhook is believed only with a valid signature. A paid session grants its credits in
+//!   one transaction with the row `purchase:<session>` and the payment record, once.
+//! - A refund or dispute takes the credits back in one transaction with the row
+//!   `purchase_reversal:<payment>` (once per payment, whichever comes first), never below a
+//!   zero balance: what was already spent is recorded as the row's `shortfall` and the
+//!   account is put on hold (new submits refused) until an operator releases it.
+//! - A won dispute gives back what its reversal took (`reversal_restored:<payment>`) and
+//!   lifts the hold that reversal set.
+//! - An event that names a payment not recorded yet (a refund delivered before its purchase)
+//!   is refused as retryable: Stripe delivers it again later, after the purchase.
+
+use sha2::{Digest, Sha256};
+
+use super::App;
+use super::accounts::ensure_account;
+use crate::clock;
+use crate::domain::{Credits, EmailStatus, IdempotencyKey, LedgerKind, Operator, Pack, UserId};
+use crate::error::Error;
+use crate::payments::Stripe;
+use crate::payments::event::{EventError, PaidSession, PaymentEvent, ReversalCause};
+use crate::payments::signature::{self, SignatureError};
+use crate::payments::stripe::{NewSession, StripeError};
+use crate::store::payments::{HoldChange, MoveOutcome, PurchaseOutcome, ReleaseOutcome};
+use crate::store::schema::{AccountItem, LedgerItem, PaymentItem, reference};
+use crate::validation::FieldErrors;
+
+/// A checkout request, validated: the pack and where Stripe sends the user back.
+#[derive(Debug, Clone)]
+pub struct CheckoutSpec {
+    pub pack: Pack,
+    pub success_url: String,
+    pub cancel_url: String,
+}
+
+/// Longest return URL accepted.
+const MAX_URL_LEN: usize = 2048;
+
+impl CheckoutSpec {
+    /// Validates a request against the catalogue and the return-URL allow-list.
+    pub fn parse(
+        app: &App,
+        pack: Option<&str>,
+        success_url: Option<&str>,
+        cancel_url: Option<&str>,
+    ) -> Result<CheckoutSpec, Error> {
+        let settings = &app.config.payments;
+        let mut errors = FieldErrors::default();
+        let pack = match pack {
+            None => {
+                errors.push("pack", "required", "name a pack from GET /v1/packs");
+                None
+            }
+            Some(p) => match settings.packs.get(p) {
+                Some(p) => Some(p.clone()),
+                None => {
+                    errors.push("pack", "unknown_pack", "no such pack; see GET /v1/packs");
+                    None
+                }
+            },
+        };
+        let first = settings
+            .return_urls
+            .first()
+            .map(|u| u.as_str())
+            .unwrap_or("");
+        let mut url = |field: &'static str, given: Option<&str>, default: String| match given {
+            None => Some(default),
+            Some(u) if allowed(&settings.return_urls, u) => Some(u.to_owned()),
+            Some(_) => {
+                errors.push(
+                    field,
+                    "not_allowed",
+                    "must start with one of the configured return URLs",
+                );
+                None
+            }
+        };
+        let success = url(
+            "success_url",
+            success_url,
+            format!("{first}?checkout=success"),
+        );
+        let cancel = url("cancel_url", cancel_url, format!("{first}?checkout=cancel"));
+        match (pack, success, cancel) {
+            (Some(pack), Some(success_url), Some(cancel_url)) if errors.0.is_empty() => {
+                Ok(CheckoutSpec {
+                    pack,
+                    success_url,
+                    cancel_url,
+                })
+            }
+            _ => Err(Error::Validation(errors)),
+        }
+    }
+}
+
+/// Whether `url` is under one of the allowed prefixes: same scheme, host and port, and a
+/// path that starts with the prefix's path (compared parsed, so `https://app.example.com.evil`
+/// or `https://app.example.com@evil` never pass).
+fn allowed(prefixes: &[reqwest::Url], url: &str) -> bool {
+    if url.len() > MAX_URL_LEN {
+        return false;
+    }
+    let Ok(u) = reqwest::Url::parse(url) else {
+        return false;
+    };
+    u.username().is_empty()
+        && u.password().is_none()
+        && prefixes.iter().any(|p| {
+            p.scheme() == u.scheme()
+                && p.host_str() == u.host_str()
+                && p.port_or_known_default() == u.port_or_known_default()
+                && u.path().starts_with(p.path())
+        })
+}
+
+/// A created (or replayed) checkout.
+#[derive(Debug, Clone)]
+pub struct Checkout {
+    pub id: String,
+    pub url: String,
+    pub replayed: bool,
+}
+
+fn stripe(app: &App) -> Result<&Stripe, Error> {
+    app.stripe.as_ref().ok_or(Error::PaymentsNotConfigured)
+}
+
+/// Creates a Checkout Session for `spec` on behalf of `user`.
+pub async fn checkout(
+    app: &App,
+    user: &UserId,
+    key: &IdempotencyKey,
+    spec: &CheckoutSpec,
+) -> Result<Checkout, Error> {
+    let stripe = stripe(app)?;
+    // The purchase lands on an existing account. Created here, it owes its signup grant until
+    // the user's first call with a verified e-mail (payment is not e-mail verification).
+    ensure_account(app, user, EmailStatus::Unverified).await?;
+    let new = NewSession {
+        user_id: user.as_str(),
+        pack: spec.pack.id.as_str(),
+        credits: spec.pack.credits.get(),
+        amount: spec.pack.amount,
+        currency: &spec.pack.currency,
+        product_name: format!(
+            "Atelier {} pack ({} credits)",
+            spec.pack.id, spec.pack.credits
+        ),
+        success_url: &spec.success_url,
+        cancel_url: &spec.cancel_url,
+    };
+    // Stripe's keys are per account, ours per user: two users' keys must not meet.
+    let digest = Sha256::digest(format!("checkout\n{user}\n{}", key.as_str()));
+    let stripe_key = format!("atelier-checkout-{}", hex::encode(digest));
+    let created = stripe
+        .client
+        .create_session(&new, &stripe_key)
+        .await
+        .map_err(|e| match e {
+            StripeError::IdempotencyConflict => Error::IdempotencyConflict,
+            e => Error::PaymentProvider(e),
+        })?;
+    let url = created.session.url.ok_or_else(|| {
+        Error::PaymentProvider(StripeError::Refused {
+            status: 200,
+            message: "the session has no url".to_owned(),
+        })
+    })?;
+    tracing::info!(user_id = %user, pack = %spec.pack.id, session_id = %created.session.id, replayed = created.replayed, "checkout_created");
+    Ok(Checkout {
+        id: created.session.id,
+        url,
+        replayed: created.replayed,
+    })
+}
+
+/// What a verified event did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum WebhookOutcome {
+    Granted { credits: Credits },
+    AlreadyGranted,
+    Reversed { taken: Credits, shortfall: Credits },
+    AlreadyReversed,
+    Restored { credits: Credits },
+    AlreadyRestored,
+    Ignored { kind: String, why: &'static str },
+}
+
+/// Why an event was not applied.
+#[derive(Debug, thiserror::Error)]
+pub enum WebhookError {
+    #[error("buying credits is not configured")]
+    NotConfigured,
+    #[error("signature refused: {0}")]
+    Signature(#[from] SignatureError),
+    #[error(transparent)]
+    Malformed(#[from] EventError),
+    /// A refund or dispute of a payment whose purchase has not landed yet: retry later.
+    #[error("payment {payment_id} is not recorded yet")]
+    NotYetRecorded { payment_id: String },
+    #[error(transparent)]
+    Store(#[from] Error),
+}
+
+/// Verifies and applies one webhook delivery. `now` is unix seconds.
+pub async fn webhook(
+    app: &App,
+    payload: &[u8],
+    signature_header: Option<&str>,
+    now: i64,
+) -> Result<WebhookOutcome, WebhookError> {
+    let stripe = app.stripe.as_ref().ok_or(WebhookError::NotConfigured)?;
+    signature::verify(
+        payload,
+        signature_header,
+        stripe.webhook_secret(),
+        now,
+        signature::DEFAULT_TOLERANCE_SECS,
+    )?;
+    let (event_id, event) = PaymentEvent::parse(payload)?;
+    let outcome = match event {
+        PaymentEvent::Paid(paid) => purchase(app, &paid).await?,
+        PaymentEvent::Reversed { payment_id, cause } => reverse(app, &payment_id, &cause).await?,
+        PaymentEvent::DisputeWon {
+            payment_id,
+            dispute_id,
+        } => restore(app, &payment_id, &dispute_id).await?,
+        PaymentEvent::Ignored { kind, why } => WebhookOutcome::Ignored { kind, why },
+    };
+    tracing::info!(event_id = %event_id, outcome = ?outcome, "webhook_applied");
+    Ok(outcome)
+}
+
+async fn purchase(app: &App, paid: &PaidSession) -> Result<WebhookOutcome, Error> {
+    let now = clock::format(clock::now());
+    let payment = PaymentItem {
+        payment_id: paid.payment_id.clone(),
+        user_id: paid.user.clone(),
+        session_id: paid.session_id.clone(),
+        pack: paid.pack.clone(),
+        credits: paid.credits,
+        created_at: now.clone(),
+    };
+    let mut row = LedgerItem::new(
+        &paid.user,
+        reference::purchase(&paid.session_id),
+        paid.credits,
+        LedgerKind::Purchase,
+        &now,
+    );
+    row.reason = Some(format!("pack:{}", paid.pack));
+    // At most two rounds: the second only after creating a missing account.
+    for _ in 0..2 {
+        match app.store.purchase(&payment, &row).await? {
+            PurchaseOutcome::Granted => {
+                tracing::info!(user_id = %paid.user, session_id = %paid.session_id, payment_id = %paid.payment_id, credits = paid.credits.get(), "purchase_granted");
+                return Ok(WebhookOutcome::Granted {
+                    credits: paid.credits,
+                });
+            }
+            PurchaseOutcome::AlreadyGranted => return Ok(WebhookOutcome::AlreadyGranted),
+            PurchaseOutcome::AccountMissing => {
+                ensure_account(app, &paid.user, EmailStatus::Unverified).await?;
+            }
+        }
+    }
+    Err(Error::NotFound { what: "account" })
+}
+
+/// Attempts at a guarded move before giving up as contended (Stripe retries the event).
+const MOVE_ATTEMPTS: u32 = 8;
+
+/// Runs a guarded move: `plan` says, from the account as read, which row to write and what
+/// to do with the hold; a concurrent change makes it read and plan again.
+async fn move_balance(
+    app: &App,
+    user: &UserId,
+    plan: impl Fn(&AccountItem) -> (LedgerItem, HoldChange),
+) -> Result<(MoveOutcome, LedgerItem), Error> {
+    for _ in 0..MOVE_ATTEMPTS {
+        let account = app.store.get_account(user).await?.ok_or_else(|| {
+            Error::corrupt(format!("the account of a payment ({user}) is missing"))
+        })?;
+        let (row, hold) = plan(&account);
+        match app.store.guarded_move(&account, &row, &hold).await? {
+            MoveOutcome::Stale => {
+                // The row may exist already (a concurrent delivery of the same event).
+                if let Some(old) = app.store.get_ledger_row(user, &row.reference).await? {
+                    return Ok((MoveOutcome::Exists(Box::new(old)), row));
+                }
+            }
+            done => return Ok((done, row)),
+        }
+    }
+    Err(Error::Contention {
+        attempts: MOVE_ATTEMPTS,
+    })
+}
+
+async fn reverse(
+    app: &App,
+    payment_id: &str,
+    cause: &ReversalCause,
+) -> Result<WebhookOutcome, WebhookError> {
+    let payment =
+        app.store
+            .get_payment(payment_id)
+            .await?
+            .ok_or_else(|| WebhookError::NotYetRecorded {
+                payment_id: payment_id.to_owned(),
+            })?;
+    let reference = reference::purchase_reversal(payment_id);
+    let now = clock::format(clock::now());
+    let (outcome, row) = move_balance(app, &payment.user_id, |account| {
+        let (take, shortfall) = reversal_split(account.credits, payment.credits);
+        let mut row = LedgerItem::new(
+            &payment.user_id,
+            reference.clone(),
+            Credits::new(-take.get()),
+            LedgerKind::PurchaseReversal,
+            &now,
+        );
+        row.reason = Some(cause.reason());
+        let hold = if shortfall > Credits::ZERO {
+            row.shortfall = Some(shortfall);
+            HoldChange::Set(reference.clone())
+        } else {
+            HoldChange::Keep
+        };
+        (row, hold)
+    })
+    .await?;
+    Ok(match outcome {
+        MoveOutcome::Exists(_) => WebhookOutcome::AlreadyReversed,
+        _ => {
+            let taken = Credits::new(-row.amount.get());
+            let shortfall = row.shortfall.unwrap_or(Credits::ZERO);
+            tracing::info!(user_id = %payment.user_id, payment_id, reason = %cause.reason(), taken = taken.get(), shortfall = shortfall.get(), "purchase_reversed");
+            if shortfall > Credits::ZERO {
+                tracing::warn!(user_id = %payment.user_id, payment_id, shortfall = shortfall.get(), "account_put_on_hold");
+            }
+            WebhookOutcome::Reversed { taken, shortfall }
+        }
+    })
+}
+
+/// What a reversal of `credits` takes from `balance`, and what it cannot: never below zero.
+pub fn reversal_split(balance: Credits, credits: Credits) -> (Credits, Credits) {
+    let take = Credits::new(balance.get().clamp(0, credits.get()));
+    (take, Credits::new(credits.get() - take.get()))
+}
+
+async fn restore(
+    app: &App,
+    payment_id: &str,
+    dispute_id: &str,
+) -> Result<WebhookOutcome, WebhookError> {
+    let not_yet = || WebhookError::NotYetRecorded {
+        payment_id: payment_id.to_owned(),
+    };
+    let payment = app
+        .store
+        .get_payment(payment_id)
+        .await?
+        .ok_or_else(not_yet)?;
+    let user = &payment.user_id;
+    let reversal_ref = reference::purchase_reversal(payment_id);
+    // A won dispute whose reversal has not landed yet (events out of order): retry later, or
+    // the reversal arriving after it would take credits for a dispute already won.
+    let reversal = app
+        .store
+        .get_ledger_row(user, &reversal_ref)
+        .await?
+        .ok_or_else(not_yet)?;
+    let cause = ReversalCause::Dispute {
+        dispute_id: dispute_id.to_owned(),
+    };
+    if reversal.reason.as_deref() != Some(cause.reason().as_str()) {
+        return Ok(WebhookOutcome::Ignored {
+            kind: "charge.dispute.closed".to_owned(),
+            why: "the payment was reversed for another reason",
+        });
+    }
+    let credits = Credits::new(-reversal.amount.get());
+    let now = clock::format(clock::now());
+    let (outcome, _) = move_balance(app, user, |account| {
+        let mut row = LedgerItem::new(
+            user,
+            reference::reversal_restored(payment_id),
+            credits,
+            LedgerKind::ReversalRestored,
+            &now,
+        );
+        row.reason = Some(cause.reason());
+        let hold = if account.hold.as_deref() == Some(reversal_ref.as_str()) {
+            HoldChange::Clear
+        } else {
+            HoldChange::Keep
+        };
+        (row, hold)
+    })
+    .await?;
+    Ok(match outcome {
+        MoveOutcome::Exists(_) => WebhookOutcome::AlreadyRestored,
+        _ => {
+            tracing::info!(user_id = %user, payment_id, dispute_id, credits = credits.get(), "reversal_restored");
+            WebhookOutcome::Restored { credits }
+        }
+    })
+}
+
+/// An operator lifts a hold.
+pub async fn release_hold(
+    app: &App,
+    user: &UserId,
+    operator: &Operator,
+) -> Result<ReleaseOutcome, Error> {
+    let out = app
+        .store
+        .release_hold(user, operator, &clock::format(clock::now()))
+        .await?;
+    tracing::info!(user_id = %user, operator = %operator, outcome = ?out, "hold_released");
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_reversal_takes_what_is_left_and_records_the_rest_as_shortfall() {
+        let c = Credits::new;
+        for (balance, credits, take, shortfall) in [
+            (100, 50, 50, 0),
+            (50, 50, 50, 0),
+            (20, 50, 20, 30),
+            (0, 50, 0, 50),
+            (-5, 50, 0, 50),
+        ] {
+            assert_eq!(
+                reversal_split(c(balance), c(credits)),
+                (c(take), c(shortfall)),
+                "balance {balance}, credits {credits}"
+            );
+        }
+    }
+
+    #[test]
+    fn return_urls_must_share_scheme_host_port_and_path_prefix() {
+        let prefixes = [reqwest::Url::parse("https://app.example.com/billing/")
+            .unwrap_or_else(|e| panic!("{e}"))];
+        for (url, ok) in [
+            ("https://app.example.com/billing/done?x=1", true),
+            ("https://app.example.com:443/billing/", true),
+            ("https://app.example.com/other", false),
+            ("http://app.example.com/billing/", false),
+            ("https://app.example.com.evil.com/billing/", false),
+            ("https://app.example.com@evil.com/billing/", false),
+            ("https://evil.com/?https://app.example.com/billing/", false),
+            ("https://app.example.com:8443/billing/", false),
+            ("javascript:alert(1)", false),
+            ("not a url", false),
+        ] {
+            assert_eq!(allowed(&prefixes, url), ok, "{url}");
+        }
+    }
+}

@@ -1,0 +1,475 @@
+//! Buying credits against ministack and the stand-in Stripe: the checkout, the signed webhook,
+//! one ledger row per payment however often and in whatever order Stripe delivers, refunds
+//! and disputes that never drive a balance below zero, and the hold they leave.
+
+use atelier_shared::domain::{LedgerKind, Operator, UserId};
+use atelier_shared::payments::signature;
+use atelier_shared::services::purchases;
+use atelier_shared::store::payments::ReleaseOutcome;
+use atelier_shared::store::schema::LedgerItem;
+use atelier_tests::Harness;
+use atelier_tests::stripe::{Event, StripeStandIn, WEBHOOK_SECRET, unix_now};
+use futures::future::join_all;
+use http::StatusCode;
+use serde_json::json;
+
+async fn setup() -> (Harness, StripeStandIn) {
+    let stripe = StripeStandIn::start().await;
+    let h = Harness::new().await.with_stripe(&stripe);
+    (h, stripe)
+}
+
+fn rows_of(rows: &[LedgerItem], kind: LedgerKind) -> Vec<&LedgerItem> {
+    rows.iter().filter(|r| r.kind == kind).collect()
+}
+
+/// Submits one edit (a fresh upload); the reply.
+async fn submit_edit(h: &Harness, user: &UserId, key: &str) -> atelier_tests::Reply {
+    let original = h.upload(user, "original", Harness::png(8, 8)).await;
+    let body = json!({ "style": "origami", "target": "pet", "original_asset_id": original });
+    h.submit(user, Some(key), &body).await
+}
+
+#[tokio::test]
+async fn packs_are_public_with_prices_in_minor_units() {
+    let (h, _stripe) = setup().await;
+
+    let res = h.packs().await;
+
+    assert_eq!(res.status, StatusCode::OK, "{res:?}");
+    let starter = &res.body["items"][0];
+    assert_eq!(starter["id"], "starter");
+    assert_eq!(starter["credits"], 50);
+    assert_eq!(starter["amount"], 500);
+    assert_eq!(starter["currency"], "usd");
+}
+
+#[tokio::test]
+async fn checkout_creates_a_payment_session_bound_to_the_user_and_the_pack() {
+    let (h, stripe) = setup().await;
+    let user = h.user();
+
+    let res = h.checkout(&user, "c-1", &json!({ "pack": "studio" })).await;
+
+    assert_eq!(res.status, StatusCode::CREATED, "{res:?}");
+    assert!(res.str("id").starts_with("cs_test_"));
+    assert!(res.str("url").starts_with(&stripe.base_url));
+    let session: serde_json::Value = reqwest::Client::new()
+        .get(format!(
+            "{}/v1/checkout/sessions/{}",
+            stripe.base_url,
+            res.str("id")
+        ))
+        .bearer_auth("sk_test_reader")
+        .send()
+        .await
+        .expect("stand-in")
+        .json()
+        .await
+        .expect("json");
+    assert_eq!(session["mode"], "payment");
+    assert_eq!(session["amount_total"], 2000);
+    assert_eq!(session["client_reference_id"], user.as_str());
+    assert_eq!(session["metadata"]["user_id"], user.as_str());
+    assert_eq!(session["metadata"]["pack"], "studio");
+    assert_eq!(session["metadata"]["credits"], "250");
+    assert_eq!(
+        session["success_url"],
+        "http://localhost:8787/?checkout=success"
+    );
+}
+
+#[tokio::test]
+async fn checkout_replay_is_the_same_session_and_another_body_under_the_key_is_409() {
+    let (h, _stripe) = setup().await;
+    let user = h.user();
+    let first = h
+        .checkout(&user, "c-replay", &json!({ "pack": "starter" }))
+        .await;
+
+    let replay = h
+        .checkout(&user, "c-replay", &json!({ "pack": "starter" }))
+        .await;
+    let other = h
+        .checkout(&user, "c-replay", &json!({ "pack": "studio" }))
+        .await;
+    let someone_else = h
+        .checkout(&h.user(), "c-replay", &json!({ "pack": "starter" }))
+        .await;
+
+    assert_eq!(first.status, StatusCode::CREATED, "{first:?}");
+    assert_eq!(replay.status, StatusCode::OK, "{replay:?}");
+    assert_eq!(replay.header("idempotent-replayed"), Some("true"));
+    assert_eq!(replay.str("id"), first.str("id"));
+    assert_eq!(other.status, StatusCode::CONFLICT, "{other:?}");
+    assert_eq!(other.code(), "IDEMPOTENCY_CONFLICT");
+    // Keys are per user: another user's same key is a new session.
+    assert_eq!(someone_else.status, StatusCode::CREATED, "{someone_else:?}");
+    assert_ne!(someone_else.str("id"), first.str("id"));
+}
+
+#[tokio::test]
+async fn checkout_refuses_unknown_packs_and_return_urls_outside_the_allow_list() {
+    let (h, _stripe) = setup().await;
+    let user = h.user();
+    for (i, (body, field, why)) in [
+        (json!({}), "pack", "no pack"),
+        (json!({ "pack": "gold" }), "pack", "unknown pack"),
+        (
+            json!({ "pack": "starter", "success_url": "https://evil.example/" }),
+            "success_url",
+            "foreign host",
+        ),
+        (
+            json!({ "pack": "starter", "cancel_url": "http://localhost:8787.evil.example/" }),
+            "cancel_url",
+            "look-alike host",
+        ),
+        (
+            json!({ "pack": "starter", "success_url": "http://user@localhost:8787/" }),
+            "success_url",
+            "credentials",
+        ),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let res = h.checkout(&user, &format!("c-{i}"), &body).await;
+        assert_eq!(
+            res.status,
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "{why}: {res:?}"
+        );
+        assert_eq!(res.body["errors"][0]["field"], field, "{why}: {res:?}");
+    }
+    let req = http::Request::post("/v1/checkout")
+        .header("content-type", "application/json")
+        .body(axum::body::Body::from(r#"{"pack":"starter"}"#))
+        .expect("request");
+    let no_key = h.call(Some(&user), req).await;
+    assert_eq!(no_key.code(), "IDEMPOTENCY_KEY_REQUIRED");
+}
+
+#[tokio::test]
+async fn a_paid_session_delivered_twenty_times_at_once_grants_its_credits_once() {
+    let (h, stripe) = setup().await;
+    let user = h.user();
+    let before = h.balance(&user).await;
+    let checkout = h
+        .checkout(&user, "c-20", &json!({ "pack": "starter" }))
+        .await;
+    let paid = stripe.pay(&checkout.str("id")).await;
+
+    let replies = join_all((0..20).map(|_| h.deliver(&paid))).await;
+
+    assert!(
+        replies.iter().all(|r| r.status == StatusCode::OK),
+        "{replies:?}"
+    );
+    let granted = replies
+        .iter()
+        .filter(|r| r.body["outcome"] == "granted")
+        .count();
+    assert_eq!(granted, 1, "{replies:?}");
+    assert_eq!(h.balance(&user).await, before + 50);
+    let rows = h.ledger(&user).await;
+    let purchases = rows_of(&rows, LedgerKind::Purchase);
+    assert_eq!(purchases.len(), 1);
+    assert_eq!(
+        purchases[0].reference,
+        format!("purchase:{}", checkout.str("id"))
+    );
+    let ledger = h.get(&user, "/v1/account/ledger").await;
+    assert_eq!(ledger.body["items"][0]["kind"], "purchase");
+    assert_eq!(ledger.body["items"][0]["amount"], 50);
+    h.assert_audit_clean().await;
+}
+
+#[tokio::test]
+async fn twenty_deliveries_mixed_with_their_refund_out_of_order_grant_once_and_take_back_once() {
+    let (h, stripe) = setup().await;
+    let user = h.user();
+    let before = h.balance(&user).await;
+    let checkout = h
+        .checkout(&user, "c-mixed", &json!({ "pack": "starter" }))
+        .await;
+    let paid = stripe.pay(&checkout.str("id")).await;
+    let refund = stripe.refund(&paid.object("payment_intent")).await;
+
+    // The refund first (Stripe does not promise order), then everything at once: each
+    // refund delivery is retried until taken, as Stripe retries a refused delivery.
+    let early = h.deliver(&refund).await;
+    let deliveries = (0..20).map(|i| {
+        let (h, paid, refund) = (&h, &paid, &refund);
+        async move {
+            if i % 4 == 0 {
+                h.deliver_until_taken(refund, 100).await
+            } else {
+                h.deliver(paid).await
+            }
+        }
+    });
+    let replies = join_all(deliveries).await;
+
+    assert_eq!(early.status, StatusCode::CONFLICT, "{early:?}");
+    assert_eq!(early.code(), "PAYMENT_NOT_RECORDED");
+    assert!(early.header("retry-after").is_some());
+    assert!(
+        replies.iter().all(|r| r.status == StatusCode::OK),
+        "{replies:?}"
+    );
+    let rows = h.ledger(&user).await;
+    assert_eq!(rows_of(&rows, LedgerKind::Purchase).len(), 1);
+    let reversals = rows_of(&rows, LedgerKind::PurchaseReversal);
+    assert_eq!(reversals.len(), 1);
+    assert_eq!(reversals[0].amount.get(), -50);
+    assert_eq!(h.balance(&user).await, before);
+    h.assert_audit_clean().await;
+}
+
+#[tokio::test]
+async fn a_refund_after_the_credits_were_spent_stops_at_zero_and_holds_the_account_until_released()
+{
+    let (h, stripe) = setup().await;
+    let user = h.user();
+    let paid = h.buy(&stripe, &user, "starter").await;
+    let mut spent = Vec::new();
+    for i in 0..3 {
+        let res = submit_edit(&h, &user, &format!("spend-{i}")).await;
+        assert_eq!(res.status, StatusCode::ACCEPTED, "{res:?}");
+        spent.push(res.str("id"));
+    }
+    let left = h.balance(&user).await;
+    assert!(left < 50, "the edits spent some of the pack: {left}");
+
+    let refund = stripe.refund(&paid.object("payment_intent")).await;
+    let res = h.deliver(&refund).await;
+    let again = h.deliver(&refund).await;
+    let refused = submit_edit(&h, &user, "after-refund").await;
+
+    assert_eq!(res.status, StatusCode::OK, "{res:?}");
+    assert_eq!(res.body["outcome"], "reversed");
+    assert_eq!(res.body["credits"], -left);
+    assert_eq!(res.body["shortfall"], 50 - left);
+    assert_eq!(again.body["outcome"], "already_reversed");
+    assert_eq!(h.balance(&user).await, 0);
+    let rows = h.ledger(&user).await;
+    let reversal = rows_of(&rows, LedgerKind::PurchaseReversal);
+    assert_eq!(reversal.len(), 1);
+    assert_eq!(reversal[0].shortfall.map(|s| s.get()), Some(50 - left));
+    assert_eq!(h.account(&user).await.body["on_hold"], true);
+    assert_eq!(refused.status, StatusCode::FORBIDDEN, "{refused:?}");
+    assert_eq!(refused.code(), "ACCOUNT_ON_HOLD");
+    h.assert_audit_clean().await;
+
+    let operator = Operator::parse("jane").expect("operator");
+    let released = purchases::release_hold(&h.app, &user, &operator).await;
+    let twice = purchases::release_hold(&h.app, &user, &operator).await;
+    // A queued edit canceled gives its credits back, enough for a new one.
+    assert_eq!(h.cancel(&user, &spent[0]).await.status, StatusCode::OK);
+    let accepted = submit_edit(&h, &user, "after-release").await;
+
+    assert!(
+        matches!(released, Ok(ReleaseOutcome::Released(_))),
+        "{released:?}"
+    );
+    assert!(matches!(twice, Ok(ReleaseOutcome::NotOnHold)), "{twice:?}");
+    assert_eq!(h.account(&user).await.body["on_hold"], false);
+    assert_eq!(accepted.status, StatusCode::ACCEPTED, "{accepted:?}");
+    h.assert_audit_clean().await;
+}
+
+#[tokio::test]
+async fn a_dispute_takes_the_credits_back_once_and_a_won_dispute_gives_them_back_and_lifts_the_hold()
+ {
+    let (h, stripe) = setup().await;
+    let user = h.user();
+    let paid = h.buy(&stripe, &user, "starter").await;
+    let pi = paid.object("payment_intent");
+    let res = submit_edit(&h, &user, "spend").await;
+    assert_eq!(res.status, StatusCode::ACCEPTED, "{res:?}");
+    let left = h.balance(&user).await;
+
+    let won_too_early = {
+        let dispute = stripe.dispute(&pi).await;
+        let closed = stripe.close_dispute(&dispute.object("id"), "won").await;
+        let early = h.deliver(&closed).await;
+        let created = h.deliver(&dispute).await;
+        let refund_too = h.deliver(&stripe.refund(&pi).await).await;
+        assert_eq!(created.body["outcome"], "reversed", "{created:?}");
+        // A refund of a payment already taken back takes nothing more.
+        assert_eq!(
+            refund_too.body["outcome"], "already_reversed",
+            "{refund_too:?}"
+        );
+        assert_eq!(h.balance(&user).await, left - left.min(50));
+        assert_eq!(h.account(&user).await.body["on_hold"], left < 50);
+        let won = h.deliver(&closed).await;
+        assert_eq!(won.body["outcome"], "restored", "{won:?}");
+        assert_eq!(h.deliver(&closed).await.body["outcome"], "already_restored");
+        early
+    };
+
+    assert_eq!(won_too_early.code(), "PAYMENT_NOT_RECORDED");
+    assert_eq!(h.balance(&user).await, left);
+    assert_eq!(h.account(&user).await.body["on_hold"], false);
+    let rows = h.ledger(&user).await;
+    assert_eq!(rows_of(&rows, LedgerKind::ReversalRestored).len(), 1);
+    h.assert_audit_clean().await;
+}
+
+#[tokio::test]
+async fn forged_stale_or_changed_signatures_are_400_and_write_nothing() {
+    let (h, stripe) = setup().await;
+    let user = h.user();
+    let before = h.balance(&user).await;
+    let checkout = h
+        .checkout(&user, "c-forged", &json!({ "pack": "starter" }))
+        .await;
+    let paid = stripe.pay(&checkout.str("id")).await;
+    let body = paid.payload.as_bytes();
+    let now = unix_now();
+    let mut changed = body.to_vec();
+    let at = changed.len() / 2;
+    changed[at] ^= 0x01;
+
+    let cases: Vec<(&str, Vec<u8>, Option<String>)> = vec![
+        ("no signature", body.to_vec(), None),
+        ("not a signature", body.to_vec(), Some("hello".into())),
+        (
+            "another secret",
+            body.to_vec(),
+            Some(signature::header(body, "whsec_forger", now)),
+        ),
+        (
+            "stale",
+            body.to_vec(),
+            Some(signature::header(body, WEBHOOK_SECRET, now - 301)),
+        ),
+        (
+            "one byte changed",
+            changed.clone(),
+            Some(signature::header(body, WEBHOOK_SECRET, now)),
+        ),
+        (
+            "v0 only",
+            body.to_vec(),
+            Some(signature::header(body, WEBHOOK_SECRET, now).replace("v1=", "v0=")),
+        ),
+    ];
+    for (why, payload, header) in cases {
+        let res = h.webhook_raw(payload, header.as_deref()).await;
+        assert_eq!(res.status, StatusCode::BAD_REQUEST, "{why}: {res:?}");
+        assert_eq!(res.code(), "SIGNATURE_INVALID", "{why}");
+    }
+
+    assert_eq!(h.balance(&user).await, before);
+    assert!(rows_of(&h.ledger(&user).await, LedgerKind::Purchase).is_empty());
+    assert_eq!(
+        h.app
+            .store
+            .get_payment(&paid.object("payment_intent"))
+            .await
+            .ok()
+            .flatten(),
+        None
+    );
+    h.assert_audit_clean().await;
+}
+
+#[tokio::test]
+async fn unknown_events_are_200_and_ignored_and_signed_non_events_are_400() {
+    let (h, _stripe) = setup().await;
+    let other = Event {
+        payload: json!({"id": "evt_x", "object": "event", "type": "customer.created", "data": {"object": {"id": "cus_1"}}}).to_string(),
+        json: json!(null),
+    };
+    let garbage = Event {
+        payload: "{\"not\": \"an event\"}".to_owned(),
+        json: json!(null),
+    };
+
+    let ignored = h.deliver(&other).await;
+    let malformed = h.deliver(&garbage).await;
+
+    assert_eq!(ignored.status, StatusCode::OK, "{ignored:?}");
+    assert_eq!(ignored.body["outcome"], "ignored");
+    assert_eq!(malformed.status, StatusCode::BAD_REQUEST, "{malformed:?}");
+    assert_eq!(malformed.code(), "MALFORMED_EVENT");
+}
+
+/// Stripe's official Node library (pinned in `tests/official-stripe/requirement.txt`,
+/// installed by `cargo xtask test`): creates a session on the stand-in, and signs an event
+/// with its test-signature helper, which our webhook must accept, and refuse once one byte of
+/// the body changes.
+#[tokio::test]
+async fn stripes_official_library_speaks_to_the_stand_in_and_signs_what_our_webhook_accepts() {
+    let modules = std::env::var("ATELIER_STRIPE_NODE_MODULES").unwrap_or_else(|_| {
+        panic!("ATELIER_STRIPE_NODE_MODULES is unset: run with `cargo xtask test`")
+    });
+    let (h, stripe) = setup().await;
+    let user = h.user();
+    let before = h.balance(&user).await;
+    let checkout = h
+        .checkout(&user, "c-official", &json!({ "pack": "starter" }))
+        .await;
+    let paid = stripe.pay(&checkout.str("id")).await;
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/official-stripe/client.cjs");
+
+    let mut child = tokio::process::Command::new("node")
+        .arg(script)
+        .arg(&stripe.base_url)
+        .arg(WEBHOOK_SECRET)
+        .env("ATELIER_STRIPE_NODE_MODULES", &modules)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("node");
+    {
+        use tokio::io::AsyncWriteExt;
+        let mut stdin = child.stdin.take().expect("stdin");
+        stdin
+            .write_all(paid.payload.as_bytes())
+            .await
+            .expect("write");
+    }
+    let out = child.wait_with_output().await.expect("node ran");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let answer: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    let header = answer["header"].as_str().expect("header").to_owned();
+    let mut changed = paid.payload.clone().into_bytes();
+    let at = changed.len() / 3;
+    changed[at] ^= 0x01;
+
+    let altered = h.webhook_raw(changed, Some(&header)).await;
+    let balance_after_altered = h.balance(&user).await;
+    let accepted = h.webhook_raw(paid.payload.clone(), Some(&header)).await;
+
+    let session = &answer["session"];
+    assert!(
+        session["id"]
+            .as_str()
+            .is_some_and(|id| id.starts_with("cs_test_")),
+        "{session}"
+    );
+    assert!(
+        session["url"]
+            .as_str()
+            .is_some_and(|u| u.starts_with(&stripe.base_url)),
+        "{session}"
+    );
+    assert_eq!(session["metadata"]["pack"], "starter");
+    assert_eq!(session["amount_total"], 500);
+    assert_eq!(altered.status, StatusCode::BAD_REQUEST, "{altered:?}");
+    assert_eq!(altered.code(), "SIGNATURE_INVALID");
+    assert_eq!(balance_after_altered, before);
+    assert_eq!(accepted.status, StatusCode::OK, "{accepted:?}");
+    assert_eq!(accepted.body["outcome"], "granted");
+    assert_eq!(h.balance(&user).await, before + 50);
+    h.assert_audit_clean().await;
+}
