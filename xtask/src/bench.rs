@@ -41,7 +41,7 @@ pub fn bench(args: &[String]) -> Result<ExitCode> {
     let mut env = local_env(port, "atelier-bench");
     // The bench's jobs must not be stopped by the day's cap.
     env.push(("ATELIER_DAILY_CAP_MICROS".into(), "1000000000000".into()));
-    let bin = root().join("target").join("debug").join("atelier-bench");
+    let bin = crate::debug_bin("atelier-bench");
     let status = std::process::Command::new(&bin)
         .current_dir(root())
         .args(args)

@@ -20,7 +20,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
 
-use super::{cargo, ensure_ministack, healthy, root, run};
+use super::{cargo, debug_bin, ensure_ministack, healthy, root, run};
 use crate::infra::ensure_node_modules;
 use crate::package::{self, Arch};
 
@@ -201,14 +201,6 @@ fn local_aws(cmd: &mut Command, ports: Ports) {
     cmd.envs(aws_env(ports))
         .env("AWS_CONFIG_FILE", "/dev/null")
         .env("AWS_SHARED_CREDENTIALS_FILE", "/dev/null");
-}
-
-fn debug_bin(name: &str) -> PathBuf {
-    std::env::var_os("CARGO_TARGET_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| root().join("target"))
-        .join("debug")
-        .join(name)
 }
 
 /// `cargo xtask cloud`: deploy and keep running.

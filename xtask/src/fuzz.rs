@@ -252,10 +252,7 @@ pub fn fuzz(args: &[String]) -> Result<ExitCode> {
         "-p",
         "atelier-admin",
     ]))?;
-    let bin_dir = std::env::var_os("CARGO_TARGET_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| root().join("target"))
-        .join("debug");
+    let bin_dir = crate::target_dir().join("debug");
 
     let state = root().join("target").join(format!("xtask-fuzz-{AWS_PORT}"));
     let _ = std::fs::remove_dir_all(&state);

@@ -46,6 +46,18 @@ const API_PORT: u16 = 8787;
 /// The workspace this command was run in: the nearest folder upwards from the current one
 /// whose `Cargo.toml` declares `[workspace]`. Not the folder xtask was compiled in: two
 /// checkouts sharing one `CARGO_TARGET_DIR` would otherwise run each other's code.
+/// Cargo's target directory (`CARGO_TARGET_DIR` when set): where built binaries are.
+fn target_dir() -> PathBuf {
+    std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| root().join("target"))
+}
+
+/// A binary of the debug build.
+fn debug_bin(name: &str) -> PathBuf {
+    target_dir().join("debug").join(name)
+}
+
 fn root() -> PathBuf {
     let compiled_in = || {
         PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -384,7 +396,7 @@ fn test(extra: &[String]) -> Result<ExitCode> {
     let (mut infra_passed, mut infra_failed) = (0u64, 0u64);
     if extra.is_empty() {
         // Built above with every target's features, so this is not a second compile.
-        let _ = infra::ADMIN_BIN.set(root().join("target").join("debug").join("atelier-admin"));
+        let _ = infra::ADMIN_BIN.set(debug_bin("atelier-admin"));
         match infra::infra_test() {
             Ok(()) => infra_passed = 1,
             Err(e) => {

@@ -55,13 +55,6 @@ impl Arch {
     }
 }
 
-/// Cargo's target directory (`CARGO_TARGET_DIR` when set).
-fn target_dir() -> PathBuf {
-    std::env::var_os("CARGO_TARGET_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| root().join("target"))
-}
-
 /// Where the zips go: `target/lambda-dist/<arch>` in the project, whatever the target
 /// directory (the CDK app and the Terraform module look there).
 fn dist(arch: Arch) -> PathBuf {
@@ -150,7 +143,10 @@ pub fn build(arch: Arch) -> Result<Vec<PathBuf>> {
         let zip_len = std::fs::metadata(&zip)
             .with_context(|| format!("{} was not produced", zip.display()))?
             .len();
-        let binary = target_dir().join(arch.triple()).join("release").join(f);
+        let binary = crate::target_dir()
+            .join(arch.triple())
+            .join("release")
+            .join(f);
         let bytes =
             std::fs::read(&binary).with_context(|| format!("reading {}", binary.display()))?;
         let glibc = newest_glibc_minor(&bytes);
