@@ -294,27 +294,77 @@ impl Config {
 
     /// Reads from any lookup (tests use a map).
     pub fn from_lookup(get: impl Fn(&str) -> Option<String>) -> Result<Config, ConfigError> {
-        let get_raw = |name: &str| get(name);
-        let get = |name: &'static str| declared(&get, name);
-        let required = |name: &'static str| -> Result<String, ConfigError> {
-            match get(name)? {
-                Some(v) if !v.trim().is_empty() => Ok(v.trim().to_owned()),
-                _ => Err(ConfigError::Missing(name)),
-            }
-        };
-        let number =
-            |name: &'static str, default: u64, min: u64, max: u64| -> Result<u64, ConfigError> {
-                match get(name)? {
-                    None => Ok(default),
-                    Some(v) => match v.trim().parse::<u64>() {
-                        Ok(n) if (min..=max).contains(&n) => Ok(n),
-                        _ => Err(ConfigError::Invalid {
-                            name,
-                            reason: format!("expected an integer in {min}..={max}, got {v:?}"),
-                        }),
-                    },
-                }
-            };
+        let declared_get = |name: &'static str| declared(&get, name);
+        Ok(Config {
+            payments: PaymentSettings::from_lookup(&get)?,
+            resources: Resources::from_lookup(&declared_get)?,
+            limits: Limits::from_lookup(&declared_get)?,
+            identity: IdentitySettings {
+                email_verified_claim: email_verified_claim(&declared_get)?,
+            },
+        })
+    }
+}
+
+/// How the readers below look a declared variable up.
+type Get<'a> = dyn Fn(&'static str) -> Result<Option<String>, ConfigError> + 'a;
+
+/// A variable that must be set and non-blank.
+fn required(get: &Get<'_>, name: &'static str) -> Result<String, ConfigError> {
+    match get(name)? {
+        Some(v) if !v.trim().is_empty() => Ok(v.trim().to_owned()),
+        _ => Err(ConfigError::Missing(name)),
+    }
+}
+
+/// An integer in `min..=max`, or `default` when unset.
+fn number(
+    get: &Get<'_>,
+    name: &'static str,
+    default: u64,
+    min: u64,
+    max: u64,
+) -> Result<u64, ConfigError> {
+    match get(name)? {
+        None => Ok(default),
+        Some(v) => match v.trim().parse::<u64>() {
+            Ok(n) if (min..=max).contains(&n) => Ok(n),
+            _ => Err(ConfigError::Invalid {
+                name,
+                reason: format!("expected an integer in {min}..={max}, got {v:?}"),
+            }),
+        },
+    }
+}
+
+impl Resources {
+    fn from_lookup(get: &Get<'_>) -> Result<Resources, ConfigError> {
+        Ok(Resources {
+            accounts_table: required(get, env::ACCOUNTS_TABLE)?,
+            ledger_table: required(get, env::LEDGER_TABLE)?,
+            jobs_table: required(get, env::JOBS_TABLE)?,
+            budget_table: required(get, env::BUDGET_TABLE)?,
+            attempts_table: required(get, env::ATTEMPTS_TABLE)?,
+            quotas_table: required(get, env::QUOTAS_TABLE)?,
+            payments_table: required(get, env::PAYMENTS_TABLE)?,
+            queue_url: required(get, env::QUEUE_URL)?,
+            bucket: required(get, env::BUCKET)?,
+        })
+    }
+}
+
+/// The consumer's and sweeper's timings, read together because each bounds the next.
+struct Timings {
+    consumer_timeout_secs: u64,
+    stuck_after_secs: u64,
+    requeue_after_secs: u64,
+    requeue_max_secs: u64,
+    queued_deadline_secs: u64,
+}
+
+impl Timings {
+    fn from_lookup(get: &Get<'_>) -> Result<Timings, ConfigError> {
+        let number = |name, default, min, max| number(get, name, default, min, max);
         let defaults = Limits::default();
         let consumer_timeout_secs = number(
             env::CONSUMER_TIMEOUT_SECS,
@@ -364,82 +414,83 @@ impl Config {
                 ),
             });
         }
-        let payments = PaymentSettings::from_lookup(get_raw)?;
-        Ok(Config {
-            payments,
-            resources: Resources {
-                accounts_table: required(env::ACCOUNTS_TABLE)?,
-                ledger_table: required(env::LEDGER_TABLE)?,
-                jobs_table: required(env::JOBS_TABLE)?,
-                budget_table: required(env::BUDGET_TABLE)?,
-                attempts_table: required(env::ATTEMPTS_TABLE)?,
-                quotas_table: required(env::QUOTAS_TABLE)?,
-                payments_table: required(env::PAYMENTS_TABLE)?,
-                queue_url: required(env::QUEUE_URL)?,
-                bucket: required(env::BUCKET)?,
-            },
-            limits: Limits {
-                max_in_flight: u32::try_from(number(
-                    env::MAX_IN_FLIGHT,
-                    defaults.max_in_flight.into(),
-                    1,
-                    10_000,
-                )?)
-                .unwrap_or(defaults.max_in_flight),
-                upload_url_ttl_secs: number(
-                    env::UPLOAD_URL_TTL_SECS,
-                    defaults.upload_url_ttl_secs,
-                    30,
-                    3600,
-                )?,
-                upload_slots_per_day: u32::try_from(number(
-                    env::UPLOAD_SLOTS_PER_DAY,
-                    defaults.upload_slots_per_day.into(),
-                    1,
-                    1_000_000,
-                )?)
-                .unwrap_or(defaults.upload_slots_per_day),
-                upload_bytes_per_day: number(
-                    env::UPLOAD_BYTES_PER_DAY,
-                    defaults.upload_bytes_per_day,
-                    MAX_UPLOAD_BYTES,
-                    1 << 40,
-                )?,
-                result_url_ttl_secs: number(
-                    env::RESULT_URL_TTL_SECS,
-                    defaults.result_url_ttl_secs,
-                    30,
-                    3600,
-                )?,
-                daily_cap_micros: Micros::from_unsigned(u128::from(number(
-                    env::DAILY_CAP_MICROS,
-                    defaults.daily_cap_micros.get().unsigned_abs(),
-                    0,
-                    1_000_000_000_000,
-                )?)),
-                user_daily_share_micros: Micros::from_unsigned(u128::from(number(
-                    env::USER_DAILY_SHARE_MICROS,
-                    defaults.user_daily_share_micros.get().unsigned_abs(),
-                    1,
-                    1_000_000_000_000,
-                )?)),
-                consumer_timeout_secs,
-                stuck_after_secs,
-                requeue_after_secs,
-                requeue_max_secs,
-                queued_deadline_secs,
-            },
-            identity: IdentitySettings {
-                email_verified_claim: email_verified_claim(&get)?,
-            },
+        Ok(Timings {
+            consumer_timeout_secs,
+            stuck_after_secs,
+            requeue_after_secs,
+            requeue_max_secs,
+            queued_deadline_secs,
+        })
+    }
+}
+
+impl Limits {
+    fn from_lookup(get: &Get<'_>) -> Result<Limits, ConfigError> {
+        let number = |name, default, min, max| number(get, name, default, min, max);
+        let defaults = Limits::default();
+        let Timings {
+            consumer_timeout_secs,
+            stuck_after_secs,
+            requeue_after_secs,
+            requeue_max_secs,
+            queued_deadline_secs,
+        } = Timings::from_lookup(get)?;
+        Ok(Limits {
+            max_in_flight: u32::try_from(number(
+                env::MAX_IN_FLIGHT,
+                defaults.max_in_flight.into(),
+                1,
+                10_000,
+            )?)
+            .unwrap_or(defaults.max_in_flight),
+            upload_url_ttl_secs: number(
+                env::UPLOAD_URL_TTL_SECS,
+                defaults.upload_url_ttl_secs,
+                30,
+                3600,
+            )?,
+            upload_slots_per_day: u32::try_from(number(
+                env::UPLOAD_SLOTS_PER_DAY,
+                defaults.upload_slots_per_day.into(),
+                1,
+                1_000_000,
+            )?)
+            .unwrap_or(defaults.upload_slots_per_day),
+            upload_bytes_per_day: number(
+                env::UPLOAD_BYTES_PER_DAY,
+                defaults.upload_bytes_per_day,
+                MAX_UPLOAD_BYTES,
+                1 << 40,
+            )?,
+            result_url_ttl_secs: number(
+                env::RESULT_URL_TTL_SECS,
+                defaults.result_url_ttl_secs,
+                30,
+                3600,
+            )?,
+            daily_cap_micros: Micros::from_unsigned(u128::from(number(
+                env::DAILY_CAP_MICROS,
+                defaults.daily_cap_micros.get().unsigned_abs(),
+                0,
+                1_000_000_000_000,
+            )?)),
+            user_daily_share_micros: Micros::from_unsigned(u128::from(number(
+                env::USER_DAILY_SHARE_MICROS,
+                defaults.user_daily_share_micros.get().unsigned_abs(),
+                1,
+                1_000_000_000_000,
+            )?)),
+            consumer_timeout_secs,
+            stuck_after_secs,
+            requeue_after_secs,
+            requeue_max_secs,
+            queued_deadline_secs,
         })
     }
 }
 
 /// The claim name: 1–64 of `A-Za-z0-9_:.-` (a claim name, never an expression).
-fn email_verified_claim(
-    get: &impl Fn(&'static str) -> Result<Option<String>, ConfigError>,
-) -> Result<String, ConfigError> {
+fn email_verified_claim(get: &Get<'_>) -> Result<String, ConfigError> {
     let name = env::EMAIL_VERIFIED_CLAIM;
     match get(name)?.map(|v| v.trim().to_owned()) {
         None => Ok(IdentitySettings::default().email_verified_claim),
