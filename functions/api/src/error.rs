@@ -98,6 +98,18 @@ impl ApiError {
         self
     }
 
+    /// The job state a refusal is about.
+    fn state(mut self, state: atelier_shared::domain::JobState) -> ApiError {
+        self.problem.state = Some(state);
+        self
+    }
+
+    /// The error behind a 5xx, logged once when the response is written.
+    fn cause(mut self, cause: Cause) -> ApiError {
+        self.cause = Some(cause);
+        self
+    }
+
     pub fn code(&self) -> &'static str {
         self.problem.code
     }
@@ -158,70 +170,59 @@ impl From<Error> for ApiError {
                 e.problem.price = u32::try_from(price.get()).ok();
                 e
             }
-            Error::TooManyInFlight { in_flight, limit } => {
-                let mut e = ApiError::new(StatusCode::TOO_MANY_REQUESTS, "TOO_MANY_IN_FLIGHT", "Too many edits in flight")
-                    .detail(format!("{in_flight} of at most {limit} edits are queued or processing; try again when one finishes"));
-                e.retry_after = Some(30);
-                e
-            }
-            Error::DailyLimitReached { retry_after_secs } => {
-                let mut e = ApiError::new(StatusCode::TOO_MANY_REQUESTS, "DAILY_LIMIT_REACHED", "Daily limit reached")
-                    .detail("your edits today have used your share of the day's model budget; nothing was charged; try again after midnight UTC");
-                e.retry_after = Some(retry_after_secs);
-                e
-            }
-            Error::UploadLimitReached { slots_used, slot_limit, bytes_used, byte_limit, retry_after } => {
-                let mut e = ApiError::new(StatusCode::TOO_MANY_REQUESTS, "UPLOAD_LIMIT_REACHED", "Upload limit reached")
-                    .detail(format!("today's uploads: {slots_used} of {slot_limit} slots, {bytes_used} of {byte_limit} bytes; this one does not fit, nothing was presigned; the limits start over at 00:00 UTC"));
-                e.retry_after = Some(u32::try_from(retry_after.as_secs()).unwrap_or(86_400));
-                e
-            }
-            Error::NotCancelable { state } => {
-                let mut e = ApiError::new(StatusCode::CONFLICT, "NOT_CANCELABLE", "Cannot cancel")
-                    .detail(format!("the edit is {}; only a queued edit can be canceled", state.as_str()));
-                e.problem.state = Some(state);
-                e
-            }
-            Error::NotRepairable { state } => {
-                let mut e = ApiError::new(StatusCode::CONFLICT, "NOT_REPAIRABLE", "Cannot repair")
-                    .detail(format!("the edit is {}; only a succeeded edit can be repaired", state.as_str()));
-                e.problem.state = Some(state);
-                e
-            }
+            e @ (Error::TooManyInFlight { .. }
+            | Error::DailyLimitReached { .. }
+            | Error::UploadLimitReached { .. }) => limit_refusal(e),
+            Error::NotCancelable { state } => ApiError::new(StatusCode::CONFLICT, "NOT_CANCELABLE", "Cannot cancel")
+                .detail(format!("the edit is {}; only a queued edit can be canceled", state.as_str()))
+                .state(state),
+            Error::NotRepairable { state } => ApiError::new(StatusCode::CONFLICT, "NOT_REPAIRABLE", "Cannot repair")
+                .detail(format!("the edit is {}; only a succeeded edit can be repaired", state.as_str()))
+                .state(state),
             Error::RepairsStopped => ApiError::new(StatusCode::CONFLICT, "REPAIRS_STOPPED", "Repairs stopped")
                 .detail("a repair of this edit did not improve on the version you have, so you kept it and repairs stopped; start a new edit to try again"),
             Error::RepairLimitReached => ApiError::new(StatusCode::CONFLICT, "REPAIR_LIMIT_REACHED", "No repairs left")
                 .detail("an edit can be repaired at most twice; start a new edit to try again"),
-            Error::RepairInProgress => {
-                let mut e = ApiError::new(StatusCode::CONFLICT, "REPAIR_IN_PROGRESS", "A repair is in progress")
-                    .detail("each repair starts from the version the previous one left; try again when it finishes");
-                e.retry_after = Some(30);
-                e
-            }
+            Error::RepairInProgress => ApiError::new(StatusCode::CONFLICT, "REPAIR_IN_PROGRESS", "A repair is in progress")
+                .detail("each repair starts from the version the previous one left; try again when it finishes")
+                .retry_after(30),
             Error::InvalidCursor => ApiError::bad_request("INVALID_CURSOR", "the cursor is not one this API returned"),
             Error::AccountOnHold => ApiError::new(StatusCode::FORBIDDEN, "ACCOUNT_ON_HOLD", "Account on hold")
                 .detail("a refunded or disputed purchase took back credits that were already spent; new edits are refused until support releases the account"),
             Error::PaymentsNotConfigured => ApiError::new(StatusCode::SERVICE_UNAVAILABLE, "PAYMENTS_NOT_CONFIGURED", "Buying credits is not available")
                 .detail("this deployment has no payment provider configured"),
-            Error::PaymentProvider(_) => {
-                let mut res = ApiError::new(StatusCode::BAD_GATEWAY, "PAYMENT_PROVIDER_ERROR", "Payment provider error")
-                    .detail("the payment provider did not create the checkout; try again");
-                res.retry_after = Some(5);
-                res.cause = Some(Cause::Failed(e));
-                res
-            }
-            Error::Contention { .. } => {
-                let mut res = ApiError::new(StatusCode::SERVICE_UNAVAILABLE, "TRY_AGAIN", "Busy").detail("try again");
-                res.retry_after = Some(1);
-                res.cause = Some(Cause::Contended(e));
-                res
-            }
+            Error::PaymentProvider(_) => ApiError::new(StatusCode::BAD_GATEWAY, "PAYMENT_PROVIDER_ERROR", "Payment provider error")
+                .detail("the payment provider did not create the checkout; try again")
+                .retry_after(5)
+                .cause(Cause::Failed(e)),
+            Error::Contention { .. } => ApiError::new(StatusCode::SERVICE_UNAVAILABLE, "TRY_AGAIN", "Busy")
+                .detail("try again")
+                .retry_after(1)
+                .cause(Cause::Contended(e)),
             Error::Corrupt { .. } | Error::Aws(_) => {
-                let mut res = ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "INTERNAL", "Internal error");
-                res.cause = Some(Cause::Failed(e));
-                res
+                ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "INTERNAL", "Internal error").cause(Cause::Failed(e))
             }
         }
+    }
+}
+
+/// The 429s: a per-user limit reached, with when to come back; nothing was charged or
+/// presigned.
+fn limit_refusal(e: Error) -> ApiError {
+    let too_many = StatusCode::TOO_MANY_REQUESTS;
+    match e {
+        Error::TooManyInFlight { in_flight, limit } => ApiError::new(too_many, "TOO_MANY_IN_FLIGHT", "Too many edits in flight")
+            .detail(format!("{in_flight} of at most {limit} edits are queued or processing; try again when one finishes"))
+            .retry_after(30),
+        Error::DailyLimitReached { retry_after_secs } => ApiError::new(too_many, "DAILY_LIMIT_REACHED", "Daily limit reached")
+            .detail("your edits today have used your share of the day's model budget; nothing was charged; try again after midnight UTC")
+            .retry_after(retry_after_secs),
+        Error::UploadLimitReached { slots_used, slot_limit, bytes_used, byte_limit, retry_after } => ApiError::new(too_many, "UPLOAD_LIMIT_REACHED", "Upload limit reached")
+            .detail(format!("today's uploads: {slots_used} of {slot_limit} slots, {bytes_used} of {byte_limit} bytes; this one does not fit, nothing was presigned; the limits start over at 00:00 UTC"))
+            .retry_after(u32::try_from(retry_after.as_secs()).unwrap_or(86_400)),
+        // Only the three above are routed here; anything else would be a bug, answered as one.
+        other => ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "INTERNAL", "Internal error")
+            .cause(Cause::Failed(other)),
     }
 }
 
