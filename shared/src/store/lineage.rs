@@ -40,6 +40,49 @@ impl Store {
         max_in_flight: u32,
         share_day: &str,
     ) -> Result<CreateOutcome<LineageRefusal>, Error> {
+        let items = vec![
+            self.put_new(&self.names.jobs_table, to_item(repair)?, attr::JOB_ID)?,
+            self.take_repair_slot(repair, root)?,
+            self.account_debit(repair, max_in_flight)?,
+            self.ledger_debit(repair)?,
+            self.user_share_check(&repair.user_id, share_day)?,
+        ];
+        let reasons = match self.transact("repairs.create", items).await? {
+            TxOutcome::Committed => return Ok(CreateOutcome::Created),
+            TxOutcome::Canceled(reasons) => reasons,
+        };
+        // A replay first: the same key must give the same answer whatever the lineage did since.
+        if let Some(r) = reasons.first().filter(|r| r.condition_failed()) {
+            let old = r
+                .item
+                .clone()
+                .ok_or_else(|| Error::corrupt("repair condition failed without the old item"))?;
+            return Ok(CreateOutcome::Exists(Box::new(from_item(old)?)));
+        }
+        if let Some(r) = reasons.get(1).filter(|r| r.condition_failed()) {
+            let Some(old) = r.item.clone() else {
+                return Ok(CreateOutcome::Refused(LineageRefusal::RootMissing));
+            };
+            let root: JobItem = from_item(old)?;
+            return Ok(CreateOutcome::Refused(if root.user_id != repair.user_id {
+                LineageRefusal::RootMissing
+            } else if root.status != JobState::Succeeded {
+                LineageRefusal::NotRepairable { state: root.status }
+            } else if root.repairs_stopped {
+                LineageRefusal::Stopped
+            } else if root.repairs_left() == 0 {
+                LineageRefusal::LimitReached
+            } else {
+                LineageRefusal::InProgress
+            }));
+        }
+        Self::debit_refusal(&reasons, 2, repair).map(CreateOutcome::DebitRefused)
+    }
+
+    /// The root's repair slot, taken in the repair's own transaction; its condition carries
+    /// the lineage rules (root succeeded and the caller's, not stopped, none in flight, fewer
+    /// than the limits), and `ALL_OLD` tells a refusal which rule refused.
+    fn take_repair_slot(&self, repair: &JobItem, root: &JobId) -> Result<TransactWriteItem, Error> {
         let slot = Update::builder()
             .table_name(&self.names.jobs_table)
             .key(attr::JOB_ID, s(root.as_str()))
@@ -78,43 +121,7 @@ impl Store {
             .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld)
             .build()
             .map_err(|e| AwsError::new("repairs.slot.build", e))?;
-        let items = vec![
-            self.put_new(&self.names.jobs_table, to_item(repair)?, attr::JOB_ID)?,
-            TransactWriteItem::builder().update(slot).build(),
-            self.account_debit(repair, max_in_flight)?,
-            self.ledger_debit(repair)?,
-            self.user_share_check(&repair.user_id, share_day)?,
-        ];
-        let reasons = match self.transact("repairs.create", items).await? {
-            TxOutcome::Committed => return Ok(CreateOutcome::Created),
-            TxOutcome::Canceled(reasons) => reasons,
-        };
-        // A replay first: the same key must give the same answer whatever the lineage did since.
-        if let Some(r) = reasons.first().filter(|r| r.condition_failed()) {
-            let old = r
-                .item
-                .clone()
-                .ok_or_else(|| Error::corrupt("repair condition failed without the old item"))?;
-            return Ok(CreateOutcome::Exists(Box::new(from_item(old)?)));
-        }
-        if let Some(r) = reasons.get(1).filter(|r| r.condition_failed()) {
-            let Some(old) = r.item.clone() else {
-                return Ok(CreateOutcome::Refused(LineageRefusal::RootMissing));
-            };
-            let root: JobItem = from_item(old)?;
-            return Ok(CreateOutcome::Refused(if root.user_id != repair.user_id {
-                LineageRefusal::RootMissing
-            } else if root.status != JobState::Succeeded {
-                LineageRefusal::NotRepairable { state: root.status }
-            } else if root.repairs_stopped {
-                LineageRefusal::Stopped
-            } else if root.repairs_left() == 0 {
-                LineageRefusal::LimitReached
-            } else {
-                LineageRefusal::InProgress
-            }));
-        }
-        Self::debit_refusal(&reasons, 2, repair).map(CreateOutcome::DebitRefused)
+        Ok(TransactWriteItem::builder().update(slot).build())
     }
 
     /// The root's side of a refunded repair: the slot comes back, the repair is no longer in
