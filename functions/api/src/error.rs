@@ -3,6 +3,7 @@
 //! response is made (`From<Error>` only translates; it never logs).
 
 use atelier_shared::Error;
+use atelier_shared::domain::FailureCode;
 use atelier_shared::validation::{FieldError, FieldErrors};
 use axum::Json;
 use axum::response::{IntoResponse, Response};
@@ -214,7 +215,7 @@ fn limit_refusal(e: Error) -> ApiError {
         Error::TooManyInFlight { in_flight, limit } => ApiError::new(too_many, "TOO_MANY_IN_FLIGHT", "Too many edits in flight")
             .detail(format!("{in_flight} of at most {limit} edits are queued or processing; try again when one finishes"))
             .retry_after(30),
-        Error::DailyLimitReached { retry_after_secs } => ApiError::new(too_many, "DAILY_LIMIT_REACHED", "Daily limit reached")
+        Error::DailyLimitReached { retry_after_secs } => ApiError::new(too_many, FailureCode::DailyLimitReached.as_str(), "Daily limit reached")
             .detail("your edits today have used your share of the day's model budget; nothing was charged; try again after midnight UTC")
             .retry_after(retry_after_secs),
         Error::UploadLimitReached { slots_used, slot_limit, bytes_used, byte_limit, retry_after } => ApiError::new(too_many, "UPLOAD_LIMIT_REACHED", "Upload limit reached")
