@@ -16,6 +16,9 @@
 //! photos; a halt and a cap exhausted mid-run; two sweepers at once with the clock moved
 //! forward; wire faults between the code and DynamoDB/SQS/S3 (transaction conflicts,
 //! throttling, 500s, connections dropped after the write reached the server, latency).
+//! Purchases run among the jobs (`purchase_with_faults`): checkouts retried with their key,
+//! the payment event delivered up to five times at once, refunds and disputes delivered
+//! before or with it, disputes won or lost; a refund after spending holds the account.
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -28,6 +31,7 @@ use atelier_shared::domain::{LedgerKind, Micros};
 use atelier_shared::services::process::Step;
 use atelier_shared::services::{App, budget};
 use atelier_shared::store::schema::JobItem;
+use atelier_tests::stripe::{Event, StripeStandIn};
 use atelier_tests::{Harness, Reply, StandIn};
 use atelier_wire_proxy::{FaultKind, FaultPlan, Proxy};
 use futures::future::join_all;
@@ -70,7 +74,11 @@ struct Tally(BTreeMap<&'static str, u64>);
 
 impl Tally {
     fn add(&mut self, what: &'static str) {
-        *self.0.entry(what).or_default() += 1;
+        self.add_n(what, 1);
+    }
+
+    fn add_n(&mut self, what: &'static str, n: u64) {
+        *self.0.entry(what).or_default() += n;
     }
 }
 
@@ -107,11 +115,13 @@ async fn money_invariants_hold_under_faults() {
 
     // A stack of its own; `clean` checks the books, `faulty` talks through the wire proxy.
     // The user share binds for the busier users (rule 12).
+    let stripe = StripeStandIn::start().await;
     let clean = Harness::isolated(|l| {
         l.max_in_flight = 6;
         l.user_daily_share_micros = Micros::new(CHAOS_USER_SHARE_MICROS);
     })
-    .await;
+    .await
+    .with_stripe(&stripe);
     let endpoint = clean
         .app
         .config
@@ -139,7 +149,8 @@ async fn money_invariants_hold_under_faults() {
     let faulty = Harness {
         app: App::new(clean.app.config.clone(), &faulty_clients),
         clients: faulty_clients,
-    };
+    }
+    .with_stripe(&stripe);
     let model = StandIn::start().await;
     // Model calls wait long enough for a busy machine; a `timeout` fault gets a consumer
     // whose calls give up after a second (the fault holds its request for three).
@@ -174,6 +185,7 @@ async fn money_invariants_hold_under_faults() {
 
     let day = budget::day_of(clock::now());
     let mut all_jobs: Vec<(UserId, String)> = Vec::new();
+    let mut purchases: Vec<Purchase> = Vec::new();
     let batch = 10usize;
     let mut done = 0usize;
     while done < jobs {
@@ -218,7 +230,19 @@ async fn money_invariants_hold_under_faults() {
             let cancel = rng.gen_bool(0.05);
             submits.push((user, key, body, twice, reuse, cancel));
         }
-        let replies = join_all(submits.iter().map(|(user, key, body, twice, _, _)| {
+        // Purchases by some of the same users, at the same time as their submits.
+        let mut buys = Vec::new();
+        for i in 0..n {
+            if rng.gen_bool(0.15) {
+                let key = format!("chaos-buy-{seed}-{}", done + i);
+                buys.push(PurchasePlan::draw(&mut rng, &users, key));
+            }
+        }
+        let buying = join_all(
+            buys.iter()
+                .map(|plan| purchase_with_faults(&faulty, &stripe, plan)),
+        );
+        let submitting = join_all(submits.iter().map(|(user, key, body, twice, _, _)| {
             let (h, user, key, body) = (&faulty, user.clone(), key.clone(), body.clone());
             async move {
                 let one = || {
@@ -237,8 +261,18 @@ async fn money_invariants_hold_under_faults() {
                     vec![persist(one).await]
                 }
             }
-        }))
-        .await;
+        }));
+        let (bought, replies) = futures::join!(buying, submitting);
+        for p in bought.into_iter().flatten() {
+            tally.add("purchases");
+            tally.add(p.plan.reversal.tally());
+            if p.plan.reversal_first {
+                tally.add("purchase_reversal_delivered_first");
+            }
+            tally.add_n("purchase_webhook_deliveries", p.deliveries);
+            tally.add_n("purchase_webhook_redeliveries", p.redeliveries);
+            purchases.push(p);
+        }
         let mut queued = Vec::new();
         for ((user, key, _body, twice, reuse, cancel), replies) in submits.iter().zip(replies) {
             if *twice {
@@ -249,6 +283,7 @@ async fn money_invariants_hold_under_faults() {
                     202 => "submit_202",
                     200 => "submit_200_replay",
                     402 => "submit_402",
+                    403 if r.code() == "ACCOUNT_ON_HOLD" => "submit_403_on_hold",
                     429 if r.code() == "DAILY_LIMIT_REACHED" => "submit_429_daily_limit",
                     429 => "submit_429",
                     409 => "submit_409",
@@ -396,6 +431,16 @@ async fn money_invariants_hold_under_faults() {
     )
     .await;
 
+    // Stripe keeps retrying what was not taken: every event is delivered until taken.
+    for p in &purchases {
+        for event in p.events() {
+            let taken = clean.deliver_until_taken(event, 20).await;
+            if !taken.status.is_success() {
+                panic!("seed {seed}: an event is never taken: {taken:?}");
+            }
+        }
+    }
+
     // The checks.
     let mut violations: Vec<String> = Vec::new();
     let mut histories = BTreeMap::new();
@@ -484,6 +529,7 @@ async fn money_invariants_hold_under_faults() {
     }
 
     user_share_checks(&clean, &users, &day, &mut violations).await;
+    purchase_checks(&clean, &purchases, &ledgers, &mut violations).await;
 
     let wire: BTreeMap<&'static str, usize> =
         proxy.faults().iter().fold(BTreeMap::new(), |mut m, f| {
@@ -579,4 +625,235 @@ async fn model_total(model: &StandIn) -> Value {
         .await
         .map(|v| v["total"].clone())
         .unwrap_or(Value::Null)
+}
+
+/// What Stripe says later about a purchase.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Reversal {
+    Kept,
+    Refunded,
+    /// Disputed and closed `lost`: the reversal stays.
+    DisputeLost,
+    /// Disputed and closed `won`: the reversal is given back.
+    DisputeWon,
+}
+
+impl Reversal {
+    fn tally(self) -> &'static str {
+        match self {
+            Reversal::Kept => "purchases_kept",
+            Reversal::Refunded => "purchases_refunded",
+            Reversal::DisputeLost => "purchases_disputed_lost",
+            Reversal::DisputeWon => "purchases_disputed_won",
+        }
+    }
+}
+
+/// One purchase of the schedule.
+#[derive(Debug, Clone)]
+struct PurchasePlan {
+    user: UserId,
+    key: String,
+    /// Deliveries of the payment event at once (Stripe promises at least once).
+    copies: usize,
+    reversal: Reversal,
+    /// The reversal's events are delivered before the payment's, then with it.
+    reversal_first: bool,
+}
+
+impl PurchasePlan {
+    fn draw(rng: &mut StdRng, users: &[UserId], key: String) -> PurchasePlan {
+        let reversal = match rng.gen_range(0..100) {
+            0..20 => Reversal::Refunded,
+            20..28 => Reversal::DisputeLost,
+            28..36 => Reversal::DisputeWon,
+            _ => Reversal::Kept,
+        };
+        PurchasePlan {
+            user: users[rng.gen_range(0..users.len())].clone(),
+            key,
+            copies: rng.gen_range(1..=5),
+            reversal,
+            reversal_first: reversal != Reversal::Kept && rng.gen_bool(0.4),
+        }
+    }
+}
+
+/// A purchase as it happened.
+struct Purchase {
+    plan: PurchasePlan,
+    session: String,
+    payment: String,
+    paid: Event,
+    /// The reversal's events in Stripe's order (dispute, then its close).
+    later: Vec<Event>,
+    deliveries: u64,
+    redeliveries: u64,
+}
+
+impl Purchase {
+    fn events(&self) -> impl Iterator<Item = &Event> {
+        std::iter::once(&self.paid).chain(&self.later)
+    }
+}
+
+/// Delivers `event` until the API takes it, as Stripe retries a refused delivery (a 5xx from
+/// a wire fault, or `409 PAYMENT_NOT_RECORDED` for an event ahead of its payment); the last
+/// reply and how many deliveries it took.
+async fn deliver_as_stripe(h: &Harness, event: &Event) -> (Reply, u64) {
+    let mut sent = 1;
+    let mut last = h.deliver(event).await;
+    while !last.status.is_success() && sent < 40 {
+        if last.status.is_client_error() && last.status != StatusCode::CONFLICT {
+            break; // refused for good: the checks will find what is missing
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+        last = h.deliver(event).await;
+        sent += 1;
+    }
+    (last, sent)
+}
+
+/// A checkout retried with its key, paid on the stand-in, its event delivered `copies` times
+/// at once; refunds and disputes delivered before or after it, as planned. `None` when the
+/// checkout was refused (nothing was bought).
+async fn purchase_with_faults(
+    h: &Harness,
+    stripe: &StripeStandIn,
+    plan: &PurchasePlan,
+) -> Option<Purchase> {
+    let checkout = persist(|| {
+        let (user, key) = (plan.user.clone(), plan.key.clone());
+        let h = Harness {
+            app: h.app.clone(),
+            clients: h.clients.clone(),
+        };
+        Box::pin(async move { h.checkout(&user, &key, &json!({ "pack": "starter" })).await })
+            as futures::future::BoxFuture<'static, Reply>
+    })
+    .await;
+    if !checkout.status.is_success() {
+        return None;
+    }
+    let session = checkout.str("id");
+    let paid = stripe.pay(&session).await;
+    let payment = paid.object("payment_intent");
+    let later = match plan.reversal {
+        Reversal::Kept => Vec::new(),
+        Reversal::Refunded => vec![stripe.refund(&payment).await],
+        Reversal::DisputeLost | Reversal::DisputeWon => {
+            let dispute = stripe.dispute(&payment).await;
+            let status = if plan.reversal == Reversal::DisputeWon {
+                "won"
+            } else {
+                "lost"
+            };
+            let closed = stripe.close_dispute(&dispute.object("id"), status).await;
+            vec![dispute, closed]
+        }
+    };
+    let mut deliveries = 0;
+    if plan.reversal_first {
+        for e in &later {
+            let _ = h.deliver(e).await;
+            deliveries += 1;
+        }
+    }
+    let payment_copies = join_all((0..plan.copies).map(|_| deliver_as_stripe(h, &paid)));
+    let reversal = async {
+        let mut sent = 0;
+        if plan.reversal_first {
+            for e in &later {
+                sent += deliver_as_stripe(h, e).await.1;
+            }
+        }
+        sent
+    };
+    let (copies, sent) = futures::join!(payment_copies, reversal);
+    deliveries += sent + copies.iter().map(|(_, n)| n).sum::<u64>();
+    if !plan.reversal_first {
+        for e in &later {
+            deliveries += deliver_as_stripe(h, e).await.1;
+        }
+    }
+    let events = 1 + later.len() as u64;
+    Some(Purchase {
+        plan: plan.clone(),
+        session,
+        payment,
+        paid,
+        later,
+        deliveries,
+        redeliveries: deliveries.saturating_sub(events),
+    })
+}
+
+/// Each payment at rest: one `purchase:` row for its session; one reversal when refunded or
+/// disputed, taking what the balance had and recording the rest as shortfall; one restore
+/// when the dispute was won; a shortfall not given back leaves the account on hold.
+async fn purchase_checks(
+    h: &Harness,
+    purchases: &[Purchase],
+    ledgers: &BTreeMap<UserId, Vec<atelier_shared::store::schema::LedgerItem>>,
+    violations: &mut Vec<String>,
+) {
+    let mut held = BTreeMap::new();
+    for p in purchases {
+        let rows = ledgers.get(&p.plan.user).map(Vec::as_slice).unwrap_or(&[]);
+        let find = |reference: String, kind: LedgerKind| -> Vec<_> {
+            rows.iter()
+                .filter(|r| r.reference == reference && r.kind == kind)
+                .collect()
+        };
+        let bought = find(format!("purchase:{}", p.session), LedgerKind::Purchase);
+        let reversed = find(
+            format!("purchase_reversal:{}", p.payment),
+            LedgerKind::PurchaseReversal,
+        );
+        let restored = find(
+            format!("reversal_restored:{}", p.payment),
+            LedgerKind::ReversalRestored,
+        );
+        let id = &p.payment;
+        if bought.len() != 1 || bought[0].amount.get() != 50 {
+            violations.push(format!("{id}: purchase rows {bought:?}"));
+            continue;
+        }
+        let want_reversal = p.plan.reversal != Reversal::Kept;
+        if reversed.len() != usize::from(want_reversal) {
+            violations.push(format!("{id}: {:?} but reversals {reversed:?}", p.plan));
+            continue;
+        }
+        let want_restore = p.plan.reversal == Reversal::DisputeWon;
+        if restored.len() != usize::from(want_restore) {
+            violations.push(format!("{id}: {:?} but restores {restored:?}", p.plan));
+        }
+        let Some(r) = reversed.first() else {
+            continue;
+        };
+        let shortfall = r.shortfall.map_or(0, |s| s.get());
+        if -r.amount.get() + shortfall != 50 || r.amount.get() > 0 || shortfall < 0 {
+            violations.push(format!("{id}: reversal does not add up to the pack: {r:?}"));
+        }
+        if let Some(back) = restored.first()
+            && back.amount.get() != -r.amount.get()
+        {
+            violations.push(format!("{id}: restore {back:?} is not the reversal {r:?}"));
+        }
+        if shortfall > 0 && !want_restore {
+            held.insert(p.plan.user.clone(), id.clone());
+        }
+    }
+    for (user, payment) in &held {
+        if h.account(user).await.body["on_hold"] != true {
+            violations.push(format!(
+                "{payment}: its shortfall is not given back but {user} is not on hold"
+            ));
+        }
+    }
+    println!(
+        "chaos: {} purchases, {} accounts left on hold by a shortfall",
+        purchases.len(),
+        held.len()
+    );
 }
