@@ -319,6 +319,46 @@ async fn a_dispute_takes_the_credits_back_once_and_a_won_dispute_gives_them_back
 }
 
 #[tokio::test]
+async fn a_won_dispute_keeps_the_hold_while_another_reversal_is_still_owed() {
+    let stripe = StripeStandIn::start().await;
+    // Room for enough edits in flight to spend into the second pack.
+    let h = Harness::isolated(|l| l.max_in_flight = 20)
+        .await
+        .with_stripe(&stripe);
+    let user = h.user();
+    let first = h.buy(&stripe, &user, "starter").await;
+    let second = h.buy(&stripe, &user, "starter").await;
+    while h.balance(&user).await >= 50 {
+        let res = submit_edit(&h, &user, &format!("spend-{}", h.balance(&user).await)).await;
+        assert_eq!(res.status, StatusCode::ACCEPTED, "{res:?}");
+    }
+    // Both payments disputed: the first takes what is left, the second takes nothing; both
+    // leave a shortfall.
+    let mut closed = Vec::new();
+    for paid in [&first, &second] {
+        let dispute = stripe.dispute(&paid.object("payment_intent")).await;
+        let res = h.deliver(&dispute).await;
+        assert_eq!(res.body["outcome"], "reversed", "{res:?}");
+        assert!(res.body["shortfall"].as_i64() > Some(0), "{res:?}");
+        closed.push(stripe.close_dispute(&dispute.object("id"), "won").await);
+    }
+
+    let first_won = h.deliver(&closed[0]).await;
+    let held_after_first = h.account(&user).await.body["on_hold"].clone();
+    let refused = submit_edit(&h, &user, "between-the-wins").await;
+    let second_won = h.deliver(&closed[1]).await;
+
+    assert_eq!(first_won.body["outcome"], "restored", "{first_won:?}");
+    assert_eq!(held_after_first, true, "the second shortfall is still owed");
+    assert_eq!(refused.code(), "ACCOUNT_ON_HOLD", "{refused:?}");
+    assert_eq!(second_won.body["outcome"], "restored", "{second_won:?}");
+    assert_eq!(h.account(&user).await.body["on_hold"], false);
+    let rows = h.ledger(&user).await;
+    assert_eq!(rows_of(&rows, LedgerKind::ReversalRestored).len(), 2);
+    h.assert_audit_clean().await;
+}
+
+#[tokio::test]
 async fn forged_stale_or_changed_signatures_are_400_and_write_nothing() {
     let (h, stripe) = setup().await;
     let user = h.user();

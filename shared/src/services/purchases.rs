@@ -10,7 +10,7 @@
 //!   zero balance: what was already spent is recorded as the row's `shortfall` and the
 //!   account is put on hold (new submits refused) until an operator releases it.
 //! - A won dispute gives back what its reversal took (`reversal_restored:<payment>`) and
-//!   lifts the hold that reversal set.
+//!   lifts the hold that reversal set, unless another reversal's shortfall is still owed.
 //! - An event that names a payment not recorded yet (a refund delivered before its purchase)
 //!   is refused as retryable: Stripe delivers it again later, after the purchase.
 
@@ -276,18 +276,25 @@ async fn purchase(app: &App, paid: &PaidSession) -> Result<WebhookOutcome, Error
 /// Attempts at a guarded move before giving up as contended (Stripe retries the event).
 const MOVE_ATTEMPTS: u32 = 8;
 
-/// Runs a guarded move: `plan` says, from the account as read, which row to write and what
-/// to do with the hold; a concurrent change makes it read and plan again.
-async fn move_balance(
+/// Runs a guarded move: `plan` says, from the account as read and what `context` read after
+/// it, which row to write and what to do with the hold; a concurrent change makes it read and
+/// plan again. `context` runs after the account is read, so anything that changed the account
+/// before `context` read is seen, and anything after makes the move stale.
+async fn move_balance<C, Fut>(
     app: &App,
     user: &UserId,
-    plan: impl Fn(&AccountItem) -> (LedgerItem, HoldChange),
-) -> Result<(MoveOutcome, LedgerItem), Error> {
+    context: impl Fn() -> Fut,
+    plan: impl Fn(&AccountItem, &C) -> (LedgerItem, HoldChange),
+) -> Result<(MoveOutcome, LedgerItem), Error>
+where
+    Fut: std::future::Future<Output = Result<C, Error>>,
+{
     for _ in 0..MOVE_ATTEMPTS {
         let account = app.store.get_account(user).await?.ok_or_else(|| {
             Error::corrupt(format!("the account of a payment ({user}) is missing"))
         })?;
-        let (row, hold) = plan(&account);
+        let read = context().await?;
+        let (row, hold) = plan(&account, &read);
         match app.store.guarded_move(&account, &row, &hold).await? {
             MoveOutcome::Stale => {
                 // The row may exist already (a concurrent delivery of the same event).
@@ -301,6 +308,38 @@ async fn move_balance(
     Err(Error::Contention {
         attempts: MOVE_ATTEMPTS,
     })
+}
+
+/// Nothing to read besides the account.
+async fn nothing() -> Result<(), Error> {
+    Ok(())
+}
+
+/// The user's reversals whose shortfall is still owed (not given back by a won dispute),
+/// other than `except`: what keeps an account on hold.
+async fn owed_reversals(app: &App, user: &UserId, except: &str) -> Result<Vec<String>, Error> {
+    let reversals = app
+        .store
+        .ledger_rows_from(user, reference::PURCHASE_REVERSAL_PREFIX)
+        .await?;
+    let restored = app
+        .store
+        .ledger_rows_from(user, reference::REVERSAL_RESTORED_PREFIX)
+        .await?;
+    Ok(reversals
+        .into_iter()
+        .filter(|r| r.reference != except && r.shortfall.is_some_and(|s| s > Credits::ZERO))
+        .filter(|r| {
+            let payment = r
+                .reference
+                .strip_prefix(reference::PURCHASE_REVERSAL_PREFIX)
+                .unwrap_or_default();
+            !restored
+                .iter()
+                .any(|b| b.reference == reference::reversal_restored(payment))
+        })
+        .map(|r| r.reference)
+        .collect())
 }
 
 async fn reverse(
@@ -317,7 +356,7 @@ async fn reverse(
             })?;
     let reference = reference::purchase_reversal(payment_id);
     let now = clock::format(clock::now());
-    let (outcome, row) = move_balance(app, &payment.user_id, |account| {
+    let (outcome, row) = move_balance(app, &payment.user_id, nothing, |account, ()| {
         let (take, shortfall) = reversal_split(account.credits, payment.credits);
         let mut row = LedgerItem::new(
             &payment.user_id,
@@ -389,7 +428,8 @@ async fn restore(
     }
     let credits = Credits::new(-reversal.amount.get());
     let now = clock::format(clock::now());
-    let (outcome, _) = move_balance(app, user, |account| {
+    let owed = || owed_reversals(app, user, &reversal_ref);
+    let (outcome, _) = move_balance(app, user, owed, |account, owed| {
         let mut row = LedgerItem::new(
             user,
             reference::reversal_restored(payment_id),
@@ -398,10 +438,12 @@ async fn restore(
             &now,
         );
         row.reason = Some(cause.reason());
-        let hold = if account.hold.as_deref() == Some(reversal_ref.as_str()) {
-            HoldChange::Clear
-        } else {
-            HoldChange::Keep
+        // The hold names the first reversal that set it; when that one is given back,
+        // another still owed keeps the account on hold under its own name.
+        let hold = match owed.first() {
+            _ if account.hold.as_deref() != Some(reversal_ref.as_str()) => HoldChange::Keep,
+            Some(other) => HoldChange::Replace(other.clone()),
+            None => HoldChange::Clear,
         };
         (row, hold)
     })

@@ -11,16 +11,37 @@ use crate::error::{AwsError, Error};
 impl Store {
     /// Every row of a user, from the base table with a consistent read (for audits).
     pub async fn ledger_rows(&self, user: &UserId) -> Result<Vec<LedgerItem>, Error> {
+        self.ledger_rows_from(user, "").await
+    }
+
+    /// Every row of a user whose reference begins with `prefix`, consistently read.
+    pub async fn ledger_rows_from(
+        &self,
+        user: &UserId,
+        prefix: &str,
+    ) -> Result<Vec<LedgerItem>, Error> {
         let mut rows = Vec::new();
         let mut start: Option<Item> = None;
+        let (condition, attrs) = if prefix.is_empty() {
+            ("#user_id = :u", names(&[attr::USER_ID]))
+        } else {
+            (
+                "#user_id = :u AND begins_with(#ref, :p)",
+                names(&[attr::USER_ID, attr::REF]),
+            )
+        };
         loop {
-            let out = self
+            let mut query = self
                 .ddb
                 .query()
                 .table_name(&self.names.ledger_table)
-                .key_condition_expression("#user_id = :u")
-                .set_expression_attribute_names(Some(names(&[attr::USER_ID])))
-                .expression_attribute_values(":u", s(user.as_str()))
+                .key_condition_expression(condition)
+                .set_expression_attribute_names(Some(attrs.clone()))
+                .expression_attribute_values(":u", s(user.as_str()));
+            if !prefix.is_empty() {
+                query = query.expression_attribute_values(":p", s(prefix));
+            }
+            let out = query
                 .consistent_read(true)
                 .set_exclusive_start_key(start)
                 .send()

@@ -39,6 +39,8 @@ pub enum HoldChange {
     Keep,
     /// Puts the account on hold with this reason (an existing hold is kept as it is).
     Set(String),
+    /// The hold's reason becomes this one (the old reason was given back, this one is owed).
+    Replace(String),
     Clear,
 }
 
@@ -141,6 +143,7 @@ impl Store {
         match hold {
             HoldChange::Keep => {}
             HoldChange::Set(_) => set.push_str(", #hold = if_not_exists(#hold, :hold)"),
+            HoldChange::Replace(_) => set.push_str(", #hold = :hold"),
             HoldChange::Clear => set.push_str(" REMOVE #hold"),
         }
         if !matches!(hold, HoldChange::Keep) {
@@ -155,7 +158,7 @@ impl Store {
             .expression_attribute_values(":amount", n(row.amount.get()))
             .expression_attribute_values(":one", n(1))
             .expression_attribute_values(":rev", n(read.rev));
-        if let HoldChange::Set(reason) = hold {
+        if let HoldChange::Set(reason) | HoldChange::Replace(reason) = hold {
             update = update.expression_attribute_values(":hold", s(reason.as_str()));
         }
         let update = update

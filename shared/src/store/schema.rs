@@ -298,13 +298,18 @@ pub mod reference {
     /// A purchase taken back (refund or dispute): once per payment, whichever comes first,
     /// so a refund and a dispute of the same payment never take its credits twice.
     pub fn purchase_reversal(payment_id: &str) -> String {
-        format!("purchase_reversal:{payment_id}")
+        format!("{PURCHASE_REVERSAL_PREFIX}{payment_id}")
     }
 
     /// A reversal given back (the dispute that caused it was won): once per payment.
     pub fn reversal_restored(payment_id: &str) -> String {
-        format!("reversal_restored:{payment_id}")
+        format!("{REVERSAL_RESTORED_PREFIX}{payment_id}")
     }
+
+    /// Where the references of purchase reversals begin.
+    pub const PURCHASE_REVERSAL_PREFIX: &str = "purchase_reversal:";
+    /// Where the references of restored reversals begin.
+    pub const REVERSAL_RESTORED_PREFIX: &str = "reversal_restored:";
 }
 
 /// The account: balance and the in-flight count of rule 11.
