@@ -174,6 +174,92 @@ impl Assets {
         Ok(req.uri().to_owned())
     }
 
+    /// Deletes one object (S3 answers success for a key that is already gone).
+    pub async fn delete(&self, key: &str) -> Result<(), AwsError> {
+        self.s3
+            .delete_object()
+            .bucket(&self.bucket)
+            .key(key)
+            .send()
+            .await
+            .map_err(|e| AwsError::new("assets.delete", e))?;
+        Ok(())
+    }
+
+    /// Up to 1,000 keys under `prefix` (one ListObjectsV2 page).
+    pub async fn list_page(&self, prefix: &str) -> Result<Vec<String>, AwsError> {
+        let out = self
+            .s3
+            .list_objects_v2()
+            .bucket(&self.bucket)
+            .prefix(prefix)
+            .send()
+            .await
+            .map_err(|e| AwsError::new("assets.list", e))?;
+        Ok(out
+            .contents
+            .unwrap_or_default()
+            .into_iter()
+            .filter_map(|o| o.key)
+            .collect())
+    }
+
+    /// Deletes every object under `prefix`, a listed page at a time (list, then delete what
+    /// was listed, until a listing comes back empty); returns how many it deleted. Safe to
+    /// repeat and to resume after a crash: what is gone is simply not listed again.
+    pub async fn delete_prefix(&self, prefix: &str) -> Result<usize, AwsError> {
+        let mut deleted = 0;
+        loop {
+            let keys = self.list_page(prefix).await?;
+            if keys.is_empty() {
+                return Ok(deleted);
+            }
+            for key in &keys {
+                self.delete(key).await?;
+            }
+            deleted += keys.len();
+        }
+    }
+
+    /// Copies an object within the bucket (server-side; no bytes pass through us); `false`
+    /// when `from` does not exist.
+    pub async fn copy(&self, from: &str, to: &str) -> Result<bool, AwsError> {
+        match self
+            .s3
+            .copy_object()
+            .bucket(&self.bucket)
+            .copy_source(format!("{}/{from}", self.bucket))
+            .key(to)
+            .send()
+            .await
+        {
+            Ok(_) => Ok(true),
+            Err(e) if e.raw_response().is_some_and(|r| r.status().as_u16() == 404) => Ok(false),
+            Err(e) => Err(AwsError::new("assets.copy", e)),
+        }
+    }
+
+    /// Every prefix holding `user`'s objects: uploads, and results (which hold each edit's
+    /// kept inputs, see [`Assets::kept_input_key`]).
+    pub fn user_prefixes(user: &UserId) -> [String; 2] {
+        [
+            format!("uploads/{}/", user.as_str()),
+            format!("results/{}/", user.as_str()),
+        ]
+    }
+
+    /// Where a job's own images live (its result, candidates and kept inputs).
+    pub fn job_prefix(user: &UserId, job: &crate::domain::JobId) -> String {
+        format!("results/{}/{}/", user.as_str(), job.as_str())
+    }
+
+    /// The edit's own copy of an input, made at submit: repairs read it, so they keep working
+    /// after the upload expires or is deleted. Under the job's results prefix, so it lives as
+    /// long as the result it can repair (the same lifecycle rule) and goes with it.
+    pub fn kept_input_key(user: &UserId, root: &crate::domain::JobId, kind: AssetKind) -> String {
+        format!("{}inputs/{}", Assets::job_prefix(user, root), kind.as_str())
+    }
+
     /// Where a job's delivered image (or a kept candidate) is stored.
     pub fn result_key(user: &UserId, job: &crate::domain::JobId, name: &str) -> String {
         format!("results/{}/{}/{}.png", user.as_str(), job.as_str(), name)

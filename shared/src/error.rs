@@ -69,6 +69,20 @@ pub enum Error {
     InvalidCursor,
     #[error("the account is on hold: a refunded or disputed purchase left credits owing")]
     AccountOnHold,
+    #[error("the account is closed: it was deleted at its owner's or an operator's request")]
+    AccountClosed,
+    /// An upload a queued or processing job still reads.
+    #[error("the asset is used by {job_id}, which is {}", state.as_str())]
+    AssetInUse {
+        job_id: crate::domain::JobId,
+        state: crate::domain::JobState,
+    },
+    /// Deleting a job's images while it (or a repair of its lineage) still runs.
+    #[error("the edit is {}; its images can be deleted once it has finished", state.as_str())]
+    ImagesInUse { state: crate::domain::JobState },
+    /// A repair of an edit whose images were deleted.
+    #[error("this edit's images were deleted")]
+    ImagesDeleted,
     #[error("buying credits is not configured")]
     PaymentsNotConfigured,
     #[error("the payment provider refused or failed")]

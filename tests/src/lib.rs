@@ -543,6 +543,59 @@ impl Harness {
     }
 }
 
+impl Harness {
+    /// A DELETE of `uri` as `user`.
+    pub async fn delete(&self, user: &UserId, uri: &str) -> Reply {
+        let req = Request::delete(uri)
+            .body(Body::empty())
+            .unwrap_or_else(|e| panic!("request: {e}"));
+        self.call(Some(user), req).await
+    }
+
+    /// `DELETE /v1/assets/{id}`.
+    pub async fn delete_asset(&self, user: &UserId, id: &str) -> Reply {
+        self.delete(user, &format!("/v1/assets/{id}")).await
+    }
+
+    /// `DELETE /v1/edits/{id}/images`.
+    pub async fn delete_edit_images(&self, user: &UserId, id: &str) -> Reply {
+        self.delete(user, &format!("/v1/edits/{id}/images")).await
+    }
+
+    /// `DELETE /v1/account`.
+    pub async fn delete_account(&self, user: &UserId) -> Reply {
+        self.delete(user, "/v1/account").await
+    }
+
+    /// `GET /v1/account/export` with a query string (`""`, `"limit=2&cursor=..."`).
+    pub async fn export(&self, user: &UserId, query: &str) -> Reply {
+        self.get(user, &format!("/v1/account/export?{query}")).await
+    }
+
+    /// Every object key under the user's prefixes, listed through the S3 API.
+    pub async fn objects_of(&self, user: &UserId) -> Vec<String> {
+        let mut keys = Vec::new();
+        for prefix in atelier_shared::assets::Assets::user_prefixes(user) {
+            let out = self
+                .clients
+                .s3
+                .list_objects_v2()
+                .bucket(self.app.assets.bucket())
+                .prefix(&prefix)
+                .send()
+                .await
+                .unwrap_or_else(|e| panic!("listing {prefix}: {e:?}"));
+            keys.extend(
+                out.contents
+                    .unwrap_or_default()
+                    .into_iter()
+                    .filter_map(|o| o.key),
+            );
+        }
+        keys
+    }
+}
+
 /// Writes jobs straight into the jobs table (BatchWriteItem, 25 at a time, 8 requests in
 /// flight): bulk data for scale tests, through the real DynamoDB protocol.
 pub async fn put_jobs(h: &Harness, jobs: &[atelier_shared::store::schema::JobItem]) {

@@ -55,6 +55,11 @@ pub struct JobView {
     /// and which one the user holds.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub lineage: Option<LineageView>,
+    /// When the job's images (inputs, result, candidates) were deleted at the owner's
+    /// request: the job keeps its money fields and state, has no download links and cannot be
+    /// repaired.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub images_deleted_at: Option<String>,
 }
 
 /// What a repair job repairs.
@@ -200,6 +205,7 @@ impl From<JobItem> for JobView {
                 instruction: r.instruction,
             }),
             lineage: None,
+            images_deleted_at: j.images_deleted_at,
         }
     }
 }
@@ -382,6 +388,12 @@ pub struct AccountView {
     /// A refunded or disputed purchase took back credits already spent: new edits are
     /// refused (`403 ACCOUNT_ON_HOLD`) until support releases the account.
     pub on_hold: bool,
+    /// When the account was closed for deletion: no new uploads or edits are accepted.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub closed_at: Option<String>,
+    /// When its deletion finished: every image gone, every edit's personal text cleared.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub deleted_at: Option<String>,
 }
 
 impl AccountView {
@@ -393,6 +405,8 @@ impl AccountView {
             max_in_flight,
             created_at: a.created_at,
             on_hold: a.hold.is_some(),
+            closed_at: a.closed_at,
+            deleted_at: a.deleted_at,
         }
     }
 }
@@ -573,4 +587,34 @@ impl From<atelier_shared::services::purchases::WebhookOutcome> for WebhookReceip
             shortfall,
         }
     }
+}
+
+/// `DELETE /v1/account`'s answer.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct AccountDeletionView {
+    /// `deleted`: done. `pending`: closed and queued edits refunded, but edits still
+    /// processing; send the same request again (it is idempotent) after `Retry-After`.
+    pub status: String,
+    /// Queued edits this request canceled and refunded.
+    pub canceled: usize,
+    /// Edits still processing (pending only).
+    pub processing: usize,
+    /// The account as it stands (done only): its remaining balance stays on the record.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub account: Option<AccountView>,
+}
+
+/// One page of `GET /v1/account/export`.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ExportPageView {
+    /// The account, on the first page only.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub account: Option<AccountView>,
+    /// Ledger rows (the ledger's pages come first, newest first).
+    pub ledger: Vec<LedgerEntryView>,
+    /// Edits and repairs, newest first, with short-lived links to the images that still exist.
+    pub jobs: Vec<JobView>,
+    /// Pass as `cursor` for the next page; absent on the last page.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub next_cursor: Option<String>,
 }

@@ -30,7 +30,8 @@ pub struct Problem {
     /// Price of the request, for `INSUFFICIENT_CREDITS`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub price: Option<u32>,
-    /// The job's state, for `NOT_CANCELABLE` and `NOT_REPAIRABLE`.
+    /// The job's state, for `NOT_CANCELABLE`, `NOT_REPAIRABLE`, `ASSET_IN_USE` and
+    /// `IMAGES_IN_USE`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub state: Option<atelier_shared::domain::JobState>,
 }
@@ -190,6 +191,10 @@ impl From<Error> for ApiError {
             Error::InvalidCursor => ApiError::bad_request("INVALID_CURSOR", "the cursor is not one this API returned"),
             Error::AccountOnHold => ApiError::new(StatusCode::FORBIDDEN, "ACCOUNT_ON_HOLD", "Account on hold")
                 .detail("a refunded or disputed purchase took back credits that were already spent; new edits are refused until support releases the account"),
+            e @ (Error::AccountClosed
+            | Error::AssetInUse { .. }
+            | Error::ImagesInUse { .. }
+            | Error::ImagesDeleted) => privacy_refusal(e),
             Error::PaymentsNotConfigured => ApiError::new(StatusCode::SERVICE_UNAVAILABLE, "PAYMENTS_NOT_CONFIGURED", "Buying credits is not available")
                 .detail("this deployment has no payment provider configured"),
             Error::PaymentProvider(_) => ApiError::new(StatusCode::BAD_GATEWAY, "PAYMENT_PROVIDER_ERROR", "Payment provider error")
@@ -222,6 +227,26 @@ fn limit_refusal(e: Error) -> ApiError {
             .detail(format!("today's uploads: {slots_used} of {slot_limit} slots, {bytes_used} of {byte_limit} bytes; this one does not fit, nothing was presigned; the limits start over at 00:00 UTC"))
             .retry_after(u32::try_from(retry_after.as_secs()).unwrap_or(86_400)),
         // Only the three above are routed here; anything else would be a bug, answered as one.
+        other => ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "INTERNAL", "Internal error")
+            .cause(Cause::Failed(other)),
+    }
+}
+
+/// Refusals of deletion and of what deletion closed; nothing changed.
+fn privacy_refusal(e: Error) -> ApiError {
+    let conflict = StatusCode::CONFLICT;
+    match e {
+        Error::AccountClosed => ApiError::new(StatusCode::FORBIDDEN, "ACCOUNT_CLOSED", "Account closed")
+            .detail("this account was deleted; it accepts no new uploads or edits"),
+        Error::AssetInUse { job_id, state } => ApiError::new(conflict, "ASSET_IN_USE", "Asset in use")
+            .detail(format!("edit {job_id} is {} and reads this upload; delete it once the edit has finished, or cancel the edit", state.as_str()))
+            .state(state),
+        Error::ImagesInUse { state } => ApiError::new(conflict, "IMAGES_IN_USE", "Edit not finished")
+            .detail(format!("the edit (or a repair of it) is {}; its images can be deleted once it has finished", state.as_str()))
+            .state(state),
+        Error::ImagesDeleted => ApiError::new(conflict, "IMAGES_DELETED", "Images deleted")
+            .detail("this edit's images were deleted, so it cannot be repaired; nothing was charged"),
+        // Only the four above are routed here; anything else would be a bug, answered as one.
         other => ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "INTERNAL", "Internal error")
             .cause(Cause::Failed(other)),
     }

@@ -58,6 +58,7 @@ impl Modify for EdgeResponses {
                 &mut item.post,
                 &mut item.put,
                 &mut item.patch,
+                &mut item.delete,
             ];
             for op in ops.into_iter().flatten() {
                 let secured = op.security.as_ref().is_some_and(|s| !s.is_empty());
@@ -109,9 +110,10 @@ impl Modify for EdgeResponses {
     info(title = "Atelier API", version = "1.0.0", description = "Paid AI photo edits in handmade media. Errors are RFC 9457 problem details with a stable `code`."),
     paths(
         public::healthz, public::styles, openapi,
-        quotes::create_quote, uploads::create_upload,
+        quotes::create_quote, uploads::create_upload, uploads::delete_asset,
         edits::create_edit, edits::get_edit, edits::list_edits, edits::cancel_edit, edits::create_repair,
-        account::get_account, account::get_ledger,
+        edits::delete_edit_images,
+        account::get_account, account::get_ledger, account::delete_account, account::export_account,
         payments::list_packs, payments::create_checkout, payments::stripe_webhook,
     ),
     modifiers(&BearerAuth, &EdgeResponses),

@@ -3,7 +3,7 @@
 use atelier_shared::services::App;
 use axum::Router;
 use axum::extract::DefaultBodyLimit;
-use axum::routing::{get, post};
+use axum::routing::{delete, get, post};
 
 use crate::error::ApiError;
 use crate::extract::MAX_JSON_BYTES;
@@ -22,8 +22,14 @@ pub fn router(app: App) -> Router {
         .route("/v1/edits/{id}", get(edits::get_edit))
         .route("/v1/edits/{id}/cancel", post(edits::cancel_edit))
         .route("/v1/edits/{id}/repairs", post(edits::create_repair))
-        .route("/v1/account", get(account::get_account))
+        .route("/v1/edits/{id}/images", delete(edits::delete_edit_images))
+        .route("/v1/assets/{id}", delete(uploads::delete_asset))
+        .route(
+            "/v1/account",
+            get(account::get_account).delete(account::delete_account),
+        )
         .route("/v1/account/ledger", get(account::get_ledger))
+        .route("/v1/account/export", get(account::export_account))
         .route("/v1/packs", get(payments::list_packs))
         .route("/v1/checkout", post(payments::create_checkout))
         .route(

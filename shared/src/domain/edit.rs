@@ -74,6 +74,13 @@ pub enum AssetKind {
 }
 
 impl AssetKind {
+    /// Every kind, in the order an asset id is looked for.
+    pub const ALL: [AssetKind; 3] = [
+        AssetKind::Original,
+        AssetKind::Mask,
+        AssetKind::StyleReference,
+    ];
+
     pub fn parse(raw: &str) -> Option<AssetKind> {
         match raw {
             "original" => Some(AssetKind::Original),

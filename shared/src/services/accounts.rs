@@ -33,7 +33,8 @@ pub async fn ensure_account(
             read_account(app, user).await?
         }
     };
-    if !(account.signup_pending && email.is_verified()) {
+    // A closed account is the record of a deletion: it never gets a grant again.
+    if !(account.signup_pending && email.is_verified()) || account.closed_at.is_some() {
         return Ok(account);
     }
     let now = clock::format(clock::now());

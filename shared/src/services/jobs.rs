@@ -32,11 +32,15 @@ pub struct ResultLinks {
     pub candidate_url: Option<String>,
 }
 
-/// Short-lived download URLs for the job's delivered image (and a kept repair candidate).
+/// Short-lived download URLs for the job's delivered image (and a kept repair candidate);
+/// none once its images were deleted.
 pub async fn result_links(app: &App, job: &JobItem) -> Result<Option<ResultLinks>, Error> {
     let Some(result) = &job.result else {
         return Ok(None);
     };
+    if job.images_deleted_at.is_some() {
+        return Ok(None);
+    }
     let ttl = std::time::Duration::from_secs(app.config.limits.result_url_ttl_secs);
     let url = app.assets.presign_get(&result.asset_key, ttl).await?;
     let candidate_url = match &result.candidate_asset_key {

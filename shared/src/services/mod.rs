@@ -7,6 +7,7 @@ pub mod budget;
 pub mod cancel;
 pub mod jobs;
 pub mod lineage;
+pub mod privacy;
 pub mod process;
 pub mod purchases;
 pub mod submit;

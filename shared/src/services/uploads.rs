@@ -123,7 +123,10 @@ pub async fn create_upload(
     email: EmailStatus,
     spec: &UploadSpec,
 ) -> Result<UploadSlot, Error> {
-    super::accounts::ensure_account(app, user, email).await?;
+    let account = super::accounts::ensure_account(app, user, email).await?;
+    if account.closed_at.is_some() {
+        return Err(Error::AccountClosed);
+    }
     let (day_slots, day_bytes) = count_against_the_day(app, user, spec.bytes).await?;
     let asset_id = AssetId::generate();
     let key = Assets::upload_key(user, spec.kind, &asset_id);

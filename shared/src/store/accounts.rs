@@ -51,6 +51,9 @@ impl Store {
             created_at: now.to_owned(),
             signup_pending: grant.is_none(),
             hold: None,
+            closed_at: None,
+            closed_by: None,
+            deleted_at: None,
         };
         let mut items = vec![self.put_new(
             &self.names.accounts_table,
@@ -81,11 +84,12 @@ impl Store {
             .update_expression(
                 "SET #credits = #credits + :amount, #rev = #rev + :one REMOVE #signup_pending",
             )
-            .condition_expression("#signup_pending = :yes")
+            .condition_expression("#signup_pending = :yes AND attribute_not_exists(#closed_at)")
             .set_expression_attribute_names(Some(names(&[
                 attr::CREDITS,
                 attr::REV,
                 attr::SIGNUP_PENDING,
+                attr::CLOSED_AT,
             ])))
             .expression_attribute_values(":amount", n(grant.get()))
             .expression_attribute_values(":one", n(1))

@@ -40,6 +40,8 @@ pub enum DebitRefusal {
     DailyLimitReached,
     /// A reversed purchase left the account owing credits: nothing new until released.
     OnHold,
+    /// The account was closed (deleted): nothing new, ever.
+    Closed,
 }
 
 /// A transaction with no conditions besides the job's put and the debit.
@@ -98,7 +100,9 @@ impl Store {
                 None => Ok(DebitRefusal::AccountMissing),
                 Some(old) => {
                     let account: super::schema::AccountItem = from_item(old.clone())?;
-                    if account.hold.is_some() {
+                    if account.closed_at.is_some() {
+                        Ok(DebitRefusal::Closed)
+                    } else if account.hold.is_some() {
                         Ok(DebitRefusal::OnHold)
                     } else if account.credits < job.credits {
                         Ok(DebitRefusal::InsufficientCredits {
@@ -132,9 +136,9 @@ impl Store {
                 "SET #credits = #credits - :price, #in_flight = #in_flight + :one, #rev = #rev + :one",
             )
             .condition_expression(
-                "attribute_exists(#user_id) AND #credits >= :price AND #in_flight < :max AND attribute_not_exists(#hold)",
+                "attribute_exists(#user_id) AND #credits >= :price AND #in_flight < :max AND attribute_not_exists(#hold) AND attribute_not_exists(#closed_at)",
             )
-            .set_expression_attribute_names(Some(names(&[attr::CREDITS, attr::IN_FLIGHT, attr::REV, attr::USER_ID, attr::HOLD])))
+            .set_expression_attribute_names(Some(names(&[attr::CREDITS, attr::IN_FLIGHT, attr::REV, attr::USER_ID, attr::HOLD, attr::CLOSED_AT])))
             .expression_attribute_values(":price", n(job.credits.get()))
             .expression_attribute_values(":one", n(1))
             .expression_attribute_values(":max", n(i64::from(max_in_flight)))

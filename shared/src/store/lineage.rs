@@ -27,11 +27,13 @@ pub enum LineageRefusal {
     Stopped,
     LimitReached,
     InProgress,
+    /// The edit's images were deleted: nothing left to repair.
+    ImagesDeleted,
 }
 
 impl Store {
     /// Puts the repair job, takes a repair slot on the root (`succeeded`, the caller's, not
-    /// stopped, none in flight, fewer than two used), debits the account and writes the ledger
+    /// stopped, images not deleted, none in flight, fewer than two used), debits the account and writes the ledger
     /// row, all or nothing.
     pub async fn create_repair_with_debit(
         &self,
@@ -66,6 +68,8 @@ impl Store {
             let root: JobItem = from_item(old)?;
             return Ok(CreateOutcome::Refused(if root.user_id != repair.user_id {
                 LineageRefusal::RootMissing
+            } else if root.images_deleted_at.is_some() {
+                LineageRefusal::ImagesDeleted
             } else if root.status != JobState::Succeeded {
                 LineageRefusal::NotRepairable { state: root.status }
             } else if root.repairs_stopped {
@@ -96,8 +100,10 @@ impl Store {
                 "#status = :succeeded AND #user_id = :user AND attribute_not_exists(#active) \
                  AND (attribute_not_exists(#used) OR #used < :max) \
                  AND (attribute_not_exists(#attempts) OR #attempts < :max_attempts) \
-                 AND (attribute_not_exists(#stopped) OR #stopped = :false)",
+                 AND (attribute_not_exists(#stopped) OR #stopped = :false) \
+                 AND attribute_not_exists(#images_deleted)",
             )
+            .expression_attribute_names("#images_deleted", attr::IMAGES_DELETED_AT)
             .expression_attribute_names("#used", attr::REPAIRS_USED)
             .expression_attribute_names("#attempts", attr::REPAIR_ATTEMPTS)
             .expression_attribute_names("#active", attr::REPAIR_ACTIVE)

@@ -9,6 +9,7 @@ pub mod ledger;
 pub mod lineage;
 pub mod memory;
 pub mod payments;
+pub mod privacy;
 pub mod quotas;
 pub mod schema;
 pub mod user_share;

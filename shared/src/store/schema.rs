@@ -99,6 +99,17 @@ pub mod attr {
     /// still owed (given, once, at the first call with a verified e-mail).
     pub const SIGNUP_PENDING: &str = "signup_pending";
 
+    /// On a job: when its images (inputs, result, candidates) were deleted at the owner's
+    /// request; such a job keeps its money fields and states and can no longer be repaired.
+    pub const IMAGES_DELETED_AT: &str = "images_deleted_at";
+    /// On an account: when its owner (or an operator) asked to delete it; from then on it
+    /// refuses new uploads and submits, and a new token for the same subject finds it closed.
+    pub const CLOSED_AT: &str = "closed_at";
+    /// On a closed account: who closed it (`user`, or `operator:<name>`).
+    pub const CLOSED_BY: &str = "closed_by";
+    /// On a closed account: when the deletion finished (every image gone, jobs' text cleared).
+    pub const DELETED_AT: &str = "deleted_at";
+
     /// quotas: which counter of which UTC day (`uploads#2026-12-01`).
     pub const QUOTA: &str = "quota";
     pub const SLOTS: &str = "slots";
@@ -328,6 +339,15 @@ pub struct AccountItem {
     /// releases it (`atelier-admin account release`) or the dispute behind it is won.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hold: Option<String>,
+    /// [`attr::CLOSED_AT`]: the account is being deleted or was; nothing new is accepted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub closed_at: Option<String>,
+    /// [`attr::CLOSED_BY`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub closed_by: Option<String>,
+    /// [`attr::DELETED_AT`]: the deletion finished.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deleted_at: Option<String>,
 }
 
 /// The `quota` key of a user's upload counter for one UTC day (`YYYY-MM-DD`).
@@ -446,6 +466,9 @@ pub struct JobItem {
     pub current: Option<CurrentVersion>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub repair_jobs: Vec<JobId>,
+    /// [`attr::IMAGES_DELETED_AT`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub images_deleted_at: Option<String>,
 }
 
 fn is_zero(n: &u32) -> bool {
@@ -506,6 +529,7 @@ impl JobItem {
             repair_active: None,
             current: None,
             repair_jobs: Vec::new(),
+            images_deleted_at: None,
             created_at: now.clone(),
             updated_at: now,
         }
@@ -535,6 +559,35 @@ impl JobItem {
             self.repair_attempts,
             self.repairs_stopped,
         )
+    }
+}
+
+impl JobItem {
+    /// This job as it stays after its owner's account is deleted: money fields, states,
+    /// ids and the request's settings kept; every text the user wrote (custom style, target
+    /// description, locks, a repair's instruction) and every text a model wrote about the
+    /// photo (observation, review and comparison notes, clarifying questions) cleared; the
+    /// images marked deleted at `now` (or when they first were).
+    pub fn redacted(&self, now: &str) -> JobItem {
+        let mut job = self.clone();
+        job.request.custom_style = None;
+        job.request.target_description = None;
+        job.request.locks.clear();
+        if let Some(r) = job.repair.as_mut() {
+            r.instruction.clear();
+        }
+        if let Some(f) = job.failure.as_mut() {
+            f.questions.clear();
+        }
+        if let Some(r) = job.result.as_mut() {
+            r.observation = None;
+            r.review.notes.clear();
+            if let Some(c) = r.comparison.as_mut() {
+                c.notes.clear();
+            }
+        }
+        job.images_deleted_at.get_or_insert_with(|| now.to_owned());
+        job
     }
 }
 
@@ -743,6 +796,45 @@ mod tests {
         }
         assert_eq!(job.sweep_at.as_deref(), Some("2026-01-02T03:05:05.006Z"));
         assert_eq!(job.user_sort, format!("{at}#{}", job.job_id));
+    }
+
+    #[test]
+    fn a_redacted_job_keeps_its_money_and_settings_and_loses_every_text_about_the_photo() {
+        let mut new = new_job(Some(RepairOf {
+            root_job_id: JobId::derive(
+                &UserId::parse("alice").unwrap_or_else(|| panic!("id")),
+                Operation::Edit,
+                &IdempotencyKey::parse("root").unwrap_or_else(|| panic!("key")),
+            ),
+            instruction: "make the grey cat's ears finer".into(),
+        }));
+        new.request.custom_style = Some("in pastel wool".into());
+        new.request.target_description = Some("the grey cat on the left".into());
+        new.request.locks = vec!["the red collar".into()];
+        let job = JobItem::queued(new, clock::now(), std::time::Duration::from_secs(60));
+
+        let redacted = job.redacted("2026-12-01T00:00:00.000Z");
+
+        assert_eq!(redacted.credits, job.credits);
+        assert_eq!(redacted.status, job.status);
+        assert_eq!(redacted.request_hash, job.request_hash);
+        assert_eq!(redacted.request.style, job.request.style);
+        assert_eq!(redacted.request.custom_style, None);
+        assert_eq!(redacted.request.target_description, None);
+        assert!(redacted.request.locks.is_empty());
+        assert_eq!(redacted.repair.map(|r| r.instruction), Some(String::new()));
+        assert_eq!(
+            redacted.images_deleted_at.as_deref(),
+            Some("2026-12-01T00:00:00.000Z")
+        );
+        let again = job
+            .redacted("2026-12-01T00:00:00.000Z")
+            .redacted("2027-01-01T00:00:00.000Z");
+        assert_eq!(
+            again.images_deleted_at.as_deref(),
+            Some("2026-12-01T00:00:00.000Z"),
+            "the first deletion's time is kept"
+        );
     }
 
     #[test]

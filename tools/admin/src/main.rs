@@ -9,7 +9,8 @@ use atelier_shared::config::{AdminSettings, Config, env};
 use atelier_shared::domain::Micros;
 use atelier_shared::domain::{Credits, GrantReason, Operator, UserId};
 use atelier_shared::services::accounts::{GrantRequest, GrantResult};
-use atelier_shared::services::{App, accounts, audit, budget, user_share};
+use atelier_shared::services::privacy::{AccountDeletion, DeletedBy};
+use atelier_shared::services::{App, accounts, audit, budget, privacy, user_share};
 use atelier_shared::store::payments::ReleaseOutcome;
 use atelier_shared::store::schema::TABLES;
 use atelier_shared::store::user_share::ShareChange;
@@ -65,6 +66,11 @@ enum Command {
         #[command(subcommand)]
         action: AccountAction,
     },
+    /// Users: delete one (the same deletion as the user's own `DELETE /v1/account`).
+    User {
+        #[command(subcommand)]
+        action: UserAction,
+    },
     /// Print the DynamoDB table definitions (JSON) that the infrastructure must match.
     Schema,
     /// Print the environment variables the functions read (JSON).
@@ -80,6 +86,24 @@ enum AccountAction {
         /// Who releases (recorded on the account); default: $ATELIER_OPERATOR.
         #[arg(long)]
         operator: Option<String>,
+    },
+}
+
+#[derive(Subcommand)]
+enum UserAction {
+    /// Delete a user's account: closed at once (recorded as closed by this operator), queued
+    /// edits canceled and refunded, then, once no edit is processing, every image deleted and
+    /// every edit's personal text cleared. The ledger stays. Idempotent: rerun it to finish a
+    /// deletion that was interrupted. Exits 0 when done, 3 when edits were still processing
+    /// after --wait seconds (run it again later).
+    Delete {
+        user: String,
+        /// Who deletes (recorded on the account); default: $ATELIER_OPERATOR.
+        #[arg(long)]
+        operator: Option<String>,
+        /// Seconds to wait for edits still processing (checked every 10 s).
+        #[arg(long, default_value_t = 0)]
+        wait: u64,
     },
 }
 
@@ -147,6 +171,52 @@ async fn share(
     let setting = user_share::change(app, &user, &change).await?;
     println!("{}", serde_json::to_string_pretty(&setting)?);
     Ok(ExitCode::SUCCESS)
+}
+
+/// `user delete`: deletes, waiting up to `wait` seconds for edits still processing.
+async fn delete_user(
+    app: &App,
+    user: &UserId,
+    by: &DeletedBy,
+    wait: u64,
+) -> anyhow::Result<ExitCode> {
+    const POLL: std::time::Duration = std::time::Duration::from_secs(10);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(wait);
+    loop {
+        match privacy::delete_account(app, user, by).await? {
+            AccountDeletion::Finished {
+                account,
+                canceled,
+                redacted,
+                objects,
+            } => {
+                println!(
+                    "{}",
+                    serde_json::to_string_pretty(&serde_json::json!({
+                        "status": "deleted", "account": account, "canceled": canceled,
+                        "redacted_jobs": redacted, "objects_deleted": objects,
+                    }))?
+                );
+                return Ok(ExitCode::SUCCESS);
+            }
+            AccountDeletion::Pending {
+                processing,
+                canceled,
+            } if std::time::Instant::now() + POLL > deadline => {
+                println!(
+                    "{}",
+                    serde_json::to_string_pretty(&serde_json::json!({
+                        "status": "pending", "processing": processing, "canceled": canceled,
+                    }))?
+                );
+                eprintln!(
+                    "{user} is closed, but {processing} edits are still processing; run this again to finish"
+                );
+                return Ok(ExitCode::from(3));
+            }
+            AccountDeletion::Pending { .. } => tokio::time::sleep(POLL).await,
+        }
+    }
 }
 
 /// `--operator`, else `$ATELIER_OPERATOR`: who did it is always recorded.
@@ -301,6 +371,20 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 ReleaseOutcome::AccountMissing => bail!("refused: {user} has no account"),
             }
             Ok(ExitCode::SUCCESS)
+        }
+        Command::User {
+            action:
+                UserAction::Delete {
+                    user,
+                    operator,
+                    wait,
+                },
+        } => {
+            let Some(user) = UserId::parse(&user) else {
+                bail!("USER is not a valid user id")
+            };
+            let by = DeletedBy::Operator(operator_from(operator)?);
+            delete_user(&app().await?, &user, &by, wait).await
         }
         Command::Schema => {
             println!("{}", serde_json::to_string_pretty(&TABLES)?);

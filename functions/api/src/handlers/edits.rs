@@ -2,7 +2,7 @@
 
 use atelier_shared::domain::{EditRequest, JobId, RepairRequest};
 use atelier_shared::services::submit::Submitted;
-use atelier_shared::services::{App, cancel, jobs, lineage, submit};
+use atelier_shared::services::{App, cancel, jobs, lineage, privacy, submit};
 use axum::Json;
 use axum::extract::{Path, State};
 use axum::response::{IntoResponse, Response};
@@ -137,4 +137,23 @@ pub async fn cancel_edit(
 ) -> Result<Json<JobView>, ApiError> {
     let id = JobId::parse(&id).ok_or_else(ApiError::not_found)?;
     Ok(Json(cancel::cancel(&app, &user, &id).await?.into()))
+}
+
+/// Deletes the images of a finished edit and of its repairs (original, mask, style
+/// reference, results and candidates). The edit stays, with its charge, refunds and state,
+/// and shows `images_deleted_at`; it can no longer be repaired. Repeating it is harmless.
+#[utoipa::path(delete, path = "/v1/edits/{id}/images", tag = "edits", security(("bearer" = [])),
+    params(("id" = String, Path, description = "the edit or any repair of it")),
+    responses((status = 200, body = JobView), (status = 404, body = Problem, content_type = "application/problem+json"),
+        (status = 409, body = Problem, content_type = "application/problem+json",
+            description = "IMAGES_IN_USE: the edit or a repair of it is still queued or processing")))]
+pub async fn delete_edit_images(
+    State(app): State<App>,
+    Caller(user): Caller,
+    Path(id): Path<String>,
+) -> Result<Json<JobView>, ApiError> {
+    let id = JobId::parse(&id).ok_or_else(ApiError::not_found)?;
+    Ok(Json(
+        privacy::delete_edit_images(&app, &user, &id).await?.into(),
+    ))
 }

@@ -1,8 +1,9 @@
 //! Presigned uploads.
 
-use atelier_shared::services::{App, uploads};
+use atelier_shared::domain::AssetId;
+use atelier_shared::services::{App, privacy, uploads};
 use axum::Json;
-use axum::extract::State;
+use axum::extract::{Path, State};
 use http::StatusCode;
 
 use crate::auth::{Caller, Email};
@@ -29,4 +30,21 @@ pub async fn create_upload(
             .map_err(ApiError::validation)?;
     let slot = uploads::create_upload(&app, &user, email, &spec).await?;
     Ok((StatusCode::CREATED, Json(slot.into())))
+}
+
+/// Deletes one of the caller's uploads. Refused while a queued or processing edit reads it
+/// (edits keep their own copy once submitted, so a finished edit does not need it).
+#[utoipa::path(delete, path = "/v1/assets/{id}", tag = "uploads", security(("bearer" = [])),
+    params(("id" = String, Path, description = "an asset id from POST /v1/uploads")),
+    responses((status = 204, description = "deleted"), (status = 404, body = Problem, content_type = "application/problem+json"),
+        (status = 409, body = Problem, content_type = "application/problem+json",
+            description = "ASSET_IN_USE: a queued or processing edit reads it")))]
+pub async fn delete_asset(
+    State(app): State<App>,
+    Caller(user): Caller,
+    Path(id): Path<String>,
+) -> Result<StatusCode, ApiError> {
+    let id = AssetId::parse(&id).ok_or_else(ApiError::not_found)?;
+    privacy::delete_asset(&app, &user, &id).await?;
+    Ok(StatusCode::NO_CONTENT)
 }

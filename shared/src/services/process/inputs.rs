@@ -174,12 +174,27 @@ impl Run<'_> {
         })
     }
 
+    /// An input: the edit's kept copy (made at submit), else the upload itself (edits
+    /// submitted before copies were kept).
     async fn read_upload(&self, kind: AssetKind, id: &AssetId) -> Result<Vec<u8>, Stop> {
-        let key = Assets::upload_key(&self.job.user_id, kind, id);
+        let user = &self.job.user_id;
+        let kept = Assets::kept_input_key(user, self.job.root_id(), kind);
+        if let Some(bytes) = self.read_limited(kind, &kept).await? {
+            return Ok(bytes);
+        }
+        match self
+            .read_limited(kind, &Assets::upload_key(user, kind, id))
+            .await?
+        {
+            Some(bytes) => Ok(bytes),
+            None => Err(Stop::fail(FailureCode::AssetMissing)),
+        }
+    }
+
+    async fn read_limited(&self, kind: AssetKind, key: &str) -> Result<Option<Vec<u8>>, Stop> {
         let limit = DecodeLimits::for_asset(kind).max_bytes;
-        match self.p.app.assets.get_limited(&key, limit).await {
-            Ok(Some(bytes)) => Ok(bytes),
-            Ok(None) => Err(Stop::fail(FailureCode::AssetMissing)),
+        match self.p.app.assets.get_limited(key, limit).await {
+            Ok(found) => Ok(found),
             Err(AssetReadError::TooLarge { .. }) => Err(Stop::fail(FailureCode::InvalidImage)),
             Err(AssetReadError::Aws(e)) => Err(Error::from(e).into()),
         }

@@ -1,4 +1,5 @@
-//! Submitting a paid edit: price it, check its assets exist, then one transaction that creates
+//! Submitting a paid edit: price it, keep a copy of its assets (which checks they exist),
+//! then one transaction that creates
 //! the job, debits the account and writes the ledger row (rules 1, 2, 10, 11). A missing asset
 //! is refused before anything is written. The queue is rung after the commit; a failed ring is
 //! left to the sweeper (rule 4).
@@ -25,11 +26,15 @@ pub async fn submit_edit(
     let request_hash = spec.request_hash();
     let price = pricing::quote(&spec).credits;
 
-    // Assets are checked before anything is written, so a missing one changes nothing.
+    // Each input is copied into the edit's own prefix before anything is written (the copy
+    // is also the existence check, so a missing asset changes nothing): repairs read the
+    // copy, so they keep working after the upload expires or is deleted. The key is derived
+    // from the job id, so a retry copies onto the same key.
     for (field, kind, id) in spec.assets() {
+        let kept = Assets::kept_input_key(user, &job_id, kind);
         if !app
             .assets
-            .exists(&Assets::upload_key(user, kind, id))
+            .copy(&Assets::upload_key(user, kind, id), &kept)
             .await?
         {
             return Err(Error::AssetNotFound { field });

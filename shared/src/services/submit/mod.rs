@@ -129,6 +129,7 @@ fn debit_refused(refusal: DebitRefusal, job: &JobItem, max_in_flight: u32) -> Er
             ),
         },
         DebitRefusal::OnHold => Error::AccountOnHold,
+        DebitRefusal::Closed => Error::AccountClosed,
     }
 }
 

@@ -76,5 +76,6 @@ fn lineage_refused(refusal: LineageRefusal) -> Error {
         LineageRefusal::Stopped => Error::RepairsStopped,
         LineageRefusal::LimitReached => Error::RepairLimitReached,
         LineageRefusal::InProgress => Error::RepairInProgress,
+        LineageRefusal::ImagesDeleted => Error::ImagesDeleted,
     }
 }

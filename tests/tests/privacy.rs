@@ -1,0 +1,423 @@
+//! People's photos are theirs: deleting an upload, an edit's images or the whole account,
+//! and exporting what is kept — against ministack and the stand-in model server. Objects are
+//! always checked by listing the bucket through the S3 API; money by the ledger and the audit.
+
+use atelier_model_server::samples;
+use atelier_shared::domain::{JobId, JobState, LedgerKind, UserId};
+use atelier_shared::services::privacy::{self, DeletedBy};
+use atelier_shared::services::process::{Outcome, Processor};
+use atelier_tests::{Harness, StandIn};
+use http::StatusCode;
+use serde_json::{Value, json};
+
+fn job_id(id: &str) -> JobId {
+    JobId::parse(id).unwrap_or_else(|| panic!("job id {id}"))
+}
+
+fn pet_edit() -> Value {
+    json!({ "style": "embroidery", "target": "pet", "target_description": "the grey cat on the left" })
+}
+
+/// A funded user with a delivered pet edit; returns (user, edit id, processor).
+async fn delivered_edit(h: &Harness, model: &StandIn) -> (UserId, String, Processor) {
+    let user = h.user();
+    h.fund_to(&user, 40).await;
+    let id = h
+        .submit_photo(&user, "edit", samples::single_pet(), pet_edit())
+        .await;
+    let processor = h.processor(model);
+    let outcome = processor.process(&job_id(&id)).await;
+    assert!(
+        matches!(outcome, Ok(Outcome::Delivered { .. })),
+        "{outcome:?}"
+    );
+    (user, id, processor)
+}
+
+fn ledger_refs(rows: &[atelier_shared::store::schema::LedgerItem]) -> Vec<(String, i64)> {
+    let mut refs: Vec<_> = rows
+        .iter()
+        .map(|r| (r.reference.clone(), r.amount.get()))
+        .collect();
+    refs.sort();
+    refs
+}
+
+#[tokio::test]
+async fn an_upload_is_deleted_from_storage_and_a_second_delete_is_404() {
+    let h = Harness::new().await;
+    let user = h.user();
+    let asset = h.upload(&user, "original", samples::single_pet()).await;
+    assert_eq!(h.objects_of(&user).await.len(), 1);
+
+    let deleted = h.delete_asset(&user, &asset).await;
+    let again = h.delete_asset(&user, &asset).await;
+
+    assert_eq!(deleted.status, StatusCode::NO_CONTENT, "{deleted:?}");
+    assert!(h.objects_of(&user).await.is_empty());
+    assert_eq!(again.status, StatusCode::NOT_FOUND, "{again:?}");
+}
+
+#[tokio::test]
+async fn another_users_upload_cannot_be_deleted_and_stays() {
+    let h = Harness::new().await;
+    let (owner, stranger) = (h.user(), h.user());
+    let asset = h.upload(&owner, "original", samples::single_pet()).await;
+
+    let res = h.delete_asset(&stranger, &asset).await;
+    let malformed = h.delete_asset(&stranger, "not-an-asset-id").await;
+
+    assert_eq!(res.status, StatusCode::NOT_FOUND, "{res:?}");
+    assert_eq!(malformed.status, StatusCode::NOT_FOUND, "{malformed:?}");
+    assert_eq!(h.objects_of(&owner).await.len(), 1);
+}
+
+#[tokio::test]
+async fn an_upload_a_queued_edit_reads_is_refused_with_asset_in_use_and_stays() {
+    let h = Harness::new().await;
+    let user = h.user();
+    h.fund_to(&user, 40).await;
+    let asset = h.upload(&user, "original", samples::single_pet()).await;
+    let mut body = pet_edit();
+    body["original_asset_id"] = json!(asset);
+    let queued = h.submit(&user, Some("queued"), &body).await;
+    assert_eq!(queued.status, StatusCode::ACCEPTED, "{queued:?}");
+
+    let res = h.delete_asset(&user, &asset).await;
+
+    assert_eq!(res.status, StatusCode::CONFLICT, "{res:?}");
+    assert_eq!(res.code(), "ASSET_IN_USE");
+    assert_eq!(res.str("state"), "queued");
+    let upload = format!("uploads/{user}/original/{asset}");
+    assert!(h.objects_of(&user).await.contains(&upload));
+}
+
+#[tokio::test]
+async fn a_repair_works_after_the_edits_upload_expired() {
+    let (h, model) = (Harness::new().await, StandIn::start().await);
+    let (user, edit, p) = delivered_edit(&h, &model).await;
+    let job = h.job(&user, &edit).await;
+    let asset = job.body["settings"]["original_asset_id"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    // What the unused-upload expiry does: the upload object is gone.
+    h.app
+        .assets
+        .delete(&format!("uploads/{user}/original/{asset}"))
+        .await
+        .unwrap_or_else(|e| panic!("{e:?}"));
+
+    let res = h
+        .repair(
+            &user,
+            &edit,
+            "fix",
+            &json!({ "instruction": "finer stitches" }),
+        )
+        .await;
+    assert_eq!(res.status, StatusCode::ACCEPTED, "{res:?}");
+    let outcome = p.process(&job_id(&res.str("id"))).await;
+
+    assert!(
+        matches!(outcome, Ok(Outcome::Delivered { .. })),
+        "{outcome:?}"
+    );
+    h.assert_audit_clean().await;
+}
+
+#[tokio::test]
+async fn deleting_an_edits_images_removes_every_object_keeps_the_money_and_stops_repairs() {
+    let (h, model) = (Harness::new().await, StandIn::start().await);
+    let (user, edit, p) = delivered_edit(&h, &model).await;
+    let repair = h
+        .repair(
+            &user,
+            &edit,
+            "fix",
+            &json!({ "instruction": "finer stitches" }),
+        )
+        .await;
+    assert_eq!(repair.status, StatusCode::ACCEPTED, "{repair:?}");
+    let outcome = p.process(&job_id(&repair.str("id"))).await;
+    assert!(
+        matches!(outcome, Ok(Outcome::Delivered { .. })),
+        "{outcome:?}"
+    );
+    let kept = h.upload(&user, "original", samples::single_pet()).await;
+    let ledger_before = ledger_refs(&h.ledger(&user).await);
+    let balance_before = h.balance(&user).await;
+
+    let res = h.delete_edit_images(&user, &repair.str("id")).await;
+
+    assert_eq!(res.status, StatusCode::OK, "{res:?}");
+    assert!(res.body["images_deleted_at"].is_string(), "{res:?}");
+    assert_eq!(
+        h.objects_of(&user).await,
+        vec![format!("uploads/{user}/original/{kept}")],
+        "only the unrelated upload is left"
+    );
+    let shown = h.job(&user, &edit).await;
+    assert_eq!(shown.str("status"), "succeeded");
+    assert!(
+        shown.body.get("result").is_none(),
+        "no dead link: {shown:?}"
+    );
+    assert!(shown.body["images_deleted_at"].is_string());
+    let refused = h
+        .repair(&user, &edit, "fix-again", &json!({ "instruction": "more" }))
+        .await;
+    assert_eq!(refused.status, StatusCode::CONFLICT, "{refused:?}");
+    assert_eq!(refused.code(), "IMAGES_DELETED");
+    assert_eq!(h.balance(&user).await, balance_before, "nothing charged");
+    assert_eq!(ledger_refs(&h.ledger(&user).await), ledger_before);
+    let again = h.delete_edit_images(&user, &edit).await;
+    assert_eq!(
+        again.status,
+        StatusCode::OK,
+        "repeating it is harmless: {again:?}"
+    );
+    h.assert_audit_clean().await;
+}
+
+#[tokio::test]
+async fn the_images_of_a_queued_edit_cannot_be_deleted() {
+    let h = Harness::new().await;
+    let user = h.user();
+    h.fund_to(&user, 40).await;
+    let edit = h
+        .submit_photo(&user, "queued", samples::single_pet(), pet_edit())
+        .await;
+
+    let res = h.delete_edit_images(&user, &edit).await;
+
+    assert_eq!(res.status, StatusCode::CONFLICT, "{res:?}");
+    assert_eq!(res.code(), "IMAGES_IN_USE");
+    assert_eq!(
+        h.objects_of(&user).await.len(),
+        2,
+        "upload and kept copy stay"
+    );
+}
+
+/// A user with a delivered edit, a queued one and a spare upload; and a bystander with an
+/// upload. Returns (owner, delivered, queued, bystander).
+async fn user_with_everything(h: &Harness, model: &StandIn) -> (UserId, String, String, UserId) {
+    let (user, delivered, _) = delivered_edit(h, model).await;
+    let queued = h
+        .submit_photo(&user, "queued", samples::single_pet(), pet_edit())
+        .await;
+    h.upload(&user, "mask", samples::single_pet()).await;
+    let bystander = h.user();
+    h.upload(&bystander, "original", samples::single_pet())
+        .await;
+    (user, delivered, queued, bystander)
+}
+
+#[tokio::test]
+async fn deleting_an_account_removes_every_object_refunds_queued_edits_and_keeps_the_ledger() {
+    let (h, model) = (Harness::new().await, StandIn::start().await);
+    let (user, delivered, queued, bystander) = user_with_everything(&h, &model).await;
+    let ledger_before = ledger_refs(&h.ledger(&user).await);
+    let balance_before = h.balance(&user).await;
+    let queued_price = h.job(&user, &queued).await.body["credits"]
+        .as_i64()
+        .unwrap_or_default();
+    assert!(h.objects_of(&user).await.len() >= 5);
+
+    let res = h.delete_account(&user).await;
+
+    assert_eq!(res.status, StatusCode::OK, "{res:?}");
+    assert_eq!(res.str("status"), "deleted");
+    assert_eq!(res.body["canceled"], 1);
+    assert!(
+        h.objects_of(&user).await.is_empty(),
+        "{:?}",
+        h.objects_of(&user).await
+    );
+    assert_eq!(
+        h.objects_of(&bystander).await.len(),
+        1,
+        "another user's upload stays"
+    );
+    let rows = ledger_refs(&h.ledger(&user).await);
+    let refund = (format!("refund:job:{queued}"), queued_price);
+    let mut expected = ledger_before.clone();
+    expected.push(refund);
+    expected.sort();
+    assert_eq!(
+        rows, expected,
+        "every row stays; the queued edit's refund is added"
+    );
+    let account = h.account(&user).await;
+    assert_eq!(account.body["balance"], balance_before + queued_price);
+    assert!(account.body["closed_at"].is_string() && account.body["deleted_at"].is_string());
+    let job = h.job(&user, &delivered).await;
+    assert_eq!(job.str("status"), "succeeded");
+    assert!(
+        job.body["settings"].get("target_description").is_none(),
+        "{job:?}"
+    );
+    assert_eq!(h.job(&user, &queued).await.str("status"), "canceled");
+    h.assert_audit_clean().await;
+}
+
+#[tokio::test]
+async fn a_deleted_account_refuses_uploads_and_edits_even_to_a_new_token() {
+    let (h, model) = (Harness::new().await, StandIn::start().await);
+    let (user, _, _, _) = user_with_everything(&h, &model).await;
+    assert_eq!(h.delete_account(&user).await.status, StatusCode::OK);
+
+    // The same subject signs in again: the closed account is found, not a fresh one.
+    let account = h.account_as(&user, Some("true")).await;
+    let upload = h.create_upload(&user, "original", "image/png", 100).await;
+    let edit = h
+        .submit(
+            &user,
+            Some("after"),
+            &json!({ "style": "embroidery", "target": "pet", "original_asset_id": "01ARZ3NDEKTSV4RRFFQ69G5FAV" }),
+        )
+        .await;
+
+    assert!(account.body["closed_at"].is_string(), "{account:?}");
+    assert_eq!(upload.status, StatusCode::FORBIDDEN, "{upload:?}");
+    assert_eq!(upload.code(), "ACCOUNT_CLOSED");
+    assert!(edit.status.is_client_error(), "{edit:?}");
+    assert!(h.objects_of(&user).await.is_empty());
+}
+
+#[tokio::test]
+async fn an_account_with_a_processing_edit_is_closed_at_once_and_deleted_once_it_finishes() {
+    let (h, model) = (Harness::new().await, StandIn::start().await);
+    let (user, _, queued, _) = user_with_everything(&h, &model).await;
+    let now = atelier_shared::clock::format(atelier_shared::clock::now());
+    let claimed = h
+        .app
+        .store
+        .claim(&job_id(&queued), &now)
+        .await
+        .unwrap_or_else(|e| panic!("{e:?}"))
+        .unwrap_or_else(|| panic!("the queued job was not claimed"));
+
+    let pending = h.delete_account(&user).await;
+
+    assert_eq!(pending.status, StatusCode::ACCEPTED, "{pending:?}");
+    assert_eq!(pending.str("status"), "pending");
+    assert_eq!(pending.body["processing"], 1);
+    assert!(pending.header("retry-after").is_some());
+    assert!(
+        !h.objects_of(&user).await.is_empty(),
+        "the running edit keeps its inputs"
+    );
+    let upload = h.create_upload(&user, "original", "image/png", 100).await;
+    assert_eq!(
+        upload.code(),
+        "ACCOUNT_CLOSED",
+        "closed at once: {upload:?}"
+    );
+
+    // The processing edit ends (here as the sweeper ends a stuck one: failed and refunded).
+    let failure =
+        atelier_shared::domain::JobFailure::new(atelier_shared::domain::FailureCode::TimedOut);
+    h.app
+        .store
+        .fail_and_refund(&claimed, JobState::Processing, &failure, &now, Vec::new())
+        .await
+        .unwrap_or_else(|e| panic!("{e:?}"));
+    let done = h.delete_account(&user).await;
+
+    assert_eq!(done.status, StatusCode::OK, "{done:?}");
+    assert!(h.objects_of(&user).await.is_empty());
+    h.assert_audit_clean().await;
+}
+
+#[tokio::test]
+async fn a_deletion_killed_half_way_is_finished_by_running_it_again() {
+    let (h, model) = (Harness::new().await, StandIn::start().await);
+    let (user, _, _, bystander) = user_with_everything(&h, &model).await;
+    let objects = h.objects_of(&user).await.len();
+    let ledger_before = h.ledger(&user).await.len();
+
+    privacy::delete_account_dying_after(&h.app, &user, &DeletedBy::User, 2)
+        .await
+        .unwrap_or_else(|e| panic!("{e:?}"));
+
+    let left = h.objects_of(&user).await.len();
+    assert_eq!(left, objects - 2, "it died after two objects");
+    let half = h.account(&user).await;
+    assert!(half.body["closed_at"].is_string() && half.body.get("deleted_at").is_none());
+
+    let rerun = h.delete_account(&user).await;
+
+    assert_eq!(rerun.status, StatusCode::OK, "{rerun:?}");
+    assert_eq!(
+        rerun.body["canceled"], 0,
+        "the queued edit was refunded once, by the first run"
+    );
+    assert!(h.objects_of(&user).await.is_empty());
+    assert_eq!(h.objects_of(&bystander).await.len(), 1);
+    let refunds = h
+        .ledger(&user)
+        .await
+        .iter()
+        .filter(|r| r.kind == LedgerKind::Refund)
+        .count();
+    assert_eq!(refunds, 1);
+    assert_eq!(h.ledger(&user).await.len(), ledger_before + 1);
+    h.assert_audit_clean().await;
+}
+
+#[tokio::test]
+async fn the_export_pages_through_the_account_the_ledger_and_every_job_with_live_links() {
+    let (h, model) = (Harness::new().await, StandIn::start().await);
+    let (user, delivered, queued, _) = user_with_everything(&h, &model).await;
+    let ledger_rows = h.ledger(&user).await.len();
+
+    let mut pages = Vec::new();
+    let mut query = "limit=2".to_owned();
+    loop {
+        let page = h.export(&user, &query).await;
+        assert_eq!(page.status, StatusCode::OK, "{page:?}");
+        let next = page.body["next_cursor"].as_str().map(str::to_owned);
+        pages.push(page);
+        match next {
+            Some(c) => query = format!("limit=2&cursor={c}"),
+            None => break,
+        }
+        assert!(pages.len() < 20, "the export must end");
+    }
+
+    assert!(pages[0].body["account"]["balance"].is_i64());
+    assert!(
+        pages
+            .iter()
+            .skip(1)
+            .all(|p| p.body.get("account").is_none())
+    );
+    let ledger: usize = pages
+        .iter()
+        .map(|p| p.body["ledger"].as_array().map_or(0, Vec::len))
+        .sum();
+    assert_eq!(ledger, ledger_rows);
+    let jobs: Vec<&Value> = pages
+        .iter()
+        .flat_map(|p| p.body["jobs"].as_array().into_iter().flatten())
+        .collect();
+    let ids: Vec<&str> = jobs.iter().filter_map(|j| j["id"].as_str()).collect();
+    assert!(
+        ids.contains(&delivered.as_str()) && ids.contains(&queued.as_str()),
+        "{ids:?}"
+    );
+    let link = jobs
+        .iter()
+        .find(|j| j["id"] == delivered.as_str())
+        .and_then(|j| j["result"]["url"].as_str())
+        .unwrap_or_else(|| panic!("the delivered edit has a link"));
+    let got = reqwest::get(link)
+        .await
+        .map(|r| r.status().as_u16())
+        .unwrap_or(0);
+    assert_eq!(got, 200);
+    let forged = h.export(&user, "cursor=x.nonsense").await;
+    assert_eq!(forged.code(), "INVALID_CURSOR", "{forged:?}");
+}
