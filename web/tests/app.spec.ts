@@ -25,6 +25,11 @@ async function apiGet(page: Page, path: string): Promise<unknown> {
   return res.json();
 }
 
+/** With ATELIER_SCREENSHOTS set, saves the main screens for the README (docs/web/). */
+async function shot(page: Page, name: string): Promise<void> {
+  if (process.env.ATELIER_SCREENSHOTS) await page.screenshot({ path: join('..', 'docs', 'web', `${name}.jpg`), type: 'jpeg', quality: 70, fullPage: true });
+}
+
 async function upload(page: Page, file: string): Promise<void> {
   await page.getByLabel('Choose a photo').setInputFiles(join(samples, file));
   await expect(page.getByText(/uploaded$/)).toBeVisible();
@@ -45,6 +50,7 @@ test('a brushed edit: upload, paint, pick a medium, see the price, pay, watch it
   await expect(page.getByText('1 stroke(s) painted.')).toBeVisible();
   await page.getByText('Embroidery', { exact: true }).click();
   await expect(page.getByTestId('price')).toHaveText('Price: 3 credits');
+  await shot(page, 'editor');
   await page.getByRole('button', { name: /Make it/ }).click();
   await expect(page.getByTestId('status')).toHaveAttribute('data-status', 'succeeded', { timeout: 60_000 });
   await expect(page.getByTestId('balance')).toHaveText('3');
@@ -74,9 +80,35 @@ test('a brushed edit: upload, paint, pick a medium, see the price, pay, watch it
   });
   expect(same).toBe('same');
 
+  await shot(page, 'result');
   const download = page.waitForEvent('download');
   await page.getByRole('link', { name: 'Download' }).click();
   expect((await download).suggestedFilename()).toMatch(/^atelier-.*\.png$/);
+
+  // A repair of it: charged like the edit, and the lineage lists both versions.
+  await page.getByLabel(/Say what to improve/).fill('make the stitches finer');
+  await page.getByRole('button', { name: 'Repair', exact: true }).click();
+  await expect(page.getByRole('heading', { name: /^Repair:/ })).toBeVisible();
+  await expect(page.getByTestId('status')).toHaveAttribute('data-status', 'succeeded', { timeout: 60_000 });
+  await expect(page.getByTestId('balance')).toHaveText('0');
+  const versions = page.getByRole('region', { name: 'Versions' }).getByRole('listitem');
+  await expect(versions).toHaveCount(2);
+  await expect(versions.first()).toContainText('Original edit');
+});
+
+test('two pets: the questions, an answer, then delivered (the first try refunded)', async ({ page }) => {
+  await signIn(page, 'clarify');
+  await upload(page, 'two_pets.png');
+  await page.getByText('Linocut', { exact: true }).click();
+  await page.getByRole('button', { name: /Make it/ }).click();
+  await expect(page.getByTestId('status')).toHaveAttribute('data-status', 'failed', { timeout: 60_000 });
+  await expect(page.getByText('Your credits were refunded.')).toBeVisible();
+  await expect(page.getByTestId('balance')).toHaveText('6');
+  await shot(page, 'clarification');
+  await page.getByLabel('Your answer').fill('the cat on the left');
+  await page.getByRole('button', { name: 'Try again with this answer' }).click();
+  await expect(page.getByTestId('status')).toHaveAttribute('data-status', 'succeeded', { timeout: 60_000 });
+  await expect(page.getByTestId('balance')).toHaveText('2');
 });
 
 test('a double click on submit makes one job and one charge', async ({ page }) => {
