@@ -329,6 +329,7 @@ fn cargo() -> Command {
 
 fn dev() -> Result<ExitCode> {
     let _ministack = start_ministack(DEV_PORT, &root().join(".atelier").join("ministack"))?;
+    let _web = web::dev_server(&root().join(".atelier").join("vite.log"))?;
     let status = cargo()
         .current_dir(root())
         .args([

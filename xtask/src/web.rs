@@ -31,7 +31,7 @@ fn ensure_chromium() -> Result<()> {
 }
 
 /// `npm ci` when the lockfile changed since the last install (a marker keeps its copy).
-fn ensure_node_modules() -> Result<()> {
+pub(crate) fn ensure_node_modules() -> Result<()> {
     let dir = web_dir();
     let lock = std::fs::read_to_string(dir.join("package-lock.json"))?;
     let marker = dir.join("node_modules").join(".atelier-lock");
@@ -45,6 +45,31 @@ fn ensure_node_modules() -> Result<()> {
     .context("npm ci in web/ (is Node.js installed?)")?;
     std::fs::write(&marker, lock)?;
     Ok(())
+}
+
+/// The web app's development server for `cargo xtask dev` (its defaults proxy the dev ports),
+/// stopped when dropped.
+pub(crate) fn dev_server(log: &std::path::Path) -> Result<crate::fuzz::Service> {
+    ensure_node_modules()?;
+    let service = spawn(
+        "vite",
+        &mut npm(&[
+            "exec",
+            "--",
+            "vite",
+            "--strictPort",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            "5173",
+        ]),
+        log,
+    )?;
+    eprintln!(
+        "xtask: web app on http://127.0.0.1:5173 (log: {})",
+        log.display()
+    );
+    Ok(service)
 }
 
 fn npm(args: &[&str]) -> Command {
