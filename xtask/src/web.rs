@@ -97,6 +97,8 @@ pub fn web_test(aws_port: u16) -> Result<(u64, u64)> {
     run(npm(&["run", "--silent", "build"]).env("VITE_STORAGE_PROXY", "1")).context("web: build")?;
     passed += 1;
     eprintln!("xtask: web bundle {} bytes (dist/assets)", bundle_bytes()?);
+    no_secret_in_bundle()?;
+    passed += 1;
 
     let (api_port, model_port, web_port) = (aws_port + 101, aws_port + 102, aws_port + 103);
     run(cargo().current_dir(root()).args([
@@ -206,6 +208,23 @@ fn playwright_counts(report: &str) -> (u64, u64) {
             .unwrap_or(0)
     };
     (count("expected"), count("unexpected") + count("flaky"))
+}
+
+/// What must never ship to a browser: payment keys, webhook secrets, private keys, AWS keys.
+const SECRET_MARKERS: [&str; 5] = ["sk_test_", "sk_live_", "whsec_", "PRIVATE KEY", "AKIA"];
+
+fn no_secret_in_bundle() -> Result<()> {
+    for e in std::fs::read_dir(web_dir().join("dist").join("assets"))? {
+        let path = e?.path();
+        let text = String::from_utf8_lossy(&std::fs::read(&path)?).into_owned();
+        if let Some(m) = SECRET_MARKERS.iter().find(|m| text.contains(*m)) {
+            bail!(
+                "web: {} contains {m:?}: a secret in the bundle",
+                path.display()
+            );
+        }
+    }
+    Ok(())
 }
 
 fn bundle_bytes() -> Result<u64> {
