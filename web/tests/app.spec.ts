@@ -123,6 +123,14 @@ test('a double click on submit makes one job and one charge', async ({ page }) =
   const ledger = (await apiGet(page, '/v1/account/ledger')) as { items: { kind: string; amount: number }[] };
   expect(ledger.items.filter((r) => r.kind === 'debit')).toEqual([expect.objectContaining({ amount: -4 })]);
   expect(((await apiGet(page, '/v1/account')) as { balance: number }).balance).toBe(2);
+  // What the person sees agrees: one edit in the history, the grant and one debit in the ledger.
+  await page.getByRole('button', { name: 'History' }).click();
+  await expect(page.getByRole('region', { name: 'Your edits' }).getByRole('listitem')).toHaveCount(1);
+  await page.getByRole('button', { name: 'Account' }).click();
+  const rows = page.getByTestId('ledger').getByRole('row');
+  await expect(rows).toHaveCount(2);
+  await expect(rows.nth(0)).toContainText('-4');
+  await expect(rows.nth(1)).toContainText('+6');
 });
 
 test('a reload while submitting sends the same key again: still one job and one charge', async ({ page }) => {
