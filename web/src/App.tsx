@@ -28,7 +28,14 @@ export function App() {
 
   useEffect(() => {
     const mgr = oidcManager();
-    if (mgr && !session) void oidcSession(mgr).then((s) => s && signIn(s));
+    if (!mgr) return;
+    if (!session) void oidcSession(mgr).then((s) => s && signIn(s));
+    // A renewed token (refresh token, before expiry) replaces the one in use.
+    const renewed = (u: { access_token: string; profile: { email?: string; sub: string } }) => {
+      signIn({ token: u.access_token, user: u.profile.email ?? u.profile.sub });
+    };
+    mgr.events.addUserLoaded(renewed);
+    return () => { mgr.events.removeUserLoaded(renewed); };
   }, [session, signIn]);
 
   const refresh = useCallback(() => {

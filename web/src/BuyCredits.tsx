@@ -3,16 +3,17 @@ import { api, explain, type Pack } from './api/client';
 
 /** The packs for sale; buying opens the payment provider's checkout page. */
 export function BuyCredits(props: { onError: (m: string) => void }) {
+  const { onError } = props;
   const [packs, setPacks] = useState<Pack[]>([]);
   useEffect(() => {
-    api.packs().then(setPacks, (e: unknown) => props.onError(explain(e)));
-  }, [props]);
+    api.packs().then(setPacks, (e: unknown) => { onError(explain(e)); });
+  }, [onError]);
   const buy = async (pack: string) => {
     try {
       const session = await api.checkout(pack, crypto.randomUUID());
       location.assign(session.url);
     } catch (e) {
-      props.onError(explain(e));
+      onError(explain(e));
     }
   };
   return (
