@@ -532,3 +532,87 @@ async fn the_openapi_document_names_every_failure_code_and_the_daily_limit() {
         .unwrap_or_default();
     assert!(edits.contains("DAILY_LIMIT_REACHED"), "{edits:?}");
 }
+
+/// What generated clients (the web app's TypeScript; Swift and Kotlin for mobile) need from the
+/// document: required, non-nullable request fields with enums, timestamps with a format, the
+/// headers a client acts on, a described response everywhere and no Rust doc links.
+#[tokio::test]
+async fn the_openapi_document_is_strict_enough_for_generated_clients() {
+    let h = Harness::new().await;
+    let doc = h
+        .call(
+            None,
+            Request::get("/v1/openapi.json")
+                .body(Body::empty())
+                .expect("a valid request"),
+        )
+        .await
+        .body;
+    let schemas = &doc["components"]["schemas"];
+    let edit = &schemas["EditRequest"];
+    for field in ["style", "target", "original_asset_id"] {
+        assert!(
+            edit["required"]
+                .as_array()
+                .is_some_and(|r| r.iter().any(|f| f == field)),
+            "EditRequest.{field} required: {edit}"
+        );
+    }
+    assert_eq!(
+        edit["properties"]["style"]["$ref"],
+        "#/components/schemas/StyleId"
+    );
+    assert_eq!(
+        edit["properties"]["target"]["$ref"],
+        "#/components/schemas/Target"
+    );
+    assert_eq!(schemas["Target"]["enum"].as_array().map(Vec::len), Some(4));
+    assert_eq!(
+        schemas["StyleId"]["enum"].as_array().map(Vec::len),
+        Some(15)
+    );
+    assert_eq!(
+        schemas["UploadRequest"]["properties"]["kind"]["$ref"],
+        "#/components/schemas/AssetKind"
+    );
+    for (schema, field) in [
+        ("JobView", "created_at"),
+        ("ResultView", "url_expires_at"),
+        ("UploadView", "expires_at"),
+        ("LedgerEntryView", "created_at"),
+    ] {
+        assert_eq!(
+            schemas[schema]["properties"][field]["format"], "date-time",
+            "{schema}.{field}"
+        );
+    }
+    let edits = &doc["paths"]["/v1/edits"]["post"]["responses"];
+    assert!(edits["202"]["headers"]["Location"].is_object(), "{edits}");
+    assert!(
+        edits["200"]["headers"]["Idempotent-Replayed"].is_object(),
+        "{edits}"
+    );
+    assert!(
+        edits["429"]["headers"]["Retry-After"].is_object(),
+        "{edits}"
+    );
+    assert!(
+        doc["servers"].as_array().is_some_and(|s| !s.is_empty()),
+        "a servers entry"
+    );
+    for (path, item) in doc["paths"].as_object().into_iter().flatten() {
+        for (method, op) in item.as_object().into_iter().flatten() {
+            for (status, res) in op["responses"].as_object().into_iter().flatten() {
+                let text = res["description"].as_str().unwrap_or_default();
+                assert!(
+                    !text.trim().is_empty(),
+                    "{method} {path} {status} has no description"
+                );
+            }
+        }
+    }
+    assert!(
+        !doc.to_string().contains("[`"),
+        "a Rust doc link leaks into the document"
+    );
+}

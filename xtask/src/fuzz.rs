@@ -104,7 +104,7 @@ fn parse_args(args: &[String]) -> Result<Args> {
 }
 
 /// A child process stopped when dropped.
-struct Service {
+pub(crate) struct Service {
     name: &'static str,
     child: Child,
 }
@@ -116,7 +116,7 @@ impl Drop for Service {
     }
 }
 
-fn spawn(name: &'static str, cmd: &mut Command, log: &Path) -> Result<Service> {
+pub(crate) fn spawn(name: &'static str, cmd: &mut Command, log: &Path) -> Result<Service> {
     let file = std::fs::File::create(log).with_context(|| format!("creating {}", log.display()))?;
     let child = cmd
         .stdout(Stdio::from(file.try_clone()?))
@@ -151,7 +151,12 @@ fn http(port: u16, method: &str, path: &str, body: Option<&str>) -> Result<(u16,
 }
 
 /// Waits until `GET path` answers 200, or the service exits, or `limit` passes.
-fn wait_ready(service: &mut Service, port: u16, path: &str, limit: Duration) -> Result<()> {
+pub(crate) fn wait_ready(
+    service: &mut Service,
+    port: u16,
+    path: &str,
+    limit: Duration,
+) -> Result<()> {
     let start = Instant::now();
     loop {
         if let Ok((200, _)) = http(port, "GET", path, None) {

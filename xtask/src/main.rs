@@ -31,6 +31,7 @@ mod cloud;
 mod fuzz;
 mod infra;
 mod package;
+mod web;
 
 /// The local AWS, pinned.
 const MINISTACK: &str = "ministack==1.5.33";
@@ -92,11 +93,12 @@ fn main() -> ExitCode {
         Some("infra-schema") => infra::infra_schema(),
         Some("cloud") => cloud::cloud(),
         Some("fuzz") => fuzz::fuzz(&args[1..]),
+        Some("web-test") => web_test_only(),
         Some("bench") => bench::bench(&args[1..]),
         Some("cloud-test") => cloud::cloud_test(false).map(|()| ExitCode::SUCCESS),
         _ => {
             eprintln!(
-                "usage: cargo xtask <dev | test [cargo test args] | token --user NAME | admin ARGS | ministack | package [--arch x86_64|arm64] | infra-test | infra-schema | cloud | cloud-test | fuzz [--requests N] [--seed S] | bench [--jobs N] [--workers K]>"
+                "usage: cargo xtask <dev | test [cargo test args] | token --user NAME | admin ARGS | ministack | package [--arch x86_64|arm64] | infra-test | infra-schema | cloud | cloud-test | fuzz [--requests N] [--seed S] | web-test | bench [--jobs N] [--workers K]>"
             );
             return ExitCode::from(2);
         }
@@ -327,6 +329,7 @@ fn cargo() -> Command {
 
 fn dev() -> Result<ExitCode> {
     let _ministack = start_ministack(DEV_PORT, &root().join(".atelier").join("ministack"))?;
+    let _web = web::dev_server(&root().join(".atelier").join("vite.log"))?;
     let status = cargo()
         .current_dir(root())
         .args([
@@ -419,9 +422,21 @@ fn test(extra: &[String]) -> Result<ExitCode> {
             }
         }
     }
+    // The web app's checks and browser tests against a fresh stack on the same port.
+    let (mut web_passed, mut web_failed) = (0u64, 0u64);
+    if extra.is_empty() {
+        match web::web_test(port) {
+            Ok((p, f)) => (web_passed, web_failed) = (p, f),
+            Err(e) => {
+                eprintln!("xtask: web-test failed: {e:#}");
+                web_failed = 1;
+            }
+        }
+        ok &= web_failed == 0;
+    }
     let (passed, failed) = (
-        passed + infra_passed + cloud_passed,
-        failed + infra_failed + cloud_failed,
+        passed + infra_passed + cloud_passed + web_passed,
+        failed + infra_failed + cloud_failed + web_failed,
     );
     // One plain closing line for every runner's results together.
     println!("tests: {passed} passed, {failed} failed");
@@ -509,6 +524,17 @@ fn admin(args: &[String]) -> Result<ExitCode> {
             .and_then(|c| u8::try_from(c).ok())
             .unwrap_or(1),
     ))
+}
+
+/// `cargo xtask web-test`: only the web app's checks and browser tests.
+fn web_test_only() -> Result<ExitCode> {
+    let (passed, failed) = web::web_test(test_port())?;
+    println!("tests: {passed} passed, {failed} failed");
+    Ok(if failed == 0 {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
 }
 
 fn ministack_only() -> Result<ExitCode> {

@@ -2,11 +2,11 @@
 
 use std::collections::BTreeMap;
 
+use atelier_shared::domain::{AssetKind, JobState, Operation, Strength, StyleId, Target};
 use atelier_shared::domain::{
     ComparisonOutcome, ComparisonRecord, JobFailure, LeakageRecord, LedgerKind, ReviewRecord,
     ReviewVerdict,
 };
-use atelier_shared::domain::{JobState, Operation, Strength, StyleId, Target};
 use atelier_shared::services::jobs::ResultLinks;
 use atelier_shared::services::lineage::Lineage;
 use atelier_shared::services::uploads::UploadSlot;
@@ -41,7 +41,9 @@ pub struct JobView {
     /// Credits charged for this job.
     pub credits: i64,
     pub settings: EditSettings,
+    #[schema(format = DateTime)]
     pub created_at: String,
+    #[schema(format = DateTime)]
     pub updated_at: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub failure: Option<FailureView>,
@@ -140,6 +142,7 @@ impl LineageView {
 pub struct ResultView {
     /// Presigned GET, valid until `url_expires_at`. Ask for the job again for a fresh one.
     pub url: String,
+    #[schema(format = DateTime)]
     pub url_expires_at: String,
     pub width: u32,
     pub height: u32,
@@ -384,6 +387,7 @@ pub struct AccountView {
     /// Edits queued or processing.
     pub in_flight: i64,
     pub max_in_flight: u32,
+    #[schema(format = DateTime)]
     pub created_at: String,
     /// A refunded or disputed purchase took back credits already spent: new edits are
     /// refused (`403 ACCOUNT_ON_HOLD`) until support releases the account.
@@ -425,6 +429,7 @@ pub struct LedgerEntryView {
     /// A purchase reversal: credits it could not take back because they were spent.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub shortfall: Option<i64>,
+    #[schema(format = DateTime)]
     pub created_at: String,
 }
 
@@ -454,11 +459,15 @@ pub struct LedgerPage {
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct UploadRequest {
-    /// `original`, `mask` or `style_reference`.
+    /// What the image is for; each kind has its own types and size limit.
+    #[schema(value_type = AssetKind, required = true)]
     pub kind: Option<String>,
     /// `image/png`, `image/jpeg` or `image/webp` (a mask: `image/png`).
+    #[schema(value_type = String, required = true, example = "image/png")]
     pub content_type: Option<String>,
-    /// Exact size of the file to upload, in bytes.
+    /// Exact size of the file to upload, in bytes (an original: at most 20 MiB; a mask: 8 MiB;
+    /// a style reference: 10 MiB).
+    #[schema(value_type = i64, required = true, minimum = 1)]
     pub bytes: Option<i64>,
 }
 
@@ -469,6 +478,7 @@ pub struct UploadView {
     pub upload_url: String,
     pub method: String,
     pub headers: BTreeMap<String, String>,
+    #[schema(format = DateTime)]
     pub expires_at: String,
 }
 
@@ -529,6 +539,7 @@ pub struct PackList {
 #[serde(deny_unknown_fields)]
 pub struct CheckoutRequest {
     /// A pack id from `GET /v1/packs`.
+    #[schema(value_type = String, required = true, example = "starter")]
     pub pack: Option<String>,
     /// Where Stripe sends the payer after paying; must start with a configured return URL
     /// (default: the first one, with `?checkout=success`).

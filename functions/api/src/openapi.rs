@@ -108,6 +108,7 @@ impl Modify for EdgeResponses {
 #[derive(OpenApi)]
 #[openapi(
     info(title = "Atelier API", version = "1.0.0", description = "Paid AI photo edits in handmade media. Errors are RFC 9457 problem details with a stable `code`."),
+    servers((url = "/", description = "the origin serving this document: the local runner, or the deployed API's URL")),
     paths(
         public::healthz, public::styles, openapi,
         quotes::create_quote, uploads::create_upload, uploads::delete_asset,
@@ -126,7 +127,7 @@ pub fn document() -> utoipa::openapi::OpenApi {
 }
 
 /// This API's OpenAPI document.
-#[utoipa::path(get, path = "/v1/openapi.json", tag = "public", responses((status = 200, description = "OpenAPI 3.1 document")))]
+#[utoipa::path(get, path = "/v1/openapi.json", tag = "public", responses((status = 200, description = "OpenAPI 3.1 document", content_type = "application/json", body = Object)))]
 pub async fn openapi() -> impl IntoResponse {
     Json(document())
 }

@@ -128,19 +128,23 @@ pub mod limits {
 }
 
 /// The edit request as a client sends it. Unknown fields are refused (a typo must not be
-/// silently ignored on a paid request); values are checked by [`EditRequest::validate`].
+/// silently ignored on a paid request); a `422` names every bad field at once.
+// The fields are loose strings so that `validate` can report every bad field in one `422`;
+// the `schema` attributes state what it requires, so generated clients are strict.
 #[derive(Debug, Clone, Default, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct EditRequest {
     /// A style id from `GET /v1/styles`.
-    #[schema(example = "embroidery")]
+    #[schema(value_type = StyleId, required = true, example = "embroidery")]
     pub style: Option<String>,
-    /// `pet`, `person`, `background` or `brush`.
-    #[schema(example = "pet")]
+    /// Which part of the photo is redrawn; `brush` needs `mask_asset_id`.
+    #[schema(value_type = Target, required = true, example = "pet")]
     pub target: Option<String>,
-    /// `subtle`, `balanced` (default) or `strong`.
+    /// `balanced` when absent.
+    #[schema(value_type = Option<Strength>)]
     pub strength: Option<String>,
     /// The photo (an `original` asset).
+    #[schema(value_type = String, required = true, max_length = 64)]
     pub original_asset_id: Option<String>,
     /// Required for `brush`: a PNG mask (a `mask` asset) the size of the original.
     pub mask_asset_id: Option<String>,

@@ -41,7 +41,7 @@ pub fn repairs_left(used: u32, attempts: u32, stopped: bool) -> u32 {
 #[derive(Debug, Clone, Default, Deserialize, utoipa::ToSchema)]
 pub struct RepairRequest {
     /// What to improve, e.g. "make the stitches on the ears finer". Treated as data.
-    #[schema(example = "make the stitches on the ears finer")]
+    #[schema(value_type = String, required = true, example = "make the stitches on the ears finer")]
     pub instruction: Option<String>,
     /// Anything else is refused: a repair keeps the edit's settings.
     #[serde(flatten)]

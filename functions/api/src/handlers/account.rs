@@ -17,7 +17,7 @@ use crate::extract::Pagination;
 /// Balance and in-flight count. The first call creates the account, with its signup grant
 /// when the token carries a verified e-mail (else the grant waits for the first call that does).
 #[utoipa::path(get, path = "/v1/account", tag = "account", security(("bearer" = [])),
-    responses((status = 200, body = AccountView), (status = 401, body = Problem, content_type = "application/problem+json")))]
+    responses((status = 200, body = AccountView, description = "the account, created on the first call")))]
 pub async fn get_account(
     State(app): State<App>,
     Caller(user): Caller,
@@ -33,7 +33,7 @@ pub async fn get_account(
 /// Ledger rows, newest first.
 #[utoipa::path(get, path = "/v1/account/ledger", tag = "account", security(("bearer" = [])),
     params(("limit" = Option<u16>, Query, description = "1-100, default 20"), ("cursor" = Option<String>, Query)),
-    responses((status = 200, body = LedgerPage), (status = 400, body = Problem, content_type = "application/problem+json")))]
+    responses((status = 200, body = LedgerPage, description = "a page of ledger rows")))]
 pub async fn get_ledger(
     State(app): State<App>,
     Caller(user): Caller,

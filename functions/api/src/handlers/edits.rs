@@ -19,15 +19,17 @@ use crate::extract::{IdempotencyKeyHeader, JsonBody, Pagination};
     security(("bearer" = [])),
     params(("Idempotency-Key" = String, Header, description = "1-255 visible ASCII characters; reuse it when retrying the same request")),
     responses(
-        (status = 202, body = JobView, description = "created and charged"),
-        (status = 200, body = JobView, description = "replay: the existing job, nothing charged"),
-        (status = 400, body = Problem, content_type = "application/problem+json"),
-        (status = 402, body = Problem, content_type = "application/problem+json"),
-        (status = 404, body = Problem, content_type = "application/problem+json"),
-        (status = 409, body = Problem, content_type = "application/problem+json"),
-        (status = 422, body = Problem, content_type = "application/problem+json"),
+        (status = 202, body = JobView, description = "created and charged", headers(("Location" = String, description = "the job: `/v1/edits/{id}`"))),
+        (status = 200, body = JobView, description = "replay: the existing job, nothing charged", headers(("Location" = String, description = "the job: `/v1/edits/{id}`"), ("Idempotent-Replayed" = String, description = "`true`: this answers an earlier request with the same key"))),
+        (status = 400, body = Problem, content_type = "application/problem+json", description = "IDEMPOTENCY_KEY_REQUIRED, IDEMPOTENCY_KEY_INVALID or MALFORMED_JSON: nothing charged"),
+        (status = 402, body = Problem, content_type = "application/problem+json", description = "INSUFFICIENT_CREDITS: buy a pack (`GET /v1/packs`, `POST /v1/checkout`); nothing charged"),
+        (status = 403, body = Problem, content_type = "application/problem+json", description = "ACCOUNT_ON_HOLD: a reversed purchase left the account short; nothing charged"),
+        (status = 404, body = Problem, content_type = "application/problem+json", description = "ASSET_NOT_FOUND: an asset id names no upload of the caller's"),
+        (status = 409, body = Problem, content_type = "application/problem+json", description = "IDEMPOTENCY_CONFLICT: the key was used with another body"),
+        (status = 422, body = Problem, content_type = "application/problem+json", description = "VALIDATION_FAILED: `errors` names each bad field"),
         (status = 429, body = Problem, content_type = "application/problem+json",
-            description = "TOO_MANY_IN_FLIGHT (Retry-After: 30) or DAILY_LIMIT_REACHED: the caller's share of the day's model budget is spent (Retry-After: seconds to the next UTC day); nothing charged"),
+            description = "TOO_MANY_IN_FLIGHT (Retry-After: 30) or DAILY_LIMIT_REACHED: the caller's share of the day's model budget is spent (Retry-After: seconds to the next UTC day); nothing charged",
+            headers(("Retry-After" = u32, description = "seconds to wait before trying again"))),
     ))]
 pub async fn create_edit(
     State(app): State<App>,
@@ -48,16 +50,18 @@ pub async fn create_edit(
     params(("id" = String, Path),
         ("Idempotency-Key" = String, Header, description = "1-255 visible ASCII characters; reuse it when retrying the same request")),
     responses(
-        (status = 202, body = JobView, description = "created and charged"),
-        (status = 200, body = JobView, description = "replay: the existing repair, nothing charged"),
-        (status = 400, body = Problem, content_type = "application/problem+json"),
-        (status = 402, body = Problem, content_type = "application/problem+json"),
-        (status = 404, body = Problem, content_type = "application/problem+json"),
+        (status = 202, body = JobView, description = "created and charged", headers(("Location" = String, description = "the job: `/v1/edits/{id}`"))),
+        (status = 200, body = JobView, description = "replay: the existing repair, nothing charged", headers(("Location" = String, description = "the job: `/v1/edits/{id}`"), ("Idempotent-Replayed" = String, description = "`true`: this answers an earlier request with the same key"))),
+        (status = 400, body = Problem, content_type = "application/problem+json", description = "IDEMPOTENCY_KEY_REQUIRED, IDEMPOTENCY_KEY_INVALID or MALFORMED_JSON: nothing charged"),
+        (status = 402, body = Problem, content_type = "application/problem+json", description = "INSUFFICIENT_CREDITS: nothing charged"),
+        (status = 403, body = Problem, content_type = "application/problem+json", description = "ACCOUNT_ON_HOLD: nothing charged"),
+        (status = 404, body = Problem, content_type = "application/problem+json", description = "NOT_FOUND: no such edit of the caller's"),
         (status = 409, body = Problem, content_type = "application/problem+json",
             description = "IDEMPOTENCY_CONFLICT, NOT_REPAIRABLE, REPAIR_LIMIT_REACHED, REPAIRS_STOPPED or REPAIR_IN_PROGRESS"),
-        (status = 422, body = Problem, content_type = "application/problem+json"),
+        (status = 422, body = Problem, content_type = "application/problem+json", description = "VALIDATION_FAILED: `errors` names each bad field"),
         (status = 429, body = Problem, content_type = "application/problem+json",
-            description = "TOO_MANY_IN_FLIGHT (Retry-After: 30) or DAILY_LIMIT_REACHED: the caller's share of the day's model budget is spent (Retry-After: seconds to the next UTC day); nothing charged"),
+            description = "TOO_MANY_IN_FLIGHT (Retry-After: 30) or DAILY_LIMIT_REACHED: the caller's share of the day's model budget is spent (Retry-After: seconds to the next UTC day); nothing charged",
+            headers(("Retry-After" = u32, description = "seconds to wait before trying again"))),
     ))]
 pub async fn create_repair(
     State(app): State<App>,
@@ -94,7 +98,7 @@ fn accepted(submitted: Submitted) -> Response {
 /// One of the caller's edits (or repairs), with its lineage when it has repairs.
 #[utoipa::path(get, path = "/v1/edits/{id}", tag = "edits", security(("bearer" = [])),
     params(("id" = String, Path)),
-    responses((status = 200, body = JobView), (status = 404, body = Problem, content_type = "application/problem+json")))]
+    responses((status = 200, body = JobView, description = "the job; `result.url` is a fresh download link"), (status = 404, body = Problem, content_type = "application/problem+json", description = "NOT_FOUND: no such edit of the caller's")))]
 pub async fn get_edit(
     State(app): State<App>,
     Caller(user): Caller,
@@ -110,7 +114,7 @@ pub async fn get_edit(
 /// The caller's edits, newest first.
 #[utoipa::path(get, path = "/v1/edits", tag = "edits", security(("bearer" = [])),
     params(("limit" = Option<u16>, Query, description = "1-100, default 20"), ("cursor" = Option<String>, Query)),
-    responses((status = 200, body = JobPage), (status = 400, body = Problem, content_type = "application/problem+json")))]
+    responses((status = 200, body = JobPage, description = "a page of jobs, newest first")))]
 pub async fn list_edits(
     State(app): State<App>,
     Caller(user): Caller,
@@ -128,8 +132,9 @@ pub async fn list_edits(
 /// processing or finished is `409 NOT_CANCELABLE` with its state.
 #[utoipa::path(post, path = "/v1/edits/{id}/cancel", tag = "edits", security(("bearer" = [])),
     params(("id" = String, Path)),
-    responses((status = 200, body = JobView), (status = 404, body = Problem, content_type = "application/problem+json"),
-        (status = 409, body = Problem, content_type = "application/problem+json")))]
+    responses((status = 200, body = JobView, description = "canceled and refunded (or already canceled)"),
+        (status = 404, body = Problem, content_type = "application/problem+json", description = "NOT_FOUND: no such edit of the caller's"),
+        (status = 409, body = Problem, content_type = "application/problem+json", description = "NOT_CANCELABLE: the edit is processing or finished")))]
 pub async fn cancel_edit(
     State(app): State<App>,
     Caller(user): Caller,

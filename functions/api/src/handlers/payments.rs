@@ -20,7 +20,7 @@ use crate::extract::{IdempotencyKeyHeader, JsonBody};
 pub const MAX_WEBHOOK_BYTES: usize = 256 * 1024;
 
 /// The credit packs for sale, with their prices in minor units.
-#[utoipa::path(get, path = "/v1/packs", tag = "public", responses((status = 200, body = PackList)))]
+#[utoipa::path(get, path = "/v1/packs", tag = "public", responses((status = 200, body = PackList, description = "the packs for sale")))]
 pub async fn list_packs(State(app): State<App>) -> Json<PackList> {
     Json(PackList {
         items: app
@@ -43,10 +43,10 @@ pub async fn list_packs(State(app): State<App>) -> Json<PackList> {
     params(("Idempotency-Key" = String, Header, description = "1-255 visible ASCII characters; reuse it when retrying the same request")),
     responses(
         (status = 201, body = CheckoutView, description = "a new Checkout Session"),
-        (status = 200, body = CheckoutView, description = "replay: the same session"),
-        (status = 400, body = Problem, content_type = "application/problem+json"),
-        (status = 409, body = Problem, content_type = "application/problem+json"),
-        (status = 422, body = Problem, content_type = "application/problem+json"),
+        (status = 200, body = CheckoutView, description = "replay: the same session", headers(("Idempotent-Replayed" = String, description = "`true`: this answers an earlier request with the same key"))),
+        (status = 400, body = Problem, content_type = "application/problem+json", description = "IDEMPOTENCY_KEY_REQUIRED, IDEMPOTENCY_KEY_INVALID or MALFORMED_JSON"),
+        (status = 409, body = Problem, content_type = "application/problem+json", description = "IDEMPOTENCY_CONFLICT: the key was used with another body"),
+        (status = 422, body = Problem, content_type = "application/problem+json", description = "VALIDATION_FAILED: unknown pack or a return URL outside the allow-list"),
         (status = 502, body = Problem, content_type = "application/problem+json", description = "PAYMENT_PROVIDER_ERROR"),
         (status = 503, body = Problem, content_type = "application/problem+json", description = "PAYMENTS_NOT_CONFIGURED"),
     ))]

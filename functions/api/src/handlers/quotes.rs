@@ -11,7 +11,7 @@ use crate::extract::JsonBody;
 /// The price of an edit request, exactly what `POST /v1/edits` would charge.
 #[utoipa::path(post, path = "/v1/quotes", tag = "edits", request_body = EditRequest,
     security(("bearer" = [])),
-    responses((status = 200, body = Quote), (status = 422, body = Problem, content_type = "application/problem+json")))]
+    responses((status = 200, body = Quote, description = "the price in credits, with its parts"), (status = 422, body = Problem, content_type = "application/problem+json", description = "VALIDATION_FAILED: `errors` names each bad field")))]
 pub async fn create_quote(
     _caller: Caller,
     JsonBody(req): JsonBody<EditRequest>,

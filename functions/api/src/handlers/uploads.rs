@@ -15,7 +15,7 @@ use crate::extract::JsonBody;
 /// and type are signed: S3 refuses a different body. Each slot counts against the caller's
 /// slots and bytes for the UTC day.
 #[utoipa::path(post, path = "/v1/uploads", tag = "uploads", request_body = UploadRequest, security(("bearer" = [])),
-    responses((status = 201, body = UploadView), (status = 422, body = Problem, content_type = "application/problem+json"),
+    responses((status = 201, body = UploadView, description = "PUT the file to `upload_url` with `headers`"), (status = 422, body = Problem, content_type = "application/problem+json", description = "VALIDATION_FAILED: kind, type or size refused"),
         (status = 429, body = Problem, content_type = "application/problem+json",
             description = "UPLOAD_LIMIT_REACHED: the day's upload slots or bytes are used up; nothing presigned; `Retry-After` is the seconds to the next UTC day",
             headers(("Retry-After" = u32, description = "seconds until the next UTC day")))))]

@@ -1,0 +1,133 @@
+import { useCallback, useEffect, useState } from 'react';
+import { ApiError, api, explain, setToken, type Account } from './api/client';
+import { devSignIn, oidcManager, oidcSession, saveSession, savedSession, type Session } from './auth';
+import { Editor } from './Editor';
+import { JobPanel } from './JobPanel';
+import { History, Ledger } from './Lists';
+import { BuyCredits } from './BuyCredits';
+
+const CURRENT_JOB = 'atelier.job';
+
+export function App() {
+  const [session, setSession] = useState<Session | null>(() => {
+    const s = savedSession();
+    setToken(s?.token ?? null);
+    return s;
+  });
+  const [account, setAccount] = useState<Account | null>(null);
+  const [jobId, setJobId] = useState<string | null>(() => sessionStorage.getItem(CURRENT_JOB));
+  const [view, setView] = useState<'edit' | 'history' | 'account'>('edit');
+  const [error, setError] = useState<string | null>(null);
+  const [needCredits, setNeedCredits] = useState(false);
+
+  const signIn = useCallback((s: Session | null) => {
+    saveSession(s);
+    setToken(s?.token ?? null);
+    setSession(s);
+  }, []);
+
+  useEffect(() => {
+    const mgr = oidcManager();
+    if (!mgr) return;
+    if (!session) void oidcSession(mgr).then((s) => s && signIn(s));
+    // A renewed token (refresh token, before expiry) replaces the one in use.
+    const renewed = (u: { access_token: string; profile: { email?: string; sub: string } }) => {
+      signIn({ token: u.access_token, user: u.profile.email ?? u.profile.sub });
+    };
+    mgr.events.addUserLoaded(renewed);
+    return () => { mgr.events.removeUserLoaded(renewed); };
+  }, [session, signIn]);
+
+  const refresh = useCallback(() => {
+    api.account().then(setAccount, (e: unknown) => {
+      if (e instanceof ApiError && e.status === 401) signIn(null);
+      else setError(explain(e));
+    });
+  }, [signIn]);
+  useEffect(() => {
+    if (session) refresh();
+  }, [session, refresh]);
+
+  const openJob = useCallback((id: string | null) => {
+    if (id) sessionStorage.setItem(CURRENT_JOB, id);
+    else sessionStorage.removeItem(CURRENT_JOB);
+    setJobId(id);
+    setView('edit');
+  }, []);
+  const onSubmitted = useCallback((id: string) => {
+    openJob(id);
+    refresh();
+    setNeedCredits(false);
+    setError(null);
+  }, [openJob, refresh]);
+  const onEditError = useCallback((e: unknown) => {
+    setError(explain(e));
+    if (e instanceof ApiError && e.status === 402) setNeedCredits(true);
+  }, []);
+
+  if (!session) return <SignIn onSignIn={signIn} />;
+
+  return (
+    <>
+      <header className="top">
+        <h1>Atelier</h1>
+        <nav aria-label="Main">
+          <button type="button" aria-current={view === 'edit' ? 'page' : undefined} onClick={() => setView('edit')}>Edit</button>
+          <button type="button" aria-current={view === 'history' ? 'page' : undefined} onClick={() => setView('history')}>History</button>
+          <button type="button" aria-current={view === 'account' ? 'page' : undefined} onClick={() => setView('account')}>Account</button>
+        </nav>
+        <p className="balance" aria-live="polite">
+          <span data-testid="balance">{account ? String(account.balance) : '…'}</span> credits
+        </p>
+        <button type="button" className="link" onClick={() => { signIn(null); void oidcManager()?.signoutRedirect(); }}>Sign out {session.user}</button>
+      </header>
+      <main>
+        {error && <p role="alert" className="error">{error}</p>}
+        {needCredits && <BuyCredits onError={setError} />}
+        {view === 'edit' && (jobId ? (
+          <JobPanel id={jobId} onClose={() => openJob(null)} onChange={refresh} onOpen={openJob} onError={onEditError} />
+        ) : (
+          <Editor onSubmitted={onSubmitted} onError={onEditError} />
+        ))}
+        {view === 'history' && <History onOpen={openJob} />}
+        {view === 'account' && (
+          <>
+            <section aria-labelledby="acct">
+              <h2 id="acct">Account</h2>
+              <p>Balance: {account ? String(account.balance) : '…'} credits. Edits in progress: {account ? String(account.in_flight) : '…'}.</p>
+              <BuyCredits onError={setError} />
+            </section>
+            <Ledger />
+          </>
+        )}
+      </main>
+    </>
+  );
+}
+
+function SignIn(props: { onSignIn: (s: Session) => void }) {
+  const [user, setUser] = useState('');
+  const [error, setError] = useState<string | null>(null);
+  const mgr = oidcManager();
+  return (
+    <main className="signin">
+      <h1>Atelier</h1>
+      <p>Turn part of a photo into embroidery, needle felt, origami and more.</p>
+      {mgr ? (
+        <button type="button" onClick={() => void mgr.signinRedirect()}>Sign in</button>
+      ) : (
+        <form
+          onSubmit={(e) => {
+            e.preventDefault();
+            devSignIn(user.trim()).then(props.onSignIn, (err: unknown) => setError(err instanceof Error ? err.message : String(err)));
+          }}
+        >
+          <label htmlFor="user">Sign in as (local development)</label>
+          <input id="user" name="user" autoComplete="username" value={user} onChange={(e) => setUser(e.target.value)} required maxLength={64} pattern="[A-Za-z0-9._@\-]+" />
+          <button type="submit">Sign in</button>
+        </form>
+      )}
+      {error && <p role="alert" className="error">{error}</p>}
+    </main>
+  );
+}

@@ -1,0 +1,170 @@
+import { useCallback, useEffect, useRef, useState } from 'react';
+import { ApiError, api, type EditRequest, type Quote, type Strength, type Style, type Target } from './api/client';
+import { Brush, type BrushHandle } from './Brush';
+import { preparePhoto, type Photo } from './image';
+import { begin, finish, pending } from './submit';
+
+const TARGETS: { id: Target; label: string }[] = [
+  { id: 'pet', label: 'A pet' },
+  { id: 'person', label: 'A person' },
+  { id: 'background', label: 'The background' },
+  { id: 'brush', label: 'An area I paint' },
+];
+
+/** Sends a paid request saved in session storage; a 4xx means nothing was charged. */
+export async function sendPending(): Promise<string | null> {
+  const p = pending();
+  if (!p) return null;
+  try {
+    const job = p.kind === 'edit' ? await api.submit(p.body as EditRequest, p.key) : await api.repair(p.parent ?? '', (p.body as { instruction: string }).instruction, p.key);
+    finish();
+    return job.id;
+  } catch (e) {
+    if (e instanceof ApiError && e.status >= 400 && e.status < 500 && e.status !== 408) finish();
+    throw e;
+  }
+}
+
+export function Editor(props: { onSubmitted: (id: string) => void; onError: (e: unknown) => void; description?: string }) {
+  const { onSubmitted, onError } = props;
+  const [styles, setStyles] = useState<Style[]>([]);
+  const [photo, setPhoto] = useState<Photo | null>(null);
+  const [originalId, setOriginalId] = useState<string | null>(null);
+  const [target, setTarget] = useState<Target>('pet');
+  const [style, setStyle] = useState<Style['id'] | null>(null);
+  const [strength, setStrength] = useState<Strength>('balanced');
+  const [description, setDescription] = useState(props.description ?? '');
+  const [brush, setBrush] = useState<BrushHandle | null>(null);
+  // Each answer remembers what it answers, so a stale one is never shown.
+  const [mask, setMask] = useState<{ for: BrushHandle; id: string } | null>(null);
+  const maskId = target === 'brush' && brush && mask?.for === brush ? mask.id : null;
+  const [quoted, setQuoted] = useState<{ for: string; quote: Quote } | null>(null);
+  const [busy, setBusy] = useState<string | null>(() => (pending() ? 'Resuming your submitted edit…' : null));
+  const sending = useRef(false);
+  const started = useRef(false);
+
+  useEffect(() => {
+    if (started.current) return;
+    started.current = true;
+    api.styles().then(setStyles, onError);
+    // A paid request saved before a reload: send it again with its key (same job, one charge).
+    if (pending()) {
+      sendPending().then((id) => id && onSubmitted(id), onError).finally(() => setBusy(null));
+    }
+  }, [onError, onSubmitted]);
+
+  // The brushed area is uploaded once the painting pauses, so the quote and submit can name it.
+  useEffect(() => {
+    if (target !== 'brush' || !brush) return;
+    const t = setTimeout(() => {
+      brush.exportMask().then((m) => api.upload('mask', m)).then((id) => { setMask({ for: brush, id }); }, onError);
+    }, 600);
+    return () => clearTimeout(t);
+  }, [brush, target, onError]);
+
+  const request = useCallback((): EditRequest | null => {
+    if (!originalId || !style) return null;
+    if (target === 'brush' && !maskId) return null;
+    const req: EditRequest = { style, target, strength, original_asset_id: originalId };
+    if (target === 'brush' && maskId) req.mask_asset_id = maskId;
+    if ((target === 'pet' || target === 'person') && description.trim()) req.target_description = description.trim();
+    return req;
+  }, [originalId, style, target, strength, maskId, description]);
+
+  const current = request();
+  const currentKey = current ? JSON.stringify(current) : null;
+  const quote = quoted && quoted.for === currentKey ? quoted.quote : null;
+  useEffect(() => {
+    if (!currentKey) return;
+    api.quote(JSON.parse(currentKey) as EditRequest).then((q) => { setQuoted({ for: currentKey, quote: q }); }, onError);
+  }, [currentKey, onError]);
+
+  const choosePhoto = async (file: File | undefined) => {
+    if (!file) return;
+    setBusy('Preparing your photo…');
+    try {
+      const p = await preparePhoto(file);
+      setPhoto(p);
+      setOriginalId(null);
+      const id = await api.upload('original', p.blob);
+      sessionStorage.setItem(`atelier.before.${id}`, p.url);
+      setOriginalId(id);
+    } catch (e) {
+      onError(e);
+    } finally {
+      setBusy(null);
+    }
+  };
+
+  const submit = async () => {
+    const req = request();
+    if (!req || sending.current) return;
+    sending.current = true;
+    begin('edit', req);
+    setBusy('Submitting…');
+    try {
+      const id = await sendPending();
+      if (id) onSubmitted(id);
+    } catch (e) {
+      onError(e);
+    } finally {
+      sending.current = false;
+      setBusy(null);
+    }
+  };
+
+  const ready = current !== null && quote !== null;
+  return (
+    <form className="editor" onSubmit={(e) => { e.preventDefault(); void submit(); }} aria-busy={busy !== null}>
+      <h2>New edit</h2>
+      <fieldset>
+        <legend>1. Your photo</legend>
+        <label htmlFor="photo">Choose a photo (PNG, JPEG or WebP)</label>
+        <input id="photo" type="file" accept="image/png,image/jpeg,image/webp" onChange={(e) => void choosePhoto(e.target.files?.[0])} />
+        {photo && <p className="hint">{String(photo.width)} × {String(photo.height)} pixels{originalId ? ', uploaded' : ', uploading…'}</p>}
+      </fieldset>
+      <fieldset>
+        <legend>2. What to redraw</legend>
+        <div className="choices">
+          {TARGETS.map((t) => (
+            <label key={t.id}>
+              <input type="radio" name="target" value={t.id} checked={target === t.id} onChange={() => setTarget(t.id)} /> {t.label}
+            </label>
+          ))}
+        </div>
+        {(target === 'pet' || target === 'person') && (
+          <>
+            <label htmlFor="description">Which one? (optional; needed when there are several)</label>
+            <input id="description" maxLength={200} value={description} onChange={(e) => setDescription(e.target.value)} placeholder="e.g. the grey cat on the left" />
+          </>
+        )}
+        {target === 'brush' && photo && <Brush photoUrl={photo.url} width={photo.width} height={photo.height} onReady={setBrush} />}
+        {target === 'brush' && !photo && <p className="hint">Choose a photo first, then paint the area.</p>}
+      </fieldset>
+      <fieldset>
+        <legend>3. The medium</legend>
+        <div className="gallery">
+          {styles.map((s) => (
+            <label key={s.id} className={style === s.id ? 'medium chosen' : 'medium'}>
+              <input type="radio" name="style" value={s.id} checked={style === s.id} onChange={() => setStyle(s.id)} />
+              <span className="swatch" aria-hidden="true" style={{ background: `rgb(${s.swatch.join(',')})` }} />
+              <strong>{s.name}</strong>
+              <span className="blurb">{s.blurb}</span>
+            </label>
+          ))}
+        </div>
+        <label htmlFor="strength">Strength</label>
+        <select id="strength" value={strength} onChange={(e) => setStrength(e.target.value as Strength)}>
+          <option value="subtle">Subtle</option>
+          <option value="balanced">Balanced</option>
+          <option value="strong">Strong</option>
+        </select>
+      </fieldset>
+      <p className="price" aria-live="polite" data-testid="price">
+        {quote ? `Price: ${String(quote.credits)} credits` : 'Choose a photo, what to redraw and a medium to see the price.'}
+      </p>
+      {busy && <p role="status">{busy}</p>}
+      <button type="submit" disabled={!ready || busy !== null}>Make it{quote ? ` — ${String(quote.credits)} credits` : ''}</button>
+    </form>
+  );
+}

@@ -1,0 +1,145 @@
+import { useEffect, useState } from 'react';
+import { api, storageUrl, type Job } from './api/client';
+import { sendPending } from './Editor';
+import { statusText } from './Lists';
+import { begin } from './submit';
+
+const VERDICT = {
+  passed: 'Checked: the part you chose reads as the medium and the rest still looks like your photo.',
+  failed: 'The check found a problem with this result. You can ask for a repair.',
+  not_verified: 'This result could not be checked automatically. Look it over before you use it.',
+} as const;
+
+/** One job: its state while it runs, then the result, or why it failed and what to do. */
+export function JobPanel(props: { id: string; onClose: () => void; onChange: () => void; onOpen: (id: string) => void; onError: (e: unknown) => void }) {
+  const { id, onChange, onError } = props;
+  const [job, setJob] = useState<Job | null>(null);
+  useEffect(() => {
+    let stop = false;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const poll = () => {
+      api.job(id).then((j) => {
+        if (stop) return;
+        setJob(j);
+        if (j.status === 'queued' || j.status === 'processing') timer = setTimeout(poll, 1000);
+        else onChange();
+      }, onError);
+    };
+    poll();
+    return () => {
+      stop = true;
+      clearTimeout(timer);
+    };
+  }, [id, onChange, onError]);
+
+  if (!job) return <p role="status">Loading…</p>;
+  return (
+    <section aria-labelledby="job" className="job">
+      <h2 id="job">{job.operation === 'repair' ? 'Repair' : 'Edit'}: {job.settings.style.replace(/_/g, ' ')} on {job.settings.target}</h2>
+      <p role="status" data-testid="status" data-status={job.status}>{statusText(job.status)}{job.status === 'queued' || job.status === 'processing' ? '…' : '.'} {String(job.credits)} credits.</p>
+      {job.status === 'queued' && (
+        <button type="button" onClick={() => { void api.cancel(job.id).then(setJob, onError).finally(onChange); }}>Cancel and refund</button>
+      )}
+      {job.failure && <Failure job={job} onOpen={props.onOpen} onError={onError} />}
+      {job.result && <Result job={job} />}
+      {job.status === 'succeeded' && <Repair job={job} onOpen={props.onOpen} onError={onError} />}
+      {job.lineage && (
+        <section aria-labelledby="versions">
+          <h3 id="versions">Versions</h3>
+          <ol>
+            {job.lineage.versions.map((v) => (
+              <li key={v.job_id}>
+                <button type="button" className="link" onClick={() => props.onOpen(v.job_id)}>
+                  {v.operation === 'repair' ? `Repair "${v.instruction ?? ''}"` : 'Original edit'} — {statusText(v.status)}{v.current ? ' (the one you keep)' : ''}
+                </button>
+              </li>
+            ))}
+          </ol>
+          <p>{String(job.lineage.repairs_left)} repair(s) left.</p>
+        </section>
+      )}
+      <button type="button" onClick={props.onClose}>New edit</button>
+    </section>
+  );
+}
+
+function Failure(props: { job: Job; onOpen: (id: string) => void; onError: (e: unknown) => void }) {
+  const f = props.job.failure;
+  const [answer, setAnswer] = useState('');
+  if (!f) return null;
+  const resubmit = () => {
+    const s = props.job.settings;
+    begin('edit', {
+      style: s.style, target: s.target, strength: s.strength, original_asset_id: s.original_asset_id,
+      ...(s.mask_asset_id ? { mask_asset_id: s.mask_asset_id } : {}),
+      target_description: answer.trim(),
+    });
+    sendPending().then((id) => id && props.onOpen(id), props.onError);
+  };
+  return (
+    <div className="failure">
+      <p>{f.message} Your credits were refunded.</p>
+      {f.code === 'NEEDS_CLARIFICATION' && (
+        <form onSubmit={(e) => { e.preventDefault(); resubmit(); }}>
+          <ul>{f.questions?.map((q) => <li key={q}>{q}</li>)}</ul>
+          <label htmlFor="answer">Your answer</label>
+          <input id="answer" required maxLength={200} value={answer} onChange={(e) => setAnswer(e.target.value)} />
+          <button type="submit">Try again with this answer</button>
+        </form>
+      )}
+    </div>
+  );
+}
+
+function Result(props: { job: Job }) {
+  const r = props.job.result;
+  const [split, setSplit] = useState(50);
+  if (!r) return null;
+  const leak = r.leakage;
+  const url = storageUrl(r.url);
+  return (
+    <div className="result">
+      <div className="compare" style={{ aspectRatio: `${String(r.width)} / ${String(r.height)}` }}>
+        <img src={url} alt="The result" data-testid="result" />
+        <BeforeImage job={props.job} split={split} />
+      </div>
+      <label htmlFor="split">Compare before and after</label>
+      <input id="split" type="range" min={0} max={100} value={split} onChange={(e) => setSplit(Number(e.target.value))} />
+      <p>{VERDICT[r.review.verdict]}</p>
+      {leak && (
+        <p>
+          {leak.changed_outside === 0
+            ? 'Nothing outside the chosen part changed.'
+            : `${(leak.ratio_ppm / 10000).toFixed(2)}% of the photo outside the chosen part changed.`}
+        </p>
+      )}
+      {r.retained_previous && <p>This repair was not better, so you keep the previous version.</p>}
+      <a href={url} download={`atelier-${props.job.id}.png`}>Download</a>
+    </div>
+  );
+}
+
+/** The original, from this session's upload when it is still in memory. */
+function BeforeImage(props: { job: Job; split: number }) {
+  const before = sessionStorage.getItem(`atelier.before.${props.job.settings.original_asset_id}`);
+  if (!before) return null;
+  return <img className="before" src={before} alt="Before" style={{ clipPath: `inset(0 ${String(100 - props.split)}% 0 0)` }} />;
+}
+
+function Repair(props: { job: Job; onOpen: (id: string) => void; onError: (e: unknown) => void }) {
+  const [instruction, setInstruction] = useState('');
+  const root = props.job.repair?.parent_job_id ?? props.job.id;
+  const left = props.job.lineage?.repairs_left;
+  if (left === 0) return null;
+  return (
+    <form onSubmit={(e) => {
+      e.preventDefault();
+      begin('repair', { instruction: instruction.trim() }, root);
+      sendPending().then((id) => id && props.onOpen(id), props.onError);
+    }}>
+      <label htmlFor="instruction">Not quite right? Say what to improve (costs the same as the edit)</label>
+      <input id="instruction" required maxLength={300} value={instruction} onChange={(e) => setInstruction(e.target.value)} />
+      <button type="submit">Repair</button>
+    </form>
+  );
+}

@@ -1,0 +1,10 @@
+/// <reference types="vite/client" />
+
+interface ImportMetaEnv {
+  /** `1`: presigned storage URLs go through the development server's `/s3` proxy. */
+  readonly VITE_STORAGE_PROXY?: string;
+  /** OpenID Connect issuer (e.g. the Cognito user pool's URL); absent: the dev sign-in box. */
+  readonly VITE_OIDC_AUTHORITY?: string;
+  /** The public OIDC client id of the web app (no secret: PKCE). */
+  readonly VITE_OIDC_CLIENT_ID?: string;
+}

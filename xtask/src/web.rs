@@ -1,0 +1,236 @@
+//! `cargo xtask web-test` — the web app's checks and browser tests, also run by `cargo xtask
+//! test`: `npm ci` from the lockfile, the generated API types against the committed OpenAPI
+//! document, ESLint, the type-checked production build (its size printed), then Playwright Test
+//! driving Debian's Chromium against the real local stack on ports of its own (ministack, the
+//! local runner with API, consumer and sweeper, the stand-in model server, `vite preview`).
+
+use std::path::PathBuf;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, bail};
+
+use crate::fuzz::{spawn, wait_ready};
+use crate::{cargo, local_env, root, run, start_ministack};
+
+/// Debian's Chromium (Playwright's own browser download is not used).
+pub const CHROMIUM: &str = "/usr/bin/chromium";
+
+fn web_dir() -> PathBuf {
+    root().join("web")
+}
+
+/// Installs Chromium from the distribution's packages when it is absent.
+fn ensure_chromium() -> Result<()> {
+    if std::path::Path::new(CHROMIUM).exists() {
+        return Ok(());
+    }
+    eprintln!("xtask: installing chromium (apt-get)");
+    run(Command::new("apt-get").args(["install", "-y", "--no-install-recommends", "chromium"]))
+        .context("apt-get install chromium (needs root; or install it yourself)")
+}
+
+/// `npm ci` when the lockfile changed since the last install (a marker keeps its copy).
+pub(crate) fn ensure_node_modules() -> Result<()> {
+    let dir = web_dir();
+    let lock = std::fs::read_to_string(dir.join("package-lock.json"))?;
+    let marker = dir.join("node_modules").join(".atelier-lock");
+    if std::fs::read_to_string(&marker).is_ok_and(|m| m == lock) {
+        return Ok(());
+    }
+    run(Command::new("npm")
+        .current_dir(&dir)
+        .args(["ci", "--no-audit", "--no-fund"])
+        .env("PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD", "1"))
+    .context("npm ci in web/ (is Node.js installed?)")?;
+    std::fs::write(&marker, lock)?;
+    Ok(())
+}
+
+/// The web app's development server for `cargo xtask dev` (its defaults proxy the dev ports),
+/// stopped when dropped.
+pub(crate) fn dev_server(log: &std::path::Path) -> Result<crate::fuzz::Service> {
+    ensure_node_modules()?;
+    let service = spawn(
+        "vite",
+        &mut npm(&[
+            "exec",
+            "--",
+            "vite",
+            "--strictPort",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            "5173",
+        ]),
+        log,
+    )?;
+    eprintln!(
+        "xtask: web app on http://127.0.0.1:5173 (log: {})",
+        log.display()
+    );
+    Ok(service)
+}
+
+fn npm(args: &[&str]) -> Command {
+    let mut c = Command::new("npm");
+    c.current_dir(web_dir()).args(args);
+    c
+}
+
+/// Runs everything; returns (passed, failed) counting each browser test and each static check.
+pub fn web_test(aws_port: u16) -> Result<(u64, u64)> {
+    let started = Instant::now();
+    ensure_chromium()?;
+    ensure_node_modules()?;
+    let mut passed = 0;
+    for (name, args) in [
+        (
+            "generated API types are current",
+            &["run", "--silent", "check:api"][..],
+        ),
+        ("eslint", &["run", "--silent", "lint"][..]),
+    ] {
+        run(&mut npm(args)).with_context(|| format!("web: {name}"))?;
+        passed += 1;
+    }
+    run(npm(&["run", "--silent", "build"]).env("VITE_STORAGE_PROXY", "1")).context("web: build")?;
+    passed += 1;
+    eprintln!("xtask: web bundle {} bytes (dist/assets)", bundle_bytes()?);
+    no_secret_in_bundle()?;
+    passed += 1;
+
+    let (api_port, model_port, web_port) = (aws_port + 101, aws_port + 102, aws_port + 103);
+    run(cargo().current_dir(root()).args([
+        "build",
+        "--quiet",
+        "-p",
+        "atelier-local",
+        "-p",
+        "atelier-model-server",
+    ]))?;
+    let bin_dir = crate::target_dir().join("debug");
+    let state = root().join("target").join(format!("xtask-web-{aws_port}"));
+    let _ = std::fs::remove_dir_all(&state);
+    std::fs::create_dir_all(&state)?;
+    let _ministack = start_ministack(aws_port, &state.join("ministack"))?;
+    let web_url = format!("http://127.0.0.1:{web_port}");
+    let mut env = local_env(aws_port, "atelier-web");
+    env.retain(|(k, _)| k != "ATELIER_LOCAL_PORT" && k != "ATELIER_STATE_DIR");
+    env.extend([
+        ("ATELIER_LOCAL_PORT".to_owned(), api_port.to_string()),
+        (
+            "ATELIER_MODEL_BASE_URL".to_owned(),
+            format!("http://127.0.0.1:{model_port}"),
+        ),
+        ("ATELIER_STATE_DIR".to_owned(), state.display().to_string()),
+        (
+            "ATELIER_CHECKOUT_RETURN_URLS".to_owned(),
+            format!("{web_url}/"),
+        ),
+    ]);
+    let mut model = spawn(
+        "stand-in model server",
+        Command::new(bin_dir.join("atelier-model-server"))
+            .args(["--port", &model_port.to_string()])
+            .envs(env.iter().cloned()),
+        &state.join("model-server.log"),
+    )?;
+    wait_ready(
+        &mut model,
+        model_port,
+        "/_stand-in/calls",
+        Duration::from_secs(30),
+    )?;
+    let mut api = spawn(
+        "atelier-local serve",
+        Command::new(bin_dir.join("atelier-local"))
+            .arg("serve")
+            .envs(env.iter().cloned()),
+        &state.join("api.log"),
+    )?;
+    wait_ready(&mut api, api_port, "/healthz", Duration::from_secs(120))?;
+    let mut web = spawn(
+        "vite preview",
+        npm(&[
+            "exec",
+            "--",
+            "vite",
+            "preview",
+            "--strictPort",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            &web_port.to_string(),
+        ])
+        .env("ATELIER_API_URL", format!("http://127.0.0.1:{api_port}"))
+        .env("ATELIER_S3_URL", format!("http://127.0.0.1:{aws_port}")),
+        &state.join("vite.log"),
+    )?;
+    wait_ready(&mut web, web_port, "/", Duration::from_secs(60))?;
+
+    let samples = state.join("samples");
+    run(Command::new(bin_dir.join("atelier-model-server"))
+        .arg("samples")
+        .arg(&samples))?;
+
+    let report = state.join("playwright.json");
+    let status = npm(&["exec", "--", "playwright", "test"])
+        .env("ATELIER_WEB_URL", &web_url)
+        .env("ATELIER_API_URL", format!("http://127.0.0.1:{api_port}"))
+        .env("ATELIER_SAMPLES", &samples)
+        .env("PLAYWRIGHT_JSON_OUTPUT_NAME", &report)
+        .status()
+        .context("running playwright")?;
+    let (ok, bad) = playwright_counts(&std::fs::read_to_string(&report).unwrap_or_default());
+    eprintln!(
+        "xtask: web tests finished in {:.1?} ({ok} passed, {bad} failed; logs in {})",
+        started.elapsed(),
+        state.display()
+    );
+    if !status.success() && bad == 0 {
+        bail!("playwright failed before reporting (see above)");
+    }
+    Ok((passed + ok, bad))
+}
+
+/// `"expected": N` and `"unexpected": N` from Playwright's JSON report's `stats`.
+fn playwright_counts(report: &str) -> (u64, u64) {
+    let count = |key: &str| -> u64 {
+        report
+            .rsplit_once(&format!("\"{key}\":"))
+            .and_then(|(_, rest)| {
+                rest.trim_start()
+                    .split(|c: char| !c.is_ascii_digit())
+                    .next()
+                    .and_then(|n| n.parse().ok())
+            })
+            .unwrap_or(0)
+    };
+    (count("expected"), count("unexpected") + count("flaky"))
+}
+
+/// What must never ship to a browser: payment keys, webhook secrets, private keys, AWS keys.
+const SECRET_MARKERS: [&str; 5] = ["sk_test_", "sk_live_", "whsec_", "PRIVATE KEY", "AKIA"];
+
+fn no_secret_in_bundle() -> Result<()> {
+    for e in std::fs::read_dir(web_dir().join("dist").join("assets"))? {
+        let path = e?.path();
+        let text = String::from_utf8_lossy(&std::fs::read(&path)?).into_owned();
+        if let Some(m) = SECRET_MARKERS.iter().find(|m| text.contains(*m)) {
+            bail!(
+                "web: {} contains {m:?}: a secret in the bundle",
+                path.display()
+            );
+        }
+    }
+    Ok(())
+}
+
+fn bundle_bytes() -> Result<u64> {
+    let mut total = 0;
+    for e in std::fs::read_dir(web_dir().join("dist").join("assets"))? {
+        total += e?.metadata()?.len();
+    }
+    Ok(total)
+}
