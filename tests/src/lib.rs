@@ -615,3 +615,19 @@ pub fn build_binary(package: &str, bin: &str) -> std::path::PathBuf {
         .find_map(|m| m["executable"].as_str().map(std::path::PathBuf::from))
         .unwrap_or_else(|| panic!("cargo reported no `{bin}` executable"))
 }
+
+/// The EMF metric documents this process recorded since the last call (the recorder is
+/// installed on first use, as the functions install it in Lambda, under `function`). The
+/// recorder is process-wide: a test file that reads it runs one test that records metrics.
+pub fn flushed_metrics(function: &str) -> Vec<Value> {
+    static INSTALLED: std::sync::OnceLock<()> = std::sync::OnceLock::new();
+    INSTALLED.get_or_init(|| {
+        atelier_shared::metrics::install(function).unwrap_or_else(|e| panic!("{e}"));
+    });
+    let mut out = Vec::new();
+    atelier_shared::metrics::flush_to(&mut out).unwrap_or_else(|e| panic!("{e}"));
+    String::from_utf8_lossy(&out)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect()
+}
