@@ -4,20 +4,10 @@
 
 use atelier_model_server::samples;
 use atelier_shared::metrics::{Metric, dim};
-use atelier_tests::{Harness, StandIn, flushed_metrics};
-use aws_lambda_events::sqs::{SqsEvent, SqsMessage};
+use atelier_tests::{Harness, StandIn, flushed_metrics, sqs_event};
 use serde_json::{Value, json};
 
 const FUNCTION: &str = "atelier-test-consumer";
-
-fn sqs_event(job: &str) -> SqsEvent {
-    let mut m = SqsMessage::default();
-    m.message_id = Some(format!("msg-{job}"));
-    m.body = Some(json!({ "jobId": job }).to_string());
-    let mut e = SqsEvent::default();
-    e.records = vec![m];
-    e
-}
 
 /// The value of `metric` in the document whose dimensions are exactly `dims` (besides
 /// `FunctionName`); `None` when no such document was emitted.

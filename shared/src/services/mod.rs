@@ -10,6 +10,7 @@ pub mod lineage;
 pub mod process;
 pub mod purchases;
 pub mod submit;
+pub mod support;
 pub mod sweep;
 pub mod uploads;
 pub mod user_share;
