@@ -668,3 +668,79 @@ pub fn build_binary(package: &str, bin: &str) -> std::path::PathBuf {
         .find_map(|m| m["executable"].as_str().map(std::path::PathBuf::from))
         .unwrap_or_else(|| panic!("cargo reported no `{bin}` executable"))
 }
+
+/// The EMF metric documents this process recorded since the last call (the recorder is
+/// installed on first use, as the functions install it in Lambda, under `function`). The
+/// recorder is process-wide: a test file that reads it runs one test that records metrics.
+pub fn flushed_metrics(function: &str) -> Vec<Value> {
+    static INSTALLED: std::sync::OnceLock<()> = std::sync::OnceLock::new();
+    INSTALLED.get_or_init(|| {
+        atelier_shared::metrics::install(function).unwrap_or_else(|e| panic!("{e}"));
+    });
+    let mut out = Vec::new();
+    atelier_shared::metrics::flush_to(&mut out).unwrap_or_else(|e| panic!("{e}"));
+    String::from_utf8_lossy(&out)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect()
+}
+
+/// An SQS event for `job` exactly as the event source mapping delivers it to the consumer.
+pub fn sqs_event(job: &str) -> aws_lambda_events::sqs::SqsEvent {
+    let mut m = aws_lambda_events::sqs::SqsMessage::default();
+    m.message_id = Some(format!("msg-{job}"));
+    m.body = Some(json!({ "jobId": job }).to_string());
+    let mut e = aws_lambda_events::sqs::SqsEvent::default();
+    e.records = vec![m];
+    e
+}
+
+/// What one run of `atelier-admin` printed and how it exited.
+pub struct AdminRun {
+    pub code: Option<i32>,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+impl std::fmt::Debug for AdminRun {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "exit {:?}\nstdout: {}\nstderr: {}",
+            self.code, self.stdout, self.stderr
+        )
+    }
+}
+
+impl AdminRun {
+    /// Stdout as JSON (the look-up commands print one document).
+    pub fn json(&self) -> Value {
+        serde_json::from_str(&self.stdout).unwrap_or_else(|e| panic!("{e}: {self:?}"))
+    }
+}
+
+/// Runs the real `atelier-admin ARGS` (built for this profile once per test binary) with
+/// `env` added and no operator inherited from the shell, against the tables this process's
+/// environment names.
+pub async fn admin(args: &[&str], env: &[(&str, &str)]) -> AdminRun {
+    static BINARY: OnceCell<std::path::PathBuf> = OnceCell::const_new();
+    let binary = BINARY
+        .get_or_init(|| async {
+            tokio::task::spawn_blocking(|| build_binary("atelier-admin", "atelier-admin"))
+                .await
+                .unwrap_or_else(|e| panic!("{e}"))
+        })
+        .await;
+    let out = tokio::process::Command::new(binary)
+        .args(args)
+        .env_remove("ATELIER_OPERATOR")
+        .envs(env.iter().copied())
+        .output()
+        .await
+        .unwrap_or_else(|e| panic!("running atelier-admin: {e}"));
+    AdminRun {
+        code: out.status.code(),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}

@@ -6,65 +6,18 @@
 //! The binary is built by cargo for this profile (`cargo build -p atelier-admin`, a no-op
 //! when `cargo xtask test` already built every target), as `cli.rs` does for `atelier`.
 
-use std::path::PathBuf;
-use std::process::Output;
-
 use atelier_shared::domain::{LedgerKind, UserId};
 use atelier_shared::pricing::SIGNUP_GRANT;
 use atelier_shared::store::schema::LedgerItem;
-use atelier_tests::Harness;
-use tokio::sync::OnceCell;
-
-static BINARY: OnceCell<PathBuf> = OnceCell::const_new();
-
-async fn binary() -> PathBuf {
-    BINARY
-        .get_or_init(|| async {
-            tokio::task::spawn_blocking(|| {
-                atelier_tests::build_binary("atelier-admin", "atelier-admin")
-            })
-            .await
-            .unwrap_or_else(|e| panic!("{e}"))
-        })
-        .await
-        .clone()
-}
-
-/// What one run printed and how it exited.
-struct Run {
-    code: Option<i32>,
-    stdout: String,
-    stderr: String,
-}
-
-impl std::fmt::Debug for Run {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "exit {:?}\nstdout: {}\nstderr: {}",
-            self.code, self.stdout, self.stderr
-        )
-    }
-}
-
-/// Runs `atelier-admin ARGS` with `env` added (and no operator inherited from the shell).
-async fn admin(args: &[&str], env: &[(&str, &str)]) -> Run {
-    let out: Output = tokio::process::Command::new(binary().await)
-        .args(args)
-        .env_remove("ATELIER_OPERATOR")
-        .envs(env.iter().copied())
-        .output()
-        .await
-        .unwrap_or_else(|e| panic!("running atelier-admin: {e}"));
-    Run {
-        code: out.status.code(),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    }
-}
+use atelier_tests::{Harness, admin};
 
 /// `grant --user U --credits N --reason R --operator jane` plus `extra`.
-async fn grant(user: &UserId, credits: u32, reason: &str, extra: &[&str]) -> Run {
+async fn grant(
+    user: &UserId,
+    credits: u32,
+    reason: &str,
+    extra: &[&str],
+) -> atelier_tests::AdminRun {
     let credits = credits.to_string();
     let mut args = vec![
         "grant",

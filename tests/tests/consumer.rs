@@ -9,8 +9,7 @@ use atelier_shared::services::budget;
 use std::time::{Duration, Instant};
 
 use atelier_shared::services::process::{Outcome, ProcessError, Step, TimeBudget};
-use atelier_tests::{Harness, StandIn};
-use aws_lambda_events::sqs::{SqsEvent, SqsMessage};
+use atelier_tests::{Harness, StandIn, sqs_event};
 use futures::future::join_all;
 use http::StatusCode;
 use serde_json::{Value, json};
@@ -25,16 +24,6 @@ fn refunds(rows: &[atelier_shared::store::schema::LedgerItem]) -> usize {
 
 fn pet() -> Value {
     json!({ "style": "embroidery", "target": "pet" })
-}
-
-/// An SQS event exactly as the event source mapping delivers it.
-fn sqs_event(job: &str) -> SqsEvent {
-    let mut m = SqsMessage::default();
-    m.message_id = Some(format!("msg-{job}"));
-    m.body = Some(json!({ "jobId": job }).to_string());
-    let mut e = SqsEvent::default();
-    e.records = vec![m];
-    e
 }
 
 #[tokio::test]

@@ -257,6 +257,7 @@ impl IntoResponse for ApiError {
         if let Some(cause) = &self.cause {
             cause.log();
         }
+        atelier_shared::metrics::refused(self.status.as_u16(), self.problem.code);
         let mut res = (self.status, Json(*self.problem)).into_response();
         let headers = res.headers_mut();
         headers.insert(

@@ -7,6 +7,8 @@ use atelier_shared::services::App;
 #[tokio::main]
 async fn main() -> Result<(), lambda_http::Error> {
     atelier_shared::telemetry::init();
+    atelier_shared::metrics::install_in_lambda()
+        .inspect_err(|e| tracing::error!(error = %e, "config_invalid"))?;
     let config =
         Config::from_env().inspect_err(|e| tracing::error!(error = %e, "config_invalid"))?;
     let clients = Clients::from_env().await;
@@ -16,5 +18,12 @@ async fn main() -> Result<(), lambda_http::Error> {
             |e| tracing::error!(error = %atelier_shared::error::chain(e), "payments_setup_failed"),
         )?;
     let app = App::new(config, &clients).with_stripe(stripe);
-    lambda_http::run(atelier_api::router(app)).await
+    // One request per invocation: its metrics are written as its response leaves.
+    let router = atelier_api::router(app).layer(axum::middleware::map_response(
+        |res: axum::response::Response| async {
+            atelier_shared::metrics::flush();
+            res
+        },
+    ));
+    lambda_http::run(router).await
 }

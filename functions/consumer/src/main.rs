@@ -11,6 +11,8 @@ use lambda_runtime::{LambdaEvent, service_fn};
 #[tokio::main]
 async fn main() -> Result<(), lambda_runtime::Error> {
     atelier_shared::telemetry::init();
+    atelier_shared::metrics::install_in_lambda()
+        .inspect_err(|e| tracing::error!(error = %e, "config_invalid"))?;
     let config =
         Config::from_env().inspect_err(|e| tracing::error!(error = %e, "config_invalid"))?;
     let clients = Clients::from_env().await;
@@ -26,9 +28,9 @@ async fn main() -> Result<(), lambda_runtime::Error> {
     let processor = &processor;
     lambda_runtime::run(service_fn(move |event: LambdaEvent<SqsEvent>| async move {
         let deadline = atelier_consumer::deadline_of(event.context.deadline());
-        Ok::<_, lambda_runtime::Error>(
-            atelier_consumer::handle_until(processor, event.payload, deadline).await,
-        )
+        let response = atelier_consumer::handle_until(processor, event.payload, deadline).await;
+        atelier_shared::metrics::flush();
+        Ok::<_, lambda_runtime::Error>(response)
     }))
     .await
 }

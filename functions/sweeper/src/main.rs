@@ -10,6 +10,8 @@ use lambda_runtime::{LambdaEvent, service_fn};
 #[tokio::main]
 async fn main() -> Result<(), lambda_runtime::Error> {
     atelier_shared::telemetry::init();
+    atelier_shared::metrics::install_in_lambda()
+        .inspect_err(|e| tracing::error!(error = %e, "config_invalid"))?;
     let config =
         Config::from_env().inspect_err(|e| tracing::error!(error = %e, "config_invalid"))?;
     let clients = Clients::from_env().await;
@@ -17,6 +19,7 @@ async fn main() -> Result<(), lambda_runtime::Error> {
     lambda_runtime::run(service_fn(
         move |_event: LambdaEvent<CloudWatchEvent>| async move {
             let summary = atelier_sweeper::handle(app, atelier_shared::clock::now()).await;
+            atelier_shared::metrics::flush();
             // The summary is logged either way (sweep_completed); a refund that could not be
             // made fails the invocation, so the function's Errors metric sees it too.
             atelier_sweeper::verdict(&summary)?;

@@ -220,7 +220,9 @@ impl PaidAttempt {
                 self.item.attempt
             )));
         }
+        let started = std::time::Instant::now();
         let reply = call.await;
+        let latency = started.elapsed();
         let (usage, error) = match &reply {
             Ok(r) => (r.usage().copied(), None),
             Err(e) => (e.usage().copied(), Some(e)),
@@ -232,6 +234,12 @@ impl PaidAttempt {
             at: clock::format(clock::now()),
         };
         tracing::info!(job_id = %self.item.job_id, call = %kind, outcome = %record.outcome, cost_micros = record.cost_micros.map(Micros::get), "call_recorded");
+        crate::metrics::model_call(
+            kind,
+            error.map_or("ok", ModelError::code),
+            latency,
+            record.cost_micros,
+        );
         let saved = app
             .store
             .record_call(

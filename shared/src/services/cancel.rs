@@ -22,7 +22,12 @@ pub async fn cancel(app: &App, user: &UserId, id: &JobId) -> Result<JobItem, Err
         .await?
     {
         FinishOutcome::Done => {
-            tracing::info!(job_id = %id, credits = job.credits.get(), "job_canceled_refunded")
+            tracing::info!(job_id = %id, credits = job.credits.get(), "job_canceled_refunded");
+            crate::metrics::failed_and_refunded(
+                crate::domain::FailureCode::Canceled,
+                crate::metrics::RefundSource::Cancel,
+                job.credits,
+            );
         }
         FinishOutcome::NotInState => {}
     }

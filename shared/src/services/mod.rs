@@ -11,6 +11,7 @@ pub mod privacy;
 pub mod process;
 pub mod purchases;
 pub mod submit;
+pub mod support;
 pub mod sweep;
 pub mod uploads;
 pub mod user_share;

@@ -173,16 +173,19 @@ impl Run {
     /// The metrics and the one `sweep_completed` line; the counts.
     fn report(self) -> SweepSummary {
         let summary = self.summary;
-        let count = |n: u64| i64::try_from(n).unwrap_or(i64::MAX);
-        crate::metrics::emit(
-            crate::metrics::JOBS_STUCK,
-            "Count",
-            count(summary.stuck_failed),
-        );
-        crate::metrics::emit(
-            crate::metrics::REFUNDS_FAILED,
-            "Count",
-            count(summary.refund_failures),
+        crate::metrics::sweep(
+            &[
+                ("requeued", summary.requeued),
+                ("deadline_failed", summary.deadline_failed),
+                ("stuck_failed", summary.stuck_failed),
+                ("reservations_settled", summary.reservations_settled),
+                ("reservations_kept_booked", summary.reservations_kept_booked),
+                ("lost_races", summary.lost_races),
+                ("send_failures", summary.send_failures),
+                ("errors", summary.errors),
+            ],
+            summary.stuck_failed,
+            summary.refund_failures,
         );
         tracing::info!(
             requeued = summary.requeued,
@@ -249,6 +252,11 @@ async fn requeue(
         {
             FinishOutcome::Done => {
                 summary.deadline_failed += 1;
+                crate::metrics::failed_and_refunded(
+                    FailureCode::DispatchLimit,
+                    crate::metrics::RefundSource::Sweeper,
+                    job.credits,
+                );
                 tracing::warn!(job_id = %job.job_id, created_at = %job.created_at, dispatches = job.dispatch_count, "job_queued_deadline_refunded");
             }
             FinishOutcome::NotInState => summary.lost_races += 1,
@@ -337,6 +345,11 @@ async fn fail_stuck(
     match refunded {
         FinishOutcome::Done => {
             summary.stuck_failed += 1;
+            crate::metrics::failed_and_refunded(
+                FailureCode::TimedOut,
+                crate::metrics::RefundSource::Sweeper,
+                job.credits,
+            );
             tracing::warn!(job_id = %job.job_id, started_at = ?job.started_at, "job_stuck_refunded");
         }
         FinishOutcome::NotInState => {

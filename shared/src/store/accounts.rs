@@ -127,21 +127,7 @@ impl Store {
     /// per reference (the row is written once, `attribute_not_exists`; an existing row is
     /// returned as it is and nothing changes).
     pub async fn grant(&self, row: &LedgerItem) -> Result<GrantOutcome, Error> {
-        let user = &row.user_id;
-        let update = Update::builder()
-            .table_name(&self.names.accounts_table)
-            .key(attr::USER_ID, s(user.as_str()))
-            .update_expression("SET #credits = #credits + :amount, #rev = #rev + :one")
-            .condition_expression("attribute_exists(#user_id)")
-            .set_expression_attribute_names(Some(names(&[attr::CREDITS, attr::REV, attr::USER_ID])))
-            .expression_attribute_values(":amount", n(row.amount.get()))
-            .expression_attribute_values(":one", n(1))
-            .build()
-            .map_err(|e| AwsError::new("accounts.grant.build", e))?;
-        let items = vec![
-            TransactWriteItem::builder().update(update).build(),
-            self.put_new(&self.names.ledger_table, to_item(row)?, attr::REF)?,
-        ];
+        let items = self.credit_with_row(row)?.to_vec();
         match self.transact("accounts.grant", items).await? {
             TxOutcome::Committed => Ok(GrantOutcome::Granted),
             TxOutcome::Canceled(reasons) => match reasons.get(1).filter(|r| r.condition_failed()) {
@@ -154,6 +140,28 @@ impl Store {
                 None => Ok(GrantOutcome::AccountMissing),
             },
         }
+    }
+
+    /// The two items that add `row.amount` to its user's balance with the row itself: the
+    /// account update (the account must exist) and the row's conditional put, in that order.
+    pub(crate) fn credit_with_row(
+        &self,
+        row: &LedgerItem,
+    ) -> Result<[TransactWriteItem; 2], Error> {
+        let update = Update::builder()
+            .table_name(&self.names.accounts_table)
+            .key(attr::USER_ID, s(row.user_id.as_str()))
+            .update_expression("SET #credits = #credits + :amount, #rev = #rev + :one")
+            .condition_expression("attribute_exists(#user_id)")
+            .set_expression_attribute_names(Some(names(&[attr::CREDITS, attr::REV, attr::USER_ID])))
+            .expression_attribute_values(":amount", n(row.amount.get()))
+            .expression_attribute_values(":one", n(1))
+            .build()
+            .map_err(|e| AwsError::new("accounts.credit.build", e))?;
+        Ok([
+            TransactWriteItem::builder().update(update).build(),
+            self.put_new(&self.names.ledger_table, to_item(row)?, attr::REF)?,
+        ])
     }
 
     /// Every account, a page at a time (admin audit only; never on a request path).

@@ -2,7 +2,7 @@
 //! its derived id is the idempotency check (rule 2).
 
 use aws_sdk_dynamodb::types::{
-    ReturnValue, ReturnValuesOnConditionCheckFailure, TransactWriteItem, Update,
+    ConditionCheck, ReturnValue, ReturnValuesOnConditionCheckFailure, TransactWriteItem, Update,
 };
 
 use super::cursor;
@@ -12,6 +12,17 @@ use crate::domain::{
     Credits, FailureCode, JobFailure, JobId, JobResult, JobState, LedgerKind, UserId,
 };
 use crate::error::{AwsError, Error};
+
+/// What an operator's refund of a delivered job did.
+#[derive(Debug)]
+pub enum OperatorRefundOutcome {
+    Refunded,
+    /// The job was refunded before (this row): nothing changed.
+    Exists(Box<LedgerItem>),
+    /// The job is not (or not this owner's) `succeeded`.
+    NotDelivered,
+    AccountMissing,
+}
 
 /// How an attempt to create a job and debit its price ended. `R` is what the caller's own
 /// conditions in the same transaction can refuse (a repair's lineage); an edit has none.
@@ -403,6 +414,43 @@ impl Store {
                     )))
                 }
             }
+        }
+    }
+
+    /// An operator's refund of a delivered job, in one transaction: the job must still be
+    /// `succeeded` and its owner's (a condition check; it stays `succeeded`), the refund row
+    /// (`refund:job:<id>`, the same reference a failure's refund uses, so a job is refunded at
+    /// most once whoever refunds it) and the balance.
+    pub async fn refund_delivered(
+        &self,
+        job: &JobItem,
+        row: &LedgerItem,
+    ) -> Result<OperatorRefundOutcome, Error> {
+        let check = ConditionCheck::builder()
+            .table_name(&self.names.jobs_table)
+            .key(attr::JOB_ID, s(job.job_id.as_str()))
+            .condition_expression("#status = :succeeded AND #user_id = :user")
+            .set_expression_attribute_names(Some(names(&[attr::STATUS, attr::USER_ID])))
+            .expression_attribute_values(":succeeded", s(JobState::Succeeded.as_str()))
+            .expression_attribute_values(":user", s(job.user_id.as_str()))
+            .build()
+            .map_err(|e| AwsError::new("jobs.refund_delivered.build", e))?;
+        let mut items = self.credit_with_row(row)?.to_vec();
+        items.push(TransactWriteItem::builder().condition_check(check).build());
+        match self.transact("jobs.refund_delivered", items).await? {
+            TxOutcome::Committed => Ok(OperatorRefundOutcome::Refunded),
+            TxOutcome::Canceled(reasons) => match reasons.get(1).filter(|r| r.condition_failed()) {
+                Some(r) => {
+                    let old = r.item.clone().ok_or_else(|| {
+                        Error::corrupt("refund condition failed without the old row")
+                    })?;
+                    Ok(OperatorRefundOutcome::Exists(Box::new(from_item(old)?)))
+                }
+                None if reasons.get(2).is_some_and(|r| r.condition_failed()) => {
+                    Ok(OperatorRefundOutcome::NotDelivered)
+                }
+                None => Ok(OperatorRefundOutcome::AccountMissing),
+            },
         }
     }
 

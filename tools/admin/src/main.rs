@@ -7,9 +7,10 @@ use anyhow::{Context, anyhow, bail};
 use atelier_shared::aws::Clients;
 use atelier_shared::config::{AdminSettings, Config, env};
 use atelier_shared::domain::Micros;
-use atelier_shared::domain::{Credits, GrantReason, Operator, UserId};
+use atelier_shared::domain::{Credits, GrantReason, JobId, Operator, UserId};
 use atelier_shared::services::accounts::{GrantRequest, GrantResult};
 use atelier_shared::services::privacy::{AccountDeletion, DeletedBy};
+use atelier_shared::services::support::{self, RefundResult};
 use atelier_shared::services::{App, accounts, audit, budget, privacy, user_share};
 use atelier_shared::store::payments::ReleaseOutcome;
 use atelier_shared::store::schema::TABLES;
@@ -19,7 +20,7 @@ use clap::{Parser, Subcommand};
 #[derive(Parser)]
 #[command(
     name = "atelier-admin",
-    about = "Operate Atelier: grants, audits, schema"
+    about = "Operate Atelier: grants, refunds, support look-ups, audits, schema"
 )]
 struct Cli {
     #[command(subcommand)]
@@ -66,10 +67,16 @@ enum Command {
         #[command(subcommand)]
         action: AccountAction,
     },
-    /// Users: delete one (the same deletion as the user's own `DELETE /v1/account`).
+    /// Users: support's look-up (balance, in flight, recent jobs and ledger), or deletion
+    /// (the same deletion as the user's own `DELETE /v1/account`).
     User {
         #[command(subcommand)]
         action: UserAction,
+    },
+    /// A job's whole history, or an operator's refund of it.
+    Job {
+        #[command(subcommand)]
+        action: JobAction,
     },
     /// Print the DynamoDB table definitions (JSON) that the infrastructure must match.
     Schema,
@@ -104,6 +111,36 @@ enum UserAction {
         /// Seconds to wait for edits still processing (checked every 10 s).
         #[arg(long, default_value_t = 0)]
         wait: u64,
+    },
+    /// Balance, in flight, hold, and the newest jobs and ledger rows (JSON).
+    Show {
+        user: String,
+        /// How many of the newest jobs and ledger rows (1-100).
+        #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u16).range(1..=100))]
+        recent: u16,
+    },
+}
+
+#[derive(Subcommand)]
+enum JobAction {
+    /// The job as stored, every attempt with its calls (outcome, usage, cost), its ledger
+    /// rows, and the settled model cost (JSON).
+    Show { id: String },
+    /// Give a job's credits back, once ever per job: a job that failed or was canceled was
+    /// refunded already (exit 2, nothing changed); a queued or processing one is refused (the
+    /// pipeline delivers or refunds it); a delivered one needs --force. A rerun of the same
+    /// refund changes nothing and exits 0. The operator and reason are on the ledger row.
+    Refund {
+        id: String,
+        /// Why: 1-64 of a-z, 0-9 and - _ . : (e.g. a ticket id).
+        #[arg(long)]
+        reason: String,
+        /// Who refunds (recorded on the ledger row); default: $ATELIER_OPERATOR.
+        #[arg(long)]
+        operator: Option<String>,
+        /// Refund a delivered job.
+        #[arg(long)]
+        force: bool,
     },
 }
 
@@ -228,6 +265,47 @@ fn operator_from(flag: Option<String>) -> anyhow::Result<Operator> {
         )
     };
     Operator::parse(&operator).map_err(|e| anyhow!("--operator {e}"))
+}
+
+fn job_id(raw: &str) -> anyhow::Result<JobId> {
+    JobId::parse(raw).ok_or_else(|| anyhow!("ID is not a valid job id"))
+}
+
+/// `job refund`: translates the outcome into a line and an exit code.
+async fn refund(app: &App, id: &JobId, req: &support::RefundRequest) -> anyhow::Result<ExitCode> {
+    match support::refund(app, id, req).await? {
+        RefundResult::Refunded { user, credits } => {
+            println!(
+                "refunded {credits} credits to {user} for job {id} ({})",
+                req.reason
+            );
+        }
+        RefundResult::AlreadyRefunded(row) => {
+            let same = row.operator.as_deref() == Some(req.operator.as_str())
+                && row.reason.as_deref() == Some(req.reason.as_str());
+            let by = row.operator.as_deref().map_or("the pipeline", |o| o);
+            let what = format!(
+                "job {id} was refunded already: {} credits at {} by {by} ({}); nothing changed",
+                row.amount,
+                row.created_at,
+                row.reason.as_deref().unwrap_or("-")
+            );
+            if !same {
+                bail!("refused: {what}");
+            }
+            println!("{what}");
+        }
+        RefundResult::InFlight(state) => bail!(
+            "refused: job {id} is {}; the pipeline delivers or refunds it (see `job show`); nothing changed",
+            state.as_str()
+        ),
+        RefundResult::Delivered => bail!(
+            "refused: job {id} was delivered; pass --force (with --reason) to refund it anyway; nothing changed"
+        ),
+        RefundResult::JobMissing => bail!("refused: no job {id}"),
+        RefundResult::AccountMissing => bail!("refused: the owner of job {id} has no account"),
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 async fn app() -> anyhow::Result<App> {
@@ -385,6 +463,45 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             };
             let by = DeletedBy::Operator(operator_from(operator)?);
             delete_user(&app().await?, &user, &by, wait).await
+        }
+        Command::User {
+            action: UserAction::Show { user, recent },
+        } => {
+            let Some(user) = UserId::parse(&user) else {
+                bail!("USER is not a valid user id")
+            };
+            let Some(view) = support::user(&app().await?, &user, recent).await? else {
+                bail!("no account for {user}")
+            };
+            println!("{}", serde_json::to_string_pretty(&view)?);
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Job {
+            action: JobAction::Show { id },
+        } => {
+            let id = job_id(&id)?;
+            let Some(history) = support::job(&app().await?, &id).await? else {
+                bail!("no job {id}")
+            };
+            println!("{}", serde_json::to_string_pretty(&history)?);
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Job {
+            action:
+                JobAction::Refund {
+                    id,
+                    reason,
+                    operator,
+                    force,
+                },
+        } => {
+            let id = job_id(&id)?;
+            let req = support::RefundRequest {
+                reason: GrantReason::parse(&reason).map_err(|e| anyhow!("--reason {e}"))?,
+                operator: operator_from(operator)?,
+                force,
+            };
+            refund(&app().await?, &id, &req).await
         }
         Command::Schema => {
             println!("{}", serde_json::to_string_pretty(&TABLES)?);

@@ -207,6 +207,7 @@ impl Processor {
             Err(e) => return Err(ProcessError::BeforeClaim(e)),
         };
         tracing::info!(job_id = %id, user_id = %job.user_id, "job_claimed");
+        crate::metrics::claimed(&job.created_at, clock::now());
         let mut run = Run {
             p: self,
             job: &job,
@@ -227,20 +228,15 @@ impl Processor {
         result
     }
 
-    /// Inside Lambda: the day's spend as a percent of its cap, for the 80 % alarm (one
-    /// read per job; skipped elsewhere).
+    /// With metrics on: the day's spend and reservations as shares of its cap, for the
+    /// 50/80/95 % alarms (one read per job; skipped otherwise).
     async fn emit_budget_metric(&self) {
         if !crate::metrics::enabled() {
             return;
         }
         let day = budget::day_of(clock::now());
         if let Ok(Some(d)) = self.app.store.get_budget_day(&day).await {
-            let pct = crate::metrics::used_percent(
-                d.used_micros.get(),
-                d.reserved_micros.get(),
-                d.cap_micros.get(),
-            );
-            crate::metrics::emit(crate::metrics::BUDGET_USED_PERCENT, "Percent", pct);
+            crate::metrics::budget(d.used_micros, d.reserved_micros, d.cap_micros);
         }
     }
 
@@ -358,6 +354,7 @@ impl Run<'_> {
             FinishOutcome::Done => {
                 let comparison = result.comparison.as_ref().map(|c| c.outcome);
                 tracing::info!(job_id = %self.job.job_id, verdict = ?verdict, comparison = ?comparison, retained_previous = result.retained_previous, "job_delivered");
+                crate::metrics::delivered(&self.job.created_at, now);
                 Ok(Outcome::Delivered { verdict })
             }
             FinishOutcome::NotInState => {
@@ -385,6 +382,11 @@ impl Run<'_> {
         match finished {
             FinishOutcome::Done => {
                 tracing::info!(job_id = %self.job.job_id, code = %failure.code, credits = self.job.credits.get(), "job_failed_refunded");
+                crate::metrics::failed_and_refunded(
+                    failure.code,
+                    crate::metrics::RefundSource::Consumer,
+                    self.job.credits,
+                );
                 Ok(Outcome::Failed { code: failure.code })
             }
             FinishOutcome::NotInState => {
