@@ -18,7 +18,8 @@
 //! throttling, 500s, connections dropped after the write reached the server, latency).
 //! Purchases run among the jobs (`purchase_with_faults`): checkouts retried with their key,
 //! the payment event delivered up to five times at once, refunds and disputes delivered
-//! before or with it, disputes won or lost; a refund after spending holds the account.
+//! before and with it or 1-12 batches later (after spending, which holds the account),
+//! disputes won or lost.
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -186,6 +187,8 @@ async fn money_invariants_hold_under_faults() {
     let day = budget::day_of(clock::now());
     let mut all_jobs: Vec<(UserId, String)> = Vec::new();
     let mut purchases: Vec<Purchase> = Vec::new();
+    // Purchases whose refund or dispute comes later: (purchase, batch it comes in).
+    let mut awaiting_reversal: Vec<(usize, usize)> = Vec::new();
     let batch = 10usize;
     let mut done = 0usize;
     while done < jobs {
@@ -242,6 +245,14 @@ async fn money_invariants_hold_under_faults() {
             buys.iter()
                 .map(|plan| purchase_with_faults(&faulty, &stripe, plan)),
         );
+        // Earlier purchases refunded or disputed now, some after their credits were spent.
+        let this_batch = done / batch;
+        let (due, later): (Vec<_>, Vec<_>) = std::mem::take(&mut awaiting_reversal)
+            .into_iter()
+            .partition(|&(_, at)| at <= this_batch);
+        awaiting_reversal = later;
+        let late: Vec<usize> = due.into_iter().map(|(i, _)| i).collect();
+        let reversing = join_all(late.iter().map(|&i| deliver_late(&faulty, &purchases[i])));
         let submitting = join_all(submits.iter().map(|(user, key, body, twice, _, _)| {
             let (h, user, key, body) = (&faulty, user.clone(), key.clone(), body.clone());
             async move {
@@ -262,8 +273,20 @@ async fn money_invariants_hold_under_faults() {
                 }
             }
         }));
-        let (bought, replies) = futures::join!(buying, submitting);
+        let (bought, late_sent, replies) = futures::join!(buying, reversing, submitting);
+        tally.add_n("purchase_reversals_batches_later", late.len() as u64);
+        tally.add_n("purchase_webhook_deliveries", late_sent.iter().sum());
+        tally.add_n(
+            "purchase_webhook_redeliveries",
+            late.iter()
+                .zip(&late_sent)
+                .map(|(&i, n)| n.saturating_sub(purchases[i].later.len() as u64))
+                .sum(),
+        );
         for p in bought.into_iter().flatten() {
+            if !p.plan.reversal_first && !p.later.is_empty() {
+                awaiting_reversal.push((purchases.len(), this_batch + rng.gen_range(1..=12)));
+            }
             tally.add("purchases");
             tally.add(p.plan.reversal.tally());
             if p.plan.reversal_first {
@@ -679,6 +702,16 @@ impl PurchasePlan {
     }
 }
 
+/// Delivers a purchase's refund or dispute events, batches after the payment; the deliveries
+/// it took.
+async fn deliver_late(h: &Harness, p: &Purchase) -> u64 {
+    let mut sent = 0;
+    for e in &p.later {
+        sent += deliver_as_stripe(h, e).await.1;
+    }
+    sent
+}
+
 /// A purchase as it happened.
 struct Purchase {
     plan: PurchasePlan,
@@ -715,8 +748,9 @@ async fn deliver_as_stripe(h: &Harness, event: &Event) -> (Reply, u64) {
 }
 
 /// A checkout retried with its key, paid on the stand-in, its event delivered `copies` times
-/// at once; refunds and disputes delivered before or after it, as planned. `None` when the
-/// checkout was refused (nothing was bought).
+/// at once; refunds and disputes delivered before and with it when planned so, otherwise left
+/// for a later batch (`deliver_late`), after the user may have spent the credits. `None` when
+/// the checkout was refused (nothing was bought).
 async fn purchase_with_faults(
     h: &Harness,
     stripe: &StripeStandIn,
@@ -771,12 +805,8 @@ async fn purchase_with_faults(
     };
     let (copies, sent) = futures::join!(payment_copies, reversal);
     deliveries += sent + copies.iter().map(|(_, n)| n).sum::<u64>();
-    if !plan.reversal_first {
-        for e in &later {
-            deliveries += deliver_as_stripe(h, e).await.1;
-        }
-    }
-    let events = 1 + later.len() as u64;
+    let delivered = if plan.reversal_first { later.len() } else { 0 };
+    let events = 1 + delivered as u64;
     Some(Purchase {
         plan: plan.clone(),
         session,
