@@ -83,7 +83,21 @@ export const METRICS = {
   budgetUsedPercent: 'BudgetUsedPercent',
   /** Sweeper, every sweep: refunds it owed (dispatch limit, stuck job) and could not make. */
   refundsFailed: 'RefundsFailed',
+  /** Every finished job, by `Outcome` and `FailureCode` (consumer, sweeper, API cancels). */
+  jobsFinished: 'JobsFinished',
 } as const;
+
+/**
+ * Failure codes whose count in 5 minutes means a provider outage (the consumer acknowledges
+ * business failures, so nothing else fails): jobs failed with the code, and the threshold.
+ */
+export const OUTAGE_CODES = [
+  { code: 'EDIT_FAILED', threshold: 5 },
+  { code: 'CHECK_FAILED', threshold: 5 },
+] as const;
+
+/** Budget alerts: `used + reserved` as a percent of the day's cap. */
+export const BUDGET_ALERT_PERCENTS = [50, 80, 95] as const;
 
 /**
  * Concurrency reserved for the sweeper (parameter `SweeperReservedConcurrency`): the function
@@ -620,19 +634,85 @@ export class AtelierStack extends Stack {
       comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
       treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
     });
-    alarm('BudgetPast80Percent', {
-      alarmDescription: 'Model spend passed 80% of the daily cap (the breaker refuses paid calls at 100%).',
-      metric: new cloudwatch.Metric({
-        namespace: METRICS.namespace,
-        metricName: METRICS.budgetUsedPercent,
-        dimensionsMap: { FunctionName: consumer.functionName },
-        period: Duration.minutes(5),
-        statistic: 'Maximum',
-      }),
-      threshold: 80,
+    const atLeast = {
       evaluationPeriods: 1,
       comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
       treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+    };
+    for (const pct of BUDGET_ALERT_PERCENTS) {
+      alarm(`BudgetPast${pct}Percent`, {
+        alarmDescription:
+          `Model spend (used + reserved) passed ${pct}% of the daily cap; at 100% the breaker refuses paid calls and jobs fail BUDGET_PAUSED (refunded). ` +
+          'Look at `atelier-admin budget show` (top spenders, headroom); raise the cap with `budget set-cap` or halt with `budget halt` if the spend is abuse.',
+        metric: new cloudwatch.Metric({
+          namespace: METRICS.namespace,
+          metricName: METRICS.budgetUsedPercent,
+          dimensionsMap: { FunctionName: consumer.functionName },
+          period: Duration.minutes(5),
+          statistic: 'Maximum',
+        }),
+        threshold: pct,
+        ...atLeast,
+      });
+    }
+    for (const { code, threshold } of OUTAGE_CODES) {
+      const name = code.toLowerCase().split('_').map((w) => w[0]!.toUpperCase() + w.slice(1)).join('');
+      alarm(`Jobs${name}`, {
+        alarmDescription:
+          `${threshold} or more jobs failed ${code} in 5 minutes: the model provider is likely down or refusing (each job was refunded). ` +
+          'Look at the consumer logs for call_recorded (outcome model_provider_error / model_timeout) and the provider status; ' +
+          '`atelier-admin job show ID` shows one job\'s calls. `atelier-admin budget halt` stops paid calls until it recovers.',
+        metric: new cloudwatch.Metric({
+          namespace: METRICS.namespace,
+          metricName: METRICS.jobsFinished,
+          dimensionsMap: { FunctionName: consumer.functionName, Outcome: 'failed', FailureCode: code },
+          period: Duration.minutes(5),
+          statistic: 'Sum',
+        }),
+        threshold,
+        ...atLeast,
+      });
+    }
+    alarm('ApiServerErrors', {
+      alarmDescription:
+        'The HTTP API answered 5 or more 5xx in 5 minutes. Look at the api function logs for request_failed (the error chain) and its Errors/Throttles; ' +
+        'a 502/503 without a log line is API Gateway failing to reach the function.',
+      metric: this.httpApi.metricServerError({ period: Duration.minutes(5), statistic: 'Sum' }),
+      threshold: 5,
+      ...atLeast,
+    });
+    alarm('ApiLatency', {
+      alarmDescription:
+        'The HTTP API p99 latency was 3 s or more for 15 minutes. Look at DynamoDB latency/throttling on the accounts and jobs tables, ' +
+        'and the api function Duration (cold starts, memory).',
+      metric: this.httpApi.metricLatency({ period: Duration.minutes(5), statistic: 'p99' }),
+      threshold: 3000,
+      ...atLeast,
+      evaluationPeriods: 3,
+    });
+    alarm('ApiErrors', {
+      alarmDescription: 'The api function failed invocations (crash, timeout); clients saw 5xx. Look at its logs (request_failed, config_invalid).',
+      metric: api.metricErrors({ period: Duration.minutes(5), statistic: 'Sum' }),
+      threshold: 1,
+      ...atLeast,
+    });
+    for (const [key, f] of [['Api', api], ['Consumer', consumer], ['Sweeper', sweeper]] as const) {
+      alarm(`${key}Throttles`, {
+        alarmDescription:
+          `The ${key.toLowerCase()} function was throttled: the account's concurrency ran out. Look at ConcurrentExecutions across the account; ` +
+          'the sweeper has reserved concurrency, the others share the pool.',
+        metric: f.metricThrottles({ period: Duration.minutes(5), statistic: 'Sum' }),
+        threshold: 1,
+        ...atLeast,
+      });
+    }
+    alarm('OldestQueuedJob', {
+      alarmDescription:
+        'A job message has waited 10 minutes or more in the queue: the consumer is not keeping up or not running. Look at the consumer Errors/Throttles ' +
+        'and its event source mapping; queued jobs past the queued deadline are refunded by the sweeper (DISPATCH_LIMIT).',
+      metric: this.queue.metricApproximateAgeOfOldestMessage({ period: Duration.minutes(5), statistic: 'Maximum' }),
+      threshold: 600,
+      ...atLeast,
     });
 
     // ---------------------------------------------------------------- outputs

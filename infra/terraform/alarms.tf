@@ -1,4 +1,5 @@
-# Alarms on money and stuck work. The two custom metrics are emitted by the code (../README.md).
+# Alarms on money, stuck work, a provider outage, the API and the queue. The custom metrics
+# (namespace Atelier) are emitted by the code, shared/src/metrics.rs (../README.md).
 
 resource "aws_sns_topic" "alarms" {
   #checkov:skip=CKV_AWS_26:Alarm notifications carry metric names and thresholds only; CloudWatch cannot publish under the AWS managed SNS key and a customer managed key costs more than the stack at rest.
@@ -92,29 +93,93 @@ locals {
       period      = 300
       threshold   = 1
     }
-    budget-past-80-percent = {
-      description = "Model spend passed 80% of the daily cap (the breaker refuses paid calls at 100%)."
+    api-errors = {
+      description = "The api function failed invocations (crash, timeout); clients saw 5xx. Look at its logs (request_failed, config_invalid)."
+      namespace   = "AWS/Lambda"
+      metric      = "Errors"
+      dimensions  = { FunctionName = aws_lambda_function.this["api"].function_name }
+      statistic   = "Sum"
+      period      = 300
+      threshold   = 1
+    }
+    api-5xx = {
+      description = "The HTTP API answered 5 or more 5xx in 5 minutes. Look at the api function logs for request_failed (the error chain) and its Errors/Throttles; a 502/503 without a log line is API Gateway failing to reach the function."
+      namespace   = "AWS/ApiGateway"
+      metric      = "5xx"
+      dimensions  = { ApiId = aws_apigatewayv2_api.http.id }
+      statistic   = "Sum"
+      period      = 300
+      threshold   = 5
+    }
+    api-latency = {
+      description = "The HTTP API p99 latency was 3 s or more for 15 minutes. Look at DynamoDB latency/throttling on the accounts and jobs tables, and the api function Duration (cold starts, memory)."
+      namespace   = "AWS/ApiGateway"
+      metric      = "Latency"
+      dimensions  = { ApiId = aws_apigatewayv2_api.http.id }
+      statistic   = "p99"
+      period      = 300
+      threshold   = 3000
+      periods     = 3
+    }
+    oldest-queued-job = {
+      description = "A job message has waited 10 minutes or more in the queue: the consumer is not keeping up or not running. Look at the consumer Errors/Throttles and its event source mapping; queued jobs past the queued deadline are refunded by the sweeper (DISPATCH_LIMIT)."
+      namespace   = "AWS/SQS"
+      metric      = "ApproximateAgeOfOldestMessage"
+      dimensions  = { QueueName = aws_sqs_queue.jobs.name }
+      statistic   = "Maximum"
+      period      = 300
+      threshold   = 600
+    }
+  }
+  # A provider outage: the consumer acknowledges business failures, so only these counts see it.
+  outage_alarms = {
+    for code, threshold in var.outage_alarm_thresholds : "jobs-${lower(replace(code, "_", "-"))}" => {
+      description = "${threshold} or more jobs failed ${code} in 5 minutes: the model provider is likely down or refusing (each job was refunded). Look at the consumer logs for call_recorded (outcome model_provider_error / model_timeout) and the provider status; atelier-admin job show ID shows one job's calls. atelier-admin budget halt stops paid calls until it recovers."
+      namespace   = "Atelier"
+      metric      = "JobsFinished"
+      dimensions  = { FunctionName = aws_lambda_function.this["consumer"].function_name, Outcome = "failed", FailureCode = code }
+      statistic   = "Sum"
+      period      = 300
+      threshold   = threshold
+    }
+  }
+  budget_alarms = {
+    for pct in var.budget_alert_percents : "budget-past-${pct}-percent" => {
+      description = "Model spend (used + reserved) passed ${pct}% of the daily cap; at 100% the breaker refuses paid calls and jobs fail BUDGET_PAUSED (refunded). Look at atelier-admin budget show (top spenders, headroom); raise the cap with budget set-cap, or budget halt if the spend is abuse."
       namespace   = "Atelier"
       metric      = "BudgetUsedPercent"
       dimensions  = { FunctionName = aws_lambda_function.this["consumer"].function_name }
       statistic   = "Maximum"
       period      = 300
-      threshold   = 80
+      threshold   = pct
     }
   }
+  throttle_alarms = {
+    for f in ["api", "consumer", "sweeper"] : "${f}-throttles" => {
+      description = "The ${f} function was throttled: the account's concurrency ran out. Look at ConcurrentExecutions across the account; the sweeper has reserved concurrency, the others share the pool."
+      namespace   = "AWS/Lambda"
+      metric      = "Throttles"
+      dimensions  = { FunctionName = aws_lambda_function.this[f].function_name }
+      statistic   = "Sum"
+      period      = 300
+      threshold   = 1
+    }
+  }
+  all_alarms = merge(local.alarms, local.outage_alarms, local.budget_alarms, local.throttle_alarms)
 }
 
 resource "aws_cloudwatch_metric_alarm" "this" {
-  for_each            = local.alarms
+  for_each            = local.all_alarms
   alarm_name          = "${var.name_prefix}-${each.key}"
   alarm_description   = each.value.description
   namespace           = each.value.namespace
   metric_name         = each.value.metric
   dimensions          = each.value.dimensions
-  statistic           = each.value.statistic
+  statistic           = startswith(each.value.statistic, "p") ? null : each.value.statistic
+  extended_statistic  = startswith(each.value.statistic, "p") ? each.value.statistic : null
   period              = each.value.period
   threshold           = each.value.threshold
-  evaluation_periods  = 1
+  evaluation_periods  = try(each.value.periods, 1)
   comparison_operator = "GreaterThanOrEqualToThreshold"
   treat_missing_data  = "notBreaching"
   alarm_actions       = [aws_sns_topic.alarms.arn]

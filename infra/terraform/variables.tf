@@ -196,3 +196,23 @@ variable "tags" {
   type        = map(string)
   default     = {}
 }
+
+variable "outage_alarm_thresholds" {
+  description = "Failure codes that mean a provider outage, and how many jobs failed with the code in 5 minutes raise the alarm."
+  type        = map(number)
+  default     = { EDIT_FAILED = 5, CHECK_FAILED = 5 }
+  validation {
+    condition     = alltrue([for code, n in var.outage_alarm_thresholds : can(regex("^[A-Z_]{1,40}$", code)) && n >= 1])
+    error_message = "outage_alarm_thresholds maps failure codes (A-Z and _) to a count of at least 1."
+  }
+}
+
+variable "budget_alert_percents" {
+  description = "Alarms when the day's model spend (used + reserved) passes each of these percents of the cap."
+  type        = list(number)
+  default     = [50, 80, 95]
+  validation {
+    condition     = alltrue([for p in var.budget_alert_percents : p > 0 && p <= 100])
+    error_message = "budget_alert_percents must be in 1..100."
+  }
+}

@@ -19,6 +19,8 @@ import {
   type FunctionKey,
   MAX_RECEIVE_COUNT,
   METRICS,
+  OUTAGE_CODES,
+  BUDGET_ALERT_PERCENTS,
   PUBLIC_ROUTES,
   SIGNED_WEBHOOK_ROUTES,
   STUCK_AFTER,
@@ -420,14 +422,50 @@ describe('alarms', () => {
     assert.ok(errorsOf('consumer'), 'consumer Errors alarm');
     const stuck = find(METRICS.jobsStuck, METRICS.namespace);
     assert.deepEqual(stuck?.Dimensions, [{ Name: 'FunctionName', Value: { Ref: functionId(s, 'sweeper') } }]);
-    const budget = find(METRICS.budgetUsedPercent, METRICS.namespace);
-    assert.equal(budget?.Threshold, 80);
-    assert.equal(budget?.ComparisonOperator, 'GreaterThanOrEqualToThreshold');
-    assert.equal(alarms.length, 6);
+    const budget = alarms.filter((a) => a.MetricName === METRICS.budgetUsedPercent && a.Namespace === METRICS.namespace);
+    assert.deepEqual(budget.map((a) => a.Threshold), [...BUDGET_ALERT_PERCENTS]);
+    for (const a of budget) assert.equal(a.ComparisonOperator, 'GreaterThanOrEqualToThreshold');
+    assert.equal(alarms.length, 17);
     for (const a of alarms) {
       assert.deepEqual(a.AlarmActions, [{ Ref: topic }]);
       assert.equal(a.TreatMissingData, 'notBreaching');
     }
+  });
+});
+
+describe('a provider outage, the API and the queue are seen', () => {
+  const s = synth('dev');
+  const alarms = resourcesOfType(s.json, 'AWS::CloudWatch::Alarm').map(([, r]) => r.Properties!);
+
+  it('alarms on jobs failed EDIT_FAILED or CHECK_FAILED (the dimensions the consumer emits) past a threshold in 5 minutes', () => {
+    for (const { code, threshold } of OUTAGE_CODES) {
+      const a = alarms.find(
+        (x) =>
+          x.MetricName === METRICS.jobsFinished &&
+          x.Namespace === METRICS.namespace &&
+          JSON.stringify(x.Dimensions).includes(code),
+      );
+      assert.ok(a, `${code} alarm`);
+      assert.deepEqual(a.Dimensions, [
+        { Name: 'FailureCode', Value: code },
+        { Name: 'FunctionName', Value: { Ref: functionId(s, 'consumer') } },
+        { Name: 'Outcome', Value: 'failed' },
+      ]);
+      assert.equal(a.Statistic, 'Sum');
+      assert.equal(a.Period, 300);
+      assert.equal(a.Threshold, threshold);
+      assert.match(String(a.AlarmDescription), /provider/);
+    }
+  });
+
+  it('alarms on API 5xx and p99 latency, every function’s throttles, the api’s errors and the oldest queued message', () => {
+    const find = (metric: string, namespace: string) => alarms.filter((a) => a.MetricName === metric && a.Namespace === namespace);
+    assert.equal(find('5xx', 'AWS/ApiGateway').length, 1);
+    assert.equal(find('Latency', 'AWS/ApiGateway')[0]?.ExtendedStatistic, 'p99');
+    assert.equal(find('Throttles', 'AWS/Lambda').length, 3);
+    assert.equal(find('Errors', 'AWS/Lambda').length, 3);
+    assert.equal(find('ApproximateAgeOfOldestMessage', 'AWS/SQS')[0]?.Threshold, 600);
+    for (const a of alarms) assert.ok(String(a.AlarmDescription ?? '').length > 40, `${a.MetricName} tells on-call what to look at`);
   });
 });
 

@@ -61,19 +61,10 @@ impl Store {
         payment: &PaymentItem,
         row: &LedgerItem,
     ) -> Result<PurchaseOutcome, Error> {
-        let update = Update::builder()
-            .table_name(&self.names.accounts_table)
-            .key(attr::USER_ID, s(row.user_id.as_str()))
-            .update_expression("SET #credits = #credits + :amount, #rev = #rev + :one")
-            .condition_expression("attribute_exists(#user_id)")
-            .set_expression_attribute_names(Some(names(&[attr::CREDITS, attr::REV, attr::USER_ID])))
-            .expression_attribute_values(":amount", n(row.amount.get()))
-            .expression_attribute_values(":one", n(1))
-            .build()
-            .map_err(|e| AwsError::new("payments.purchase.build", e))?;
+        let [credit, put_row] = self.credit_with_row(row)?;
         let items = vec![
-            TransactWriteItem::builder().update(update).build(),
-            self.put_new(&self.names.ledger_table, to_item(row)?, attr::REF)?,
+            credit,
+            put_row,
             self.put_new(
                 &self.names.payments_table,
                 to_item(payment)?,
