@@ -32,6 +32,9 @@ export class ApiError extends Error {
   }
 }
 
+/** The API's origin when it is not the app's own (a build for AWS: `VITE_API_BASE_URL`). */
+const API_BASE = (import.meta.env.VITE_API_BASE_URL ?? '').replace(/\/+$/, '');
+
 let token: string | null = null;
 export function setToken(t: string | null): void {
   token = t;
@@ -41,7 +44,7 @@ async function call<T>(method: string, path: string, body?: unknown, headers: Re
   const h: Record<string, string> = { ...headers };
   if (token) h.authorization = `Bearer ${token}`;
   if (body !== undefined) h['content-type'] = 'application/json';
-  const res = await fetch(path, { method, headers: h, body: body === undefined ? undefined : JSON.stringify(body) });
+  const res = await fetch(`${API_BASE}${path}`, { method, headers: h, body: body === undefined ? undefined : JSON.stringify(body) });
   if (!res.ok) {
     const problem = await res.json().then((p: unknown) => p as Problem, () => null);
     const ra = res.headers.get('retry-after');
