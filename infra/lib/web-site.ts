@@ -56,6 +56,7 @@ export class WebSite extends Construct {
         strictTransportSecurity: {
           accessControlMaxAge: Duration.days(365),
           includeSubdomains: true,
+          preload: true,
           override: true,
         },
         contentTypeOptions: { override: true },

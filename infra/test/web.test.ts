@@ -83,6 +83,7 @@ describe('web site', () => {
     const h = policy.Properties.ResponseHeadersPolicyConfig.SecurityHeadersConfig;
     assert.equal(h.StrictTransportSecurity.AccessControlMaxAgeSec, 31_536_000);
     assert.equal(h.StrictTransportSecurity.IncludeSubdomains, true);
+    assert.equal(h.StrictTransportSecurity.Preload, true);
     assert.equal(h.ContentTypeOptions.Override, true);
     assert.equal(h.FrameOptions.FrameOption, 'DENY');
     assert.equal(h.ReferrerPolicy.ReferrerPolicy, 'strict-origin-when-cross-origin');
