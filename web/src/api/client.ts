@@ -1,6 +1,7 @@
 // The API client: typed by `schema.d.ts` (generated from the served OpenAPI document), errors
-// as problem+json with their stable `code`. Relative URLs: the app is served from the API's
-// origin (a proxy in development) so no CORS is needed locally.
+// as problem+json with their stable `code`. Locally the API is the app's own origin (the dev
+// server proxies it); a build for AWS names it in `VITE_API_BASE_URL` and the API allows the
+// site's origin by CORS.
 import type { components } from './schema';
 
 export type Schemas = components['schemas'];
