@@ -501,8 +501,9 @@ export class AtelierStack extends Stack {
       maxAge: 3600,
     });
 
-    // The hosted UI: authorization code + PKCE back to the web app (no client secret).
-    const appUrl = `${defaultOrigin}/`;
+    // The hosted UI: authorization code + PKCE back to the web app (no client secret), at the
+    // first allowed origin.
+    const appUrl = Fn.join('', [Fn.select(0, allowedOrigins), '/']);
     const userPoolClient = userPool.addClient('App', {
       authFlows: { userSrp: true },
       generateSecret: false,

@@ -189,5 +189,11 @@ describe('web build configuration', () => {
       CallbackURLs: [Match.objectLike({ 'Fn::Join': Match.anyValue() })],
     });
     s.template.hasResource('AWS::Cognito::UserPoolDomain', { Condition: 'UseCognito' });
+    const [[, client]] = resourcesOfType(s.json, 'AWS::Cognito::UserPoolClient') as any;
+    const [, parts] = client.Properties.CallbackURLs[0]['Fn::Join'];
+    assert.deepEqual(parts[1], '/');
+    const [[, api]] = resourcesOfType(s.json, 'AWS::ApiGatewayV2::Api') as any;
+    assert.deepEqual(parts[0], { 'Fn::Select': [0, api.Properties.CorsConfiguration.AllowOrigins] }, 'the first allowed origin');
+    assert.deepEqual(client.Properties.LogoutURLs, client.Properties.CallbackURLs);
   });
 });
