@@ -8,9 +8,15 @@
  * - `atelier:stackName`        default Atelier-<stage>
  * - `atelier:perIpRateLimit`   requests per client IP per 5 minutes: adds CloudFront + a WAF rate rule
  *                              in front of the API (us-east-1 only; default: none)
+ * - `atelier:site`             false: no web site (bucket + CloudFront); the local cloud sets it
+ * - `atelier:webDist`          the built web app to upload (default ../web/dist when it holds
+ *                              index.html; `none`: create the site empty)
  *
  * cdk-nag's AwsSolutions pack runs on every synth: an unacknowledged finding fails it.
  */
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+
 import { App, Validations } from 'aws-cdk-lib';
 import { AwsSolutionsChecks } from 'cdk-nag';
 
@@ -32,5 +38,16 @@ new AtelierStack(app, ctx('stackName') ?? `Atelier-${stage}`, {
   distDir: ctx('distDir'),
   placeholderCode: ctx('placeholderCode') === 'true',
   perIpRateLimit: ctx('perIpRateLimit') === undefined ? undefined : Number(ctx('perIpRateLimit')),
+  site: ctx('site') !== 'false',
+  webDist: webDist(),
 });
+
+/** The web build to upload: the context's folder, else web/dist once `npm run build` made it. */
+function webDist(): string | undefined {
+  const given = ctx('webDist');
+  if (given === 'none') return undefined;
+  if (given !== undefined) return given;
+  const built = join(__dirname, '..', '..', 'web', 'dist');
+  return existsSync(join(built, 'index.html')) ? built : undefined;
+}
 Validations.of(app).addPlugins(new AwsSolutionsChecks(app));

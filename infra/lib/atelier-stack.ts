@@ -51,6 +51,7 @@ import type { Construct } from 'constructs';
 
 import { type EnvName, type EnvValues, functionEnvironment, loadEnvNames } from './environment';
 import { LOGICAL_TABLE_METADATA, type TableDef, loadSchema } from './schema';
+import { WebSite } from './web-site';
 
 export type Stage = 'dev' | 'prod';
 export type Arch = 'x86_64' | 'arm64';
@@ -137,6 +138,16 @@ export interface AtelierStackProps extends StackProps {
    * Context `atelier:perIpRateLimit`. @default none (no distribution, no WAF)
    */
   readonly perIpRateLimit?: number;
+  /**
+   * Deploy the web app's site (private bucket + CloudFront). Off for the local cloud, whose
+   * emulator has no CloudFront. Context `atelier:site`. @default true
+   */
+  readonly site?: boolean;
+  /**
+   * The built web app to upload into the site (`web/dist` after `npm run build`). Context
+   * `atelier:webDist`. @default none: the site is created empty (upload with `aws s3 sync`)
+   */
+  readonly webDist?: string;
   /** API Gateway stage throttling. @default 25 requests/s steady, 50 burst */
   readonly throttle?: { readonly rateLimit: number; readonly burstLimit: number };
 }
@@ -150,6 +161,7 @@ export class AtelierStack extends Stack {
   readonly providerKey: secretsmanager.Secret;
   readonly stripeKeys: secretsmanager.Secret;
   readonly httpApi: apigw.HttpApi;
+  readonly site?: WebSite;
 
   private readonly schemaDefs: TableDef[];
 
@@ -275,16 +287,6 @@ export class AtelierStack extends Stack {
         { id: 'abort-incomplete-multipart-uploads', abortIncompleteMultipartUploadAfter: Duration.days(1) },
         { id: 'expire-abandoned-uploads', prefix: 'uploads/', expiration: Duration.days(uploadDays) },
         { id: 'expire-results', prefix: 'results/', expiration: Duration.days(resultRetention.valueAsNumber) },
-      ],
-      // Clients PUT straight to a presigned URL; the signature (length and type included) is
-      // the credential, so any origin may use one.
-      cors: [
-        {
-          allowedMethods: [s3.HttpMethods.PUT, s3.HttpMethods.GET],
-          allowedOrigins: ['*'],
-          allowedHeaders: ['content-type', 'content-length'],
-          maxAge: 3600,
-        },
       ],
     });
     Validations.of(this.bucket).acknowledge({
@@ -465,12 +467,75 @@ export class AtelierStack extends Stack {
       deletionProtection: prod,
       removalPolicy,
     });
+    const issuer = Fn.conditionIf(
+      useCognito.logicalId,
+      `https://cognito-idp.${this.region}.amazonaws.com/${userPool.userPoolId}`,
+      jwtIssuer.valueAsString,
+    ).toString();
+
+    // ---------------------------------------------------------------- web app and its origins
+    const webOrigins = new CfnParameter(this, 'WebOrigins', {
+      type: 'String',
+      default: '',
+      allowedPattern: `^$|^${ORIGIN_PATTERN}(,${ORIGIN_PATTERN})*$`,
+      description:
+        'Browser origins allowed to call the API and the storage (CORS), comma-separated, e.g. https://app.example.com. ' +
+        `Empty: the web app's CloudFront domain (${DEV_WEB_ORIGIN} when the stack has no site).`,
+    });
+    if (props.site ?? true) {
+      this.site = new WebSite(this, 'Web', {
+        removalPolicy,
+        webDist: props.webDist,
+        // Wildcards, not the API's and issuer's own hosts: the API's CORS names this
+        // distribution, so naming the API here would be a dependency cycle.
+        connectSrc: [
+          `https://*.execute-api.${this.region}.${this.urlSuffix}`,
+          `https://cognito-idp.${this.region}.${this.urlSuffix}`,
+          `https://*.auth.${this.region}.amazoncognito.com`,
+          Fn.conditionIf(useCognito.logicalId, Aws.NO_VALUE, jwtIssuer.valueAsString).toString(),
+        ],
+      });
+    }
+    const defaultOrigin = this.site?.origin ?? DEV_WEB_ORIGIN;
+    const allowedOrigins = Token.asList(
+      Fn.conditionIf(
+        new CfnCondition(this, 'DefaultWebOrigins', { expression: Fn.conditionEquals(webOrigins.valueAsString, '') })
+          .logicalId,
+        [defaultOrigin],
+        Fn.split(',', webOrigins.valueAsString),
+      ),
+    );
+    // The browser PUTs uploads and GETs results on presigned URLs; the signature (length and
+    // type included) is the credential, CORS only decides which pages may read the answer.
+    this.bucket.addCorsRule({
+      allowedMethods: [s3.HttpMethods.PUT, s3.HttpMethods.GET, s3.HttpMethods.HEAD],
+      allowedOrigins,
+      allowedHeaders: ['content-type', 'content-length'],
+      exposedHeaders: ['etag'],
+      maxAge: 3600,
+    });
+
+    // The hosted UI: authorization code + PKCE back to the web app (no client secret), at the
+    // first allowed origin.
+    const appUrl = Fn.join('', [Fn.select(0, allowedOrigins), '/']);
     const userPoolClient = userPool.addClient('App', {
       authFlows: { userSrp: true },
       generateSecret: false,
       preventUserExistenceErrors: true,
+      oAuth: {
+        flows: { authorizationCodeGrant: true },
+        scopes: [cognito.OAuthScope.OPENID, cognito.OAuthScope.EMAIL],
+        callbackUrls: [appUrl],
+        logoutUrls: [appUrl],
+      },
     });
-    for (const c of [userPool, userPoolClient]) (c.node.defaultChild as CfnResource).cfnOptions.condition = useCognito;
+    const hostedUi = userPool.addDomain('HostedUi', {
+      // Globally unique: stage and account (two stacks of one stage in one account would clash).
+      cognitoDomain: { domainPrefix: `atelier-${props.stage}-${this.account}` },
+    });
+    for (const c of [userPool, userPoolClient, hostedUi]) {
+      (c.node.defaultChild as CfnResource).cfnOptions.condition = useCognito;
+    }
     Validations.of(userPool).acknowledge(
       {
         id: 'AwsSolutions-COG2',
@@ -485,11 +550,6 @@ export class AtelierStack extends Stack {
         reason: PLUS_PLAN_REASON,
       },
     );
-    const issuer = Fn.conditionIf(
-      useCognito.logicalId,
-      `https://cognito-idp.${this.region}.amazonaws.com/${userPool.userPoolId}`,
-      jwtIssuer.valueAsString,
-    ).toString();
     const audience = Fn.conditionIf(
       useCognito.logicalId,
       userPoolClient.userPoolClientId,
@@ -500,6 +560,15 @@ export class AtelierStack extends Stack {
     this.httpApi = new apigw.HttpApi(this, 'HttpApi', {
       description: `Atelier API (${props.stage})`,
       createDefaultStage: false,
+      // API Gateway answers preflights itself (before the JWT authorizer) for these.
+      corsPreflight: {
+        allowOrigins: allowedOrigins,
+        allowMethods: [apigw.CorsHttpMethod.GET, apigw.CorsHttpMethod.POST, apigw.CorsHttpMethod.OPTIONS],
+        allowHeaders: [...CORS_ALLOW_HEADERS],
+        exposeHeaders: [...CORS_EXPOSE_HEADERS],
+        allowCredentials: false,
+        maxAge: Duration.hours(1),
+      },
     });
     const accessLogs = new logs.LogGroup(this, 'ApiAccessLogs', { retention: logRetention, removalPolicy });
     const throttle = props.throttle ?? { rateLimit: 25, burstLimit: 50 };
@@ -731,6 +800,33 @@ export class AtelierStack extends Stack {
     }
     new CfnOutput(this, 'UserPoolId', { value: userPool.userPoolId, condition: useCognito });
     new CfnOutput(this, 'UserPoolClientId', { value: userPoolClient.userPoolClientId, condition: useCognito });
+    // What `npm run build` in web/ needs (README: "Deploy the web app").
+    new CfnOutput(this, 'WebApiBaseUrl', {
+      value: `https://${this.httpApi.apiId}.execute-api.${this.region}.${this.urlSuffix}`,
+      description: 'VITE_API_BASE_URL for the web build',
+    });
+    // With JwtIssuer set, the operator's own issuer and audience are the web build's values.
+    new CfnOutput(this, 'WebOidcAuthority', {
+      value: `https://cognito-idp.${this.region}.amazonaws.com/${userPool.userPoolId}`,
+      description: 'VITE_OIDC_AUTHORITY for the web build',
+      condition: useCognito,
+    });
+    new CfnOutput(this, 'WebOidcClientId', {
+      value: userPoolClient.userPoolClientId,
+      description: 'VITE_OIDC_CLIENT_ID for the web build',
+      condition: useCognito,
+    });
+    if (this.site) {
+      new CfnOutput(this, 'WebUrl', { value: `${this.site.origin}/`, description: 'The web app' });
+      new CfnOutput(this, 'WebBucketName', {
+        value: this.site.bucket.bucketName,
+        description: 'Bucket of the web app (cdk deploy uploads web/dist; or see infra/README.md)',
+      });
+      new CfnOutput(this, 'WebDistributionId', {
+        value: this.site.distribution.distributionId,
+        description: 'Invalidate after uploading by hand: aws cloudfront create-invalidation --paths "/*"',
+      });
+    }
   }
 
   /**
@@ -981,6 +1077,18 @@ export const CONSUMER_ONLY_ENV: ReadonlySet<string> = new Set(['ATELIER_MODEL_AP
  * address, so the exception admits nothing in a real account.
  */
 export const URL_PATTERN = '^https://\\S+$|^http://(127\\.0\\.0\\.1|localhost)(:[0-9]{1,5})?(/\\S*)?$';
+
+/** A browser origin: https, or http on the loopback (local development). */
+export const ORIGIN_PATTERN = '(https://[A-Za-z0-9.-]+(:[0-9]{1,5})?|http://(127\\.0\\.0\\.1|localhost)(:[0-9]{1,5})?)';
+
+/** The CORS origin without a site: the local runner's web app (`cargo xtask dev`). */
+export const DEV_WEB_ORIGIN = 'http://localhost:8787';
+
+/** Request headers the web app sends (CORS preflight allows exactly these). */
+export const CORS_ALLOW_HEADERS = ['authorization', 'content-type', 'idempotency-key', 'prefer', 'if-none-match'] as const;
+
+/** Response headers the web app reads. */
+export const CORS_EXPOSE_HEADERS = ['location', 'retry-after', 'idempotent-replayed', 'etag'] as const;
 
 /** Routes that need no token (the router's public handlers). */
 export const PUBLIC_ROUTES = ['/healthz', '/v1/styles', '/v1/openapi.json', '/v1/packs'] as const;

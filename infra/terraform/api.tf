@@ -43,6 +43,21 @@ resource "aws_cognito_user_pool_client" "app" {
   generate_secret               = false
   explicit_auth_flows           = ["ALLOW_USER_SRP_AUTH", "ALLOW_REFRESH_TOKEN_AUTH"]
   prevent_user_existence_errors = "ENABLED"
+  # The hosted UI: authorization code + PKCE back to the web app (no client secret).
+  allowed_oauth_flows_user_pool_client = true
+  allowed_oauth_flows                  = ["code"]
+  allowed_oauth_scopes                 = ["openid", "email"]
+  supported_identity_providers         = ["COGNITO"]
+  callback_urls                        = ["${local.web_origins[0]}/"]
+  logout_urls                          = ["${local.web_origins[0]}/"]
+}
+
+data "aws_caller_identity" "current" {}
+
+resource "aws_cognito_user_pool_domain" "hosted_ui" {
+  count        = local.use_cognito ? 1 : 0
+  domain       = coalesce(var.auth_domain_prefix, "${var.name_prefix}-${data.aws_caller_identity.current.account_id}")
+  user_pool_id = aws_cognito_user_pool.users[0].id
 }
 
 locals {
@@ -58,6 +73,16 @@ resource "aws_apigatewayv2_api" "http" {
   name          = "${var.name_prefix}-api"
   protocol_type = "HTTP"
   tags          = local.tags
+
+  # API Gateway answers preflights itself (before the JWT authorizer).
+  cors_configuration {
+    allow_origins     = local.web_origins
+    allow_methods     = ["GET", "POST", "OPTIONS"]
+    allow_headers     = ["authorization", "content-type", "idempotency-key", "prefer", "if-none-match"]
+    expose_headers    = ["location", "retry-after", "idempotent-replayed", "etag"]
+    allow_credentials = false
+    max_age           = 3600
+  }
 
   lifecycle {
     precondition {

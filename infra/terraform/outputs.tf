@@ -46,3 +46,37 @@ output "stripe_keys_secret_arn" {
   description = "Secret holding the Stripe keys as JSON; set them with put-secret-value (../README.md)."
   value       = aws_secretsmanager_secret.stripe_keys.arn
 }
+
+# What `npm run build` in web/ needs (../README.md: "The web app").
+output "web_api_base_url" {
+  description = "VITE_API_BASE_URL for the web build."
+  value       = aws_apigatewayv2_api.http.api_endpoint
+}
+
+output "web_oidc_authority" {
+  description = "VITE_OIDC_AUTHORITY for the web build."
+  value       = local.jwt_issuer
+}
+
+output "web_oidc_client_id" {
+  description = "VITE_OIDC_CLIENT_ID for the web build."
+  value       = local.jwt_audience
+}
+
+output "web_url" {
+  description = "The web app (null without web_site)."
+  value       = local.web_url
+}
+
+output "web_bucket_name" {
+  value = var.web_site ? aws_s3_bucket.web[0].bucket : null
+}
+
+output "web_deploy_command" {
+  description = "Uploads web/dist (run from the repository root after the build) and invalidates the cache."
+  value = var.web_site ? join(" && ", [
+    "aws s3 sync web/dist/assets s3://${aws_s3_bucket.web[0].bucket}/assets --cache-control 'public, max-age=31536000, immutable'",
+    "aws s3 sync web/dist s3://${aws_s3_bucket.web[0].bucket} --exclude 'assets/*' --cache-control no-cache",
+    "aws cloudfront create-invalidation --distribution-id ${aws_cloudfront_distribution.web[0].id} --paths '/*'",
+  ]) : null
+}

@@ -77,10 +77,12 @@ resource "aws_s3_bucket_lifecycle_configuration" "assets" {
 resource "aws_s3_bucket_cors_configuration" "assets" {
   bucket = aws_s3_bucket.assets.id
   cors_rule {
-    # The presigned signature (length and type included) is the credential.
-    allowed_methods = ["PUT", "GET"]
-    allowed_origins = ["*"]
+    # The browser PUTs uploads and GETs results on presigned URLs; the signature (length and
+    # type included) is the credential, CORS only decides which pages may read the answer.
+    allowed_methods = ["PUT", "GET", "HEAD"]
+    allowed_origins = local.web_origins
     allowed_headers = ["content-type", "content-length"]
+    expose_headers  = ["etag"]
     max_age_seconds = 3600
   }
 }

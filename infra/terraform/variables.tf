@@ -216,3 +216,25 @@ variable "budget_alert_percents" {
     error_message = "budget_alert_percents must be in 1..100."
   }
 }
+
+variable "web_site" {
+  description = "Create the web app's site (private S3 bucket + CloudFront with security headers). false: serve the app elsewhere."
+  type        = bool
+  default     = true
+}
+
+variable "web_origins" {
+  description = "Browser origins allowed to call the API and the storage (CORS), e.g. [\"https://app.example.com\"]. Empty: the site's CloudFront domain (http://localhost:8787 without a site)."
+  type        = list(string)
+  default     = []
+  validation {
+    condition     = alltrue([for o in var.web_origins : can(regex("^(https://[A-Za-z0-9.-]+(:[0-9]{1,5})?|http://(127\\.0\\.0\\.1|localhost)(:[0-9]{1,5})?)$", o))])
+    error_message = "web_origins are origins (https://host[:port], or http on the loopback): no path, no trailing slash, never *."
+  }
+}
+
+variable "auth_domain_prefix" {
+  description = "Prefix of the Cognito hosted UI domain (<prefix>.auth.<region>.amazoncognito.com), globally unique. null: <name_prefix>-<account id>."
+  type        = string
+  default     = null
+}

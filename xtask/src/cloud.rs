@@ -382,6 +382,8 @@ fn deploy() -> Result<Cloud> {
             // `bootstrap` synthesizes the app too, so every call names the zips.
             .arg("--context")
             .arg(format!("atelier:distDir={}", dist.display()))
+            // ministack has no CloudFront: the web app is served by `cargo xtask dev` instead.
+            .args(["--context", "atelier:site=false"])
             .args(["--no-notices", "--no-version-reporting", "--output"])
             .arg(&cdk_out)
             .stdout(Stdio::from(log.try_clone()?))

@@ -1,6 +1,7 @@
 // The API client: typed by `schema.d.ts` (generated from the served OpenAPI document), errors
-// as problem+json with their stable `code`. Relative URLs: the app is served from the API's
-// origin (a proxy in development) so no CORS is needed locally.
+// as problem+json with their stable `code`. Locally the API is the app's own origin (the dev
+// server proxies it); a build for AWS names it in `VITE_API_BASE_URL` and the API allows the
+// site's origin by CORS.
 import type { components } from './schema';
 
 export type Schemas = components['schemas'];
@@ -32,6 +33,9 @@ export class ApiError extends Error {
   }
 }
 
+/** The API's origin when it is not the app's own (a build for AWS: `VITE_API_BASE_URL`). */
+const API_BASE = (import.meta.env.VITE_API_BASE_URL ?? '').replace(/\/+$/, '');
+
 let token: string | null = null;
 export function setToken(t: string | null): void {
   token = t;
@@ -41,7 +45,7 @@ async function call<T>(method: string, path: string, body?: unknown, headers: Re
   const h: Record<string, string> = { ...headers };
   if (token) h.authorization = `Bearer ${token}`;
   if (body !== undefined) h['content-type'] = 'application/json';
-  const res = await fetch(path, { method, headers: h, body: body === undefined ? undefined : JSON.stringify(body) });
+  const res = await fetch(`${API_BASE}${path}`, { method, headers: h, body: body === undefined ? undefined : JSON.stringify(body) });
   if (!res.ok) {
     const problem = await res.json().then((p: unknown) => p as Problem, () => null);
     const ra = res.headers.get('retry-after');
