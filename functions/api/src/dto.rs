@@ -6,7 +6,7 @@ use atelier_shared::domain::{
     ComparisonOutcome, ComparisonRecord, JobFailure, LeakageRecord, LedgerKind, ReviewRecord,
     ReviewVerdict,
 };
-use atelier_shared::domain::{JobState, Operation, Strength, StyleId, Target};
+use atelier_shared::domain::{JobState, Operation, ResultFormat, Strength, StyleId, Target};
 use atelier_shared::services::jobs::ResultLinks;
 use atelier_shared::services::lineage::Lineage;
 use atelier_shared::services::uploads::UploadSlot;
@@ -136,6 +136,9 @@ pub struct ResultView {
     /// Presigned GET, valid until `url_expires_at`. Ask for the job again for a fresh one.
     pub url: String,
     pub url_expires_at: String,
+    /// What `url` serves (`?format=`): `jpeg` by default; `png` when asked for, and for
+    /// results delivered before JPEG renditions existed.
+    pub format: ResultFormat,
     pub width: u32,
     pub height: u32,
     pub review: ReviewView,
@@ -157,6 +160,7 @@ impl JobView {
         let result = j.result.clone().zip(links).map(|(r, l)| ResultView {
             url: l.url,
             url_expires_at: l.expires_at,
+            format: l.format,
             width: r.width,
             height: r.height,
             review: ReviewView::from(&r.review),
