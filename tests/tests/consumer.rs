@@ -95,27 +95,37 @@ async fn a_pet_edit_goes_queued_to_succeeded_and_the_result_downloads() {
     h.assert_audit_clean().await;
 }
 
-#[tokio::test]
-async fn outside_a_brushed_mask_the_result_equals_the_original_pixel_for_pixel() {
-    let (h, model) = (Harness::new().await, StandIn::start().await);
-    let user = h.user();
-    let mask_png = samples::circle_mask(230, 250, 60).expect("a mask PNG");
-    let mask = h.upload(&user, "mask", mask_png).await;
+/// An origami edit of a brushed circle on the one-pet sample, processed and delivered.
+async fn brushed_edit_delivered(
+    h: &Harness,
+    model: &StandIn,
+    user: &atelier_shared::domain::UserId,
+) -> String {
+    let mask_png = samples::circle_mask(230, 250, 60).unwrap_or_else(|e| panic!("a mask PNG: {e}"));
+    let mask = h.upload(user, "mask", mask_png).await;
     let id = h
         .submit_photo(
-            &user,
+            user,
             "k",
             samples::single_pet(),
             json!({ "style": "origami", "target": "brush", "mask_asset_id": mask }),
         )
         .await;
-
-    let outcome = h.processor(&model).process(&job_id(&id)).await;
-
+    let outcome = h.processor(model).process(&job_id(&id)).await;
     assert!(
         matches!(outcome, Ok(Outcome::Delivered { .. })),
         "{outcome:?}"
     );
+    id
+}
+
+#[tokio::test]
+async fn outside_a_brushed_mask_the_result_equals_the_original_pixel_for_pixel() {
+    let (h, model) = (Harness::new().await, StandIn::start().await);
+    let user = h.user();
+
+    let id = brushed_edit_delivered(&h, &model, &user).await;
+
     let job = h.job_in(&user, &id, "png").await;
     assert_eq!(
         job.body["result"]["leakage"]["changed_outside"], 0,
@@ -161,26 +171,7 @@ async fn the_default_download_is_a_jpeg_far_smaller_than_the_master_and_the_orig
  {
     let (h, model) = (Harness::new().await, StandIn::start().await);
     let user = h.user();
-    let mask = h
-        .upload(
-            &user,
-            "mask",
-            samples::circle_mask(230, 250, 60).expect("a mask PNG"),
-        )
-        .await;
-    let id = h
-        .submit_photo(
-            &user,
-            "k",
-            samples::single_pet(),
-            json!({ "style": "origami", "target": "brush", "mask_asset_id": mask }),
-        )
-        .await;
-    let outcome = h.processor(&model).process(&job_id(&id)).await;
-    assert!(
-        matches!(outcome, Ok(Outcome::Delivered { .. })),
-        "{outcome:?}"
-    );
+    let id = brushed_edit_delivered(&h, &model, &user).await;
 
     let default = h.job(&user, &id).await;
     let master = h.job_in(&user, &id, "png").await;
