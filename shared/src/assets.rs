@@ -7,7 +7,7 @@ use std::time::Duration;
 use aws_sdk_s3::Client;
 use aws_sdk_s3::presigning::PresigningConfig;
 
-use crate::domain::{AssetId, AssetKind, UserId};
+use crate::domain::{AssetId, AssetKind, ResultFormat, UserId};
 use crate::error::AwsError;
 
 /// A presigned upload.
@@ -145,13 +145,18 @@ impl Assets {
         Ok(Some(bytes.to_vec()))
     }
 
-    /// Stores a PNG privately (server-side encryption is the bucket's default).
-    pub async fn put_png(&self, key: &str, bytes: Vec<u8>) -> Result<(), AwsError> {
+    /// Stores an image privately (server-side encryption is the bucket's default).
+    pub async fn put_image(
+        &self,
+        key: &str,
+        bytes: Vec<u8>,
+        format: ResultFormat,
+    ) -> Result<(), AwsError> {
         self.s3
             .put_object()
             .bucket(&self.bucket)
             .key(key)
-            .content_type("image/png")
+            .content_type(format.content_type())
             .body(bytes.into())
             .send()
             .await
@@ -260,9 +265,20 @@ impl Assets {
         format!("{}inputs/{}", Assets::job_prefix(user, root), kind.as_str())
     }
 
-    /// Where a job's delivered image (or a kept candidate) is stored.
-    pub fn result_key(user: &UserId, job: &crate::domain::JobId, name: &str) -> String {
-        format!("results/{}/{}/{}.png", user.as_str(), job.as_str(), name)
+    /// Where a job's delivered image (or a kept candidate) is stored in `format`.
+    pub fn result_key(
+        user: &UserId,
+        job: &crate::domain::JobId,
+        name: &str,
+        format: ResultFormat,
+    ) -> String {
+        format!(
+            "results/{}/{}/{}.{}",
+            user.as_str(),
+            job.as_str(),
+            name,
+            format.extension()
+        )
     }
 }
 

@@ -76,7 +76,7 @@ pub enum ImagingError {
         expected_width: u32,
         expected_height: u32,
     },
-    #[error("encoding a PNG failed")]
+    #[error("encoding an image failed")]
     Encode {
         #[source]
         source: image::ImageError,
@@ -646,6 +646,22 @@ pub fn encode_png(image: &RgbaImage) -> Result<Vec<u8>, ImagingError> {
     Ok(out)
 }
 
+/// Quality (1-100) of the JPEG rendition delivered for download. At 85 a photo's pixels stay
+/// within a few levels of the lossless master (the figures: docs/design.md, "Results sized for
+/// phones"), well inside [`LEAKAGE_TOLERANCE`], at a tenth of the PNG's size or less.
+pub const JPEG_QUALITY: u8 = 85;
+
+/// Encodes the download rendition as a baseline JPEG at `quality` (JPEG has no alpha: it is
+/// ignored; the PNG master keeps it). Never used for what is measured or repaired: the master is.
+pub fn encode_jpeg(image: &RgbaImage, quality: u8) -> Result<Vec<u8>, ImagingError> {
+    let mut out = Vec::new();
+    // `encode_image` reads RGBA pixels in place (no RGB copy of a 12 MP image).
+    image::codecs::jpeg::JpegEncoder::new_with_quality(&mut out, quality)
+        .encode_image(image)
+        .map_err(|source| ImagingError::Encode { source })?;
+    Ok(out)
+}
+
 /// Dimensions scaled to fit within `max_side` on the long side, keeping the aspect ratio
 /// (never upscaled; never 0).
 pub fn fit_within((width, height): (u32, u32), max_side: u32) -> (u32, u32) {
@@ -885,6 +901,28 @@ mod tests {
             .decode(&png_of(&img))
             .map(DynamicImage::into_rgba8);
         assert_eq!(decoded.ok(), Some(img));
+    }
+
+    #[test]
+    fn an_rgba_image_encodes_as_a_jpeg_of_its_size_close_to_it() {
+        let img = RgbaImage::from_fn(64, 48, |x, y| {
+            Rgba([(x * 4) as u8, (y * 5) as u8, 128, 255])
+        });
+        let jpeg = encode_jpeg(&img, JPEG_QUALITY).unwrap_or_default();
+        assert_eq!(image::guess_format(&jpeg).ok(), Some(ImageFormat::Jpeg));
+        let decoded = DecodeLimits::PHOTO
+            .decode(&jpeg)
+            .map(DynamicImage::into_rgba8)
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(decoded.dimensions(), img.dimensions());
+        let changed = leakage(&img, &decoded, &Mask::from_weights(GrayImage::new(64, 48)))
+            .map(|l| l.changed_outside)
+            .ok();
+        assert_eq!(
+            changed,
+            Some(0),
+            "a smooth gradient stays within the leakage tolerance"
+        );
     }
 
     #[test]

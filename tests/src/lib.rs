@@ -522,6 +522,24 @@ impl Harness {
     pub async fn job(&self, user: &UserId, id: &str) -> Reply {
         self.get(user, &format!("/v1/edits/{id}")).await
     }
+
+    /// The job with its result's `url` serving `format` (`GET /v1/edits/{id}?format=`).
+    pub async fn job_in(&self, user: &UserId, id: &str, format: &str) -> Reply {
+        self.get(user, &format!("/v1/edits/{id}?format={format}"))
+            .await
+    }
+}
+
+/// The bytes behind a presigned download URL (a result), asserting `200`.
+pub async fn download(url: &str) -> Vec<u8> {
+    let res = reqwest::get(url)
+        .await
+        .unwrap_or_else(|e| panic!("download: {e}"));
+    assert_eq!(res.status(), 200, "download of {url}");
+    res.bytes()
+        .await
+        .unwrap_or_else(|e| panic!("download body: {e}"))
+        .to_vec()
 }
 
 impl Harness {

@@ -365,14 +365,15 @@ async fn a_user_edits_a_photo_through_the_deployed_api() -> Res<()> {
     let result = &done.body["result"];
     assert_eq!(result["review"]["verdict"], "passed", "{done:?}");
 
-    // 6. Download: a PNG of the photo's size that differs from it.
+    // 6. Download: by default a JPEG (the phone's rendition) of the photo's size that differs
+    // from it.
     let url = result["url"].as_str().ok_or("no result url")?;
     let download = c.http.get(url).send().await?;
     assert_eq!(download.status(), 200);
     let bytes = download.bytes().await?;
     assert!(
-        bytes.starts_with(b"\x89PNG\r\n\x1a\n"),
-        "the result is a PNG"
+        bytes.starts_with(b"\xff\xd8\xff") && result["format"] == "jpeg",
+        "the default download is a JPEG: {result}"
     );
     let edited = decode(&bytes)?;
     assert_eq!(

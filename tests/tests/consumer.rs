@@ -84,39 +84,46 @@ async fn a_pet_edit_goes_queued_to_succeeded_and_the_result_downloads() {
     h.assert_audit_clean().await;
 }
 
-#[tokio::test]
-async fn outside_a_brushed_mask_the_result_equals_the_original_pixel_for_pixel() {
-    let (h, model) = (Harness::new().await, StandIn::start().await);
-    let user = h.user();
-    let mask_png = samples::circle_mask(230, 250, 60).expect("a mask PNG");
-    let mask = h.upload(&user, "mask", mask_png).await;
+/// An origami edit of a brushed circle on the one-pet sample, processed and delivered.
+async fn brushed_edit_delivered(
+    h: &Harness,
+    model: &StandIn,
+    user: &atelier_shared::domain::UserId,
+) -> String {
+    let mask_png = samples::circle_mask(230, 250, 60).unwrap_or_else(|e| panic!("a mask PNG: {e}"));
+    let mask = h.upload(user, "mask", mask_png).await;
     let id = h
         .submit_photo(
-            &user,
+            user,
             "k",
             samples::single_pet(),
             json!({ "style": "origami", "target": "brush", "mask_asset_id": mask }),
         )
         .await;
-
-    let outcome = h.processor(&model).process(&job_id(&id)).await;
-
+    let outcome = h.processor(model).process(&job_id(&id)).await;
     assert!(
         matches!(outcome, Ok(Outcome::Delivered { .. })),
         "{outcome:?}"
     );
-    let job = h.job(&user, &id).await;
+    id
+}
+
+#[tokio::test]
+async fn outside_a_brushed_mask_the_result_equals_the_original_pixel_for_pixel() {
+    let (h, model) = (Harness::new().await, StandIn::start().await);
+    let user = h.user();
+
+    let id = brushed_edit_delivered(&h, &model, &user).await;
+
+    let job = h.job_in(&user, &id, "png").await;
     assert_eq!(
         job.body["result"]["leakage"]["changed_outside"], 0,
         "{job:?}"
     );
     assert_eq!(job.body["result"]["leakage"]["basis"], "mask");
-    let bytes = reqwest::get(job.body["result"]["url"].as_str().unwrap_or_default())
-        .await
-        .unwrap_or_else(|e| panic!("{e}"))
-        .bytes()
-        .await
-        .unwrap_or_default();
+    assert_eq!(job.body["result"]["format"], "png", "the lossless master");
+    let bytes =
+        atelier_tests::download(job.body["result"]["url"].as_str().unwrap_or_default()).await;
     let result = image::load_from_memory(&bytes)
         .unwrap_or_else(|e| panic!("{e}"))
         .to_rgba8();
@@ -137,6 +144,94 @@ async fn outside_a_brushed_mask_the_result_equals_the_original_pixel_for_pixel()
         "every pixel outside the brush is the original's"
     );
     assert!(inside_diff > 1000, "the brushed area changed");
+}
+
+/// Outside the brush, the JPEG a phone downloads is the original within JPEG's noise (measured
+/// at quality 85 on the sample: docs/design.md, "Results sized for phones"): on average
+/// within this many hundredths of a level per channel…
+const JPEG_MEAN_DIFF_CENTI: u64 = 250;
+/// …and at most this many parts per million of outside pixels beyond the leakage tolerance
+/// (`imaging::LEAKAGE_TOLERANCE`, the measure delivered with every result), where JPEG's 8×8
+/// blocks meet a sharp edge.
+const JPEG_LEAKAGE_MAX_PPM: u32 = 20_000;
+
+#[tokio::test]
+async fn the_default_download_is_a_jpeg_far_smaller_than_the_master_and_the_original_outside_the_brush()
+ {
+    let (h, model) = (Harness::new().await, StandIn::start().await);
+    let user = h.user();
+    let id = brushed_edit_delivered(&h, &model, &user).await;
+
+    let default = h.job(&user, &id).await;
+    let master = h.job_in(&user, &id, "png").await;
+
+    assert_eq!(default.body["result"]["format"], "jpeg", "{default:?}");
+    assert_eq!(master.body["result"]["format"], "png", "{master:?}");
+    let jpeg =
+        atelier_tests::download(default.body["result"]["url"].as_str().unwrap_or_default()).await;
+    let png =
+        atelier_tests::download(master.body["result"]["url"].as_str().unwrap_or_default()).await;
+    assert_eq!(
+        image::guess_format(&jpeg).ok(),
+        Some(image::ImageFormat::Jpeg),
+        "the default download is a JPEG"
+    );
+    let sizes = (jpeg.len(), png.len());
+    assert!(
+        sizes.0 * 4 < sizes.1,
+        "the JPEG ({} bytes) is under a quarter of the PNG master ({} bytes)",
+        sizes.0,
+        sizes.1
+    );
+    let jpeg = image::load_from_memory(&jpeg)
+        .unwrap_or_else(|e| panic!("the JPEG decodes: {e}"))
+        .to_rgba8();
+    assert_eq!(jpeg.dimensions(), (samples::WIDTH, samples::HEIGHT));
+    let (original, weights) = (
+        samples::single_pet_image(),
+        samples::circle_weights(230, 250, 60),
+    );
+    let (mut outside, mut total) = (0u64, 0u64);
+    for (x, y, p) in jpeg.enumerate_pixels() {
+        if weights.weight(x, y) == 0 {
+            let o = original.get_pixel(x, y);
+            total += (0..3)
+                .map(|c| u64::from(p.0[c].abs_diff(o.0[c])))
+                .sum::<u64>();
+            outside += 3;
+        }
+    }
+    let mean_centi = total * 100 / outside.max(1);
+    let leakage = atelier_shared::imaging::leakage(&original, &jpeg, &weights)
+        .unwrap_or_else(|e| panic!("{e}"));
+    eprintln!(
+        "jpeg {} bytes, png {} bytes; outside the brush: mean {mean_centi}/100 levels, {} ppm beyond the leakage tolerance",
+        sizes.0, sizes.1, leakage.ratio_ppm
+    );
+    assert!(
+        mean_centi <= JPEG_MEAN_DIFF_CENTI,
+        "mean difference outside the brush: {mean_centi}/100 levels"
+    );
+    assert!(
+        leakage.ratio_ppm <= JPEG_LEAKAGE_MAX_PPM,
+        "outside pixels beyond the tolerance: {} ppm",
+        leakage.ratio_ppm
+    );
+}
+
+#[tokio::test]
+async fn a_download_format_other_than_jpeg_or_png_is_422_naming_the_field() {
+    let h = Harness::new().await;
+    let user = h.user();
+    let id = h
+        .submit_photo(&user, "k", samples::single_pet(), pet())
+        .await;
+
+    let reply = h.job_in(&user, &id, "gif").await;
+
+    assert_eq!(reply.status, StatusCode::UNPROCESSABLE_ENTITY, "{reply:?}");
+    assert_eq!(reply.code(), "VALIDATION_FAILED");
+    assert!(reply.body.to_string().contains("format"), "{reply:?}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]

@@ -2,7 +2,9 @@
 
 use std::collections::BTreeMap;
 
-use atelier_shared::domain::{AssetKind, JobState, Operation, Strength, StyleId, Target};
+use atelier_shared::domain::{
+    AssetKind, JobState, Operation, ResultFormat, Strength, StyleId, Target,
+};
 use atelier_shared::domain::{
     ComparisonOutcome, ComparisonRecord, JobFailure, LeakageRecord, LedgerKind, ReviewRecord,
     ReviewVerdict,
@@ -144,6 +146,9 @@ pub struct ResultView {
     pub url: String,
     #[schema(format = DateTime)]
     pub url_expires_at: String,
+    /// What `url` serves (`?format=`): `jpeg` by default; `png` when asked for, and for
+    /// results delivered before JPEG renditions existed.
+    pub format: ResultFormat,
     pub width: u32,
     pub height: u32,
     pub review: ReviewView,
@@ -165,6 +170,7 @@ impl JobView {
         let result = j.result.clone().zip(links).map(|(r, l)| ResultView {
             url: l.url,
             url_expires_at: l.expires_at,
+            format: l.format,
             width: r.width,
             height: r.height,
             review: ReviewView::from(&r.review),

@@ -1,7 +1,8 @@
 //! Extractors that turn HTTP into typed values or a problem response: JSON bodies (with the
-//! path of a bad field), the `Idempotency-Key` header and pagination parameters.
+//! path of a bad field), the `Idempotency-Key` header, pagination parameters and the result's
+//! download format.
 
-use atelier_shared::domain::IdempotencyKey;
+use atelier_shared::domain::{IdempotencyKey, ResultFormat};
 use atelier_shared::validation::FieldErrors;
 use axum::body::Bytes;
 use axum::extract::{FromRequest, FromRequestParts, Request};
@@ -145,6 +146,31 @@ impl<S: Send + Sync> FromRequestParts<S> for Pagination {
         }
         errors
             .finish(Pagination { limit, cursor })
+            .map_err(ApiError::validation)
+    }
+}
+
+/// `?format=jpeg|png`: the file a delivered result is downloaded as (default `jpeg`, what a
+/// phone wants; `png` is the lossless master). Anything else is `422 VALIDATION_FAILED`.
+#[derive(Debug, Clone, Copy)]
+pub struct DownloadFormat(pub ResultFormat);
+
+impl<S: Send + Sync> FromRequestParts<S> for DownloadFormat {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, _state: &S) -> Result<DownloadFormat, ApiError> {
+        let mut format = ResultFormat::default();
+        let mut errors = FieldErrors::default();
+        for (k, v) in serde_urlencoded_pairs(parts.uri.query().unwrap_or("")) {
+            if k == "format" {
+                match ResultFormat::parse(&v) {
+                    Some(f) => format = f,
+                    None => errors.push("format", "invalid", "must be jpeg or png"),
+                }
+            }
+        }
+        errors
+            .finish(DownloadFormat(format))
             .map_err(ApiError::validation)
     }
 }

@@ -25,6 +25,7 @@ pub use money::Micros;
 pub use pack::{Pack, PackError, PackId, Packs};
 pub use repair_request::{RepairRequest, RepairSpec};
 pub use result::{
-    ComparisonOutcome, ComparisonRecord, JobResult, LeakageRecord, ReviewRecord, ReviewVerdict,
+    ComparisonOutcome, ComparisonRecord, JobResult, LeakageRecord, ResultFormat, ReviewRecord,
+    ReviewVerdict,
 };
 pub use style::{STYLES, Style, StyleId};

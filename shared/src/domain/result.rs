@@ -85,11 +85,52 @@ pub struct LeakageRecord {
     pub basis: String,
 }
 
+/// The file a delivered result is downloaded as. The lossless PNG is the master: what
+/// repairs start from and what leakage is measured on; the JPEG is its rendition for phones.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum ResultFormat {
+    /// Baseline JPEG at quality 85: a tenth of the PNG's size or less for a photo.
+    #[default]
+    Jpeg,
+    /// The lossless master, pixel for pixel what was measured.
+    Png,
+}
+
+impl ResultFormat {
+    /// From its name in a query string (`jpeg`, `png`).
+    pub fn parse(s: &str) -> Option<ResultFormat> {
+        match s {
+            "jpeg" => Some(ResultFormat::Jpeg),
+            "png" => Some(ResultFormat::Png),
+            _ => None,
+        }
+    }
+
+    pub fn extension(self) -> &'static str {
+        match self {
+            ResultFormat::Jpeg => "jpg",
+            ResultFormat::Png => "png",
+        }
+    }
+
+    pub fn content_type(self) -> &'static str {
+        match self {
+            ResultFormat::Jpeg => "image/jpeg",
+            ResultFormat::Png => "image/png",
+        }
+    }
+}
+
 /// A delivered result.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct JobResult {
-    /// Object key of the delivered image in the private bucket.
+    /// Object key of the delivered image's lossless master (PNG) in the private bucket.
     pub asset_key: String,
+    /// Object key of its JPEG rendition, for download. Absent on results stored before
+    /// renditions existed: those are downloaded as their master.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub jpeg_key: Option<String>,
     pub width: u32,
     pub height: u32,
     pub review: ReviewRecord,

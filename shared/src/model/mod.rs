@@ -498,6 +498,12 @@ impl ModelClient {
         Ok(ModelClient { http, config, base })
     }
 
+    /// The same client with the provider key set (read while the client was built).
+    pub fn with_api_key(mut self, api_key: Option<String>) -> ModelClient {
+        self.config.api_key = api_key;
+        self
+    }
+
     pub fn config(&self) -> &ModelConfig {
         &self.config
     }

@@ -5,7 +5,7 @@
 //! secret is rolled), compared in constant time, and when `t` is not older than the tolerance.
 //! Other schemes (`v0`) are ignored, as the libraries do.
 
-use hmac::{Hmac, Mac};
+use hmac::{Hmac, KeyInit, Mac};
 use sha2::Sha256;
 
 /// Stripe's default tolerance: an event signed longer ago than this is refused (replays).

@@ -1,7 +1,7 @@
 //! Reading jobs. A job belongs to one user; another user's job does not exist for them.
 
 use super::App;
-use crate::domain::{JobId, UserId};
+use crate::domain::{JobId, ResultFormat, UserId};
 use crate::error::Error;
 use crate::store::schema::JobItem;
 
@@ -26,29 +26,41 @@ pub async fn list_jobs(
 /// Short-lived download URLs of a delivered job.
 #[derive(Debug, Clone)]
 pub struct ResultLinks {
+    /// The delivered image in `format`.
     pub url: String,
+    /// What `url` serves: the one asked for, or the master when the result has no rendition.
+    pub format: ResultFormat,
     pub expires_at: String,
     /// A repair that kept the previous version: its candidate, for inspection.
     pub candidate_url: Option<String>,
 }
 
-/// Short-lived download URLs for the job's delivered image (and a kept repair candidate);
-/// none once its images were deleted.
-pub async fn result_links(app: &App, job: &JobItem) -> Result<Option<ResultLinks>, Error> {
+/// Short-lived download URLs for the job's delivered image in `format` (and a kept repair
+/// candidate, as its master); none once its images were deleted.
+pub async fn result_links(
+    app: &App,
+    job: &JobItem,
+    format: ResultFormat,
+) -> Result<Option<ResultLinks>, Error> {
     let Some(result) = &job.result else {
         return Ok(None);
     };
     if job.images_deleted_at.is_some() {
         return Ok(None);
     }
+    let (key, format) = match (format, &result.jpeg_key) {
+        (ResultFormat::Jpeg, Some(jpeg)) => (jpeg, ResultFormat::Jpeg),
+        _ => (&result.asset_key, ResultFormat::Png),
+    };
     let ttl = std::time::Duration::from_secs(app.config.limits.result_url_ttl_secs);
-    let url = app.assets.presign_get(&result.asset_key, ttl).await?;
+    let url = app.assets.presign_get(key, ttl).await?;
     let candidate_url = match &result.candidate_asset_key {
         Some(key) => Some(app.assets.presign_get(key, ttl).await?),
         None => None,
     };
     Ok(Some(ResultLinks {
         url,
+        format,
         expires_at: crate::clock::format(crate::clock::now() + ttl),
         candidate_url,
     }))

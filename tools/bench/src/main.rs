@@ -90,6 +90,14 @@ fn root() -> PathBuf {
         .join("..")
 }
 
+/// Cargo's target directory (`CARGO_TARGET_DIR` when set): where built binaries are. The
+/// zips stay under the project's `target/lambda-dist` whatever it is (xtask/src/package.rs).
+fn target_dir() -> PathBuf {
+    std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| root().join("target"))
+}
+
 /// One table row.
 struct Row {
     what: String,
@@ -143,8 +151,8 @@ async fn main() -> Result<()> {
     eprintln!("bench: cold starts ({} per function)", args.init_runs);
     rows.extend(init_times(&direct, &proxy, &model, args.init_runs).await?);
     rows.extend(zip_sizes());
-    eprintln!("bench: 12 MP peak memory");
-    rows.push(peak_memory().await);
+    eprintln!("bench: 12 MP peak memory and result sizes");
+    rows.extend(peak_memory().await);
 
     println!();
     println!("| what | figure | how |");
@@ -644,7 +652,7 @@ async fn time_to_first_next(binary: &Path, env: &[(String, String)]) -> Result<D
 }
 
 fn release_binary(f: &str) -> Option<PathBuf> {
-    let target = root().join("target");
+    let target = target_dir();
     [
         target
             .join("x86_64-unknown-linux-gnu")
@@ -811,21 +819,20 @@ fn zip_sizes() -> Vec<Row> {
     out
 }
 
-async fn peak_memory() -> Row {
-    let how = "`imaging_12mp` example: decode 4032×3024 JPEG, mask, downscale, restyle at 1536 px, composite, leakage, PNG encode; VmHWM";
-    let example = root()
-        .join("target")
+async fn peak_memory() -> Vec<Row> {
+    let how = "`imaging_12mp` example: decode 4032×3024 JPEG, mask, downscale, restyle at 1536 px, composite, leakage, PNG and JPEG encode; VmHWM";
+    let example = target_dir()
         .join("debug")
         .join("examples")
         .join("imaging_12mp");
     if !example.exists() {
-        return row(
+        return vec![row(
             "consumer peak memory, 12 MP photo",
             "not measured",
             "build it: `cargo build -p atelier-model-server --example imaging_12mp`",
-        );
+        )];
     }
-    let dir = root().join("target").join("bench-12mp");
+    let dir = target_dir().join("bench-12mp");
     let run = |mode: &'static str| {
         let (example, dir) = (example.clone(), dir.clone());
         async move {
@@ -840,43 +847,69 @@ async fn peak_memory() -> Row {
         match run("prepare").await {
             Ok(o) if o.status.success() => {}
             other => {
-                return row(
+                return vec![row(
                     "consumer peak memory, 12 MP photo",
                     "failed",
                     format!("prepare: {other:?}"),
-                );
+                )];
             }
         }
     }
     match run("measure").await {
         Ok(o) if o.status.success() => {
             let text = String::from_utf8_lossy(&o.stdout).to_string();
-            let mut steps = Vec::new();
-            let mut peak = 0u64;
-            for line in text.lines() {
-                let Some((name, rest)) = line.split_once("  ") else {
-                    continue;
-                };
-                let Some(mib) = rest
-                    .split("peak")
-                    .nth(1)
-                    .and_then(|p| p.trim().trim_end_matches("MiB").trim().parse::<u64>().ok())
-                else {
-                    continue;
-                };
-                peak = peak.max(mib);
-                steps.push(format!("{} {mib}", name.trim()));
-            }
-            row(
-                "consumer peak memory, 12 MP photo, brushed mask",
-                format!("{peak} MiB"),
-                format!("{how} (by step, MiB: {})", steps.join(", ")),
-            )
+            let mut rows = vec![memory_row(&text, how)];
+            rows.extend(result_sizes(&text));
+            rows
         }
-        other => row(
+        other => vec![row(
             "consumer peak memory, 12 MP photo",
             "failed",
             format!("measure: {other:?}"),
-        ),
+        )],
     }
+}
+
+/// The peak by step from the example's `NAME  … peak N MiB` lines.
+fn memory_row(text: &str, how: &str) -> Row {
+    let mut steps = Vec::new();
+    let mut peak = 0u64;
+    for line in text.lines() {
+        let Some((name, rest)) = line.split_once("  ") else {
+            continue;
+        };
+        let Some(mib) = rest
+            .split("peak")
+            .nth(1)
+            .and_then(|p| p.trim().trim_end_matches("MiB").trim().parse::<u64>().ok())
+        else {
+            continue;
+        };
+        peak = peak.max(mib);
+        steps.push(format!("{} {mib}", name.trim()));
+    }
+    row(
+        "consumer peak memory, 12 MP photo, brushed mask",
+        format!("{peak} MiB"),
+        format!("{how} (by step, MiB: {})", steps.join(", ")),
+    )
+}
+
+/// The 12 MP result's download size per format, from the example's `sizes: png N jpeg N`.
+fn result_sizes(text: &str) -> Option<Row> {
+    let line = text.lines().find_map(|l| l.strip_prefix("sizes: "))?;
+    let words: Vec<&str> = line.split_whitespace().collect();
+    let size = |name: &str| -> Option<f64> {
+        let at = words.iter().position(|w| *w == name)?;
+        Some(words.get(at + 1)?.parse::<f64>().ok()? / 1_000_000.0)
+    };
+    let (png, jpeg) = (size("png")?, size("jpeg")?);
+    Some(row(
+        "12 MP result size, per format",
+        format!(
+            "JPEG (default download) {jpeg:.2} MB · PNG master {png:.2} MB ({:.1}× smaller)",
+            png / jpeg
+        ),
+        "the same example's composite (a noisy synthetic photo, 4032×3024) encoded as the consumer stores it: JPEG quality 85, PNG fast compression",
+    ))
 }

@@ -729,16 +729,16 @@ async fn submit_and_follow(
         return Ok(());
     }
 
-    let (value, job) = wait(ctx, &job.id, follow.timeout).await?;
+    let out = follow
+        .out
+        .clone()
+        .unwrap_or_else(|| PathBuf::from(format!("{}.png", job.id)));
+    let (value, job) = wait(ctx, &job.id, follow.timeout, download_format(&out)).await?;
     if ctx.json {
         println!("{}", serde_json::to_string_pretty(&value)?);
     }
     match (&job.result, &job.failure) {
         (Some(result), _) if job.status == "succeeded" => {
-            let out = follow
-                .out
-                .clone()
-                .unwrap_or_else(|| PathBuf::from(format!("{}.png", job.id)));
             download(ctx, &result.url, &out).await?;
             journal.remove(&entry.fingerprint)?;
             ctx.say(format!(
@@ -770,7 +770,21 @@ async fn submit_and_follow(
 }
 
 /// Polls the job until it is finished, showing its state and the time taken.
-async fn wait(ctx: &Ctx, id: &str, timeout: Duration) -> anyhow::Result<(Value, Job)> {
+/// The result's download format for a file: the JPEG rendition for `.jpg`/`.jpeg`, else the
+/// lossless PNG master (a desktop client has the bandwidth; a phone app asks for `jpeg`).
+fn download_format(out: &Path) -> &'static str {
+    match out.extension().and_then(|e| e.to_str()) {
+        Some(e) if e.eq_ignore_ascii_case("jpg") || e.eq_ignore_ascii_case("jpeg") => "jpeg",
+        _ => "png",
+    }
+}
+
+async fn wait(
+    ctx: &Ctx,
+    id: &str,
+    timeout: Duration,
+    format: &str,
+) -> anyhow::Result<(Value, Job)> {
     let tty = std::io::stderr().is_terminal();
     let started = Instant::now();
     let mut last = String::new();
@@ -779,7 +793,7 @@ async fn wait(ctx: &Ctx, id: &str, timeout: Duration) -> anyhow::Result<(Value, 
     loop {
         let value: Value = ctx
             .api
-            .get(&format!("/v1/edits/{id}"))
+            .get(&format!("/v1/edits/{id}?format={format}"))
             .await
             .context("rerun the same command to keep waiting (nothing is charged twice)")?;
         let job: Job = serde_json::from_value(value.clone()).context("unexpected job")?;

@@ -126,7 +126,8 @@ pub struct EditArgs {
     pub photo: PathBuf,
     #[command(flatten)]
     pub options: EditOptions,
-    /// Where to save the result [default: PHOTO-STYLE.png next to the photo].
+    /// Where to save the result [default: PHOTO-STYLE.png next to the photo]; a `.jpg` name
+    /// saves the JPEG rendition a phone gets, any other the lossless PNG master.
     #[arg(long)]
     pub out: Option<PathBuf>,
     /// Submit and return; rerunning the same command later waits and downloads.

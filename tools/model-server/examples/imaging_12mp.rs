@@ -3,7 +3,8 @@
 //! `cargo run --release -p atelier-model-server --example imaging_12mp -- prepare DIR` writes a
 //! 4032×3024 JPEG and a full-size brushed mask; `… -- measure DIR` then runs what the consumer
 //! does with them (limited decode, mask, downscale for the model, the stand-in's restyle as the
-//! model's answer at 1536 px, composite back at full size, leakage, PNG encode) and prints the
+//! model's answer at 1536 px, composite back at full size, leakage, PNG master and JPEG
+//! rendition encode) and prints the
 //! process's peak resident memory (VmHWM) after each step. Two runs, so generating the inputs
 //! does not count.
 
@@ -15,7 +16,8 @@ use std::time::Instant;
 use atelier_model_server::restyle::restyle;
 use atelier_shared::domain::StyleId;
 use atelier_shared::imaging::{
-    DecodeLimits, Mask, composite, downscale, encode_png, leakage, mask_from_png,
+    DecodeLimits, JPEG_QUALITY, Mask, composite, downscale, encode_jpeg, encode_png, leakage,
+    mask_from_png,
 };
 use image::{GrayImage, ImageEncoder, Luma, Rgb, RgbImage};
 
@@ -132,5 +134,10 @@ fn main() {
     let t = Instant::now();
     let png = encode_png(&delivered).unwrap();
     step("encode result PNG", t);
+
+    let t = Instant::now();
+    let jpeg = encode_jpeg(&delivered, JPEG_QUALITY).unwrap();
+    step("encode result JPEG", t);
     println!("result PNG {} KiB; leakage {:?}", png.len() / 1024, l);
+    println!("sizes: png {} jpeg {}", png.len(), jpeg.len());
 }

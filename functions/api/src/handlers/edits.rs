@@ -1,6 +1,6 @@
 //! Edits: submit (paid, idempotent), read, list.
 
-use atelier_shared::domain::{EditRequest, JobId, RepairRequest};
+use atelier_shared::domain::{EditRequest, JobId, RepairRequest, ResultFormat};
 use atelier_shared::services::submit::Submitted;
 use atelier_shared::services::{App, cancel, jobs, lineage, privacy, submit};
 use axum::Json;
@@ -11,7 +11,7 @@ use http::{HeaderValue, StatusCode, header};
 use crate::auth::Caller;
 use crate::dto::{JobPage, JobView};
 use crate::error::{ApiError, Problem};
-use crate::extract::{IdempotencyKeyHeader, JsonBody, Pagination};
+use crate::extract::{DownloadFormat, IdempotencyKeyHeader, JsonBody, Pagination};
 
 /// Submits a paid edit. New: `202` with `Location`. Replay of the same request with the same
 /// key: `200`, the same job, `Idempotent-Replayed: true`, nothing charged.
@@ -95,18 +95,23 @@ fn accepted(submitted: Submitted) -> Response {
     res
 }
 
-/// One of the caller's edits (or repairs), with its lineage when it has repairs.
+/// One of the caller's edits (or repairs), with its lineage when it has repairs. A delivered
+/// result's `url` serves the `format` asked for.
 #[utoipa::path(get, path = "/v1/edits/{id}", tag = "edits", security(("bearer" = [])),
-    params(("id" = String, Path)),
-    responses((status = 200, body = JobView, description = "the job; `result.url` is a fresh download link"), (status = 404, body = Problem, content_type = "application/problem+json", description = "NOT_FOUND: no such edit of the caller's")))]
+    params(("id" = String, Path),
+        ("format" = Option<ResultFormat>, Query, description = "what `result.url` serves: `jpeg` (default; sized for phones, pixels within a few levels of the master) or `png` (the lossless master, pixel for pixel what leakage was measured on)")),
+    responses((status = 200, body = JobView, description = "the job; `result.url` is a fresh download link in the format asked for"),
+        (status = 404, body = Problem, content_type = "application/problem+json", description = "NOT_FOUND: no such edit of the caller's"),
+        (status = 422, body = Problem, content_type = "application/problem+json", description = "VALIDATION_FAILED: format is not jpeg or png")))]
 pub async fn get_edit(
     State(app): State<App>,
     Caller(user): Caller,
     Path(id): Path<String>,
+    DownloadFormat(format): DownloadFormat,
 ) -> Result<Json<JobView>, ApiError> {
     let id = JobId::parse(&id).ok_or_else(ApiError::not_found)?;
     let job = jobs::get_job(&app, &user, &id).await?;
-    let links = jobs::result_links(&app, &job).await?;
+    let links = jobs::result_links(&app, &job, format).await?;
     let lineage = lineage::lineage_of(&app, &job).await?;
     Ok(Json(JobView::detailed(job, links, lineage.as_ref())))
 }

@@ -12,11 +12,19 @@ use super::memory::MemoryKey;
 use super::{EDIT_PROMPT_ALLOWANCE_CHARS, Outcome, Run, Step, Stop};
 use crate::assets::Assets;
 use crate::clock;
-use crate::domain::{Credits, FailureCode, JobFailure, JobResult, ReviewRecord, ReviewVerdict};
+use crate::domain::{
+    Credits, FailureCode, JobFailure, JobResult, ResultFormat, ReviewRecord, ReviewVerdict,
+};
 use crate::error::Error;
 use crate::imaging;
 use crate::model::{CallKind, ImageRole, Readiness, Review, Verdict};
 use crate::prompts::{self, EditPrompt};
+
+/// Where an image of a job was stored: its master and its download rendition.
+pub(super) struct StoredImage {
+    pub key: String,
+    pub jpeg_key: String,
+}
 
 impl Run<'_> {
     pub(super) async fn edit_job(&mut self) -> Result<Outcome, Stop> {
@@ -28,7 +36,7 @@ impl Run<'_> {
         self.settle_now().await?;
 
         let (result, leakage) = compose(self.job, &inputs, &edited, readiness.target_box)?;
-        let asset_key = self.store_image(&result, "v1").await?;
+        let stored = self.store_image(&result, "v1").await?;
         tracing::info!(job_id = %self.job.job_id, leakage_ppm = leakage.as_ref().map(|l| l.ratio_ppm), "result_stored");
         self.crash(Step::AfterStore)?;
 
@@ -36,7 +44,8 @@ impl Run<'_> {
         self.crash(Step::AfterReview)?;
         let (width, height) = inputs.original.dimensions();
         let result = JobResult {
-            asset_key,
+            asset_key: stored.key,
+            jpeg_key: Some(stored.jpeg_key),
             width,
             height,
             review,
@@ -135,17 +144,27 @@ impl Run<'_> {
         }
     }
 
-    /// Stores an image of this job (`v1`, `candidate`) in the private bucket; returns its key.
-    pub(super) async fn store_image(&self, image: &RgbaImage, name: &str) -> Result<String, Stop> {
+    /// Stores an image of this job (`v1`, `candidate`) in the private bucket: the lossless
+    /// master and its JPEG rendition for download, written at once.
+    pub(super) async fn store_image(
+        &self,
+        image: &RgbaImage,
+        name: &str,
+    ) -> Result<StoredImage, Stop> {
         let png = imaging::encode_png(image).map_err(internal_image)?;
-        let key = Assets::result_key(&self.job.user_id, &self.job.job_id, name);
-        self.p
-            .app
-            .assets
-            .put_png(&key, png)
-            .await
-            .map_err(Error::from)?;
-        Ok(key)
+        let jpeg = imaging::encode_jpeg(image, imaging::JPEG_QUALITY).map_err(internal_image)?;
+        let (user, job) = (&self.job.user_id, &self.job.job_id);
+        let stored = StoredImage {
+            key: Assets::result_key(user, job, name, ResultFormat::Png),
+            jpeg_key: Assets::result_key(user, job, name, ResultFormat::Jpeg),
+        };
+        let assets = &self.p.app.assets;
+        tokio::try_join!(
+            assets.put_image(&stored.key, png, ResultFormat::Png),
+            assets.put_image(&stored.jpeg_key, jpeg, ResultFormat::Jpeg),
+        )
+        .map_err(Error::from)?;
+        Ok(stored)
     }
 
     /// Review after, under its own reservation; no review is never a pass.

@@ -14,6 +14,7 @@ use std::time::Duration;
 use image::RgbaImage;
 
 use super::compose::compose;
+use super::edit_job::StoredImage;
 use super::inputs::{Inputs, internal_image, prompt_chars, vision_images};
 use super::{EDIT_PROMPT_ALLOWANCE_CHARS, Outcome, Run, Step, Stop};
 use crate::assets::AssetReadError;
@@ -39,7 +40,7 @@ struct Base {
 
 /// The candidate a repair made.
 struct Candidate {
-    key: String,
+    stored: StoredImage,
     leakage: Option<LeakageRecord>,
 }
 
@@ -59,7 +60,7 @@ impl Run<'_> {
         // For a brushed area the composite keeps every outside pixel the original's; a pet,
         // person or background repair has no measured box here (the comparison judges spill).
         let (candidate, leakage) = compose(self.job, &inputs, &edited, None)?;
-        let key = self.store_image(&candidate, "candidate").await?;
+        let stored = self.store_image(&candidate, "candidate").await?;
         tracing::info!(job_id = %self.job.job_id, "repair_candidate_stored");
         self.crash(Step::AfterStore)?;
 
@@ -72,7 +73,7 @@ impl Run<'_> {
             .await?;
         self.crash(Step::AfterReview)?;
         let (width, height) = inputs.original.dimensions();
-        let candidate = Candidate { key, leakage };
+        let candidate = Candidate { stored, leakage };
         self.deliver_better(base, candidate, comparison, (width, height))
             .await
     }
@@ -203,23 +204,27 @@ impl Run<'_> {
         (width, height): (u32, u32),
     ) -> Result<Outcome, Stop> {
         let keep = comparison.outcome.keeps_candidate();
-        let review = match comparison.outcome {
-            ComparisonOutcome::Improved => ReviewRecord {
+        // The version delivered again when the candidate is not kept: its own review and
+        // rendition stand.
+        let previous = if keep {
+            None
+        } else {
+            Some(self.result_of(&base.root, &base.current_job).await?)
+        };
+        let review = match (comparison.outcome, &previous) {
+            (ComparisonOutcome::Improved, _) => ReviewRecord {
                 verdict: ReviewVerdict::Passed,
                 target_reads_as_medium: None,
                 rest_photographic: None,
                 style_leaked: None,
                 notes: format!("Improved on the previous version. {}", comparison.notes),
             },
-            ComparisonOutcome::NotVerified => ReviewRecord::not_verified(&comparison.notes),
-            // The delivered image is the previous one: its own review stands.
-            ComparisonOutcome::Unchanged | ComparisonOutcome::Worse => {
-                self.review_of(&base.root, &base.current_job).await?
-            }
+            (_, Some(previous)) => previous.review.clone(),
+            _ => ReviewRecord::not_verified(&comparison.notes),
         };
         let new_current = keep.then(|| CurrentVersion {
             job_id: self.job.job_id.clone(),
-            asset_key: candidate.key.clone(),
+            asset_key: candidate.stored.key.clone(),
         });
         let lineage = self.p.app.store.lineage_after_repair(
             &base.root.job_id,
@@ -227,13 +232,17 @@ impl Run<'_> {
             new_current.as_ref(),
             !keep,
         )?;
-        let (asset_key, candidate_asset_key) = if keep {
-            (candidate.key, None)
-        } else {
-            (base.current_key, Some(candidate.key))
+        let (asset_key, jpeg_key, candidate_asset_key) = match previous {
+            None => (candidate.stored.key, Some(candidate.stored.jpeg_key), None),
+            Some(previous) => (
+                base.current_key,
+                previous.jpeg_key,
+                Some(candidate.stored.key),
+            ),
         };
         let result = JobResult {
             asset_key,
+            jpeg_key,
             width,
             height,
             review,
@@ -246,8 +255,8 @@ impl Run<'_> {
         self.deliver(result, Some(lineage)).await
     }
 
-    /// The review of the version `job` delivered (the root's, or an earlier repair's).
-    async fn review_of(&self, root: &JobItem, job: &JobId) -> Result<ReviewRecord, Stop> {
+    /// The result of the version `job` delivered (the root's, or an earlier repair's).
+    async fn result_of(&self, root: &JobItem, job: &JobId) -> Result<JobResult, Stop> {
         let owner = if *job == root.job_id {
             Some(root.clone())
         } else {
@@ -255,7 +264,6 @@ impl Run<'_> {
         };
         owner
             .and_then(|j| j.result)
-            .map(|r| r.review)
             .ok_or_else(|| Stop::fail(FailureCode::RepairBaseMissing))
     }
 }
