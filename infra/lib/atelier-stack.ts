@@ -126,8 +126,9 @@ export interface AtelierStackProps extends StackProps {
   /** The environment variables the code reads (default: infra/env-names.json). */
   readonly envNames?: EnvName[];
   /**
-   * Days before an object under `uploads/` expires. Repairs read the edit's original from
-   * there, so a repair of an older edit fails (`ASSET_MISSING`, refunded). @default 30
+   * Days before an object under `uploads/` expires. An upload is only needed until an edit is
+   * submitted: the submit copies it into the edit's own prefix under `results/` (kept as long
+   * as the result, so repairs never need the upload). @default 7
    */
   readonly uploadRetentionDays?: number;
   /**
@@ -164,6 +165,8 @@ export class AtelierStack extends Stack {
   readonly site?: WebSite;
 
   private readonly schemaDefs: TableDef[];
+  /** Days the bucket keeps results/; the functions read the same value. */
+  private resultRetention!: CfnParameter;
 
   constructor(scope: Construct, id: string, props: AtelierStackProps) {
     super(scope, id, {
@@ -267,16 +270,17 @@ export class AtelierStack extends Stack {
     });
 
     // ---------------------------------------------------------------- bucket
-    const uploadDays = props.uploadRetentionDays ?? 30;
-    const resultRetention = new CfnParameter(this, 'ResultRetentionDays', {
+    const uploadDays = props.uploadRetentionDays ?? 7;
+    const resultRetention = (this.resultRetention = new CfnParameter(this, 'ResultRetentionDays', {
       type: 'Number',
       default: 90,
       minValue: 1,
       maxValue: 3650,
       description:
-        'Days before an object under results/ (delivered images and repair candidates) expires; a job whose result ' +
-        'expired still shows it, but its download link answers 404.',
-    });
+        'Days before an object under results/ (delivered images, repair candidates and the inputs each edit keeps for ' +
+        'its repairs) expires; the functions read the same value (ATELIER_RESULT_RETENTION_DAYS), so a job whose ' +
+        'images expired says so (images_expired_at) instead of handing out a dead link.',
+    }));
     this.bucket = new s3.Bucket(this, 'Assets', {
       blockPublicAccess: s3.BlockPublicAccess.BLOCK_ALL,
       enforceSSL: true,
@@ -394,10 +398,28 @@ export class AtelierStack extends Stack {
       budget: ITEM_WRITE_READ,
       attempts: ITEM_WRITE_READ,
     });
-    // The API enqueues (the doorbell) and presigns: PUT into uploads/, GET/HEAD of objects.
+    // The API enqueues (the doorbell) and presigns: PUT into uploads/, GET/HEAD of objects;
+    // a submit copies the edit's inputs into results/{user}/{job}/inputs/ (kept for repairs).
     this.queue.grantSendMessages(api);
     api.addToRolePolicy(
-      new iam.PolicyStatement({ actions: ['s3:PutObject'], resources: [this.bucket.arnForObjects('uploads/*')] }),
+      new iam.PolicyStatement({
+        actions: ['s3:PutObject'],
+        resources: [this.bucket.arnForObjects('uploads/*'), this.bucket.arnForObjects('results/*/inputs/*')],
+      }),
+    );
+    // Deletion (an upload, an edit's images, an account) removes and lists users' objects.
+    api.addToRolePolicy(
+      new iam.PolicyStatement({
+        actions: ['s3:DeleteObject'],
+        resources: [this.bucket.arnForObjects('uploads/*'), this.bucket.arnForObjects('results/*')],
+      }),
+    );
+    api.addToRolePolicy(
+      new iam.PolicyStatement({
+        actions: ['s3:ListBucket'],
+        resources: [this.bucket.bucketArn],
+        conditions: { StringLike: { 's3:prefix': ['uploads/*', 'results/*'] } },
+      }),
     );
     api.addToRolePolicy(
       new iam.PolicyStatement({ actions: ['s3:GetObject'], resources: [this.bucket.arnForObjects('*')] }),
@@ -423,10 +445,12 @@ export class AtelierStack extends Stack {
         reason: objectsReason,
       });
     }
-    Validations.of(api.role!).acknowledge({
-      id: `AwsSolutions-IAM5[Resource::<${this.getLogicalId(this.bucket.node.defaultChild as CfnResource)}.Arn>/uploads/*]`,
-      reason: objectsReason,
-    });
+    for (const prefix of ['uploads/*', 'results/*', 'results/*/inputs/*']) {
+      Validations.of(api.role!).acknowledge({
+        id: `AwsSolutions-IAM5[Resource::<${this.getLogicalId(this.bucket.node.defaultChild as CfnResource)}.Arn>/${prefix}]`,
+        reason: objectsReason,
+      });
+    }
 
     // ---------------------------------------------------------------- queue → consumer
     consumer.addEventSource(
@@ -903,6 +927,7 @@ export class AtelierStack extends Stack {
       ATELIER_QUEUE_URL: () => this.queue.queueUrl,
       ATELIER_BUCKET: () => this.bucket.bucketName,
       ATELIER_MAX_IN_FLIGHT: () => maxInFlight.valueAsString,
+      ATELIER_RESULT_RETENTION_DAYS: () => this.resultRetention.valueAsString,
       // Anticipated by the model and breaker work; set as soon as the code lists them.
       ATELIER_MODEL_BASE_URL: () =>
         lazyParam('ModelBaseUrl', () =>

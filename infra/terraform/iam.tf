@@ -61,7 +61,27 @@ data "aws_iam_policy_document" "function" {
     for_each = each.key == "api" ? [1] : []
     content {
       actions   = ["s3:PutObject"]
-      resources = ["${aws_s3_bucket.assets.arn}/uploads/*"]
+      resources = ["${aws_s3_bucket.assets.arn}/uploads/*", "${aws_s3_bucket.assets.arn}/results/*/inputs/*"]
+    }
+  }
+  # Deletion (an upload, an edit's images, an account) removes and lists users' objects.
+  dynamic "statement" {
+    for_each = each.key == "api" ? [1] : []
+    content {
+      actions   = ["s3:DeleteObject"]
+      resources = ["${aws_s3_bucket.assets.arn}/uploads/*", "${aws_s3_bucket.assets.arn}/results/*"]
+    }
+  }
+  dynamic "statement" {
+    for_each = each.key == "api" ? [1] : []
+    content {
+      actions   = ["s3:ListBucket"]
+      resources = [aws_s3_bucket.assets.arn]
+      condition {
+        test     = "StringLike"
+        variable = "s3:prefix"
+        values   = ["uploads/*", "results/*"]
+      }
     }
   }
   dynamic "statement" {

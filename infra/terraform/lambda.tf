@@ -15,6 +15,7 @@ locals {
       ATELIER_QUEUE_URL               = aws_sqs_queue.jobs.url
       ATELIER_BUCKET                  = aws_s3_bucket.assets.bucket
       ATELIER_MAX_IN_FLIGHT           = tostring(var.max_in_flight)
+      ATELIER_RESULT_RETENTION_DAYS   = tostring(var.result_retention_days)
       ATELIER_MODEL_BASE_URL          = var.model_base_url
       ATELIER_MODEL_API_KEY_SECRET_ID = aws_secretsmanager_secret.provider_key.arn
       ATELIER_DAILY_CAP_MICROS        = tostring(var.daily_cap_micros)

@@ -124,13 +124,13 @@ variable "alarm_email" {
 }
 
 variable "upload_retention_days" {
-  description = "Days before an object under uploads/ expires. Repairs read the edit's original there: a repair of an older edit fails (ASSET_MISSING, refunded)."
+  description = "Days before an object under uploads/ expires. An upload is needed only until an edit is submitted: the submit copies it into the edit's own prefix under results/, kept as long as the result, so repairs never read the upload."
   type        = number
-  default     = 30
+  default     = 7
 }
 
 variable "result_retention_days" {
-  description = "Days before an object under results/ (delivered images, repair candidates) expires; an expired result's download link answers 404."
+  description = "Days before an object under results/ (delivered images, repair candidates, the inputs each edit keeps for its repairs) expires; the functions read the same value (ATELIER_RESULT_RETENTION_DAYS), so a job whose images expired says so instead of handing out a dead link."
   type        = number
   default     = 90
   validation {

@@ -277,13 +277,18 @@ describe('bucket', () => {
     });
   });
 
-  it('lets no object live forever: uploads after 30 days, results after a parameter, incomplete uploads after a day', () => {
+  it('lets no object live forever: uploads after 7 days, results after a parameter the functions also read, incomplete uploads after a day', () => {
     const rules = bucket.LifecycleConfiguration.Rules as any[];
     const enabled = rules.filter((r) => r.Status === 'Enabled');
     assert.ok(enabled.some((r) => r.AbortIncompleteMultipartUpload?.DaysAfterInitiation === 1 && r.Prefix === undefined));
-    assert.ok(enabled.some((r) => r.Prefix === 'uploads/' && r.ExpirationInDays === 30), 'repairs read originals for 30 days');
+    assert.ok(enabled.some((r) => r.Prefix === 'uploads/' && r.ExpirationInDays === 7), 'unused uploads go after 7 days');
     assert.ok(enabled.some((r) => r.Prefix === 'results/' && r.ExpirationInDays?.Ref === 'ResultRetentionDays'));
     assert.equal(s.json.Parameters?.ResultRetentionDays?.Default, 90);
+    // The functions know the same number, so a job says its images expired instead of linking to nothing.
+    for (const k of ['api', 'consumer'] as const) {
+      const vars = s.json.Resources[functionId(s, k)]!.Properties!.Environment!.Variables as Record<string, any>;
+      assert.deepEqual(vars.ATELIER_RESULT_RETENTION_DAYS, { Ref: 'ResultRetentionDays' }, k);
+    }
     // Everything the code writes lives under one of the two expiring prefixes.
     assert.deepEqual(
       enabled.filter((r) => r.ExpirationInDays !== undefined).map((r) => r.Prefix).sort(),
@@ -377,6 +382,21 @@ describe('least privilege', () => {
     }
   });
 
+  it('lets only the API delete and list objects, and only under uploads/ and results/ (privacy deletion)', () => {
+    const del = statementsOf(s, 'api').filter((st) => actionsOf(st).includes('s3:DeleteObject'));
+    assert.equal(del.length, 1);
+    assert.match(JSON.stringify(del[0]!.Resource), /\/uploads\/\*/);
+    assert.match(JSON.stringify(del[0]!.Resource), /\/results\/\*/);
+    const list = statementsOf(s, 'api').filter((st) => actionsOf(st).includes('s3:ListBucket'));
+    assert.equal(list.length, 1);
+    assert.deepEqual((list[0] as any).Condition, { StringLike: { 's3:prefix': ['uploads/*', 'results/*'] } });
+    for (const k of ['consumer', 'sweeper'] as const) {
+      for (const st of statementsOf(s, k)) {
+        for (const a of actionsOf(st)) assert.ok(a !== 's3:DeleteObject' && a !== 's3:ListBucket', `${k}: ${a}`);
+      }
+    }
+  });
+
   it('keeps images away from the sweeper', () => {
     assert.equal(actionsOn(s, 'sweeper', bucketId).size, 0);
     for (const st of statementsOf(s, 'sweeper')) {
@@ -388,6 +408,8 @@ describe('least privilege', () => {
     const put = statementsOf(s, 'api').filter((st) => actionsOf(st).includes('s3:PutObject'));
     assert.equal(put.length, 1);
     assert.match(JSON.stringify(put[0]!.Resource), /\/uploads\/\*/);
+    // Besides uploads, only the inputs an edit keeps for its repairs.
+    assert.match(JSON.stringify(put[0]!.Resource), /\/results\/\*\/inputs\/\*/);
     const consumerS3 = actionsOn(s, 'consumer', bucketId);
     assert.deepEqual([...consumerS3].sort(), ['s3:GetObject', 's3:PutObject']);
   });

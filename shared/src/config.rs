@@ -51,6 +51,8 @@ pub mod env {
             "the token claim that says the caller's e-mail is verified (boolean true or the string \"true\"); only such a caller gets the signup grant (default email_verified)";
         RESULT_URL_TTL_SECS = "ATELIER_RESULT_URL_TTL_SECS", false,
             "lifetime of presigned result download URLs in seconds (default 600)";
+        RESULT_RETENTION_DAYS = "ATELIER_RESULT_RETENTION_DAYS", false,
+            "days the bucket keeps an edit's images under results/ (its result, candidates and kept inputs); the same number as the bucket's lifecycle rule, so a job whose images expired says so instead of handing out a dead link (default 90)";
         DAILY_CAP_MICROS = "ATELIER_DAILY_CAP_MICROS", false,
             "default daily model spend cap in micro-dollars for days the operator has not capped (default 20000000 = 20 USD; `atelier-admin budget set-cap` overrides it)";
         USER_DAILY_SHARE_MICROS = "ATELIER_USER_DAILY_SHARE_MICROS", false,
@@ -163,6 +165,8 @@ pub struct Limits {
     pub upload_slots_per_day: u32,
     pub upload_bytes_per_day: u64,
     pub result_url_ttl_secs: u64,
+    /// Days the bucket's lifecycle keeps `results/` (the deployment sets both from one value).
+    pub result_retention_days: u32,
     /// Rule 8: provider spend allowed per UTC day, micro-dollars (new days start with this).
     pub daily_cap_micros: Micros,
     /// Rule 12: model spend one user may cause per UTC day (an operator's override wins).
@@ -186,6 +190,7 @@ impl Default for Limits {
             upload_slots_per_day: DEFAULT_UPLOAD_SLOTS_PER_DAY,
             upload_bytes_per_day: DEFAULT_UPLOAD_BYTES_PER_DAY,
             result_url_ttl_secs: 600,
+            result_retention_days: 90,
             daily_cap_micros: Micros::new(20_000_000),
             // ≈ 40 edits with a repair each at ≈ $0.07 (docs/design.md, rule 12).
             user_daily_share_micros: Micros::new(3_000_000),
@@ -468,6 +473,13 @@ impl Limits {
                 30,
                 3600,
             )?,
+            result_retention_days: u32::try_from(number(
+                env::RESULT_RETENTION_DAYS,
+                defaults.result_retention_days.into(),
+                1,
+                3650,
+            )?)
+            .unwrap_or(defaults.result_retention_days),
             daily_cap_micros: Micros::from_unsigned(u128::from(number(
                 env::DAILY_CAP_MICROS,
                 defaults.daily_cap_micros.get().unsigned_abs(),
@@ -645,6 +657,7 @@ mod tests {
             (env::MODEL_BASE_URL, "https://m.example"),
             (env::DAILY_CAP_MICROS, "7"),
             (env::RESULT_URL_TTL_SECS, "60"),
+            (env::RESULT_RETENTION_DAYS, "30"),
             (env::EMAIL_VERIFIED_CLAIM, "custom:verified"),
             (env::STRIPE_SECRET_KEY, "sk_test_x"),
         ];

@@ -318,3 +318,45 @@ async fn account_release_lifts_the_hold_a_refund_left_and_a_rerun_changes_nothin
     assert_eq!(h.account(&user).await.body["on_hold"], false);
     h.assert_audit_clean().await;
 }
+
+#[tokio::test]
+async fn user_delete_by_an_operator_closes_the_account_records_them_and_a_rerun_changes_nothing() {
+    let h = Harness::new().await;
+    let user = h.user();
+    h.upload(&user, "original", atelier_tests::tiny_png(4, 4))
+        .await;
+    let ledger_before = h.ledger(&user).await.len();
+
+    let anonymous = admin(&["user", "delete", user.as_str()], &[]).await;
+    let deleted = admin(
+        &["user", "delete", user.as_str(), "--operator", "jane"],
+        &[],
+    )
+    .await;
+    let again = admin(&["user", "delete", user.as_str(), "--operator", "joe"], &[]).await;
+
+    assert_eq!(
+        anonymous.code,
+        Some(2),
+        "the operator is required: {anonymous:?}"
+    );
+    assert_eq!(deleted.code, Some(0), "{deleted:?}");
+    assert!(deleted.stdout.contains("\"deleted\""), "{deleted:?}");
+    assert_eq!(again.code, Some(0), "{again:?}");
+    assert!(h.objects_of(&user).await.is_empty());
+    let account = h
+        .app
+        .store
+        .get_account(&user)
+        .await
+        .unwrap_or_else(|e| panic!("{e:?}"))
+        .unwrap_or_else(|| panic!("the closed account is the record"));
+    assert_eq!(
+        account.closed_by.as_deref(),
+        Some("operator:jane"),
+        "the first close is kept"
+    );
+    assert!(account.deleted_at.is_some());
+    assert_eq!(h.ledger(&user).await.len(), ledger_before);
+    h.assert_audit_clean().await;
+}

@@ -421,3 +421,35 @@ async fn the_export_pages_through_the_account_the_ledger_and_every_job_with_live
     let forged = h.export(&user, "cursor=x.nonsense").await;
     assert_eq!(forged.code(), "INVALID_CURSOR", "{forged:?}");
 }
+
+#[tokio::test]
+async fn a_job_whose_images_passed_the_retention_period_says_so_instead_of_a_dead_link() {
+    let (h, model) = (Harness::new().await, StandIn::start().await);
+    let (user, edit, _) = delivered_edit(&h, &model).await;
+    let days = u64::from(h.app.config.limits.result_retention_days);
+    // The edit was made longer ago than the bucket keeps results.
+    let long_ago =
+        atelier_shared::clock::now() - std::time::Duration::from_secs((days + 1) * 86_400);
+    h.clients
+        .dynamodb
+        .update_item()
+        .table_name(&h.app.config.resources.jobs_table)
+        .key(
+            "job_id",
+            aws_sdk_dynamodb::types::AttributeValue::S(edit.clone()),
+        )
+        .update_expression("SET created_at = :t")
+        .expression_attribute_values(
+            ":t",
+            aws_sdk_dynamodb::types::AttributeValue::S(atelier_shared::clock::format(long_ago)),
+        )
+        .send()
+        .await
+        .unwrap_or_else(|e| panic!("{e:?}"));
+
+    let job = h.job(&user, &edit).await;
+
+    assert_eq!(job.str("status"), "succeeded");
+    assert!(job.body["images_expired_at"].is_string(), "{job:?}");
+    assert!(job.body.get("result").is_none(), "no dead link: {job:?}");
+}

@@ -52,17 +52,19 @@ for status, n in sorted(statuses.items(), key=lambda kv: str(kv[0])):
 /// expects a schema-valid request to be accepted, but some refusals depend on more than one
 /// field or on state, which JSON Schema cannot state: a brushed target needs a mask, a mask
 /// must be a PNG, sizes are per kind, asset ids must name an upload (422/404), credits can run
-/// out (402); and a cursor is valid only if the API issued it (400 INVALID_CURSOR). A checkout's
+/// out (402), the fuzzer's own `DELETE /v1/account` closes its account (403 ACCOUNT_CLOSED on
+/// later uploads and edits); and a cursor is valid only if the API issued it (400
+/// INVALID_CURSOR, also the export's). A checkout's
 /// return URLs must be under the allow-list (422). The Stripe webhook must refuse every request
 /// the fuzzer can make (none carries Stripe's signature): only 400 is expected, so a 2xx there
 /// fails the run. Every other check stays as it is.
 const CONFIG_TOML: &str = r#"
 [[operations]]
 include-name = ["POST /v1/edits", "POST /v1/quotes", "POST /v1/uploads", "POST /v1/edits/{id}/repairs"]
-checks.positive_data_acceptance.expected-statuses = ["2xx", "401", "402", "404", "409", "422", "429"]
+checks.positive_data_acceptance.expected-statuses = ["2xx", "401", "402", "403", "404", "409", "422", "429"]
 
 [[operations]]
-include-name = ["GET /v1/edits", "GET /v1/account/ledger"]
+include-name = ["GET /v1/edits", "GET /v1/account/ledger", "GET /v1/account/export"]
 checks.positive_data_acceptance.expected-statuses = ["2xx", "400", "401", "404"]
 
 [[operations]]

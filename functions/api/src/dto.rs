@@ -64,6 +64,10 @@ pub struct JobView {
     /// repaired.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub images_deleted_at: Option<String>,
+    /// When the retention period (`ATELIER_RESULT_RETENTION_DAYS`) removed the job's images:
+    /// it has no download links any more.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub images_expired_at: Option<String>,
 }
 
 /// What a repair job repairs.
@@ -165,8 +169,15 @@ pub struct ResultView {
 }
 
 impl JobView {
-    /// The full view: the result's download URLs and the lineage.
-    pub fn detailed(j: JobItem, links: Option<ResultLinks>, lineage: Option<&Lineage>) -> JobView {
+    /// The full view: the result's download URLs and the lineage, or when the images expired.
+    pub fn detailed(
+        j: JobItem,
+        links: Option<ResultLinks>,
+        lineage: Option<&Lineage>,
+        retention_days: u32,
+    ) -> JobView {
+        let expired_at = atelier_shared::services::jobs::images_expired_at(&j, retention_days)
+            .filter(|_| j.images_deleted_at.is_none() && j.result.is_some());
         let result = j.result.clone().zip(links).map(|(r, l)| ResultView {
             url: l.url,
             url_expires_at: l.expires_at,
@@ -181,6 +192,7 @@ impl JobView {
         });
         let mut view = JobView::from(j);
         view.result = result;
+        view.images_expired_at = expired_at;
         view.lineage = lineage.map(LineageView::new);
         view
     }
@@ -215,6 +227,7 @@ impl From<JobItem> for JobView {
             }),
             lineage: None,
             images_deleted_at: j.images_deleted_at,
+            images_expired_at: None,
         }
     }
 }

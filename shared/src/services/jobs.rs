@@ -36,7 +36,7 @@ pub struct ResultLinks {
 }
 
 /// Short-lived download URLs for the job's delivered image in `format` (and a kept repair
-/// candidate, as its master); none once its images were deleted.
+/// candidate, as its master); none once its images were deleted or expired.
 pub async fn result_links(
     app: &App,
     job: &JobItem,
@@ -45,7 +45,9 @@ pub async fn result_links(
     let Some(result) = &job.result else {
         return Ok(None);
     };
-    if job.images_deleted_at.is_some() {
+    if job.images_deleted_at.is_some()
+        || images_expired_at(job, app.config.limits.result_retention_days).is_some()
+    {
         return Ok(None);
     }
     let (key, format) = match (format, &result.jpeg_key) {
@@ -64,4 +66,83 @@ pub async fn result_links(
         expires_at: crate::clock::format(crate::clock::now() + ttl),
         candidate_url,
     }))
+}
+
+/// When the bucket's lifecycle rule has removed (or may have removed) a finished job's
+/// images, if that moment has passed: `None` while they are kept. S3 expires an object at
+/// the first UTC midnight at least `days` after it was written; every image of a job is
+/// written after the job was created, so the UTC midnight that starts the day of
+/// `created_at + days` is never later than the real expiry, and a job never hands out a link
+/// that is already dead (it may stop offering one up to a day early).
+pub fn images_expired_at(job: &JobItem, days: u32) -> Option<String> {
+    expiry(job, days)
+        .filter(|at| *at <= crate::clock::now())
+        .map(crate::clock::format)
+}
+
+fn expiry(job: &JobItem, days: u32) -> Option<crate::clock::Instant> {
+    if !job.status.is_terminal() {
+        return None;
+    }
+    let created = crate::clock::parse(&job.created_at)?;
+    let kept_until = created.checked_add(time::Duration::days(i64::from(days)))?;
+    Some(kept_until.date().midnight().assume_utc())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::domain::{AssetId, Credits, EditRequest, IdempotencyKey, JobState, Operation};
+    use crate::store::schema::NewJob;
+
+    fn job_created(at: crate::clock::Instant, status: JobState) -> JobItem {
+        let (Some(user), Some(key)) = (UserId::parse("alice"), IdempotencyKey::parse("k")) else {
+            panic!("test ids must parse");
+        };
+        let request = EditRequest {
+            style: Some("embroidery".into()),
+            target: Some("pet".into()),
+            original_asset_id: Some(AssetId::generate().as_str().to_owned()),
+            ..Default::default()
+        }
+        .validate()
+        .unwrap_or_else(|e| panic!("{e}"));
+        let mut job = JobItem::queued(
+            NewJob {
+                job_id: JobId::derive(&user, Operation::Edit, &key),
+                user_id: user,
+                operation: Operation::Edit,
+                request_hash: request.request_hash(),
+                request,
+                credits: Credits::new(4),
+                repair: None,
+            },
+            at,
+            std::time::Duration::from_secs(60),
+        );
+        job.status = status;
+        job
+    }
+
+    #[test]
+    fn a_jobs_images_count_as_expired_from_the_midnight_before_the_bucket_removes_them() {
+        let day = time::Duration::days(1);
+        let now = crate::clock::now();
+        let cases = [
+            (now - day * 91, JobState::Succeeded, true, "past 90 days"),
+            (now - day * 89, JobState::Succeeded, false, "within 90 days"),
+            (now - day * 91, JobState::Processing, false, "not finished"),
+        ];
+        for (created, status, expired, why) in cases {
+            let job = job_created(created, status);
+            assert_eq!(images_expired_at(&job, 90).is_some(), expired, "{why}");
+        }
+        let created = time::macros::datetime!(2026-01-01 23:59:59 UTC);
+        let job = job_created(created, JobState::Succeeded);
+        assert_eq!(
+            expiry(&job, 90).map(crate::clock::format).as_deref(),
+            Some("2026-04-01T00:00:00.000Z"),
+            "the midnight that starts the day of created + 90 days"
+        );
+    }
 }

@@ -8,7 +8,7 @@
 use super::App;
 use crate::assets::Assets;
 use crate::clock;
-use crate::domain::{AssetId, AssetKind, EmailStatus, JobId, JobState, UserId};
+use crate::domain::{AssetId, AssetKind, EmailStatus, JobId, JobState, ResultFormat, UserId};
 use crate::error::Error;
 use crate::store::jobs::FinishOutcome;
 use crate::store::schema::{AccountItem, JobItem, LedgerItem};
@@ -316,7 +316,8 @@ pub async fn export_page(
     }
     let (jobs, next) = app.store.jobs_page(user, limit, inner).await?;
     for job in jobs {
-        let links = super::jobs::result_links(app, &job).await?;
+        // An export hands out the lossless master, not the phone-sized copy.
+        let links = super::jobs::result_links(app, &job, ResultFormat::Png).await?;
         page.jobs.push((job, links));
     }
     page.next_cursor = next.map(|n| format!("{JOBS_PART}{n}"));

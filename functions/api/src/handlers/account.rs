@@ -110,13 +110,14 @@ pub async fn export_account(
 ) -> Result<Json<ExportPageView>, ApiError> {
     let p = privacy::export_page(&app, &user, email, page.limit, page.cursor.as_deref()).await?;
     let max_in_flight = app.config.limits.max_in_flight;
+    let retention_days = app.config.limits.result_retention_days;
     Ok(Json(ExportPageView {
         account: p.account.map(|a| AccountView::new(a, max_in_flight)),
         ledger: p.ledger.into_iter().map(LedgerEntryView::from).collect(),
         jobs: p
             .jobs
             .into_iter()
-            .map(|(job, links)| JobView::detailed(job, links, None))
+            .map(|(job, links)| JobView::detailed(job, links, None, retention_days))
             .collect(),
         next_cursor: p.next_cursor,
     }))

@@ -113,7 +113,12 @@ pub async fn get_edit(
     let job = jobs::get_job(&app, &user, &id).await?;
     let links = jobs::result_links(&app, &job, format).await?;
     let lineage = lineage::lineage_of(&app, &job).await?;
-    Ok(Json(JobView::detailed(job, links, lineage.as_ref())))
+    Ok(Json(JobView::detailed(
+        job,
+        links,
+        lineage.as_ref(),
+        app.config.limits.result_retention_days,
+    )))
 }
 
 /// The caller's edits, newest first.
