@@ -35,6 +35,34 @@ export interface paths {
         get: operations["get_account"];
         put?: never;
         post?: never;
+        /**
+         * Deletes the caller's account: it is closed at once (no new uploads or edits, also for a
+         *     new token of the same subject), queued edits are canceled and refunded, and once no edit
+         *     is processing every image is deleted and every edit's personal text cleared. The ledger
+         *     stays (the financial record); the remaining balance stays on the closed account.
+         *     Idempotent: send it again after a `202` (or after any failure) to finish.
+         */
+        delete: operations["delete_account"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/account/export": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Everything kept about the caller, as JSON, a page at a time: the account (first page),
+         *     the ledger, then every edit and repair with short-lived links to the images that still
+         *     exist. Follow `next_cursor` until it is absent.
+         */
+        get: operations["export_account"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -53,6 +81,26 @@ export interface paths {
         put?: never;
         post?: never;
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/assets/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Deletes one of the caller's uploads. Refused while a queued or processing edit reads it
+         *     (edits keep their own copy once submitted, so a finished edit does not need it).
+         */
+        delete: operations["delete_asset"];
         options?: never;
         head?: never;
         patch?: never;
@@ -108,7 +156,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** One of the caller's edits (or repairs), with its lineage when it has repairs. */
+        /**
+         * One of the caller's edits (or repairs), with its lineage when it has repairs. A delivered
+         *     result's `url` serves the `format` asked for.
+         */
         get: operations["get_edit"];
         put?: never;
         post?: never;
@@ -133,6 +184,27 @@ export interface paths {
          */
         post: operations["cancel_edit"];
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/edits/{id}/images": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Deletes the images of a finished edit and of its repairs (original, mask, style
+         *     reference, results and candidates). The edit stays, with its charge, refunds and state,
+         *     and shows `images_deleted_at`; it can no longer be repaired. Repeating it is harmless.
+         */
+        delete: operations["delete_edit_images"];
         options?: never;
         head?: never;
         patch?: never;
@@ -275,12 +347,29 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        /** @description `DELETE /v1/account`'s answer. */
+        AccountDeletionView: {
+            account?: null | components["schemas"]["AccountView"];
+            /** @description Queued edits this request canceled and refunded. */
+            canceled: number;
+            /** @description Edits still processing (pending only). */
+            processing: number;
+            /**
+             * @description `deleted`: done. `pending`: closed and queued edits refunded, but edits still
+             *     processing; send the same request again (it is idempotent) after `Retry-After`.
+             */
+            status: string;
+        };
         /** @description The caller's account. */
         AccountView: {
             /** Format: int64 */
             balance: number;
+            /** @description When the account was closed for deletion: no new uploads or edits are accepted. */
+            closed_at?: string | null;
             /** Format: date-time */
             created_at: string;
+            /** @description When its deletion finished: every image gone, every edit's personal text cleared. */
+            deleted_at?: string | null;
             /**
              * Format: int64
              * @description Edits queued or processing.
@@ -367,6 +456,16 @@ export interface components {
             target: components["schemas"]["Target"];
             target_description?: string | null;
         };
+        /** @description One page of `GET /v1/account/export`. */
+        ExportPageView: {
+            account?: null | components["schemas"]["AccountView"];
+            /** @description Edits and repairs, newest first, with short-lived links to the images that still exist. */
+            jobs: components["schemas"]["JobView"][];
+            /** @description Ledger rows (the ledger's pages come first, newest first). */
+            ledger: components["schemas"]["LedgerEntryView"][];
+            /** @description Pass as `cursor` for the next page; absent on the last page. */
+            next_cursor?: string | null;
+        };
         /** @description One problem with one field of the input. */
         FieldError: {
             /**
@@ -417,6 +516,17 @@ export interface components {
             credits: number;
             failure?: null | components["schemas"]["JobFailure"];
             id: string;
+            /**
+             * @description When the job's images (inputs, result, candidates) were deleted at the owner's
+             *     request: the job keeps its money fields and state, has no download links and cannot be
+             *     repaired.
+             */
+            images_deleted_at?: string | null;
+            /**
+             * @description When the retention period (`ATELIER_RESULT_RETENTION_DAYS`) removed the job's images:
+             *     it has no download links any more.
+             */
+            images_expired_at?: string | null;
             lineage?: null | components["schemas"]["LineageView"];
             operation: components["schemas"]["Operation"];
             repair?: null | components["schemas"]["RepairView"];
@@ -552,11 +662,22 @@ export interface components {
             /** @description The original edit of the lineage (the parent of every repair). */
             parent_job_id: string;
         };
+        /**
+         * @description The file a delivered result is downloaded as. The lossless PNG is the master: what
+         *     repairs start from and what leakage is measured on; the JPEG is its rendition for phones.
+         * @enum {string}
+         */
+        ResultFormat: "jpeg" | "png";
         /** @description A delivered image: a short-lived download URL, the review and the measured leakage. */
         ResultView: {
             /** @description The candidate such a repair made, for inspection (presigned like `url`). */
             candidate_url?: string | null;
             comparison?: null | components["schemas"]["ComparisonRecord"];
+            /**
+             * @description What `url` serves (`?format=`): `jpeg` by default; `png` when asked for, and for
+             *     results delivered before JPEG renditions existed.
+             */
+            format: components["schemas"]["ResultFormat"];
             /** Format: int32 */
             height: number;
             leakage?: null | components["schemas"]["LeakageRecord"];
@@ -731,6 +852,97 @@ export interface operations {
             };
         };
     };
+    delete_account: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description deleted */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AccountDeletionView"];
+                };
+            };
+            /** @description closed; edits still processing: send it again after Retry-After */
+            202: {
+                headers: {
+                    /** @description seconds */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AccountDeletionView"];
+                };
+            };
+            /** @description UNAUTHENTICATED: no valid bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    export_account: {
+        parameters: {
+            query?: {
+                /** @description rows a page, 1-100, default 20 */
+                limit?: number;
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description one page of the export; `next_cursor` leads to the next */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ExportPageView"];
+                };
+            };
+            /** @description INVALID_CURSOR: the cursor was not one this API gave */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description UNAUTHENTICATED: no valid bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description VALIDATION_FAILED: limit out of range */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     get_ledger: {
         parameters: {
             query?: {
@@ -773,6 +985,54 @@ export interface operations {
             };
             /** @description VALIDATION_FAILED: limit out of range */
             422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    delete_asset: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description an asset id from POST /v1/uploads */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description deleted */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description UNAUTHENTICATED: no valid bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description NOT_FOUND: no such upload of the caller's */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description ASSET_IN_USE: a queued or processing edit reads it */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1079,7 +1339,10 @@ export interface operations {
     };
     get_edit: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description what `result.url` serves: `jpeg` (default; sized for phones, pixels within a few levels of the master) or `png` (the lossless master, pixel for pixel what leakage was measured on) */
+                format?: components["schemas"]["ResultFormat"];
+            };
             header?: never;
             path: {
                 id: string;
@@ -1088,7 +1351,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description the job; `result.url` is a fresh download link */
+            /** @description the job; `result.url` is a fresh download link in the format asked for */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -1108,6 +1371,15 @@ export interface operations {
             };
             /** @description NOT_FOUND: no such edit of the caller's */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description VALIDATION_FAILED: format is not jpeg or png */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1156,6 +1428,56 @@ export interface operations {
                 };
             };
             /** @description NOT_CANCELABLE: the edit is processing or finished */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    delete_edit_images: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the edit or any repair of it */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the edit, its images deleted (`images_deleted_at`) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JobView"];
+                };
+            };
+            /** @description UNAUTHENTICATED: no valid bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description NOT_FOUND: no such edit of the caller's */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description IMAGES_IN_USE: the edit or a repair of it is still queued or processing */
             409: {
                 headers: {
                     [name: string]: unknown;

@@ -101,7 +101,8 @@ pub async fn delete_account(
 /// exist. Follow `next_cursor` until it is absent.
 #[utoipa::path(get, path = "/v1/account/export", tag = "account", security(("bearer" = [])),
     params(("limit" = Option<u16>, Query, description = "rows a page, 1-100, default 20"), ("cursor" = Option<String>, Query)),
-    responses((status = 200, body = ExportPageView), (status = 400, body = Problem, content_type = "application/problem+json")))]
+    responses((status = 200, body = ExportPageView, description = "one page of the export; `next_cursor` leads to the next"),
+        (status = 400, body = Problem, content_type = "application/problem+json", description = "INVALID_CURSOR: the cursor was not one this API gave")))]
 pub async fn export_account(
     State(app): State<App>,
     Caller(user): Caller,

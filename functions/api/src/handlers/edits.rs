@@ -159,7 +159,8 @@ pub async fn cancel_edit(
 /// and shows `images_deleted_at`; it can no longer be repaired. Repeating it is harmless.
 #[utoipa::path(delete, path = "/v1/edits/{id}/images", tag = "edits", security(("bearer" = [])),
     params(("id" = String, Path, description = "the edit or any repair of it")),
-    responses((status = 200, body = JobView), (status = 404, body = Problem, content_type = "application/problem+json"),
+    responses((status = 200, body = JobView, description = "the edit, its images deleted (`images_deleted_at`)"),
+        (status = 404, body = Problem, content_type = "application/problem+json", description = "NOT_FOUND: no such edit of the caller's"),
         (status = 409, body = Problem, content_type = "application/problem+json",
             description = "IMAGES_IN_USE: the edit or a repair of it is still queued or processing")))]
 pub async fn delete_edit_images(

@@ -36,7 +36,8 @@ pub async fn create_upload(
 /// (edits keep their own copy once submitted, so a finished edit does not need it).
 #[utoipa::path(delete, path = "/v1/assets/{id}", tag = "uploads", security(("bearer" = [])),
     params(("id" = String, Path, description = "an asset id from POST /v1/uploads")),
-    responses((status = 204, description = "deleted"), (status = 404, body = Problem, content_type = "application/problem+json"),
+    responses((status = 204, description = "deleted"),
+        (status = 404, body = Problem, content_type = "application/problem+json", description = "NOT_FOUND: no such upload of the caller's"),
         (status = 409, body = Problem, content_type = "application/problem+json",
             description = "ASSET_IN_USE: a queued or processing edit reads it")))]
 pub async fn delete_asset(
