@@ -114,8 +114,29 @@ function Result(props: { job: Job }) {
         </p>
       )}
       {r.retained_previous && <p>This repair was not better, so you keep the previous version.</p>}
-      <a href={url} download={`atelier-${props.job.id}.png`}>Download</a>
+      <a href={url} download={`atelier-${props.job.id}.${r.format === 'png' ? 'png' : 'jpg'}`}>Download</a>
+      {r.format !== 'png' && <LosslessDownload id={props.job.id} />}
     </div>
+  );
+}
+
+/** The lossless master (a larger file), fetched only when asked for: its link is short-lived. */
+function LosslessDownload(props: { id: string }) {
+  const [failed, setFailed] = useState(false);
+  const fetchMaster = () => {
+    api.job(props.id, 'png').then((j) => {
+      if (!j.result) return;
+      const a = document.createElement('a');
+      a.href = storageUrl(j.result.url);
+      a.download = `atelier-${props.id}.png`;
+      a.click();
+    }, () => setFailed(true));
+  };
+  return (
+    <>
+      <button type="button" onClick={fetchMaster}>Download lossless (PNG, larger)</button>
+      {failed && <p role="alert">The lossless file could not be fetched. Try again.</p>}
+    </>
   );
 }
 

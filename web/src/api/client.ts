@@ -60,7 +60,9 @@ export const api = {
   account: async () => (await call<Account>('GET', '/v1/account')).data,
   ledger: async (cursor?: string) => (await call<LedgerPage>('GET', `/v1/account/ledger?limit=10${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`)).data,
   jobs: async (cursor?: string) => (await call<JobPage>('GET', `/v1/edits?limit=10${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`)).data,
-  job: async (id: string) => (await call<Job>('GET', `/v1/edits/${encodeURIComponent(id)}`)).data,
+  /** The job; a delivered result's `url` serves `format` (the API's default is a phone-sized JPEG). */
+  job: async (id: string, format?: Schemas['ResultFormat']) =>
+    (await call<Job>('GET', `/v1/edits/${encodeURIComponent(id)}${format ? `?format=${format}` : ''}`)).data,
   cancel: async (id: string) => (await call<Job>('POST', `/v1/edits/${encodeURIComponent(id)}/cancel`)).data,
   quote: async (req: EditRequest) => (await call<Quote>('POST', '/v1/quotes', req)).data,
   submit: async (req: EditRequest, key: string) => (await call<Job>('POST', '/v1/edits', req, { 'idempotency-key': key })).data,
