@@ -49,16 +49,31 @@ async fn authorize(State(auth): State<Arc<Authorizer>>, mut req: Request, next: 
     }
 }
 
+/// As in Lambda, a request runs to its end even when its client goes away. hyper drops the
+/// handler's future when the connection closes, which would stop a submit between its charge
+/// and its queue send (a browser reloading mid-submit does exactly that); the job would then
+/// wait for the sweeper's requeue instead of being worked at once.
+async fn run_to_completion(req: Request, next: Next) -> Response {
+    match tokio::spawn(next.run(req)).await {
+        Ok(res) => res,
+        Err(e) => {
+            tracing::error!(error = %e, "request_task_failed");
+            http::StatusCode::INTERNAL_SERVER_ERROR.into_response()
+        }
+    }
+}
+
 /// The local API: the router behind the authorizer, and (when given) the dev issuer.
 pub fn app(api: App, authorizer: Authorizer, issuer: Option<DevIssuer>) -> Router {
     let api = atelier_api::router(api).layer(middleware::from_fn_with_state(
         Arc::new(authorizer),
         authorize,
     ));
-    match issuer {
+    let router = match issuer {
         Some(issuer) => issuer_router(issuer).merge(api),
         None => api,
-    }
+    };
+    router.layer(middleware::from_fn(run_to_completion))
 }
 
 /// Longest dev token the token endpoint hands out (a day).
