@@ -53,16 +53,7 @@ pub(crate) fn dev_server(log: &std::path::Path) -> Result<crate::fuzz::Service> 
     ensure_node_modules()?;
     let service = spawn(
         "vite",
-        &mut npm(&[
-            "exec",
-            "--",
-            "vite",
-            "--strictPort",
-            "--host",
-            "127.0.0.1",
-            "--port",
-            "5173",
-        ]),
+        &mut vite(&["--strictPort", "--host", "127.0.0.1", "--port", "5173"]),
         log,
     )?;
     eprintln!(
@@ -70,6 +61,15 @@ pub(crate) fn dev_server(log: &std::path::Path) -> Result<crate::fuzz::Service> 
         log.display()
     );
     Ok(service)
+}
+
+/// Vite itself (its script runs as the `node` process), not through `npm exec`: dropping the
+/// service kills the process it started, and `npm exec` would leave its `sh` and `node`
+/// children serving the port after the run.
+fn vite(args: &[&str]) -> Command {
+    let mut c = Command::new(web_dir().join("node_modules/.bin/vite"));
+    c.current_dir(web_dir()).args(args);
+    c
 }
 
 fn npm(args: &[&str]) -> Command {
@@ -152,10 +152,7 @@ pub fn web_test(aws_port: u16) -> Result<(u64, u64)> {
     wait_ready(&mut api, api_port, "/healthz", Duration::from_secs(120))?;
     let mut web = spawn(
         "vite preview",
-        npm(&[
-            "exec",
-            "--",
-            "vite",
+        vite(&[
             "preview",
             "--strictPort",
             "--host",
