@@ -11,7 +11,7 @@ use aws_sdk_sqs::types::QueueAttributeName;
 use crate::aws::Clients;
 use crate::config::Resources;
 use crate::error::AwsError;
-use crate::store::schema::{KeyDef, TABLES, table_name};
+use crate::store::schema::{KeyDef, TABLES, TableDef, table_name};
 
 fn attr_type(k: &KeyDef) -> ScalarAttributeType {
     if k.kind == "N" {
@@ -41,59 +41,74 @@ fn key_schema(pk: &KeyDef, sk: Option<&KeyDef>) -> Result<Vec<KeySchemaElement>,
     Ok(out)
 }
 
-/// Creates whatever is missing.
+/// Creates whatever is missing: the tables, the queue with its dead-letter queue, the bucket.
 pub async fn ensure(clients: &Clients, r: &Resources) -> Result<(), AwsError> {
     for def in TABLES {
-        let name = table_name(&def, r);
-        let mut attrs: Vec<&KeyDef> = vec![&def.partition_key];
-        attrs.extend(def.sort_key.as_ref());
-        for ix in def.indexes {
-            attrs.push(&ix.partition_key);
-            attrs.extend(ix.sort_key.as_ref());
-        }
-        let mut seen = std::collections::BTreeSet::new();
-        let mut definitions = Vec::new();
-        for a in attrs {
-            if seen.insert(a.name) {
-                definitions.push(
-                    AttributeDefinition::builder()
-                        .attribute_name(a.name)
-                        .attribute_type(attr_type(a))
-                        .build()
-                        .map_err(|e| AwsError::new("provision.attr", e))?,
-                );
-            }
-        }
-        let mut req = clients
-            .dynamodb
-            .create_table()
-            .table_name(name)
-            .billing_mode(BillingMode::PayPerRequest)
-            .set_attribute_definitions(Some(definitions))
-            .set_key_schema(Some(key_schema(&def.partition_key, def.sort_key.as_ref())?));
-        for ix in def.indexes {
-            req = req.global_secondary_indexes(
-                GlobalSecondaryIndex::builder()
-                    .index_name(ix.name)
-                    .set_key_schema(Some(key_schema(&ix.partition_key, ix.sort_key.as_ref())?))
-                    .projection(
-                        Projection::builder()
-                            .projection_type(ProjectionType::All)
-                            .build(),
-                    )
+        ensure_table(clients, &def, table_name(&def, r)).await?;
+    }
+    ensure_queues(clients, r).await?;
+    ensure_bucket(clients, &r.bucket).await
+}
+
+/// Every attribute a table's keys and indexes name, once each.
+fn attribute_definitions(def: &TableDef) -> Result<Vec<AttributeDefinition>, AwsError> {
+    let mut attrs: Vec<&KeyDef> = vec![&def.partition_key];
+    attrs.extend(def.sort_key.as_ref());
+    for ix in def.indexes {
+        attrs.push(&ix.partition_key);
+        attrs.extend(ix.sort_key.as_ref());
+    }
+    let mut seen = std::collections::BTreeSet::new();
+    let mut definitions = Vec::new();
+    for a in attrs {
+        if seen.insert(a.name) {
+            definitions.push(
+                AttributeDefinition::builder()
+                    .attribute_name(a.name)
+                    .attribute_type(attr_type(a))
                     .build()
-                    .map_err(|e| AwsError::new("provision.gsi", e))?,
+                    .map_err(|e| AwsError::new("provision.attr", e))?,
             );
         }
-        match req.send().await {
-            Ok(_) => tracing::info!(table = name, "table_created"),
-            Err(e)
-                if e.as_service_error()
-                    .is_some_and(|s| s.is_resource_in_use_exception()) => {}
-            Err(e) => return Err(AwsError::new("provision.create_table", e)),
-        }
     }
+    Ok(definitions)
+}
 
+/// One table from its definition; an existing one is left as it is.
+async fn ensure_table(clients: &Clients, def: &TableDef, name: &str) -> Result<(), AwsError> {
+    let mut req = clients
+        .dynamodb
+        .create_table()
+        .table_name(name)
+        .billing_mode(BillingMode::PayPerRequest)
+        .set_attribute_definitions(Some(attribute_definitions(def)?))
+        .set_key_schema(Some(key_schema(&def.partition_key, def.sort_key.as_ref())?));
+    for ix in def.indexes {
+        req = req.global_secondary_indexes(
+            GlobalSecondaryIndex::builder()
+                .index_name(ix.name)
+                .set_key_schema(Some(key_schema(&ix.partition_key, ix.sort_key.as_ref())?))
+                .projection(
+                    Projection::builder()
+                        .projection_type(ProjectionType::All)
+                        .build(),
+                )
+                .build()
+                .map_err(|e| AwsError::new("provision.gsi", e))?,
+        );
+    }
+    match req.send().await {
+        Ok(_) => tracing::info!(table = name, "table_created"),
+        Err(e)
+            if e.as_service_error()
+                .is_some_and(|s| s.is_resource_in_use_exception()) => {}
+        Err(e) => return Err(AwsError::new("provision.create_table", e)),
+    }
+    Ok(())
+}
+
+/// The jobs queue and its dead-letter queue (five receives, then the DLQ).
+async fn ensure_queues(clients: &Clients, r: &Resources) -> Result<(), AwsError> {
     let dlq_name = format!("{}-dlq", r.queue_name());
     let dlq = clients
         .sqs
@@ -125,14 +140,20 @@ pub async fn ensure(clients: &Clients, r: &Resources) -> Result<(), AwsError> {
         .send()
         .await
         .map_err(|e| AwsError::new("provision.create_queue", e))?;
+    Ok(())
+}
 
-    match clients.s3.create_bucket().bucket(&r.bucket).send().await {
-        Ok(_) => {}
+/// The assets bucket; one already ours is fine.
+async fn ensure_bucket(clients: &Clients, bucket: &str) -> Result<(), AwsError> {
+    match clients.s3.create_bucket().bucket(bucket).send().await {
+        Ok(_) => Ok(()),
         Err(e)
             if e.as_service_error().is_some_and(|s| {
                 s.is_bucket_already_owned_by_you() || s.is_bucket_already_exists()
-            }) => {}
-        Err(e) => return Err(AwsError::new("provision.create_bucket", e)),
+            }) =>
+        {
+            Ok(())
+        }
+        Err(e) => Err(AwsError::new("provision.create_bucket", e)),
     }
-    Ok(())
 }

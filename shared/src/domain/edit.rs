@@ -178,6 +178,83 @@ pub struct EditSpec {
     pub locks: Vec<String>,
 }
 
+/// A required field naming one of a fixed set: `required` when absent or blank, `unknown.0`
+/// when it names none of them.
+fn required_choice<T>(
+    errors: &mut FieldErrors,
+    field: &'static str,
+    raw: Option<&str>,
+    parse: impl Fn(&str) -> Option<T>,
+    unknown: (&'static str, &'static str),
+) -> Option<T> {
+    match raw.map(str::trim) {
+        None | Some("") => {
+            errors.push(field, "required", "is required");
+            None
+        }
+        Some(v) => parse(v).or_else(|| {
+            errors.push(field, unknown.0, unknown.1);
+            None
+        }),
+    }
+}
+
+/// The strength, the default when absent.
+fn strength_field(errors: &mut FieldErrors, raw: Option<&str>) -> Option<Strength> {
+    match raw.map(str::trim) {
+        None | Some("") => Some(Strength::default()),
+        Some(s) => Strength::parse(s).or_else(|| {
+            errors.push(
+                "strength",
+                "unknown_strength",
+                "must be one of subtle, balanced, strong",
+            );
+            None
+        }),
+    }
+}
+
+/// A mask exactly when the target is a brushed area.
+fn mask_rule(errors: &mut FieldErrors, target: Option<Target>, has_mask: bool) {
+    match (target, has_mask) {
+        (Some(Target::Brush), false) => errors.push(
+            "mask_asset_id",
+            "required",
+            "is required when target is brush",
+        ),
+        (Some(t), true) if t != Target::Brush => errors.push(
+            "mask_asset_id",
+            "not_allowed",
+            "is only used when target is brush",
+        ),
+        _ => {}
+    }
+}
+
+/// At most `limits::LOCKS` clean, distinct (case-insensitively) locks.
+fn lock_list(errors: &mut FieldErrors, raw: &[String]) -> Vec<String> {
+    if raw.len() > limits::LOCKS {
+        errors.push(
+            "locks",
+            "too_many",
+            format!("at most {} locks", limits::LOCKS),
+        );
+    }
+    let mut locks: Vec<String> = Vec::new();
+    for (i, raw) in raw.iter().take(limits::LOCKS).enumerate() {
+        match clean_text(raw, limits::LOCK_CHARS) {
+            Ok(t) if locks.iter().any(|l| l.eq_ignore_ascii_case(&t)) => errors.push(
+                format!("locks[{i}]"),
+                "duplicate",
+                "repeats an earlier lock",
+            ),
+            Ok(t) => locks.push(t),
+            Err(e) => errors.push(format!("locks[{i}]"), e.code(), e.message()),
+        }
+    }
+    locks
+}
+
 fn asset_field(errors: &mut FieldErrors, field: &str, raw: Option<&str>) -> Option<AssetId> {
     let raw = raw?;
     let id = AssetId::parse(raw.trim());
@@ -227,46 +304,24 @@ impl EditRequest {
     /// Parses into an [`EditSpec`], reporting every problem at once.
     pub fn validate(&self) -> Result<EditSpec, FieldErrors> {
         let mut errors = FieldErrors::default();
-
-        let style = match self.style.as_deref().map(str::trim) {
-            None | Some("") => {
-                errors.push("style", "required", "is required");
-                None
-            }
-            Some(s) => StyleId::parse(s).or_else(|| {
-                errors.push(
-                    "style",
-                    "unknown_style",
-                    "is not a style from GET /v1/styles",
-                );
-                None
-            }),
-        };
-        let target = match self.target.as_deref().map(str::trim) {
-            None | Some("") => {
-                errors.push("target", "required", "is required");
-                None
-            }
-            Some(t) => Target::parse(t).or_else(|| {
-                errors.push(
-                    "target",
-                    "unknown_target",
-                    "must be one of pet, person, background, brush",
-                );
-                None
-            }),
-        };
-        let strength = match self.strength.as_deref().map(str::trim) {
-            None | Some("") => Some(Strength::default()),
-            Some(s) => Strength::parse(s).or_else(|| {
-                errors.push(
-                    "strength",
-                    "unknown_strength",
-                    "must be one of subtle, balanced, strong",
-                );
-                None
-            }),
-        };
+        let style = required_choice(
+            &mut errors,
+            "style",
+            self.style.as_deref(),
+            StyleId::parse,
+            ("unknown_style", "is not a style from GET /v1/styles"),
+        );
+        let target = required_choice(
+            &mut errors,
+            "target",
+            self.target.as_deref(),
+            Target::parse,
+            (
+                "unknown_target",
+                "must be one of pet, person, background, brush",
+            ),
+        );
+        let strength = strength_field(&mut errors, self.strength.as_deref());
         let original = match self.original_asset_id.as_deref() {
             None => {
                 errors.push("original_asset_id", "required", "is required");
@@ -280,19 +335,7 @@ impl EditRequest {
             "style_reference_asset_id",
             self.style_reference_asset_id.as_deref(),
         );
-        match (target, self.mask_asset_id.is_some()) {
-            (Some(Target::Brush), false) => errors.push(
-                "mask_asset_id",
-                "required",
-                "is required when target is brush",
-            ),
-            (Some(t), true) if t != Target::Brush => errors.push(
-                "mask_asset_id",
-                "not_allowed",
-                "is only used when target is brush",
-            ),
-            _ => {}
-        }
+        mask_rule(&mut errors, target, self.mask_asset_id.is_some());
         let custom_style = optional_text(
             &mut errors,
             "custom_style",
@@ -305,26 +348,7 @@ impl EditRequest {
             self.target_description.as_deref(),
             limits::TARGET_DESCRIPTION_CHARS,
         );
-
-        if self.locks.len() > limits::LOCKS {
-            errors.push(
-                "locks",
-                "too_many",
-                format!("at most {} locks", limits::LOCKS),
-            );
-        }
-        let mut locks: Vec<String> = Vec::new();
-        for (i, raw) in self.locks.iter().take(limits::LOCKS).enumerate() {
-            match clean_text(raw, limits::LOCK_CHARS) {
-                Ok(t) if locks.iter().any(|l| l.eq_ignore_ascii_case(&t)) => errors.push(
-                    format!("locks[{i}]"),
-                    "duplicate",
-                    "repeats an earlier lock",
-                ),
-                Ok(t) => locks.push(t),
-                Err(e) => errors.push(format!("locks[{i}]"), e.code(), e.message()),
-            }
-        }
+        let locks = lock_list(&mut errors, &self.locks);
 
         match (style, target, strength, original) {
             (Some(style), Some(target), Some(strength), Some(original_asset_id))
