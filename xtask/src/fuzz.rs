@@ -118,6 +118,39 @@ impl Drop for Service {
     }
 }
 
+/// The stand-in model server and the local runner (API, consumer, sweeper) of a test stack,
+/// started with `env` and ready; both stopped when dropped.
+pub(crate) fn start_model_and_api(
+    bin_dir: &Path,
+    env: &[(String, String)],
+    state: &Path,
+    model_port: u16,
+    api_port: u16,
+) -> Result<(Service, Service)> {
+    let mut model = spawn(
+        "stand-in model server",
+        Command::new(bin_dir.join("atelier-model-server"))
+            .args(["--port", &model_port.to_string()])
+            .envs(env.iter().cloned()),
+        &state.join("model-server.log"),
+    )?;
+    wait_ready(
+        &mut model,
+        model_port,
+        "/_stand-in/calls",
+        Duration::from_secs(30),
+    )?;
+    let mut api = spawn(
+        "atelier-local serve",
+        Command::new(bin_dir.join("atelier-local"))
+            .arg("serve")
+            .envs(env.iter().cloned()),
+        &state.join("api.log"),
+    )?;
+    wait_ready(&mut api, api_port, "/healthz", Duration::from_secs(120))?;
+    Ok((model, api))
+}
+
 pub(crate) fn spawn(name: &'static str, cmd: &mut Command, log: &Path) -> Result<Service> {
     let file = std::fs::File::create(log).with_context(|| format!("creating {}", log.display()))?;
     let child = cmd
@@ -276,27 +309,7 @@ pub fn fuzz(args: &[String]) -> Result<ExitCode> {
         ("ATELIER_STATE_DIR".to_owned(), state.display().to_string()),
     ]);
 
-    let mut model = spawn(
-        "stand-in model server",
-        Command::new(bin_dir.join("atelier-model-server"))
-            .args(["--port", &MODEL_PORT.to_string()])
-            .envs(env.iter().cloned()),
-        &state.join("model-server.log"),
-    )?;
-    wait_ready(
-        &mut model,
-        MODEL_PORT,
-        "/_stand-in/calls",
-        Duration::from_secs(30),
-    )?;
-    let mut api = spawn(
-        "atelier-local serve",
-        Command::new(bin_dir.join("atelier-local"))
-            .arg("serve")
-            .envs(env.iter().cloned()),
-        &state.join("api.log"),
-    )?;
-    wait_ready(&mut api, API_PORT, "/healthz", Duration::from_secs(120))?;
+    let (model, api) = start_model_and_api(&bin_dir, &env, &state, MODEL_PORT, API_PORT)?;
     let token = dev_token()?;
 
     // Spread the count over the operations; the coverage and stateful phases add more.

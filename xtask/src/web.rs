@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
 
-use crate::fuzz::{spawn, wait_ready};
+use crate::fuzz::{spawn, start_model_and_api, wait_ready};
 use crate::{cargo, local_env, root, run, start_ministack};
 
 /// Debian's Chromium (Playwright's own browser download is not used).
@@ -129,27 +129,7 @@ pub fn web_test(aws_port: u16) -> Result<(u64, u64)> {
             format!("{web_url}/"),
         ),
     ]);
-    let mut model = spawn(
-        "stand-in model server",
-        Command::new(bin_dir.join("atelier-model-server"))
-            .args(["--port", &model_port.to_string()])
-            .envs(env.iter().cloned()),
-        &state.join("model-server.log"),
-    )?;
-    wait_ready(
-        &mut model,
-        model_port,
-        "/_stand-in/calls",
-        Duration::from_secs(30),
-    )?;
-    let mut api = spawn(
-        "atelier-local serve",
-        Command::new(bin_dir.join("atelier-local"))
-            .arg("serve")
-            .envs(env.iter().cloned()),
-        &state.join("api.log"),
-    )?;
-    wait_ready(&mut api, api_port, "/healthz", Duration::from_secs(120))?;
+    let (_model, _api) = start_model_and_api(&bin_dir, &env, &state, model_port, api_port)?;
     let mut web = spawn(
         "vite preview",
         vite(&[
