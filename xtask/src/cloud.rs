@@ -165,6 +165,41 @@ impl Drop for Cloud {
 }
 
 impl Cloud {
+    /// The deployed HTTP API's base URL (API Gateway on ministack).
+    pub(crate) fn api_url(&self) -> &str {
+        &self.api_url
+    }
+
+    pub(crate) fn aws_port(&self) -> u16 {
+        self.ports.aws
+    }
+
+    pub(crate) fn endpoint(&self) -> String {
+        self.ports.endpoint()
+    }
+
+    pub(crate) fn model_url(&self) -> String {
+        self.ports.model_url()
+    }
+
+    pub(crate) fn issuer_url(&self) -> String {
+        self.ports.issuer_url()
+    }
+
+    pub(crate) fn outputs_file(&self) -> &Path {
+        &self.outputs_file
+    }
+
+    /// The state folder (logs, stack outputs), wiped at every start.
+    pub(crate) fn state(&self) -> &Path {
+        &self.state
+    }
+
+    /// Points `cmd` at this local cloud's AWS, and at nothing else.
+    pub(crate) fn aws(&self, cmd: &mut Command) {
+        local_aws(cmd, self.ports);
+    }
+
     fn output(&self, key: &str) -> Result<&str> {
         self.outputs
             .iter()
@@ -265,6 +300,13 @@ pub fn cloud_test(tools_built: bool) -> Result<()> {
 /// Builds the zips, starts ministack, the stand-in model and the dev issuer, deploys the
 /// stack, stores the dummy provider key, and checks that the deployed API answers for real.
 fn deploy() -> Result<Cloud> {
+    deploy_zips(None)
+}
+
+/// [`deploy`] of given zips: `Some(folder)` holds `<function>/bootstrap.zip` as `cargo xtask
+/// package` left them (the benchmark measures those, as `cargo xtask bench` does); `None`
+/// builds them first.
+pub(crate) fn deploy_zips(prebuilt: Option<PathBuf>) -> Result<Cloud> {
     let ports = Ports::from_env()?;
     for (what, port) in [
         ("ministack", ports.aws),
@@ -282,13 +324,15 @@ fn deploy() -> Result<Cloud> {
     }
 
     // The release artifacts, exactly as `cargo xtask package` makes them.
-    let zips = package::build(Arch::X86_64)?;
-    let dist = zips
-        .first()
-        .and_then(|z| z.parent())
-        .and_then(Path::parent)
-        .map(Path::to_path_buf)
-        .context("no zips were built")?;
+    let dist = match prebuilt {
+        Some(dist) => dist,
+        None => package::build(Arch::X86_64)?
+            .first()
+            .and_then(|z| z.parent())
+            .and_then(Path::parent)
+            .map(Path::to_path_buf)
+            .context("no zips were built")?,
+    };
 
     let venv = root().join(".venv");
     ensure_ministack()?;

@@ -27,6 +27,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result, bail};
 
 mod bench;
+mod bench_cloud;
 mod cloud;
 mod fuzz;
 mod infra;
@@ -95,10 +96,11 @@ fn main() -> ExitCode {
         Some("fuzz") => fuzz::fuzz(&args[1..]),
         Some("web-test") => web_test_only(),
         Some("bench") => bench::bench(&args[1..]),
+        Some("bench-cloud") => bench_cloud::bench_cloud(&args[1..]),
         Some("cloud-test") => cloud::cloud_test(false).map(|()| ExitCode::SUCCESS),
         _ => {
             eprintln!(
-                "usage: cargo xtask <dev | test [cargo test args] | token --user NAME | admin ARGS | ministack | package [--arch x86_64|arm64] | infra-test | infra-schema | cloud | cloud-test | fuzz [--requests N] [--seed S] | web-test | bench [--jobs N] [--workers K]>"
+                "usage: cargo xtask <dev | test [cargo test args] | token --user NAME | admin ARGS | ministack | package [--arch x86_64|arm64] | infra-test | infra-schema | cloud | cloud-test | fuzz [--requests N] [--seed S] | web-test | bench [--jobs N] [--workers K] | bench-cloud [--jobs N] [--model-ms L]>"
             );
             return ExitCode::from(2);
         }

@@ -57,7 +57,7 @@ impl Arch {
 
 /// Where the zips go: `target/lambda-dist/<arch>` in the project, whatever the target
 /// directory (the CDK app and the Terraform module look there).
-fn dist(arch: Arch) -> PathBuf {
+pub(crate) fn dist(arch: Arch) -> PathBuf {
     root().join("target").join("lambda-dist").join(arch.name())
 }
 

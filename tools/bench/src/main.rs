@@ -39,6 +39,8 @@ use futures::StreamExt;
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
+mod peer;
+
 const FUNCTIONS: [&str; 3] = ["atelier-api", "atelier-consumer", "atelier-sweeper"];
 
 struct Args {
@@ -115,6 +117,9 @@ fn row(what: impl Into<String>, figure: impl Into<String>, how: impl Into<String
 
 #[tokio::main]
 async fn main() -> Result<()> {
+    if let Some(out) = peer::requested() {
+        return peer::run(out).await;
+    }
     let args = args()?;
     let config = Config::from_env().context("run through `cargo xtask bench`")?;
     let upstream = std::env::var("AWS_ENDPOINT_URL").context("AWS_ENDPOINT_URL")?;

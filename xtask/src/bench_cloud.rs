@@ -1,0 +1,236 @@
+//! `cargo xtask bench-cloud [--jobs N] [--model-ms L] [--levels 1,2,4] [--samples N]
+//! [--counted N] [--cold-runs N]`: the benchmarks that need the deployed local cloud (issue 18,
+//! items 4 and 5), in one run on one ministack. It is a command of its own, not a part of
+//! `cargo xtask bench`: it deploys the release zips with the CDK app (`cargo xtask cloud`'s
+//! code, its ports: `ATELIER_CLOUD_PORT`), which the in-process bench never needs. Like
+//! `cargo xtask bench`, it never builds release itself: it deploys the zips `cargo xtask
+//! package` left in `target/lambda-dist/x86_64/`.
+//!
+//! 1. The pipeline (`tools/bench/cloud/pipeline.py`): N jobs through the deployed HTTP API,
+//!    consumed by the deployed consumer through the SQS event source, the stand-in model at a
+//!    fixed latency per call, at consumer concurrency 1, 2 and 4.
+//! 2. The peer: the same paid submit as a Python handler on Powertools' idempotency utility
+//!    (`tools/bench/cloud/peer_handler.py`, pinned in `requirements.txt`, installed into
+//!    `.venv/peer`), measured by `peer_bench.py` beside ours (`atelier-bench --peer-ours`):
+//!    calls on the wire proxy, latency, the 64-same-key storm, the race for a balance of 37, a
+//!    failure after the commit, and first invokes of both as functions on the local cloud.
+//!
+//! Prints two markdown tables (README, "Benchmarks": "Pipeline" and "Peer").
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode, Stdio};
+use std::time::Duration;
+
+use anyhow::{Context, Result, bail};
+
+use crate::{cloud, debug_bin, ensure_pip, local_env, root, run, venv};
+
+const PEER_REQUIREMENTS: &str = include_str!("../../tools/bench/cloud/requirements.txt");
+
+struct Args {
+    jobs: usize,
+    model_ms: u64,
+    levels: String,
+    samples: usize,
+    counted: usize,
+    cold_runs: usize,
+}
+
+fn args(argv: &[String]) -> Result<Args> {
+    let mut a = Args {
+        jobs: 8,
+        model_ms: 500,
+        levels: "1,2,4".into(),
+        samples: 40,
+        counted: 10,
+        cold_runs: 3,
+    };
+    let mut it = argv.iter();
+    while let Some(flag) = it.next() {
+        let value = it.next().with_context(|| format!("{flag} needs a value"))?;
+        let number = || {
+            value
+                .parse::<usize>()
+                .with_context(|| format!("{flag} takes a number"))
+        };
+        match flag.as_str() {
+            "--jobs" => a.jobs = number()?,
+            "--model-ms" => a.model_ms = number()? as u64,
+            "--levels" => a.levels = value.clone(),
+            "--samples" => a.samples = number()?,
+            "--counted" => a.counted = number()?,
+            "--cold-runs" => a.cold_runs = number()?,
+            _ => bail!(
+                "usage: cargo xtask bench-cloud [--jobs N] [--model-ms L] [--levels 1,2,4] \
+                 [--samples N] [--counted N] [--cold-runs N]"
+            ),
+        }
+    }
+    Ok(a)
+}
+
+pub fn bench_cloud(argv: &[String]) -> Result<ExitCode> {
+    let a = args(argv)?;
+    let peer_venv = venv().join("peer");
+    let pins: Vec<&str> = PEER_REQUIREMENTS
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .collect();
+    ensure_pip(&peer_venv, ".atelier-peer-pins", &pins)?;
+    let python = peer_venv.join("bin").join("python");
+    let dist = crate::package::dist(crate::package::Arch::X86_64);
+    for f in ["atelier-api", "atelier-consumer", "atelier-sweeper"] {
+        let zip = dist.join(f).join("bootstrap.zip");
+        if !zip.exists() {
+            bail!(
+                "{} is missing: run `cargo xtask package` first",
+                zip.display()
+            );
+        }
+    }
+    cloud::build_host_tools()?;
+    let cloud = cloud::deploy_zips(Some(dist.clone()))?;
+    let dir = root().join("tools").join("bench").join("cloud");
+    let out = cloud.state().join("bench");
+    std::fs::create_dir_all(&out)?;
+    run(Command::new(debug_bin("atelier-model-server"))
+        .arg("samples")
+        .arg(&out)
+        .stdout(Stdio::null()))?;
+
+    eprintln!(
+        "xtask: bench-cloud: pipeline ({} jobs per level, levels {}, model {} ms per call)",
+        a.jobs, a.levels, a.model_ms
+    );
+    let mut cmd = Command::new(&python);
+    cmd.arg(dir.join("pipeline.py"))
+        .arg(cloud.endpoint())
+        .arg(cloud.api_url())
+        .arg(cloud.issuer_url())
+        .arg(cloud.model_url())
+        .arg(cloud.outputs_file())
+        .arg(out.join("single_pet.png"))
+        .arg(a.jobs.to_string())
+        .arg(a.model_ms.to_string())
+        .arg(&a.levels);
+    cloud.aws(&mut cmd);
+    let pipeline = output(&mut cmd).context("the pipeline bench")?;
+
+    eprintln!("xtask: bench-cloud: ours (atelier-bench --peer-ours)");
+    let ours = out.join("ours.json");
+    let mut cmd = Command::new(debug_bin("atelier-bench"));
+    cmd.current_dir(root())
+        .arg("--peer-ours")
+        .arg(&ours)
+        .args(["--samples", &a.samples.to_string()])
+        .args(["--counted", &a.counted.to_string()]);
+    cloud.aws(&mut cmd);
+    cmd.envs(local_env(cloud.aws_port(), "atelier-bench"));
+    run(&mut cmd).context("our side of the peer bench")?;
+
+    let peer = |mode: &str, endpoint: &str, extra: &[String]| -> Result<PathBuf> {
+        eprintln!("xtask: bench-cloud: the peer, {mode}");
+        let file = out.join(format!("peer-{mode}.json"));
+        let mut cmd = Command::new(&python);
+        cmd.current_dir(&dir)
+            .arg("peer_bench.py")
+            .arg(mode)
+            .arg(&file)
+            .args(extra);
+        cloud.aws(&mut cmd);
+        cmd.env("AWS_ENDPOINT_URL", endpoint)
+            .env("AWS_ENDPOINT_URL_S3", endpoint)
+            .env("PEER_DIRECT_ENDPOINT", cloud.endpoint())
+            .env("PROXY_URL", endpoint);
+        run(&mut cmd)?;
+        Ok(file)
+    };
+    let proxy_port = cloud
+        .aws_port()
+        .checked_add(4202)
+        .context("no port for the wire proxy")?;
+    let proxy = WireProxy::start(&cloud.endpoint(), proxy_port)?;
+    let counts = peer("counts", &proxy.url, &[a.counted.to_string()])?;
+    drop(proxy);
+    let timing = peer("timing", &cloud.endpoint(), &[a.samples.to_string()])?;
+    let api_zip = dist.join("atelier-api").join("bootstrap.zip");
+    let site_packages = site_packages(&peer_venv)?;
+    let cold = peer(
+        "coldstart",
+        &cloud.endpoint(),
+        &[
+            a.cold_runs.to_string(),
+            api_zip.display().to_string(),
+            site_packages.display().to_string(),
+        ],
+    )?;
+    let mut cmd = Command::new(&python);
+    cmd.current_dir(&dir)
+        .arg("peer_bench.py")
+        .arg("report")
+        .args([&ours, &counts, &timing, &cold]);
+    let peer_table = output(&mut cmd).context("the peer table")?;
+
+    println!("\n### Pipeline\n\n| what | figure | how |\n|---|---|---|\n{pipeline}");
+    println!("\n### Peer\n\n{peer_table}");
+    drop(cloud);
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Runs `cmd` (stderr passed through) and returns its stdout.
+fn output(cmd: &mut Command) -> Result<String> {
+    let out = cmd
+        .stderr(Stdio::inherit())
+        .output()
+        .with_context(|| format!("running {cmd:?}"))?;
+    if !out.status.success() {
+        bail!("{cmd:?} failed with {}", out.status);
+    }
+    Ok(String::from_utf8_lossy(&out.stdout).trim_end().to_owned())
+}
+
+/// `lib/python3.X/site-packages` of a venv.
+fn site_packages(venv: &Path) -> Result<PathBuf> {
+    let lib = venv.join("lib");
+    std::fs::read_dir(&lib)
+        .with_context(|| format!("reading {}", lib.display()))?
+        .flatten()
+        .map(|e| e.path().join("site-packages"))
+        .find(|p| p.is_dir())
+        .with_context(|| format!("no site-packages under {}", lib.display()))
+}
+
+/// `atelier-wire-proxy` as a process of its own (the peer's calls cross a process boundary),
+/// stopped when dropped.
+struct WireProxy {
+    url: String,
+    child: std::process::Child,
+}
+
+impl WireProxy {
+    fn start(upstream: &str, port: u16) -> Result<WireProxy> {
+        let listen = format!("127.0.0.1:{port}");
+        let child = Command::new(debug_bin("atelier-wire-proxy"))
+            .args(["--upstream", upstream, "--listen", &listen])
+            .stdout(Stdio::null())
+            .spawn()
+            .context("starting atelier-wire-proxy")?;
+        let url = format!("http://{listen}");
+        let proxy = WireProxy { url, child };
+        for _ in 0..100 {
+            if std::net::TcpStream::connect(&listen).is_ok() {
+                return Ok(proxy);
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        bail!("the wire proxy did not listen on {listen}")
+    }
+}
+
+impl Drop for WireProxy {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
