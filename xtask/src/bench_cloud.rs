@@ -234,3 +234,38 @@ impl Drop for WireProxy {
         let _ = self.child.wait();
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn argv(a: &[&str]) -> Vec<String> {
+        a.iter().map(|s| (*s).to_owned()).collect()
+    }
+
+    #[test]
+    fn flags_override_the_defaults() {
+        let a = args(&argv(&[
+            "--jobs",
+            "12",
+            "--model-ms",
+            "250",
+            "--levels",
+            "1,4",
+        ]))
+        .unwrap();
+        assert_eq!((a.jobs, a.model_ms, a.levels.as_str()), (12, 250, "1,4"));
+        assert_eq!((a.samples, a.counted, a.cold_runs), (40, 10, 3));
+    }
+
+    #[test]
+    fn unknown_flags_and_missing_or_bad_values_are_refused() {
+        for (bad, why) in [
+            (&["--nope", "1"][..], "unknown flag"),
+            (&["--jobs"][..], "missing value"),
+            (&["--jobs", "many"][..], "not a number"),
+        ] {
+            assert!(args(&argv(bad)).is_err(), "{why}: {bad:?}");
+        }
+    }
+}
