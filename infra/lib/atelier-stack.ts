@@ -1113,7 +1113,7 @@ export const DEV_WEB_ORIGIN = 'http://localhost:8787';
 export const CORS_ALLOW_HEADERS = ['authorization', 'content-type', 'idempotency-key', 'prefer', 'if-none-match'] as const;
 
 /** Response headers the web app reads. */
-export const CORS_EXPOSE_HEADERS = ['location', 'retry-after', 'idempotent-replayed', 'etag'] as const;
+export const CORS_EXPOSE_HEADERS = ['location', 'retry-after', 'idempotent-replayed', 'etag', 'preference-applied'] as const;
 
 /** Routes that need no token (the router's public handlers). */
 export const PUBLIC_ROUTES = ['/healthz', '/v1/styles', '/v1/openapi.json', '/v1/packs'] as const;

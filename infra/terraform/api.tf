@@ -79,7 +79,7 @@ resource "aws_apigatewayv2_api" "http" {
     allow_origins     = local.web_origins
     allow_methods     = ["GET", "POST", "OPTIONS"]
     allow_headers     = ["authorization", "content-type", "idempotency-key", "prefer", "if-none-match"]
-    expose_headers    = ["location", "retry-after", "idempotent-replayed", "etag"]
+    expose_headers    = ["location", "retry-after", "idempotent-replayed", "etag", "preference-applied"]
     allow_credentials = false
     max_age           = 3600
   }

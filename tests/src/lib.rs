@@ -523,6 +523,25 @@ impl Harness {
         self.get(user, &format!("/v1/edits/{id}")).await
     }
 
+    /// `GET /v1/edits/{id}{query}` with request headers (`Prefer`, `If-None-Match`): the
+    /// long-poll and the conditional read.
+    pub async fn job_with(
+        &self,
+        user: &UserId,
+        id: &str,
+        query: &str,
+        headers: &[(&str, &str)],
+    ) -> Reply {
+        let mut req = Request::get(format!("/v1/edits/{id}{query}"));
+        for (name, value) in headers {
+            req = req.header(*name, *value);
+        }
+        let req = req
+            .body(Body::empty())
+            .unwrap_or_else(|e| panic!("request: {e}"));
+        self.call(Some(user), req).await
+    }
+
     /// The job with its result's `url` serving `format` (`GET /v1/edits/{id}?format=`).
     pub async fn job_in(&self, user: &UserId, id: &str, format: &str) -> Reply {
         self.get(user, &format!("/v1/edits/{id}?format={format}"))

@@ -15,20 +15,33 @@ export function JobPanel(props: { id: string; onClose: () => void; onChange: () 
   const { id, onChange, onError } = props;
   const [job, setJob] = useState<Job | null>(null);
   useEffect(() => {
+    // A long-poll: each read after the first waits on the server until the job changes.
     let stop = false;
+    let etag: string | null = null;
     let timer: ReturnType<typeof setTimeout> | undefined;
+    const abort = new AbortController();
     const poll = () => {
-      api.job(id).then((j) => {
+      api.watch(id, etag, abort.signal).then((r) => {
         if (stop) return;
-        setJob(j);
-        if (j.status === 'queued' || j.status === 'processing') timer = setTimeout(poll, 1000);
-        else onChange();
-      }, onError);
+        if (r === null) {
+          poll();
+          return;
+        }
+        setJob(r.job);
+        etag = r.etag;
+        if (r.job.status !== 'queued' && r.job.status !== 'processing') onChange();
+        // Without a tag there is nothing to wait on: ask again in a second.
+        else if (etag === null) timer = setTimeout(poll, 1000);
+        else poll();
+      }, (e: unknown) => {
+        if (!stop) onError(e);
+      });
     };
     poll();
     return () => {
       stop = true;
       clearTimeout(timer);
+      abort.abort();
     };
   }, [id, onChange, onError]);
 

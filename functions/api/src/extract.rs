@@ -1,8 +1,9 @@
 //! Extractors that turn HTTP into typed values or a problem response: JSON bodies (with the
-//! path of a bad field), the `Idempotency-Key` header, pagination parameters and the result's
-//! download format.
+//! path of a bad field), the `Idempotency-Key` header, pagination parameters, the result's
+//! download format, and a read's wait and `If-None-Match`.
 
 use atelier_shared::domain::{IdempotencyKey, ResultFormat};
+use atelier_shared::services::watch::{MAX_WAIT_SECS, Wait};
 use atelier_shared::validation::FieldErrors;
 use axum::body::Bytes;
 use axum::extract::{FromRequest, FromRequestParts, Request};
@@ -183,4 +184,153 @@ fn serde_urlencoded_pairs(query: &str) -> Vec<(String, String)> {
     )
     .map(|q| q.0)
     .unwrap_or_default()
+}
+
+/// How long `GET /v1/edits/{id}` may wait for the job to change: `?wait=N` (1 to 20; anything
+/// else is `400 INVALID_WAIT`), else `Prefer: wait=N` (RFC 7240: a wish, so a longer one
+/// gets 20 s and a malformed one is ignored and answered at once). `None`: answer at once.
+#[derive(Debug, Clone, Copy)]
+pub struct WaitPreference(pub Option<Wait>);
+
+impl<S: Send + Sync> FromRequestParts<S> for WaitPreference {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, _state: &S) -> Result<WaitPreference, ApiError> {
+        let query = serde_urlencoded_pairs(parts.uri.query().unwrap_or(""));
+        if let Some((_, v)) = query.iter().find(|(k, _)| k == "wait") {
+            return v
+                .parse::<u64>()
+                .ok()
+                .and_then(Wait::exact)
+                .map(|w| WaitPreference(Some(w)))
+                .ok_or_else(|| {
+                    ApiError::bad_request(
+                        "INVALID_WAIT",
+                        format!("wait must be a whole number of seconds from 1 to {MAX_WAIT_SECS}"),
+                    )
+                });
+        }
+        let prefer = parts
+            .headers
+            .get_all("prefer")
+            .iter()
+            .filter_map(|v| v.to_str().ok());
+        Ok(WaitPreference(prefer_wait(prefer).and_then(Wait::at_most)))
+    }
+}
+
+/// The seconds of the first `wait` preference (RFC 7240 §2: later ones are ignored), if it is
+/// well-formed: `wait=N` or `wait="N"`, N digits only, parameters after `;` allowed.
+fn prefer_wait<'a>(headers: impl Iterator<Item = &'a str>) -> Option<u64> {
+    let value = headers
+        .flat_map(|h| h.split(','))
+        .filter_map(|pref| {
+            let token = pref.split(';').next().unwrap_or("").trim();
+            let (name, value) = token.split_once('=').unwrap_or((token, ""));
+            name.trim()
+                .eq_ignore_ascii_case("wait")
+                .then_some(value.trim())
+        })
+        .next()?;
+    let digits = value
+        .strip_prefix('"')
+        .and_then(|v| v.strip_suffix('"'))
+        .unwrap_or(value);
+    if digits.is_empty() || digits.len() > 10 || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    digits.parse().ok()
+}
+
+/// `If-None-Match` (RFC 9110 §13.1.2): `*` or entity tags, compared weakly.
+#[derive(Debug, Clone, Default)]
+pub struct IfNoneMatch(Option<Vec<String>>);
+
+/// Longest `If-None-Match` read (a client sends back one tag of ours, about 50 bytes).
+const MAX_IF_NONE_MATCH: usize = 1024;
+
+impl IfNoneMatch {
+    pub fn is_present(&self) -> bool {
+        self.0.is_some()
+    }
+
+    /// Whether the client already holds `etag` (weak comparison: `W/` is ignored).
+    pub fn matches(&self, etag: &str) -> bool {
+        let opaque = |t: &str| t.strip_prefix("W/").unwrap_or(t).to_owned();
+        let ours = opaque(etag);
+        self.0
+            .iter()
+            .flatten()
+            .any(|t| t == "*" || opaque(t) == ours)
+    }
+}
+
+impl<S: Send + Sync> FromRequestParts<S> for IfNoneMatch {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, _state: &S) -> Result<IfNoneMatch, ApiError> {
+        let values: Vec<&str> = parts
+            .headers
+            .get_all(header::IF_NONE_MATCH)
+            .iter()
+            .filter_map(|v| v.to_str().ok())
+            .collect();
+        if values.is_empty() || values.iter().map(|v| v.len()).sum::<usize>() > MAX_IF_NONE_MATCH {
+            // Too long to be one of ours: it matches nothing, as if absent.
+            return Ok(IfNoneMatch(None));
+        }
+        let tags = values
+            .iter()
+            .flat_map(|v| v.split(','))
+            .map(str::trim)
+            .filter(|t| !t.is_empty())
+            .map(str::to_owned)
+            .collect();
+        Ok(IfNoneMatch(Some(tags)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_a_well_formed_first_wait_preference_counts() {
+        let cases: [(&[&str], Option<u64>, &str); 10] = [
+            (&["wait=5"], Some(5), "plain"),
+            (
+                &["WAIT = 7"],
+                Some(7),
+                "names are case-insensitive, spaces allowed",
+            ),
+            (&["respond-async, wait=3"], Some(3), "among others"),
+            (&["wait=\"4\""], Some(4), "quoted"),
+            (&["wait=9; foo=bar"], Some(9), "with a parameter"),
+            (&["wait=2", "wait=8"], Some(2), "the first one counts"),
+            (&["wait=abc"], None, "not a number"),
+            (&["wait=-1"], None, "negative"),
+            (&["wait=1.5"], None, "not whole"),
+            (&["return=minimal"], None, "no wait"),
+        ];
+        for (headers, want, why) in cases {
+            assert_eq!(prefer_wait(headers.iter().copied()), want, "{why}");
+        }
+    }
+
+    #[test]
+    fn if_none_match_compares_weakly_and_star_matches_anything() {
+        let inm = |tags: &[&str]| IfNoneMatch(Some(tags.iter().map(|t| (*t).to_owned()).collect()));
+        assert!(inm(&["W/\"a-jpeg\""]).matches("W/\"a-jpeg\""));
+        assert!(
+            inm(&["\"a-jpeg\""]).matches("W/\"a-jpeg\""),
+            "weak comparison"
+        );
+        assert!(
+            inm(&["\"x\"", "W/\"a-jpeg\""]).matches("W/\"a-jpeg\""),
+            "one of a list"
+        );
+        assert!(inm(&["*"]).matches("W/\"a-jpeg\""));
+        assert!(!inm(&["W/\"a-png\""]).matches("W/\"a-jpeg\""));
+        assert!(!IfNoneMatch(None).matches("W/\"a-jpeg\""), "absent");
+    }
 }

@@ -178,12 +178,23 @@ impl Store {
 
     /// A job by id, read consistently.
     pub async fn get_job(&self, id: &JobId) -> Result<Option<JobItem>, Error> {
+        self.read_job(id, true).await
+    }
+
+    /// A job by an eventually consistent read (half the read units of [`Store::get_job`]):
+    /// only for watching a job a consistent read has already shown, where a stale answer
+    /// merely delays noticing a change.
+    pub async fn peek_job(&self, id: &JobId) -> Result<Option<JobItem>, Error> {
+        self.read_job(id, false).await
+    }
+
+    async fn read_job(&self, id: &JobId, consistent: bool) -> Result<Option<JobItem>, Error> {
         let out = self
             .ddb
             .get_item()
             .table_name(&self.names.jobs_table)
             .key(attr::JOB_ID, s(id.as_str()))
-            .consistent_read(true)
+            .consistent_read(consistent)
             .send()
             .await
             .map_err(|e| AwsError::new("jobs.get", e))?;

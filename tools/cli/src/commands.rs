@@ -787,25 +787,50 @@ async fn wait(
 ) -> anyhow::Result<(Value, Job)> {
     let tty = std::io::stderr().is_terminal();
     let started = Instant::now();
+    let path = format!("/v1/edits/{id}?format={format}");
     let mut last = String::new();
-    let frames = ['|', '/', '-', '\\'];
-    let mut tick = 0usize;
+    // The job's ETag and body as last seen: each next read waits on the server until it
+    // changes (a long-poll), instead of asking again and again.
+    let mut held: Option<(String, Value)> = None;
     loop {
-        let value: Value = ctx
-            .api
-            .get(&format!("/v1/edits/{id}?format={format}"))
+        let wait_secs = timeout
+            .saturating_sub(started.elapsed())
+            .as_secs()
+            .clamp(1, LONG_POLL_SECS);
+        let tag = held.as_ref().map(|(tag, _)| tag.clone());
+        let request = ctx.api.send(
+            &path,
+            || {
+                let req = ctx.api.request(Method::GET, &path);
+                match &tag {
+                    Some(tag) => req
+                        .header("prefer", format!("wait={wait_secs}"))
+                        .header("if-none-match", tag),
+                    None => req,
+                }
+            },
+            Hook::None,
+        );
+        let reply = spinning(request, tty, started, &last)
             .await
             .context("rerun the same command to keep waiting (nothing is charged twice)")?;
+        let value = match held.take() {
+            Some((tag, value)) if reply.status == reqwest::StatusCode::NOT_MODIFIED => {
+                held = Some((tag, value.clone()));
+                value
+            }
+            _ => {
+                let tag = reply.header("etag").map(str::to_owned);
+                let value: Value = reply
+                    .json(&path)
+                    .context("rerun the same command to keep waiting (nothing is charged twice)")?;
+                held = tag.map(|tag| (tag, value.clone()));
+                value
+            }
+        };
         let job: Job = serde_json::from_value(value.clone()).context("unexpected job")?;
         let secs = started.elapsed().as_secs();
-        if tty {
-            eprint!(
-                "\r{} {:<11} {secs:>4}s ",
-                frames[tick % frames.len()],
-                job.status
-            );
-            tick += 1;
-        } else if job.status != last {
+        if !tty && job.status != last {
             eprintln!("atelier: {id} {} ({secs}s)", job.status);
         }
         last.clone_from(&job.status);
@@ -824,7 +849,33 @@ async fn wait(
                 job.status
             );
         }
-        tokio::time::sleep(Duration::from_millis(750)).await;
+    }
+}
+
+/// The longest a read of a job waits on the server for it to change (`Prefer: wait=20`, the
+/// API's longest).
+const LONG_POLL_SECS: u64 = 20;
+
+/// Awaits `request`, redrawing the spinner line (state, seconds waited) every 750 ms on a
+/// terminal.
+async fn spinning<T>(
+    request: impl std::future::Future<Output = T>,
+    tty: bool,
+    started: Instant,
+    status: &str,
+) -> T {
+    let frames = ['|', '/', '-', '\\'];
+    let mut tick = 0usize;
+    tokio::pin!(request);
+    loop {
+        tokio::select! {
+            out = &mut request => return out,
+            () = tokio::time::sleep(Duration::from_millis(750)), if tty => {
+                let secs = started.elapsed().as_secs();
+                eprint!("\r{} {status:<11} {secs:>4}s ", frames[tick % frames.len()]);
+                tick += 1;
+            }
+        }
     }
 }
 

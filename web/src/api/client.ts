@@ -41,17 +41,39 @@ export function setToken(t: string | null): void {
   token = t;
 }
 
-async function call<T>(method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<{ data: T; res: Response }> {
-  const h: Record<string, string> = { ...headers };
+interface Options {
+  body?: unknown;
+  headers?: Record<string, string>;
+  signal?: AbortSignal;
+  /** `304 Not Modified` is an answer, not an error (a read with `If-None-Match`). */
+  notModified?: boolean;
+}
+
+async function send(method: string, path: string, o: Options = {}): Promise<Response> {
+  const h: Record<string, string> = { ...o.headers };
   if (token) h.authorization = `Bearer ${token}`;
-  if (body !== undefined) h['content-type'] = 'application/json';
-  const res = await fetch(`${API_BASE}${path}`, { method, headers: h, body: body === undefined ? undefined : JSON.stringify(body) });
-  if (!res.ok) {
+  if (o.body !== undefined) h['content-type'] = 'application/json';
+  const res = await fetch(`${API_BASE}${path}`, { method, headers: h, body: o.body === undefined ? undefined : JSON.stringify(o.body), signal: o.signal });
+  if (!res.ok && !(o.notModified && res.status === 304)) {
     const problem = await res.json().then((p: unknown) => p as Problem, () => null);
     const ra = res.headers.get('retry-after');
     throw new ApiError(res.status, problem, ra === null ? null : Number(ra));
   }
+  return res;
+}
+
+async function call<T>(method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<{ data: T; res: Response }> {
+  const res = await send(method, path, { body, headers });
   return { data: (await res.json()) as T, res };
+}
+
+/** The longest the API waits for a job to change (`Prefer: wait=20`). */
+export const LONG_POLL_SECS = 20;
+
+/** A job as read, with its `ETag` (the same while nothing it shows changes). */
+export interface TaggedJob {
+  job: Job;
+  etag: string | null;
 }
 
 export const api = {
@@ -63,6 +85,17 @@ export const api = {
   /** The job; a delivered result's `url` serves `format` (the API's default is a phone-sized JPEG). */
   job: async (id: string, format?: Schemas['ResultFormat']) =>
     (await call<Job>('GET', `/v1/edits/${encodeURIComponent(id)}${format ? `?format=${format}` : ''}`)).data,
+  /**
+   * The job, waiting on the server (a long-poll: `Prefer: wait=N` with `If-None-Match`) until
+   * it differs from the copy tagged `etag`; `null` when it did not change within the wait.
+   * Without `etag`, the job at once.
+   */
+  watch: async (id: string, etag: string | null, signal?: AbortSignal): Promise<TaggedJob | null> => {
+    const headers: Record<string, string> = etag === null ? {} : { prefer: `wait=${String(LONG_POLL_SECS)}`, 'if-none-match': etag };
+    const res = await send('GET', `/v1/edits/${encodeURIComponent(id)}`, { headers, signal, notModified: true });
+    if (res.status === 304) return null;
+    return { job: (await res.json()) as Job, etag: res.headers.get('etag') };
+  },
   cancel: async (id: string) => (await call<Job>('POST', `/v1/edits/${encodeURIComponent(id)}/cancel`)).data,
   quote: async (req: EditRequest) => (await call<Quote>('POST', '/v1/quotes', req)).data,
   submit: async (req: EditRequest, key: string) => (await call<Job>('POST', '/v1/edits', req, { 'idempotency-key': key })).data,

@@ -158,7 +158,9 @@ export interface paths {
         };
         /**
          * One of the caller's edits (or repairs), with its lineage when it has repairs. A delivered
-         *     result's `url` serves the `format` asked for.
+         *     result's `url` serves the `format` asked for. With a wait (`Prefer: wait=N` or `?wait=N`)
+         *     the answer comes when what the job shows changes, or after N seconds; with
+         *     `If-None-Match` holding the current `ETag` it is `304` (after the wait, if nothing changed).
          */
         get: operations["get_edit"];
         put?: never;
@@ -1342,8 +1344,15 @@ export interface operations {
             query?: {
                 /** @description what `result.url` serves: `jpeg` (default; sized for phones, pixels within a few levels of the master) or `png` (the lossless master, pixel for pixel what leakage was measured on) */
                 format?: components["schemas"]["ResultFormat"];
+                /** @description seconds to wait for the job to change before answering (for clients that cannot send `Prefer: wait=N`); anything but 1-20 is `400 INVALID_WAIT` */
+                wait?: number;
             };
-            header?: never;
+            header?: {
+                /** @description `wait=N` (RFC 7240): answer as soon as what the job shows changes, or after N seconds (at most 20; a longer wish gets 20, a malformed one is ignored) */
+                Prefer?: string | null;
+                /** @description the `ETag` of the job as the client holds it: `304` while it is unchanged; with a wait, the wait lasts until it changes */
+                "If-None-Match"?: string | null;
+            };
             path: {
                 id: string;
             };
@@ -1354,10 +1363,36 @@ export interface operations {
             /** @description the job; `result.url` is a fresh download link in the format asked for */
             200: {
                 headers: {
+                    /** @description weak tag of what the job shows, the same across reads of an unchanged job (the signed links are not part of it) */
+                    ETag?: string;
+                    /** @description `wait=N`: the request waited up to N seconds */
+                    "Preference-Applied"?: string;
+                    /** @description `Prefer` */
+                    Vary?: string;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["JobView"];
+                };
+            };
+            /** @description not modified: the job is as the client's `If-None-Match` says (after the wait, if one was asked for); no body */
+            304: {
+                headers: {
+                    /** @description the job's current tag */
+                    ETag?: string;
+                    /** @description `wait=N`: the request waited up to N seconds */
+                    "Preference-Applied"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description INVALID_WAIT: `wait` is not a whole number from 1 to 20 */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             /** @description UNAUTHENTICATED: no valid bearer token */
@@ -1369,7 +1404,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description NOT_FOUND: no such edit of the caller's */
+            /** @description NOT_FOUND: no such edit of the caller's (answered at once, wait or not) */
             404: {
                 headers: {
                     [name: string]: unknown;

@@ -2,7 +2,7 @@
 
 use atelier_shared::domain::{EditRequest, JobId, RepairRequest, ResultFormat};
 use atelier_shared::services::submit::Submitted;
-use atelier_shared::services::{App, cancel, jobs, lineage, privacy, submit};
+use atelier_shared::services::{App, cancel, jobs, privacy, submit, watch};
 use axum::Json;
 use axum::extract::{Path, State};
 use axum::response::{IntoResponse, Response};
@@ -11,7 +11,9 @@ use http::{HeaderValue, StatusCode, header};
 use crate::auth::Caller;
 use crate::dto::{JobPage, JobView};
 use crate::error::{ApiError, Problem};
-use crate::extract::{DownloadFormat, IdempotencyKeyHeader, JsonBody, Pagination};
+use crate::extract::{
+    DownloadFormat, IdempotencyKeyHeader, IfNoneMatch, JsonBody, Pagination, WaitPreference,
+};
 
 /// Submits a paid edit. New: `202` with `Location`. Replay of the same request with the same
 /// key: `200`, the same job, `Idempotent-Replayed: true`, nothing charged.
@@ -96,29 +98,72 @@ fn accepted(submitted: Submitted) -> Response {
 }
 
 /// One of the caller's edits (or repairs), with its lineage when it has repairs. A delivered
-/// result's `url` serves the `format` asked for.
+/// result's `url` serves the `format` asked for. With a wait (`Prefer: wait=N` or `?wait=N`)
+/// the answer comes when what the job shows changes, or after N seconds; with
+/// `If-None-Match` holding the current `ETag` it is `304` (after the wait, if nothing changed).
 #[utoipa::path(get, path = "/v1/edits/{id}", tag = "edits", security(("bearer" = [])),
     params(("id" = String, Path),
-        ("format" = Option<ResultFormat>, Query, description = "what `result.url` serves: `jpeg` (default; sized for phones, pixels within a few levels of the master) or `png` (the lossless master, pixel for pixel what leakage was measured on)")),
-    responses((status = 200, body = JobView, description = "the job; `result.url` is a fresh download link in the format asked for"),
-        (status = 404, body = Problem, content_type = "application/problem+json", description = "NOT_FOUND: no such edit of the caller's"),
+        ("format" = Option<ResultFormat>, Query, description = "what `result.url` serves: `jpeg` (default; sized for phones, pixels within a few levels of the master) or `png` (the lossless master, pixel for pixel what leakage was measured on)"),
+        ("wait" = Option<u32>, Query, minimum = 1, maximum = 20, description = "seconds to wait for the job to change before answering (for clients that cannot send `Prefer: wait=N`); anything but 1-20 is `400 INVALID_WAIT`"),
+        ("Prefer" = Option<String>, Header, description = "`wait=N` (RFC 7240): answer as soon as what the job shows changes, or after N seconds (at most 20; a longer wish gets 20, a malformed one is ignored)"),
+        ("If-None-Match" = Option<String>, Header, description = "the `ETag` of the job as the client holds it: `304` while it is unchanged; with a wait, the wait lasts until it changes")),
+    responses((status = 200, body = JobView, description = "the job; `result.url` is a fresh download link in the format asked for",
+            headers(("ETag" = String, description = "weak tag of what the job shows, the same across reads of an unchanged job (the signed links are not part of it)"),
+                ("Preference-Applied" = String, description = "`wait=N`: the request waited up to N seconds"),
+                ("Vary" = String, description = "`Prefer`"))),
+        (status = 304, description = "not modified: the job is as the client's `If-None-Match` says (after the wait, if one was asked for); no body",
+            headers(("ETag" = String, description = "the job's current tag"),
+                ("Preference-Applied" = String, description = "`wait=N`: the request waited up to N seconds"))),
+        (status = 400, body = Problem, content_type = "application/problem+json", description = "INVALID_WAIT: `wait` is not a whole number from 1 to 20"),
+        (status = 404, body = Problem, content_type = "application/problem+json", description = "NOT_FOUND: no such edit of the caller's (answered at once, wait or not)"),
         (status = 422, body = Problem, content_type = "application/problem+json", description = "VALIDATION_FAILED: format is not jpeg or png")))]
 pub async fn get_edit(
     State(app): State<App>,
     Caller(user): Caller,
     Path(id): Path<String>,
     DownloadFormat(format): DownloadFormat,
-) -> Result<Json<JobView>, ApiError> {
+    WaitPreference(wait): WaitPreference,
+    if_none_match: IfNoneMatch,
+) -> Result<Response, ApiError> {
     let id = JobId::parse(&id).ok_or_else(ApiError::not_found)?;
-    let job = jobs::get_job(&app, &user, &id).await?;
-    let links = jobs::result_links(&app, &job, format).await?;
-    let lineage = lineage::lineage_of(&app, &job).await?;
-    Ok(Json(JobView::detailed(
-        job,
-        links,
-        lineage.as_ref(),
-        app.config.limits.result_retention_days,
-    )))
+    let seen = watch::look(&app, &user, &id).await?;
+    // A client whose copy is already stale gets the job at once.
+    let waits = wait.filter(|_| {
+        !if_none_match.is_present() || if_none_match.matches(&seen.version.etag(format))
+    });
+    let now = match waits {
+        Some(w) => watch::wait_for_change(&app, seen, w).await?,
+        None => seen,
+    };
+    let etag = now.version.etag(format);
+    let mut res = if if_none_match.matches(&etag) {
+        StatusCode::NOT_MODIFIED.into_response()
+    } else {
+        let links = jobs::result_links(&app, &now.job, format).await?;
+        let view = JobView::detailed(
+            now.job,
+            links,
+            now.lineage.as_ref(),
+            app.config.limits.result_retention_days,
+        );
+        Json(view).into_response()
+    };
+    let headers = res.headers_mut();
+    if let Ok(v) = HeaderValue::from_str(&etag) {
+        headers.insert(header::ETAG, v);
+    }
+    // The body holds short-lived signed links: no cache may answer for us with an old copy.
+    headers.insert(
+        header::CACHE_CONTROL,
+        HeaderValue::from_static("private, no-store"),
+    );
+    headers.insert(header::VARY, HeaderValue::from_static("Prefer"));
+    if let Some(w) = waits
+        && let Ok(v) = HeaderValue::from_str(&format!("wait={}", w.secs()))
+    {
+        headers.insert("preference-applied", v);
+    }
+    Ok(res)
 }
 
 /// The caller's edits, newest first.
