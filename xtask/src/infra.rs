@@ -228,7 +228,7 @@ pub fn infra_test() -> Result<()> {
     });
 
     step(
-        "terraform fmt -check, init (local mirror), validate: the module and each example",
+        "terraform fmt -check, init (local mirror), validate (the module and each example), test",
         &mut || terraform(&infra, &work),
     );
 
@@ -400,6 +400,16 @@ fn terraform(infra: &Path, work: &Path) -> Result<Outcome> {
         run(&mut validate)
             .with_context(|| format!("terraform validate of {}", module.join(dir).display()))?;
     }
+    // Every variable's validation against a bad value, planned with a mocked provider
+    // (terraform/tests/validation.tftest.hcl; no credentials, no AWS call).
+    let mut test = Command::new(&tf);
+    test.current_dir(&copy)
+        .args(["test", "-no-color"])
+        .env("TF_IN_AUTOMATION", "1")
+        .env("CHECKPOINT_DISABLE", "1")
+        .env("TF_CLI_CONFIG_FILE", "/dev/null");
+    no_aws_credentials(&mut test);
+    run(&mut test).context("terraform test (the variables' validations)")?;
     Ok(Outcome::Passed)
 }
 
