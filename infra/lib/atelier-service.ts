@@ -294,12 +294,15 @@ export class AtelierService extends Construct {
   /** Every alarm notifies this topic (subscribe to it, or set `alarmEmail`). */
   readonly alarmTopic: sns.Topic;
   /**
-   * True when no `jwtIssuer` is given. The user pool, its client and domain exist only under it:
-   * give this condition to anything (an output) that names them.
+   * With `jwtIssuer` a token (the ready-made stack's parameter): the condition "no issuer given"
+   * that the user pool, its client and domain exist under; give it to anything (an output) that
+   * names them. With a plain `jwtIssuer` (or none): undefined, the choice is made at synth.
    */
-  readonly useCognito: CfnCondition;
-  readonly userPool: cognito.UserPool;
-  readonly userPoolClient: cognito.UserPoolClient;
+  readonly useCognito?: CfnCondition;
+  /** The Cognito user pool, unless a plain `jwtIssuer` was given. */
+  readonly userPool?: cognito.UserPool;
+  /** The pool's app client (the tokens' audience), unless a plain `jwtIssuer` was given. */
+  readonly userPoolClient?: cognito.UserPoolClient;
   /** The web app's site, unless `site` is false. */
   readonly site?: WebSite;
   /** The CloudFront distribution with the per-IP WAF rule, when `perIpRateLimit` is set. */
@@ -332,10 +335,21 @@ export class AtelierService extends Construct {
     const maxConcurrency = intSetting('consumerMaxConcurrency', props.consumerMaxConcurrency);
     const sweeperReserved = intSetting('sweeperReservedConcurrency', props.sweeperReservedConcurrency);
 
-    this.useCognito = new CfnCondition(this, 'UseCognito', {
-      expression: Fn.conditionEquals(jwtIssuer, ''),
-    });
-    const useCognito = this.useCognito;
+    // A setting given as a token (the stack's parameters) becomes a condition CloudFormation
+    // evaluates; a plain value is decided here, so the template has no constant condition
+    // (CDK warns about those, W8003) and no resource that can never exist.
+    const useCognito = Token.isUnresolved(jwtIssuer)
+      ? new CfnCondition(this, 'UseCognito', { expression: Fn.conditionEquals(jwtIssuer, '') })
+      : undefined;
+    this.useCognito = useCognito;
+    const cognitoWanted = useCognito !== undefined || jwtIssuer === '';
+    /** The Cognito value, or the given issuer's: by the condition, or decided now. */
+    const byIssuer = (cognitoValue: () => string, givenValue: string): string =>
+      useCognito
+        ? Fn.conditionIf(useCognito.logicalId, cognitoValue(), givenValue).toString()
+        : cognitoWanted
+          ? cognitoValue()
+          : givenValue;
     if (Token.isUnresolved(jwtIssuer) || Token.isUnresolved(jwtAudience)) {
       new CfnRule(this, 'AudienceGoesWithIssuer', {
         ruleCondition: Fn.conditionNot(Fn.conditionEquals(jwtIssuer, '')),
@@ -460,12 +474,17 @@ export class AtelierService extends Construct {
     const consumer = fn('consumer', 1024, CONSUMER_TIMEOUT, 'Job consumer: claim, check, reserve, edit, review, deliver');
     const sweeper = fn('sweeper', 256, Duration.minutes(1), 'Sweeper: re-enqueue, fail and refund the stuck, settle orphans');
     this.functions = { api, consumer, sweeper };
-    const reserveForSweeper = new CfnCondition(this, 'ReserveSweeperConcurrency', {
-      expression: Fn.conditionNot(Fn.conditionEquals(Tokenization.stringifyNumber(sweeperReserved), '0')),
-    });
-    (sweeper.node.defaultChild as lambda.CfnFunction).reservedConcurrentExecutions = Token.asNumber(
-      Fn.conditionIf(reserveForSweeper.logicalId, sweeperReserved, Aws.NO_VALUE),
-    );
+    const sweeperFunction = sweeper.node.defaultChild as lambda.CfnFunction;
+    if (Token.isUnresolved(sweeperReserved)) {
+      const reserveForSweeper = new CfnCondition(this, 'ReserveSweeperConcurrency', {
+        expression: Fn.conditionNot(Fn.conditionEquals(Tokenization.stringifyNumber(sweeperReserved), '0')),
+      });
+      sweeperFunction.reservedConcurrentExecutions = Token.asNumber(
+        Fn.conditionIf(reserveForSweeper.logicalId, sweeperReserved, Aws.NO_VALUE),
+      );
+    } else if (sweeperReserved > 0) {
+      sweeperFunction.reservedConcurrentExecutions = sweeperReserved;
+    }
 
     this.grantData(api.role!, {
       accounts: ITEM_WRITE_READ,
@@ -565,7 +584,7 @@ export class AtelierService extends Construct {
     });
 
     // ---------------------------------------------------------------- identity (default issuer)
-    const userPool = new cognito.UserPool(this, 'Users', {
+    const userPool = !cognitoWanted ? undefined : new cognito.UserPool(this, 'Users', {
       selfSignUpEnabled: true,
       signInAliases: { email: true },
       autoVerify: { email: true },
@@ -586,11 +605,7 @@ export class AtelierService extends Construct {
       deletionProtection: prod,
       removalPolicy,
     });
-    const issuer = Fn.conditionIf(
-      useCognito.logicalId,
-      `https://cognito-idp.${stack.region}.amazonaws.com/${userPool.userPoolId}`,
-      jwtIssuer,
-    ).toString();
+    const issuer = byIssuer(() => `https://cognito-idp.${stack.region}.amazonaws.com/${userPool!.userPoolId}`, jwtIssuer);
 
     // ---------------------------------------------------------------- web app and its origins
     if (props.site ?? true) {
@@ -603,19 +618,23 @@ export class AtelierService extends Construct {
           `https://*.execute-api.${stack.region}.${stack.urlSuffix}`,
           `https://cognito-idp.${stack.region}.${stack.urlSuffix}`,
           `https://*.auth.${stack.region}.amazoncognito.com`,
-          Fn.conditionIf(useCognito.logicalId, Aws.NO_VALUE, jwtIssuer).toString(),
+          ...(cognitoWanted && !useCognito ? [] : [byIssuer(() => Aws.NO_VALUE, jwtIssuer)]),
         ],
       });
     }
     const defaultOrigin = this.site?.origin ?? DEV_WEB_ORIGIN;
-    const allowedOrigins = Token.asList(
-      Fn.conditionIf(
-        new CfnCondition(this, 'DefaultWebOrigins', { expression: Fn.conditionEquals(webOrigins, '') })
-          .logicalId,
-        [defaultOrigin],
-        Fn.split(',', webOrigins),
-      ),
-    );
+    const allowedOrigins = !Token.isUnresolved(webOrigins)
+      ? webOrigins === ''
+        ? [defaultOrigin]
+        : webOrigins.split(',')
+      : Token.asList(
+          Fn.conditionIf(
+            new CfnCondition(this, 'DefaultWebOrigins', { expression: Fn.conditionEquals(webOrigins, '') })
+              .logicalId,
+            [defaultOrigin],
+            Fn.split(',', webOrigins),
+          ),
+        );
     // The browser PUTs uploads and GETs results on presigned URLs; the signature (length and
     // type included) is the credential, CORS only decides which pages may read the answer.
     this.bucket.addCorsRule({
@@ -629,7 +648,7 @@ export class AtelierService extends Construct {
     // The hosted UI: authorization code + PKCE back to the web app (no client secret), at the
     // first allowed origin.
     const appUrl = Fn.join('', [Fn.select(0, allowedOrigins), '/']);
-    const userPoolClient = userPool.addClient('App', {
+    const userPoolClient = userPool?.addClient('App', {
       authFlows: { userSrp: true },
       generateSecret: false,
       preventUserExistenceErrors: true,
@@ -640,34 +659,34 @@ export class AtelierService extends Construct {
         logoutUrls: [appUrl],
       },
     });
-    const hostedUi = userPool.addDomain('HostedUi', {
-      // Globally unique: stage and account (two stacks of one stage in one account would clash).
-      cognitoDomain: { domainPrefix: props.authDomainPrefix ?? `atelier-${props.stage}-${stack.account}` },
-    });
     this.userPool = userPool;
     this.userPoolClient = userPoolClient;
-    for (const c of [userPool, userPoolClient, hostedUi]) {
-      (c.node.defaultChild as CfnResource).cfnOptions.condition = useCognito;
+    if (userPool) {
+      const hostedUi = userPool.addDomain('HostedUi', {
+        // Globally unique: stage and account (two stacks of one stage in one account would clash).
+        cognitoDomain: { domainPrefix: props.authDomainPrefix ?? `atelier-${props.stage}-${stack.account}` },
+      });
+      if (useCognito) {
+        for (const c of [userPool, userPoolClient!, hostedUi]) {
+          (c.node.defaultChild as CfnResource).cfnOptions.condition = useCognito;
+        }
+      }
+      Validations.of(userPool).acknowledge(
+        {
+          id: 'AwsSolutions-COG2',
+          reason: 'MFA is offered (TOTP) but not forced: a consumer photo app; money moves only in credits bought through the store.',
+        },
+        {
+          id: 'AwsSolutions-COG3',
+          reason: PLUS_PLAN_REASON,
+        },
+        {
+          id: 'AwsSolutions-COG8',
+          reason: PLUS_PLAN_REASON,
+        },
+      );
     }
-    Validations.of(userPool).acknowledge(
-      {
-        id: 'AwsSolutions-COG2',
-        reason: 'MFA is offered (TOTP) but not forced: a consumer photo app; money moves only in credits bought through the store.',
-      },
-      {
-        id: 'AwsSolutions-COG3',
-        reason: PLUS_PLAN_REASON,
-      },
-      {
-        id: 'AwsSolutions-COG8',
-        reason: PLUS_PLAN_REASON,
-      },
-    );
-    const audience = Fn.conditionIf(
-      useCognito.logicalId,
-      userPoolClient.userPoolClientId,
-      jwtAudience,
-    ).toString();
+    const audience = byIssuer(() => userPoolClient!.userPoolClientId, jwtAudience);
 
     // ---------------------------------------------------------------- HTTP API
     this.httpApi = new apigw.HttpApi(this, 'HttpApi', {
@@ -741,15 +760,18 @@ export class AtelierService extends Construct {
         'Alarm notifications carry metric names and thresholds only. CloudWatch cannot publish to a topic under the AWS managed SNS key, ' +
         'and a customer managed key would cost more than the rest of this stack at rest.',
     });
-    const hasEmail = new CfnCondition(this, 'HasAlarmEmail', {
-      expression: Fn.conditionNot(Fn.conditionEquals(alarmEmail, '')),
-    });
-    const subscription = new sns.CfnSubscription(this, 'AlarmEmailSubscription', {
-      topicArn: alarmTopic.topicArn,
-      protocol: 'email',
-      endpoint: alarmEmail,
-    });
-    subscription.cfnOptions.condition = hasEmail;
+    if (Token.isUnresolved(alarmEmail) || alarmEmail !== '') {
+      const subscription = new sns.CfnSubscription(this, 'AlarmEmailSubscription', {
+        topicArn: alarmTopic.topicArn,
+        protocol: 'email',
+        endpoint: alarmEmail,
+      });
+      if (Token.isUnresolved(alarmEmail)) {
+        subscription.cfnOptions.condition = new CfnCondition(this, 'HasAlarmEmail', {
+          expression: Fn.conditionNot(Fn.conditionEquals(alarmEmail, '')),
+        });
+      }
+    }
     this.alarmAction = new SnsAction(alarmTopic);
     const alarm = (id: string, a: cloudwatch.AlarmProps) => this.addAlarm(id, a);
     alarm('DeadLetterQueueNotEmpty', {

@@ -263,7 +263,10 @@ export class AtelierStack extends Stack {
     this.site = service.site;
 
     // ---------------------------------------------------------------- outputs
-    const { userPool, userPoolClient, useCognito } = service;
+    // The issuer is a parameter, so the pool always exists in the template, under useCognito.
+    const userPool = service.userPool!;
+    const userPoolClient = service.userPoolClient!;
+    const useCognito = service.useCognito;
     new CfnOutput(this, 'ApiUrl', { value: service.apiUrl, description: 'Base URL of the HTTP API' });
     if (service.apiFront) {
       new CfnOutput(this, 'ApiCdnUrl', {

@@ -86,17 +86,18 @@ describe('AtelierService in a stack of its own', () => {
     }
     t.template.hasResourceProperties('AWS::Lambda::EventSourceMapping', { ScalingConfig: { MaximumConcurrency: 4 } });
     const sweeper = t.json.Resources[logicalId(t.stack, t.service.functions.sweeper)]!.Properties!;
-    assert.deepEqual(sweeper.ReservedConcurrentExecutions['Fn::If'].slice(1), [3, { Ref: 'AWS::NoValue' }]);
+    assert.equal(sweeper.ReservedConcurrentExecutions, 3);
   });
 
   it('creates the HTTP API authorised by the given issuer and audience', () => {
     assert.equal(resourcesOfType(t.json, 'AWS::ApiGatewayV2::Api').length, 1);
     const [[, authorizer]] = resourcesOfType(t.json, 'AWS::ApiGatewayV2::Authorizer') as [[string, any]];
-    const { Issuer, Audience } = authorizer.Properties.JwtConfiguration;
-    assert.equal(Issuer['Fn::If'][2], ISSUER);
-    assert.equal(Audience[0]['Fn::If'][2], 'photos-web');
-    // The Cognito resources stay in the template under a condition that is false here.
-    assert.deepEqual(t.json.Conditions?.[t.stack.resolve(t.service.useCognito.logicalId)], { 'Fn::Equals': [ISSUER, ''] });
+    assert.deepEqual(authorizer.Properties.JwtConfiguration, { Issuer: ISSUER, Audience: ['photos-web'] });
+    // Decided at synth: no user pool, client or domain, not even under a false condition.
+    for (const type of ['AWS::Cognito::UserPool', 'AWS::Cognito::UserPoolClient', 'AWS::Cognito::UserPoolDomain']) {
+      assert.equal(resourcesOfType(t.json, type).length, 0, type);
+    }
+    assert.equal(t.service.userPool, undefined);
     assert.ok(t.service.apiUrl.length > 0);
     assert.equal(t.service.apiFront, undefined, 'no per-IP front unless asked');
   });
@@ -137,6 +138,11 @@ describe('AtelierService in a stack of its own', () => {
     ]);
   });
 
+  it('decides plain settings at synth: the template has no conditions', () => {
+    assert.equal(t.json.Conditions, undefined);
+    assert.equal(t.service.useCognito, undefined);
+  });
+
   it('makes no stack outputs and no parameters: those are the app’s to choose', () => {
     assert.equal(Object.keys(t.json.Outputs ?? {}).length, 0);
     assert.equal(Object.keys(t.json.Parameters ?? {}).filter((p) => p !== 'BootstrapVersion').length, 0);
@@ -146,7 +152,15 @@ describe('AtelierService in a stack of its own', () => {
     const c = teamStack({ authDomainPrefix: 'photos-auth' });
     assert.equal(resourcesOfType(c.json, 'AWS::Cognito::UserPool').length, 1);
     c.template.hasResourceProperties('AWS::Cognito::UserPoolDomain', { Domain: 'photos-auth' });
-    assert.deepEqual(c.json.Conditions?.[c.stack.resolve(c.service.useCognito.logicalId)], { 'Fn::Equals': ['', ''] });
+    const pool = logicalId(c.stack, c.service.userPool!);
+    assert.equal(c.json.Resources[pool]!.Condition, undefined, 'created unconditionally');
+    const [[, authorizer]] = resourcesOfType(c.json, 'AWS::ApiGatewayV2::Authorizer') as [[string, any]];
+    assert.ok(JSON.stringify(authorizer.Properties.JwtConfiguration.Issuer).includes(pool), 'the pool issues the tokens');
+    assert.deepEqual(authorizer.Properties.JwtConfiguration.Audience, [{ Ref: logicalId(c.stack, c.service.userPoolClient!) }]);
+    // No e-mail given: no subscription. The default sweeper reservation: set directly.
+    assert.equal(resourcesOfType(c.json, 'AWS::SNS::Subscription').length, 0);
+    const sweeper = c.json.Resources[logicalId(c.stack, c.service.functions.sweeper)]!.Properties!;
+    assert.equal(sweeper.ReservedConcurrentExecutions, 2);
   });
 
   it('takes each function’s code from `code` instead of the packaged zips', () => {

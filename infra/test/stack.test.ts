@@ -90,7 +90,7 @@ describe('HTTP API', () => {
   it('authorises with JWTs whose issuer and audience are parameters, Cognito by default', () => {
     assert.equal(s.json.Parameters?.JwtIssuer?.Default, '');
     assert.equal(s.json.Parameters?.JwtAudience?.Default, '');
-    const pool = id(s, s.stack.service.userPool);
+    const pool = id(s, s.stack.service.userPool!);
     s.template.hasResourceProperties('AWS::ApiGatewayV2::Authorizer', {
       AuthorizerType: 'JWT',
       IdentitySource: ['$request.header.Authorization'],
