@@ -218,6 +218,28 @@ pub fn infra_test() -> Result<()> {
         },
     );
 
+    step(
+        "every Terraform variable has a validation, every output a description",
+        &mut || {
+            let mut missing = Vec::new();
+            for entry in std::fs::read_dir(infra.join("terraform"))? {
+                let path = entry?.path();
+                if path.extension().is_some_and(|e| e == "tf") {
+                    let name = path.file_name().unwrap_or_default().to_string_lossy();
+                    for block in undocumented_blocks(&std::fs::read_to_string(&path)?) {
+                        missing.push(format!("terraform/{name}: {block}"));
+                    }
+                }
+            }
+            if missing.is_empty() {
+                Ok(Outcome::Passed)
+            } else {
+                missing.sort();
+                bail!("{}", missing.join("; "))
+            }
+        },
+    );
+
     step("checkov on infra/terraform (offline)", &mut || {
         run(Command::new(lint_venv().join("bin").join("checkov"))
             .current_dir(&infra)
@@ -511,6 +533,38 @@ fn climbs_out(path: &str, depth: usize) -> bool {
     false
 }
 
+/// The top-level `variable` blocks without a `validation` block and `output` blocks without a
+/// `description` in one file (blocks open at the start of a line and close with a `}` there,
+/// as `terraform fmt` writes them).
+fn undocumented_blocks(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut open: Option<(String, bool)> = None;
+    for line in text.lines() {
+        if let Some((header, found)) = &mut open {
+            let inner = line.trim_start();
+            let wanted = if header.starts_with("variable") {
+                "validation {"
+            } else {
+                "description"
+            };
+            if inner.starts_with(wanted) {
+                *found = true;
+            }
+            if line == "}" {
+                if !*found {
+                    out.push(format!("{header} has no {}", wanted.trim_end_matches(" {")));
+                }
+                open = None;
+            }
+        } else if (line.starts_with("variable \"") || line.starts_with("output \""))
+            && line.ends_with('{')
+        {
+            open = Some((line.trim_end_matches(" {").to_owned(), false));
+        }
+    }
+    out
+}
+
 /// One line split into its code outside strings (comments dropped) and its string literals.
 fn split_line(line: &str) -> (String, Vec<String>) {
     let mut code = String::new();
@@ -576,6 +630,21 @@ mod tests {
         assert!(outside_references(r#"  a = 1 // "../x""#, 0).is_empty());
         assert!(outside_references(r#"  m = "in 1..100""#, 0).is_empty());
         assert!(outside_references(r#"  f = "${var.dist_dir}/../x/bootstrap.zip""#, 0).is_empty());
+    }
+
+    #[test]
+    fn a_variable_without_validation_and_an_output_without_description_are_named() {
+        let tf = "variable \"a\" {\n  type = number\n  validation {\n    condition = var.a > 0\n  }\n}\n\
+                  variable \"b\" {\n  type = number\n}\n\
+                  output \"c\" {\n  description = \"C.\"\n  value = 1\n}\n\
+                  output \"d\" {\n  value = 1\n}\n";
+        assert_eq!(
+            undocumented_blocks(tf),
+            vec![
+                "variable \"b\" has no validation",
+                "output \"d\" has no description"
+            ]
+        );
     }
 
     #[test]
