@@ -54,7 +54,7 @@ export function functionEnvironment(names: readonly EnvName[], values: EnvValues
   if (missing.length > 0) {
     throw new Error(
       `the code requires environment variables the infrastructure does not set: ${missing.join('; ')}. ` +
-        'Give each a value in envValues() of infra/lib/atelier-stack.ts (and in infra/terraform/lambda.tf).',
+        'Give each a value in envValues() of infra/lib/atelier-service.ts (and in infra/terraform/lambda.tf).',
     );
   }
   return env;

@@ -8,7 +8,7 @@ locals {
   platform_env = ["AWS_LAMBDA_LOG_FORMAT", "AWS_LAMBDA_LOG_LEVEL"]
 
   # Every value the module can supply; the code's list decides which are set. Keep in step
-  # with envValues() in ../lib/atelier-stack.ts.
+  # with envValues() in the CDK construct (infra/lib/atelier-service.ts in the repository).
   env_values = merge(
     { for name, t in local.schema : t.env => aws_dynamodb_table.this[name].name },
     {

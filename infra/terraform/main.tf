@@ -1,10 +1,13 @@
-# Atelier on AWS, the same system as the CDK app in ../ (see ../README.md).
-# Tables come from the code's schema (../schema.json) and the functions' environment from the
-# code's list of variables (../env-names.json): one source for both IaC flavours.
+# Atelier on AWS, the same system as the CDK app beside this module (README.md here; the
+# repository's infra/README.md for both). Tables come from the code's schema and the functions'
+# environment from the code's list of variables: schema.json and env-names.json in this folder
+# are copies of `atelier-admin schema` / `env-names` that `cargo xtask infra-schema` writes and
+# `cargo xtask infra-test` keeps equal to the code (one source for both IaC flavours). The
+# module reads no file outside its folder, so it works from a registry or a git source.
 
 locals {
-  schema_file    = coalesce(var.schema_file, "${path.module}/../schema.json")
-  env_names_file = coalesce(var.env_names_file, "${path.module}/../env-names.json")
+  schema_file    = coalesce(var.schema_file, "${path.module}/schema.json")
+  env_names_file = coalesce(var.env_names_file, "${path.module}/env-names.json")
   schema         = { for t in jsondecode(file(local.schema_file)) : t.logical => t }
   env_names      = jsondecode(file(local.env_names_file))
 

@@ -4,20 +4,23 @@ output "api_url" {
 }
 
 output "table_names" {
-  description = "Physical table names by logical name (for atelier-admin: the env variables in ../schema.json)."
+  description = "Physical table names by logical name (accounts, ledger, jobs, ...); atelier-admin reads each from the variable its schema entry names (env in schema.json)."
   value       = { for name, t in aws_dynamodb_table.this : name => t.name }
 }
 
 output "queue_url" {
-  value = aws_sqs_queue.jobs.url
+  description = "URL of the job queue (ATELIER_QUEUE_URL of the functions; the consumer's event source)."
+  value       = aws_sqs_queue.jobs.url
 }
 
 output "dead_letter_queue_url" {
-  value = aws_sqs_queue.dead_letter.url
+  description = "URL of the job queue's dead-letter queue (a message here failed every delivery; the DeadLetterQueueNotEmpty alarm watches it)."
+  value       = aws_sqs_queue.dead_letter.url
 }
 
 output "bucket_name" {
-  value = aws_s3_bucket.assets.bucket
+  description = "The private assets bucket: uploads/ and results/ (ATELIER_BUCKET)."
+  value       = aws_s3_bucket.assets.bucket
 }
 
 output "provider_key_secret_arn" {
@@ -26,15 +29,18 @@ output "provider_key_secret_arn" {
 }
 
 output "alarm_topic_arn" {
-  value = aws_sns_topic.alarms.arn
+  description = "SNS topic every alarm notifies; subscribe your pager or chat here (alarm_email subscribes one address)."
+  value       = aws_sns_topic.alarms.arn
 }
 
 output "user_pool_id" {
-  value = local.use_cognito ? aws_cognito_user_pool.users[0].id : null
+  description = "The Cognito user pool's id; null with jwt_issuer (your own issuer)."
+  value       = local.use_cognito ? aws_cognito_user_pool.users[0].id : null
 }
 
 output "user_pool_client_id" {
-  value = local.use_cognito ? aws_cognito_user_pool_client.app[0].id : null
+  description = "The Cognito app client's id (the tokens' audience); null with jwt_issuer."
+  value       = local.use_cognito ? aws_cognito_user_pool_client.app[0].id : null
 }
 
 output "api_cdn_url" {
@@ -43,11 +49,11 @@ output "api_cdn_url" {
 }
 
 output "stripe_keys_secret_arn" {
-  description = "Secret holding the Stripe keys as JSON; set them with put-secret-value (../README.md)."
+  description = "Secret holding the Stripe keys as JSON; set them with put-secret-value (README.md: \"After apply\")."
   value       = aws_secretsmanager_secret.stripe_keys.arn
 }
 
-# What `npm run build` in web/ needs (../README.md: "The web app").
+# What `npm run build` in web/ needs (README.md: "The web app").
 output "web_api_base_url" {
   description = "VITE_API_BASE_URL for the web build."
   value       = aws_apigatewayv2_api.http.api_endpoint
@@ -69,7 +75,8 @@ output "web_url" {
 }
 
 output "web_bucket_name" {
-  value = var.web_site ? aws_s3_bucket.web[0].bucket : null
+  description = "Bucket of the web app's site (web_deploy_command uploads into it); null without web_site."
+  value       = var.web_site ? aws_s3_bucket.web[0].bucket : null
 }
 
 output "web_deploy_command" {

@@ -12,6 +12,10 @@ variable "production" {
   description = "Production: deletion protection on tables and the user pool, longer log retention."
   type        = bool
   default     = false
+  validation {
+    condition     = var.production != null
+    error_message = "production is true or false, not null."
+  }
 }
 
 variable "arch" {
@@ -25,20 +29,35 @@ variable "arch" {
 }
 
 variable "dist_dir" {
-  description = "Folder holding <function>/bootstrap.zip, as `cargo xtask package` writes it (target/lambda-dist/<arch>)."
+  description = "Folder holding atelier-api/bootstrap.zip, atelier-consumer/bootstrap.zip and atelier-sweeper/bootstrap.zip, as `cargo xtask package` writes them (<repository>/target/lambda-dist/<arch>; README.md: \"The function zips\")."
   type        = string
+  validation {
+    condition = alltrue([
+      for package in ["atelier-api", "atelier-consumer", "atelier-sweeper"] :
+      try(fileexists("${var.dist_dir}/${package}/bootstrap.zip"), false)
+    ])
+    error_message = "dist_dir must hold <function>/bootstrap.zip for atelier-api, atelier-consumer and atelier-sweeper: run `cargo xtask package` (with --arch arm64 for arch = \"arm64\") in the Atelier repository and pass its target/lambda-dist/<arch>."
+  }
 }
 
 variable "schema_file" {
-  description = "The tables (output of `atelier-admin schema`). Default: infra/schema.json beside this module."
+  description = "The tables, as `atelier-admin schema` prints them for the code you deploy. null: schema.json in this module (the copy of its release)."
   type        = string
   default     = null
+  validation {
+    condition     = var.schema_file == null || (endswith(coalesce(var.schema_file, "-"), ".json") && try(fileexists(var.schema_file), false))
+    error_message = "schema_file must be an existing .json file (the output of `atelier-admin schema`), or null."
+  }
 }
 
 variable "env_names_file" {
-  description = "The variables the code reads (output of `atelier-admin env-names`). Default: infra/env-names.json."
+  description = "The environment variables the code reads, as `atelier-admin env-names` prints them for the code you deploy. null: env-names.json in this module (the copy of its release)."
   type        = string
   default     = null
+  validation {
+    condition     = var.env_names_file == null || (endswith(coalesce(var.env_names_file, "-"), ".json") && try(fileexists(var.env_names_file), false))
+    error_message = "env_names_file must be an existing .json file (the output of `atelier-admin env-names`), or null."
+  }
 }
 
 variable "daily_cap_micros" {
@@ -85,48 +104,80 @@ variable "max_in_flight" {
   description = "Edits one user may have queued or processing at once."
   type        = number
   default     = 3
+  validation {
+    condition     = var.max_in_flight >= 1 && var.max_in_flight <= 100 && floor(var.max_in_flight) == var.max_in_flight
+    error_message = "max_in_flight must be an integer in 1..100."
+  }
 }
 
 variable "jwt_issuer" {
-  description = "OIDC issuer URL of the bearer tokens. null: a Cognito user pool created here."
+  description = "OIDC issuer URL of the bearer tokens (https://..., or http on the loopback for a local cloud). null: a Cognito user pool created here."
   type        = string
   default     = null
+  validation {
+    condition     = var.jwt_issuer == null || can(regex("^https://\\S+$|^http://(127\\.0\\.0\\.1|localhost)(:[0-9]{1,5})?(/\\S*)?$", coalesce(var.jwt_issuer, "-")))
+    error_message = "jwt_issuer must be an https:// URL (or http://127.0.0.1 / http://localhost), or null for the module's own Cognito user pool."
+  }
 }
 
 variable "jwt_audience" {
-  description = "Audience (aud or client_id) of the tokens; required with jwt_issuer."
+  description = "Audience (aud or client_id claim) the tokens must carry; required with jwt_issuer, ignored without it."
   type        = string
   default     = null
+  validation {
+    condition     = var.jwt_audience == null || can(regex("^\\S{1,256}$", coalesce(var.jwt_audience, "-")))
+    error_message = "jwt_audience is 1-256 characters without spaces, or null."
+  }
 }
 
 variable "model_base_url" {
   description = "Base URL of the OpenAI-compatible model API."
   type        = string
   default     = "https://api.openai.com"
+  validation {
+    condition     = can(regex("^https://\\S+$|^http://(127\\.0\\.0\\.1|localhost)(:[0-9]{1,5})?(/\\S*)?$", var.model_base_url))
+    error_message = "model_base_url must be an https:// URL (or http://127.0.0.1 / http://localhost for a stand-in model)."
+  }
 }
 
 variable "credit_packs" {
   description = "Credit packs for sale: NAME:CREDITS:AMOUNT:CURRENCY, comma-separated, the amount in minor units (cents)."
   type        = string
   default     = "starter:50:500:usd,studio:250:2000:usd"
+  validation {
+    condition     = can(regex("^[a-z0-9_-]+:[0-9]+:[0-9]+:[A-Za-z]{3}(,[a-z0-9_-]+:[0-9]+:[0-9]+:[A-Za-z]{3})*$", var.credit_packs))
+    error_message = "credit_packs is NAME:CREDITS:AMOUNT:CURRENCY[,...], e.g. starter:50:500:usd (NAME in a-z 0-9 _ -, a three-letter currency)."
+  }
 }
 
 variable "checkout_return_urls" {
   description = "URL prefixes a checkout's success and cancel URLs must start with (the first is the default): your web app's origin, e.g. https://app.example.com/."
   type        = list(string)
   default     = ["http://localhost:8787/"]
+  validation {
+    condition     = length(var.checkout_return_urls) >= 1 && length(var.checkout_return_urls) <= 10 && alltrue([for u in var.checkout_return_urls : can(regex("^https://\\S+$|^http://(127\\.0\\.0\\.1|localhost)(:[0-9]{1,5})?(/\\S*)?$", u)) && !strcontains(u, ",")])
+    error_message = "checkout_return_urls is 1-10 URLs, each https:// (or http on the loopback) and without commas."
+  }
 }
 
 variable "alarm_email" {
-  description = "E-mail address subscribed to the alarm topic (null: none)."
+  description = "E-mail address subscribed to the alarm topic (null: none; subscribe to alarm_topic_arn yourself)."
   type        = string
   default     = null
+  validation {
+    condition     = var.alarm_email == null || can(regex("^[^\\s@,]+@[^\\s@,]+\\.[^\\s@,]+$", coalesce(var.alarm_email, "-")))
+    error_message = "alarm_email must be one e-mail address (name@domain.tld), or null."
+  }
 }
 
 variable "upload_retention_days" {
   description = "Days before an object under uploads/ expires. An upload is needed only until an edit is submitted: the submit copies it into the edit's own prefix under results/, kept as long as the result, so repairs never read the upload."
   type        = number
   default     = 7
+  validation {
+    condition     = var.upload_retention_days >= 1 && var.upload_retention_days <= 3650 && floor(var.upload_retention_days) == var.upload_retention_days
+    error_message = "upload_retention_days must be a whole number of days in 1..3650."
+  }
 }
 
 variable "result_retention_days" {
@@ -144,8 +195,8 @@ variable "upload_slots_per_day" {
   type        = number
   default     = 150
   validation {
-    condition     = var.upload_slots_per_day >= 1 && var.upload_slots_per_day <= 1000000
-    error_message = "upload_slots_per_day must be in 1..1000000."
+    condition     = var.upload_slots_per_day >= 1 && var.upload_slots_per_day <= 1000000 && floor(var.upload_slots_per_day) == var.upload_slots_per_day
+    error_message = "upload_slots_per_day must be an integer in 1..1000000."
   }
 }
 
@@ -154,8 +205,8 @@ variable "upload_bytes_per_day" {
   type        = number
   default     = 1073741824
   validation {
-    condition     = var.upload_bytes_per_day >= 20971520
-    error_message = "upload_bytes_per_day must be at least 20971520 (one 20 MiB photo)."
+    condition     = var.upload_bytes_per_day >= 20971520 && floor(var.upload_bytes_per_day) == var.upload_bytes_per_day
+    error_message = "upload_bytes_per_day must be an integer of at least 20971520 (one 20 MiB photo)."
   }
 }
 
@@ -180,21 +231,35 @@ variable "per_ip_rate_limit" {
 }
 
 variable "throttle_rate_limit" {
-  description = "API steady-state requests per second."
+  description = "API steady-state requests per second (API Gateway stage throttling)."
   type        = number
   default     = 25
+  validation {
+    condition     = var.throttle_rate_limit > 0 && var.throttle_rate_limit <= 10000
+    error_message = "throttle_rate_limit must be positive and at most 10000 (the account's default API Gateway quota)."
+  }
 }
 
 variable "throttle_burst_limit" {
-  description = "API burst requests."
+  description = "API burst requests (API Gateway stage throttling)."
   type        = number
   default     = 50
+  validation {
+    condition     = var.throttle_burst_limit >= 1 && var.throttle_burst_limit <= 5000 && floor(var.throttle_burst_limit) == var.throttle_burst_limit
+    error_message = "throttle_burst_limit must be an integer in 1..5000 (the account's default API Gateway burst quota)."
+  }
 }
 
 variable "tags" {
-  description = "Tags on every resource."
+  description = "Tags on every resource (besides project, prefix and the module's own)."
   type        = map(string)
   default     = {}
+  validation {
+    condition = length(var.tags) <= 40 && alltrue([
+      for k, v in var.tags : length(k) >= 1 && length(k) <= 128 && length(v) <= 256 && !startswith(lower(k), "aws:")
+    ])
+    error_message = "tags: at most 40 (AWS allows 50 per resource, the module sets up to 3), keys 1-128 characters not starting with aws:, values up to 256."
+  }
 }
 
 variable "outage_alarm_thresholds" {
@@ -212,8 +277,8 @@ variable "budget_alert_percents" {
   type        = list(number)
   default     = [50, 80, 95]
   validation {
-    condition     = alltrue([for p in var.budget_alert_percents : p > 0 && p <= 100])
-    error_message = "budget_alert_percents must be in 1..100."
+    condition     = length(var.budget_alert_percents) <= 10 && alltrue([for p in var.budget_alert_percents : p > 0 && p <= 100])
+    error_message = "budget_alert_percents: at most 10 percents, each in 1..100."
   }
 }
 
@@ -221,6 +286,10 @@ variable "web_site" {
   description = "Create the web app's site (private S3 bucket + CloudFront with security headers). false: serve the app elsewhere."
   type        = bool
   default     = true
+  validation {
+    condition     = var.web_site != null
+    error_message = "web_site is true or false, not null."
+  }
 }
 
 variable "web_origins" {
@@ -228,8 +297,8 @@ variable "web_origins" {
   type        = list(string)
   default     = []
   validation {
-    condition     = alltrue([for o in var.web_origins : can(regex("^(https://[A-Za-z0-9.-]+(:[0-9]{1,5})?|http://(127\\.0\\.0\\.1|localhost)(:[0-9]{1,5})?)$", o))])
-    error_message = "web_origins are origins (https://host[:port], or http on the loopback): no path, no trailing slash, never *."
+    condition     = length(var.web_origins) <= 20 && alltrue([for o in var.web_origins : can(regex("^(https://[A-Za-z0-9.-]+(:[0-9]{1,5})?|http://(127\\.0\\.0\\.1|localhost)(:[0-9]{1,5})?)$", o))])
+    error_message = "web_origins: at most 20 origins (https://host[:port], or http on the loopback): no path, no trailing slash, never *."
   }
 }
 
@@ -237,4 +306,11 @@ variable "auth_domain_prefix" {
   description = "Prefix of the Cognito hosted UI domain (<prefix>.auth.<region>.amazoncognito.com), globally unique. null: <name_prefix>-<account id>."
   type        = string
   default     = null
+  validation {
+    condition = var.auth_domain_prefix == null || (
+      can(regex("^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$", coalesce(var.auth_domain_prefix, "-"))) &&
+      !can(regex("aws|amazon|cognito", coalesce(var.auth_domain_prefix, "-")))
+    )
+    error_message = "auth_domain_prefix: 1-63 lower-case letters, digits and dashes (not at either end), without aws, amazon or cognito (Cognito reserves them); or null."
+  }
 }

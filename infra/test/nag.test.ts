@@ -49,7 +49,9 @@ function acknowledgments(root: IConstruct, stack: Stack): { where: string; id: s
     for (const m of c.node.metadata) {
       if (m.type !== Validations.ACKNOWLEDGED_RULES_METADATA_KEY) continue;
       for (const [id, reason] of Object.entries(m.data as Record<string, string>)) {
-        const where = c.node.path.slice(stack.node.path.length + 1);
+        // Relative to the stack, without the service's id `Default` (CDK leaves it out of
+        // logical ids, so the paths read as they did when the stack held the resources).
+        const where = c.node.path.slice(stack.node.path.length + 1).replace(/^Default\//, '');
         out.push({ where, id: id.replace(/^annotation::/i, ''), reason });
       }
     }

@@ -90,7 +90,7 @@ describe('HTTP API', () => {
   it('authorises with JWTs whose issuer and audience are parameters, Cognito by default', () => {
     assert.equal(s.json.Parameters?.JwtIssuer?.Default, '');
     assert.equal(s.json.Parameters?.JwtAudience?.Default, '');
-    const pool = id(s, s.stack.node.findChild('Users') as any);
+    const pool = id(s, s.stack.service.userPool!);
     s.template.hasResourceProperties('AWS::ApiGatewayV2::Authorizer', {
       AuthorizerType: 'JWT',
       IdentitySource: ['$request.header.Authorization'],
@@ -429,7 +429,7 @@ describe('least privilege', () => {
 describe('alarms', () => {
   const s = synth('dev');
   const alarms = resourcesOfType(s.json, 'AWS::CloudWatch::Alarm').map(([, r]) => r.Properties!);
-  const topic = id(s, s.stack.node.findChild('Alarms') as any);
+  const topic = id(s, s.stack.service.alarmTopic);
 
   it('watch the dead-letter queue, consumer errors, stuck jobs and the budget, and notify', () => {
     const find = (metric: string, namespace: string) => alarms.find((a) => a.MetricName === metric && a.Namespace === namespace);

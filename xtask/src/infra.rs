@@ -3,10 +3,12 @@
 //! - `cargo xtask infra-test` — everything `infra/` promises, offline: the drift guard
 //!   (schema and environment names against `atelier-admin`), type check, the CDK assertion
 //!   tests, `cdk synth` without credentials, cdk-nag, cfn-lint, checkov on the Terraform
-//!   module, and `terraform fmt`/`validate` where a terraform binary and a provider mirror are
-//!   present (a clear skipped notice otherwise).
-//! - `cargo xtask infra-schema` — refresh `infra/schema.json` and `infra/env-names.json` from
-//!   the code after a deliberate change of tables or configuration.
+//!   module, the check that the module reads no file outside its folder, and `terraform
+//!   fmt`/`validate` of the module and of each of its `examples/` where a terraform binary and
+//!   a provider mirror are present (a clear skipped notice otherwise).
+//! - `cargo xtask infra-schema` — refresh `schema.json` and `env-names.json` (in `infra/` for
+//!   the CDK app, in `infra/terraform/` for the module) from the code after a deliberate change
+//!   of tables or configuration.
 //!
 //! cfn-lint and checkov are pinned here and installed by this file into `.venv/infra-lint`, a
 //! venv of their own, because checkov's pins conflict with ministack's (pip refuses to resolve
@@ -70,17 +72,23 @@ fn admin_json(sub: &str) -> Result<String> {
 /// The committed copies the CDK app and the Terraform module read.
 const COPIES: [(&str, &str); 2] = [("schema", "schema.json"), ("env-names", "env-names.json")];
 
+/// Where each copy lives: the CDK app's, and the Terraform module's own (a module used from a
+/// registry or a git source can read nothing outside its folder).
+const COPY_DIRS: [&str; 2] = ["infra", "infra/terraform"];
+
 /// `cargo xtask infra-schema`: rewrite the committed copies from the code.
 pub fn infra_schema() -> Result<ExitCode> {
     for (sub, file) in COPIES {
-        let path = root().join("infra").join(file);
         let text = admin_json(sub)?;
-        let changed = std::fs::read_to_string(&path).ok().as_deref() != Some(text.as_str());
-        std::fs::write(&path, text)?;
-        eprintln!(
-            "xtask: infra/{file} {}",
-            if changed { "updated" } else { "unchanged" }
-        );
+        for dir in COPY_DIRS {
+            let path = root().join(dir).join(file);
+            let changed = std::fs::read_to_string(&path).ok().as_deref() != Some(text.as_str());
+            std::fs::write(&path, &text)?;
+            eprintln!(
+                "xtask: {dir}/{file} {}",
+                if changed { "updated" } else { "unchanged" }
+            );
+        }
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -120,15 +128,18 @@ pub fn infra_test() -> Result<()> {
     let live_schema = work.join("schema.live.json");
     let live_env = work.join("env-names.live.json");
     step(
-        "drift guard: infra/schema.json and infra/env-names.json match atelier-admin",
+        "drift guard: schema.json and env-names.json (infra/, infra/terraform/) match atelier-admin",
         &mut || {
             let mut stale = Vec::new();
             for ((sub, file), live) in COPIES.into_iter().zip([&live_schema, &live_env]) {
                 let text = admin_json(sub)?;
                 std::fs::write(live, &text)?;
-                let committed = std::fs::read_to_string(infra.join(file)).unwrap_or_default();
-                if committed != text {
-                    stale.push(format!("infra/{file} differs from `atelier-admin {sub}`"));
+                for dir in COPY_DIRS {
+                    let committed =
+                        std::fs::read_to_string(root().join(dir).join(file)).unwrap_or_default();
+                    if committed != text {
+                        stale.push(format!("{dir}/{file} differs from `atelier-admin {sub}`"));
+                    }
                 }
             }
             if stale.is_empty() {
@@ -191,6 +202,44 @@ pub fn infra_test() -> Result<()> {
         Ok(Outcome::Passed)
     });
 
+    step(
+        "the Terraform module reads no file outside its folder",
+        &mut || {
+            let found = paths_outside_module(&infra.join("terraform"))?;
+            if found.is_empty() {
+                Ok(Outcome::Passed)
+            } else {
+                bail!(
+                    "{} — a module used from a registry has only its own folder: make the \
+                     file a variable or copy it into infra/terraform",
+                    found.join("; ")
+                )
+            }
+        },
+    );
+
+    step(
+        "every Terraform variable has a validation, every output a description",
+        &mut || {
+            let mut missing = Vec::new();
+            for entry in std::fs::read_dir(infra.join("terraform"))? {
+                let path = entry?.path();
+                if path.extension().is_some_and(|e| e == "tf") {
+                    let name = path.file_name().unwrap_or_default().to_string_lossy();
+                    for block in undocumented_blocks(&std::fs::read_to_string(&path)?) {
+                        missing.push(format!("terraform/{name}: {block}"));
+                    }
+                }
+            }
+            if missing.is_empty() {
+                Ok(Outcome::Passed)
+            } else {
+                missing.sort();
+                bail!("{}", missing.join("; "))
+            }
+        },
+    );
+
     step("checkov on infra/terraform (offline)", &mut || {
         run(Command::new(lint_venv().join("bin").join("checkov"))
             .current_dir(&infra)
@@ -201,7 +250,7 @@ pub fn infra_test() -> Result<()> {
     });
 
     step(
-        "terraform fmt -check, init (local mirror), validate",
+        "terraform fmt -check, init (local mirror), validate (the module and each example), test",
         &mut || terraform(&infra, &work),
     );
 
@@ -332,42 +381,218 @@ fn terraform(infra: &Path, work: &Path) -> Result<Outcome> {
                 .into(),
         ));
     };
-    // Validate a copy, so init's lock file and .terraform/ never land in the repo.
+    // Validate a copy, so init's lock file and .terraform/ never land in the repo. The whole
+    // tree: the examples call the module as `../..`.
     let copy = work.join("terraform");
     let _ = std::fs::remove_dir_all(&copy);
-    std::fs::create_dir_all(&copy)?;
-    for entry in std::fs::read_dir(&module)? {
-        let p = entry?.path();
-        if p.extension().is_some_and(|e| e == "tf")
-            && let Some(name) = p.file_name()
-        {
-            std::fs::copy(&p, copy.join(name))?;
+    copy_module(&module, &copy)?;
+    let mut roots = vec![PathBuf::new()];
+    for entry in std::fs::read_dir(module.join("examples"))? {
+        let entry = entry?;
+        if entry.file_type()?.is_dir() {
+            roots.push(Path::new("examples").join(entry.file_name()));
         }
     }
-    let quiet = |cmd: &mut Command| {
-        cmd.current_dir(&copy)
-            .env("TF_IN_AUTOMATION", "1")
-            .env("CHECKPOINT_DISABLE", "1")
-            .env("TF_CLI_CONFIG_FILE", "/dev/null");
-        no_aws_credentials(cmd);
-    };
-    let mut init = Command::new(&tf);
-    init.args(["init", "-backend=false", "-input=false", "-no-color"])
-        .arg(format!("-plugin-dir={}", mirror.display()));
-    quiet(&mut init);
-    let out = init.output()?;
-    if !out.status.success() {
-        bail!(
-            "terraform init with the mirror {} failed:\n{}",
-            mirror.display(),
-            String::from_utf8_lossy(&out.stderr)
-        );
+    roots.sort();
+    for dir in &roots {
+        let at = copy.join(dir);
+        let quiet = |cmd: &mut Command| {
+            cmd.current_dir(&at)
+                .env("TF_IN_AUTOMATION", "1")
+                .env("CHECKPOINT_DISABLE", "1")
+                .env("TF_CLI_CONFIG_FILE", "/dev/null");
+            no_aws_credentials(cmd);
+        };
+        let mut init = Command::new(&tf);
+        init.args(["init", "-backend=false", "-input=false", "-no-color"])
+            .arg(format!("-plugin-dir={}", mirror.display()));
+        quiet(&mut init);
+        let out = init.output()?;
+        if !out.status.success() {
+            bail!(
+                "terraform init of {} with the mirror {} failed:\n{}",
+                module.join(dir).display(),
+                mirror.display(),
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+        let mut validate = Command::new(&tf);
+        validate.args(["validate", "-no-color"]);
+        quiet(&mut validate);
+        run(&mut validate)
+            .with_context(|| format!("terraform validate of {}", module.join(dir).display()))?;
     }
-    let mut validate = Command::new(&tf);
-    validate.args(["validate", "-no-color"]);
-    quiet(&mut validate);
-    run(&mut validate)?;
+    // Every variable's validation against a bad value, planned with a mocked provider
+    // (terraform/tests/validation.tftest.hcl; no credentials, no AWS call).
+    let mut test = Command::new(&tf);
+    test.current_dir(&copy)
+        .args(["test", "-no-color"])
+        .env("TF_IN_AUTOMATION", "1")
+        .env("CHECKPOINT_DISABLE", "1")
+        .env("TF_CLI_CONFIG_FILE", "/dev/null");
+    no_aws_credentials(&mut test);
+    run(&mut test).context("terraform test (the variables' validations)")?;
     Ok(Outcome::Passed)
+}
+
+/// Copies the module's files (not `.terraform/`, lock files or other dot-files) into `to`.
+fn copy_module(from: &Path, to: &Path) -> Result<()> {
+    std::fs::create_dir_all(to)?;
+    for entry in std::fs::read_dir(from)? {
+        let entry = entry?;
+        let name = entry.file_name();
+        if name.to_string_lossy().starts_with('.') {
+            continue;
+        }
+        if entry.file_type()?.is_dir() {
+            copy_module(&entry.path(), &to.join(&name))?;
+        } else {
+            std::fs::copy(entry.path(), to.join(&name))?;
+        }
+    }
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------------------------
+// the module's own folder
+
+/// Every place a `.tf` file under `module` names a path outside `module` (`file:line: "…"`):
+/// a string whose `..` segments climb above the module's folder (from the file's own folder;
+/// `${path.module}` is that folder), or any use of `path.root` / `path.cwd` (the caller's
+/// folders). Comments are not read. Paths built from variables are the caller's to give.
+fn paths_outside_module(module: &Path) -> Result<Vec<String>> {
+    let mut found = Vec::new();
+    let mut stack = vec![module.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir)? {
+            let entry = entry?;
+            let path = entry.path();
+            if entry.file_name().to_string_lossy().starts_with('.') {
+                continue;
+            }
+            if entry.file_type()?.is_dir() {
+                stack.push(path);
+                continue;
+            }
+            if path.extension().is_none_or(|e| e != "tf") {
+                continue;
+            }
+            let rel = path.strip_prefix(module).unwrap_or(&path);
+            let depth = rel.components().count() - 1;
+            let text = std::fs::read_to_string(&path)?;
+            for (n, line) in text.lines().enumerate() {
+                for reference in outside_references(line, depth) {
+                    found.push(format!(
+                        "terraform/{}:{}: {reference}",
+                        rel.display(),
+                        n + 1
+                    ));
+                }
+            }
+        }
+    }
+    found.sort();
+    Ok(found)
+}
+
+/// The references of one line of HCL, in a file `depth` folders below the module's, that
+/// leave the module (see `paths_outside_module`).
+fn outside_references(line: &str, depth: usize) -> Vec<String> {
+    let (code, strings) = split_line(line);
+    let mut out = Vec::new();
+    for caller_dir in ["path.root", "path.cwd"] {
+        if code.contains(caller_dir) || strings.iter().any(|s| s.contains(caller_dir)) {
+            out.push(format!("{caller_dir} (the caller's folder)"));
+        }
+    }
+    for s in strings {
+        if climbs_out(&s, depth) {
+            out.push(format!("{s:?}"));
+        }
+    }
+    out
+}
+
+/// Whether a path, read from a folder `depth` levels inside the module, climbs above it.
+fn climbs_out(path: &str, depth: usize) -> bool {
+    let mut level = depth as isize;
+    for segment in path.split('/') {
+        match segment {
+            ".." => {
+                level -= 1;
+                if level < 0 {
+                    return true;
+                }
+            }
+            "" | "." | "${path.module}" => {}
+            // Anything computed (`${var.dist_dir}`) is the caller's path: not ours to judge.
+            s if s.contains("${") => return false,
+            _ => level += 1,
+        }
+    }
+    false
+}
+
+/// The top-level `variable` blocks without a `validation` block and `output` blocks without a
+/// `description` in one file (blocks open at the start of a line and close with a `}` there,
+/// as `terraform fmt` writes them).
+fn undocumented_blocks(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut open: Option<(String, bool)> = None;
+    for line in text.lines() {
+        if let Some((header, found)) = &mut open {
+            let inner = line.trim_start();
+            let wanted = if header.starts_with("variable") {
+                "validation {"
+            } else {
+                "description"
+            };
+            if inner.starts_with(wanted) {
+                *found = true;
+            }
+            if line == "}" {
+                if !*found {
+                    out.push(format!("{header} has no {}", wanted.trim_end_matches(" {")));
+                }
+                open = None;
+            }
+        } else if (line.starts_with("variable \"") || line.starts_with("output \""))
+            && line.ends_with('{')
+        {
+            open = Some((line.trim_end_matches(" {").to_owned(), false));
+        }
+    }
+    out
+}
+
+/// One line split into its code outside strings (comments dropped) and its string literals.
+fn split_line(line: &str) -> (String, Vec<String>) {
+    let mut code = String::new();
+    let mut strings = Vec::new();
+    let mut chars = line.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '#' => break,
+            '/' if chars.peek() == Some(&'/') => break,
+            '"' => {
+                let mut s = String::new();
+                while let Some(c) = chars.next() {
+                    match c {
+                        '\\' => {
+                            if let Some(escaped) = chars.next() {
+                                s.push(escaped);
+                            }
+                        }
+                        '"' => break,
+                        _ => s.push(c),
+                    }
+                }
+                strings.push(s);
+            }
+            _ => code.push(c),
+        }
+    }
+    (code, strings)
 }
 
 fn which(bin: &str) -> Result<PathBuf> {
@@ -376,4 +601,58 @@ fn which(bin: &str) -> Result<PathBuf> {
         .map(|d| d.join(bin))
         .find(|p| p.is_file())
         .with_context(|| format!("{bin} not found on PATH"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_path_above_the_module_is_found() {
+        let line = r#"  schema_file = coalesce(var.schema_file, "${path.module}/../schema.json")"#;
+        assert_eq!(
+            outside_references(line, 0),
+            vec![r#""${path.module}/../schema.json""#]
+        );
+        assert!(outside_references(r#"  x = file("${path.module}/schema.json")"#, 0).is_empty());
+    }
+
+    #[test]
+    fn an_example_may_reach_the_module_but_not_above_it() {
+        assert!(outside_references(r#"  source = "../..""#, 2).is_empty());
+        assert_eq!(outside_references(r#"  source = "../../..""#, 2).len(), 1);
+        assert!(outside_references(r#"  source = "../modules/x""#, 0).len() == 1);
+    }
+
+    #[test]
+    fn comments_prose_and_caller_paths_are_not_reads() {
+        assert!(outside_references("  # see ../README.md", 0).is_empty());
+        assert!(outside_references(r#"  a = 1 // "../x""#, 0).is_empty());
+        assert!(outside_references(r#"  m = "in 1..100""#, 0).is_empty());
+        assert!(outside_references(r#"  f = "${var.dist_dir}/../x/bootstrap.zip""#, 0).is_empty());
+    }
+
+    #[test]
+    fn a_variable_without_validation_and_an_output_without_description_are_named() {
+        let tf = "variable \"a\" {\n  type = number\n  validation {\n    condition = var.a > 0\n  }\n}\n\
+                  variable \"b\" {\n  type = number\n}\n\
+                  output \"c\" {\n  description = \"C.\"\n  value = 1\n}\n\
+                  output \"d\" {\n  value = 1\n}\n";
+        assert_eq!(
+            undocumented_blocks(tf),
+            vec![
+                "variable \"b\" has no validation",
+                "output \"d\" has no description"
+            ]
+        );
+    }
+
+    #[test]
+    fn the_callers_folders_are_found() {
+        assert_eq!(
+            outside_references(r#"  f = "${path.cwd}/schema.json""#, 0),
+            vec!["path.cwd (the caller's folder)"]
+        );
+        assert_eq!(outside_references("  f = path.root", 0).len(), 1);
+    }
 }

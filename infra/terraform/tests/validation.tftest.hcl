@@ -1,0 +1,297 @@
+# Every variable's validation, offline: `terraform test` with a mocked AWS provider plans the
+# module (no credentials, no API call) once with the defaults and good values, then once per
+# variable with a bad value, which must fail that variable's validation and nothing else.
+# Run by `cargo xtask infra-test`; by hand: terraform init && terraform test (in this folder).
+
+mock_provider "aws" {
+  mock_data "aws_iam_policy_document" {
+    defaults = {
+      json = "{\"Version\":\"2012-10-17\",\"Statement\":[]}"
+    }
+  }
+  mock_data "aws_region" {
+    defaults = {
+      name = "us-east-1"
+    }
+  }
+  mock_data "aws_caller_identity" {
+    defaults = {
+      account_id = "123456789012"
+    }
+  }
+}
+
+variables {
+  # Empty stand-ins for `cargo xtask package`'s zips.
+  dist_dir = "tests/fixtures/lambda-dist"
+}
+
+run "plans_with_the_defaults" {
+  command = plan
+}
+
+run "plans_with_good_values" {
+  command = plan
+  variables {
+    name_prefix          = "atelier-prod"
+    production           = true
+    schema_file          = "schema.json"
+    env_names_file       = "env-names.json"
+    jwt_issuer           = "http://127.0.0.1:8811/dev-issuer"
+    jwt_audience         = "atelier-local"
+    alarm_email          = "oncall@example.com"
+    checkout_return_urls = ["https://app.example.com/", "http://localhost:8787/"]
+    web_origins          = ["https://app.example.com", "http://localhost:8787"]
+    per_ip_rate_limit    = 1000
+    auth_domain_prefix   = "atelier-login"
+    tags                 = { team = "photos" }
+  }
+}
+
+run "refuses_bad_name_prefix" {
+  command = plan
+  variables {
+    name_prefix = "Atelier_Prod"
+  }
+  expect_failures = [var.name_prefix]
+}
+
+run "refuses_bad_production" {
+  command = plan
+  variables {
+    production = null
+  }
+  expect_failures = [var.production]
+}
+
+run "refuses_bad_arch" {
+  command = plan
+  variables {
+    arch = "aarch64"
+  }
+  expect_failures = [var.arch]
+}
+
+run "refuses_bad_dist_dir" {
+  command = plan
+  variables {
+    dist_dir = "tests/fixtures/nowhere"
+  }
+  expect_failures = [var.dist_dir]
+}
+
+run "refuses_bad_schema_file" {
+  command = plan
+  variables {
+    schema_file = "tests/fixtures/missing.json"
+  }
+  expect_failures = [var.schema_file]
+}
+
+run "refuses_bad_env_names_file" {
+  command = plan
+  variables {
+    env_names_file = "variables.tf"
+  }
+  expect_failures = [var.env_names_file]
+}
+
+run "refuses_bad_daily_cap_micros" {
+  command = plan
+  variables {
+    daily_cap_micros = -1
+  }
+  expect_failures = [var.daily_cap_micros]
+}
+
+run "refuses_bad_user_daily_share_micros" {
+  command = plan
+  variables {
+    user_daily_share_micros = 0.5
+  }
+  expect_failures = [var.user_daily_share_micros]
+}
+
+run "refuses_bad_sweeper_reserved_concurrency" {
+  command = plan
+  variables {
+    sweeper_reserved_concurrency = 11
+  }
+  expect_failures = [var.sweeper_reserved_concurrency]
+}
+
+run "refuses_bad_consumer_max_concurrency" {
+  command = plan
+  variables {
+    consumer_max_concurrency = 1
+  }
+  expect_failures = [var.consumer_max_concurrency]
+}
+
+run "refuses_bad_max_in_flight" {
+  command = plan
+  variables {
+    max_in_flight = 0
+  }
+  expect_failures = [var.max_in_flight]
+}
+
+run "refuses_bad_jwt_issuer" {
+  command = plan
+  variables {
+    jwt_issuer = "http://issuer.example.com/"
+  }
+  expect_failures = [var.jwt_issuer]
+}
+
+run "refuses_bad_jwt_audience" {
+  command = plan
+  variables {
+    jwt_audience = "two words"
+  }
+  expect_failures = [var.jwt_audience]
+}
+
+run "refuses_bad_model_base_url" {
+  command = plan
+  variables {
+    model_base_url = "api.openai.com"
+  }
+  expect_failures = [var.model_base_url]
+}
+
+run "refuses_bad_credit_packs" {
+  command = plan
+  variables {
+    credit_packs = "starter:fifty:500:usd"
+  }
+  expect_failures = [var.credit_packs]
+}
+
+run "refuses_bad_checkout_return_urls" {
+  command = plan
+  variables {
+    checkout_return_urls = []
+  }
+  expect_failures = [var.checkout_return_urls]
+}
+
+run "refuses_bad_alarm_email" {
+  command = plan
+  variables {
+    alarm_email = "oncall at example.com"
+  }
+  expect_failures = [var.alarm_email]
+}
+
+run "refuses_bad_upload_retention_days" {
+  command = plan
+  variables {
+    upload_retention_days = 0
+  }
+  expect_failures = [var.upload_retention_days]
+}
+
+run "refuses_bad_result_retention_days" {
+  command = plan
+  variables {
+    result_retention_days = 3651
+  }
+  expect_failures = [var.result_retention_days]
+}
+
+run "refuses_bad_upload_slots_per_day" {
+  command = plan
+  variables {
+    upload_slots_per_day = 1.5
+  }
+  expect_failures = [var.upload_slots_per_day]
+}
+
+run "refuses_bad_upload_bytes_per_day" {
+  command = plan
+  variables {
+    upload_bytes_per_day = 1048576
+  }
+  expect_failures = [var.upload_bytes_per_day]
+}
+
+run "refuses_bad_email_verified_claim" {
+  command = plan
+  variables {
+    email_verified_claim = "email verified"
+  }
+  expect_failures = [var.email_verified_claim]
+}
+
+run "refuses_bad_per_ip_rate_limit" {
+  command = plan
+  variables {
+    per_ip_rate_limit = 5
+  }
+  expect_failures = [var.per_ip_rate_limit]
+}
+
+run "refuses_bad_throttle_rate_limit" {
+  command = plan
+  variables {
+    throttle_rate_limit = 0
+  }
+  expect_failures = [var.throttle_rate_limit]
+}
+
+run "refuses_bad_throttle_burst_limit" {
+  command = plan
+  variables {
+    throttle_burst_limit = 5001
+  }
+  expect_failures = [var.throttle_burst_limit]
+}
+
+run "refuses_bad_tags" {
+  command = plan
+  variables {
+    tags = { "aws:owner" = "me" }
+  }
+  expect_failures = [var.tags]
+}
+
+run "refuses_bad_outage_alarm_thresholds" {
+  command = plan
+  variables {
+    outage_alarm_thresholds = { edit_failed = 5 }
+  }
+  expect_failures = [var.outage_alarm_thresholds]
+}
+
+run "refuses_bad_budget_alert_percents" {
+  command = plan
+  variables {
+    budget_alert_percents = [50, 150]
+  }
+  expect_failures = [var.budget_alert_percents]
+}
+
+run "refuses_bad_web_site" {
+  command = plan
+  variables {
+    web_site = null
+  }
+  expect_failures = [var.web_site]
+}
+
+run "refuses_bad_web_origins" {
+  command = plan
+  variables {
+    web_origins = ["https://app.example.com/"]
+  }
+  expect_failures = [var.web_origins]
+}
+
+run "refuses_bad_auth_domain_prefix" {
+  command = plan
+  variables {
+    auth_domain_prefix = "my-cognito-login"
+  }
+  expect_failures = [var.auth_domain_prefix]
+}
