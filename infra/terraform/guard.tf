@@ -7,6 +7,28 @@
 # - the submit → delivered p95 alarm.
 
 locals {
+  # Merged into alarms.tf's alarms (same resource, same defaults).
+  guard_alarms = {
+    audit-offenders = {
+      description = "The daily audit found accounts whose balance is not the sum of their ledger (or is negative). Look at the sweeper logs for audit_offender (user_id, balance, ledger_sum, problem) and run atelier-admin audit and atelier-admin user show USER; correct with atelier-admin grant, never by editing rows."
+      namespace   = "Atelier"
+      metric      = "AuditOffenders"
+      dimensions  = { FunctionName = local.sweeper_name }
+      statistic   = "Sum"
+      period      = 3600
+      threshold   = 1
+    }
+    delivery-time-p95 = {
+      description = "The submit → delivered p95 was 5 minutes or more for 15 minutes: users wait. Look at QueueWait (consumer not keeping up: oldest-queued-job, consumer-throttles) and ModelCallLatency by CallKind (a slow provider)."
+      namespace   = "Atelier"
+      metric      = "DeliveryTime"
+      dimensions  = { FunctionName = aws_lambda_function.this["consumer"].function_name }
+      statistic   = "p95"
+      period      = 300
+      threshold   = local.delivery_p95_threshold
+      periods     = 3
+    }
+  }
   audit_schedule         = "cron(17 3 * * ? *)"
   ledger_stream_batch    = 100
   delivery_p95_threshold = 300000
@@ -108,36 +130,4 @@ resource "aws_cloudwatch_metric_alarm" "ledger_row_changed" {
       }
     }
   }
-}
-
-resource "aws_cloudwatch_metric_alarm" "audit_offenders" {
-  alarm_name          = "${var.name_prefix}-audit-offenders"
-  alarm_description   = "The daily audit found accounts whose balance is not the sum of their ledger (or is negative). Look at the sweeper logs for audit_offender (user_id, balance, ledger_sum, problem) and run atelier-admin audit and atelier-admin user show USER; correct with atelier-admin grant, never by editing rows."
-  namespace           = "Atelier"
-  metric_name         = "AuditOffenders"
-  dimensions          = { FunctionName = local.sweeper_name }
-  statistic           = "Sum"
-  period              = 3600
-  threshold           = 1
-  evaluation_periods  = 1
-  comparison_operator = "GreaterThanOrEqualToThreshold"
-  treat_missing_data  = "notBreaching"
-  alarm_actions       = [aws_sns_topic.alarms.arn]
-  tags                = local.tags
-}
-
-resource "aws_cloudwatch_metric_alarm" "delivery_time_p95" {
-  alarm_name          = "${var.name_prefix}-delivery-time-p95"
-  alarm_description   = "The submit → delivered p95 was over 5 minutes for 15 minutes: users wait. Look at QueueWait (consumer not keeping up: oldest-queued-job, consumer-throttles) and ModelCallLatency by CallKind (a slow provider)."
-  namespace           = "Atelier"
-  metric_name         = "DeliveryTime"
-  dimensions          = { FunctionName = aws_lambda_function.this["consumer"].function_name }
-  extended_statistic  = "p95"
-  period              = 300
-  threshold           = local.delivery_p95_threshold
-  evaluation_periods  = 3
-  comparison_operator = "GreaterThanThreshold"
-  treat_missing_data  = "notBreaching"
-  alarm_actions       = [aws_sns_topic.alarms.arn]
-  tags                = local.tags
 }
