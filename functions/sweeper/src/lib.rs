@@ -229,6 +229,24 @@ mod tests {
     }
 
     #[test]
+    fn an_unfinished_audit_continues_after_its_last_user_and_a_finished_one_stops() {
+        use atelier_shared::services::audit::AuditReport;
+        let pass = |end| AuditPass {
+            report: AuditReport::default(),
+            end,
+        };
+        assert_eq!(audit_continuation(&pass(PassEnd::Finished)), None);
+        let last = UserId::parse("user-9").unwrap_or_else(|| panic!("a user id"));
+        let next = audit_continuation(&pass(PassEnd::Stopped { resume_after: last }));
+        assert_eq!(next, Some(json!({ "task": "audit", "after": "user-9" })));
+        let Some(next) = next else { return };
+        assert!(
+            matches!(parse(next), Ok(SweeperEvent::Audit { after: Some(u) }) if u.as_str() == "user-9"),
+            "the continuation is read back as the audit resuming"
+        );
+    }
+
+    #[test]
     fn a_stream_record_with_an_unknown_event_name_fails_the_batch() {
         let mut v: Value = serde_json::from_str(RECORDED).unwrap_or(Value::Null);
         v["Records"][1]["eventName"] = json!("TRUNCATE");
