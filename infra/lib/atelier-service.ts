@@ -51,6 +51,8 @@ import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 
 import { type EnvName, type EnvValues, functionEnvironment, loadEnvNames } from './environment';
+import { addDashboard } from './dashboard';
+import { addLedgerGuard } from './ledger-guard';
 import { LOGICAL_TABLE_METADATA, type TableDef, loadSchema } from './schema';
 import { WebSite } from './web-site';
 
@@ -915,6 +917,10 @@ export class AtelierService extends Construct {
       threshold: 600,
       ...atLeast,
     });
+
+    // Ledger tamper alarm, daily audit, delivery p95 (infra/lib/ledger-guard.ts); the dashboard.
+    addLedgerGuard(this, { ledger: this.tables.ledger!, sweeper, consumer, alarmAction: this.alarmAction });
+    addDashboard(this, { stage: props.stage, api, consumer, sweeper, queue: this.queue, budgetAlertPercents: BUDGET_ALERT_PERCENTS });
   }
 
   /**

@@ -165,7 +165,7 @@ locals {
       threshold   = 1
     }
   }
-  all_alarms = merge(local.alarms, local.outage_alarms, local.budget_alarms, local.throttle_alarms)
+  all_alarms = merge(local.alarms, local.outage_alarms, local.budget_alarms, local.throttle_alarms, local.guard_alarms)
 }
 
 resource "aws_cloudwatch_metric_alarm" "this" {

@@ -9,6 +9,9 @@ resource "aws_dynamodb_table" "this" {
   hash_key                    = each.value.partition_key.name
   range_key                   = try(each.value.sort_key.name, null)
   deletion_protection_enabled = var.production
+  # The ledger tamper alarm (guard.tf): keys only, the alarm names the row, never its amounts.
+  stream_enabled   = each.key == "ledger"
+  stream_view_type = each.key == "ledger" ? "KEYS_ONLY" : null
 
   dynamic "attribute" {
     # Every key attribute of the table and its indexes, once.

@@ -62,10 +62,16 @@ pub enum Metric {
     JobsStuck,
     /// Sweeper: refunds one sweep owed (dispatch limit, stuck job) and could not make.
     RefundsFailed,
+    /// A ledger row was modified or removed outside the append path (`EventName`).
+    LedgerRowsChanged,
+    /// Scheduled audit: accounts whose balance disagrees with their ledger (one pass).
+    AuditOffenders,
+    /// Scheduled audit: accounts one pass checked.
+    AuditedAccounts,
 }
 
 impl Metric {
-    pub const ALL: [Metric; 17] = [
+    pub const ALL: [Metric; 20] = [
         Metric::JobsFinished,
         Metric::ModelCalls,
         Metric::ModelCallLatency,
@@ -83,6 +89,9 @@ impl Metric {
         Metric::SweeperActions,
         Metric::JobsStuck,
         Metric::RefundsFailed,
+        Metric::LedgerRowsChanged,
+        Metric::AuditOffenders,
+        Metric::AuditedAccounts,
     ];
 
     /// The CloudWatch metric name.
@@ -105,6 +114,9 @@ impl Metric {
             Metric::SweeperActions => "SweeperActions",
             Metric::JobsStuck => "JobsStuck",
             Metric::RefundsFailed => "RefundsFailed",
+            Metric::LedgerRowsChanged => "LedgerRowsChanged",
+            Metric::AuditOffenders => "AuditOffenders",
+            Metric::AuditedAccounts => "AuditedAccounts",
         }
     }
 
@@ -130,6 +142,7 @@ impl Metric {
             Metric::Refunds | Metric::RefundedCredits => &[dim::REFUND_SOURCE],
             Metric::Refusals => &[dim::STATUS, dim::CODE],
             Metric::SweeperActions => &[dim::ACTION],
+            Metric::LedgerRowsChanged => &[dim::EVENT_NAME],
             _ => &[],
         }
     }
@@ -146,6 +159,8 @@ pub mod dim {
     pub const STATUS: &str = "Status";
     pub const CODE: &str = "Code";
     pub const ACTION: &str = "Action";
+    /// A DynamoDB stream record's `eventName` (`MODIFY`, `REMOVE`).
+    pub const EVENT_NAME: &str = "EventName";
 }
 
 /// How a job ended, as the `Outcome` dimension says it.
@@ -356,6 +371,18 @@ pub fn sweep(actions: &[(&'static str, u64)], stuck: u64, refund_failures: u64) 
     gauge(Metric::RefundsFailed, refund_failures);
 }
 
+/// A ledger row changed outside the append path (`event`: the stream's `MODIFY`/`REMOVE`).
+pub fn ledger_row_changed(event: &'static str) {
+    metrics::counter!(Metric::LedgerRowsChanged.name(), dim::EVENT_NAME => event).increment(1);
+}
+
+/// One scheduled audit pass: accounts checked and offenders found (zero included, so the
+/// alarm sees a value each day).
+pub fn audited(accounts: u64, offenders: u64) {
+    metrics::counter!(Metric::AuditedAccounts.name()).increment(accounts);
+    metrics::counter!(Metric::AuditOffenders.name()).increment(offenders);
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -373,6 +400,7 @@ mod tests {
             dim::STATUS,
             dim::CODE,
             dim::ACTION,
+            dim::EVENT_NAME,
         ];
         for m in Metric::ALL {
             for d in m.dimensions() {

@@ -1,11 +1,22 @@
-//! Lambda entry point: wires configuration, telemetry and clients, then sweeps on each
-//! scheduled event; an invocation whose sweep could not make a refund it owed fails.
+//! Lambda entry point: wires configuration, telemetry and clients, then on each event: a
+//! sweep (the minute's tick; an invocation whose sweep could not make a refund it owed
+//! fails), one audit pass (the daily task; an unfinished audit continues in a new
+//! asynchronous invocation of this function), or the ledger tamper alarm (stream records).
+
+use std::time::{Duration, SystemTime};
 
 use atelier_shared::aws::Clients;
 use atelier_shared::config::Config;
-use atelier_shared::services::App;
-use aws_lambda_events::cloudwatch_events::CloudWatchEvent;
+use atelier_shared::services::{App, guard};
+use atelier_sweeper::SweeperEvent;
+use aws_sdk_lambda::primitives::Blob;
+use aws_sdk_lambda::types::InvocationType;
 use lambda_runtime::{LambdaEvent, service_fn};
+use serde_json::{Value, json};
+
+/// Time an audit pass leaves before the invocation's deadline (one group of checks, the
+/// continuation's invoke and the flush).
+const AUDIT_MARGIN: Duration = Duration::from_secs(20);
 
 #[tokio::main]
 async fn main() -> Result<(), lambda_runtime::Error> {
@@ -14,17 +25,66 @@ async fn main() -> Result<(), lambda_runtime::Error> {
         .inspect_err(|e| tracing::error!(error = %e, "config_invalid"))?;
     let config =
         Config::from_env().inspect_err(|e| tracing::error!(error = %e, "config_invalid"))?;
-    let clients = Clients::from_env().await;
+    let sdk = aws_config::load_from_env().await;
+    let clients = Clients::new(&sdk);
+    let lambda = &aws_sdk_lambda::Client::new(&sdk);
     let app = &App::new(config, &clients);
-    lambda_runtime::run(service_fn(
-        move |_event: LambdaEvent<CloudWatchEvent>| async move {
-            let summary = atelier_sweeper::handle(app, atelier_shared::clock::now()).await;
-            atelier_shared::metrics::flush();
-            // The summary is logged either way (sweep_completed); a refund that could not be
-            // made fails the invocation, so the function's Errors metric sees it too.
-            atelier_sweeper::verdict(&summary)?;
-            Ok::<_, lambda_runtime::Error>(summary)
-        },
-    ))
+    lambda_runtime::run(service_fn(move |event: LambdaEvent<Value>| async move {
+        let deadline = event.context.deadline();
+        let out = match SweeperEvent::parse(event.payload) {
+            Ok(SweeperEvent::Tick) => {
+                let summary = atelier_sweeper::handle(app, atelier_shared::clock::now()).await;
+                atelier_shared::metrics::flush();
+                // The summary is logged either way (sweep_completed); a refund that could
+                // not be made fails the invocation, so the function's Errors metric sees it.
+                atelier_sweeper::verdict(&summary)?;
+                serde_json::to_value(summary)?
+            }
+            Ok(SweeperEvent::Audit { after }) => {
+                let pass = guard::scheduled_audit(app, after.as_ref(), stop_at(deadline)).await;
+                atelier_shared::metrics::flush();
+                let pass = pass.inspect_err(|e| tracing::error!(error = %e, "audit_failed"))?;
+                if let Some(next) = atelier_sweeper::audit_continuation(&pass) {
+                    continue_audit(lambda, next).await?;
+                }
+                json!({ "accounts": pass.report.accounts, "offenders": pass.report.offenders.len() })
+            }
+            Ok(SweeperEvent::LedgerStream(batch)) => {
+                let changes = atelier_sweeper::ledger_stream(batch);
+                atelier_shared::metrics::flush();
+                json!({ "ledger_rows_changed": changes? })
+            }
+            Err(e) => {
+                tracing::error!(error = %e, "event_unrecognized");
+                return Err(e.into());
+            }
+        };
+        Ok::<_, lambda_runtime::Error>(out)
+    }))
     .await
+}
+
+/// When an audit pass stops: `AUDIT_MARGIN` before the invocation's deadline.
+fn stop_at(deadline: SystemTime) -> Option<std::time::Instant> {
+    let left = deadline.duration_since(SystemTime::now()).ok()?;
+    Some(std::time::Instant::now() + left.saturating_sub(AUDIT_MARGIN))
+}
+
+/// Invokes this function again, asynchronously, with the audit's continuation.
+async fn continue_audit(
+    lambda: &aws_sdk_lambda::Client,
+    payload: Value,
+) -> Result<(), lambda_runtime::Error> {
+    let function = atelier_shared::config::lambda_function_name()
+        .ok_or("the audit continues only inside Lambda")?;
+    lambda
+        .invoke()
+        .function_name(function)
+        .invocation_type(InvocationType::Event)
+        .payload(Blob::new(serde_json::to_vec(&payload)?))
+        .send()
+        .await
+        .inspect_err(|e| tracing::error!(error = %e, "audit_continue_failed"))?;
+    tracing::info!(%payload, "audit_continued");
+    Ok(())
 }

@@ -1,11 +1,13 @@
 //! The audit behind `atelier-admin audit`: for every user, balance == Σ ledger ≥ 0, in-flight
 //! count ≥ 0. Reads the account, its ledger (base table, consistent), then the account again;
 //! a changed `rev` means a transaction landed in between, so that user is read again.
+//!
+//! The same audit runs daily in the sweeper ([`audit_pass`]): bounded by the invocation's
+//! deadline, it returns the last user checked so the next invocation resumes after it.
 
 use super::App;
-use crate::domain::Credits;
+use crate::domain::{Credits, UserId};
 use crate::error::Error;
-use crate::store::Item;
 use crate::store::schema::AccountItem;
 
 /// One user whose books do not balance.
@@ -72,26 +74,70 @@ async fn check(app: &App, account: AccountItem) -> Result<(u64, Option<Offender>
     })
 }
 
+/// Accounts read per scan page: small enough that a pass stops close to its deadline.
+const PAGE: i32 = 256;
+/// Accounts checked at once (bounded fan-out).
+const FAN_OUT: usize = 16;
+
+/// One bounded pass of the audit: what it found, and whether it reached the end of the
+/// accounts or stopped at its deadline.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PassEnd {
+    /// Every account after the pass's start was checked.
+    Finished,
+    /// Stopped at the deadline: the next pass resumes after this user.
+    Stopped { resume_after: UserId },
+}
+
+/// What one pass found and where it ended.
+#[derive(Debug, Clone)]
+pub struct AuditPass {
+    pub report: AuditReport,
+    pub end: PassEnd,
+}
+
 /// Audits every account (a scan: an admin operation, never on a request path).
 pub async fn audit(app: &App) -> Result<AuditReport, Error> {
+    Ok(audit_pass(app, None, None).await?.report)
+}
+
+/// Audits accounts in scan order, starting after `after` (from the beginning when `None`),
+/// until every account is checked or `deadline` has passed. The deadline is looked at
+/// between groups of [`FAN_OUT`] accounts, after the first: a pass overruns it by one group
+/// at most, and always makes progress (a chain of passes cannot loop).
+pub async fn audit_pass(
+    app: &App,
+    after: Option<&UserId>,
+    deadline: Option<std::time::Instant>,
+) -> Result<AuditPass, Error> {
     let mut report = AuditReport::default();
-    let mut start: Option<Item> = None;
+    let mut last: Option<UserId> = None;
+    let mut start = after.map(crate::store::accounts::account_key);
     loop {
-        let (accounts, next) = app.store.scan_accounts(start).await?;
-        report.accounts += accounts.len() as u64;
-        // Bounded fan-out: 16 users at a time.
-        for chunk in accounts.chunks(16) {
+        let (accounts, next) = app.store.scan_accounts(start, PAGE).await?;
+        for chunk in accounts.chunks(FAN_OUT) {
+            if let Some(resume_after) = last.clone()
+                && deadline.is_some_and(|d| std::time::Instant::now() >= d)
+            {
+                let end = PassEnd::Stopped { resume_after };
+                return Ok(AuditPass { report, end });
+            }
             let results =
                 futures::future::join_all(chunk.iter().cloned().map(|a| check(app, a))).await;
             for r in results {
                 let (rows, offender) = r?;
+                report.accounts += 1;
                 report.ledger_rows += rows;
                 report.offenders.extend(offender);
             }
+            last = chunk.last().map(|a| a.user_id.clone());
         }
         match next {
             Some(k) if !k.is_empty() => start = Some(k),
-            _ => return Ok(report),
+            _ => {
+                let end = PassEnd::Finished;
+                return Ok(AuditPass { report, end });
+            }
         }
     }
 }

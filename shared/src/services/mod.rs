@@ -5,6 +5,7 @@ pub mod accounts;
 pub mod audit;
 pub mod budget;
 pub mod cancel;
+pub mod guard;
 pub mod jobs;
 pub mod lineage;
 pub mod privacy;

@@ -19,6 +19,11 @@ pub enum GrantOutcome {
     AccountMissing,
 }
 
+/// An account's key: where a scan resumes after that account.
+pub fn account_key(user: &UserId) -> Item {
+    Item::from([(attr::USER_ID.to_owned(), s(user.as_str()))])
+}
+
 impl Store {
     /// The account, read consistently.
     pub async fn get_account(&self, user: &UserId) -> Result<Option<AccountItem>, Error> {
@@ -168,12 +173,14 @@ impl Store {
     pub async fn scan_accounts(
         &self,
         start: Option<Item>,
+        limit: i32,
     ) -> Result<(Vec<AccountItem>, Option<Item>), Error> {
         let out = self
             .ddb
             .scan()
             .table_name(&self.names.accounts_table)
             .consistent_read(true)
+            .limit(limit)
             .set_exclusive_start_key(start)
             .send()
             .await

@@ -376,6 +376,14 @@ pub struct PaymentItem {
     pub created_at: String,
 }
 
+/// A ledger row's key (what a stream record on the ledger table names).
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+pub struct LedgerKey {
+    pub user_id: UserId,
+    #[serde(rename = "ref")]
+    pub reference: String,
+}
+
 /// One immutable ledger row.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct LedgerItem {

@@ -1,0 +1,78 @@
+# One CloudWatch dashboard, one screen: money, pipeline, budget (the same layout as
+# infra/lib/dashboard.ts; drawn in infra/README.md "Dashboard"). Widgets that split a metric by
+# a dimension use SEARCH, so a new failure code or refund source appears without an edit.
+
+locals {
+  fn_name = { for k, f in aws_lambda_function.this : k => f.function_name }
+  region  = data.aws_region.current.name
+  # A SEARCH over every dimension combination of a metric under the given keys.
+  search = {
+    refunded_credits = "SEARCH('{Atelier,FunctionName,RefundSource} MetricName=\"RefundedCredits\"', 'Sum', 300)"
+    refunds          = "SEARCH('{Atelier,FunctionName,RefundSource} MetricName=\"Refunds\"', 'Sum', 300)"
+    model_cost       = "SEARCH('{Atelier,FunctionName,CallKind} MetricName=\"ModelCallCostMicros\"', 'Sum', 300)"
+    refusals         = "SEARCH('{Atelier,FunctionName,Status,Code} MetricName=\"Refusals\"', 'Sum', 300)"
+    jobs_finished    = "SEARCH('{Atelier,FunctionName,Outcome,FailureCode} MetricName=\"JobsFinished\"', 'Sum', 300)"
+    ledger_changed   = "SEARCH('{Atelier,FunctionName,EventName} MetricName=\"LedgerRowsChanged\"', 'Sum', 300)"
+  }
+  # [title, x, y, width, metrics, annotations]
+  widgets = [
+    ["Credits refunded, by source", 0, 0, 6, [[{ expression = local.search.refunded_credits, id = "e1" }]], []],
+    ["Refunds, by source", 6, 0, 6, [[{ expression = local.search.refunds, id = "e1" }]], []],
+    ["Model cost booked (µ$), by call kind", 12, 0, 6, [[{ expression = local.search.model_cost, id = "e1" }]], []],
+    ["402 / 429 refusals, replays, key conflicts", 18, 0, 6, [
+      [{ expression = local.search.refusals, id = "e1" }],
+      ["Atelier", "Replays", "FunctionName", local.fn_name["api"], { stat = "Sum", label = "replays" }],
+      ["Atelier", "IdempotencyConflicts", "FunctionName", local.fn_name["api"], { stat = "Sum", label = "key conflicts (409)" }],
+    ], []],
+    ["Jobs finished, by outcome and code", 0, 6, 6, [[{ expression = local.search.jobs_finished, id = "e1" }]], []],
+    ["Queue wait and submit → delivered (ms)", 6, 6, 6, [
+      ["Atelier", "QueueWait", "FunctionName", local.fn_name["consumer"], { stat = "p50", label = "queue wait p50" }],
+      ["Atelier", "QueueWait", "FunctionName", local.fn_name["consumer"], { stat = "p95", label = "queue wait p95" }],
+      ["Atelier", "DeliveryTime", "FunctionName", local.fn_name["consumer"], { stat = "p50", label = "delivered p50" }],
+      ["Atelier", "DeliveryTime", "FunctionName", local.fn_name["consumer"], { stat = "p95", label = "delivered p95" }],
+    ], []],
+    ["Oldest queued job (s)", 12, 6, 6, [
+      ["AWS/SQS", "ApproximateAgeOfOldestMessage", "QueueName", aws_sqs_queue.jobs.name, { stat = "Maximum" }],
+    ], [{ value = 600, label = "oldest-queued-job alarm" }]],
+    ["Function errors", 18, 6, 6, [
+      for f in ["api", "consumer", "sweeper"] : ["AWS/Lambda", "Errors", "FunctionName", local.fn_name[f], { stat = "Sum", label = f }]
+    ], []],
+    ["Budget: share of the daily cap (%)", 0, 12, 12, [
+      ["Atelier", "BudgetUsedPercent", "FunctionName", local.fn_name["consumer"], { stat = "Maximum", label = "used + reserved" }],
+      ["Atelier", "BudgetSpentPercent", "FunctionName", local.fn_name["consumer"], { stat = "Maximum", label = "used" }],
+      ["Atelier", "BudgetReservedPercent", "FunctionName", local.fn_name["consumer"], { stat = "Maximum", label = "reserved" }],
+    ], [for p in var.budget_alert_percents : { value = p, label = "${p}% alert" }]],
+    ["Sweeper: stuck jobs, failed refunds", 12, 12, 6, [
+      ["Atelier", "JobsStuck", "FunctionName", local.fn_name["sweeper"], { stat = "Maximum", label = "stuck" }],
+      ["Atelier", "RefundsFailed", "FunctionName", local.fn_name["sweeper"], { stat = "Maximum", label = "refunds failed" }],
+    ], []],
+    ["Guards: ledger rows changed, audit offenders", 18, 12, 6, [
+      [{ expression = local.search.ledger_changed, id = "e1" }],
+      ["Atelier", "AuditOffenders", "FunctionName", local.fn_name["sweeper"], { stat = "Sum", label = "audit offenders" }],
+    ], []],
+  ]
+}
+
+resource "aws_cloudwatch_dashboard" "main" {
+  dashboard_name = var.name_prefix
+  dashboard_body = jsonencode({
+    widgets = [
+      for w in local.widgets : {
+        type   = "metric"
+        x      = w[1]
+        y      = w[2]
+        width  = w[3]
+        height = 6
+        properties = {
+          title       = w[0]
+          region      = local.region
+          view        = "timeSeries"
+          stacked     = false
+          period      = 300
+          metrics     = w[4]
+          annotations = { horizontal = w[5] }
+        }
+      }
+    ]
+  })
+}
