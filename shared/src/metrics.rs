@@ -62,10 +62,14 @@ pub enum Metric {
     JobsStuck,
     /// Sweeper: refunds one sweep owed (dispatch limit, stuck job) and could not make.
     RefundsFailed,
+    /// One webhook POST (`Outcome` = `delivered` or `failed`).
+    WebhookAttempts,
+    /// An endpoint disabled after failing every round of a long run (alarmed on).
+    WebhookEndpointsDisabled,
 }
 
 impl Metric {
-    pub const ALL: [Metric; 17] = [
+    pub const ALL: [Metric; 19] = [
         Metric::JobsFinished,
         Metric::ModelCalls,
         Metric::ModelCallLatency,
@@ -83,6 +87,8 @@ impl Metric {
         Metric::SweeperActions,
         Metric::JobsStuck,
         Metric::RefundsFailed,
+        Metric::WebhookAttempts,
+        Metric::WebhookEndpointsDisabled,
     ];
 
     /// The CloudWatch metric name.
@@ -105,6 +111,8 @@ impl Metric {
             Metric::SweeperActions => "SweeperActions",
             Metric::JobsStuck => "JobsStuck",
             Metric::RefundsFailed => "RefundsFailed",
+            Metric::WebhookAttempts => "WebhookAttempts",
+            Metric::WebhookEndpointsDisabled => "WebhookEndpointsDisabled",
         }
     }
 
@@ -130,6 +138,7 @@ impl Metric {
             Metric::Refunds | Metric::RefundedCredits => &[dim::REFUND_SOURCE],
             Metric::Refusals => &[dim::STATUS, dim::CODE],
             Metric::SweeperActions => &[dim::ACTION],
+            Metric::WebhookAttempts => &[dim::OUTCOME],
             _ => &[],
         }
     }
@@ -260,6 +269,17 @@ pub fn job_finished(end: JobEnd) {
     let (outcome, code) = end.dimensions();
     metrics::counter!(Metric::JobsFinished.name(), dim::OUTCOME => outcome, dim::FAILURE_CODE => code)
         .increment(1);
+}
+
+/// One webhook POST ended: answered 2xx or not.
+pub fn webhook_attempt(delivered: bool) {
+    let outcome = if delivered { "delivered" } else { "failed" };
+    metrics::counter!(Metric::WebhookAttempts.name(), dim::OUTCOME => outcome).increment(1);
+}
+
+/// A webhook endpoint was disabled after a long run of failures.
+pub fn webhook_endpoint_disabled() {
+    metrics::counter!(Metric::WebhookEndpointsDisabled.name()).increment(1);
 }
 
 /// A job's credits went back to its owner.

@@ -16,9 +16,11 @@ async fn main() -> Result<(), lambda_runtime::Error> {
         Config::from_env().inspect_err(|e| tracing::error!(error = %e, "config_invalid"))?;
     let clients = Clients::from_env().await;
     let app = &App::new(config, &clients);
+    let http = &reqwest::Client::new();
     lambda_runtime::run(service_fn(
         move |_event: LambdaEvent<CloudWatchEvent>| async move {
             let summary = atelier_sweeper::handle(app, atelier_shared::clock::now()).await;
+            atelier_sweeper::deliver_webhooks(app, http, atelier_shared::clock::now()).await;
             atelier_shared::metrics::flush();
             // The summary is logged either way (sweep_completed); a refund that could not be
             // made fails the invocation, so the function's Errors metric sees it too.

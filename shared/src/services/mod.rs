@@ -15,6 +15,7 @@ pub mod support;
 pub mod sweep;
 pub mod uploads;
 pub mod user_share;
+pub mod webhooks;
 
 use crate::assets::Assets;
 use crate::aws::Clients;
