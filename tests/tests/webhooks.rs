@@ -279,3 +279,65 @@ async fn a_purchase_sends_credits_purchased_with_its_credits_and_pack() {
     assert_eq!(Some(h.balance(&user).await - before), body.data.credits);
     h.assert_audit_clean().await;
 }
+
+#[tokio::test]
+async fn the_operator_adds_rotates_lists_and_removes_an_endpoint_and_reads_an_events_log() {
+    let h = Harness::isolated(|_| {}).await;
+    let env: Vec<(&str, String)> = h.app.config.resources.to_env();
+    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let receiver = Receiver::start(&[503], Duration::ZERO).await;
+
+    let refused =
+        atelier_tests::admin(&["webhook", "add", "http://hooks.example.com/"], &env).await;
+    let added = atelier_tests::admin(&["webhook", "add", &receiver.url], &env).await;
+    let id = added.json()["id"].as_str().unwrap_or_default().to_owned();
+    let first = added.json()["secret"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    let rotated = atelier_tests::admin(&["webhook", "rotate", &id], &env).await;
+    let second = rotated.json()["secret"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    let user = h.user();
+    let job = h
+        .submit_photo(&user, "k", samples::single_pet(), pet())
+        .await;
+    assert_eq!(h.cancel(&user, &job).await.status, StatusCode::OK);
+    deliver(&h, clock::now()).await;
+    let event_id = format!("evt_{job}_canceled");
+    let log = atelier_tests::admin(&["webhook", "deliveries", &event_id], &env).await;
+    let list = atelier_tests::admin(&["webhook", "list"], &env).await;
+    let removed = atelier_tests::admin(&["webhook", "remove", &id], &env).await;
+    let after = atelier_tests::admin(&["webhook", "list"], &env).await;
+
+    assert_eq!(refused.code, Some(2), "plain http elsewhere: {refused:?}");
+    assert!(first.starts_with("whsec_") && second.starts_with("whsec_") && first != second);
+    let d = &receiver.deliveries()[0];
+    assert_eq!(
+        d.headers.signature.split(' ').count(),
+        2,
+        "both secrets sign for 24 h"
+    );
+    for secret in [&first, &second] {
+        let s = Secret::parse(secret).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(
+            sign::verify(
+                &s,
+                &d.headers,
+                d.body.as_bytes(),
+                clock::now().unix_timestamp()
+            ),
+            Ok(())
+        );
+    }
+    let log = log.json();
+    assert_eq!(log["type"], json!("edit.canceled"));
+    assert_eq!(log["attempts"][0]["status"], json!(503));
+    assert_eq!(log["pending"], json!(true), "a 503 is retried later");
+    assert_eq!(list.json()[0]["id"], json!(id));
+    assert!(!list.stdout.contains("whsec_"), "list never shows secrets");
+    assert_eq!(removed.code, Some(0));
+    assert_eq!(after.json(), json!([]));
+}
