@@ -341,3 +341,48 @@ async fn the_operator_adds_rotates_lists_and_removes_an_endpoint_and_reads_an_ev
     assert_eq!(removed.code, Some(0));
     assert_eq!(after.json(), json!([]));
 }
+
+#[tokio::test]
+async fn an_endpoint_failing_for_three_days_is_disabled_but_not_after_a_short_outage() {
+    let h = Harness::isolated(|_| {}).await;
+    let (dead, _) = webhooks::add_endpoint(&h.app.store, "http://127.0.0.1:9/dead", clock::now())
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let user = h.user();
+    for key in ["a", "b", "c"] {
+        let job = h
+            .submit_photo(&user, key, samples::single_pet(), pet())
+            .await;
+        assert_eq!(h.cancel(&user, &job).await.status, StatusCode::OK);
+    }
+    let t0 = clock::now();
+    let window = h.app.config.webhooks.retry.disable_after_secs;
+
+    let burst = deliver(&h, t0).await;
+    let still = h
+        .app
+        .store
+        .webhook_endpoints()
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let late = deliver(&h, t0 + Duration::from_secs(window + 1)).await;
+    let after = h
+        .app
+        .store
+        .webhook_endpoints()
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+
+    assert_eq!(
+        (burst.failed, burst.endpoints_disabled),
+        (3, 0),
+        "{burst:?}"
+    );
+    assert!(
+        still[0].disabled_at.is_none(),
+        "three failures in a minute disable nothing"
+    );
+    assert_eq!(late.endpoints_disabled, 1, "{late:?}");
+    assert_eq!(after[0].hook_sk, dead.hook_sk);
+    assert!(after[0].disabled_at.is_some());
+}

@@ -4,8 +4,9 @@
 //! stored body, signed with every live secret of each active endpoint that has not yet had it,
 //! records every attempt in the event's delivery log, and schedules the next round with
 //! exponential backoff (the policy in [`crate::webhooks::RetryPolicy`]). It never touches a
-//! job: a slow or failing receiver costs only the worker's time. An endpoint that fails
-//! `give_up_after` rounds in a row is disabled (metric `WebhookEndpointsDisabled`, alarmed).
+//! job: a slow or failing receiver costs only the worker's time. An endpoint that has failed
+//! every attempt for `disable_after_secs` (three days) is disabled (metric
+//! `WebhookEndpointsDisabled`, alarmed).
 
 use std::time::{Duration, Instant as StdInstant};
 
@@ -75,15 +76,24 @@ pub async fn deliver_due(
             if !failed && !served {
                 continue;
             }
-            let before = (ep.failed_rounds, ep.disabled_at.clone());
-            ep.failed_rounds = if failed { ep.failed_rounds + 1 } else { 0 };
-            if ep.failed_rounds >= settings.retry.give_up_after {
-                ep.disabled_at = Some(now_s.clone());
-                summary.endpoints_disabled += 1;
-                crate::metrics::webhook_endpoint_disabled();
-                tracing::warn!(endpoint = %ep.hook_sk, rounds = ep.failed_rounds, "webhook_endpoint_disabled");
+            let before = ep.clone();
+            if failed {
+                ep.failed_rounds += 1;
+                let since = ep
+                    .failing_since
+                    .get_or_insert_with(|| now_s.clone())
+                    .clone();
+                if failing_too_long(&since, now, settings) {
+                    ep.disabled_at = Some(now_s.clone());
+                    summary.endpoints_disabled += 1;
+                    crate::metrics::webhook_endpoint_disabled();
+                    tracing::warn!(endpoint = %ep.hook_sk, since = %since, attempts = ep.failed_rounds, "webhook_endpoint_disabled");
+                }
+            } else {
+                ep.failed_rounds = 0;
+                ep.failing_since = None;
             }
-            if before != (ep.failed_rounds, ep.disabled_at.clone()) {
+            if *ep != before {
                 store.put_webhook_endpoint(ep).await?;
             }
         }
@@ -101,6 +111,12 @@ pub async fn deliver_due(
         }
     }
     Ok(summary)
+}
+
+/// Whether an endpoint failing since `since` has failed for the policy's whole window.
+fn failing_too_long(since: &str, now: Instant, settings: &WebhookSettings) -> bool {
+    let window = Duration::from_secs(settings.retry.disable_after_secs);
+    clock::parse(since).is_some_and(|t| now - t >= window)
 }
 
 /// One round of one event: a POST to each active endpoint it has not reached. Returns the
@@ -252,6 +268,7 @@ pub async fn add_endpoint(
         }],
         created_at: clock::format(now),
         failed_rounds: 0,
+        failing_since: None,
         disabled_at: None,
     };
     store.put_webhook_endpoint(&endpoint).await?;
@@ -282,6 +299,7 @@ pub async fn rotate_endpoint(
         expires_at: None,
     });
     ep.failed_rounds = 0;
+    ep.failing_since = None;
     ep.disabled_at = None;
     store.put_webhook_endpoint(&ep).await?;
     Ok(secret)

@@ -416,9 +416,14 @@ pub struct WebhookEndpointItem {
     pub url: String,
     pub secrets: Vec<WebhookSecret>,
     pub created_at: String,
-    /// Rounds failed in a row (reset by a success); disabled at the policy's limit.
+    /// Attempts failed in a row (reset by a success).
     #[serde(default)]
     pub failed_rounds: u32,
+    /// The first failure since the last success: disabled once it is older than the policy's
+    /// `disable_after_secs` (time, not a count: many events failing at once in a short outage
+    /// must not disable an endpoint).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failing_since: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub disabled_at: Option<String>,
 }

@@ -212,13 +212,14 @@ pub fn validate_url(raw: &str) -> Result<reqwest::Url, UrlError> {
 }
 
 /// Retry policy: the wait before attempt round `n + 1` after `n` failed rounds doubles from
-/// `base_secs` up to `max_secs`; after `give_up_after` rounds the event stops (and the endpoint
-/// that kept failing is disabled once it has failed that many rounds in a row).
+/// `base_secs` up to `max_secs`; after `give_up_after` rounds the event stops. An endpoint
+/// that has failed every attempt for `disable_after_secs` is disabled.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RetryPolicy {
     pub base_secs: u64,
     pub max_secs: u64,
     pub give_up_after: u32,
+    pub disable_after_secs: u64,
 }
 
 impl Default for RetryPolicy {
@@ -229,6 +230,7 @@ impl Default for RetryPolicy {
             base_secs: 30,
             max_secs: 6 * 3600,
             give_up_after: 18,
+            disable_after_secs: 3 * 86_400,
         }
     }
 }
