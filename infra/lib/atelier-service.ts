@@ -55,6 +55,7 @@ import { addDashboard } from './dashboard';
 import { addLedgerGuard } from './ledger-guard';
 import { LOGICAL_TABLE_METADATA, type TableDef, loadSchema } from './schema';
 import { WebSite } from './web-site';
+import { addWebhooks } from './webhooks';
 
 export type Stage = 'dev' | 'prod';
 export type Arch = 'x86_64' | 'arm64';
@@ -827,6 +828,17 @@ export class AtelierService extends Construct {
       comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
       treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
     });
+    const webhooksDef = this.schemaDefs.find((d) => d.logical === 'webhooks');
+    if (webhooksDef && this.tables.webhooks) {
+      addWebhooks({
+        table: this.tables.webhooks,
+        dueIndex: webhooksDef.indexes[0]?.name ?? 'webhooks_due',
+        writers: [api, consumer],
+        sweeper,
+        namespace: METRICS.namespace,
+        alarm,
+      });
+    }
     alarm('SweeperErrors', {
       alarmDescription:
         'The sweeper failed invocations: a crash, a timeout, or a sweep whose refunds failed (see RefundsFailed). ' +

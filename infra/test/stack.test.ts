@@ -27,6 +27,7 @@ import {
 } from '../lib/atelier-stack';
 import { PLATFORM_PROVIDED, functionEnvironment, loadEnvNames } from '../lib/environment';
 import { loadSchema } from '../lib/schema';
+import { WEBHOOK_ENDPOINTS_DISABLED } from '../lib/webhooks';
 import {
   actionsOf,
   actionsOn,
@@ -452,7 +453,9 @@ describe('alarms', () => {
     const budget = alarms.filter((a) => a.MetricName === METRICS.budgetUsedPercent && a.Namespace === METRICS.namespace);
     assert.deepEqual(budget.map((a) => a.Threshold), [...BUDGET_ALERT_PERCENTS]);
     for (const a of budget) assert.equal(a.ComparisonOperator, 'GreaterThanOrEqualToThreshold');
-    assert.equal(alarms.length, 20);
+    const webhooks = find(WEBHOOK_ENDPOINTS_DISABLED, METRICS.namespace);
+    assert.deepEqual(webhooks?.Dimensions, [{ Name: 'FunctionName', Value: { Ref: functionId(s, 'sweeper') } }]);
+    assert.equal(alarms.length, 21);
     for (const a of alarms) {
       assert.deepEqual(a.AlarmActions, [{ Ref: topic }]);
       assert.equal(a.TreatMissingData, 'notBreaching');

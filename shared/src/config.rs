@@ -37,6 +37,12 @@ pub mod env {
             "DynamoDB table of per-user per-day counters (upload slots and bytes), expired by TTL";
         PAYMENTS_TABLE = "ATELIER_PAYMENTS_TABLE", true,
             "DynamoDB table of paid purchases by Stripe payment id";
+        WEBHOOKS_TABLE = "ATELIER_WEBHOOKS_TABLE", true,
+            "DynamoDB table of the webhook outbox: endpoints, events and their delivery log";
+        WEBHOOK_RETRY_BASE_SECS = "ATELIER_WEBHOOK_RETRY_BASE_SECS", false,
+            "first wait before a failed webhook delivery is retried; each later wait doubles, up to 6 h (default 30)";
+        WEBHOOK_TIMEOUT_SECS = "ATELIER_WEBHOOK_TIMEOUT_SECS", false,
+            "how long one webhook POST may take before it counts as failed (default 10)";
         QUEUE_URL = "ATELIER_QUEUE_URL", true, "SQS queue URL of the job doorbell";
         BUCKET = "ATELIER_BUCKET", true, "private S3 bucket of uploads and results";
         MAX_IN_FLIGHT = "ATELIER_MAX_IN_FLIGHT", false,
@@ -110,6 +116,7 @@ pub struct Resources {
     pub attempts_table: String,
     pub quotas_table: String,
     pub payments_table: String,
+    pub webhooks_table: String,
     pub queue_url: String,
     pub bucket: String,
 }
@@ -126,6 +133,7 @@ impl Resources {
             attempts_table: format!("{prefix}-attempts"),
             quotas_table: format!("{prefix}-quotas"),
             payments_table: format!("{prefix}-payments"),
+            webhooks_table: format!("{prefix}-webhooks"),
             queue_url: format!(
                 "{}/000000000000/{prefix}-jobs",
                 endpoint.trim_end_matches('/')
@@ -149,6 +157,7 @@ impl Resources {
             (env::ATTEMPTS_TABLE, self.attempts_table.clone()),
             (env::QUOTAS_TABLE, self.quotas_table.clone()),
             (env::PAYMENTS_TABLE, self.payments_table.clone()),
+            (env::WEBHOOKS_TABLE, self.webhooks_table.clone()),
             (env::QUEUE_URL, self.queue_url.clone()),
             (env::BUCKET, self.bucket.clone()),
         ]
@@ -250,6 +259,43 @@ pub struct Config {
     pub limits: Limits,
     pub identity: IdentitySettings,
     pub payments: PaymentSettings,
+    pub webhooks: WebhookSettings,
+}
+
+/// How webhooks are delivered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WebhookSettings {
+    pub retry: crate::webhooks::RetryPolicy,
+    /// One POST's limit.
+    pub timeout_secs: u64,
+}
+
+impl Default for WebhookSettings {
+    fn default() -> WebhookSettings {
+        WebhookSettings {
+            retry: crate::webhooks::RetryPolicy::default(),
+            timeout_secs: 10,
+        }
+    }
+}
+
+impl WebhookSettings {
+    fn from_lookup(get: &Get<'_>) -> Result<WebhookSettings, ConfigError> {
+        let defaults = WebhookSettings::default();
+        Ok(WebhookSettings {
+            retry: crate::webhooks::RetryPolicy {
+                base_secs: number(
+                    get,
+                    env::WEBHOOK_RETRY_BASE_SECS,
+                    defaults.retry.base_secs,
+                    1,
+                    3600,
+                )?,
+                ..defaults.retry
+            },
+            timeout_secs: number(get, env::WEBHOOK_TIMEOUT_SECS, defaults.timeout_secs, 1, 30)?,
+        })
+    }
 }
 
 /// What the code reads from the verified token beyond `sub`.
@@ -304,6 +350,7 @@ impl Config {
             payments: PaymentSettings::from_lookup(&get)?,
             resources: Resources::from_lookup(&declared_get)?,
             limits: Limits::from_lookup(&declared_get)?,
+            webhooks: WebhookSettings::from_lookup(&declared_get)?,
             identity: IdentitySettings {
                 email_verified_claim: email_verified_claim(&declared_get)?,
             },
@@ -352,6 +399,7 @@ impl Resources {
             attempts_table: required(get, env::ATTEMPTS_TABLE)?,
             quotas_table: required(get, env::QUOTAS_TABLE)?,
             payments_table: required(get, env::PAYMENTS_TABLE)?,
+            webhooks_table: required(get, env::WEBHOOKS_TABLE)?,
             queue_url: required(get, env::QUEUE_URL)?,
             bucket: required(get, env::BUCKET)?,
         })

@@ -30,5 +30,6 @@ pub mod services;
 pub mod store;
 pub mod telemetry;
 pub mod validation;
+pub mod webhooks;
 
 pub use error::Error;

@@ -68,10 +68,14 @@ pub enum Metric {
     AuditOffenders,
     /// Scheduled audit: accounts one pass checked.
     AuditedAccounts,
+    /// One webhook POST (`Outcome` = `delivered` or `failed`).
+    WebhookAttempts,
+    /// An endpoint disabled after failing every round of a long run (alarmed on).
+    WebhookEndpointsDisabled,
 }
 
 impl Metric {
-    pub const ALL: [Metric; 20] = [
+    pub const ALL: [Metric; 22] = [
         Metric::JobsFinished,
         Metric::ModelCalls,
         Metric::ModelCallLatency,
@@ -92,6 +96,8 @@ impl Metric {
         Metric::LedgerRowsChanged,
         Metric::AuditOffenders,
         Metric::AuditedAccounts,
+        Metric::WebhookAttempts,
+        Metric::WebhookEndpointsDisabled,
     ];
 
     /// The CloudWatch metric name.
@@ -117,6 +123,8 @@ impl Metric {
             Metric::LedgerRowsChanged => "LedgerRowsChanged",
             Metric::AuditOffenders => "AuditOffenders",
             Metric::AuditedAccounts => "AuditedAccounts",
+            Metric::WebhookAttempts => "WebhookAttempts",
+            Metric::WebhookEndpointsDisabled => "WebhookEndpointsDisabled",
         }
     }
 
@@ -143,6 +151,7 @@ impl Metric {
             Metric::Refusals => &[dim::STATUS, dim::CODE],
             Metric::SweeperActions => &[dim::ACTION],
             Metric::LedgerRowsChanged => &[dim::EVENT_NAME],
+            Metric::WebhookAttempts => &[dim::OUTCOME],
             _ => &[],
         }
     }
@@ -275,6 +284,17 @@ pub fn job_finished(end: JobEnd) {
     let (outcome, code) = end.dimensions();
     metrics::counter!(Metric::JobsFinished.name(), dim::OUTCOME => outcome, dim::FAILURE_CODE => code)
         .increment(1);
+}
+
+/// One webhook POST ended: answered 2xx or not.
+pub fn webhook_attempt(delivered: bool) {
+    let outcome = if delivered { "delivered" } else { "failed" };
+    metrics::counter!(Metric::WebhookAttempts.name(), dim::OUTCOME => outcome).increment(1);
+}
+
+/// A webhook endpoint was disabled after a long run of failures.
+pub fn webhook_endpoint_disabled() {
+    metrics::counter!(Metric::WebhookEndpointsDisabled.name()).increment(1);
 }
 
 /// A job's credits went back to its owner.

@@ -518,6 +518,13 @@ async fn money_invariants_hold_under_faults() {
                 calls.edit
             ));
         }
+        let events = webhook_events_of(&clean, id).await;
+        if job.status.is_terminal() && events != [job.status.as_str()] {
+            violations.push(format!(
+                "{id}: {} but webhook events {events:?}",
+                job.status.as_str()
+            ));
+        }
         histories.insert(id.clone(), (job.status, debits, refunds, calls));
     }
     if let Ok(d) = budget::day(&clean.app, &day).await {
@@ -585,6 +592,24 @@ async fn money_invariants_hold_under_faults() {
 
 /// Rule 12 at rest: every user's `used + reserved <= share`, each user's item equal to the
 /// sum of their attempts, and the users' items summing to the day's.
+/// The final states a job has webhook events for (the outbox row of its end is written in the
+/// same transaction, so exactly one, for the state it ended in).
+async fn webhook_events_of(h: &Harness, id: &str) -> Vec<&'static str> {
+    let mut found = Vec::new();
+    for state in [JobState::Succeeded, JobState::Failed, JobState::Canceled] {
+        let (event, _) = h
+            .app
+            .store
+            .webhook_event_rows(&format!("evt_{id}_{}", state.as_str()))
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        if event.is_some() {
+            found.push(state.as_str());
+        }
+    }
+    found
+}
+
 async fn user_share_checks(h: &Harness, users: &[UserId], day: &str, violations: &mut Vec<String>) {
     let attempts = h
         .app

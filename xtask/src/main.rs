@@ -140,6 +140,10 @@ fn local_env(port: u16, prefix: &str) -> Vec<(String, String)> {
             format!("{prefix}-payments"),
         ),
         (
+            "ATELIER_WEBHOOKS_TABLE".into(),
+            format!("{prefix}-webhooks"),
+        ),
+        (
             "ATELIER_QUEUE_URL".into(),
             format!("{endpoint}/000000000000/{prefix}-jobs"),
         ),
@@ -192,13 +196,23 @@ fn ensure_ministack() -> Result<PathBuf> {
 /// Installs the official OpenAI client into `.venv/openai` (once; a marker records the pins) and
 /// returns that venv's python.
 fn ensure_official_client() -> Result<PathBuf> {
-    let dir = venv().join("openai");
-    let pins: Vec<&str> = OFFICIAL_CLIENT_REQUIREMENTS
+    ensure_requirements(
+        "openai",
+        ".atelier-openai-pins",
+        OFFICIAL_CLIENT_REQUIREMENTS,
+    )
+}
+
+/// Installs a requirements file's pins (comments and blank lines skipped) into
+/// `.venv/<name>` and returns that venv's python.
+fn ensure_requirements(name: &str, marker: &str, requirements: &str) -> Result<PathBuf> {
+    let dir = venv().join(name);
+    let pins: Vec<&str> = requirements
         .lines()
         .map(str::trim)
         .filter(|l| !l.is_empty() && !l.starts_with('#'))
         .collect();
-    ensure_pip(&dir, ".atelier-openai-pins", &pins)?;
+    ensure_pip(&dir, marker, &pins)?;
     Ok(dir.join("bin").join("python"))
 }
 
@@ -224,6 +238,21 @@ fn ensure_official_stripe() -> Result<PathBuf> {
     .context("npm install (is Node.js installed?)")?;
     std::fs::write(&marker, pin)?;
     Ok(dir.join("node_modules"))
+}
+
+/// The official Standard Webhooks library, pinned, which `tests/tests/webhooks.rs` verifies
+/// our signed deliveries with (a venv of its own, `.venv/standardwebhooks`).
+const OFFICIAL_WEBHOOKS_REQUIREMENTS: &str =
+    include_str!("../../tests/official-standardwebhooks/requirements.txt");
+
+/// Installs the official Standard Webhooks library into `.venv/standardwebhooks` (once; a
+/// marker records the pins) and returns that venv's python.
+fn ensure_official_webhooks() -> Result<PathBuf> {
+    ensure_requirements(
+        "standardwebhooks",
+        ".atelier-standardwebhooks-pins",
+        OFFICIAL_WEBHOOKS_REQUIREMENTS,
+    )
 }
 
 fn run(cmd: &mut Command) -> Result<()> {
@@ -392,6 +421,10 @@ fn test(extra: &[String]) -> Result<ExitCode> {
     env.push((
         "ATELIER_STRIPE_NODE_MODULES".into(),
         ensure_official_stripe()?.display().to_string(),
+    ));
+    env.push((
+        "ATELIER_STANDARDWEBHOOKS_PYTHON".into(),
+        ensure_official_webhooks()?.display().to_string(),
     ));
     let (mut ok, passed, failed) = cargo_test(scope, &extra, &env)?;
     eprintln!("xtask: tests finished in {:.1?}", started.elapsed());

@@ -13,6 +13,7 @@ use atelier_shared::services::sweep::{self, SweepLimits, SweepSummary};
 use aws_lambda_events::dynamodb;
 use serde::Deserialize;
 use serde_json::Value;
+use atelier_shared::services::webhooks;
 
 /// Runs one sweep as of `now`.
 pub async fn handle(app: &App, now: Instant) -> SweepSummary {
@@ -110,6 +111,25 @@ pub fn audit_continuation(pass: &AuditPass) -> Option<Value> {
         PassEnd::Stopped { resume_after } => {
             Some(serde_json::json!({ "task": "audit", "after": resume_after.as_str() }))
         }
+    }
+}
+
+/// The webhook deliveries due at `now`, after the sweep and within the rest of the
+/// function's minute: the outbox's worker (`services::webhooks`). A failure is logged and
+/// left to the next tick; it never fails the sweep.
+pub async fn deliver_webhooks(app: &App, http: &reqwest::Client, now: Instant) {
+    let budget = std::time::Duration::from_secs(30);
+    match webhooks::deliver_due(&app.store, http, &app.config.webhooks, now, budget).await {
+        Ok(s) if s.events > 0 => tracing::info!(
+            events = s.events,
+            delivered = s.delivered,
+            failed = s.failed,
+            endpoints_disabled = s.endpoints_disabled,
+            errors = s.errors,
+            "webhooks_delivered"
+        ),
+        Ok(_) => {}
+        Err(e) => tracing::warn!(error = %e, "webhooks_delivery_failed"),
     }
 }
 

@@ -29,11 +29,13 @@ async fn main() -> Result<(), lambda_runtime::Error> {
     let clients = Clients::new(&sdk);
     let lambda = &aws_sdk_lambda::Client::new(&sdk);
     let app = &App::new(config, &clients);
+    let http = &reqwest::Client::new();
     lambda_runtime::run(service_fn(move |event: LambdaEvent<Value>| async move {
         let deadline = event.context.deadline();
         let out = match SweeperEvent::parse(event.payload) {
             Ok(SweeperEvent::Tick) => {
                 let summary = atelier_sweeper::handle(app, atelier_shared::clock::now()).await;
+                atelier_sweeper::deliver_webhooks(app, http, atelier_shared::clock::now()).await;
                 atelier_shared::metrics::flush();
                 // The summary is logged either way (sweep_completed); a refund that could
                 // not be made fails the invocation, so the function's Errors metric sees it.

@@ -17,6 +17,7 @@ pub mod sweep;
 pub mod uploads;
 pub mod user_share;
 pub mod watch;
+pub mod webhooks;
 
 use crate::assets::Assets;
 use crate::aws::Clients;

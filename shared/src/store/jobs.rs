@@ -12,6 +12,7 @@ use crate::domain::{
     Credits, FailureCode, JobFailure, JobId, JobResult, JobState, LedgerKind, UserId,
 };
 use crate::error::{AwsError, Error};
+use crate::webhooks::NewEvent;
 
 /// What an operator's refund of a delivered job did.
 #[derive(Debug)]
@@ -402,6 +403,9 @@ impl Store {
             // A refunded repair gives its slot back to the lineage.
             items.push(self.lineage_release(&repair.root_job_id, &job.job_id)?);
         }
+        if let Some(event) = NewEvent::for_job(job, to, Some(failure), now) {
+            items.push(self.outbox_put(&event, now)?);
+        }
         let base_len = items.len();
         let with_extra = !extra.is_empty();
         let base = items.clone();
@@ -498,6 +502,9 @@ impl Store {
             TransactWriteItem::builder().update(update).build(),
             self.account_release(job, false)?,
         ];
+        if let Some(event) = NewEvent::for_job(job, JobState::Succeeded, None, now) {
+            items.push(self.outbox_put(&event, now)?);
+        }
         items.extend(extra);
         match self.transact("jobs.deliver", items).await? {
             TxOutcome::Committed => Ok(FinishOutcome::Done),

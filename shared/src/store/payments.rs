@@ -13,6 +13,7 @@ use super::schema::{AccountItem, LedgerItem, PaymentItem, attr};
 use super::{Store, TxOutcome, from_item, n, names, s, to_item};
 use crate::domain::{Operator, UserId};
 use crate::error::{AwsError, Error};
+use crate::webhooks::NewEvent;
 
 /// How a purchase's transaction ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -69,6 +70,17 @@ impl Store {
                 &self.names.payments_table,
                 to_item(payment)?,
                 attr::PAYMENT_ID,
+            )?,
+            // The outbox row of `credits.purchased`, last: the reasons' indexes above hold.
+            self.outbox_put(
+                &NewEvent::purchase(
+                    &payment.user_id,
+                    &payment.payment_id,
+                    &payment.pack,
+                    payment.credits.get(),
+                    &payment.created_at,
+                ),
+                &payment.created_at,
             )?,
         ];
         match self.transact("payments.purchase", items).await? {

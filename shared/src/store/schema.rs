@@ -114,6 +114,20 @@ pub mod attr {
     pub const QUOTA: &str = "quota";
     pub const SLOTS: &str = "slots";
     pub const BYTES: &str = "bytes";
+
+    /// webhooks: `endpoints` for the endpoints, else an event's id.
+    pub const HOOK_PK: &str = "hook_pk";
+    /// webhooks: an endpoint's id; `event` for the event itself; `attempt#…` for its log.
+    pub const HOOK_SK: &str = "hook_sk";
+    /// webhooks, sparse: `pending` on an event until every endpoint has it (or it gave up).
+    pub const DUE_STATE: &str = "due_state";
+    /// webhooks: when the event's next delivery round is due.
+    pub const DUE_AT: &str = "due_at";
+    pub const ROUNDS: &str = "rounds";
+    pub const DELIVERED_TO: &str = "delivered_to";
+    pub const SECRETS: &str = "secrets";
+    pub const DISABLED_AT: &str = "disabled_at";
+    pub const FAILED_ROUNDS: &str = "failed_rounds";
 }
 
 /// Index names.
@@ -130,6 +144,8 @@ pub mod index {
     /// budget, sparse: only users' day items carry `spend_day`, so one Query per day reads
     /// the biggest spenders first (`spent_micros` descending), never a scan.
     pub const BUDGET_TOP_SPENDERS: &str = "top_spenders";
+    /// webhooks, sparse: events with a delivery round due, oldest first.
+    pub const WEBHOOKS_DUE: &str = "webhooks_due";
 }
 
 /// A key attribute and its DynamoDB type (`S` or `N`).
@@ -266,8 +282,27 @@ pub const PAYMENTS: TableDef = TableDef {
     ttl_attribute: None,
 };
 
+/// The webhook outbox: endpoints (partition [`WEBHOOK_ENDPOINTS`]), events (written in the
+/// transaction of the state change they report, sort key [`WEBHOOK_EVENT`]) and each event's
+/// delivery log (sort keys `attempt#…`). Pending events carry `due_state`, so the delivery
+/// worker reads exactly the due ones from the sparse index.
+pub const WEBHOOKS: TableDef = TableDef {
+    logical: "webhooks",
+    env: env::WEBHOOKS_TABLE,
+    partition_key: s(attr::HOOK_PK),
+    sort_key: Some(s(attr::HOOK_SK)),
+    indexes: &[IndexDef {
+        name: index::WEBHOOKS_DUE,
+        partition_key: s(attr::DUE_STATE),
+        sort_key: Some(s(attr::DUE_AT)),
+    }],
+    ttl_attribute: Some(attr::EXPIRES_AT),
+};
+
 /// Every table.
-pub const TABLES: [TableDef; 7] = [ACCOUNTS, LEDGER, JOBS, BUDGET, ATTEMPTS, QUOTAS, PAYMENTS];
+pub const TABLES: [TableDef; 8] = [
+    ACCOUNTS, LEDGER, JOBS, BUDGET, ATTEMPTS, QUOTAS, PAYMENTS, WEBHOOKS,
+];
 
 /// Physical table name of a definition.
 pub fn table_name<'a>(def: &TableDef, r: &'a Resources) -> &'a str {
@@ -278,6 +313,7 @@ pub fn table_name<'a>(def: &TableDef, r: &'a Resources) -> &'a str {
         "attempts" => &r.attempts_table,
         "quotas" => &r.quotas_table,
         "payments" => &r.payments_table,
+        "webhooks" => &r.webhooks_table,
         _ => &r.jobs_table,
     }
 }
@@ -321,6 +357,94 @@ pub mod reference {
     pub const PURCHASE_REVERSAL_PREFIX: &str = "purchase_reversal:";
     /// Where the references of restored reversals begin.
     pub const REVERSAL_RESTORED_PREFIX: &str = "reversal_restored:";
+}
+
+/// The partition of every webhook endpoint.
+pub const WEBHOOK_ENDPOINTS: &str = "endpoints";
+/// The sort key of an event's own row.
+pub const WEBHOOK_EVENT: &str = "event";
+/// The `due_state` of an event with a delivery round to run.
+pub const WEBHOOK_PENDING: &str = "pending";
+
+/// A delivery attempt's sort key: `attempt#<round, 4 digits>#<endpoint id>`, in order.
+pub fn webhook_attempt_key(round: u32, endpoint: &str) -> String {
+    format!("attempt#{round:04}#{endpoint}")
+}
+
+/// One webhook event (the outbox row).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WebhookEventItem {
+    /// The event id ([`attr::HOOK_PK`]), the `webhook-id` of every attempt.
+    pub hook_pk: String,
+    /// Always [`WEBHOOK_EVENT`].
+    pub hook_sk: String,
+    #[serde(rename = "type")]
+    pub kind: String,
+    /// The exact bytes every attempt signs and sends.
+    pub body: String,
+    pub created_at: String,
+    /// [`WEBHOOK_PENDING`] while a round is due; absent once delivered or given up.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub due_state: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub due_at: Option<String>,
+    /// Delivery rounds run so far.
+    #[serde(default)]
+    pub rounds: u32,
+    /// Endpoints that answered 2xx: later rounds skip them.
+    #[serde(default)]
+    pub delivered_to: Vec<String>,
+}
+
+/// One secret of an endpoint; a rotated-out one signs until `expires_at`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WebhookSecret {
+    /// `whsec_…`.
+    pub secret: String,
+    pub created_at: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expires_at: Option<String>,
+}
+
+/// One receiver of every event.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WebhookEndpointItem {
+    /// Always [`WEBHOOK_ENDPOINTS`].
+    pub hook_pk: String,
+    /// The endpoint's id (`ep_…`).
+    pub hook_sk: String,
+    pub url: String,
+    pub secrets: Vec<WebhookSecret>,
+    pub created_at: String,
+    /// Attempts failed in a row (reset by a success).
+    #[serde(default)]
+    pub failed_rounds: u32,
+    /// The first failure since the last success: disabled once it is older than the policy's
+    /// `disable_after_secs` (time, not a count: many events failing at once in a short outage
+    /// must not disable an endpoint).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failing_since: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub disabled_at: Option<String>,
+}
+
+/// One POST of one event to one endpoint: the delivery log.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WebhookAttemptItem {
+    /// The event id.
+    pub hook_pk: String,
+    /// [`webhook_attempt_key`].
+    pub hook_sk: String,
+    pub endpoint_id: String,
+    pub round: u32,
+    pub at: String,
+    /// The receiver's status code, when it answered.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status_code: Option<u16>,
+    /// Why no answer (timeout, connection refused), when none came.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    pub millis: u64,
 }
 
 /// The account: balance and the in-flight count of rule 11.

@@ -17,6 +17,8 @@ use atelier_shared::store::schema::TABLES;
 use atelier_shared::store::user_share::ShareChange;
 use clap::{Parser, Subcommand};
 
+mod webhook;
+
 #[derive(Parser)]
 #[command(
     name = "atelier-admin",
@@ -77,6 +79,11 @@ enum Command {
     Job {
         #[command(subcommand)]
         action: JobAction,
+    },
+    /// Webhook endpoints (add, rotate, remove, list) and events (deliveries, replay).
+    Webhook {
+        #[command(subcommand)]
+        action: webhook::WebhookAction,
     },
     /// Print the DynamoDB table definitions (JSON) that the infrastructure must match.
     Schema,
@@ -326,6 +333,7 @@ async fn main() -> ExitCode {
 
 async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
+        Command::Webhook { action } => webhook::run(&app().await?, action).await,
         Command::Grant {
             user,
             credits,

@@ -170,9 +170,16 @@ async fn main() -> anyhow::Result<()> {
             let sweep_app = app.clone();
             let sweeper = tokio::spawn(async move {
                 let mut tick = tokio::time::interval(std::time::Duration::from_secs(60));
+                let http = reqwest::Client::new();
                 loop {
                     tick.tick().await;
                     atelier_sweeper::handle(&sweep_app, atelier_shared::clock::now()).await;
+                    atelier_sweeper::deliver_webhooks(
+                        &sweep_app,
+                        &http,
+                        atelier_shared::clock::now(),
+                    )
+                    .await;
                 }
             });
             let poller = tokio::spawn(atelier_local::poller::run(

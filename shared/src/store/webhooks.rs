@@ -1,0 +1,238 @@
+//! The webhook outbox's DynamoDB side: the event row that joins a state change's transaction,
+//! the due events, the delivery log and the endpoints. Policy (who is sent what, when to retry
+//! or disable) is in `services::webhooks`.
+
+use aws_sdk_dynamodb::types::{AttributeValue, TransactWriteItem};
+
+use super::schema::{
+    WEBHOOK_ENDPOINTS, WEBHOOK_EVENT, WEBHOOK_PENDING, WebhookAttemptItem, WebhookEndpointItem,
+    WebhookEventItem, attr, index,
+};
+use super::{Store, from_item, names, s, to_item};
+use crate::error::{AwsError, Error};
+use crate::webhooks::NewEvent;
+
+impl Store {
+    /// The outbox row of `event`, due at once, as a transaction item: it commits with the
+    /// state change it reports or not at all. Conditional on a new id, so an event is written
+    /// at most once.
+    pub(crate) fn outbox_put(
+        &self,
+        event: &NewEvent,
+        now: &str,
+    ) -> Result<TransactWriteItem, Error> {
+        let item = WebhookEventItem {
+            hook_pk: event.id.clone(),
+            hook_sk: WEBHOOK_EVENT.to_owned(),
+            kind: event.kind.as_str().to_owned(),
+            body: event.body.clone(),
+            created_at: now.to_owned(),
+            due_state: Some(WEBHOOK_PENDING.to_owned()),
+            due_at: Some(now.to_owned()),
+            rounds: 0,
+            delivered_to: Vec::new(),
+        };
+        self.put_new(&self.names.webhooks_table, to_item(&item)?, attr::HOOK_PK)
+    }
+
+    /// Events with a round due at or before `before`, oldest first (the sparse index).
+    pub async fn webhook_events_due(
+        &self,
+        before: &str,
+        limit: i32,
+    ) -> Result<Vec<WebhookEventItem>, Error> {
+        let out = self
+            .ddb
+            .query()
+            .table_name(&self.names.webhooks_table)
+            .index_name(index::WEBHOOKS_DUE)
+            .key_condition_expression("#due_state = :p AND #due_at <= :before")
+            .set_expression_attribute_names(Some(names(&[attr::DUE_STATE, attr::DUE_AT])))
+            .expression_attribute_values(":p", s(WEBHOOK_PENDING))
+            .expression_attribute_values(":before", s(before))
+            .limit(limit)
+            .send()
+            .await
+            .map_err(|e| AwsError::new("webhooks.due", e))?;
+        out.items
+            .unwrap_or_default()
+            .into_iter()
+            .map(from_item)
+            .collect()
+    }
+
+    /// An event and its delivery log (every row under its id), in key order.
+    pub async fn webhook_event_rows(
+        &self,
+        event_id: &str,
+    ) -> Result<(Option<WebhookEventItem>, Vec<WebhookAttemptItem>), Error> {
+        let items = self.webhook_partition(event_id).await?;
+        let mut event = None;
+        let mut attempts = Vec::new();
+        for item in items {
+            let is_event = item
+                .get(attr::HOOK_SK)
+                .is_some_and(|v| v.as_s().is_ok_and(|k| k == WEBHOOK_EVENT));
+            if is_event {
+                event = Some(from_item(item)?);
+            } else {
+                attempts.push(from_item(item)?);
+            }
+        }
+        Ok((event, attempts))
+    }
+
+    async fn webhook_partition(&self, pk: &str) -> Result<Vec<super::Item>, Error> {
+        let mut items = Vec::new();
+        let mut start = None;
+        loop {
+            let out = self
+                .ddb
+                .query()
+                .table_name(&self.names.webhooks_table)
+                .key_condition_expression("#hook_pk = :pk")
+                .set_expression_attribute_names(Some(names(&[attr::HOOK_PK])))
+                .expression_attribute_values(":pk", s(pk))
+                .consistent_read(true)
+                .set_exclusive_start_key(start)
+                .send()
+                .await
+                .map_err(|e| AwsError::new("webhooks.partition", e))?;
+            items.extend(out.items.unwrap_or_default());
+            start = out.last_evaluated_key.filter(|k| !k.is_empty());
+            if start.is_none() {
+                return Ok(items);
+            }
+        }
+    }
+
+    /// Records one attempt in the event's delivery log.
+    pub async fn put_webhook_attempt(&self, attempt: &WebhookAttemptItem) -> Result<(), Error> {
+        self.ddb
+            .put_item()
+            .table_name(&self.names.webhooks_table)
+            .set_item(Some(to_item(attempt)?))
+            .send()
+            .await
+            .map_err(|e| AwsError::new("webhooks.attempt", e))?;
+        Ok(())
+    }
+
+    /// Ends a round of `event` (read with `rounds = old_rounds`): the new round count and
+    /// endpoints served, and the next round's time, or none (delivered or given up). `false`
+    /// when another worker ended this round first (its result stands).
+    pub async fn finish_webhook_round(
+        &self,
+        event: &WebhookEventItem,
+        next_due: Option<&str>,
+    ) -> Result<bool, Error> {
+        let delivered =
+            AttributeValue::L(event.delivered_to.iter().map(|e| s(e.as_str())).collect());
+        let mut b = self
+            .ddb
+            .update_item()
+            .table_name(&self.names.webhooks_table)
+            .key(attr::HOOK_PK, s(event.hook_pk.as_str()))
+            .key(attr::HOOK_SK, s(WEBHOOK_EVENT))
+            .condition_expression("#rounds = :old")
+            .expression_attribute_names("#rounds", attr::ROUNDS)
+            .expression_attribute_names("#delivered_to", attr::DELIVERED_TO)
+            .expression_attribute_names("#due_at", attr::DUE_AT)
+            .expression_attribute_values(
+                ":old",
+                super::n(i64::from(event.rounds.saturating_sub(1))),
+            )
+            .expression_attribute_values(":rounds", super::n(i64::from(event.rounds)))
+            .expression_attribute_values(":d", delivered);
+        b = match next_due {
+            Some(at) => b
+                .update_expression("SET #rounds = :rounds, #delivered_to = :d, #due_at = :at")
+                .expression_attribute_values(":at", s(at)),
+            None => b
+                .update_expression(
+                    "SET #rounds = :rounds, #delivered_to = :d REMOVE #due_state, #due_at",
+                )
+                .expression_attribute_names("#due_state", attr::DUE_STATE),
+        };
+        match b.send().await {
+            Ok(_) => Ok(true),
+            Err(e)
+                if e.as_service_error()
+                    .is_some_and(|s| s.is_conditional_check_failed_exception()) =>
+            {
+                Ok(false)
+            }
+            Err(e) => Err(AwsError::new("webhooks.finish_round", e).into()),
+        }
+    }
+
+    /// Makes an event due again now (an operator's replay): a fresh run of rounds to every
+    /// active endpoint, the delivery log kept.
+    pub async fn replay_webhook_event(&self, event_id: &str, now: &str) -> Result<bool, Error> {
+        let res = self
+            .ddb
+            .update_item()
+            .table_name(&self.names.webhooks_table)
+            .key(attr::HOOK_PK, s(event_id))
+            .key(attr::HOOK_SK, s(WEBHOOK_EVENT))
+            .update_expression("SET #due_state = :p, #due_at = :now, #delivered_to = :empty")
+            .condition_expression("attribute_exists(#hook_pk)")
+            .set_expression_attribute_names(Some(names(&[
+                attr::DUE_STATE,
+                attr::DUE_AT,
+                attr::DELIVERED_TO,
+                attr::HOOK_PK,
+            ])))
+            .expression_attribute_values(":p", s(WEBHOOK_PENDING))
+            .expression_attribute_values(":now", s(now))
+            .expression_attribute_values(":empty", AttributeValue::L(Vec::new()))
+            .send()
+            .await;
+        match res {
+            Ok(_) => Ok(true),
+            Err(e)
+                if e.as_service_error()
+                    .is_some_and(|s| s.is_conditional_check_failed_exception()) =>
+            {
+                Ok(false)
+            }
+            Err(e) => Err(AwsError::new("webhooks.replay", e).into()),
+        }
+    }
+
+    /// Every endpoint, active or disabled.
+    pub async fn webhook_endpoints(&self) -> Result<Vec<WebhookEndpointItem>, Error> {
+        self.webhook_partition(WEBHOOK_ENDPOINTS)
+            .await?
+            .into_iter()
+            .map(from_item)
+            .collect()
+    }
+
+    /// Writes an endpoint (a new one, a rotation, a failure count): the whole row.
+    pub async fn put_webhook_endpoint(&self, endpoint: &WebhookEndpointItem) -> Result<(), Error> {
+        self.ddb
+            .put_item()
+            .table_name(&self.names.webhooks_table)
+            .set_item(Some(to_item(endpoint)?))
+            .send()
+            .await
+            .map_err(|e| AwsError::new("webhooks.endpoint_put", e))?;
+        Ok(())
+    }
+
+    /// Removes an endpoint; `false` when there was none.
+    pub async fn delete_webhook_endpoint(&self, id: &str) -> Result<bool, Error> {
+        let out = self
+            .ddb
+            .delete_item()
+            .table_name(&self.names.webhooks_table)
+            .key(attr::HOOK_PK, s(WEBHOOK_ENDPOINTS))
+            .key(attr::HOOK_SK, s(id))
+            .return_values(aws_sdk_dynamodb::types::ReturnValue::AllOld)
+            .send()
+            .await
+            .map_err(|e| AwsError::new("webhooks.endpoint_delete", e))?;
+        Ok(out.attributes.is_some_and(|a| !a.is_empty()))
+    }
+}

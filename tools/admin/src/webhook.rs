@@ -1,0 +1,98 @@
+//! `atelier-admin webhook …`: the deployment's webhook endpoints, and each event's delivery
+//! log and replay. The rules are in `atelier_shared::services::webhooks`.
+
+use std::process::ExitCode;
+
+use anyhow::bail;
+use atelier_shared::clock;
+use atelier_shared::services::App;
+use atelier_shared::services::webhooks;
+use clap::Subcommand;
+use serde_json::json;
+
+#[derive(Subcommand)]
+pub enum WebhookAction {
+    /// Add an endpoint (https, or http to 127.0.0.1/localhost) that gets every event. Prints
+    /// its id and its signing secret (`whsec_…`), shown this once: give it to the receiver.
+    Add { url: String },
+    /// A new secret for an endpoint (printed once); the old one keeps signing beside it for
+    /// 24 h so the receiver can switch. Re-enables a disabled endpoint.
+    Rotate { id: String },
+    /// Remove an endpoint: it gets nothing more.
+    Remove { id: String },
+    /// Every endpoint: id, URL, failures in a row, whether disabled (JSON; no secrets).
+    List,
+    /// An event (its body) and its delivery log: every attempt with its status or error.
+    Deliveries { event_id: String },
+    /// Send an event again to every active endpoint (same `webhook-id`: receivers dedupe).
+    Replay { event_id: String },
+}
+
+/// Runs one webhook command.
+pub async fn run(app: &App, action: WebhookAction) -> anyhow::Result<ExitCode> {
+    let store = &app.store;
+    let out = match action {
+        WebhookAction::Add { url } => {
+            let (ep, secret) = webhooks::add_endpoint(store, &url, clock::now()).await?;
+            json!({ "id": ep.hook_sk, "url": ep.url, "secret": secret })
+        }
+        WebhookAction::Rotate { id } => {
+            let secret = webhooks::rotate_endpoint(store, &id, clock::now()).await?;
+            json!({ "id": id, "secret": secret, "previous_signs_for_hours": 24 })
+        }
+        WebhookAction::Remove { id } => {
+            webhooks::remove_endpoint(store, &id).await?;
+            json!({ "removed": id })
+        }
+        WebhookAction::List => {
+            let list: Vec<_> = store
+                .webhook_endpoints()
+                .await?
+                .into_iter()
+                .map(|e| {
+                    json!({
+                        "id": e.hook_sk,
+                        "url": e.url,
+                        "created_at": e.created_at,
+                        "failed_rounds": e.failed_rounds,
+                        "disabled_at": e.disabled_at,
+                        "secrets": e.secrets.len(),
+                    })
+                })
+                .collect();
+            json!(list)
+        }
+        WebhookAction::Deliveries { event_id } => {
+            let (event, attempts) = store.webhook_event_rows(&event_id).await?;
+            let Some(event) = event else {
+                bail!("no webhook event {event_id}")
+            };
+            json!({
+                "id": event.hook_pk,
+                "type": event.kind,
+                "created_at": event.created_at,
+                "pending": event.due_state.is_some(),
+                "next_attempt_at": event.due_at,
+                "rounds": event.rounds,
+                "delivered_to": event.delivered_to,
+                "attempts": attempts.iter().map(|a| json!({
+                    "endpoint": a.endpoint_id,
+                    "round": a.round,
+                    "at": a.at,
+                    "status": a.status_code,
+                    "error": a.error,
+                    "millis": a.millis,
+                })).collect::<Vec<_>>(),
+            })
+        }
+        WebhookAction::Replay { event_id } => {
+            let now = clock::format(clock::now());
+            if !store.replay_webhook_event(&event_id, &now).await? {
+                bail!("no webhook event {event_id}")
+            }
+            json!({ "replayed": event_id, "due_at": now })
+        }
+    };
+    println!("{}", serde_json::to_string_pretty(&out)?);
+    Ok(ExitCode::SUCCESS)
+}
