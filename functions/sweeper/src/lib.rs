@@ -10,10 +10,10 @@ use atelier_shared::services::App;
 use atelier_shared::services::audit::{AuditPass, PassEnd};
 use atelier_shared::services::guard::{self, LedgerChange, StreamEventName};
 use atelier_shared::services::sweep::{self, SweepLimits, SweepSummary};
+use atelier_shared::services::webhooks;
 use aws_lambda_events::dynamodb;
 use serde::Deserialize;
 use serde_json::Value;
-use atelier_shared::services::webhooks;
 
 /// Runs one sweep as of `now`.
 pub async fn handle(app: &App, now: Instant) -> SweepSummary {
