@@ -115,7 +115,8 @@ describe('AtelierService in a stack of its own', () => {
       KEYS.length /* throttles */ +
       BUDGET_ALERT_PERCENTS.length +
       OUTAGE_CODES.length +
-      ['LedgerRowChanged', 'AuditOffenders', 'DeliveryTimeP95'].length /* ledger-guard.ts */;
+      ['LedgerRowChanged', 'AuditOffenders', 'DeliveryTimeP95'].length /* ledger-guard.ts */ +
+      ['WebhookEndpointDisabled'].length /* webhooks.ts */;
     assert.equal(alarms.length, expected);
     const topic = logicalId(t.stack, t.service.alarmTopic);
     for (const [name, a] of alarms) assert.deepEqual(a.Properties!.AlarmActions, [{ Ref: topic }], name);
