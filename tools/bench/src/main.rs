@@ -8,8 +8,9 @@
 //! - Init time: each packaged Lambda binary is started against a tiny fake Lambda Runtime API;
 //!   the time from spawn to its first `GET …/invocation/next` is the cold-start path (config,
 //!   clients, the consumer's secret read).
-//! - Submit latency against a bare TransactWriteItems of the same items, same emulator, same
-//!   run; jobs per second with an instant stand-in model and K consumers fed from the queue;
+//! - Submit latency against its own round trips made bare, same emulator, same run (the S3
+//!   copy of the asset, the transaction of the same items, the SQS send of the same body);
+//!   jobs per second with an instant stand-in model and K consumers fed from the queue;
 //!   zip sizes; peak memory of the consumer's image work on a 12 MP photo (the
 //!   `imaging_12mp` example).
 //!
@@ -24,17 +25,19 @@ use std::time::{Duration, Instant, SystemTime};
 
 use anyhow::{Context, Result, bail};
 use atelier_model_server::samples;
+use atelier_shared::assets::Assets;
 use atelier_shared::aws::Clients;
 use atelier_shared::config::Config;
-use atelier_shared::domain::{JobId, UserId};
+use atelier_shared::domain::{AssetId, AssetKind, IdempotencyKey, JobId, Operation, UserId};
 use atelier_shared::services::process::Outcome;
 use atelier_shared::services::{App, budget};
+use atelier_shared::store::schema::{attr, user_day_key};
 use atelier_shared::{clock, provision};
 use atelier_tests::{Harness, StandIn};
 use atelier_wire_proxy::{Counts, Proxy, Service};
 use aws_config::BehaviorVersion;
 use aws_lambda_events::sqs::{SqsEvent, SqsMessage};
-use aws_sdk_dynamodb::types::{AttributeValue, Put, TransactWriteItem, Update};
+use aws_sdk_dynamodb::types::{AttributeValue, ConditionCheck, Put, TransactWriteItem, Update};
 use futures::StreamExt;
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -363,8 +366,8 @@ fn ms(d: Duration) -> String {
     format!("{:.1} ms", d.as_secs_f64() * 1000.0)
 }
 
-/// The submit's own transaction, rebuilt with fresh keys: the same three items (job put,
-/// account update, ledger put) with the same attributes and sizes.
+/// The submit's own transaction, rebuilt with fresh keys: the same four items (job put,
+/// account update, ledger put, the user's share check) with the same attributes and sizes.
 async fn bare_transaction(h: &Harness, user: &UserId, job: &str) -> Result<Vec<TransactWriteItem>> {
     let names = h.app.store.names().clone();
     let ddb = &h.clients.dynamodb;
@@ -413,11 +416,92 @@ async fn bare_transaction(h: &Harness, user: &UserId, job: &str) -> Result<Vec<T
         .condition_expression("attribute_not_exists(#ref)")
         .expression_attribute_names("#ref", "ref")
         .build()?;
+    let share_check = ConditionCheck::builder()
+        .table_name(&names.budget_table)
+        .key(
+            attr::DAY,
+            AttributeValue::S(user_day_key(&budget::day_of(clock::now()), user)),
+        )
+        .condition_expression(
+            "attribute_not_exists(#day) OR (#headroom_micros > :zero AND \
+             (attribute_not_exists(#refused_micros) OR #headroom_micros >= #refused_micros))",
+        )
+        .expression_attribute_names("#day", attr::DAY)
+        .expression_attribute_names("#headroom_micros", attr::HEADROOM_MICROS)
+        .expression_attribute_names("#refused_micros", attr::REFUSED_MICROS)
+        .expression_attribute_values(":zero", AttributeValue::N("0".into()))
+        .build()?;
     Ok(vec![
         TransactWriteItem::builder().put(put_job).build(),
         TransactWriteItem::builder().update(update).build(),
         TransactWriteItem::builder().put(put_ledger).build(),
+        TransactWriteItem::builder()
+            .condition_check(share_check)
+            .build(),
     ])
+}
+
+/// p50 and p95 of `samples` (sorted here).
+fn p50_p95(samples: &mut [Duration]) -> (Duration, Duration) {
+    samples.sort();
+    (percentile(samples, 0.5), percentile(samples, 0.95))
+}
+
+/// Times one round trip.
+async fn timed<T>(f: impl std::future::Future<Output = T>) -> (T, Duration) {
+    let started = Instant::now();
+    let out = f.await;
+    (out, started.elapsed())
+}
+
+/// One sample of the submit's own round trips made bare, in the order the submit makes them:
+/// the S3 copy of the asset into a fresh key (the submit's existence check, which also keeps
+/// the edit's own copy), the transaction of the same items, the SQS send of the same body.
+/// A `HeadObject` of the asset is timed beside them: the cheaper existence check a design
+/// without the kept copy would make.
+struct Bare {
+    copy: Duration,
+    head: Duration,
+    transaction: Duration,
+    send: Duration,
+}
+
+async fn bare_round_trips(h: &Harness, user: &UserId, asset: &str, job: &str) -> Result<Bare> {
+    let asset = AssetId::parse(asset).with_context(|| format!("asset id {asset:?}"))?;
+    let from = Assets::upload_key(user, AssetKind::Original, &asset);
+    // A fresh job id derived as the submit derives its own, so the copy's key has its length.
+    let key = IdempotencyKey::parse(&format!("bare-{}", ulid::Ulid::new()))
+        .context("a fresh idempotency key")?;
+    let fresh = JobId::derive(user, Operation::Edit, &key);
+    let to = Assets::kept_input_key(user, &fresh, AssetKind::Original);
+    let (copied, copy) = timed(h.app.assets.copy(&from, &to)).await;
+    if !copied? {
+        bail!("bare CopyObject: the asset is missing");
+    }
+    let items = bare_transaction(h, user, job).await?;
+    let (committed, transaction) = timed(
+        h.clients
+            .dynamodb
+            .transact_write_items()
+            .set_transact_items(Some(items))
+            .send(),
+    )
+    .await;
+    committed.context("bare TransactWriteItems")?;
+    // The same body as the submit's (`{"jobId": …}` of the same id length) on the same queue;
+    // the throughput phase purges the queue before it starts.
+    let (sent, send) = timed(h.app.queue.send_job(&job_id(job)?)).await;
+    sent.context("bare SendMessage")?;
+    let (exists, head) = timed(h.app.assets.exists(&from)).await;
+    if !exists? {
+        bail!("bare HeadObject: the asset is missing");
+    }
+    Ok(Bare {
+        copy,
+        head,
+        transaction,
+        send,
+    })
 }
 
 async fn latency(h: &Harness, n: usize) -> Result<Vec<Row>> {
@@ -426,51 +510,87 @@ async fn latency(h: &Harness, n: usize) -> Result<Vec<Row>> {
         .buffer_unordered(8)
         .collect()
         .await;
-    let (mut submits, mut bares) = (Vec::new(), Vec::new());
+    let (mut submits, mut copies, mut heads, mut transactions, mut sends, mut sums) = (
+        Vec::new(),
+        Vec::new(),
+        Vec::new(),
+        Vec::new(),
+        Vec::new(),
+        Vec::new(),
+    );
     for (i, (user, asset)) in users.iter().enumerate() {
         let mut body = pet();
         body["original_asset_id"] = json!(asset);
-        let started = Instant::now();
-        let r = h.submit(user, Some(&format!("lat-{i}")), &body).await;
-        let took = started.elapsed();
+        let (r, took) = timed(h.submit(user, Some(&format!("lat-{i}")), &body)).await;
         if r.status != http::StatusCode::ACCEPTED {
             bail!("submit: {r:?}");
         }
-        let items = bare_transaction(h, user, &r.str("id")).await?;
-        let started = Instant::now();
-        h.clients
-            .dynamodb
-            .transact_write_items()
-            .set_transact_items(Some(items))
-            .send()
-            .await
-            .context("bare TransactWriteItems")?;
-        bares.push(started.elapsed());
+        let bare = bare_round_trips(h, user, asset, &r.str("id")).await?;
         // The first of each is a warm-up (connections, lazy statics).
-        if i > 0 {
-            submits.push(took);
-        } else {
-            bares.clear();
+        if i == 0 {
+            continue;
         }
+        submits.push(took);
+        copies.push(bare.copy);
+        heads.push(bare.head);
+        transactions.push(bare.transaction);
+        sends.push(bare.send);
+        sums.push(bare.copy + bare.transaction + bare.send);
     }
-    submits.sort();
-    bares.sort();
-    let (s50, s95) = (percentile(&submits, 0.5), percentile(&submits, 0.95));
-    let (b50, b95) = (percentile(&bares, 0.5), percentile(&bares, 0.95));
+    let (s50, s95) = p50_p95(&mut submits);
+    let (b50, b95) = p50_p95(&mut transactions);
+    let (f50, f95) = p50_p95(&mut sums);
     let ratio = |a: Duration, b: Duration| a.as_secs_f64() / b.as_secs_f64().max(1e-9);
+    let pair = |(a, b): (Duration, Duration)| format!("p50 {} · p95 {}", ms(a), ms(b));
+    let bare = |what: &str, p: (Duration, Duration), how: &str| {
+        row(
+            what,
+            pair(p),
+            format!("{how}; same emulator, interleaved with the submits"),
+        )
+    };
     Ok(vec![
         row(
             "submit latency, local stack",
-            format!("p50 {} · p95 {}", ms(s50), ms(s95)),
+            pair((s50, s95)),
             format!(
-                "{} submits through the API router in-process (validation, HeadObject, the transaction, SQS send)",
+                "{} submits through the API router in-process (validation, CopyObject of the asset, the transaction, SQS send)",
                 submits.len()
             ),
         ),
+        bare(
+            "bare CopyObject of the asset",
+            p50_p95(&mut copies),
+            "the submit's own S3 call (its existence check and kept copy), to a fresh key",
+        ),
+        bare(
+            "bare TransactWriteItems of the same 4 items",
+            (b50, b95),
+            "the submit's own items (job, debit, ledger row, share check) with fresh keys",
+        ),
+        bare(
+            "bare SendMessage of the same body",
+            p50_p95(&mut sends),
+            "`{\"jobId\": …}` of the same job to the job queue",
+        ),
+        bare(
+            "bare HeadObject of the asset",
+            p50_p95(&mut heads),
+            "not a submit call: the cheaper existence check without a kept copy (docs/submit-latency.md)",
+        ),
         row(
-            "bare TransactWriteItems of the same 3 items",
-            format!("p50 {} · p95 {}", ms(b50), ms(b95)),
-            "the submit's own items copied with fresh keys, same emulator, interleaved",
+            "sum of the submit's own bare round trips",
+            pair((f50, f95)),
+            "CopyObject + transaction + SendMessage, summed per sample: the floor for three sequential calls",
+        ),
+        row(
+            "submit vs sum of its own bare round trips",
+            format!(
+                "{:.2}× at p50 · {:.2}× at p95",
+                ratio(s50, f50),
+                ratio(s95, f95)
+            ),
+            "same run; the rest is validation, pricing, the router and the SDK's own work",
         ),
         row(
             "submit / bare transaction",
