@@ -587,3 +587,116 @@ async fn a_user_edits_a_photo_through_the_deployed_api() -> Res<()> {
     );
     Ok(())
 }
+
+/// The ledger tamper alarm on the deployed stack: a ledger row changed outside the code's
+/// append path (here an `UpdateItem`, which no function's role may do but a person with table
+/// access can) reaches the sweeper through the ledger's stream and its filtered event source,
+/// and the sweeper's log (CloudWatch Logs, as AWS keeps it) names the row's key.
+#[tokio::test]
+#[ignore = "needs the local cloud: cargo xtask cloud-test"]
+async fn a_changed_ledger_row_is_logged_by_the_tamper_alarm() -> Res<()> {
+    use atelier_shared::store::schema::{attr, reference};
+
+    let c = connect().await?;
+    let aws = aws_config::defaults(aws_config::BehaviorVersion::latest())
+        .load()
+        .await;
+    let ddb = aws_sdk_dynamodb::Client::new(&aws);
+    let lambda = aws_sdk_lambda::Client::new(&aws);
+    let logs = aws_sdk_cloudwatchlogs::Client::new(&aws);
+
+    // The user's first request opens the account with its signup grant: one ledger row.
+    let account = c.get("/v1/account").await?;
+    assert_eq!(account.status, 200, "{account:?}");
+    let user = account.str("user_id");
+    let ledger = c.output("LedgerTableName")?;
+
+    // The deployed wiring: the ledger's stream feeds one event source, filtered to changes.
+    let table = ddb.describe_table().table_name(&ledger).send().await?;
+    let stream = table
+        .table()
+        .and_then(|t| t.latest_stream_arn())
+        .ok_or("the ledger table has no stream")?
+        .to_owned();
+    let mappings = lambda
+        .list_event_source_mappings()
+        .event_source_arn(&stream)
+        .send()
+        .await?;
+    let [mapping] = mappings.event_source_mappings() else {
+        return Err(format!("expected one mapping on the ledger stream: {mappings:?}").into());
+    };
+    let function = mapping
+        .function_arn()
+        .and_then(|arn| arn.rsplit(':').next())
+        .ok_or("mapping without a function")?
+        .to_owned();
+    let filters = format!("{:?}", mapping.filter_criteria());
+    assert!(
+        filters.contains("MODIFY") && filters.contains("REMOVE") && !filters.contains("INSERT"),
+        "only changes invoke the guard: {filters}"
+    );
+
+    // The tamper: a harmless attribute added to the signup grant (the balance still agrees).
+    let changed_at = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)?
+        .as_millis() as i64
+        - 1_000;
+    ddb.update_item()
+        .table_name(&ledger)
+        .key(
+            attr::USER_ID,
+            aws_sdk_dynamodb::types::AttributeValue::S(user.clone()),
+        )
+        .key(
+            attr::REF,
+            aws_sdk_dynamodb::types::AttributeValue::S(reference::SIGNUP.to_owned()),
+        )
+        .update_expression("SET tampered_by = :who")
+        .condition_expression("attribute_exists(#ref)")
+        .expression_attribute_names("#ref", attr::REF)
+        .expression_attribute_values(
+            ":who",
+            aws_sdk_dynamodb::types::AttributeValue::S("cloud-e2e".to_owned()),
+        )
+        .send()
+        .await?;
+    let tampered = Instant::now();
+
+    // The sweeper's log line with the row's key, within a minute (the alarm's period).
+    let group = format!("/aws/lambda/{function}");
+    loop {
+        let found = logs
+            .filter_log_events()
+            .log_group_name(&group)
+            .start_time(changed_at)
+            .send()
+            .await
+            .map(|out| {
+                out.events().iter().any(|e| {
+                    e.message().is_some_and(|m| {
+                        m.contains("ledger_row_changed")
+                            && m.contains(&user)
+                            && m.contains(reference::SIGNUP)
+                            && m.contains("MODIFY")
+                    })
+                })
+            })
+            .unwrap_or(false); // the group appears with the function's first line
+        if found {
+            eprintln!(
+                "cloud e2e: ledger row changed → ledger_row_changed logged in {:.1} s",
+                tampered.elapsed().as_secs_f64()
+            );
+            return Ok(());
+        }
+        if tampered.elapsed() > Duration::from_secs(60) {
+            return Err(format!(
+                "no ledger_row_changed for {user}/{} in {group} within 60 s",
+                reference::SIGNUP
+            )
+            .into());
+        }
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+}
