@@ -5,6 +5,10 @@
 //!
 //! The Lambda zips and release binaries are measured as `cargo xtask package` left them; the
 //! bench never builds release itself.
+//!
+//! Then, in the same run, the tables that need the deployed local cloud (`bench_cloud.rs`:
+//! the pipeline and the peer), unless `--no-cloud`. Flags are shared where both parts have
+//! them (`--jobs`, `--samples`, `--counted`) and go to the one part that has them otherwise.
 
 use std::process::ExitCode;
 
@@ -14,7 +18,52 @@ use crate::{cargo, local_env, root, run, start_ministack};
 
 const BENCH_PORT: u16 = 4603;
 
-pub fn bench(args: &[String]) -> Result<ExitCode> {
+/// Flags only the in-process bench takes; only the cloud part takes; both take (a value each).
+const LOCAL_FLAGS: [&str; 2] = ["--workers", "--init-runs"];
+const CLOUD_FLAGS: [&str; 3] = ["--model-ms", "--levels", "--cold-runs"];
+const SHARED_FLAGS: [&str; 3] = ["--jobs", "--samples", "--counted"];
+
+/// The arguments of each part, and whether the cloud part runs.
+fn split_args(args: &[String]) -> Result<(Vec<String>, Vec<String>, bool)> {
+    let (mut local, mut cloud, mut with_cloud) = (Vec::new(), Vec::new(), true);
+    let mut it = args.iter();
+    while let Some(flag) = it.next() {
+        if flag == "--no-cloud" {
+            with_cloud = false;
+            continue;
+        }
+        let value = it.next().with_context(|| format!("{flag} needs a value"))?;
+        let pair = [flag.clone(), value.clone()];
+        match flag.as_str() {
+            f if LOCAL_FLAGS.contains(&f) => local.extend(pair),
+            f if CLOUD_FLAGS.contains(&f) => cloud.extend(pair),
+            f if SHARED_FLAGS.contains(&f) => {
+                local.extend(pair.clone());
+                cloud.extend(pair);
+            }
+            _ => anyhow::bail!(
+                "usage: cargo xtask bench [--jobs N] [--workers K] [--samples N] [--counted N] \
+                 [--init-runs N] [--model-ms L] [--levels 1,2,4] [--cold-runs N] [--no-cloud]"
+            ),
+        }
+    }
+    Ok((local, cloud, with_cloud))
+}
+
+/// `cargo xtask bench`: the in-process table, then the local cloud's (one run).
+pub fn bench_all(args: &[String]) -> Result<ExitCode> {
+    let (local, cloud, with_cloud) = split_args(args)?;
+    if !bench(&local)? {
+        return Ok(ExitCode::FAILURE);
+    }
+    if !with_cloud {
+        return Ok(ExitCode::SUCCESS);
+    }
+    crate::bench_cloud::bench_cloud(&cloud)
+}
+
+/// The in-process bench; whether it succeeded.
+fn bench(args: &[String]) -> Result<bool> {
     let port = std::env::var("ATELIER_BENCH_PORT")
         .ok()
         .and_then(|p| p.parse().ok())
@@ -48,9 +97,38 @@ pub fn bench(args: &[String]) -> Result<ExitCode> {
         .envs(env)
         .status()
         .with_context(|| format!("running {}", bin.display()))?;
-    Ok(if status.success() {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::FAILURE
-    })
+    Ok(status.success())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::split_args;
+
+    fn strings(a: &[&str]) -> Vec<String> {
+        a.iter().map(|s| (*s).to_owned()).collect()
+    }
+
+    #[test]
+    fn each_part_gets_its_own_flags_and_both_get_the_shared_ones() {
+        let (local, cloud, with_cloud) = split_args(&strings(&[
+            "--jobs",
+            "8",
+            "--init-runs",
+            "9",
+            "--model-ms",
+            "500",
+        ]))
+        .unwrap();
+        assert_eq!(local, strings(&["--jobs", "8", "--init-runs", "9"]));
+        assert_eq!(cloud, strings(&["--jobs", "8", "--model-ms", "500"]));
+        assert!(with_cloud);
+    }
+
+    #[test]
+    fn no_cloud_skips_the_cloud_part_and_unknown_flags_are_refused() {
+        let (_, _, with_cloud) = split_args(&strings(&["--no-cloud"])).unwrap();
+        assert!(!with_cloud);
+        assert!(split_args(&strings(&["--bogus", "1"])).is_err());
+        assert!(split_args(&strings(&["--jobs"])).is_err());
+    }
 }

@@ -14,8 +14,9 @@
 //!   the audit (`fuzz.rs`).
 //! - `cargo xtask cloud` — deploy the packaged functions with the CDK app to a private
 //!   ministack (the local cloud, `cloud.rs`); `cargo xtask cloud-test` — and test it end to end.
-//! - `cargo xtask bench [--jobs N] [--workers K]` — the benchmark table on a private local
-//!   stack (`bench.rs`, the program in `tools/bench`).
+//! - `cargo xtask bench [--jobs N] [--workers K] [--no-cloud]` — the benchmark table on a
+//!   private local stack (`bench.rs`, the program in `tools/bench`), then the pipeline and peer
+//!   tables on the deployed local cloud (`bench_cloud.rs`; alone: `cargo xtask bench-cloud`).
 //!
 //! Only the standard library and `anyhow`, so this builds in seconds on a fresh machine.
 
@@ -95,12 +96,12 @@ fn main() -> ExitCode {
         Some("cloud") => cloud::cloud(),
         Some("fuzz") => fuzz::fuzz(&args[1..]),
         Some("web-test") => web_test_only(),
-        Some("bench") => bench::bench(&args[1..]),
+        Some("bench") => bench::bench_all(&args[1..]),
         Some("bench-cloud") => bench_cloud::bench_cloud(&args[1..]),
         Some("cloud-test") => cloud::cloud_test(false).map(|()| ExitCode::SUCCESS),
         _ => {
             eprintln!(
-                "usage: cargo xtask <dev | test [cargo test args] | token --user NAME | admin ARGS | ministack | package [--arch x86_64|arm64] | infra-test | infra-schema | cloud | cloud-test | fuzz [--requests N] [--seed S] | web-test | bench [--jobs N] [--workers K] | bench-cloud [--jobs N] [--model-ms L]>"
+                "usage: cargo xtask <dev | test [cargo test args] | token --user NAME | admin ARGS | ministack | package [--arch x86_64|arm64] | infra-test | infra-schema | cloud | cloud-test | fuzz [--requests N] [--seed S] | web-test | bench [--jobs N] [--workers K] [--model-ms L] [--no-cloud] | bench-cloud [--jobs N] [--model-ms L]>"
             );
             return ExitCode::from(2);
         }
