@@ -122,22 +122,19 @@ export function addLedgerGuard(scope: Construct, props: LedgerGuardProps): Ledge
     treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
   };
   const alarms = [
-    new cloudwatch.Alarm(scope, 'LedgerRowChanged', {
-      alarmDescription:
-        'A ledger row was modified or removed: the ledger is append-only, so this is tampering or a bug outside the money path. ' +
-        'Look at the sweeper logs for ledger_row_changed (user_id, ref, event_name) and at CloudTrail for who wrote to the ledger table; ' +
-        'restore the row from point-in-time recovery, then run atelier-admin audit.',
-      metric: new cloudwatch.MathExpression({
-        expression: 'FILL(m, 0) + FILL(r, 0)',
-        usingMetrics: {
-          m: sweeperMetric(GUARD_METRICS.ledgerRowsChanged, { EventName: 'MODIFY' }),
-          r: sweeperMetric(GUARD_METRICS.ledgerRowsChanged, { EventName: 'REMOVE' }),
-        },
-        period: Duration.minutes(1),
-        label: 'Ledger rows modified or removed',
-      }),
-      ...atLeastOne,
-    }),
+    // One alarm per event name, each on one metric: metric math would sum them in one alarm,
+    // but the local cloud's CloudFormation refuses math alarms and both must deploy there.
+    ...(['MODIFY', 'REMOVE'] as const).map(
+      (eventName) =>
+        new cloudwatch.Alarm(scope, eventName === 'MODIFY' ? 'LedgerRowModified' : 'LedgerRowRemoved', {
+          alarmDescription:
+            `A ledger row was ${eventName === 'MODIFY' ? 'modified' : 'removed'}: the ledger is append-only, so this is tampering or a bug outside the money path. ` +
+            'Look at the sweeper logs for ledger_row_changed (user_id, ref, event_name) and at CloudTrail for who wrote to the ledger table; ' +
+            'restore the row from point-in-time recovery, then run atelier-admin audit.',
+          metric: sweeperMetric(GUARD_METRICS.ledgerRowsChanged, { EventName: eventName }),
+          ...atLeastOne,
+        }),
+    ),
     new cloudwatch.Alarm(scope, 'AuditOffenders', {
       alarmDescription:
         "The daily audit found accounts whose balance is not the sum of their ledger (or is negative). Look at the sweeper logs for audit_offender " +

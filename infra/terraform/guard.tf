@@ -101,33 +101,21 @@ resource "aws_lambda_permission" "audit" {
   source_arn    = aws_cloudwatch_event_rule.audit.arn
 }
 
+# One alarm per event name, each on one metric (the same as CDK, where the local cloud's
+# CloudFormation refuses metric math alarms).
 resource "aws_cloudwatch_metric_alarm" "ledger_row_changed" {
-  alarm_name          = "${var.name_prefix}-ledger-row-changed"
-  alarm_description   = "A ledger row was modified or removed: the ledger is append-only, so this is tampering or a bug outside the money path. Look at the sweeper logs for ledger_row_changed (user_id, ref, event_name) and at CloudTrail for who wrote to the ledger table; restore the row from point-in-time recovery, then run atelier-admin audit."
+  for_each            = { modified = "MODIFY", removed = "REMOVE" }
+  alarm_name          = "${var.name_prefix}-ledger-row-${each.key}"
+  alarm_description   = "A ledger row was ${each.key}: the ledger is append-only, so this is tampering or a bug outside the money path. Look at the sweeper logs for ledger_row_changed (user_id, ref, event_name) and at CloudTrail for who wrote to the ledger table; restore the row from point-in-time recovery, then run atelier-admin audit."
+  namespace           = "Atelier"
+  metric_name         = "LedgerRowsChanged"
+  dimensions          = { FunctionName = local.sweeper_name, EventName = each.value }
+  period              = 60
+  statistic           = "Sum"
   threshold           = 1
   evaluation_periods  = 1
   comparison_operator = "GreaterThanOrEqualToThreshold"
   treat_missing_data  = "notBreaching"
   alarm_actions       = [aws_sns_topic.alarms.arn]
   tags                = local.tags
-
-  metric_query {
-    id          = "changed"
-    expression  = "FILL(m, 0) + FILL(r, 0)"
-    label       = "Ledger rows modified or removed"
-    return_data = true
-  }
-  dynamic "metric_query" {
-    for_each = { m = "MODIFY", r = "REMOVE" }
-    content {
-      id = metric_query.key
-      metric {
-        namespace   = "Atelier"
-        metric_name = "LedgerRowsChanged"
-        dimensions  = { FunctionName = local.sweeper_name, EventName = metric_query.value }
-        period      = 60
-        stat        = "Sum"
-      }
-    }
-  }
 }

@@ -115,7 +115,7 @@ describe('AtelierService in a stack of its own', () => {
       KEYS.length /* throttles */ +
       BUDGET_ALERT_PERCENTS.length +
       OUTAGE_CODES.length +
-      ['LedgerRowChanged', 'AuditOffenders', 'DeliveryTimeP95'].length /* ledger-guard.ts */ +
+      ['LedgerRowModified', 'LedgerRowRemoved', 'AuditOffenders', 'DeliveryTimeP95'].length /* ledger-guard.ts */ +
       ['WebhookEndpointDisabled'].length /* webhooks.ts */;
     assert.equal(alarms.length, expected);
     const topic = logicalId(t.stack, t.service.alarmTopic);
