@@ -10,6 +10,88 @@ use axum::response::{IntoResponse, Response};
 use http::{HeaderValue, StatusCode, header};
 use serde::Serialize;
 
+/// The catalogue of the API's problem codes (`Problem::code`): one variant per stable code, so
+/// a handler cannot answer a code that is not in it, and a rename happens in one place.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ProblemCode {
+    AccountClosed,
+    AccountOnHold,
+    AssetInUse,
+    AssetNotFound,
+    IdempotencyConflict,
+    IdempotencyKeyInvalid,
+    IdempotencyKeyRequired,
+    ImagesDeleted,
+    ImagesInUse,
+    InsufficientCredits,
+    Internal,
+    InvalidCursor,
+    InvalidWait,
+    MalformedEvent,
+    MalformedJson,
+    MethodNotAllowed,
+    NotCancelable,
+    NotFound,
+    NotRepairable,
+    PayloadTooLarge,
+    PaymentsNotConfigured,
+    PaymentNotRecorded,
+    PaymentProviderError,
+    RepairsStopped,
+    RepairInProgress,
+    RepairLimitReached,
+    SignatureInvalid,
+    TooManyInFlight,
+    TryAgain,
+    Unauthenticated,
+    UnsupportedMediaType,
+    UploadLimitReached,
+    ValidationFailed,
+    /// The job failure code of the same name: one spelling for both.
+    DailyLimitReached,
+}
+
+impl ProblemCode {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ProblemCode::AccountClosed => "ACCOUNT_CLOSED",
+            ProblemCode::AccountOnHold => "ACCOUNT_ON_HOLD",
+            ProblemCode::AssetInUse => "ASSET_IN_USE",
+            ProblemCode::AssetNotFound => "ASSET_NOT_FOUND",
+            ProblemCode::IdempotencyConflict => "IDEMPOTENCY_CONFLICT",
+            ProblemCode::IdempotencyKeyInvalid => "IDEMPOTENCY_KEY_INVALID",
+            ProblemCode::IdempotencyKeyRequired => "IDEMPOTENCY_KEY_REQUIRED",
+            ProblemCode::ImagesDeleted => "IMAGES_DELETED",
+            ProblemCode::ImagesInUse => "IMAGES_IN_USE",
+            ProblemCode::InsufficientCredits => "INSUFFICIENT_CREDITS",
+            ProblemCode::Internal => "INTERNAL",
+            ProblemCode::InvalidCursor => "INVALID_CURSOR",
+            ProblemCode::InvalidWait => "INVALID_WAIT",
+            ProblemCode::MalformedEvent => "MALFORMED_EVENT",
+            ProblemCode::MalformedJson => "MALFORMED_JSON",
+            ProblemCode::MethodNotAllowed => "METHOD_NOT_ALLOWED",
+            ProblemCode::NotCancelable => "NOT_CANCELABLE",
+            ProblemCode::NotFound => "NOT_FOUND",
+            ProblemCode::NotRepairable => "NOT_REPAIRABLE",
+            ProblemCode::PayloadTooLarge => "PAYLOAD_TOO_LARGE",
+            ProblemCode::PaymentsNotConfigured => "PAYMENTS_NOT_CONFIGURED",
+            ProblemCode::PaymentNotRecorded => "PAYMENT_NOT_RECORDED",
+            ProblemCode::PaymentProviderError => "PAYMENT_PROVIDER_ERROR",
+            ProblemCode::RepairsStopped => "REPAIRS_STOPPED",
+            ProblemCode::RepairInProgress => "REPAIR_IN_PROGRESS",
+            ProblemCode::RepairLimitReached => "REPAIR_LIMIT_REACHED",
+            ProblemCode::SignatureInvalid => "SIGNATURE_INVALID",
+            ProblemCode::TooManyInFlight => "TOO_MANY_IN_FLIGHT",
+            ProblemCode::TryAgain => "TRY_AGAIN",
+            ProblemCode::Unauthenticated => "UNAUTHENTICATED",
+            ProblemCode::UnsupportedMediaType => "UNSUPPORTED_MEDIA_TYPE",
+            ProblemCode::UploadLimitReached => "UPLOAD_LIMIT_REACHED",
+            ProblemCode::ValidationFailed => "VALIDATION_FAILED",
+            ProblemCode::DailyLimitReached => FailureCode::DailyLimitReached.as_str(),
+        }
+    }
+}
+
 /// Problem details (`application/problem+json`).
 #[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 pub struct Problem {
@@ -67,7 +149,8 @@ impl Cause {
 }
 
 impl ApiError {
-    pub fn new(status: StatusCode, code: &'static str, title: &str) -> ApiError {
+    pub fn new(status: StatusCode, code: ProblemCode, title: &str) -> ApiError {
+        let code = code.as_str();
         ApiError {
             status,
             problem: Box::new(Problem {
@@ -119,20 +202,20 @@ impl ApiError {
     pub fn unauthenticated() -> ApiError {
         ApiError::new(
             StatusCode::UNAUTHORIZED,
-            "UNAUTHENTICATED",
+            ProblemCode::Unauthenticated,
             "Authentication required",
         )
         .detail("send a valid bearer token")
     }
 
     pub fn not_found() -> ApiError {
-        ApiError::new(StatusCode::NOT_FOUND, "NOT_FOUND", "Not found")
+        ApiError::new(StatusCode::NOT_FOUND, ProblemCode::NotFound, "Not found")
     }
 
     pub fn validation(errors: FieldErrors) -> ApiError {
         let mut e = ApiError::new(
             StatusCode::UNPROCESSABLE_ENTITY,
-            "VALIDATION_FAILED",
+            ProblemCode::ValidationFailed,
             "The request is not valid",
         );
         e.problem.detail = Some(errors.to_string());
@@ -140,7 +223,7 @@ impl ApiError {
         e
     }
 
-    pub fn bad_request(code: &'static str, detail: impl Into<String>) -> ApiError {
+    pub fn bad_request(code: ProblemCode, detail: impl Into<String>) -> ApiError {
         ApiError::new(StatusCode::BAD_REQUEST, code, "Bad request").detail(detail)
     }
 }
@@ -151,7 +234,7 @@ impl From<Error> for ApiError {
             Error::Validation(errors) => ApiError::validation(errors),
             Error::NotFound { what } => ApiError::not_found().detail(format!("no such {what}")),
             Error::AssetNotFound { field } => {
-                let mut e = ApiError::new(StatusCode::NOT_FOUND, "ASSET_NOT_FOUND", "Asset not found")
+                let mut e = ApiError::new(StatusCode::NOT_FOUND, ProblemCode::AssetNotFound, "Asset not found")
                     .detail(format!("{field} does not name an uploaded asset of yours"));
                 e.problem.errors.push(FieldError {
                     field: field.to_owned(),
@@ -161,11 +244,11 @@ impl From<Error> for ApiError {
                 e
             }
             Error::IdempotencyConflict => {
-                ApiError::new(StatusCode::CONFLICT, "IDEMPOTENCY_CONFLICT", "Idempotency key reused")
+                ApiError::new(StatusCode::CONFLICT, ProblemCode::IdempotencyConflict, "Idempotency key reused")
                     .detail("this Idempotency-Key was used for a different request; use a new key for a new request")
             }
             Error::InsufficientCredits { balance, price } => {
-                let mut e = ApiError::new(StatusCode::PAYMENT_REQUIRED, "INSUFFICIENT_CREDITS", "Not enough credits")
+                let mut e = ApiError::new(StatusCode::PAYMENT_REQUIRED, ProblemCode::InsufficientCredits, "Not enough credits")
                     .detail(format!("this edit costs {price} credits and the balance is {balance}"));
                 e.problem.balance = Some(balance.get());
                 // A price is never negative; one that does not fit is left out, not invented.
@@ -175,38 +258,38 @@ impl From<Error> for ApiError {
             e @ (Error::TooManyInFlight { .. }
             | Error::DailyLimitReached { .. }
             | Error::UploadLimitReached { .. }) => limit_refusal(e),
-            Error::NotCancelable { state } => ApiError::new(StatusCode::CONFLICT, "NOT_CANCELABLE", "Cannot cancel")
+            Error::NotCancelable { state } => ApiError::new(StatusCode::CONFLICT, ProblemCode::NotCancelable, "Cannot cancel")
                 .detail(format!("the edit is {}; only a queued edit can be canceled", state.as_str()))
                 .state(state),
-            Error::NotRepairable { state } => ApiError::new(StatusCode::CONFLICT, "NOT_REPAIRABLE", "Cannot repair")
+            Error::NotRepairable { state } => ApiError::new(StatusCode::CONFLICT, ProblemCode::NotRepairable, "Cannot repair")
                 .detail(format!("the edit is {}; only a succeeded edit can be repaired", state.as_str()))
                 .state(state),
-            Error::RepairsStopped => ApiError::new(StatusCode::CONFLICT, "REPAIRS_STOPPED", "Repairs stopped")
+            Error::RepairsStopped => ApiError::new(StatusCode::CONFLICT, ProblemCode::RepairsStopped, "Repairs stopped")
                 .detail("a repair of this edit did not improve on the version you have, so you kept it and repairs stopped; start a new edit to try again"),
-            Error::RepairLimitReached => ApiError::new(StatusCode::CONFLICT, "REPAIR_LIMIT_REACHED", "No repairs left")
+            Error::RepairLimitReached => ApiError::new(StatusCode::CONFLICT, ProblemCode::RepairLimitReached, "No repairs left")
                 .detail("an edit can be repaired at most twice; start a new edit to try again"),
-            Error::RepairInProgress => ApiError::new(StatusCode::CONFLICT, "REPAIR_IN_PROGRESS", "A repair is in progress")
+            Error::RepairInProgress => ApiError::new(StatusCode::CONFLICT, ProblemCode::RepairInProgress, "A repair is in progress")
                 .detail("each repair starts from the version the previous one left; try again when it finishes")
                 .retry_after(30),
-            Error::InvalidCursor => ApiError::bad_request("INVALID_CURSOR", "the cursor is not one this API returned"),
-            Error::AccountOnHold => ApiError::new(StatusCode::FORBIDDEN, "ACCOUNT_ON_HOLD", "Account on hold")
+            Error::InvalidCursor => ApiError::bad_request(ProblemCode::InvalidCursor, "the cursor is not one this API returned"),
+            Error::AccountOnHold => ApiError::new(StatusCode::FORBIDDEN, ProblemCode::AccountOnHold, "Account on hold")
                 .detail("a refunded or disputed purchase took back credits that were already spent; new edits are refused until support releases the account"),
             e @ (Error::AccountClosed
             | Error::AssetInUse { .. }
             | Error::ImagesInUse { .. }
             | Error::ImagesDeleted) => privacy_refusal(e),
-            Error::PaymentsNotConfigured => ApiError::new(StatusCode::SERVICE_UNAVAILABLE, "PAYMENTS_NOT_CONFIGURED", "Buying credits is not available")
+            Error::PaymentsNotConfigured => ApiError::new(StatusCode::SERVICE_UNAVAILABLE, ProblemCode::PaymentsNotConfigured, "Buying credits is not available")
                 .detail("this deployment has no payment provider configured"),
-            Error::PaymentProvider(_) => ApiError::new(StatusCode::BAD_GATEWAY, "PAYMENT_PROVIDER_ERROR", "Payment provider error")
+            Error::PaymentProvider(_) => ApiError::new(StatusCode::BAD_GATEWAY, ProblemCode::PaymentProviderError, "Payment provider error")
                 .detail("the payment provider did not create the checkout; try again")
                 .retry_after(5)
                 .cause(Cause::Failed(e)),
-            Error::Contention { .. } => ApiError::new(StatusCode::SERVICE_UNAVAILABLE, "TRY_AGAIN", "Busy")
+            Error::Contention { .. } => ApiError::new(StatusCode::SERVICE_UNAVAILABLE, ProblemCode::TryAgain, "Busy")
                 .detail("try again")
                 .retry_after(1)
                 .cause(Cause::Contended(e)),
             Error::Corrupt { .. } | Error::Aws(_) => {
-                ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "INTERNAL", "Internal error").cause(Cause::Failed(e))
+                ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, ProblemCode::Internal, "Internal error").cause(Cause::Failed(e))
             }
         }
     }
@@ -217,17 +300,17 @@ impl From<Error> for ApiError {
 fn limit_refusal(e: Error) -> ApiError {
     let too_many = StatusCode::TOO_MANY_REQUESTS;
     match e {
-        Error::TooManyInFlight { in_flight, limit } => ApiError::new(too_many, "TOO_MANY_IN_FLIGHT", "Too many edits in flight")
+        Error::TooManyInFlight { in_flight, limit } => ApiError::new(too_many, ProblemCode::TooManyInFlight, "Too many edits in flight")
             .detail(format!("{in_flight} of at most {limit} edits are queued or processing; try again when one finishes"))
             .retry_after(30),
-        Error::DailyLimitReached { retry_after_secs } => ApiError::new(too_many, FailureCode::DailyLimitReached.as_str(), "Daily limit reached")
+        Error::DailyLimitReached { retry_after_secs } => ApiError::new(too_many, ProblemCode::DailyLimitReached, "Daily limit reached")
             .detail("your edits today have used your share of the day's model budget; nothing was charged; try again after midnight UTC")
             .retry_after(retry_after_secs),
-        Error::UploadLimitReached { slots_used, slot_limit, bytes_used, byte_limit, retry_after } => ApiError::new(too_many, "UPLOAD_LIMIT_REACHED", "Upload limit reached")
+        Error::UploadLimitReached { slots_used, slot_limit, bytes_used, byte_limit, retry_after } => ApiError::new(too_many, ProblemCode::UploadLimitReached, "Upload limit reached")
             .detail(format!("today's uploads: {slots_used} of {slot_limit} slots, {bytes_used} of {byte_limit} bytes; this one does not fit, nothing was presigned; the limits start over at 00:00 UTC"))
             .retry_after(u32::try_from(retry_after.as_secs()).unwrap_or(86_400)),
         // Only the three above are routed here; anything else would be a bug, answered as one.
-        other => ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "INTERNAL", "Internal error")
+        other => ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, ProblemCode::Internal, "Internal error")
             .cause(Cause::Failed(other)),
     }
 }
@@ -236,18 +319,18 @@ fn limit_refusal(e: Error) -> ApiError {
 fn privacy_refusal(e: Error) -> ApiError {
     let conflict = StatusCode::CONFLICT;
     match e {
-        Error::AccountClosed => ApiError::new(StatusCode::FORBIDDEN, "ACCOUNT_CLOSED", "Account closed")
+        Error::AccountClosed => ApiError::new(StatusCode::FORBIDDEN, ProblemCode::AccountClosed, "Account closed")
             .detail("this account was deleted; it accepts no new uploads or edits"),
-        Error::AssetInUse { job_id, state } => ApiError::new(conflict, "ASSET_IN_USE", "Asset in use")
+        Error::AssetInUse { job_id, state } => ApiError::new(conflict, ProblemCode::AssetInUse, "Asset in use")
             .detail(format!("edit {job_id} is {} and reads this upload; delete it once the edit has finished, or cancel the edit", state.as_str()))
             .state(state),
-        Error::ImagesInUse { state } => ApiError::new(conflict, "IMAGES_IN_USE", "Edit not finished")
+        Error::ImagesInUse { state } => ApiError::new(conflict, ProblemCode::ImagesInUse, "Edit not finished")
             .detail(format!("the edit (or a repair of it) is {}; its images can be deleted once it has finished", state.as_str()))
             .state(state),
-        Error::ImagesDeleted => ApiError::new(conflict, "IMAGES_DELETED", "Images deleted")
+        Error::ImagesDeleted => ApiError::new(conflict, ProblemCode::ImagesDeleted, "Images deleted")
             .detail("this edit's images were deleted, so it cannot be repaired; nothing was charged"),
         // Only the four above are routed here; anything else would be a bug, answered as one.
-        other => ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "INTERNAL", "Internal error")
+        other => ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, ProblemCode::Internal, "Internal error")
             .cause(Cause::Failed(other)),
     }
 }

@@ -11,7 +11,7 @@ use http::request::Parts;
 use http::{StatusCode, header};
 use serde::de::DeserializeOwned;
 
-use crate::error::ApiError;
+use crate::error::{ApiError, ProblemCode};
 
 /// Largest JSON body accepted (no endpoint takes image bytes).
 pub const MAX_JSON_BYTES: usize = 16 * 1024;
@@ -40,7 +40,7 @@ impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for JsonBody<T> {
             if !json {
                 return Err(ApiError::new(
                     StatusCode::UNSUPPORTED_MEDIA_TYPE,
-                    "UNSUPPORTED_MEDIA_TYPE",
+                    ProblemCode::UnsupportedMediaType,
                     "JSON required",
                 )
                 .detail("send Content-Type: application/json"));
@@ -49,7 +49,7 @@ impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for JsonBody<T> {
         let bytes = Bytes::from_request(req, state).await.map_err(|_| {
             ApiError::new(
                 StatusCode::PAYLOAD_TOO_LARGE,
-                "PAYLOAD_TOO_LARGE",
+                ProblemCode::PayloadTooLarge,
                 "Body too large",
             )
             .detail(format!("bodies are limited to {MAX_JSON_BYTES} bytes"))
@@ -66,7 +66,7 @@ pub fn parse_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
         let inner = e.into_inner();
         if inner.is_syntax() || inner.is_eof() {
             ApiError::bad_request(
-                "MALFORMED_JSON",
+                ProblemCode::MalformedJson,
                 format!("the body is not valid JSON: {inner}"),
             )
         } else {
@@ -90,7 +90,7 @@ impl<S: Send + Sync> FromRequestParts<S> for IdempotencyKeyHeader {
     ) -> Result<IdempotencyKeyHeader, ApiError> {
         let Some(raw) = parts.headers.get("idempotency-key") else {
             return Err(ApiError::bad_request(
-                "IDEMPOTENCY_KEY_REQUIRED",
+                ProblemCode::IdempotencyKeyRequired,
                 "paid requests need an Idempotency-Key header (a fresh random value per new request, reused on retry)",
             ));
         };
@@ -100,7 +100,7 @@ impl<S: Send + Sync> FromRequestParts<S> for IdempotencyKeyHeader {
             .map(IdempotencyKeyHeader)
             .ok_or_else(|| {
                 ApiError::bad_request(
-                    "IDEMPOTENCY_KEY_INVALID",
+                    ProblemCode::IdempotencyKeyInvalid,
                     format!(
                         "the Idempotency-Key must be 1 to {} visible ASCII characters",
                         IdempotencyKey::MAX_LEN
@@ -205,7 +205,7 @@ impl<S: Send + Sync> FromRequestParts<S> for WaitPreference {
                 .map(|w| WaitPreference(Some(w)))
                 .ok_or_else(|| {
                     ApiError::bad_request(
-                        "INVALID_WAIT",
+                        ProblemCode::InvalidWait,
                         format!("wait must be a whole number of seconds from 1 to {MAX_WAIT_SECS}"),
                     )
                 });

@@ -5,7 +5,7 @@ use axum::Router;
 use axum::extract::DefaultBodyLimit;
 use axum::routing::{delete, get, post};
 
-use crate::error::ApiError;
+use crate::error::{ApiError, ProblemCode};
 use crate::extract::MAX_JSON_BYTES;
 use crate::handlers::{account, edits, payments, public, quotes, uploads};
 use crate::openapi;
@@ -41,7 +41,7 @@ pub fn router(app: App) -> Router {
         .method_not_allowed_fallback(|| async {
             ApiError::new(
                 http::StatusCode::METHOD_NOT_ALLOWED,
-                "METHOD_NOT_ALLOWED",
+                ProblemCode::MethodNotAllowed,
                 "Method not allowed",
             )
         })

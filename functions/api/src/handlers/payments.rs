@@ -12,7 +12,7 @@ use http::{HeaderMap, HeaderValue, StatusCode};
 
 use crate::auth::Caller;
 use crate::dto::{CheckoutRequest, CheckoutView, PackList, PackView, WebhookReceipt};
-use crate::error::{ApiError, Problem};
+use crate::error::{ApiError, Problem, ProblemCode};
 use crate::extract::{IdempotencyKeyHeader, JsonBody};
 
 /// Largest webhook body accepted: Stripe's events are a few KiB; this leaves room for
@@ -111,17 +111,20 @@ fn webhook_error(e: WebhookError) -> ApiError {
         WebhookError::NotConfigured => atelier_shared::Error::PaymentsNotConfigured.into(),
         WebhookError::Signature(e) => {
             tracing::warn!(reason = %e, "webhook_signature_refused");
-            ApiError::bad_request("SIGNATURE_INVALID", e.to_string())
+            ApiError::bad_request(ProblemCode::SignatureInvalid, e.to_string())
         }
         WebhookError::Malformed(e) => {
             tracing::warn!(error = %atelier_shared::error::chain(&e), "webhook_malformed");
-            ApiError::bad_request("MALFORMED_EVENT", "the body is not a Stripe event")
+            ApiError::bad_request(
+                ProblemCode::MalformedEvent,
+                "the body is not a Stripe event",
+            )
         }
         WebhookError::NotYetRecorded { payment_id } => {
             tracing::info!(payment_id = %payment_id, "webhook_payment_not_recorded");
             ApiError::new(
                 StatusCode::CONFLICT,
-                "PAYMENT_NOT_RECORDED",
+                ProblemCode::PaymentNotRecorded,
                 "Payment not recorded yet",
             )
             .detail("this event names a payment whose purchase has not arrived yet; it is applied when Stripe delivers it again")
