@@ -17,7 +17,11 @@ fn repo_root() -> PathBuf {
 
 /// The documents whose links must hold: both READMEs and every markdown file in `docs/`.
 fn documents(root: &Path) -> Vec<PathBuf> {
-    let mut docs = vec![root.join("README.md"), root.join("infra/README.md")];
+    let mut docs = vec![
+        root.join("README.md"),
+        root.join("infra/README.md"),
+        root.join("infra/terraform/README.md"),
+    ];
     let mut in_docs: Vec<PathBuf> = std::fs::read_dir(root.join("docs"))
         .expect("docs/ exists")
         .map(|e| e.expect("docs/ can be listed").path())
@@ -146,9 +150,10 @@ fn broken(root: &Path, doc: &Path, target: &str) -> Option<String> {
         return None;
     }
     let path = target.split(['#', '?']).next().unwrap_or_default();
+    let fragment = target.split_once('#').map(|(_, f)| f).unwrap_or_default();
     if path.is_empty() {
         // A fragment of the document itself.
-        return None;
+        return missing_heading(doc, fragment);
     }
     if path.contains(':') || Path::new(path).has_root() {
         return Some("is neither a web link nor a relative path".to_owned());
@@ -168,7 +173,99 @@ fn broken(root: &Path, doc: &Path, target: &str) -> Option<String> {
     if resolved.components().any(|c| c == Component::ParentDir) {
         return Some("climbs out of the repository".to_owned());
     }
-    None
+    missing_heading(&resolved, fragment)
+}
+
+/// Why `#fragment` names no heading of the markdown file `doc`, if it does not (a moved
+/// section leaves links that still open the page but land nowhere).
+fn missing_heading(doc: &Path, fragment: &str) -> Option<String> {
+    if fragment.is_empty() || doc.extension().is_none_or(|x| x != "md") {
+        return None;
+    }
+    let text = std::fs::read_to_string(doc).ok()?;
+    let anchors = heading_anchors(&text);
+    (!anchors.iter().any(|a| a == fragment)).then(|| {
+        format!(
+            "#{fragment} is no heading of {} (headings: {})",
+            doc.display(),
+            anchors.join(", ")
+        )
+    })
+}
+
+/// The anchors GitHub gives a document's headings: lowercased, spaces to hyphens, every
+/// character but letters, digits, `-` and `_` dropped, code spans' backticks included.
+fn heading_anchors(markdown: &str) -> Vec<String> {
+    let mut fenced = false;
+    let mut anchors = Vec::new();
+    for line in markdown.lines() {
+        let trimmed = line.trim_start();
+        if trimmed.starts_with("```") || trimmed.starts_with("~~~") {
+            fenced = !fenced;
+            continue;
+        }
+        let Some(heading) = line.strip_prefix('#') else {
+            continue;
+        };
+        if fenced {
+            continue;
+        }
+        let text = heading.trim_start_matches('#').trim();
+        anchors.push(
+            text.chars()
+                .filter_map(|c| match c {
+                    ' ' => Some('-'),
+                    c if c.is_alphanumeric() || c == '-' || c == '_' => Some(c),
+                    _ => None,
+                })
+                .flat_map(char::to_lowercase)
+                .collect(),
+        );
+    }
+    anchors
+}
+
+/// The README is the front door: what it is, the two commands, a first run, the layout and
+/// links. Everything else lives in `docs/`, by reader.
+const README_MAX_LINES: usize = 250;
+
+#[test]
+fn the_readme_stays_short() {
+    let readme = std::fs::read_to_string(repo_root().join("README.md")).expect("README.md");
+    let lines = readme.lines().count();
+    assert!(
+        lines <= README_MAX_LINES,
+        "README.md has {lines} lines, more than {README_MAX_LINES}: move the detail to docs/"
+    );
+    let commands = readme
+        .find("cargo xtask dev")
+        .zip(readme.find("cargo xtask test"));
+    let first_section = readme.find("\n## ").unwrap_or(readme.len());
+    let second_section = readme[first_section + 1..]
+        .find("\n## ")
+        .map_or(readme.len(), |i| i + first_section + 1);
+    assert!(
+        commands.is_some_and(|(dev, test)| dev.max(test) < second_section),
+        "the two commands come in the README's first section"
+    );
+}
+
+#[test]
+fn anchors_follow_github_and_a_missing_heading_is_refused() {
+    let md = "# Atelier\n## Local cloud: the deployed artifacts, end to end\n```\n# not a heading\n```\n### Waiting for a job: long-poll and `ETag`\n";
+    assert_eq!(
+        heading_anchors(md),
+        vec![
+            "atelier",
+            "local-cloud-the-deployed-artifacts-end-to-end",
+            "waiting-for-a-job-long-poll-and-etag",
+        ]
+    );
+    let root = repo_root();
+    let readme = root.join("README.md");
+    assert!(broken(&root, &readme, "docs/design.md#no-such-heading").is_some());
+    assert!(broken(&root, &readme, "#no-such-heading").is_some());
+    assert_eq!(broken(&root, &readme, "docs/design.md#money-rules"), None);
 }
 
 #[test]

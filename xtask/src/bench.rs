@@ -1,7 +1,7 @@
 //! `cargo xtask bench [--jobs N] [--workers K] [--samples N] [--counted N] [--init-runs N]`:
 //! starts a private ministack (port 4603, or `ATELIER_BENCH_PORT`) with fresh state, builds
 //! the bench program (`tools/bench`) and the 12 MP example, and runs the bench with the local
-//! environment. It prints one markdown table (README "Benchmarks" keeps the latest).
+//! environment. It prints one markdown table (docs/benchmarks.md keeps the latest).
 //!
 //! The Lambda zips and release binaries are measured as `cargo xtask package` left them; the
 //! bench never builds release itself.

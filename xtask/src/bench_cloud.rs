@@ -15,7 +15,7 @@
 //!    calls on the wire proxy, latency, the 64-same-key storm, the race for a balance of 37, a
 //!    failure after the commit, and first invokes of both as functions on the local cloud.
 //!
-//! Prints two markdown tables (README, "Benchmarks": "Pipeline" and "Peer").
+//! Prints two markdown tables (docs/benchmarks.md: "Pipeline" and "Peer").
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode, Stdio};

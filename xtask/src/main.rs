@@ -373,6 +373,7 @@ fn dev() -> Result<ExitCode> {
             "serve",
         ])
         .envs(local_env(DEV_PORT, "atelier-local"))
+        .envs(web::app_env(web::DEV_ORIGIN))
         .status()?;
     Ok(if status.success() {
         ExitCode::SUCCESS

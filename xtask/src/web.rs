@@ -63,6 +63,19 @@ pub(crate) fn dev_server(log: &std::path::Path) -> Result<crate::fuzz::Service> 
     Ok(service)
 }
 
+/// The web app's origin under `cargo xtask dev`.
+pub(crate) const DEV_ORIGIN: &str = "http://127.0.0.1:5173";
+
+/// What the API needs to serve the web app at `origin`: the one place both `cargo xtask dev`
+/// and the browser tests take it from, so a flow that passes in a test works for a person
+/// (buying credits returns to the app's own origin).
+pub(crate) fn app_env(origin: &str) -> Vec<(String, String)> {
+    vec![(
+        "ATELIER_CHECKOUT_RETURN_URLS".to_owned(),
+        format!("{origin}/"),
+    )]
+}
+
 /// Vite itself (its script runs as the `node` process), not through `npm exec`: dropping the
 /// service kills the process it started, and `npm exec` would leave its `sh` and `node`
 /// children serving the port after the run.
@@ -124,11 +137,8 @@ pub fn web_test(aws_port: u16) -> Result<(u64, u64)> {
             format!("http://127.0.0.1:{model_port}"),
         ),
         ("ATELIER_STATE_DIR".to_owned(), state.display().to_string()),
-        (
-            "ATELIER_CHECKOUT_RETURN_URLS".to_owned(),
-            format!("{web_url}/"),
-        ),
     ]);
+    env.extend(app_env(&web_url));
     let (_model, _api) = start_model_and_api(&bin_dir, &env, &state, model_port, api_port)?;
     let mut web = spawn(
         "vite preview",
