@@ -114,10 +114,74 @@ pub fn clean_text(raw: &str, max: usize) -> Result<String, TextError> {
     if text.chars().any(char::is_control) {
         return Err(TextError::ControlCharacter);
     }
-    if let Some(c) = text.chars().find(|&c| is_invisible(c)) {
+    if let Some(c) = first_hidden(text) {
         return Err(TextError::InvisibleCharacter(c));
     }
     Ok(text.to_owned())
+}
+
+const ZWJ: char = '\u{200D}';
+/// 🏴, the base of the subdivision flags (England, Scotland, Wales: UTS #51 tag sequences).
+const BLACK_FLAG: char = '\u{1F3F4}';
+const CANCEL_TAG: char = '\u{E007F}';
+const VARIATION_SELECTOR_16: char = '\u{FE0F}';
+
+/// The first invisible character of `text` that is not part of an emoji as phones type it
+/// (UTS #51): a zero-width joiner between two emoji (🐕‍🦺, 👩🏽‍💻, 👨‍👩‍👧) and the tag
+/// characters of a subdivision flag (🏴 + 2–6 lowercase letters or digits as tags + the
+/// cancel tag). The same characters anywhere else are still refused: a joiner beside a
+/// letter, digit or space, a tag outside a flag, a flag without its cancel tag.
+fn first_hidden(text: &str) -> Option<char> {
+    let chars: Vec<char> = text.chars().collect();
+    let mut i = 0;
+    while i < chars.len() {
+        let c = chars[i];
+        if c == BLACK_FLAG
+            && let Some(len) = tag_sequence_len(&chars[i + 1..])
+        {
+            i += 1 + len;
+            continue;
+        }
+        if c == ZWJ && joins_two_emoji(&chars, i) {
+            i += 1;
+            continue;
+        }
+        if is_invisible(c) {
+            return Some(c);
+        }
+        i += 1;
+    }
+    None
+}
+
+/// The length of a valid tag spec + cancel tag at the start of `rest`, if there is one.
+fn tag_sequence_len(rest: &[char]) -> Option<usize> {
+    let spec = rest
+        .iter()
+        .take_while(|&&c| matches!(c, '\u{E0030}'..='\u{E0039}' | '\u{E0061}'..='\u{E007A}'))
+        .count();
+    ((2..=6).contains(&spec) && rest.get(spec) == Some(&CANCEL_TAG)).then_some(spec + 1)
+}
+
+/// Whether the joiner at `at` stands between the end of one emoji (an emoji, optionally with
+/// VS16 or a skin tone after it) and the start of the next.
+fn joins_two_emoji(chars: &[char], at: usize) -> bool {
+    let before = at
+        .checked_sub(1)
+        .and_then(|i| chars.get(i))
+        .copied()
+        .filter(|&c| c != VARIATION_SELECTOR_16)
+        .or_else(|| at.checked_sub(2).and_then(|i| chars.get(i)).copied());
+    let after = chars.get(at + 1).copied();
+    before.is_some_and(is_pictographic) && after.is_some_and(is_pictographic)
+}
+
+/// An emoji character that can join a ZWJ sequence: Emoji=Yes, outside ASCII (the keycap
+/// bases `0-9 # *` are Emoji=Yes but never joined, and letting them join would hide joiners
+/// in plain digits).
+fn is_pictographic(c: char) -> bool {
+    use unicode_properties::UnicodeEmoji;
+    !c.is_ascii() && c != ZWJ && c.is_emoji_char()
 }
 
 /// Characters that render as nothing (or reorder what renders) and so can carry text to the
@@ -127,9 +191,10 @@ pub fn clean_text(raw: &str, max: usize) -> Result<String, TextError> {
 /// joiner and invisible operators, the byte-order mark, interlinear annotation, tag
 /// characters and the other Cf blocks), the line and paragraph separators (every field is one
 /// line), Hangul fillers (blank letters), and the variation selectors supplement (256
-/// invisible selectors: enough to encode any byte). The cost: emoji ZWJ sequences and tag
-/// flags are refused (their base emoji alone are fine), and so are the ZWNJ/ZWJ some scripts
-/// use for shaping; a one-line description of what to edit does not need them.
+/// invisible selectors: enough to encode any byte). [`clean_text`] lets the joiner and the
+/// tag characters through only inside emoji sequences ([`first_hidden`]); the ZWNJ/ZWJ some
+/// scripts use for shaping stay refused: a one-line description of what to edit does not need
+/// them.
 /// The emoji variation selectors U+FE00–FE0F stay allowed (❤️ is U+2764 U+FE0F).
 pub fn is_invisible(c: char) -> bool {
     matches!(c,
@@ -242,6 +307,58 @@ mod tests {
                     assert_eq!(got.map_err(TextError::code), Err("invisible_character"));
                 }
             }
+        }
+    }
+
+    /// What phones type: emoji ZWJ sequences (with skin tones and VS16) and subdivision flags.
+    #[test]
+    fn emoji_as_phones_type_them_are_kept() {
+        for text in [
+            "the dog on the right \u{1F415}\u{200D}\u{1F9BA}",
+            "\u{1F469}\u{1F3FD}\u{200D}\u{1F4BB} at her desk",
+            "family \u{1F468}\u{200D}\u{1F469}\u{200D}\u{1F467}\u{200D}\u{1F466}",
+            "\u{2764}\u{FE0F}\u{200D}\u{1F525} heart on fire",
+            "flag \u{1F3F4}\u{E0067}\u{E0062}\u{E0073}\u{E0063}\u{E0074}\u{E007F} of Scotland",
+            "\u{1F3F3}\u{FE0F}\u{200D}\u{1F308} rainbow flag",
+        ] {
+            assert_eq!(clean_text(text, 80).as_deref(), Ok(text), "{text:?}");
+        }
+    }
+
+    /// The same characters outside an emoji sequence are still hidden text.
+    #[test]
+    fn joiners_and_tags_outside_emoji_are_refused() {
+        let zwj = TextError::InvisibleCharacter('\u{200D}');
+        for (text, want) in [
+            ("a\u{200D}b", zwj),
+            ("\u{1F415}\u{200D}b", zwj),
+            ("a\u{200D}\u{1F415}", zwj),
+            ("1\u{200D}2", zwj),
+            ("\u{1F415}\u{200D} \u{1F9BA}", zwj),
+            ("\u{1F415}\u{200D}", zwj),
+            ("\u{1F415}\u{200D}\u{200D}\u{1F9BA}", zwj),
+            (
+                "cat\u{E0067}\u{E0062}\u{E007F}",
+                TextError::InvisibleCharacter('\u{E0067}'),
+            ),
+            (
+                "\u{1F3F4}\u{E0067}\u{E0062}",
+                TextError::InvisibleCharacter('\u{E0067}'),
+            ),
+            (
+                "\u{1F3F4}\u{E0067}\u{E007F}",
+                TextError::InvisibleCharacter('\u{E0067}'),
+            ),
+            (
+                "\u{1F3F4}\u{E0047}\u{E0042}\u{E007F}",
+                TextError::InvisibleCharacter('\u{E0047}'),
+            ),
+            (
+                "\u{1F3F4}\u{E0067}\u{E0062}\u{E0073}\u{E0063}\u{E0074}\u{E0061}\u{E0062}\u{E007F}",
+                TextError::InvisibleCharacter('\u{E0067}'),
+            ),
+        ] {
+            assert_eq!(clean_text(text, 80), Err(want), "{text:?}");
         }
     }
 

@@ -85,13 +85,91 @@ fn hidden_char() -> impl Strategy<Value = char> {
     select(HIDDEN.to_vec()).prop_flat_map(|(a, b)| proptest::char::range(a, b))
 }
 
-/// Hostile text with one hidden character put anywhere in it (start, middle or end).
+/// Hostile text with one hidden character put anywhere in it (start, middle or end), between
+/// two letters, so it never lands inside an emoji sequence where UTS #51 allows it.
 fn text_with_hidden() -> impl Strategy<Value = String> {
     (base_text(), hidden_char(), any::<prop::sample::Index>()).prop_map(|(text, c, at)| {
         let chars: Vec<char> = text.chars().collect();
         let i = at.index(chars.len() + 1);
-        chars[..i].iter().chain([&c]).chain(&chars[i..]).collect()
+        let hidden = ['x', c, 'x'];
+        chars[..i]
+            .iter()
+            .chain(&hidden)
+            .chain(&chars[i..])
+            .collect()
     })
+}
+
+const ZWJ: char = '\u{200D}';
+
+/// Emoji that join (issue 28: what phones type), each optionally with a skin tone or VS16.
+fn emoji_element() -> impl Strategy<Value = String> {
+    let base = select(vec![
+        '\u{1F415}',
+        '\u{1F9BA}',
+        '\u{1F469}',
+        '\u{1F468}',
+        '\u{1F467}',
+        '\u{1F4BB}',
+        '\u{2764}',
+        '\u{1F525}',
+        '\u{1F3F3}',
+        '\u{1F308}',
+        '\u{1F9D1}',
+        '\u{1F91D}',
+    ]);
+    let suffix = select(vec!["", "", "\u{FE0F}", "\u{1F3FB}", "\u{1F3FF}"]);
+    (base, suffix).prop_map(|(b, s)| format!("{b}{s}"))
+}
+
+/// Two to five emoji joined by ZWJ, or a subdivision flag (🏴 + tag letters + cancel tag).
+fn emoji_sequence() -> impl Strategy<Value = String> {
+    prop_oneof![
+        prop::collection::vec(emoji_element(), 2..=5).prop_map(|v| v.join(&ZWJ.to_string())),
+        "[a-z0-9]{2,6}".prop_map(|spec| {
+            let tags: String = spec
+                .chars()
+                .filter_map(|c| char::from_u32(0xE0000 + c as u32))
+                .collect();
+            format!("\u{1F3F4}{tags}\u{E007F}")
+        }),
+    ]
+}
+
+/// Whether the hidden character at `i` of `chars` is part of an emoji sequence as UTS #51
+/// writes them: a ZWJ between two non-ASCII emoji (a VS16 may end the first), a tag inside
+/// `🏴 tag{2,6} cancel-tag`.
+fn sanctioned(chars: &[char], i: usize) -> bool {
+    use unicode_properties::UnicodeEmoji;
+    let emoji =
+        |c: Option<&char>| c.is_some_and(|&c| !c.is_ascii() && c != ZWJ && c.is_emoji_char());
+    match chars[i] {
+        ZWJ => {
+            let prev = match i.checked_sub(1).map(|p| chars[p]) {
+                Some('\u{FE0F}') => i.checked_sub(2).and_then(|p| chars.get(p)),
+                _ => i.checked_sub(1).and_then(|p| chars.get(p)),
+            };
+            emoji(prev) && emoji(chars.get(i + 1))
+        }
+        '\u{E0000}'..='\u{E007F}' => {
+            let start = chars[..i].iter().rposition(|&c| c == '\u{1F3F4}');
+            let end = chars[i..]
+                .iter()
+                .position(|&c| c == '\u{E007F}')
+                .map(|e| e + i);
+            match (start, end) {
+                (Some(s), Some(e)) => {
+                    let spec = &chars[s + 1..e];
+                    (2..=6).contains(&spec.len())
+                        && spec.iter().all(
+                            |&c| matches!(c, '\u{E0030}'..='\u{E0039}' | '\u{E0061}'..='\u{E007A}'),
+                        )
+                }
+                _ => false,
+            }
+        }
+        _ => false,
+    }
 }
 
 /// Text a person might type, or an attacker: ordinary words, other scripts, emoji, every kind
@@ -461,7 +539,11 @@ fn is_clean(t: &str, max: usize) -> bool {
     t == t.trim()
         && !t.is_empty()
         && t.chars().count() <= max
-        && !t.chars().any(|c| c.is_control() || is_hidden(c))
+        && !t.chars().any(char::is_control)
+        && {
+            let chars: Vec<char> = t.chars().collect();
+            (0..chars.len()).all(|i| !is_hidden(chars[i]) || sanctioned(&chars, i))
+        }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -581,6 +663,27 @@ proptest! {
     #[test]
     fn text_with_a_hidden_character_is_never_accepted(raw in text_with_hidden(), max in 0usize..=400) {
         prop_assert!(clean_text(&raw, max).is_err(), "{raw:?} accepted");
+    }
+
+    /// Emoji as phones type them (ZWJ sequences, subdivision flags) are accepted anywhere in
+    /// ordinary text, unchanged.
+    #[test]
+    fn emoji_sequences_are_accepted(before in "[a-zA-Z ]{0,20}", emoji in emoji_sequence(), after in "[a-zA-Z ]{0,20}") {
+        let raw = format!("{before}{emoji}{after}");
+        prop_assert_eq!(clean_text(&raw, 200), Ok(raw.trim().to_owned()));
+    }
+
+    /// The joiner and the tag characters next to anything but an emoji are refused, even
+    /// inside or beside a valid sequence.
+    #[test]
+    fn joiners_and_tags_beside_non_emoji_are_refused(
+        emoji in emoji_sequence(),
+        hidden in select(vec![ZWJ, '\u{E0067}', '\u{E007F}']),
+        letter in "[a-zA-Z0-9 #*]",
+        at_end in any::<bool>(),
+    ) {
+        let raw = if at_end { format!("{emoji}{hidden}{letter}x") } else { format!("x{letter}{hidden}{emoji}") };
+        prop_assert!(clean_text(&raw, 200).is_err(), "{raw:?} accepted");
     }
 
     /// The same through every text field of an edit and a repair: refused, naming the field.
