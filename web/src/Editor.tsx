@@ -87,7 +87,6 @@ export function Editor(props: { onSubmitted: (id: string) => void; onError: (e: 
       setPhoto(p);
       setOriginalId(null);
       const id = await api.upload('original', p.blob);
-      sessionStorage.setItem(`atelier.before.${id}`, p.url);
       setOriginalId(id);
     } catch (e) {
       onError(e);

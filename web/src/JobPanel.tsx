@@ -153,11 +153,11 @@ function LosslessDownload(props: { id: string }) {
   );
 }
 
-/** The original, from this session's upload when it is still in memory. */
+/** The photo the edit started from: the job's kept copy, so the compare survives a reload. */
 function BeforeImage(props: { job: Job; split: number }) {
-  const before = sessionStorage.getItem(`atelier.before.${props.job.settings.original_asset_id}`);
+  const before = props.job.result?.original_url;
   if (!before) return null;
-  return <img className="before" src={before} alt="Before" style={{ clipPath: `inset(0 ${String(100 - props.split)}% 0 0)` }} />;
+  return <img className="before" src={storageUrl(before)} alt="Before" style={{ clipPath: `inset(0 ${String(100 - props.split)}% 0 0)` }} />;
 }
 
 function Repair(props: { job: Job; onOpen: (id: string) => void; onError: (e: unknown) => void }) {

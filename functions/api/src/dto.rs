@@ -146,7 +146,9 @@ impl LineageView {
 /// A delivered image: a short-lived download URL, the review and the measured leakage.
 #[derive(Debug, Serialize, ToSchema)]
 pub struct ResultView {
-    /// Presigned GET, valid until `url_expires_at`. Ask for the job again for a fresh one.
+    /// Presigned GET, valid until `url_expires_at`, that a browser saves as a file
+    /// (`Content-Disposition: attachment`, a name such as `atelier-embroidery-pet-01jf3xk2.jpg`).
+    /// Ask for the job again for a fresh one.
     pub url: String,
     #[schema(format = DateTime)]
     pub url_expires_at: String,
@@ -163,9 +165,12 @@ pub struct ResultView {
     pub comparison: Option<ComparisonView>,
     /// A repair that did not improve: `url` is the previous version, kept.
     pub retained_previous: bool,
-    /// The candidate such a repair made, for inspection (presigned like `url`).
+    /// The candidate such a repair made, for inspection (presigned like `url`, as a PNG).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub candidate_url: Option<String>,
+    /// The photo the edit started from (the lineage's kept copy), presigned like `url` and
+    /// shown inline: the "before" of a before/after compare, on any device, after a reload.
+    pub original_url: String,
 }
 
 impl JobView {
@@ -189,6 +194,7 @@ impl JobView {
             comparison: r.comparison.as_ref().map(ComparisonView::from),
             retained_previous: r.retained_previous,
             candidate_url: l.candidate_url,
+            original_url: l.original_url,
         });
         let mut view = JobView::from(j);
         view.result = result;

@@ -1,7 +1,8 @@
 //! Reading jobs. A job belongs to one user; another user's job does not exist for them.
 
 use super::App;
-use crate::domain::{JobId, ResultFormat, UserId};
+use crate::assets::Assets;
+use crate::domain::{AssetKind, JobId, ResultFormat, UserId};
 use crate::error::Error;
 use crate::store::schema::JobItem;
 
@@ -33,6 +34,28 @@ pub struct ResultLinks {
     pub expires_at: String,
     /// A repair that kept the previous version: its candidate, for inspection.
     pub candidate_url: Option<String>,
+    /// The photo the lineage started from (the edit's kept copy), for a before/after compare
+    /// that survives a reload or another device.
+    pub original_url: String,
+}
+
+/// The name a downloaded result is saved under: what was made and from which edit, e.g.
+/// `atelier-embroidery-pet-01jf3xk2.jpg` (ASCII only: it goes into a header).
+pub fn download_name(job: &JobItem, suffix: &str, format: ResultFormat) -> String {
+    let id: String = job
+        .job_id
+        .as_str()
+        .chars()
+        .filter(char::is_ascii_alphanumeric)
+        .take(8)
+        .collect::<String>()
+        .to_ascii_lowercase();
+    format!(
+        "atelier-{}-{}-{id}{suffix}.{}",
+        job.request.style.as_str(),
+        job.request.target.as_str(),
+        format.extension()
+    )
 }
 
 /// Short-lived download URLs for the job's delivered image in `format` (and a kept repair
@@ -55,16 +78,29 @@ pub async fn result_links(
         _ => (&result.asset_key, ResultFormat::Png),
     };
     let ttl = std::time::Duration::from_secs(app.config.limits.result_url_ttl_secs);
-    let url = app.assets.presign_get(key, ttl).await?;
+    let download = |key: &str, suffix: &str, format: ResultFormat| {
+        let name = download_name(job, suffix, format);
+        let assets = &app.assets;
+        let key = key.to_owned();
+        async move {
+            assets
+                .presign_download(&key, ttl, &name, format.content_type())
+                .await
+        }
+    };
+    let url = download(key, "", format).await?;
     let candidate_url = match &result.candidate_asset_key {
-        Some(key) => Some(app.assets.presign_get(key, ttl).await?),
+        Some(key) => Some(download(key, "-candidate", ResultFormat::Png).await?),
         None => None,
     };
+    let original = Assets::kept_input_key(&job.user_id, job.root_id(), AssetKind::Original);
+    let original_url = app.assets.presign_get(&original, ttl).await?;
     Ok(Some(ResultLinks {
         url,
         format,
         expires_at: crate::clock::format(crate::clock::now() + ttl),
         candidate_url,
+        original_url,
     }))
 }
 

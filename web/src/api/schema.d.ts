@@ -672,7 +672,7 @@ export interface components {
         ResultFormat: "jpeg" | "png";
         /** @description A delivered image: a short-lived download URL, the review and the measured leakage. */
         ResultView: {
-            /** @description The candidate such a repair made, for inspection (presigned like `url`). */
+            /** @description The candidate such a repair made, for inspection (presigned like `url`, as a PNG). */
             candidate_url?: string | null;
             comparison?: null | components["schemas"]["ComparisonRecord"];
             /**
@@ -683,10 +683,19 @@ export interface components {
             /** Format: int32 */
             height: number;
             leakage?: null | components["schemas"]["LeakageRecord"];
+            /**
+             * @description The photo the edit started from (the lineage's kept copy), presigned like `url` and
+             *     shown inline: the "before" of a before/after compare, on any device, after a reload.
+             */
+            original_url: string;
             /** @description A repair that did not improve: `url` is the previous version, kept. */
             retained_previous: boolean;
             review: components["schemas"]["ReviewRecord"];
-            /** @description Presigned GET, valid until `url_expires_at`. Ask for the job again for a fresh one. */
+            /**
+             * @description Presigned GET, valid until `url_expires_at`, that a browser saves as a file
+             *     (`Content-Disposition: attachment`, a name such as `atelier-embroidery-pet-01jf3xk2.jpg`).
+             *     Ask for the job again for a fresh one.
+             */
             url: string;
             /** Format: date-time */
             url_expires_at: string;
