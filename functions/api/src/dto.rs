@@ -246,6 +246,7 @@ pub struct FailureView {
     /// `DAILY_LIMIT_REACHED` (the owner's share of the day's model budget is spent), `EDIT_FAILED`,
     /// `CHECK_FAILED`, `TIMED_OUT`, `INVALID_IMAGE`, `INVALID_MASK`, `ASSET_MISSING`,
     /// `REPAIR_BASE_MISSING`, `DISPATCH_LIMIT`, `INTERNAL_ERROR` or `CANCELED`.
+    #[schema(value_type = atelier_shared::domain::FailureCode)]
     pub code: String,
     pub message: String,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

@@ -12,7 +12,9 @@ use serde::Serialize;
 
 /// The catalogue of the API's problem codes (`Problem::code`): one variant per stable code, so
 /// a handler cannot answer a code that is not in it, and a rename happens in one place.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// In the OpenAPI document as a string enum (`schema.d.ts` gives the web app the union).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum ProblemCode {
     AccountClosed,
     AccountOnHold,
@@ -52,6 +54,43 @@ pub enum ProblemCode {
 }
 
 impl ProblemCode {
+    pub const ALL: [ProblemCode; 34] = [
+        ProblemCode::AccountClosed,
+        ProblemCode::AccountOnHold,
+        ProblemCode::AssetInUse,
+        ProblemCode::AssetNotFound,
+        ProblemCode::IdempotencyConflict,
+        ProblemCode::IdempotencyKeyInvalid,
+        ProblemCode::IdempotencyKeyRequired,
+        ProblemCode::ImagesDeleted,
+        ProblemCode::ImagesInUse,
+        ProblemCode::InsufficientCredits,
+        ProblemCode::Internal,
+        ProblemCode::InvalidCursor,
+        ProblemCode::InvalidWait,
+        ProblemCode::MalformedEvent,
+        ProblemCode::MalformedJson,
+        ProblemCode::MethodNotAllowed,
+        ProblemCode::NotCancelable,
+        ProblemCode::NotFound,
+        ProblemCode::NotRepairable,
+        ProblemCode::PayloadTooLarge,
+        ProblemCode::PaymentsNotConfigured,
+        ProblemCode::PaymentNotRecorded,
+        ProblemCode::PaymentProviderError,
+        ProblemCode::RepairsStopped,
+        ProblemCode::RepairInProgress,
+        ProblemCode::RepairLimitReached,
+        ProblemCode::SignatureInvalid,
+        ProblemCode::TooManyInFlight,
+        ProblemCode::TryAgain,
+        ProblemCode::Unauthenticated,
+        ProblemCode::UnsupportedMediaType,
+        ProblemCode::UploadLimitReached,
+        ProblemCode::ValidationFailed,
+        ProblemCode::DailyLimitReached,
+    ];
+
     pub fn as_str(self) -> &'static str {
         match self {
             ProblemCode::AccountClosed => "ACCOUNT_CLOSED",
@@ -100,6 +139,7 @@ pub struct Problem {
     pub title: String,
     pub status: u16,
     /// Stable machine code, e.g. `INSUFFICIENT_CREDITS`.
+    #[schema(value_type = ProblemCode)]
     pub code: &'static str,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub detail: Option<String>,
@@ -351,5 +391,25 @@ impl IntoResponse for ApiError {
             headers.insert(header::RETRY_AFTER, HeaderValue::from(secs));
         }
         res
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The document's enum (serde's names) and the codes the API answers (`as_str`) are one
+    /// list: a client typed from the document knows every code it can get.
+    #[test]
+    fn every_problem_code_is_spelled_the_same_in_the_document_and_on_the_wire() {
+        let mut seen = std::collections::BTreeSet::new();
+        for code in ProblemCode::ALL {
+            assert_eq!(
+                serde_json::to_value(code).ok(),
+                Some(serde_json::Value::from(code.as_str())),
+                "{code:?}"
+            );
+            assert!(seen.insert(code.as_str()), "{code:?} listed twice");
+        }
     }
 }

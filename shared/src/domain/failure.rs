@@ -5,7 +5,7 @@
 use serde::{Deserialize, Serialize};
 
 /// Why a charged job ended without a result. Stored and served as its `SCREAMING_SNAKE` code.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum FailureCode {
     /// An upload is not a usable PNG, JPEG or WebP image within the limits.

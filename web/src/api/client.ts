@@ -7,6 +7,8 @@ import type { components } from './schema';
 export type Schemas = components['schemas'];
 export type Job = Schemas['JobView'];
 export type Problem = Schemas['Problem'];
+/** Every code a problem can carry, from the API's catalogue: an unknown one fails `tsc`. */
+export type ProblemCode = Schemas['ProblemCode'];
 export type EditRequest = Schemas['EditRequest'];
 export type Quote = Schemas['Quote'];
 export type Style = Schemas['Style'];
@@ -28,7 +30,7 @@ export class ApiError extends Error {
     this.problem = problem;
     this.retryAfter = retryAfter;
   }
-  get code(): string {
+  get code(): ProblemCode | 'NETWORK' {
     return this.problem?.code ?? 'NETWORK';
   }
 }

@@ -468,6 +468,11 @@ export interface components {
             /** @description Pass as `cursor` for the next page; absent on the last page. */
             next_cursor?: string | null;
         };
+        /**
+         * @description Why a charged job ended without a result. Stored and served as its `SCREAMING_SNAKE` code.
+         * @enum {string}
+         */
+        FailureCode: "INVALID_IMAGE" | "INVALID_MASK" | "ASSET_MISSING" | "BUDGET_PAUSED" | "DAILY_LIMIT_REACHED" | "CHECK_FAILED" | "NEEDS_CLARIFICATION" | "EDIT_FAILED" | "REPAIR_BASE_MISSING" | "INTERNAL_ERROR" | "DISPATCH_LIMIT" | "TIMED_OUT" | "CANCELED";
         /** @description One problem with one field of the input. */
         FieldError: {
             /**
@@ -492,7 +497,7 @@ export interface components {
              *     `CHECK_FAILED`, `TIMED_OUT`, `INVALID_IMAGE`, `INVALID_MASK`, `ASSET_MISSING`,
              *     `REPAIR_BASE_MISSING`, `DISPATCH_LIMIT`, `INTERNAL_ERROR` or `CANCELED`.
              */
-            code: string;
+            code: components["schemas"]["FailureCode"];
             message: string;
             questions?: string[];
         };
@@ -623,7 +628,7 @@ export interface components {
              */
             balance?: number | null;
             /** @description Stable machine code, e.g. `INSUFFICIENT_CREDITS`. */
-            code: string;
+            code: components["schemas"]["ProblemCode"];
             detail?: string | null;
             /** @description Field errors for `VALIDATION_FAILED` and `ASSET_NOT_FOUND`. */
             errors?: components["schemas"]["FieldError"][];
@@ -638,6 +643,13 @@ export interface components {
             title: string;
             type: string;
         };
+        /**
+         * @description The catalogue of the API's problem codes (`Problem::code`): one variant per stable code, so
+         *     a handler cannot answer a code that is not in it, and a rename happens in one place.
+         *     In the OpenAPI document as a string enum (`schema.d.ts` gives the web app the union).
+         * @enum {string}
+         */
+        ProblemCode: "ACCOUNT_CLOSED" | "ACCOUNT_ON_HOLD" | "ASSET_IN_USE" | "ASSET_NOT_FOUND" | "IDEMPOTENCY_CONFLICT" | "IDEMPOTENCY_KEY_INVALID" | "IDEMPOTENCY_KEY_REQUIRED" | "IMAGES_DELETED" | "IMAGES_IN_USE" | "INSUFFICIENT_CREDITS" | "INTERNAL" | "INVALID_CURSOR" | "INVALID_WAIT" | "MALFORMED_EVENT" | "MALFORMED_JSON" | "METHOD_NOT_ALLOWED" | "NOT_CANCELABLE" | "NOT_FOUND" | "NOT_REPAIRABLE" | "PAYLOAD_TOO_LARGE" | "PAYMENTS_NOT_CONFIGURED" | "PAYMENT_NOT_RECORDED" | "PAYMENT_PROVIDER_ERROR" | "REPAIRS_STOPPED" | "REPAIR_IN_PROGRESS" | "REPAIR_LIMIT_REACHED" | "SIGNATURE_INVALID" | "TOO_MANY_IN_FLIGHT" | "TRY_AGAIN" | "UNAUTHENTICATED" | "UNSUPPORTED_MEDIA_TYPE" | "UPLOAD_LIMIT_REACHED" | "VALIDATION_FAILED" | "DAILY_LIMIT_REACHED";
         /** @description The price of one request, itemised. */
         Quote: {
             /** Format: int32 */
