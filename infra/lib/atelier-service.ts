@@ -111,11 +111,21 @@ export const BUDGET_ALERT_PERCENTS = [50, 80, 95] as const;
  */
 export const SWEEPER_RESERVED_CONCURRENCY = 2;
 
+/**
+ * Concurrency reserved for the consumer (parameter `ConsumerReservedConcurrency`): API load
+ * (long-polls included, each holding an API instance up to 20 s) can never take the instances
+ * that run paid jobs. At least the event source's maximum concurrency, or the queue's poller
+ * is throttled; 0: none. The default: the default maximum concurrency.
+ */
+export const CONSUMER_RESERVED_CONCURRENCY = 2;
+
 /** Defaults of the settings; the ready-made stack's parameters default to the same values. */
 export const DEFAULTS = {
   consumerMaxConcurrency: 2,
   maxInFlight: 3,
   sweeperReservedConcurrency: SWEEPER_RESERVED_CONCURRENCY,
+  consumerReservedConcurrency: CONSUMER_RESERVED_CONCURRENCY,
+  apiReservedConcurrency: 0,
   uploadRetentionDays: 7,
   resultRetentionDays: 90,
   modelBaseUrl: 'https://api.openai.com',
@@ -137,6 +147,8 @@ export const RANGES = {
   consumerMaxConcurrency: { min: 2, max: 50 },
   maxInFlight: { min: 1, max: 100 },
   sweeperReservedConcurrency: { min: 0, max: 10 },
+  consumerReservedConcurrency: { min: 0, max: 50 },
+  apiReservedConcurrency: { min: 0, max: 1000 },
   uploadRetentionDays: { min: 1, max: 3650 },
   resultRetentionDays: { min: 1, max: 3650 },
   dailyCapMicros: { min: 0 },
@@ -206,6 +218,17 @@ export interface AtelierServiceProps {
    * @default 2
    */
   readonly sweeperReservedConcurrency?: number;
+  /**
+   * Concurrency reserved for the consumer, so API load (long-polls included) cannot throttle
+   * paid jobs, 0..50; 0 or at least `consumerMaxConcurrency`. 0: none (accounts whose
+   * concurrency limit is 10). @default consumerMaxConcurrency
+   */
+  readonly consumerReservedConcurrency?: number;
+  /**
+   * Concurrency reserved for, and the most instances of, the API, 0..1000. 0: none (the API
+   * shares the account's unreserved pool, bounded by stage throttling). @default 0
+   */
+  readonly apiReservedConcurrency?: number;
   /** E-mail address subscribed to the alarm topic. @default '' (none; subscribe to `alarmTopic` yourself) */
   readonly alarmEmail?: string;
   /**
@@ -337,6 +360,19 @@ export class AtelierService extends Construct {
     const webOrigins = checkPattern('webOrigins', props.webOrigins ?? '', WEB_ORIGINS_PATTERN);
     const maxConcurrency = intSetting('consumerMaxConcurrency', props.consumerMaxConcurrency);
     const sweeperReserved = intSetting('sweeperReservedConcurrency', props.sweeperReservedConcurrency);
+    // By default the consumer reserves exactly what its event source may run at once.
+    const consumerReserved = intSetting('consumerReservedConcurrency', props.consumerReservedConcurrency ?? maxConcurrency);
+    const apiReserved = intSetting('apiReservedConcurrency', props.apiReservedConcurrency);
+    if (
+      !Token.isUnresolved(consumerReserved) &&
+      !Token.isUnresolved(maxConcurrency) &&
+      consumerReserved > 0 &&
+      consumerReserved < maxConcurrency
+    ) {
+      throw new Error(
+        `AtelierService: consumerReservedConcurrency (${consumerReserved}) must be 0 or at least consumerMaxConcurrency (${maxConcurrency})`,
+      );
+    }
 
     // A setting given as a token (the stack's parameters) becomes a condition CloudFormation
     // evaluates; a plain value is decided here, so the template has no constant condition
@@ -477,17 +513,9 @@ export class AtelierService extends Construct {
     const consumer = fn('consumer', 1024, CONSUMER_TIMEOUT, 'Job consumer: claim, check, reserve, edit, review, deliver');
     const sweeper = fn('sweeper', 256, Duration.minutes(1), 'Sweeper: re-enqueue, fail and refund the stuck, settle orphans');
     this.functions = { api, consumer, sweeper };
-    const sweeperFunction = sweeper.node.defaultChild as lambda.CfnFunction;
-    if (Token.isUnresolved(sweeperReserved)) {
-      const reserveForSweeper = new CfnCondition(this, 'ReserveSweeperConcurrency', {
-        expression: Fn.conditionNot(Fn.conditionEquals(Tokenization.stringifyNumber(sweeperReserved), '0')),
-      });
-      sweeperFunction.reservedConcurrentExecutions = Token.asNumber(
-        Fn.conditionIf(reserveForSweeper.logicalId, sweeperReserved, Aws.NO_VALUE),
-      );
-    } else if (sweeperReserved > 0) {
-      sweeperFunction.reservedConcurrentExecutions = sweeperReserved;
-    }
+    this.reserveConcurrency(sweeper, 'Sweeper', sweeperReserved);
+    this.reserveConcurrency(consumer, 'Consumer', consumerReserved);
+    this.reserveConcurrency(api, 'Api', apiReserved);
 
     this.grantData(api.role!, {
       accounts: ITEM_WRITE_READ,
@@ -524,20 +552,23 @@ export class AtelierService extends Construct {
         resources: [this.bucket.arnForObjects('uploads/*'), this.bucket.arnForObjects('results/*/inputs/*')],
       }),
     );
-    // Deletion (an upload, an edit's images, an account) removes and lists users' objects.
-    api.addToRolePolicy(
-      new iam.PolicyStatement({
-        actions: ['s3:DeleteObject'],
-        resources: [this.bucket.arnForObjects('uploads/*'), this.bucket.arnForObjects('results/*')],
-      }),
-    );
-    api.addToRolePolicy(
-      new iam.PolicyStatement({
-        actions: ['s3:ListBucket'],
-        resources: [this.bucket.bucketArn],
-        conditions: { StringLike: { 's3:prefix': ['uploads/*', 'results/*'] } },
-      }),
-    );
+    // Deletion (an upload, an edit's images, an account) removes and lists users' objects;
+    // the sweeper finishes the account deletions a processing job left pending.
+    for (const f of [api, sweeper]) {
+      f.addToRolePolicy(
+        new iam.PolicyStatement({
+          actions: ['s3:DeleteObject'],
+          resources: [this.bucket.arnForObjects('uploads/*'), this.bucket.arnForObjects('results/*')],
+        }),
+      );
+      f.addToRolePolicy(
+        new iam.PolicyStatement({
+          actions: ['s3:ListBucket'],
+          resources: [this.bucket.bucketArn],
+          conditions: { StringLike: { 's3:prefix': ['uploads/*', 'results/*'] } },
+        }),
+      );
+    }
     api.addToRolePolicy(
       new iam.PolicyStatement({ actions: ['s3:GetObject'], resources: [this.bucket.arnForObjects('*')] }),
     );
@@ -551,7 +582,7 @@ export class AtelierService extends Construct {
     consumer.addToRolePolicy(
       new iam.PolicyStatement({ actions: ['secretsmanager:GetSecretValue'], resources: [this.providerKey.secretArn] }),
     );
-    // The sweeper re-rings the doorbell; it never touches images.
+    // The sweeper re-rings the doorbell; it reads no image.
     this.queue.grantSendMessages(sweeper);
     const objectsReason =
       'Object keys are per user and asset (uploads/{user}/{kind}/{asset}, results by job), so the bucket’s own objects ' +
@@ -559,6 +590,12 @@ export class AtelierService extends Construct {
     for (const f of [api, consumer]) {
       Validations.of(f.role!).acknowledge({
         id: `AwsSolutions-IAM5[Resource::<${stack.getLogicalId(this.bucket.node.defaultChild as CfnResource)}.Arn>/*]`,
+        reason: objectsReason,
+      });
+    }
+    for (const prefix of ['uploads/*', 'results/*']) {
+      Validations.of(sweeper.role!).acknowledge({
+        id: `AwsSolutions-IAM5[Resource::<${stack.getLogicalId(this.bucket.node.defaultChild as CfnResource)}.Arn>/${prefix}]`,
         reason: objectsReason,
       });
     }
@@ -915,7 +952,7 @@ export class AtelierService extends Construct {
       alarm(`${key}Throttles`, {
         alarmDescription:
           `The ${key.toLowerCase()} function was throttled: the account's concurrency ran out. Look at ConcurrentExecutions across the account; ` +
-          'the sweeper has reserved concurrency, the others share the pool.',
+          'the sweeper and the consumer have reserved concurrency (parameters), the API shares the pool unless ApiReservedConcurrency is set.',
         metric: f.metricThrottles({ period: Duration.minutes(5), statistic: 'Sum' }),
         threshold: 1,
         ...atLeast,
@@ -1071,6 +1108,23 @@ export class AtelierService extends Construct {
   }
 
   /** Item-level DynamoDB rights on named tables (and, for Query, on each of their indexes). */
+  /**
+   * Reserves `reserved` concurrent executions for `fn` (0: none). A parameter becomes the
+   * condition `Reserve<name>Concurrency`, since AWS refuses a reservation of 0 on accounts
+   * whose whole limit is 10.
+   */
+  private reserveConcurrency(fn: lambda.Function, name: string, reserved: number): void {
+    const cfn = fn.node.defaultChild as lambda.CfnFunction;
+    if (Token.isUnresolved(reserved)) {
+      const reserve = new CfnCondition(this, `Reserve${name}Concurrency`, {
+        expression: Fn.conditionNot(Fn.conditionEquals(Tokenization.stringifyNumber(reserved), '0')),
+      });
+      cfn.reservedConcurrentExecutions = Token.asNumber(Fn.conditionIf(reserve.logicalId, reserved, Aws.NO_VALUE));
+    } else if (reserved > 0) {
+      cfn.reservedConcurrentExecutions = reserved;
+    }
+  }
+
   private grantData(role: iam.IRole, grants: Record<string, readonly string[]>): void {
     for (const [logical, actions] of Object.entries(grants)) {
       const table = this.tables[logical];

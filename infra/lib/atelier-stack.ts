@@ -106,6 +106,24 @@ export class AtelierStack extends Stack {
         'Concurrency reserved for the sweeper, so API load cannot throttle refunds. 0: none (only for accounts whose ' +
         'concurrency limit is 10, where AWS refuses any reservation; ask for the default 1000).',
     });
+    const consumerReserved = new CfnParameter(this, 'ConsumerReservedConcurrency', {
+      type: 'Number',
+      default: DEFAULTS.consumerReservedConcurrency,
+      minValue: RANGES.consumerReservedConcurrency.min,
+      maxValue: RANGES.consumerReservedConcurrency.max,
+      description:
+        'Concurrency reserved for the consumer, so API load (long-polls included) cannot throttle paid jobs. 0 or at least ' +
+        'ConsumerMaxConcurrency; 0: none (only for accounts whose concurrency limit is 10).',
+    });
+    const apiReserved = new CfnParameter(this, 'ApiReservedConcurrency', {
+      type: 'Number',
+      default: DEFAULTS.apiReservedConcurrency,
+      minValue: RANGES.apiReservedConcurrency.min,
+      maxValue: RANGES.apiReservedConcurrency.max,
+      description:
+        'Concurrency reserved for the API, which is also the most API instances at once. 0: none (the API shares the ' +
+        "account's unreserved pool, bounded by stage throttling).",
+    });
     const alarmEmail = new CfnParameter(this, 'AlarmEmail', {
       type: 'String',
       default: '',
@@ -160,6 +178,8 @@ export class AtelierStack extends Stack {
       consumerMaxConcurrency: maxConcurrency.valueAsNumber,
       maxInFlight: maxInFlight.valueAsNumber,
       sweeperReservedConcurrency: sweeperReserved.valueAsNumber,
+      consumerReservedConcurrency: consumerReserved.valueAsNumber,
+      apiReservedConcurrency: apiReserved.valueAsNumber,
       alarmEmail: alarmEmail.valueAsString,
       resultRetentionDays: resultRetention.valueAsNumber,
       webOrigins: webOrigins.valueAsString,

@@ -64,16 +64,17 @@ data "aws_iam_policy_document" "function" {
       resources = ["${aws_s3_bucket.assets.arn}/uploads/*", "${aws_s3_bucket.assets.arn}/results/*/inputs/*"]
     }
   }
-  # Deletion (an upload, an edit's images, an account) removes and lists users' objects.
+  # Deletion (an upload, an edit's images, an account) removes and lists users' objects; the
+  # sweeper finishes the account deletions a processing job left pending.
   dynamic "statement" {
-    for_each = each.key == "api" ? [1] : []
+    for_each = contains(["api", "sweeper"], each.key) ? [1] : []
     content {
       actions   = ["s3:DeleteObject"]
       resources = ["${aws_s3_bucket.assets.arn}/uploads/*", "${aws_s3_bucket.assets.arn}/results/*"]
     }
   }
   dynamic "statement" {
-    for_each = each.key == "api" ? [1] : []
+    for_each = contains(["api", "sweeper"], each.key) ? [1] : []
     content {
       actions   = ["s3:ListBucket"]
       resources = [aws_s3_bucket.assets.arn]

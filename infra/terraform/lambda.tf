@@ -59,7 +59,7 @@ resource "aws_lambda_function" "this" {
   #checkov:skip=CKV_AWS_50:No X-Ray: structured JSON logs with one event name per line are the trace; X-Ray would add wildcard IAM and per-trace cost.
   #checkov:skip=CKV_AWS_116:The consumer's retries and dead-letter queue are the SQS queue's; the API is synchronous; the sweeper runs again the next minute (no retries).
   #checkov:skip=CKV_AWS_117:The functions talk only to AWS APIs and the model provider over TLS; a VPC would add NAT cost and nothing to protect.
-  #checkov:skip=CKV_AWS_115:Only the sweeper reserves concurrency (var.sweeper_reserved_concurrency), so API load cannot throttle refunds; the consumer is bounded by the event source's maximum concurrency, the API by stage throttling.
+  #checkov:skip=CKV_AWS_115:Each function's reservation is a variable (sweeper 2, consumer its event source's maximum, API none by default); 0 leaves a function unreserved for accounts whose concurrency limit is 10.
   #checkov:skip=CKV_AWS_173:The environment holds resource names and the secret's ARN, not secrets; the Lambda service key encrypts it at rest.
   #checkov:skip=CKV_AWS_272:Code signing needs a signing profile and pipeline; the zips come from the reproducible `cargo xtask package`.
   for_each = local.functions
@@ -75,9 +75,10 @@ resource "aws_lambda_function" "this" {
   memory_size      = each.value.memory
   timeout          = each.value.timeout
 
-  # The sweeper guarantees refunds: its own concurrency, so API or consumer load never
-  # throttles it (-1: unreserved).
-  reserved_concurrent_executions = each.key == "sweeper" && var.sweeper_reserved_concurrency > 0 ? var.sweeper_reserved_concurrency : -1
+  # The sweeper guarantees refunds and the consumer runs paid jobs: each has its own
+  # concurrency, so API load (long-polls included) never throttles them; the API's own
+  # reservation also caps it (-1: unreserved).
+  reserved_concurrent_executions = local.reserved_concurrency[each.key] > 0 ? local.reserved_concurrency[each.key] : -1
 
   logging_config {
     log_format            = "JSON"
@@ -109,6 +110,14 @@ resource "aws_lambda_function" "this" {
   tags       = local.tags
 }
 
+locals {
+  reserved_concurrency = {
+    api      = var.api_reserved_concurrency
+    consumer = coalesce(var.consumer_reserved_concurrency, var.consumer_max_concurrency)
+    sweeper  = var.sweeper_reserved_concurrency
+  }
+}
+
 resource "aws_lambda_event_source_mapping" "jobs" {
   event_source_arn        = aws_sqs_queue.jobs.arn
   function_name           = aws_lambda_function.this["consumer"].arn
@@ -116,6 +125,13 @@ resource "aws_lambda_event_source_mapping" "jobs" {
   function_response_types = ["ReportBatchItemFailures"]
   scaling_config {
     maximum_concurrency = var.consumer_max_concurrency
+  }
+
+  lifecycle {
+    precondition {
+      condition     = local.reserved_concurrency.consumer == 0 || local.reserved_concurrency.consumer >= var.consumer_max_concurrency
+      error_message = "consumer_reserved_concurrency must be 0 or at least consumer_max_concurrency: below it the queue's poller is throttled."
+    }
   }
 }
 

@@ -90,6 +90,26 @@ variable "sweeper_reserved_concurrency" {
   }
 }
 
+variable "consumer_reserved_concurrency" {
+  description = "Concurrency reserved for the consumer, so API load (long-polls included) cannot throttle paid jobs: 0 (none, only for accounts whose concurrency limit is 10) or at least consumer_max_concurrency. null: consumer_max_concurrency."
+  type        = number
+  default     = null
+  validation {
+    condition     = var.consumer_reserved_concurrency == null || try(var.consumer_reserved_concurrency >= 0 && var.consumer_reserved_concurrency <= 50 && floor(var.consumer_reserved_concurrency) == var.consumer_reserved_concurrency, false)
+    error_message = "consumer_reserved_concurrency is null or an integer between 0 and 50."
+  }
+}
+
+variable "api_reserved_concurrency" {
+  description = "Concurrency reserved for the API, which is also the most API instances at once (0: none; the API shares the account's unreserved pool, bounded by stage throttling)."
+  type        = number
+  default     = 0
+  validation {
+    condition     = var.api_reserved_concurrency >= 0 && var.api_reserved_concurrency <= 1000 && floor(var.api_reserved_concurrency) == var.api_reserved_concurrency
+    error_message = "api_reserved_concurrency is an integer between 0 and 1000."
+  }
+}
+
 variable "consumer_max_concurrency" {
   description = "Most consumer instances at once (SQS event source maximum concurrency; AWS minimum 2)."
   type        = number

@@ -46,6 +46,7 @@ describe('AtelierService in a stack of its own', () => {
     maxInFlight: 5,
     consumerMaxConcurrency: 4,
     sweeperReservedConcurrency: 3,
+    apiReservedConcurrency: 7,
     alarmEmail: 'oncall@example.com',
     webOrigins: 'https://photos.example.com',
     dailyCapMicros: 50_000_000,
@@ -85,8 +86,11 @@ describe('AtelierService in a stack of its own', () => {
       assert.deepEqual(env.ATELIER_QUEUE_URL, { Ref: logicalId(t.stack, t.service.queue) }, k);
     }
     t.template.hasResourceProperties('AWS::Lambda::EventSourceMapping', { ScalingConfig: { MaximumConcurrency: 4 } });
-    const sweeper = t.json.Resources[logicalId(t.stack, t.service.functions.sweeper)]!.Properties!;
-    assert.equal(sweeper.ReservedConcurrentExecutions, 3);
+    const reserved = (k: (typeof KEYS)[number]) =>
+      t.json.Resources[logicalId(t.stack, t.service.functions[k])]!.Properties!.ReservedConcurrentExecutions;
+    assert.equal(reserved('sweeper'), 3);
+    assert.equal(reserved('consumer'), 4, 'the consumer reserves what its event source may run');
+    assert.equal(reserved('api'), 7);
   });
 
   it('creates the HTTP API authorised by the given issuer and audience', () => {
@@ -163,6 +167,10 @@ describe('AtelierService in a stack of its own', () => {
     assert.equal(resourcesOfType(c.json, 'AWS::SNS::Subscription').length, 0);
     const sweeper = c.json.Resources[logicalId(c.stack, c.service.functions.sweeper)]!.Properties!;
     assert.equal(sweeper.ReservedConcurrentExecutions, 2);
+    const consumer = c.json.Resources[logicalId(c.stack, c.service.functions.consumer)]!.Properties!;
+    assert.equal(consumer.ReservedConcurrentExecutions, 2, 'the default: the default maximum concurrency');
+    const api = c.json.Resources[logicalId(c.stack, c.service.functions.api)]!.Properties!;
+    assert.equal(api.ReservedConcurrentExecutions, undefined, 'the API reserves nothing by default');
   });
 
   it('takes each function’s code from `code` instead of the packaged zips', () => {
@@ -193,6 +201,8 @@ describe('AtelierService refuses bad settings at synth, naming them', () => {
     ['no in-flight edits', { maxInFlight: 0 }, /maxInFlight must be an integer in 1\.\.100, not 0/],
     ['a fractional retention', { resultRetentionDays: 1.5 }, /resultRetentionDays/],
     ['one consumer (AWS minimum is 2)', { consumerMaxConcurrency: 1 }, /consumerMaxConcurrency/],
+    ['a consumer reservation below its event source', { consumerMaxConcurrency: 4, consumerReservedConcurrency: 3 }, /consumerReservedConcurrency \(3\) must be 0 or at least consumerMaxConcurrency \(4\)/],
+    ['an API reservation past the range', { apiReservedConcurrency: 1001 }, /apiReservedConcurrency must be an integer in 0\.\.1000/],
     ['a malformed e-mail', { alarmEmail: 'oncall at example.com' }, /alarmEmail/],
     ['a wildcard origin', { webOrigins: '*' }, /webOrigins/],
     ['an origin with a path', { webOrigins: 'https://a.example.com/app' }, /webOrigins/],

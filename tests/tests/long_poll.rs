@@ -245,3 +245,219 @@ async fn waiting_on_another_users_job_is_404_at_once() {
         );
     }
 }
+
+/// `GET` of `id` with `headers`, timed.
+async fn timed(
+    h: &Harness,
+    user: &atelier_shared::domain::UserId,
+    id: &str,
+    query: &str,
+    headers: &[(&str, &str)],
+) -> (Reply, Duration) {
+    let started = Instant::now();
+    let res = h.job_with(user, id, query, headers).await;
+    (res, started.elapsed())
+}
+
+#[tokio::test]
+async fn a_wait_on_a_finished_job_answers_at_once_and_an_unchanged_tag_is_304_at_once() {
+    let (h, model) = (Harness::new().await, StandIn::start().await);
+    let user = h.user();
+    h.fund_to(&user, 40).await;
+    let delivered = h
+        .submit_photo(&user, "delivered", samples::single_pet(), pet())
+        .await;
+    let batch = atelier_consumer::handle(&h.processor(&model), sqs_event(&delivered)).await;
+    assert!(batch.batch_item_failures.is_empty());
+    let canceled = h
+        .submit_photo(&user, "canceled", samples::single_pet(), pet())
+        .await;
+    assert_eq!(h.cancel(&user, &canceled).await.status, StatusCode::OK);
+
+    for (id, state) in [(&delivered, "succeeded"), (&canceled, "canceled")] {
+        let held = etag(&h.job(&user, id).await);
+        let (fresh, took) = timed(&h, &user, id, "", &[("prefer", "wait=5")]).await;
+        assert_eq!(fresh.status, StatusCode::OK, "{fresh:?}");
+        assert_eq!(fresh.str("status"), state);
+        assert_eq!(etag(&fresh), held);
+        assert_eq!(fresh.header("preference-applied"), None, "it did not wait");
+        assert!(took < Duration::from_millis(1000), "{state}: {took:?}");
+
+        let (same, took) = timed(&h, &user, id, "?wait=5", &[("if-none-match", &held)]).await;
+        assert_eq!(same.status, StatusCode::NOT_MODIFIED, "{same:?}");
+        assert_eq!(same.body, Value::Null, "a 304 has no body");
+        assert_eq!(etag(&same), held);
+        assert_eq!(same.header("preference-applied"), None);
+        assert!(took < Duration::from_millis(1000), "{state} 304: {took:?}");
+    }
+}
+
+#[tokio::test]
+async fn a_finished_edit_with_a_repair_in_flight_is_still_waited_on() {
+    let (h, model) = (Harness::new().await, StandIn::start().await);
+    let user = h.user();
+    h.fund_to(&user, 40).await;
+    let id = h
+        .submit_photo(&user, "edit", samples::single_pet(), pet())
+        .await;
+    let batch = atelier_consumer::handle(&h.processor(&model), sqs_event(&id)).await;
+    assert!(batch.batch_item_failures.is_empty());
+    let repair = h
+        .repair(
+            &user,
+            &id,
+            "fix",
+            &json!({ "instruction": "finer stitches" }),
+        )
+        .await;
+    assert_eq!(repair.status, StatusCode::ACCEPTED, "{repair:?}");
+    let held = etag(&h.job(&user, &id).await);
+
+    let (res, took) = timed(
+        &h,
+        &user,
+        &id,
+        "",
+        &[("prefer", "wait=2"), ("if-none-match", &held)],
+    )
+    .await;
+
+    assert_eq!(res.status, StatusCode::NOT_MODIFIED, "{res:?}");
+    assert_eq!(res.header("preference-applied"), Some("wait=2"));
+    assert!(took >= Duration::from_millis(1900), "it waited: {took:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_flood_of_waits_from_one_user_holds_four_and_the_rest_answer_at_once_while_another_users_job_completes()
+ {
+    use atelier_shared::services::watch::WAITS_PER_USER;
+    const FLOOD: usize = 100;
+    let (h, model) = (Harness::new().await, StandIn::start().await);
+    let (flooder, other) = (h.user(), h.user());
+    let watched = h
+        .submit_photo(&flooder, "k", samples::single_pet(), pet())
+        .await;
+    let held = etag(&h.job(&flooder, &watched).await);
+    let job = h
+        .submit_photo(&other, "k", samples::single_pet(), pet())
+        .await;
+    let processor = h.processor(&model);
+
+    let flood = futures::future::join_all((0..FLOOD).map(|_| {
+        let (h, flooder, watched, held) = (&h, &flooder, &watched, &held);
+        async move { timed(h, flooder, watched, "?wait=20", &[("if-none-match", held)]).await }
+    }));
+    // The other user's job runs during the flood, and its owner waits for it.
+    let other_user = async {
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        let before = etag(&h.job(&other, &job).await);
+        let started = Instant::now();
+        let consumer = atelier_consumer::handle(&processor, sqs_event(&job));
+        let headers = [("prefer", "wait=20"), ("if-none-match", before.as_str())];
+        let waiter = timed(&h, &other, &job, "", &headers);
+        let (batch, _) = tokio::join!(consumer, waiter);
+        assert!(batch.batch_item_failures.is_empty());
+        let done = h.job(&other, &job).await;
+        (done, started.elapsed())
+    };
+    let (answers, (done, job_took)) = tokio::join!(flood, other_user);
+
+    let waited: Vec<_> = answers
+        .iter()
+        .filter(|(r, _)| r.header("preference-applied") == Some("wait=20"))
+        .collect();
+    let at_once: Vec<_> = answers
+        .iter()
+        .filter(|(r, _)| r.header("preference-applied").is_none())
+        .collect();
+    let mut at_once_times: Vec<Duration> = at_once.iter().map(|(_, t)| *t).collect();
+    at_once_times.sort();
+    let median = at_once_times
+        .get(at_once_times.len() / 2)
+        .copied()
+        .unwrap_or_default();
+    let slowest_at_once = at_once_times.last().copied().unwrap_or_default();
+    println!(
+        "flood of {FLOOD} ?wait=20: {} waited, {} answered at once (median {median:?}, slowest {slowest_at_once:?}); the other user's job took {job_took:?}",
+        waited.len(),
+        at_once.len()
+    );
+    assert_eq!(waited.len(), WAITS_PER_USER, "the user's slots, all used");
+    assert_eq!(at_once.len(), FLOOD - WAITS_PER_USER);
+    assert!(
+        answers
+            .iter()
+            .all(|(r, _)| r.status == StatusCode::NOT_MODIFIED)
+    );
+    assert!(
+        waited
+            .iter()
+            .all(|(_, t)| *t >= Duration::from_millis(19_900))
+    );
+    // "At once" on a loaded 2-core machine: 100 requests queue for ministack, never for a wait.
+    assert!(
+        slowest_at_once < Duration::from_secs(10),
+        "beyond the limit the answer does not wait: {slowest_at_once:?}"
+    );
+    assert_eq!(done.str("status"), "succeeded", "{done:?}");
+    assert!(
+        job_took < Duration::from_secs(20),
+        "within one wait: {job_took:?}"
+    );
+
+    // Every slot was given back: the flooder waits again.
+    let (again, took) = timed(
+        &h,
+        &flooder,
+        &watched,
+        "?wait=1",
+        &[("if-none-match", &held)],
+    )
+    .await;
+    assert_eq!(again.header("preference-applied"), Some("wait=1"));
+    assert!(took >= Duration::from_millis(900), "{took:?}");
+}
+
+#[tokio::test]
+async fn a_slot_whose_wait_died_is_free_again_when_its_lease_ends() {
+    use atelier_shared::services::watch::WAITS_PER_USER;
+    use atelier_shared::store::waits::{Take, WaitSlot};
+    let h = Harness::new().await;
+    let user = h.user();
+    let id = h
+        .submit_photo(&user, "k", samples::single_pet(), pet())
+        .await;
+    // Waits that died holding every slot, with leases ending in 2 s.
+    let now = atelier_shared::clock::now().unix_timestamp();
+    for index in 0..WAITS_PER_USER {
+        let slot = WaitSlot {
+            index,
+            holder: format!("dead-{index}"),
+        };
+        let took = h
+            .app
+            .store
+            .take_wait_slot(&user, &slot, WAITS_PER_USER, (now, now + 2, now + 60))
+            .await
+            .unwrap_or_else(|e| panic!("{e:?}"));
+        assert_eq!(took, Take::Taken(slot));
+    }
+
+    let (refused, took) = timed(&h, &user, &id, "?wait=3", &[]).await;
+    assert_eq!(refused.status, StatusCode::OK);
+    assert_eq!(
+        refused.header("preference-applied"),
+        None,
+        "every slot held"
+    );
+    assert!(took < Duration::from_millis(1000), "{took:?}");
+
+    tokio::time::sleep(Duration::from_millis(3100)).await;
+    let (waited, took) = timed(&h, &user, &id, "?wait=1", &[]).await;
+    assert_eq!(
+        waited.header("preference-applied"),
+        Some("wait=1"),
+        "the leases ended"
+    );
+    assert!(took >= Duration::from_millis(900), "{took:?}");
+}

@@ -453,3 +453,163 @@ async fn a_job_whose_images_passed_the_retention_period_says_so_instead_of_a_dea
     assert!(job.body["images_expired_at"].is_string(), "{job:?}");
     assert!(job.body.get("result").is_none(), "no dead link: {job:?}");
 }
+
+#[tokio::test]
+async fn a_deletion_left_pending_by_a_processing_edit_is_finished_by_a_sweep_once_the_edit_ends() {
+    use atelier_shared::services::sweep::{self, SweepLimits};
+    // A stack of its own: a sweep finishes every pending deletion it finds.
+    let (h, model) = (Harness::isolated(|_| {}).await, StandIn::start().await);
+    let (user, delivered, queued, bystander) = user_with_everything(&h, &model).await;
+    let now = atelier_shared::clock::format(atelier_shared::clock::now());
+    let claimed = h
+        .app
+        .store
+        .claim(&job_id(&queued), &now)
+        .await
+        .unwrap_or_else(|e| panic!("{e:?}"))
+        .unwrap_or_else(|| panic!("the queued job was not claimed"));
+    let pending = h.delete_account(&user).await;
+    assert_eq!(pending.status, StatusCode::ACCEPTED, "{pending:?}");
+
+    let during = sweep::sweep(&h.app, atelier_shared::clock::now(), SweepLimits::default()).await;
+
+    assert_eq!(
+        (during.deletions_pending, during.deletions_finished),
+        (1, 0)
+    );
+    assert!(h.account(&user).await.body.get("deleted_at").is_none());
+    assert!(
+        !h.objects_of(&user).await.is_empty(),
+        "the running edit keeps its inputs"
+    );
+
+    // The processing edit ends (failed and refunded, as the sweeper ends a stuck one); the
+    // user never asks again.
+    let failure =
+        atelier_shared::domain::JobFailure::new(atelier_shared::domain::FailureCode::TimedOut);
+    h.app
+        .store
+        .fail_and_refund(&claimed, JobState::Processing, &failure, &now, Vec::new())
+        .await
+        .unwrap_or_else(|e| panic!("{e:?}"));
+    let after = sweep::sweep(&h.app, atelier_shared::clock::now(), SweepLimits::default()).await;
+
+    assert_eq!((after.deletions_pending, after.deletions_finished), (0, 1));
+    assert!(h.account(&user).await.body["deleted_at"].is_string());
+    assert!(
+        h.objects_of(&user).await.is_empty(),
+        "{:?}",
+        h.objects_of(&user).await
+    );
+    assert_eq!(
+        h.objects_of(&bystander).await.len(),
+        1,
+        "another user's upload stays"
+    );
+    for id in [&delivered, &queued] {
+        let job = h.job(&user, id).await;
+        assert!(
+            job.body["settings"].get("target_description").is_none(),
+            "{job:?}"
+        );
+    }
+    let next = sweep::sweep(&h.app, atelier_shared::clock::now(), SweepLimits::default()).await;
+    assert_eq!(
+        (next.deletions_pending, next.deletions_finished),
+        (0, 0),
+        "nothing left"
+    );
+    h.assert_audit_clean().await;
+}
+
+/// The application with every DynamoDB index answering as one that has not caught up yet
+/// (empty), as AWS may for a write an instant old; tables answer as they are.
+async fn with_lagging_indexes(
+    h: &Harness,
+) -> (atelier_shared::services::App, atelier_wire_proxy::Proxy) {
+    use atelier_wire_proxy::{FaultKind, FaultPlan, Proxy};
+    let endpoint = h
+        .app
+        .config
+        .resources
+        .queue_url
+        .split("/000000000000/")
+        .next()
+        .unwrap_or_default()
+        .to_owned();
+    let plan = FaultPlan::new(1).rate(FaultKind::IndexLag, 1.0);
+    let proxy = Proxy::start(&endpoint, Some(plan))
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let sdk = aws_config::defaults(aws_config::BehaviorVersion::latest())
+        .endpoint_url(proxy.url())
+        .load()
+        .await;
+    let clients = atelier_shared::aws::Clients::new(&sdk);
+    (
+        atelier_shared::services::App::new(h.app.config.clone(), &clients),
+        proxy,
+    )
+}
+
+#[tokio::test]
+async fn jobs_committed_just_before_the_close_are_canceled_waited_for_and_cleared_though_the_index_lags()
+ {
+    let (h, model) = (Harness::new().await, StandIn::start().await);
+    let (user, delivered, _) = delivered_edit(&h, &model).await;
+    let queued = h
+        .submit_photo(&user, "queued", samples::single_pet(), pet_edit())
+        .await;
+    let running = h
+        .submit_photo(&user, "running", samples::single_pet(), pet_edit())
+        .await;
+    let now = atelier_shared::clock::format(atelier_shared::clock::now());
+    let claimed = h
+        .app
+        .store
+        .claim(&job_id(&running), &now)
+        .await
+        .unwrap_or_else(|e| panic!("{e:?}"))
+        .unwrap_or_else(|| panic!("not claimed"));
+    let (lagging, _proxy) = with_lagging_indexes(&h).await;
+
+    let first = privacy::delete_account(&lagging, &user, &DeletedBy::User).await;
+
+    assert!(
+        matches!(
+            first,
+            Ok(privacy::AccountDeletion::Pending {
+                processing: 1,
+                canceled: 1
+            })
+        ),
+        "the new jobs were found without the index: {first:?}"
+    );
+    assert_eq!(h.job(&user, &queued).await.str("status"), "canceled");
+
+    let failure =
+        atelier_shared::domain::JobFailure::new(atelier_shared::domain::FailureCode::TimedOut);
+    h.app
+        .store
+        .fail_and_refund(&claimed, JobState::Processing, &failure, &now, Vec::new())
+        .await
+        .unwrap_or_else(|e| panic!("{e:?}"));
+    let second = privacy::delete_account(&lagging, &user, &DeletedBy::User).await;
+
+    assert!(
+        matches!(
+            second,
+            Ok(privacy::AccountDeletion::Finished { redacted: 3, .. })
+        ),
+        "{second:?}"
+    );
+    for id in [&delivered, &queued, &running] {
+        let job = h.job(&user, id).await;
+        assert!(
+            job.body["settings"].get("target_description").is_none(),
+            "{job:?}"
+        );
+    }
+    assert!(h.objects_of(&user).await.is_empty());
+    h.assert_audit_clean().await;
+}

@@ -45,6 +45,10 @@ run "plans_with_good_values" {
     per_ip_rate_limit    = 1000
     auth_domain_prefix   = "atelier-login"
     tags                 = { team = "photos" }
+    # A consumer reserving more than its event source runs, an API reservation.
+    consumer_max_concurrency      = 4
+    consumer_reserved_concurrency = 6
+    api_reserved_concurrency      = 50
   }
 }
 
@@ -118,6 +122,31 @@ run "refuses_bad_sweeper_reserved_concurrency" {
     sweeper_reserved_concurrency = 11
   }
   expect_failures = [var.sweeper_reserved_concurrency]
+}
+
+run "refuses_bad_consumer_reserved_concurrency" {
+  command = plan
+  variables {
+    consumer_reserved_concurrency = 51
+  }
+  expect_failures = [var.consumer_reserved_concurrency]
+}
+
+run "refuses_a_consumer_reservation_below_its_event_source" {
+  command = plan
+  variables {
+    consumer_max_concurrency      = 4
+    consumer_reserved_concurrency = 3
+  }
+  expect_failures = [aws_lambda_event_source_mapping.jobs]
+}
+
+run "refuses_bad_api_reserved_concurrency" {
+  command = plan
+  variables {
+    api_reserved_concurrency = 1.5
+  }
+  expect_failures = [var.api_reserved_concurrency]
 }
 
 run "refuses_bad_consumer_max_concurrency" {

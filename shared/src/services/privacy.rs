@@ -126,16 +126,28 @@ impl DeletedBy {
 }
 
 /// Deletes `user`'s account: closes it (no new uploads or submits, ever; a new token for the
-/// same subject finds it closed), cancels and refunds queued jobs (one transaction each, as a
-/// cancel does), waits for processing ones (answering [`AccountDeletion::Pending`]), clears
-/// every job's personal text, deletes every object under the user's prefixes, and records
-/// that it finished. Idempotent: a rerun after a crash at any point finishes the work.
+/// same subject finds it closed), then finishes the deletion ([`finish_deletion`]).
+/// Idempotent: a rerun after a crash at any point finishes the work.
 pub async fn delete_account(
     app: &App,
     user: &UserId,
     by: &DeletedBy,
 ) -> Result<AccountDeletion, Error> {
     close(app, user, by).await?;
+    finish_deletion(app, user).await
+}
+
+/// Finishes the deletion of the closed account of `user`: cancels and refunds queued jobs
+/// (one transaction each, as a cancel does), waits for processing ones (answering
+/// [`AccountDeletion::Pending`]: the sweeper comes back, [`resume_deletions`]), clears every
+/// job's personal text, deletes every object under the user's prefixes, and records that it
+/// finished.
+///
+/// The jobs are found without an index: the ledger's debit rows, read consistently, name every
+/// job ever created (each in one transaction with its row), and the close commits before the
+/// read, so no job can be created after it. A job committed an instant before the close is
+/// canceled or waited for like any other, never missed by a lagging index.
+async fn finish_deletion(app: &App, user: &UserId) -> Result<AccountDeletion, Error> {
     let (canceled, processing) = settle_unfinished(app, user).await?;
     if processing > 0 {
         tracing::info!(user_id = %user, processing, canceled, "account_deletion_pending");
@@ -156,6 +168,37 @@ pub async fn delete_account(
         redacted,
         objects,
     })
+}
+
+/// What one round of [`resume_deletions`] did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ResumedDeletions {
+    pub finished: u64,
+    /// Still waiting for a processing job.
+    pub pending: u64,
+    pub errors: u64,
+}
+
+/// The sweeper's round: finishes up to `limit` deletions that answered `202 pending` (closed
+/// accounts not yet deleted, from the sparse index), each read consistently first. A failure
+/// is logged and left to the next round.
+pub async fn resume_deletions(app: &App, limit: i32) -> Result<ResumedDeletions, Error> {
+    let mut done = ResumedDeletions::default();
+    for user in app.store.accounts_deleting(limit).await? {
+        let account = read_account(app, &user).await?;
+        if account.closed_at.is_none() || account.deleted_at.is_some() {
+            continue; // the index lags the table: already finished
+        }
+        match finish_deletion(app, &user).await {
+            Ok(AccountDeletion::Finished { .. }) => done.finished += 1,
+            Ok(AccountDeletion::Pending { .. }) => done.pending += 1,
+            Err(e) => {
+                done.errors += 1;
+                tracing::error!(user_id = %user, error = %crate::error::chain(&e), "account_deletion_resume_failed");
+            }
+        }
+    }
+    Ok(done)
 }
 
 /// Fault tests only: an account deletion that "dies" after deleting `objects` objects (every
@@ -191,49 +234,63 @@ async fn close(app: &App, user: &UserId, by: &DeletedBy) -> Result<AccountItem, 
     Ok(account)
 }
 
-/// Cancels and refunds every queued job; returns (canceled, still processing). A job claimed
-/// between the read and the cancel is counted as processing.
+/// Every job of the user, each read consistently, found by the ledger's debit rows (see
+/// [`finish_deletion`]).
+async fn every_job(app: &App, user: &UserId) -> Result<Vec<JobItem>, Error> {
+    let mut jobs = Vec::new();
+    for id in app.store.debited_job_ids(user).await? {
+        match app.store.get_job(&id).await? {
+            Some(job) if job.user_id == *user => jobs.push(job),
+            _ => {
+                return Err(Error::corrupt(format!(
+                    "the debit of job {id} names no job of user {user}"
+                )));
+            }
+        }
+    }
+    Ok(jobs)
+}
+
+/// Cancels and refunds every queued job; returns (canceled, still unfinished). A job claimed
+/// between the read and the cancel is counted as unfinished.
 async fn settle_unfinished(app: &App, user: &UserId) -> Result<(usize, usize), Error> {
     let mut canceled = 0;
-    for job in app.store.unfinished_jobs(user).await? {
+    let mut unfinished = 0;
+    for job in every_job(app, user).await? {
         if job.status == JobState::Queued {
             let now = clock::format(clock::now());
             if app.store.cancel_and_refund(&job, &now).await? == FinishOutcome::Done {
                 tracing::info!(job_id = %job.job_id, credits = job.credits.get(), "job_canceled_refunded");
                 canceled += 1;
+                continue;
             }
         }
+        if !job.status.is_terminal() {
+            unfinished += 1;
+        }
     }
-    let processing = app.store.unfinished_jobs(user).await?.len();
-    Ok((canceled, processing))
+    Ok((canceled, unfinished))
 }
 
-/// Clears the personal text of every job of the user (a page at a time); returns how many
-/// changed. Jobs already redacted are left alone.
+/// Clears the personal text of every job of the user; returns how many changed. Jobs
+/// already redacted are left alone.
 async fn redact_jobs(app: &App, user: &UserId) -> Result<usize, Error> {
     let now = clock::format(clock::now());
     let mut redacted = 0;
-    let mut cursor: Option<String> = None;
-    loop {
-        let (jobs, next) = app.store.jobs_page(user, 100, cursor.as_deref()).await?;
-        for job in jobs {
-            let clean = job.redacted(&now);
-            if clean == job {
-                continue;
-            }
-            if !app.store.put_redacted(&clean).await? {
-                return Err(Error::corrupt(format!(
-                    "job {} changed while its account was being deleted",
-                    job.job_id
-                )));
-            }
-            redacted += 1;
+    for job in every_job(app, user).await? {
+        let clean = job.redacted(&now);
+        if clean == job {
+            continue;
         }
-        match next {
-            Some(c) => cursor = Some(c),
-            None => return Ok(redacted),
+        if !app.store.put_redacted(&clean).await? {
+            return Err(Error::corrupt(format!(
+                "job {} changed while its account was being deleted",
+                job.job_id
+            )));
         }
+        redacted += 1;
     }
+    Ok(redacted)
 }
 
 /// Deletes every object under the user's prefixes (all of them, or the first `limit` in

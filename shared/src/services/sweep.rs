@@ -10,7 +10,9 @@
 //!    so no live consumer holds them) fail and are refunded, settling their open reservations
 //!    in the same transaction;
 //! 3. reservations left open longer than that are settled from the usage saved on them, or
-//!    kept booked when there is none. No model is ever called.
+//!    kept booked when there is none. No model is ever called;
+//! 4. account deletions that answered `202 pending` (a job was processing) are finished once
+//!    their jobs ended (`privacy::resume_deletions`).
 //!
 //! Candidates come from sparse indexes keyed by state and time, never a scan; every action is
 //! a conditional write that loses cleanly to a concurrent consumer or sweeper.
@@ -28,6 +30,10 @@ use crate::error::Error;
 use crate::store::budget::SettleOutcome;
 use crate::store::jobs::FinishOutcome;
 use crate::store::schema::{AttemptItem, JobItem};
+
+/// Pending account deletions one sweep finishes at most (each lists and deletes the user's
+/// objects); the rest wait for the next minute.
+const DELETIONS_PER_SWEEP: i32 = 10;
 
 /// Bounds of one run.
 #[derive(Debug, Clone, Copy)]
@@ -66,6 +72,10 @@ pub struct SweepSummary {
     pub refund_failures: u64,
     /// Any other failure (an index query, a requeue, an orphan settlement).
     pub errors: u64,
+    /// Account deletions finished this sweep (they had answered `202 pending`).
+    pub deletions_finished: u64,
+    /// Account deletions still waiting for a processing job.
+    pub deletions_pending: u64,
     /// Items DynamoDB read from the sweep indexes.
     pub items_read: u64,
     pub out_of_time: bool,
@@ -87,6 +97,8 @@ pub async fn sweep(app: &App, now: Instant, limits: SweepLimits) -> SweepSummary
     for day in [day_of(now - Duration::from_secs(86_400)), day_of(now)] {
         run.orphans(app, &day, stuck_before).await;
     }
+    // 4. Account deletions left pending by a processing job.
+    run.deletions(app).await;
     run.report()
 }
 
@@ -170,6 +182,24 @@ impl Run {
         }
     }
 
+    /// Finishes the account deletions a processing job left pending.
+    async fn deletions(&mut self, app: &App) {
+        if self.out_of_time() {
+            return;
+        }
+        match super::privacy::resume_deletions(app, DELETIONS_PER_SWEEP).await {
+            Ok(done) => {
+                self.summary.deletions_finished += done.finished;
+                self.summary.deletions_pending += done.pending;
+                self.summary.errors += done.errors;
+            }
+            Err(e) => {
+                self.summary.errors += 1;
+                tracing::error!(error = %crate::error::chain(&e), "sweep_query_failed");
+            }
+        }
+    }
+
     /// The metrics and the one `sweep_completed` line; the counts.
     fn report(self) -> SweepSummary {
         let summary = self.summary;
@@ -182,6 +212,7 @@ impl Run {
                 ("reservations_kept_booked", summary.reservations_kept_booked),
                 ("lost_races", summary.lost_races),
                 ("send_failures", summary.send_failures),
+                ("deletions_finished", summary.deletions_finished),
                 ("errors", summary.errors),
             ],
             summary.stuck_failed,
@@ -196,6 +227,8 @@ impl Run {
             lost_races = summary.lost_races,
             send_failures = summary.send_failures,
             refund_failures = summary.refund_failures,
+            deletions_finished = summary.deletions_finished,
+            deletions_pending = summary.deletions_pending,
             errors = summary.errors,
             items_read = summary.items_read,
             out_of_time = summary.out_of_time,

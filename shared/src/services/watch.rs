@@ -11,6 +11,12 @@
 //! change). A change is confirmed by a consistent read before it is answered, so a client never
 //! sees a job step back to an older state and the credits and state it shows are the stored
 //! truth. A job with repairs also reads its lineage at each look (consistently).
+//!
+//! A wait happens only when there is something to wait for and room for it: a job that is
+//! settled (final, no repair in flight) or a client whose copy is already stale is answered at
+//! once, and so is a user who already holds [`WAITS_PER_USER`] waits (counted across every API
+//! instance by lease slots in DynamoDB, `store::waits`): one user's flood of long-polls holds
+//! at most that many API instances, however many requests it sends.
 
 use std::time::Duration;
 
@@ -22,10 +28,24 @@ use super::lineage::{self, Lineage};
 use crate::domain::{JobId, ResultFormat, UserId};
 use crate::error::Error;
 use crate::store::schema::{JobItem, attr};
+use crate::store::waits::{Take, WaitSlot};
 
 /// The longest wait: a waiting request must end well inside API Gateway's 30 s integration
 /// limit (the API function's timeout is 29 s).
 pub const MAX_WAIT_SECS: u64 = 20;
+
+/// Waits one user may hold open at once, across every API instance; more are answered at
+/// once. Enough for a phone, a browser tab and the CLI each watching an edit.
+pub const WAITS_PER_USER: usize = 4;
+
+/// How long a wait's slot outlives the wait: a wait whose instance dies frees its slot this
+/// long after it would have ended anyway.
+const LEASE_SLACK_SECS: u64 = 5;
+
+/// Attempts at taking a slot when concurrent waits of the same user take the free ones first:
+/// each lost attempt after the first means another slot became held (slots are only freed
+/// by waits that end), so after this many every slot is held and the refusal is true.
+const TAKE_ATTEMPTS: usize = WAITS_PER_USER + 1;
 
 /// The first pause between two reads of a waiting request; each next one doubles...
 const FIRST_PAUSE: Duration = Duration::from_millis(100);
@@ -139,6 +159,102 @@ fn version(job: &JobItem, lineage: Option<&Lineage>, expired: bool) -> Version {
     }
     hash.update([u8::from(expired)]);
     Version(hex::encode(&hash.finalize()[..16]))
+}
+
+impl Watched {
+    /// Nothing left to wait for: the job is final and no repair of its lineage is in flight
+    /// (what it shows changes only if its owner asks for a repair or deletes its images).
+    pub fn is_settled(&self) -> bool {
+        let (root, repairs) = match &self.lineage {
+            Some(l) => (&l.root, l.repairs.as_slice()),
+            None => (&self.job, [].as_slice()),
+        };
+        self.job.status.is_terminal()
+            && root.repair_active.is_none()
+            && repairs.iter().all(|r| r.status.is_terminal())
+    }
+}
+
+/// What became of a wish to wait.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Waited {
+    /// The request waited (up to this long) for a change.
+    Applied(Wait),
+    /// No wait was asked for.
+    NotAsked,
+    /// The client's copy was already stale: the job at once.
+    Stale,
+    /// The job is settled ([`Watched::is_settled`]): nothing to wait for.
+    Settled,
+    /// The user already holds [`WAITS_PER_USER`] waits: the job at once.
+    TooManyWaits,
+}
+
+/// Waits up to `wait` for `seen` to change, when it is worth it (see [`Waited`]); `stale`:
+/// the client holds an older version than `seen`.
+pub async fn wait_if_useful(
+    app: &App,
+    seen: Watched,
+    wait: Option<Wait>,
+    stale: bool,
+) -> Result<(Watched, Waited), Error> {
+    let Some(wait) = wait else {
+        return Ok((seen, Waited::NotAsked));
+    };
+    let not_now = if stale {
+        Some(Waited::Stale)
+    } else if seen.is_settled() {
+        Some(Waited::Settled)
+    } else {
+        None
+    };
+    if let Some(why) = not_now {
+        tracing::debug!(job_id = %seen.job.job_id, reason = ?why, "wait_skipped");
+        return Ok((seen, why));
+    }
+    let user = seen.job.user_id.clone();
+    let Some(slot) = take_slot(app, &user, wait).await? else {
+        tracing::info!(user_id = %user, job_id = %seen.job.job_id, limit = WAITS_PER_USER, "wait_refused");
+        return Ok((seen, Waited::TooManyWaits));
+    };
+    let result = wait_for_change(app, seen, wait).await;
+    // Given back whatever the wait's end; a failed release only holds the slot to its lease end.
+    if let Err(e) = app.store.release_wait_slot(&user, &slot).await {
+        tracing::warn!(user_id = %user, error = %crate::error::chain(&e), "wait_slot_release_failed");
+    }
+    Ok((result?, Waited::Applied(wait)))
+}
+
+/// Takes one of `user`'s wait slots for `wait` (plus the lease's slack), or `None` when all
+/// are held.
+async fn take_slot(app: &App, user: &UserId, wait: Wait) -> Result<Option<WaitSlot>, Error> {
+    let now = crate::clock::now().unix_timestamp();
+    let until = now.saturating_add_unsigned(wait.secs() + LEASE_SLACK_SECS);
+    let expires_at = until.saturating_add(86_400);
+    let holder = hex::encode(rand::random::<[u8; 12]>());
+    let mut index = pick(WAITS_PER_USER);
+    for _ in 0..TAKE_ATTEMPTS {
+        let slot = WaitSlot {
+            index,
+            holder: holder.clone(),
+        };
+        let times = (now, until, expires_at);
+        match app
+            .store
+            .take_wait_slot(user, &slot, WAITS_PER_USER, times)
+            .await?
+        {
+            Take::Taken(slot) => return Ok(Some(slot)),
+            Take::Held { free } if free.is_empty() => return Ok(None),
+            Take::Held { free } => index = free[pick(free.len())],
+        }
+    }
+    Ok(None)
+}
+
+/// A random index below `len` (> 0): concurrent waits spread over the free slots.
+fn pick(len: usize) -> usize {
+    usize::try_from(rand::random::<u32>()).unwrap_or(0) % len.max(1)
 }
 
 /// The caller's job as it is now (a consistent read), or `NotFound` at once (also for

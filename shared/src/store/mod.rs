@@ -13,6 +13,7 @@ pub mod privacy;
 pub mod quotas;
 pub mod schema;
 pub mod user_share;
+pub mod waits;
 pub mod webhooks;
 
 use std::collections::HashMap;

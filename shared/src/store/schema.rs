@@ -109,11 +109,18 @@ pub mod attr {
     pub const CLOSED_BY: &str = "closed_by";
     /// On a closed account: when the deletion finished (every image gone, jobs' text cleared).
     pub const DELETED_AT: &str = "deleted_at";
+    /// On a closed account, sparse: [`super::DELETION_PENDING`] from the close until the
+    /// deletion finished, so the sweeper finds exactly the deletions left to finish.
+    pub const DELETION_STATE: &str = "deletion_state";
 
     /// quotas: which counter of which UTC day (`uploads#2026-12-01`).
     pub const QUOTA: &str = "quota";
     pub const SLOTS: &str = "slots";
     pub const BYTES: &str = "bytes";
+    /// quotas, on a user's [`super::WAITS_QUOTA`] row: slot `i`'s lease end (unix seconds) is
+    /// `wait_until_<i>` and its holder `wait_id_<i>` (see `store::waits`).
+    pub const WAIT_UNTIL_PREFIX: &str = "wait_until_";
+    pub const WAIT_ID_PREFIX: &str = "wait_id_";
 
     /// webhooks: `endpoints` for the endpoints, else an event's id.
     pub const HOOK_PK: &str = "hook_pk";
@@ -144,6 +151,8 @@ pub mod index {
     /// budget, sparse: only users' day items carry `spend_day`, so one Query per day reads
     /// the biggest spenders first (`spent_micros` descending), never a scan.
     pub const BUDGET_TOP_SPENDERS: &str = "top_spenders";
+    /// accounts, sparse: closed accounts whose deletion has not finished, oldest close first.
+    pub const ACCOUNTS_DELETING: &str = "deletions_pending";
     /// webhooks, sparse: events with a delivery round due, oldest first.
     pub const WEBHOOKS_DUE: &str = "webhooks_due";
 }
@@ -190,7 +199,11 @@ pub const ACCOUNTS: TableDef = TableDef {
     env: env::ACCOUNTS_TABLE,
     partition_key: s(attr::USER_ID),
     sort_key: None,
-    indexes: &[],
+    indexes: &[IndexDef {
+        name: index::ACCOUNTS_DELETING,
+        partition_key: s(attr::DELETION_STATE),
+        sort_key: Some(s(attr::CLOSED_AT)),
+    }],
     ttl_attribute: None,
 };
 
@@ -259,8 +272,9 @@ pub const ATTEMPTS: TableDef = TableDef {
     ttl_attribute: None,
 };
 
-/// Per-user per-day counters against a limit (today: upload slots and bytes), one item per
-/// (user, counter and day), each incremented by one conditional update; TTL removes old days.
+/// Per-user counters against a limit, each changed by one conditional update: upload slots
+/// and bytes (one item per user and UTC day) and the long-polls a user holds open (one item
+/// per user, [`WAITS_QUOTA`]); TTL removes old items.
 pub const QUOTAS: TableDef = TableDef {
     logical: "quotas",
     env: env::QUOTAS_TABLE,
@@ -324,8 +338,12 @@ pub mod reference {
 
     pub const SIGNUP: &str = "grant:signup";
 
+    /// Where the references of job debits begin: one row per job ever created, written in
+    /// the job's own transaction, so the user's rows under it name every job of theirs.
+    pub const DEBIT_JOB_PREFIX: &str = "debit:job:";
+
     pub fn debit(job: &JobId) -> String {
-        format!("debit:job:{job}")
+        format!("{DEBIT_JOB_PREFIX}{job}")
     }
 
     pub fn refund(job: &JobId) -> String {
@@ -478,6 +496,13 @@ pub struct AccountItem {
 pub fn upload_quota_key(day: &str) -> String {
     format!("uploads#{day}")
 }
+
+/// The [`attr::DELETION_STATE`] of a closed account whose deletion is not finished.
+pub const DELETION_PENDING: &str = "pending";
+
+/// The `quota` key of a user's long-poll slots (one row a user, expired by TTL a day after
+/// its last wait).
+pub const WAITS_QUOTA: &str = "waits";
 
 /// A user's upload counter for one UTC day.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -816,6 +816,11 @@ async fn wait(
             .context("rerun the same command to keep waiting (nothing is charged twice)")?;
         let value = match held.take() {
             Some((tag, value)) if reply.status == reqwest::StatusCode::NOT_MODIFIED => {
+                if reply.header("preference-applied").is_none() {
+                    // Answered without waiting (this user holds the most waits the API
+                    // allows): pause instead of asking again at once.
+                    tokio::time::sleep(UNWAITED_PAUSE).await;
+                }
                 held = Some((tag, value.clone()));
                 value
             }
@@ -855,6 +860,9 @@ async fn wait(
 /// The longest a read of a job waits on the server for it to change (`Prefer: wait=20`, the
 /// API's longest).
 const LONG_POLL_SECS: u64 = 20;
+
+/// The pause before asking again after an unchanged job was answered without the wait.
+const UNWAITED_PAUSE: Duration = Duration::from_secs(2);
 
 /// Awaits `request`, redrawing the spinner line (state, seconds waited) every 750 ms on a
 /// terminal.

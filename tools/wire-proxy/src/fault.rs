@@ -31,17 +31,23 @@ pub enum FaultKind {
     DropAfterForward,
     /// The request is forwarded after a delay (`FaultPlan::latency`).
     Latency,
+    /// A DynamoDB `Query` of a global secondary index answers as an index that has not caught
+    /// up yet: no items (AWS propagates to a GSI asynchronously, with no bound on the lag; the
+    /// emulator's indexes are always current). A `Query` of a table is forwarded unchanged.
+    IndexLag,
 }
 
 impl FaultKind {
     /// Every kind, in the fixed order decisions walk them.
-    pub const ALL: [FaultKind; 6] = [
+    /// (New kinds go last: a plan without them draws exactly as before.)
+    pub const ALL: [FaultKind; 7] = [
         FaultKind::TransactionConflict,
         FaultKind::Throttling,
         FaultKind::ProvisionedThroughputExceeded,
         FaultKind::InternalError,
         FaultKind::DropAfterForward,
         FaultKind::Latency,
+        FaultKind::IndexLag,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -52,6 +58,7 @@ impl FaultKind {
             FaultKind::InternalError => "internal_error",
             FaultKind::DropAfterForward => "drop_after_forward",
             FaultKind::Latency => "latency",
+            FaultKind::IndexLag => "index_lag",
         }
     }
 
@@ -66,6 +73,7 @@ impl FaultKind {
                 op.service == Service::DynamoDb && op.name == "TransactWriteItems"
             }
             FaultKind::ProvisionedThroughputExceeded => op.service == Service::DynamoDb,
+            FaultKind::IndexLag => op.service == Service::DynamoDb && op.name == "Query",
             FaultKind::Throttling
             | FaultKind::InternalError
             | FaultKind::DropAfterForward
@@ -237,7 +245,9 @@ pub fn error_response(
         body: Bytes::from(body.to_string()),
     };
     let response = match (op.service, kind) {
-        (_, FaultKind::DropAfterForward | FaultKind::Latency) => return None,
+        (_, FaultKind::DropAfterForward | FaultKind::Latency | FaultKind::IndexLag) => {
+            return None;
+        }
         (Service::DynamoDb, _) => {
             let (status, body) = match kind {
                 FaultKind::TransactionConflict => {

@@ -408,6 +408,13 @@ fn transact_items(body: &[u8]) -> usize {
         .unwrap_or(1)
 }
 
+/// Whether a DynamoDB `Query` body names an index (`IndexName`).
+fn queries_an_index(body: &[u8]) -> bool {
+    serde_json::from_slice::<serde_json::Value>(body)
+        .ok()
+        .is_some_and(|v| v.get("IndexName").is_some_and(serde_json::Value::is_string))
+}
+
 async fn handle(shared: Arc<Shared>, req: Request<Incoming>) -> Result<Response<Body>, BoxError> {
     if req.uri().path().starts_with("/_proxy/") {
         return Ok(control(&shared, req).await);
@@ -468,6 +475,24 @@ async fn handle(shared: Arc<Shared>, req: Request<Incoming>) -> Result<Response<
             }
             tracing::debug!(operation = %op, "proxy_dropped_after_forward");
             Err(Box::new(Dropped))
+        }
+        Some(FaultKind::IndexLag) => {
+            let bytes = body
+                .collect()
+                .await
+                .map(|b| b.to_bytes())
+                .unwrap_or_default();
+            if queries_an_index(&bytes) {
+                let mut res = Response::new(full(r#"{"Count":0,"Items":[],"ScannedCount":0}"#));
+                res.headers_mut().insert(
+                    http::header::CONTENT_TYPE,
+                    http::HeaderValue::from_static("application/x-amz-json-1.0"),
+                );
+                return Ok(res);
+            }
+            Ok(forward(&shared, parts, full(bytes))
+                .await
+                .unwrap_or_else(bad_gateway))
         }
         Some(kind) => {
             // Read the body to the end (as a server would) before answering; a conflict also

@@ -30,7 +30,7 @@ struct Args {
     #[arg(long)]
     seed: Option<u64>,
     /// KIND=RATE, e.g. transaction_conflict=0.05 (kinds: transaction_conflict, throttling,
-    /// provisioned_throughput_exceeded, internal_error, drop_after_forward, latency).
+    /// provisioned_throughput_exceeded, internal_error, drop_after_forward, latency, index_lag).
     #[arg(long = "rate", value_parser = parse_rate)]
     rates: Vec<(FaultKind, f64)>,
     /// Only these operations (`TransactWriteItems` or `dynamodb:TransactWriteItems`).

@@ -159,7 +159,9 @@ export interface paths {
         /**
          * One of the caller's edits (or repairs), with its lineage when it has repairs. A delivered
          *     result's `url` serves the `format` asked for. With a wait (`Prefer: wait=N` or `?wait=N`)
-         *     the answer comes when what the job shows changes, or after N seconds; with
+         *     the answer comes when what the job shows changes, or after N seconds — at once when nothing
+         *     is left to wait for (a final job with no repair in flight) or when the caller already holds
+         *     the most waits one user may; with
          *     `If-None-Match` holding the current `ETag` it is `304` (after the wait, if nothing changed).
          */
         get: operations["get_edit"];
@@ -1369,7 +1371,7 @@ export interface operations {
                 wait?: number;
             };
             header?: {
-                /** @description `wait=N` (RFC 7240): answer as soon as what the job shows changes, or after N seconds (at most 20; a longer wish gets 20, a malformed one is ignored) */
+                /** @description `wait=N` (RFC 7240): answer as soon as what the job shows changes, or after N seconds (at most 20; a longer wish gets 20, a malformed one is ignored). Answered at once, without `Preference-Applied`, when the job is final with no repair in flight, the `If-None-Match` tag is already stale, or the caller already holds 4 waits */
                 Prefer?: string | null;
                 /** @description the `ETag` of the job as the client holds it: `304` while it is unchanged; with a wait, the wait lasts until it changes */
                 "If-None-Match"?: string | null;
@@ -1386,7 +1388,7 @@ export interface operations {
                 headers: {
                     /** @description weak tag of what the job shows, the same across reads of an unchanged job (the signed links are not part of it) */
                     ETag?: string;
-                    /** @description `wait=N`: the request waited up to N seconds */
+                    /** @description `wait=N`: the request waited up to N seconds; absent when it did not wait */
                     "Preference-Applied"?: string;
                     /** @description `Prefer` */
                     Vary?: string;
@@ -1401,7 +1403,7 @@ export interface operations {
                 headers: {
                     /** @description the job's current tag */
                     ETag?: string;
-                    /** @description `wait=N`: the request waited up to N seconds */
+                    /** @description `wait=N`: the request waited up to N seconds; absent when it did not wait */
                     "Preference-Applied"?: string;
                     [name: string]: unknown;
                 };

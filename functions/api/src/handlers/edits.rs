@@ -2,6 +2,7 @@
 
 use atelier_shared::domain::{EditRequest, JobId, RepairRequest, ResultFormat};
 use atelier_shared::services::submit::Submitted;
+use atelier_shared::services::watch::Waited;
 use atelier_shared::services::{App, cancel, jobs, privacy, submit, watch};
 use axum::Json;
 use axum::extract::{Path, State};
@@ -99,21 +100,23 @@ fn accepted(submitted: Submitted) -> Response {
 
 /// One of the caller's edits (or repairs), with its lineage when it has repairs. A delivered
 /// result's `url` serves the `format` asked for. With a wait (`Prefer: wait=N` or `?wait=N`)
-/// the answer comes when what the job shows changes, or after N seconds; with
+/// the answer comes when what the job shows changes, or after N seconds — at once when nothing
+/// is left to wait for (a final job with no repair in flight) or when the caller already holds
+/// the most waits one user may; with
 /// `If-None-Match` holding the current `ETag` it is `304` (after the wait, if nothing changed).
 #[utoipa::path(get, path = "/v1/edits/{id}", tag = "edits", security(("bearer" = [])),
     params(("id" = String, Path),
         ("format" = Option<ResultFormat>, Query, description = "what `result.url` serves: `jpeg` (default; sized for phones, pixels within a few levels of the master) or `png` (the lossless master, pixel for pixel what leakage was measured on)"),
         ("wait" = Option<u32>, Query, minimum = 1, maximum = 20, description = "seconds to wait for the job to change before answering (for clients that cannot send `Prefer: wait=N`); anything but 1-20 is `400 INVALID_WAIT`"),
-        ("Prefer" = Option<String>, Header, description = "`wait=N` (RFC 7240): answer as soon as what the job shows changes, or after N seconds (at most 20; a longer wish gets 20, a malformed one is ignored)"),
+        ("Prefer" = Option<String>, Header, description = "`wait=N` (RFC 7240): answer as soon as what the job shows changes, or after N seconds (at most 20; a longer wish gets 20, a malformed one is ignored). Answered at once, without `Preference-Applied`, when the job is final with no repair in flight, the `If-None-Match` tag is already stale, or the caller already holds 4 waits"),
         ("If-None-Match" = Option<String>, Header, description = "the `ETag` of the job as the client holds it: `304` while it is unchanged; with a wait, the wait lasts until it changes")),
     responses((status = 200, body = JobView, description = "the job; `result.url` is a fresh download link in the format asked for",
             headers(("ETag" = String, description = "weak tag of what the job shows, the same across reads of an unchanged job (the signed links are not part of it)"),
-                ("Preference-Applied" = String, description = "`wait=N`: the request waited up to N seconds"),
+                ("Preference-Applied" = String, description = "`wait=N`: the request waited up to N seconds; absent when it did not wait"),
                 ("Vary" = String, description = "`Prefer`"))),
         (status = 304, description = "not modified: the job is as the client's `If-None-Match` says (after the wait, if one was asked for); no body",
             headers(("ETag" = String, description = "the job's current tag"),
-                ("Preference-Applied" = String, description = "`wait=N`: the request waited up to N seconds"))),
+                ("Preference-Applied" = String, description = "`wait=N`: the request waited up to N seconds; absent when it did not wait"))),
         (status = 400, body = Problem, content_type = "application/problem+json", description = "INVALID_WAIT: `wait` is not a whole number from 1 to 20"),
         (status = 404, body = Problem, content_type = "application/problem+json", description = "NOT_FOUND: no such edit of the caller's (answered at once, wait or not)"),
         (status = 422, body = Problem, content_type = "application/problem+json", description = "VALIDATION_FAILED: format is not jpeg or png")))]
@@ -127,14 +130,8 @@ pub async fn get_edit(
 ) -> Result<Response, ApiError> {
     let id = JobId::parse(&id).ok_or_else(ApiError::not_found)?;
     let seen = watch::look(&app, &user, &id).await?;
-    // A client whose copy is already stale gets the job at once.
-    let waits = wait.filter(|_| {
-        !if_none_match.is_present() || if_none_match.matches(&seen.version.etag(format))
-    });
-    let now = match waits {
-        Some(w) => watch::wait_for_change(&app, seen, w).await?,
-        None => seen,
-    };
+    let stale = if_none_match.is_present() && !if_none_match.matches(&seen.version.etag(format));
+    let (now, waited) = watch::wait_if_useful(&app, seen, wait, stale).await?;
     let etag = now.version.etag(format);
     let mut res = if if_none_match.matches(&etag) {
         StatusCode::NOT_MODIFIED.into_response()
@@ -158,7 +155,9 @@ pub async fn get_edit(
         HeaderValue::from_static("private, no-store"),
     );
     headers.insert(header::VARY, HeaderValue::from_static("Prefer"));
-    if let Some(w) = waits
+    // Only a wait that happened is applied (RFC 7240): its absence tells the client that it
+    // was answered at once (nothing to wait for, or too many waits of its user open).
+    if let Waited::Applied(w) = waited
         && let Ok(v) = HeaderValue::from_str(&format!("wait={}", w.secs()))
     {
         headers.insert("preference-applied", v);
