@@ -43,6 +43,8 @@ pub mod env {
             "first wait before a failed webhook delivery is retried; each later wait doubles, up to 6 h (default 30)";
         WEBHOOK_TIMEOUT_SECS = "ATELIER_WEBHOOK_TIMEOUT_SECS", false,
             "how long one webhook POST may take before it counts as failed (default 10)";
+        WEBHOOK_PRIVATE_ADDRESSES = "ATELIER_WEBHOOK_PRIVATE_ADDRESSES", false,
+            "refuse (default): webhooks go only to public addresses, checked after DNS resolution at each send and when an endpoint is added; allow: also loopback, private and link-local ones (local runs only, where the receivers are on this machine)";
         QUEUE_URL = "ATELIER_QUEUE_URL", true, "SQS queue URL of the job doorbell";
         BUCKET = "ATELIER_BUCKET", true, "private S3 bucket of uploads and results";
         MAX_IN_FLIGHT = "ATELIER_MAX_IN_FLIGHT", false,
@@ -268,6 +270,8 @@ pub struct WebhookSettings {
     pub retry: crate::webhooks::RetryPolicy,
     /// One POST's limit.
     pub timeout_secs: u64,
+    /// Whether endpoints may be inside the network (local runs only).
+    pub private_addresses: crate::webhooks::PrivateAddresses,
 }
 
 impl Default for WebhookSettings {
@@ -275,6 +279,7 @@ impl Default for WebhookSettings {
         WebhookSettings {
             retry: crate::webhooks::RetryPolicy::default(),
             timeout_secs: 10,
+            private_addresses: crate::webhooks::PrivateAddresses::Refuse,
         }
     }
 }
@@ -294,7 +299,22 @@ impl WebhookSettings {
                 ..defaults.retry
             },
             timeout_secs: number(get, env::WEBHOOK_TIMEOUT_SECS, defaults.timeout_secs, 1, 30)?,
+            private_addresses: private_addresses(get)?,
         })
+    }
+}
+
+/// `refuse` (the default) or `allow`.
+fn private_addresses(get: &Get<'_>) -> Result<crate::webhooks::PrivateAddresses, ConfigError> {
+    use crate::webhooks::PrivateAddresses;
+    let name = env::WEBHOOK_PRIVATE_ADDRESSES;
+    match get(name)?.as_deref().map(str::trim) {
+        None | Some("refuse") => Ok(PrivateAddresses::Refuse),
+        Some("allow") => Ok(PrivateAddresses::Allow),
+        Some(other) => Err(ConfigError::Invalid {
+            name,
+            reason: format!("expected refuse or allow, got {other:?}"),
+        }),
     }
 }
 
@@ -645,6 +665,26 @@ mod tests {
         env.push((env::QUEUED_DEADLINE_SECS, "7200".into()));
         let c = Config::from_lookup(lookup(env)).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(c.limits.queued_deadline_secs, 7200);
+    }
+
+    #[test]
+    fn webhooks_refuse_private_addresses_unless_a_local_run_allows_them() {
+        use crate::webhooks::PrivateAddresses;
+        let read = |value: Option<&str>| {
+            let mut env = Resources::local("p", "http://x").to_env();
+            env.extend(value.map(|v| (env::WEBHOOK_PRIVATE_ADDRESSES, v.to_owned())));
+            Config::from_lookup(lookup(env)).map(|c| c.webhooks.private_addresses)
+        };
+        assert_eq!(read(None), Ok(PrivateAddresses::Refuse));
+        assert_eq!(read(Some("refuse")), Ok(PrivateAddresses::Refuse));
+        assert_eq!(read(Some("allow")), Ok(PrivateAddresses::Allow));
+        assert!(matches!(
+            read(Some("yes")),
+            Err(ConfigError::Invalid {
+                name: env::WEBHOOK_PRIVATE_ADDRESSES,
+                ..
+            })
+        ));
     }
 
     #[test]

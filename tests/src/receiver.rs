@@ -1,6 +1,7 @@
 //! A webhook receiver for the tests: a real HTTP server on 127.0.0.1 that records every
-//! delivery (headers and raw body) and answers with the status codes it was given, in order
-//! (then 200), after an optional delay.
+//! request to its path, whatever the method (headers and raw body), and answers with the
+//! status codes it was given, in order (then 200), after an optional delay; a redirecting one
+//! answers every request with a redirect to another URL.
 
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
@@ -10,8 +11,9 @@ use atelier_shared::webhooks::sign::SignedHeaders;
 use axum::Router;
 use axum::body::Bytes;
 use axum::extract::State;
-use axum::http::{HeaderMap, StatusCode};
-use axum::routing::post;
+use axum::http::{HeaderMap, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::any;
 
 /// One delivery as received.
 #[derive(Debug, Clone)]
@@ -33,11 +35,23 @@ pub struct Receiver {
     pub url: String,
     inner: Arc<Mutex<Inner>>,
     delay: Duration,
+    /// Where a redirecting receiver sends every request.
+    location: Option<String>,
 }
 
 impl Receiver {
     /// A receiver answering `answers` to the first deliveries (then 200) after `delay`.
     pub async fn start(answers: &[u16], delay: Duration) -> Receiver {
+        Receiver::spawn(answers, delay, None).await
+    }
+
+    /// A receiver answering every request with `status` (a 3xx) and `Location: to`.
+    pub async fn redirecting(status: u16, to: &str) -> Receiver {
+        let answers = [status; 8];
+        Receiver::spawn(&answers, Duration::ZERO, Some(to.to_owned())).await
+    }
+
+    async fn spawn(answers: &[u16], delay: Duration, location: Option<String>) -> Receiver {
         let inner = Arc::new(Mutex::new(Inner {
             deliveries: Vec::new(),
             answers: answers.iter().rev().copied().collect(),
@@ -50,12 +64,24 @@ impl Receiver {
             url: format!("http://127.0.0.1:{}/hooks", addr.port()),
             inner,
             delay,
+            location,
         };
         let app = Router::new()
-            .route("/hooks", post(receive))
+            .route("/hooks", any(receive))
             .with_state(receiver.clone());
         tokio::spawn(async move { axum::serve(listener, app).await });
         receiver
+    }
+
+    /// Waits until `n` requests have arrived (one held open by a delay counts on arrival).
+    pub async fn wait_for(&self, n: usize) {
+        let waited = tokio::time::timeout(Duration::from_secs(20), async {
+            while self.lock().deliveries.len() < n {
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
+        })
+        .await;
+        assert!(waited.is_ok(), "{n} deliveries did not arrive in 20 s");
     }
 
     /// Every delivery so far, oldest first.
@@ -68,7 +94,7 @@ impl Receiver {
     }
 }
 
-async fn receive(State(r): State<Receiver>, headers: HeaderMap, body: Bytes) -> StatusCode {
+async fn receive(State(r): State<Receiver>, headers: HeaderMap, body: Bytes) -> Response {
     let get = |name: &str| {
         headers
             .get(name)
@@ -91,7 +117,11 @@ async fn receive(State(r): State<Receiver>, headers: HeaderMap, body: Bytes) -> 
         inner.answers.pop().unwrap_or(200)
     };
     tokio::time::sleep(r.delay).await;
-    StatusCode::from_u16(answer).unwrap_or(StatusCode::OK)
+    let status = StatusCode::from_u16(answer).unwrap_or(StatusCode::OK);
+    match &r.location {
+        Some(to) => (status, [(header::LOCATION, to.clone())]).into_response(),
+        None => status.into_response(),
+    }
 }
 
 /// What the official Standard Webhooks library (Python, pinned in

@@ -7,10 +7,15 @@ use std::time::Duration;
 
 use atelier_model_server::samples;
 use atelier_shared::clock::{self, Instant};
+use atelier_shared::config::WebhookSettings;
 use atelier_shared::domain::FailureCode;
 use atelier_shared::services::webhooks::{self, DeliverySummary};
+use atelier_shared::store::schema::{
+    WebhookAttemptItem, WebhookEndpointItem, WebhookEventItem, attr,
+};
+use atelier_shared::webhooks::client::WebhookClient;
 use atelier_shared::webhooks::sign::{self, Secret};
-use atelier_shared::webhooks::{EventType, Payload};
+use atelier_shared::webhooks::{EventType, Payload, PrivateAddresses, RETENTION};
 use atelier_tests::receiver::{Delivery, Receiver, official_verify};
 use atelier_tests::{Harness, StandIn};
 use http::StatusCode;
@@ -34,26 +39,62 @@ async fn drain(h: &Harness, model: &StandIn) {
     {}
 }
 
-/// One delivery round as of `now`.
+/// One delivery round as of `now`, as the local stack runs it.
 async fn deliver(h: &Harness, now: Instant) -> DeliverySummary {
-    let http = reqwest::Client::new();
-    webhooks::deliver_due(
-        &h.app.store,
-        &http,
-        &h.app.config.webhooks,
-        now,
-        Duration::from_secs(30),
-    )
-    .await
-    .unwrap_or_else(|e| panic!("{e}"))
+    deliver_with(h, &h.app.config.webhooks, now).await
+}
+
+/// One delivery round as of `now` with `settings` (a deployment's: private addresses refused).
+async fn deliver_with(h: &Harness, settings: &WebhookSettings, now: Instant) -> DeliverySummary {
+    let http = WebhookClient::new(settings.private_addresses).unwrap_or_else(|e| panic!("{e}"));
+    webhooks::deliver_due(&h.app.store, &http, settings, now, Duration::from_secs(30))
+        .await
+        .unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// An endpoint for `url`: the endpoint and its secret.
+async fn add(h: &Harness, url: &str) -> (WebhookEndpointItem, String) {
+    webhooks::add_endpoint(&h.app.store, &h.app.config.webhooks, url, clock::now())
+        .await
+        .unwrap_or_else(|e| panic!("{e}"))
 }
 
 /// An endpoint for `receiver`; its secret.
 async fn endpoint(h: &Harness, receiver: &Receiver) -> String {
-    let (_, secret) = webhooks::add_endpoint(&h.app.store, &receiver.url, clock::now())
+    add(h, &receiver.url).await.1
+}
+
+/// `n` canceled edits of `user`, so `n` events due now; their ids, oldest first.
+async fn canceled_events(
+    h: &Harness,
+    user: &atelier_shared::domain::UserId,
+    n: usize,
+) -> Vec<String> {
+    let mut events = Vec::new();
+    for i in 0..n {
+        let job = h
+            .submit_photo(user, &format!("k{i}"), samples::single_pet(), pet())
+            .await;
+        assert_eq!(h.cancel(user, &job).await.status, StatusCode::OK);
+        events.push(format!("evt_{job}_canceled"));
+    }
+    events
+}
+
+async fn endpoints(h: &Harness) -> Vec<WebhookEndpointItem> {
+    h.app
+        .store
+        .webhook_endpoints()
         .await
-        .unwrap_or_else(|e| panic!("{e}"));
-    secret
+        .unwrap_or_else(|e| panic!("{e}"))
+}
+
+async fn rows(h: &Harness, event_id: &str) -> (Option<WebhookEventItem>, Vec<WebhookAttemptItem>) {
+    h.app
+        .store
+        .webhook_event_rows(event_id)
+        .await
+        .unwrap_or_else(|e| panic!("{e}"))
 }
 
 fn payload(d: &Delivery) -> Payload {
@@ -169,9 +210,7 @@ async fn a_slow_or_dead_receiver_never_changes_the_job_nor_its_charge() {
     let model = StandIn::start().await;
     let slow = Receiver::start(&[], Duration::from_secs(15)).await;
     endpoint(&h, &slow).await;
-    webhooks::add_endpoint(&h.app.store, "http://127.0.0.1:9/dead", clock::now())
-        .await
-        .unwrap_or_else(|e| panic!("{e}"));
+    add(&h, "http://127.0.0.1:9/dead").await;
     let user = h.user();
     let before = h.balance(&user).await;
     let id = h
@@ -345,9 +384,7 @@ async fn the_operator_adds_rotates_lists_and_removes_an_endpoint_and_reads_an_ev
 #[tokio::test]
 async fn an_endpoint_failing_for_three_days_is_disabled_but_not_after_a_short_outage() {
     let h = Harness::isolated(|_| {}).await;
-    let (dead, _) = webhooks::add_endpoint(&h.app.store, "http://127.0.0.1:9/dead", clock::now())
-        .await
-        .unwrap_or_else(|e| panic!("{e}"));
+    let (dead, _) = add(&h, "http://127.0.0.1:9/dead").await;
     let user = h.user();
     for key in ["a", "b", "c"] {
         let job = h
@@ -385,4 +422,296 @@ async fn an_endpoint_failing_for_three_days_is_disabled_but_not_after_a_short_ou
     assert_eq!(late.endpoints_disabled, 1, "{late:?}");
     assert_eq!(after[0].hook_sk, dead.hook_sk);
     assert!(after[0].disabled_at.is_some());
+}
+
+#[tokio::test]
+async fn an_endpoint_removed_during_a_slow_round_stays_removed_and_gets_nothing_more() {
+    let h = Harness::isolated(|_| {}).await;
+    // The first POST is answered 500 after 2 s: the round has a failure to record while the
+    // operator removes the endpoint.
+    let slow = Receiver::start(&[500], Duration::from_secs(2)).await;
+    let (ep, _) = add(&h, &slow.url).await;
+    let user = h.user();
+    canceled_events(&h, &user, 2).await;
+    let t0 = clock::now();
+
+    let (round, ()) = tokio::join!(deliver(&h, t0), async {
+        slow.wait_for(1).await;
+        webhooks::remove_endpoint(&h.app.store, &ep.hook_sk)
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+    });
+    let later = deliver(&h, t0 + Duration::from_secs(86_400)).await;
+
+    assert_eq!(endpoints(&h).await, [], "the remove stands after the round");
+    assert_eq!((round.events, round.failed), (2, 1), "{round:?}");
+    assert_eq!(
+        slow.deliveries().len(),
+        1,
+        "only the POST in flight at the remove; none to the next event nor later"
+    );
+    assert_eq!(later.failed + later.delivered, 0, "{later:?}");
+}
+
+#[tokio::test]
+async fn an_endpoint_rotated_during_a_slow_round_keeps_the_new_secret_and_the_old_one_stops() {
+    let h = Harness::isolated(|_| {}).await;
+    let slow = Receiver::start(&[500], Duration::from_secs(2)).await;
+    let (ep, old) = add(&h, &slow.url).await;
+    let user = h.user();
+    let events = canceled_events(&h, &user, 2).await;
+    let t0 = clock::now();
+
+    let (_, new) = tokio::join!(deliver(&h, t0), async {
+        slow.wait_for(1).await;
+        webhooks::rotate_endpoint(&h.app.store, &ep.hook_sk, clock::now())
+            .await
+            .unwrap_or_else(|e| panic!("{e}"))
+    });
+    let stored = endpoints(&h).await;
+    // Past the 24 h overlap: the first event's retry is signed by the new secret alone.
+    deliver(&h, t0 + Duration::from_secs(2 * 86_400)).await;
+
+    assert_eq!(stored.len(), 1);
+    let e = &stored[0];
+    assert_eq!(
+        e.secrets.last().map(|s| s.secret.as_str()),
+        Some(new.as_str())
+    );
+    assert_eq!(
+        (e.generation, e.failed_rounds, e.failing_since.as_deref()),
+        (1, 0, None)
+    );
+    let got = slow.deliveries();
+    let ids: Vec<&str> = got.iter().map(|d| d.headers.id.as_str()).collect();
+    assert_eq!(ids.len(), 3, "sent, the next event, the retry: {ids:?}");
+    assert_eq!(ids[0], ids[2], "the failed one is retried");
+    assert!(events.iter().all(|e| ids.contains(&e.as_str())), "{ids:?}");
+    let (old, new) = (Secret::parse(&old), Secret::parse(&new));
+    let (old, new) = (
+        old.unwrap_or_else(|e| panic!("{e}")),
+        new.unwrap_or_else(|e| panic!("{e}")),
+    );
+    let verifies = |s: &Secret, d: &Delivery| {
+        sign::verify(
+            s,
+            &d.headers,
+            d.body.as_bytes(),
+            clock::now().unix_timestamp(),
+        )
+        .is_ok()
+    };
+    assert!(
+        !verifies(&new, &got[0]),
+        "the first POST left before the rotation"
+    );
+    assert!(
+        got[1..].iter().all(|d| verifies(&new, d)),
+        "every later delivery is signed with the new secret"
+    );
+    assert_eq!(
+        got[1].headers.signature.split(' ').count(),
+        2,
+        "both during the overlap"
+    );
+    assert!(
+        !verifies(&old, &got[2]),
+        "after the overlap the old secret signs nothing"
+    );
+    let secret = e
+        .secrets
+        .last()
+        .map(|s| s.secret.clone())
+        .unwrap_or_default();
+    let verdicts = official_verify(&[(&secret, &got[1]), (&secret, &got[2])]).await;
+    assert!(
+        verdicts.iter().all(|v| v["ok"] == json!(true)),
+        "{verdicts:?}"
+    );
+}
+
+#[tokio::test]
+async fn a_redirect_is_a_failed_attempt_and_its_target_gets_nothing() {
+    for status in [302, 307, 308] {
+        let h = Harness::isolated(|_| {}).await;
+        let target = Receiver::start(&[], Duration::ZERO).await;
+        let bouncer = Receiver::redirecting(status, &target.url).await;
+        endpoint(&h, &bouncer).await;
+        let user = h.user();
+        let event = canceled_events(&h, &user, 1).await.remove(0);
+
+        let round = deliver(&h, clock::now()).await;
+
+        assert_eq!(
+            (round.failed, round.delivered),
+            (1, 0),
+            "{status}: {round:?}"
+        );
+        assert_eq!(bouncer.deliveries().len(), 1);
+        assert!(
+            target.deliveries().is_empty(),
+            "{status}: the redirect was not followed"
+        );
+        let (row, attempts) = rows(&h, &event).await;
+        assert_eq!(
+            attempts.iter().map(|a| a.status_code).collect::<Vec<_>>(),
+            [Some(status)]
+        );
+        assert!(
+            row.is_some_and(|r| r.due_state.is_some()),
+            "{status}: retried later"
+        );
+    }
+}
+
+#[tokio::test]
+async fn outside_local_runs_a_loopback_address_is_refused_at_send_time_and_retried() {
+    let h = Harness::isolated(|_| {}).await;
+    let receiver = Receiver::start(&[], Duration::ZERO).await;
+    // Added in a local run; then delivered by a worker configured as a deployment is. One
+    // endpoint names the loopback address, the other a DNS name that resolves to it.
+    let by_name = receiver.url.replace("127.0.0.1", "localhost");
+    add(&h, &receiver.url).await;
+    add(&h, &by_name).await;
+    let user = h.user();
+    let event = canceled_events(&h, &user, 1).await.remove(0);
+    let deployed = WebhookSettings {
+        private_addresses: PrivateAddresses::Refuse,
+        ..h.app.config.webhooks
+    };
+    let t0 = clock::now();
+
+    let refused = deliver_with(&h, &deployed, t0).await;
+    let (row, attempts) = rows(&h, &event).await;
+    let local = deliver(&h, t0 + h.app.config.webhooks.retry.wait_after(1)).await;
+
+    assert_eq!(
+        (refused.failed, refused.delivered, refused.errors),
+        (2, 0, 0),
+        "{refused:?}"
+    );
+    let errors: Vec<String> = attempts.iter().filter_map(|a| a.error.clone()).collect();
+    assert_eq!(errors.len(), 2, "{attempts:?}");
+    assert!(
+        errors
+            .iter()
+            .any(|e| e.starts_with("refused: 127.0.0.1 is 127.0.0.1, a loopback")),
+        "{errors:?}"
+    );
+    assert!(
+        errors
+            .iter()
+            .any(|e| e.starts_with("refused: localhost is ") && e.ends_with("a loopback address")),
+        "{errors:?}"
+    );
+    let next = clock::format(t0 + h.app.config.webhooks.retry.wait_after(1));
+    assert_eq!(
+        row.and_then(|r| r.due_at),
+        Some(next),
+        "retried per the policy"
+    );
+    assert_eq!(
+        receiver.deliveries().len(),
+        2,
+        "nothing reached the receiver until a local run sent it, once per endpoint"
+    );
+    assert_eq!(local.delivered, 2, "{local:?}");
+}
+
+#[tokio::test]
+async fn the_operator_is_told_why_an_inner_address_is_refused_and_nothing_is_added() {
+    let h = Harness::isolated(|_| {}).await;
+    let mut env: Vec<(&str, String)> = h.app.config.resources.to_env();
+    env.push(("ATELIER_WEBHOOK_PRIVATE_ADDRESSES", "refuse".to_owned()));
+    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
+
+    let metadata = atelier_tests::admin(
+        &[
+            "webhook",
+            "add",
+            "https://169.254.169.254/latest/meta-data/",
+        ],
+        &env,
+    )
+    .await;
+    let mapped =
+        atelier_tests::admin(&["webhook", "add", "https://[::ffff:10.0.0.1]/"], &env).await;
+    let local =
+        atelier_tests::admin(&["webhook", "add", "http://localhost:9000/hooks"], &env).await;
+
+    assert_eq!(metadata.code, Some(2), "{metadata:?}");
+    assert!(
+        metadata
+            .stderr
+            .contains("169.254.169.254 is a link-local address"),
+        "{metadata:?}"
+    );
+    assert!(mapped.stderr.contains("is a private address"), "{mapped:?}");
+    assert!(
+        local.stderr.contains("localhost is a loopback address"),
+        "{local:?}"
+    );
+    assert_eq!(endpoints(&h).await, []);
+}
+
+#[tokio::test]
+async fn event_and_attempt_rows_carry_a_numeric_expiry_thirty_days_after_they_were_written() {
+    let h = Harness::isolated(|_| {}).await;
+    let receiver = Receiver::start(&[500], Duration::ZERO).await;
+    endpoint(&h, &receiver).await;
+    let user = h.user();
+    let event = canceled_events(&h, &user, 1).await.remove(0);
+    let t0 = clock::now();
+    deliver(&h, t0).await;
+    deliver(&h, t0 + Duration::from_secs(3600)).await;
+    let replay_at = t0 + Duration::from_secs(10 * 86_400);
+
+    let (row, attempts) = rows(&h, &event).await;
+    h.app
+        .store
+        .replay_webhook_event(&event, &clock::format(replay_at))
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let (replayed, _) = rows(&h, &event).await;
+    let raw = h
+        .clients
+        .dynamodb
+        .query()
+        .table_name(&h.app.config.resources.webhooks_table)
+        .key_condition_expression("#pk = :pk")
+        .expression_attribute_names("#pk", attr::HOOK_PK)
+        .expression_attribute_values(
+            ":pk",
+            aws_sdk_dynamodb::types::AttributeValue::S(event.clone()),
+        )
+        .send()
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+
+    let days = i64::try_from(RETENTION.as_secs()).unwrap_or_default();
+    assert_eq!(days, 30 * 86_400);
+    let unix = |s: &str| {
+        clock::parse(s)
+            .map(|t| t.unix_timestamp())
+            .unwrap_or_default()
+    };
+    let row = row.unwrap_or_else(|| panic!("no event row"));
+    assert_eq!(row.expires_at, Some(unix(&row.created_at) + days));
+    assert_eq!(attempts.len(), 2);
+    for a in &attempts {
+        assert_eq!(a.expires_at, Some(unix(&a.at) + days), "{a:?}");
+    }
+    assert_eq!(
+        replayed.and_then(|r| r.expires_at),
+        Some(replay_at.unix_timestamp() + days),
+        "a replay keeps the event a full retention from then"
+    );
+    let items = raw.items.unwrap_or_default();
+    assert_eq!(items.len(), 3, "the event and two attempts");
+    for item in &items {
+        assert!(
+            item.get(attr::EXPIRES_AT).is_some_and(|v| v.is_n()),
+            "a TTL attribute must be a Number or DynamoDB never deletes the item: {item:?}"
+        );
+    }
 }

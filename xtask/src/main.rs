@@ -154,6 +154,8 @@ fn local_env(port: u16, prefix: &str) -> Vec<(String, String)> {
             root().join(".atelier").display().to_string(),
         ),
         ("ATELIER_LOCAL_PORT".into(), API_PORT.to_string()),
+        // Local runs' webhook receivers are on this machine; a deployment refuses them.
+        ("ATELIER_WEBHOOK_PRIVATE_ADDRESSES".into(), "allow".into()),
     ];
     if prefix == "atelier-test" {
         // Tests share one UTC day: the cap must not be what stops them (the budget tests

@@ -11,6 +11,7 @@ use atelier_shared::services::audit::{AuditPass, PassEnd};
 use atelier_shared::services::guard::{self, LedgerChange, StreamEventName};
 use atelier_shared::services::sweep::{self, SweepLimits, SweepSummary};
 use atelier_shared::services::webhooks;
+use atelier_shared::webhooks::client::WebhookClient;
 use aws_lambda_events::dynamodb;
 use serde::Deserialize;
 use serde_json::Value;
@@ -117,7 +118,7 @@ pub fn audit_continuation(pass: &AuditPass) -> Option<Value> {
 /// The webhook deliveries due at `now`, after the sweep and within the rest of the
 /// function's minute: the outbox's worker (`services::webhooks`). A failure is logged and
 /// left to the next tick; it never fails the sweep.
-pub async fn deliver_webhooks(app: &App, http: &reqwest::Client, now: Instant) {
+pub async fn deliver_webhooks(app: &App, http: &WebhookClient, now: Instant) {
     let budget = std::time::Duration::from_secs(30);
     match webhooks::deliver_due(&app.store, http, &app.config.webhooks, now, budget).await {
         Ok(s) if s.events > 0 => tracing::info!(

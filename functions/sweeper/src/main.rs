@@ -8,6 +8,7 @@ use std::time::{Duration, SystemTime};
 use atelier_shared::aws::Clients;
 use atelier_shared::config::Config;
 use atelier_shared::services::{App, guard};
+use atelier_shared::webhooks::client::WebhookClient;
 use atelier_sweeper::SweeperEvent;
 use aws_sdk_lambda::primitives::Blob;
 use aws_sdk_lambda::types::InvocationType;
@@ -28,8 +29,9 @@ async fn main() -> Result<(), lambda_runtime::Error> {
     let sdk = aws_config::load_from_env().await;
     let clients = Clients::new(&sdk);
     let lambda = &aws_sdk_lambda::Client::new(&sdk);
+    let http = &WebhookClient::new(config.webhooks.private_addresses)
+        .inspect_err(|e| tracing::error!(error = %e, "webhook_client_failed"))?;
     let app = &App::new(config, &clients);
-    let http = &reqwest::Client::new();
     lambda_runtime::run(service_fn(move |event: LambdaEvent<Value>| async move {
         let deadline = event.context.deadline();
         let out = match SweeperEvent::parse(event.payload) {

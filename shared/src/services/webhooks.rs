@@ -6,7 +6,9 @@
 //! exponential backoff (the policy in [`crate::webhooks::RetryPolicy`]). It never touches a
 //! job: a slow or failing receiver costs only the worker's time. An endpoint that has failed
 //! every attempt for `disable_after_secs` (three days) is disabled (metric
-//! `WebhookEndpointsDisabled`, alarmed).
+//! `WebhookEndpointsDisabled`, alarmed). The worker writes an endpoint only through conditional
+//! updates of its failure fields, so an operator's remove or rotation is never undone; every
+//! POST goes through [`WebhookClient`] (no redirects; public addresses only outside local runs).
 
 use std::time::{Duration, Instant as StdInstant};
 
@@ -18,6 +20,8 @@ use crate::store::schema::{
     WEBHOOK_ENDPOINTS, WebhookAttemptItem, WebhookEndpointItem, WebhookEventItem, WebhookSecret,
     webhook_attempt_key,
 };
+use crate::store::webhooks::EndpointChange;
+use crate::webhooks::client::WebhookClient;
 use crate::webhooks::sign::{self, Secret};
 use crate::webhooks::{UrlError, validate_url};
 
@@ -39,28 +43,31 @@ pub struct DeliverySummary {
 }
 
 /// Runs one round for each event due at `now` (at most [`BATCH`]), starting no new event
-/// after `budget` has passed (the caller's own time limit).
+/// after `budget` has passed (the caller's own time limit). The endpoints are read afresh for
+/// each event, so an operator's remove or rotation applies from the next event on, and every
+/// write to an endpoint is conditional on the generation read (see [`settle_endpoints`]).
 pub async fn deliver_due(
     store: &Store,
-    http: &reqwest::Client,
+    http: &WebhookClient,
     settings: &WebhookSettings,
     now: Instant,
     budget: Duration,
 ) -> Result<DeliverySummary, Error> {
     let started = StdInstant::now();
-    let now_s = clock::format(now);
-    let due = store.webhook_events_due(&now_s, BATCH).await?;
+    let due = store.webhook_events_due(&clock::format(now), BATCH).await?;
     let mut summary = DeliverySummary::default();
-    if due.is_empty() {
-        return Ok(summary);
-    }
-    let mut endpoints = store.webhook_endpoints().await?;
     for mut event in due {
         if started.elapsed() > budget {
             break;
         }
         summary.events += 1;
-        let failed_eps = round(
+        let endpoints: Vec<WebhookEndpointItem> = store
+            .webhook_endpoints()
+            .await?
+            .into_iter()
+            .filter(|e| e.disabled_at.is_none())
+            .collect();
+        let failed = round(
             store,
             http,
             settings,
@@ -70,39 +77,19 @@ pub async fn deliver_due(
             &mut summary,
         )
         .await;
-        for ep in endpoints.iter_mut().filter(|e| e.disabled_at.is_none()) {
-            let failed = failed_eps.contains(&ep.hook_sk);
-            let served = event.delivered_to.contains(&ep.hook_sk);
-            if !failed && !served {
-                continue;
-            }
-            let before = ep.clone();
-            if failed {
-                ep.failed_rounds += 1;
-                let since = ep
-                    .failing_since
-                    .get_or_insert_with(|| now_s.clone())
-                    .clone();
-                if failing_too_long(&since, now, settings) {
-                    ep.disabled_at = Some(now_s.clone());
-                    summary.endpoints_disabled += 1;
-                    crate::metrics::webhook_endpoint_disabled();
-                    tracing::warn!(endpoint = %ep.hook_sk, since = %since, attempts = ep.failed_rounds, "webhook_endpoint_disabled");
-                }
-            } else {
-                ep.failed_rounds = 0;
-                ep.failing_since = None;
-            }
-            if *ep != before {
-                store.put_webhook_endpoint(ep).await?;
-            }
-        }
-        let active: Vec<&WebhookEndpointItem> = endpoints
+        let disabled = settle_endpoints(
+            store,
+            settings,
+            now,
+            &endpoints,
+            &failed,
+            &event,
+            &mut summary,
+        )
+        .await?;
+        let all_served = endpoints
             .iter()
-            .filter(|e| e.disabled_at.is_none())
-            .collect();
-        let all_served = active
-            .iter()
+            .filter(|e| !disabled.contains(&e.hook_sk))
             .all(|e| event.delivered_to.contains(&e.hook_sk));
         let next = (!all_served && event.rounds < settings.retry.give_up_after)
             .then(|| clock::format(now + settings.retry.wait_after(event.rounds)));
@@ -111,6 +98,58 @@ pub async fn deliver_due(
         }
     }
     Ok(summary)
+}
+
+/// Records a round's outcome on each endpoint it reached, with conditional updates of the
+/// failure fields only: an endpoint removed or rotated since it was read is left as the
+/// operator made it. Returns the endpoints disabled now.
+async fn settle_endpoints(
+    store: &Store,
+    settings: &WebhookSettings,
+    now: Instant,
+    endpoints: &[WebhookEndpointItem],
+    failed: &[String],
+    event: &WebhookEventItem,
+    summary: &mut DeliverySummary,
+) -> Result<Vec<String>, Error> {
+    let now_s = clock::format(now);
+    let mut disabled = Vec::new();
+    for ep in endpoints {
+        let change = if failed.contains(&ep.hook_sk) {
+            EndpointChange::Failed { now: now_s.clone() }
+        } else if event.delivered_to.contains(&ep.hook_sk)
+            && (ep.failed_rounds > 0 || ep.failing_since.is_some())
+        {
+            EndpointChange::Served
+        } else {
+            continue;
+        };
+        let Some(after) = store
+            .update_webhook_endpoint(&ep.hook_sk, ep.generation, &change)
+            .await?
+        else {
+            tracing::info!(endpoint = %ep.hook_sk, "webhook_endpoint_changed_during_round");
+            continue;
+        };
+        let Some(since) = after.failing_since.as_deref() else {
+            continue;
+        };
+        if !failing_too_long(since, now, settings) {
+            continue;
+        }
+        let disable = EndpointChange::Disable { now: now_s.clone() };
+        if store
+            .update_webhook_endpoint(&ep.hook_sk, ep.generation, &disable)
+            .await?
+            .is_some()
+        {
+            summary.endpoints_disabled += 1;
+            crate::metrics::webhook_endpoint_disabled();
+            tracing::warn!(endpoint = %ep.hook_sk, since = %since, attempts = after.failed_rounds, "webhook_endpoint_disabled");
+            disabled.push(ep.hook_sk.clone());
+        }
+    }
+    Ok(disabled)
 }
 
 /// Whether an endpoint failing since `since` has failed for the policy's whole window.
@@ -123,7 +162,7 @@ fn failing_too_long(since: &str, now: Instant, settings: &WebhookSettings) -> bo
 /// endpoints that failed; `event` comes back with its round counted and served endpoints added.
 async fn round(
     store: &Store,
-    http: &reqwest::Client,
+    http: &WebhookClient,
     settings: &WebhookSettings,
     now: Instant,
     event: &mut WebhookEventItem,
@@ -132,7 +171,7 @@ async fn round(
 ) -> Vec<String> {
     event.rounds += 1;
     let mut failed = Vec::new();
-    for ep in endpoints.iter().filter(|e| e.disabled_at.is_none()) {
+    for ep in endpoints {
         if event.delivered_to.contains(&ep.hook_sk) {
             continue;
         }
@@ -174,7 +213,7 @@ fn live_secrets(ep: &WebhookEndpointItem, now: &str) -> Vec<Secret> {
 
 /// POSTs `event` to `ep` once and describes the attempt for the log.
 async fn post(
-    http: &reqwest::Client,
+    http: &WebhookClient,
     settings: &WebhookSettings,
     now: Instant,
     event: &WebhookEventItem,
@@ -190,6 +229,7 @@ async fn post(
         status_code: None,
         error: None,
         millis: 0,
+        expires_at: Some(crate::webhooks::expires_at(now)),
     };
     // The attempt's own time, not the event's: receivers refuse stale timestamps.
     let sent_at = clock::now().unix_timestamp();
@@ -205,36 +245,21 @@ async fn post(
             return attempt;
         }
     };
-    let mut req = http
-        .post(&ep.url)
-        .timeout(Duration::from_secs(settings.timeout_secs))
-        .header(reqwest::header::CONTENT_TYPE, "application/json")
-        .body(event.body.clone());
-    for (name, value) in headers.pairs() {
-        req = req.header(name, value);
-    }
+    let timeout = Duration::from_secs(settings.timeout_secs);
     let started = StdInstant::now();
-    match req.send().await {
-        Ok(res) => attempt.status_code = Some(res.status().as_u16()),
+    match http
+        .post(&ep.url, &headers, event.body.clone(), timeout)
+        .await
+    {
+        Ok(code) => attempt.status_code = Some(code),
         Err(e) => {
-            let mut text = error_chain(&e);
+            let mut text = e.to_string();
             text.truncate(MAX_ERROR_LEN);
             attempt.error = Some(text);
         }
     }
     attempt.millis = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
     attempt
-}
-
-/// `timeout`, `connect` or the error's text: what an operator reads in the log.
-fn error_chain(e: &reqwest::Error) -> String {
-    if e.is_timeout() {
-        "timeout".to_owned()
-    } else if e.is_connect() {
-        "connect".to_owned()
-    } else {
-        e.to_string()
-    }
 }
 
 /// Why an endpoint command was refused.
@@ -244,17 +269,23 @@ pub enum EndpointError {
     Url(#[from] UrlError),
     #[error("no webhook endpoint {0}")]
     NotFound(String),
+    #[error(
+        "webhook endpoint {0} changed while it was being rotated; nothing changed, run it again"
+    )]
+    Changed(String),
     #[error(transparent)]
     Store(#[from] Error),
 }
 
-/// A new endpoint: its id and its secret (shown once, to hand to the receiver).
+/// A new endpoint: its id and its secret (shown once, to hand to the receiver). Outside local
+/// runs a URL naming a loopback, private or link-local address is refused.
 pub async fn add_endpoint(
     store: &Store,
+    settings: &WebhookSettings,
     url: &str,
     now: Instant,
 ) -> Result<(WebhookEndpointItem, String), EndpointError> {
-    let url = validate_url(url)?;
+    let url = validate_url(url, settings.private_addresses)?;
     let secret = Secret::generate().expose();
     let bytes: [u8; 10] = rand::random();
     let endpoint = WebhookEndpointItem {
@@ -270,39 +301,44 @@ pub async fn add_endpoint(
         failed_rounds: 0,
         failing_since: None,
         disabled_at: None,
+        generation: 0,
     };
-    store.put_webhook_endpoint(&endpoint).await?;
+    store.add_webhook_endpoint(&endpoint).await?;
     Ok((endpoint, secret))
 }
 
 /// A new secret for endpoint `id`; the current ones keep signing for [`ROTATION_OVERLAP`].
-/// Re-enables a disabled endpoint (an operator rotating has looked at it).
+/// Re-enables a disabled endpoint (an operator rotating has looked at it). One conditional
+/// update of the generation read: a concurrent rotation or remove is never overwritten.
 pub async fn rotate_endpoint(
     store: &Store,
     id: &str,
     now: Instant,
 ) -> Result<String, EndpointError> {
-    let mut ep = find(store, id).await?;
+    let ep = find(store, id).await?;
     let now_s = clock::format(now);
     let until = clock::format(now + ROTATION_OVERLAP);
-    ep.secrets
-        .retain(|s| s.expires_at.as_deref().is_none_or(|at| at > now_s.as_str()));
-    for s in &mut ep.secrets {
+    let mut secrets = ep.secrets;
+    secrets.retain(|s| s.expires_at.as_deref().is_none_or(|at| at > now_s.as_str()));
+    for s in &mut secrets {
         if s.expires_at.is_none() {
             s.expires_at = Some(until.clone());
         }
     }
     let secret = Secret::generate().expose();
-    ep.secrets.push(WebhookSecret {
+    secrets.push(WebhookSecret {
         secret: secret.clone(),
         created_at: now_s,
         expires_at: None,
     });
-    ep.failed_rounds = 0;
-    ep.failing_since = None;
-    ep.disabled_at = None;
-    store.put_webhook_endpoint(&ep).await?;
-    Ok(secret)
+    let change = EndpointChange::Rotate { secrets };
+    match store
+        .update_webhook_endpoint(id, ep.generation, &change)
+        .await?
+    {
+        Some(_) => Ok(secret),
+        None => Err(EndpointError::Changed(id.to_owned())),
+    }
 }
 
 /// Removes endpoint `id`.

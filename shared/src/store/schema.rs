@@ -77,7 +77,8 @@ pub mod attr {
     pub const STARTED_AT: &str = "started_at";
     /// Unix seconds after which DynamoDB's TTL may delete the item: on the budget table only
     /// remembered readiness answers carry it (never a day's budget); on the quotas table, every
-    /// day's upload counter.
+    /// day's upload counter; on the webhooks table, every event and attempt (never an
+    /// endpoint), `webhooks::RETENTION` after it was written.
     pub const EXPIRES_AT: &str = "expires_at";
 
     /// On a repair job: the lineage it belongs to and its instruction.
@@ -135,6 +136,10 @@ pub mod attr {
     pub const SECRETS: &str = "secrets";
     pub const DISABLED_AT: &str = "disabled_at";
     pub const FAILED_ROUNDS: &str = "failed_rounds";
+    pub const FAILING_SINCE: &str = "failing_since";
+    /// webhooks: an endpoint's version, one up at every operator's change of its secrets: the
+    /// delivery worker's writes are conditional on the version it read.
+    pub const GENERATION: &str = "generation";
 }
 
 /// Index names.
@@ -412,6 +417,10 @@ pub struct WebhookEventItem {
     /// Endpoints that answered 2xx: later rounds skip them.
     #[serde(default)]
     pub delivered_to: Vec<String>,
+    /// [`attr::EXPIRES_AT`]: when DynamoDB's TTL removes the event (absent on rows written
+    /// before events expired).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expires_at: Option<i64>,
 }
 
 /// One secret of an endpoint; a rotated-out one signs until `expires_at`.
@@ -444,6 +453,10 @@ pub struct WebhookEndpointItem {
     pub failing_since: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub disabled_at: Option<String>,
+    /// [`attr::GENERATION`]: 0 when added (and on rows from before it existed), one up at each
+    /// rotation.
+    #[serde(default)]
+    pub generation: u64,
 }
 
 /// One POST of one event to one endpoint: the delivery log.
@@ -459,10 +472,13 @@ pub struct WebhookAttemptItem {
     /// The receiver's status code, when it answered.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub status_code: Option<u16>,
-    /// Why no answer (timeout, connection refused), when none came.
+    /// Why no answer (timeout, connection refused, an address refused), when none came.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
     pub millis: u64,
+    /// [`attr::EXPIRES_AT`]: when DynamoDB's TTL removes the attempt.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expires_at: Option<i64>,
 }
 
 /// The account: balance and the in-flight count of rule 11.

@@ -6,7 +6,7 @@ use aws_sdk_dynamodb::types::{AttributeValue, TransactWriteItem};
 
 use super::schema::{
     WEBHOOK_ENDPOINTS, WEBHOOK_EVENT, WEBHOOK_PENDING, WebhookAttemptItem, WebhookEndpointItem,
-    WebhookEventItem, attr, index,
+    WebhookEventItem, WebhookSecret, attr, index,
 };
 use super::{Store, from_item, names, s, to_item};
 use crate::error::{AwsError, Error};
@@ -31,6 +31,9 @@ impl Store {
             due_at: Some(now.to_owned()),
             rounds: 0,
             delivered_to: Vec::new(),
+            expires_at: Some(crate::webhooks::expires_at(
+                crate::clock::parse(now).unwrap_or_else(crate::clock::now),
+            )),
         };
         self.put_new(&self.names.webhooks_table, to_item(&item)?, attr::HOOK_PK)
     }
@@ -167,22 +170,28 @@ impl Store {
     }
 
     /// Makes an event due again now (an operator's replay): a fresh run of rounds to every
-    /// active endpoint, the delivery log kept.
+    /// active endpoint, the delivery log kept, the event kept a full retention from now.
     pub async fn replay_webhook_event(&self, event_id: &str, now: &str) -> Result<bool, Error> {
+        let expires =
+            crate::webhooks::expires_at(crate::clock::parse(now).unwrap_or_else(crate::clock::now));
         let res = self
             .ddb
             .update_item()
             .table_name(&self.names.webhooks_table)
             .key(attr::HOOK_PK, s(event_id))
             .key(attr::HOOK_SK, s(WEBHOOK_EVENT))
-            .update_expression("SET #due_state = :p, #due_at = :now, #delivered_to = :empty")
+            .update_expression(
+                "SET #due_state = :p, #due_at = :now, #delivered_to = :empty, #expires_at = :exp",
+            )
             .condition_expression("attribute_exists(#hook_pk)")
             .set_expression_attribute_names(Some(names(&[
                 attr::DUE_STATE,
                 attr::DUE_AT,
                 attr::DELIVERED_TO,
                 attr::HOOK_PK,
+                attr::EXPIRES_AT,
             ])))
+            .expression_attribute_values(":exp", super::n(expires))
             .expression_attribute_values(":p", s(WEBHOOK_PENDING))
             .expression_attribute_values(":now", s(now))
             .expression_attribute_values(":empty", AttributeValue::L(Vec::new()))
@@ -209,16 +218,59 @@ impl Store {
             .collect()
     }
 
-    /// Writes an endpoint (a new one, a rotation, a failure count): the whole row.
-    pub async fn put_webhook_endpoint(&self, endpoint: &WebhookEndpointItem) -> Result<(), Error> {
+    /// Writes a new endpoint (its id is new: never over another).
+    pub async fn add_webhook_endpoint(&self, endpoint: &WebhookEndpointItem) -> Result<(), Error> {
         self.ddb
             .put_item()
             .table_name(&self.names.webhooks_table)
             .set_item(Some(to_item(endpoint)?))
+            .condition_expression("attribute_not_exists(#hook_pk)")
+            .expression_attribute_names("#hook_pk", attr::HOOK_PK)
             .send()
             .await
-            .map_err(|e| AwsError::new("webhooks.endpoint_put", e))?;
+            .map_err(|e| AwsError::new("webhooks.endpoint_add", e))?;
         Ok(())
+    }
+
+    /// Applies `change` to endpoint `id` as read at `generation`: only the fields the change
+    /// names, and only if the endpoint still exists at that generation (an operator's remove
+    /// or rotation since the read wins). The endpoint afterwards, or `None` when it changed.
+    pub async fn update_webhook_endpoint(
+        &self,
+        id: &str,
+        generation: u64,
+        change: &EndpointChange,
+    ) -> Result<Option<WebhookEndpointItem>, Error> {
+        let same = if generation == 0 {
+            "(attribute_not_exists(#generation) OR #generation = :g)"
+        } else {
+            "#generation = :g"
+        };
+        let mut b = self
+            .ddb
+            .update_item()
+            .table_name(&self.names.webhooks_table)
+            .key(attr::HOOK_PK, s(WEBHOOK_ENDPOINTS))
+            .key(attr::HOOK_SK, s(id))
+            .expression_attribute_names("#hook_pk", attr::HOOK_PK)
+            .expression_attribute_names("#generation", attr::GENERATION)
+            .expression_attribute_values(":g", super::n(generation_n(generation)))
+            .return_values(aws_sdk_dynamodb::types::ReturnValue::AllNew);
+        let (update, extra_condition) = change.expression();
+        b = change.bind(b, generation)?.update_expression(update);
+        b = b.condition_expression(format!(
+            "attribute_exists(#hook_pk) AND {same}{extra_condition}"
+        ));
+        match b.send().await {
+            Ok(out) => out.attributes.map(from_item).transpose(),
+            Err(e)
+                if e.as_service_error()
+                    .is_some_and(|s| s.is_conditional_check_failed_exception()) =>
+            {
+                Ok(None)
+            }
+            Err(e) => Err(AwsError::new("webhooks.endpoint_update", e).into()),
+        }
     }
 
     /// Removes an endpoint; `false` when there was none.
@@ -234,5 +286,77 @@ impl Store {
             .await
             .map_err(|e| AwsError::new("webhooks.endpoint_delete", e))?;
         Ok(out.attributes.is_some_and(|a| !a.is_empty()))
+    }
+}
+
+/// A generation as a DynamoDB number (it counts rotations: never near `i64::MAX`).
+fn generation_n(generation: u64) -> i64 {
+    i64::try_from(generation).unwrap_or(i64::MAX)
+}
+
+/// One change of an endpoint's fields: the delivery worker's (a failed or served round, a
+/// disable) or the operator's (a rotation, which moves the generation on).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum EndpointChange {
+    /// One more failed round; the first failure's time kept, or `now`.
+    Failed { now: String },
+    /// Served: the failure count and its start cleared.
+    Served,
+    /// Disabled at `now` (after failing for the policy's window).
+    Disable { now: String },
+    /// New secrets, the failure state cleared and the endpoint enabled again.
+    Rotate { secrets: Vec<WebhookSecret> },
+}
+
+type UpdateBuilder = aws_sdk_dynamodb::operation::update_item::builders::UpdateItemFluentBuilder;
+
+impl EndpointChange {
+    /// The update expression and any condition beyond existence and generation.
+    fn expression(&self) -> (&'static str, &'static str) {
+        match self {
+            EndpointChange::Failed { .. } => (
+                "ADD #failed_rounds :one SET #failing_since = if_not_exists(#failing_since, :now)",
+                " AND attribute_not_exists(#disabled_at)",
+            ),
+            EndpointChange::Served => ("SET #failed_rounds = :zero REMOVE #failing_since", ""),
+            EndpointChange::Disable { .. } => (
+                "SET #disabled_at = :now",
+                " AND attribute_not_exists(#disabled_at)",
+            ),
+            EndpointChange::Rotate { .. } => (
+                "SET #secrets = :secrets, #generation = :next, #failed_rounds = :zero \
+                 REMOVE #failing_since, #disabled_at",
+                "",
+            ),
+        }
+    }
+
+    /// Binds exactly the names and values its expression uses (DynamoDB refuses unused ones).
+    fn bind(&self, b: UpdateBuilder, generation: u64) -> Result<UpdateBuilder, Error> {
+        let failures = |b: UpdateBuilder| {
+            b.expression_attribute_names("#failed_rounds", attr::FAILED_ROUNDS)
+                .expression_attribute_names("#failing_since", attr::FAILING_SINCE)
+        };
+        Ok(match self {
+            EndpointChange::Failed { now } => failures(b)
+                .expression_attribute_names("#disabled_at", attr::DISABLED_AT)
+                .expression_attribute_values(":one", super::n(1))
+                .expression_attribute_values(":now", s(now.as_str())),
+            EndpointChange::Served => failures(b).expression_attribute_values(":zero", super::n(0)),
+            EndpointChange::Disable { now } => b
+                .expression_attribute_names("#disabled_at", attr::DISABLED_AT)
+                .expression_attribute_values(":now", s(now.as_str())),
+            EndpointChange::Rotate { secrets } => {
+                let secrets = serde_dynamo::to_attribute_value(secrets)
+                    .map_err(|e| Error::corrupt_by("serialize webhook secrets", e))?;
+                let next = generation_n(generation.saturating_add(1));
+                failures(b)
+                    .expression_attribute_names("#disabled_at", attr::DISABLED_AT)
+                    .expression_attribute_names("#secrets", attr::SECRETS)
+                    .expression_attribute_values(":secrets", secrets)
+                    .expression_attribute_values(":next", super::n(next))
+                    .expression_attribute_values(":zero", super::n(0))
+            }
+        })
     }
 }

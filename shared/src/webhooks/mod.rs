@@ -8,8 +8,11 @@
 //! at-least-once: every retry of an event carries the same `webhook-id`, and receivers dedupe
 //! by it (exactly-once over HTTP is impossible).
 //!
-//! Payloads are thin: ids, states and failure codes, never image bytes or URLs.
+//! Payloads are thin: ids, states and failure codes, never image bytes or URLs. Event rows
+//! and their delivery log are kept [`RETENTION`] (DynamoDB's TTL removes them).
 
+pub mod address;
+pub mod client;
 pub mod sign;
 
 use serde::{Deserialize, Serialize};
@@ -180,8 +183,35 @@ impl NewEvent {
     }
 }
 
+/// How long an event and each attempt of its delivery log are kept (Svix and Stripe keep
+/// theirs 30 days): their `expires_at` is this after they were written, and DynamoDB's TTL
+/// removes them. A replay renews the event's.
+pub const RETENTION: std::time::Duration = std::time::Duration::from_secs(30 * 86_400);
+
+/// The `expires_at` (Unix seconds) of a webhook row written at `now`.
+pub fn expires_at(now: crate::clock::Instant) -> i64 {
+    (now + RETENTION).unix_timestamp()
+}
+
 /// The longest endpoint URL accepted.
 pub const MAX_URL_LEN: usize = 2048;
+
+/// Whether webhooks may go to loopback, private and link-local addresses
+/// (`ATELIER_WEBHOOK_PRIVATE_ADDRESSES`): only local runs allow it, where the receivers are on
+/// this machine. Refused by default, so a deployment never POSTs inside its own network.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum PrivateAddresses {
+    #[default]
+    Refuse,
+    Allow,
+}
+
+impl PrivateAddresses {
+    /// Whether an address of `class` may be sent to.
+    pub fn permit(self, class: address::AddressClass) -> bool {
+        self == PrivateAddresses::Allow || class == address::AddressClass::Public
+    }
+}
 
 /// Why an endpoint URL was refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -192,10 +222,20 @@ pub enum UrlError {
     Malformed,
     #[error("webhooks go to https:// URLs (http:// only to 127.0.0.1 or localhost)")]
     NotHttps,
+    #[error(
+        "{host} is a {} address: webhooks go to public addresses only (ATELIER_WEBHOOK_PRIVATE_ADDRESSES=allow is for local runs)",
+        class.as_str()
+    )]
+    NotPublic {
+        host: String,
+        class: address::AddressClass,
+    },
 }
 
-/// An endpoint's URL: https, or http to this machine for local runs; no credentials in it.
-pub fn validate_url(raw: &str) -> Result<reqwest::Url, UrlError> {
+/// An endpoint's URL: https, or http to this machine for local runs; no credentials in it;
+/// unless `private` allows them, no literal loopback, private or link-local address and no
+/// `localhost` (a DNS name is checked again, resolved, at every send).
+pub fn validate_url(raw: &str, private: PrivateAddresses) -> Result<reqwest::Url, UrlError> {
     if raw.len() > MAX_URL_LEN {
         return Err(UrlError::TooLong);
     }
@@ -203,12 +243,37 @@ pub fn validate_url(raw: &str) -> Result<reqwest::Url, UrlError> {
     if url.host_str().is_none() || !url.username().is_empty() || url.password().is_some() {
         return Err(UrlError::Malformed);
     }
+    if let Some(class) = literal_class(&url).filter(|c| !private.permit(*c)) {
+        let host = url.host_str().unwrap_or_default().to_owned();
+        return Err(UrlError::NotPublic { host, class });
+    }
     let local = matches!(url.host_str(), Some("127.0.0.1" | "localhost"));
     match url.scheme() {
         "https" => Ok(url),
         "http" if local => Ok(url),
         _ => Err(UrlError::NotHttps),
     }
+}
+
+/// The class of a URL's host when it is an IP literal or a `localhost` name; `None` for a
+/// name only DNS can place.
+pub fn literal_class(url: &reqwest::Url) -> Option<address::AddressClass> {
+    if let Some(ip) = host_ip(url) {
+        return Some(address::AddressClass::of(ip));
+    }
+    let name = url.host_str()?.trim_end_matches('.').to_ascii_lowercase();
+    (name == "localhost" || name.ends_with(".localhost")).then_some(address::AddressClass::Loopback)
+}
+
+/// The URL's host when it is an IP literal (the URL parser has already normalized IPv4 forms
+/// such as `2130706433` or `0x7f.1`; IPv6 literals come bracketed).
+pub fn host_ip(url: &reqwest::Url) -> Option<std::net::IpAddr> {
+    let host = url.host_str()?;
+    let bare = host
+        .strip_prefix('[')
+        .and_then(|h| h.strip_suffix(']'))
+        .unwrap_or(host);
+    bare.parse().ok()
 }
 
 /// Retry policy: the wait before attempt round `n + 1` after `n` failed rounds doubles from
@@ -265,6 +330,7 @@ mod tests {
 
     #[test]
     fn urls_are_https_or_local_http() {
+        let validate_url = |url| validate_url(url, PrivateAddresses::Allow);
         for (url, ok, why) in [
             ("https://hooks.example.com/atelier", true, "https"),
             ("http://127.0.0.1:9000/hook", true, "local http"),
@@ -282,6 +348,45 @@ mod tests {
         }
         let long = format!("https://example.com/{}", "a".repeat(MAX_URL_LEN));
         assert_eq!(validate_url(&long), Err(UrlError::TooLong));
+    }
+
+    #[test]
+    fn outside_local_runs_a_literal_inner_address_is_refused_at_add_time() {
+        use address::AddressClass::*;
+        for (url, class) in [
+            ("http://127.0.0.1:9000/hook", Loopback),
+            ("http://localhost/hook", Loopback),
+            ("https://LOCALHOST./hook", Loopback),
+            ("https://api.localhost/hook", Loopback),
+            ("https://169.254.169.254/latest/meta-data/", LinkLocal),
+            ("https://10.0.0.8/hook", Private),
+            ("https://[::1]/hook", Loopback),
+            ("https://[::ffff:192.168.0.1]/hook", Private),
+            ("https://[fd00::1]/hook", UniqueLocal),
+            ("https://0.0.0.0/hook", Unspecified),
+            ("https://100.64.1.1/hook", SharedNat),
+            ("https://2130706433/hook", Loopback),
+            ("https://0x7f.1/hook", Loopback),
+        ] {
+            let got = validate_url(url, PrivateAddresses::Refuse);
+            assert!(
+                matches!(got, Err(UrlError::NotPublic { class: c, .. }) if c == class),
+                "{url}: {got:?}"
+            );
+        }
+        for url in ["https://hooks.example.com/a", "https://8.8.8.8/a"] {
+            assert!(validate_url(url, PrivateAddresses::Refuse).is_ok(), "{url}");
+        }
+        assert_eq!(
+            validate_url("http://hooks.example.com/", PrivateAddresses::Refuse),
+            Err(UrlError::NotHttps)
+        );
+    }
+
+    #[test]
+    fn a_row_written_now_expires_after_the_retention() {
+        let now = crate::clock::now();
+        assert_eq!(expires_at(now) - now.unix_timestamp(), 30 * 86_400);
     }
 
     #[test]

@@ -12,8 +12,10 @@ use serde_json::json;
 
 #[derive(Subcommand)]
 pub enum WebhookAction {
-    /// Add an endpoint (https, or http to 127.0.0.1/localhost) that gets every event. Prints
-    /// its id and its signing secret (`whsec_…`), shown this once: give it to the receiver.
+    /// Add an endpoint (https, or http to 127.0.0.1/localhost in local runs) that gets every
+    /// event; loopback, private and link-local addresses are refused unless
+    /// ATELIER_WEBHOOK_PRIVATE_ADDRESSES=allow (local runs). Prints its id and its signing
+    /// secret (`whsec_…`), shown this once: give it to the receiver.
     Add { url: String },
     /// A new secret for an endpoint (printed once); the old one keeps signing beside it for
     /// 24 h so the receiver can switch. Re-enables a disabled endpoint.
@@ -33,7 +35,8 @@ pub async fn run(app: &App, action: WebhookAction) -> anyhow::Result<ExitCode> {
     let store = &app.store;
     let out = match action {
         WebhookAction::Add { url } => {
-            let (ep, secret) = webhooks::add_endpoint(store, &url, clock::now()).await?;
+            let (ep, secret) =
+                webhooks::add_endpoint(store, &app.config.webhooks, &url, clock::now()).await?;
             json!({ "id": ep.hook_sk, "url": ep.url, "secret": secret })
         }
         WebhookAction::Rotate { id } => {

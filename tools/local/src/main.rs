@@ -170,7 +170,12 @@ async fn main() -> anyhow::Result<()> {
             let sweep_app = app.clone();
             let sweeper = tokio::spawn(async move {
                 let mut tick = tokio::time::interval(std::time::Duration::from_secs(60));
-                let http = reqwest::Client::new();
+                let http = match atelier_shared::webhooks::client::WebhookClient::new(
+                    sweep_app.config.webhooks.private_addresses,
+                ) {
+                    Ok(http) => http,
+                    Err(e) => return tracing::error!(error = %e, "webhook_client_failed"),
+                };
                 loop {
                     tick.tick().await;
                     atelier_sweeper::handle(&sweep_app, atelier_shared::clock::now()).await;
