@@ -34,6 +34,8 @@ const REVIEWED = [
   'ModelProviderKey: AwsSolutions-SMG4',
   'StripeKeys: AwsSolutions-SMG4',
   'SweeperGuardPolicy: AwsSolutions-IAM5[Resource::*]',
+  'SweeperRole: AwsSolutions-IAM5[Resource::<Assets9A31D427.Arn>/results/*]',
+  'SweeperRole: AwsSolutions-IAM5[Resource::<Assets9A31D427.Arn>/uploads/*]',
   'Users: AwsSolutions-COG2',
   'Users: AwsSolutions-COG3',
   'Users: AwsSolutions-COG8',
