@@ -9,8 +9,8 @@ use crate::clock::{self, Instant};
 use crate::config::{Resources, env};
 use crate::domain::repair_request;
 use crate::domain::{
-    Credits, EditSpec, JobFailure, JobId, JobResult, JobState, LedgerKind, Micros, Operation,
-    UserId,
+    AssetKind, Credits, EditSpec, InputVersion, JobFailure, JobId, JobResult, JobState, LedgerKind,
+    Micros, Operation, UserId,
 };
 
 /// Attribute names. Expressions bind these through `#placeholders`.
@@ -564,6 +564,11 @@ pub struct JobItem {
     pub status: JobState,
     pub request: EditSpec,
     pub request_hash: String,
+    /// The exact bytes of each input at submit (a repair: its root's). The consumer keeps its
+    /// copy of an input only from an upload that still has them; empty on jobs submitted
+    /// before versions were recorded, whose submit made the copy itself.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub inputs: Vec<InputVersion>,
     pub credits: Credits,
     pub created_at: String,
     pub updated_at: String,
@@ -616,6 +621,8 @@ pub struct NewJob {
     pub operation: Operation,
     pub request: EditSpec,
     pub request_hash: String,
+    /// What each input's upload held when the job was priced (see [`JobItem::inputs`]).
+    pub inputs: Vec<InputVersion>,
     pub credits: Credits,
     /// A repair: which lineage, what to improve.
     pub repair: Option<RepairOf>,
@@ -633,6 +640,7 @@ impl JobItem {
             operation,
             request,
             request_hash,
+            inputs,
             credits,
             repair,
         } = new;
@@ -646,6 +654,7 @@ impl JobItem {
             status: JobState::Queued,
             request,
             request_hash,
+            inputs,
             credits,
             dispatch_count: 1,
             dispatched_at: now.clone(),
@@ -665,6 +674,14 @@ impl JobItem {
             created_at: now.clone(),
             updated_at: now,
         }
+    }
+
+    /// The ETag an input of `kind` had at submit, if the job recorded one.
+    pub fn input_etag(&self, kind: AssetKind) -> Option<&str> {
+        self.inputs
+            .iter()
+            .find(|i| i.kind == kind)
+            .map(|i| i.etag.as_str())
     }
 
     /// The id of the lineage's root: the job itself, or the edit a repair belongs to.
@@ -909,6 +926,7 @@ mod tests {
             operation: Operation::Edit,
             request_hash: request.request_hash(),
             request,
+            inputs: Vec::new(),
             credits: Credits::new(4),
             repair,
         }
