@@ -60,7 +60,7 @@ pub async fn submit_edit(
 }
 
 /// What each of the edit's uploads holds now (its ETag, one HeadObject each, at once); a
-/// missing one is refused with the field that names it.
+/// missing one is refused with the field that names it (the first in the request's order).
 async fn input_versions(
     app: &App,
     user: &UserId,
@@ -75,5 +75,5 @@ async fn input_versions(
                 None => Err(Error::AssetNotFound { field }),
             }
         });
-    futures::future::try_join_all(heads).await
+    futures::future::join_all(heads).await.into_iter().collect()
 }
