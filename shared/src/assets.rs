@@ -80,6 +80,12 @@ impl Assets {
 
     /// Whether an object exists (HeadObject; 404 is `false`).
     pub async fn exists(&self, key: &str) -> Result<bool, AwsError> {
+        Ok(self.etag(key).await?.is_some())
+    }
+
+    /// An object's ETag, which names its exact bytes (HeadObject); `None` when it does not
+    /// exist.
+    pub async fn etag(&self, key: &str) -> Result<Option<String>, AwsError> {
         match self
             .s3
             .head_object()
@@ -88,12 +94,15 @@ impl Assets {
             .send()
             .await
         {
-            Ok(_) => Ok(true),
+            Ok(head) => head
+                .e_tag
+                .map(Some)
+                .ok_or_else(|| AwsError::new("assets.head.etag", NoEtag)),
             Err(e) => {
                 let not_found = e.as_service_error().is_some_and(|s| s.is_not_found())
-                    || e.raw_response().is_some_and(|r| r.status().as_u16() == 404);
+                    || has_status(e.raw_response(), 404);
                 if not_found {
-                    Ok(false)
+                    Ok(None)
                 } else {
                     Err(AwsError::new("assets.head", e))
                 }
@@ -118,9 +127,7 @@ impl Assets {
         {
             Ok(out) => out,
             Err(e) if e.as_service_error().is_some_and(|s| s.is_no_such_key()) => return Ok(None),
-            Err(e) if e.raw_response().is_some_and(|r| r.status().as_u16() == 404) => {
-                return Ok(None);
-            }
+            Err(e) if has_status(e.raw_response(), 404) => return Ok(None),
             Err(e) => return Err(AssetReadError::Aws(AwsError::new("assets.get", e))),
         };
         let declared = out.content_length.unwrap_or(0).max(0).unsigned_abs();
@@ -250,20 +257,28 @@ impl Assets {
         }
     }
 
-    /// Copies an object within the bucket (server-side; no bytes pass through us); `false`
-    /// when `from` does not exist.
-    pub async fn copy(&self, from: &str, to: &str) -> Result<bool, AwsError> {
+    /// Copies `from` to `to` within the bucket (server-side; no bytes pass through us), only
+    /// if `from` still has `etag` (`x-amz-copy-source-if-match`, checked by S3 atomically with
+    /// the copy), so the copy is exactly the bytes that ETag names.
+    pub async fn copy_if_match(
+        &self,
+        from: &str,
+        to: &str,
+        etag: &str,
+    ) -> Result<Copied, AwsError> {
         match self
             .s3
             .copy_object()
             .bucket(&self.bucket)
             .copy_source(format!("{}/{from}", self.bucket))
+            .copy_source_if_match(etag)
             .key(to)
             .send()
             .await
         {
-            Ok(_) => Ok(true),
-            Err(e) if e.raw_response().is_some_and(|r| r.status().as_u16() == 404) => Ok(false),
+            Ok(_) => Ok(Copied::Done),
+            Err(e) if has_status(e.raw_response(), 404) => Ok(Copied::SourceMissing),
+            Err(e) if has_status(e.raw_response(), 412) => Ok(Copied::SourceChanged),
             Err(e) => Err(AwsError::new("assets.copy", e)),
         }
     }
@@ -282,9 +297,10 @@ impl Assets {
         format!("results/{}/{}/", user.as_str(), job.as_str())
     }
 
-    /// The edit's own copy of an input, made at submit: repairs read it, so they keep working
-    /// after the upload expires or is deleted. Under the job's results prefix, so it lives as
-    /// long as the result it can repair (the same lifecycle rule) and goes with it.
+    /// The edit's own copy of an input, made by the consumer that claimed the edit, from the
+    /// upload's bytes the job recorded at submit: repairs read it, so they keep working after
+    /// the upload expires or is deleted. Under the job's results prefix, so it lives as long as
+    /// the result it can repair (the same lifecycle rule) and goes with it.
     pub fn kept_input_key(user: &UserId, root: &crate::domain::JobId, kind: AssetKind) -> String {
         format!("{}inputs/{}", Assets::job_prefix(user, root), kind.as_str())
     }
@@ -304,6 +320,25 @@ impl Assets {
             format.extension()
         )
     }
+}
+
+/// How a conditional copy ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Copied {
+    Done,
+    /// The source is gone (deleted, or expired).
+    SourceMissing,
+    /// The source has other bytes than the ETag named (overwritten since).
+    SourceChanged,
+}
+
+/// S3 answered a HeadObject of an existing object without its ETag (it never should).
+#[derive(Debug, thiserror::Error)]
+#[error("HeadObject answered without an ETag")]
+struct NoEtag;
+
+fn has_status(raw: Option<&aws_sdk_s3::config::http::HttpResponse>, status: u16) -> bool {
+    raw.is_some_and(|r| r.status().as_u16() == status)
 }
 
 /// Reading an input image failed.

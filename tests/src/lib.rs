@@ -610,6 +610,22 @@ impl Harness {
         self.get(user, &format!("/v1/account/export?{query}")).await
     }
 
+    /// The bytes of an edit's kept input of `kind` (read through the S3 API), `None` while
+    /// there is none.
+    pub async fn kept_input(
+        &self,
+        user: &UserId,
+        job: &atelier_shared::domain::JobId,
+        kind: atelier_shared::domain::AssetKind,
+    ) -> Option<Vec<u8>> {
+        let key = atelier_shared::assets::Assets::kept_input_key(user, job, kind);
+        self.app
+            .assets
+            .get_limited(&key, kind.max_bytes())
+            .await
+            .unwrap_or_else(|e| panic!("reading {key}: {e:?}"))
+    }
+
     /// Every object key under the user's prefixes, listed through the S3 API.
     pub async fn objects_of(&self, user: &UserId) -> Vec<String> {
         let mut keys = Vec::new();
@@ -781,4 +797,10 @@ pub async fn admin(args: &[&str], env: &[(&str, &str)]) -> AdminRun {
         stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
         stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
     }
+}
+
+/// The SHA-256 of `bytes`, in hex: how tests compare images byte for byte.
+pub fn sha256(bytes: &[u8]) -> String {
+    use sha2::Digest;
+    hex::encode(sha2::Sha256::digest(bytes))
 }

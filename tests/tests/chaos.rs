@@ -10,7 +10,8 @@
 //! same trace.
 //!
 //! Faults: clients retrying every submit and repair with the same key (sometimes
-//! concurrently) and reusing keys with another body; duplicate and concurrent deliveries;
+//! concurrently) and reusing keys with another body (the other photo: every edit's kept
+//! input must stay byte-identical to the photo it was created with); duplicate and concurrent deliveries;
 //! queue sends that fail (the wire proxy fails SQS calls); consumers dying after each step in
 //! turn; model errors, timeouts, malformed JSON, missing usage, reviewer down, ambiguous
 //! photos; a halt and a cap exhausted mid-run; two sweepers at once with the clock moved
@@ -27,13 +28,13 @@ use std::time::Duration;
 use atelier_model_server::samples;
 use atelier_shared::aws::Clients;
 use atelier_shared::clock;
-use atelier_shared::domain::{JobId, JobState, UserId};
+use atelier_shared::domain::{AssetKind, JobId, JobState, UserId};
 use atelier_shared::domain::{LedgerKind, Micros};
 use atelier_shared::services::process::Step;
 use atelier_shared::services::{App, budget};
 use atelier_shared::store::schema::JobItem;
 use atelier_tests::stripe::{Event, StripeStandIn};
-use atelier_tests::{Harness, Reply, StandIn};
+use atelier_tests::{Harness, Reply, StandIn, sha256};
 use atelier_wire_proxy::{FaultKind, FaultPlan, Proxy};
 use futures::future::join_all;
 use http::StatusCode;
@@ -174,15 +175,19 @@ async fn money_invariants_hold_under_faults() {
     let photo = samples::single_pet();
     let ambiguous = samples::two_pets();
     let mut originals = BTreeMap::new();
+    // Each upload's SHA-256: what a job created with it must keep as its input.
+    let mut photo_sha: BTreeMap<String, String> = BTreeMap::new();
     for u in &users {
-        originals.insert(
-            u.clone(),
-            (
-                clean.upload(u, "original", photo.clone()).await,
-                clean.upload(u, "original", ambiguous.clone()).await,
-            ),
+        let (pet, two) = (
+            clean.upload(u, "original", photo.clone()).await,
+            clean.upload(u, "original", ambiguous.clone()).await,
         );
+        photo_sha.insert(pet.clone(), sha256(&photo));
+        photo_sha.insert(two.clone(), sha256(&ambiguous));
+        originals.insert(u.clone(), (pet, two));
     }
+    // Every edit's original as it was created (repairs edit from their root's).
+    let mut created_with: BTreeMap<String, String> = BTreeMap::new();
 
     let day = budget::day_of(clock::now());
     let mut all_jobs: Vec<(UserId, String)> = Vec::new();
@@ -297,7 +302,7 @@ async fn money_invariants_hold_under_faults() {
             purchases.push(p);
         }
         let mut queued = Vec::new();
-        for ((user, key, _body, twice, reuse, cancel), replies) in submits.iter().zip(replies) {
+        for ((user, key, body, twice, reuse, cancel), replies) in submits.iter().zip(replies) {
             if *twice {
                 tally.add("concurrent_duplicate_submits");
             }
@@ -322,8 +327,14 @@ async fn money_invariants_hold_under_faults() {
                 continue;
             };
             all_jobs.push((user.clone(), id.clone()));
+            let original = body["original_asset_id"].as_str().unwrap_or_default();
+            created_with.insert(id.clone(), photo_sha[original].clone());
             if *reuse {
-                let other = json!({ "style": "origami", "target": "pet", "original_asset_id": originals[user].0 });
+                // The other photo, so a reuse that overwrote the job's inputs would show.
+                let (pet, two) = &originals[user];
+                let photo = if original == pet { two } else { pet };
+                let other =
+                    json!({ "style": "origami", "target": "pet", "original_asset_id": photo });
                 let r = faulty.submit(user, Some(key), &other).await;
                 if r.status.is_success() {
                     panic!("seed {seed}: key {key} reused with another body was accepted: {r:?}");
@@ -525,6 +536,9 @@ async fn money_invariants_hold_under_faults() {
                 job.status.as_str()
             ));
         }
+        if let Some(sha) = created_with.get(id) {
+            kept_input_check(&clean, &job, sha, calls, &mut violations).await;
+        }
         histories.insert(id.clone(), (job.status, debits, refunds, calls));
     }
     if let Ok(d) = budget::day(&clean.app, &day).await {
@@ -588,6 +602,31 @@ async fn money_invariants_hold_under_faults() {
         );
     }
     println!("chaos: seed {seed}: 0 violations");
+}
+
+/// Rule 2 at rest: an edit's kept original is byte-identical to the photo it was created
+/// with, whatever reused its key; a job that reached the model has one.
+async fn kept_input_check(
+    h: &Harness,
+    job: &JobItem,
+    created_with: &str,
+    calls: atelier_tests::JobCalls,
+    violations: &mut Vec<String>,
+) {
+    let kept = h
+        .kept_input(&job.user_id, &job.job_id, AssetKind::Original)
+        .await;
+    let id = &job.job_id;
+    match kept {
+        Some(bytes) if sha256(&bytes) != created_with => violations.push(format!(
+            "{id}: kept input {} is not the photo it was created with ({created_with})",
+            sha256(&bytes)
+        )),
+        None if calls.check + calls.edit > 0 || job.status == JobState::Succeeded => {
+            violations.push(format!("{id}: edited without a kept input"));
+        }
+        _ => {}
+    }
 }
 
 /// Rule 12 at rest: every user's `used + reserved <= share`, each user's item equal to the

@@ -194,9 +194,14 @@ async fn the_images_of_a_queued_edit_cannot_be_deleted() {
     assert_eq!(res.status, StatusCode::CONFLICT, "{res:?}");
     assert_eq!(res.code(), "IMAGES_IN_USE");
     assert_eq!(
-        h.objects_of(&user).await.len(),
-        2,
-        "upload and kept copy stay"
+        h.objects_of(&user).await,
+        vec![format!(
+            "uploads/{user}/original/{}",
+            h.job(&user, &edit).await.body["settings"]["original_asset_id"]
+                .as_str()
+                .unwrap_or_default()
+        )],
+        "the upload stays (a queued edit's own copy is made when it is claimed)"
     );
 }
 

@@ -118,6 +118,15 @@ impl AssetKind {
     }
 }
 
+/// The exact bytes one input of a job was when the job was submitted: its upload's ETag as
+/// S3 reported it then. The job's own copy of the input is made only from an upload that still
+/// has this ETag, so a job never edits an image the user did not submit with it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct InputVersion {
+    pub kind: AssetKind,
+    pub etag: String,
+}
+
 /// Hard limits on the edit request.
 pub mod limits {
     pub const CUSTOM_STYLE_CHARS: usize = 200;

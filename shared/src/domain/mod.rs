@@ -14,7 +14,7 @@ pub mod repair_request;
 pub mod result;
 pub mod style;
 
-pub use edit::{AssetKind, EditRequest, EditSpec, Strength, Target};
+pub use edit::{AssetKind, EditRequest, EditSpec, InputVersion, Strength, Target};
 pub use failure::{FailureCode, JobFailure};
 pub use grant::{GrantNameError, GrantReason, Operator};
 pub use identity::EmailStatus;

@@ -344,6 +344,7 @@ mod tests {
                 operation: Operation::Edit,
                 request_hash: request.request_hash(),
                 request,
+                inputs: Vec::new(),
                 credits: Credits::new(4),
                 repair: None,
             },

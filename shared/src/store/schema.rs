@@ -9,8 +9,8 @@ use crate::clock::{self, Instant};
 use crate::config::{Resources, env};
 use crate::domain::repair_request;
 use crate::domain::{
-    Credits, EditSpec, JobFailure, JobId, JobResult, JobState, LedgerKind, Micros, Operation,
-    UserId,
+    AssetKind, Credits, EditSpec, InputVersion, JobFailure, JobId, JobResult, JobState, LedgerKind,
+    Micros, Operation, UserId,
 };
 
 /// Attribute names. Expressions bind these through `#placeholders`.
@@ -605,6 +605,11 @@ pub struct JobItem {
     pub status: JobState,
     pub request: EditSpec,
     pub request_hash: String,
+    /// The exact bytes of each input at submit (a repair: its root's). The consumer keeps its
+    /// copy of an input only from an upload that still has them; empty on jobs submitted
+    /// before versions were recorded, whose submit made the copy itself.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub inputs: Vec<InputVersion>,
     pub credits: Credits,
     pub created_at: String,
     pub updated_at: String,
@@ -657,6 +662,8 @@ pub struct NewJob {
     pub operation: Operation,
     pub request: EditSpec,
     pub request_hash: String,
+    /// What each input's upload held when the job was priced (see [`JobItem::inputs`]).
+    pub inputs: Vec<InputVersion>,
     pub credits: Credits,
     /// A repair: which lineage, what to improve.
     pub repair: Option<RepairOf>,
@@ -674,6 +681,7 @@ impl JobItem {
             operation,
             request,
             request_hash,
+            inputs,
             credits,
             repair,
         } = new;
@@ -687,6 +695,7 @@ impl JobItem {
             status: JobState::Queued,
             request,
             request_hash,
+            inputs,
             credits,
             dispatch_count: 1,
             dispatched_at: now.clone(),
@@ -706,6 +715,14 @@ impl JobItem {
             created_at: now.clone(),
             updated_at: now,
         }
+    }
+
+    /// The ETag an input of `kind` had at submit, if the job recorded one.
+    pub fn input_etag(&self, kind: AssetKind) -> Option<&str> {
+        self.inputs
+            .iter()
+            .find(|i| i.kind == kind)
+            .map(|i| i.etag.as_str())
     }
 
     /// The id of the lineage's root: the job itself, or the edit a repair belongs to.
@@ -950,6 +967,7 @@ mod tests {
             operation: Operation::Edit,
             request_hash: request.request_hash(),
             request,
+            inputs: Vec::new(),
             credits: Credits::new(4),
             repair,
         }

@@ -9,7 +9,7 @@
 //!   the time from spawn to its first `GET …/invocation/next` is the cold-start path (config,
 //!   clients, the consumer's secret read).
 //! - Submit latency against its own round trips made bare, same emulator, same run (the S3
-//!   copy of the asset, the transaction of the same items, the SQS send of the same body);
+//!   HeadObject of the asset, the transaction of the same items, the SQS send of the same body);
 //!   jobs per second with an instant stand-in model and K consumers fed from the queue;
 //!   zip sizes; peak memory of the consumer's image work on a 12 MP photo (the
 //!   `imaging_12mp` example).
@@ -25,7 +25,7 @@ use std::time::{Duration, Instant, SystemTime};
 
 use anyhow::{Context, Result, bail};
 use atelier_model_server::samples;
-use atelier_shared::assets::Assets;
+use atelier_shared::assets::{Assets, Copied};
 use atelier_shared::aws::Clients;
 use atelier_shared::config::Config;
 use atelier_shared::domain::{AssetId, AssetKind, IdempotencyKey, JobId, Operation, UserId};
@@ -455,10 +455,10 @@ async fn timed<T>(f: impl std::future::Future<Output = T>) -> (T, Duration) {
 }
 
 /// One sample of the submit's own round trips made bare, in the order the submit makes them:
-/// the S3 copy of the asset into a fresh key (the submit's existence check, which also keeps
-/// the edit's own copy), the transaction of the same items, the SQS send of the same body.
-/// A `HeadObject` of the asset is timed beside them: the cheaper existence check a design
-/// without the kept copy would make.
+/// the S3 `HeadObject` of the asset (the submit's existence check, which reads the ETag the
+/// job records), the transaction of the same items, the SQS send of the same body. The
+/// conditional `CopyObject` into a fresh key is timed beside them: the kept copy, which the
+/// consumer makes after its claim, not the submit.
 struct Bare {
     copy: Duration,
     head: Duration,
@@ -474,10 +474,10 @@ async fn bare_round_trips(h: &Harness, user: &UserId, asset: &str, job: &str) ->
         .context("a fresh idempotency key")?;
     let fresh = JobId::derive(user, Operation::Edit, &key);
     let to = Assets::kept_input_key(user, &fresh, AssetKind::Original);
-    let (copied, copy) = timed(h.app.assets.copy(&from, &to)).await;
-    if !copied? {
-        bail!("bare CopyObject: the asset is missing");
-    }
+    let (etag, head) = timed(h.app.assets.etag(&from)).await;
+    let Some(etag) = etag? else {
+        bail!("bare HeadObject: the asset is missing");
+    };
     let items = bare_transaction(h, user, job).await?;
     let (committed, transaction) = timed(
         h.clients
@@ -492,9 +492,9 @@ async fn bare_round_trips(h: &Harness, user: &UserId, asset: &str, job: &str) ->
     // the throughput phase purges the queue before it starts.
     let (sent, send) = timed(h.app.queue.send_job(&job_id(job)?)).await;
     sent.context("bare SendMessage")?;
-    let (exists, head) = timed(h.app.assets.exists(&from)).await;
-    if !exists? {
-        bail!("bare HeadObject: the asset is missing");
+    let (copied, copy) = timed(h.app.assets.copy_if_match(&from, &to, &etag)).await;
+    if copied? != Copied::Done {
+        bail!("bare CopyObject: the asset is missing or changed");
     }
     Ok(Bare {
         copy,
@@ -535,7 +535,7 @@ async fn latency(h: &Harness, n: usize) -> Result<Vec<Row>> {
         heads.push(bare.head);
         transactions.push(bare.transaction);
         sends.push(bare.send);
-        sums.push(bare.copy + bare.transaction + bare.send);
+        sums.push(bare.head + bare.transaction + bare.send);
     }
     let (s50, s95) = p50_p95(&mut submits);
     let (b50, b95) = p50_p95(&mut transactions);
@@ -554,14 +554,14 @@ async fn latency(h: &Harness, n: usize) -> Result<Vec<Row>> {
             "submit latency, local stack",
             pair((s50, s95)),
             format!(
-                "{} submits through the API router in-process (validation, CopyObject of the asset, the transaction, SQS send)",
+                "{} submits through the API router in-process (validation, HeadObject of the asset, the transaction, SQS send)",
                 submits.len()
             ),
         ),
         bare(
-            "bare CopyObject of the asset",
-            p50_p95(&mut copies),
-            "the submit's own S3 call (its existence check and kept copy), to a fresh key",
+            "bare HeadObject of the asset",
+            p50_p95(&mut heads),
+            "the submit's own S3 call (its existence check; the ETag the job records)",
         ),
         bare(
             "bare TransactWriteItems of the same 4 items",
@@ -574,14 +574,14 @@ async fn latency(h: &Harness, n: usize) -> Result<Vec<Row>> {
             "`{\"jobId\": …}` of the same job to the job queue",
         ),
         bare(
-            "bare HeadObject of the asset",
-            p50_p95(&mut heads),
-            "not a submit call: the cheaper existence check without a kept copy (docs/submit-latency.md)",
+            "bare CopyObject of the asset, if-match its ETag",
+            p50_p95(&mut copies),
+            "not a submit call: the kept copy the consumer makes after its claim, to a fresh key",
         ),
         row(
             "sum of the submit's own bare round trips",
             pair((f50, f95)),
-            "CopyObject + transaction + SendMessage, summed per sample: the floor for three sequential calls",
+            "HeadObject + transaction + SendMessage, summed per sample: the floor for three sequential calls",
         ),
         row(
             "submit vs sum of its own bare round trips",

@@ -4,7 +4,7 @@
 use image::RgbaImage;
 
 use super::{Run, Stop};
-use crate::assets::{AssetReadError, Assets};
+use crate::assets::{AssetReadError, Assets, Copied};
 use crate::domain::{AssetId, AssetKind, FailureCode};
 use crate::error::Error;
 use crate::imaging::{self, DecodeLimits, ImagingError, Mask};
@@ -174,21 +174,52 @@ impl Run<'_> {
         })
     }
 
-    /// An input: the edit's kept copy (made at submit), else the upload itself (edits
-    /// submitted before copies were kept).
+    /// An input: the lineage's kept copy, made here on first use from exactly the bytes the
+    /// job recorded at submit (a copy conditional on the upload's ETag). An upload deleted or
+    /// overwritten since fails the job, refunded, before any paid call. A job without recorded
+    /// versions was submitted when the submit made the copy: its copy, else its upload.
     async fn read_upload(&self, kind: AssetKind, id: &AssetId) -> Result<Vec<u8>, Stop> {
         let user = &self.job.user_id;
         let kept = Assets::kept_input_key(user, self.job.root_id(), kind);
-        if let Some(bytes) = self.read_limited(kind, &kept).await? {
+        let etag = self.job.input_etag(kind);
+        // An edit is claimed once, so its copy is not there yet; a repair's root made it.
+        let look_first = self.job.repair.is_some() || etag.is_none();
+        if look_first && let Some(bytes) = self.read_limited(kind, &kept).await? {
             return Ok(bytes);
         }
-        match self
-            .read_limited(kind, &Assets::upload_key(user, kind, id))
+        let upload = Assets::upload_key(user, kind, id);
+        let source = match etag {
+            Some(etag) => {
+                self.keep_input(kind, &upload, &kept, etag).await?;
+                kept
+            }
+            None => upload,
+        };
+        self.read_limited(kind, &source)
             .await?
-        {
-            Some(bytes) => Ok(bytes),
-            None => Err(Stop::fail(FailureCode::AssetMissing)),
+            .ok_or_else(|| Stop::fail(FailureCode::AssetMissing))
+    }
+
+    /// Copies the upload to the kept key if it still holds the bytes of `etag`.
+    async fn keep_input(
+        &self,
+        kind: AssetKind,
+        upload: &str,
+        kept: &str,
+        etag: &str,
+    ) -> Result<(), Stop> {
+        let copied = self
+            .p
+            .app
+            .assets
+            .copy_if_match(upload, kept, etag)
+            .await
+            .map_err(Error::from)?;
+        if copied == Copied::Done {
+            return Ok(());
         }
+        tracing::info!(job_id = %self.job.job_id, kind = kind.as_str(), outcome = ?copied, "input_not_as_submitted");
+        Err(Stop::fail(FailureCode::AssetMissing))
     }
 
     async fn read_limited(&self, kind: AssetKind, key: &str) -> Result<Option<Vec<u8>>, Stop> {

@@ -1,13 +1,15 @@
-//! Submitting a paid edit: price it, keep a copy of its assets (which checks they exist),
-//! then one transaction that creates
-//! the job, debits the account and writes the ledger row (rules 1, 2, 10, 11). A missing asset
-//! is refused before anything is written. The queue is rung after the commit; a failed ring is
-//! left to the sweeper (rule 4).
+//! Submitting a paid edit: price it, read the ETag of each of its uploads (which checks they
+//! exist), then one transaction that creates the job with those ETags, debits the account and
+//! writes the ledger row (rules 1, 2, 10, 11). A missing asset is refused before anything is
+//! written, and a submit writes nothing to the bucket: the job's own copy of its inputs is
+//! made by the consumer that claims it, from exactly the bytes recorded here (so a refused or
+//! conflicting submit leaves no object and never touches another job's inputs). The queue is
+//! rung after the commit; a failed ring is left to the sweeper (rule 4).
 
 use super::Submitted;
 use crate::assets::Assets;
 use crate::clock;
-use crate::domain::{EditSpec, IdempotencyKey, JobId, Operation, UserId};
+use crate::domain::{EditSpec, IdempotencyKey, InputVersion, JobId, Operation, UserId};
 use crate::error::Error;
 use crate::pricing;
 use crate::services::App;
@@ -25,21 +27,7 @@ pub async fn submit_edit(
     let job_id = JobId::derive(user, Operation::Edit, key);
     let request_hash = spec.request_hash();
     let price = pricing::quote(&spec).credits;
-
-    // Each input is copied into the edit's own prefix before anything is written (the copy
-    // is also the existence check, so a missing asset changes nothing): repairs read the
-    // copy, so they keep working after the upload expires or is deleted. The key is derived
-    // from the job id, so a retry copies onto the same key.
-    for (field, kind, id) in spec.assets() {
-        let kept = Assets::kept_input_key(user, &job_id, kind);
-        if !app
-            .assets
-            .copy(&Assets::upload_key(user, kind, id), &kept)
-            .await?
-        {
-            return Err(Error::AssetNotFound { field });
-        }
-    }
+    let inputs = input_versions(app, user, &spec).await?;
 
     let now = clock::now();
     let job = JobItem::queued(
@@ -49,6 +37,7 @@ pub async fn submit_edit(
             operation: Operation::Edit,
             request: spec,
             request_hash,
+            inputs,
             credits: price,
             repair: None,
         },
@@ -68,4 +57,23 @@ pub async fn submit_edit(
         NoRefusal::never,
     )
     .await
+}
+
+/// What each of the edit's uploads holds now (its ETag, one HeadObject each, at once); a
+/// missing one is refused with the field that names it (the first in the request's order).
+async fn input_versions(
+    app: &App,
+    user: &UserId,
+    spec: &EditSpec,
+) -> Result<Vec<InputVersion>, Error> {
+    let heads = spec
+        .assets()
+        .into_iter()
+        .map(|(field, kind, id)| async move {
+            match app.assets.etag(&Assets::upload_key(user, kind, id)).await? {
+                Some(etag) => Ok(InputVersion { kind, etag }),
+                None => Err(Error::AssetNotFound { field }),
+            }
+        });
+    futures::future::join_all(heads).await.into_iter().collect()
 }

@@ -161,6 +161,7 @@ mod tests {
             request,
             // The style alone decides the hash here (each call uploads a fresh asset).
             request_hash: format!("hash-of-{style}"),
+            inputs: Vec::new(),
             credits: Credits::new(4),
             repair: None,
         };

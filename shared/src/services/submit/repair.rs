@@ -2,6 +2,8 @@
 //! one-transaction debit and the same replay rules as an edit. The lineage's limits (two
 //! repairs, at most one in flight, none after a repair that did not help) are conditions of
 //! that same transaction (see `store::lineage`), so nothing is charged for a refused repair.
+//! A repair writes nothing to the bucket: it edits from its root's kept inputs, and records
+//! the root's input versions so a consumer can still make that copy from those exact bytes.
 
 use super::Submitted;
 use crate::clock;
@@ -45,6 +47,7 @@ pub async fn submit_repair(
             operation: Operation::Repair,
             request: root.request.clone(),
             request_hash,
+            inputs: root.inputs.clone(),
             credits: price,
             repair: Some(RepairOf {
                 root_job_id: root.job_id.clone(),
