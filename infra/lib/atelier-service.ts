@@ -56,6 +56,7 @@ import { addLedgerGuard } from './ledger-guard';
 import { LOGICAL_TABLE_METADATA, type TableDef, loadSchema } from './schema';
 import { WebSite } from './web-site';
 import { addWebhooks } from './webhooks';
+import { type ModelCatalogue, addModelAlarms, checkModel, loadModels, utcToday } from './models';
 
 export type Stage = 'dev' | 'prod';
 export type Arch = 'x86_64' | 'arm64';
@@ -246,6 +247,20 @@ export interface AtelierServiceProps {
   /** Base URL of the OpenAI-compatible model API. @default https://api.openai.com */
   readonly modelBaseUrl?: string;
   /**
+   * The edit model: an edit row of infra/models.json not past its shutdown (the synth fails
+   * otherwise). @default the catalogue's default (gpt-image-2.5-sunburst)
+   */
+  readonly imageModel?: string;
+  /**
+   * The vision model (readiness check, review, comparison): a vision row of infra/models.json
+   * not past its shutdown. @default the catalogue's default (gpt-5.4-mini)
+   */
+  readonly visionModel?: string;
+  /** The day (`YYYY-MM-DD`, UTC) the model settings are checked against. @default today */
+  readonly modelCheckDate?: string;
+  /** The model catalogue. @default infra/models.json */
+  readonly models?: ModelCatalogue;
+  /**
    * Default daily model spend cap in micro-dollars for days the operator has not capped
    * (`atelier-admin budget set-cap` overrides it); 0 refuses every paid call. @default 20000000 (20 USD)
    */
@@ -339,6 +354,8 @@ export class AtelierService extends Construct {
 
   private readonly props: AtelierServiceProps;
   private readonly alarmAction: SnsAction;
+  private readonly models: ModelCatalogue;
+  private readonly modelCheckDate: string;
 
   constructor(scope: Construct, id: string, props: AtelierServiceProps) {
     super(scope, id);
@@ -349,6 +366,8 @@ export class AtelierService extends Construct {
     const removalPolicy = prod ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY;
     const logRetention = prod ? logs.RetentionDays.THREE_MONTHS : logs.RetentionDays.TWO_WEEKS;
     this.schemaDefs = props.schema ?? loadSchema();
+    this.models = props.models ?? loadModels();
+    this.modelCheckDate = props.modelCheckDate ?? utcToday();
     const envNames = props.envNames ?? loadEnvNames();
     Tags.of(this).add('project', 'atelier');
     Tags.of(this).add('stage', props.stage);
@@ -876,6 +895,7 @@ export class AtelierService extends Construct {
         alarm,
       });
     }
+    addModelAlarms({ catalogue: this.models, consumer, sweeper, alarm });
     alarm('SweeperErrors', {
       alarmDescription:
         'The sweeper failed invocations: a crash, a timeout, or a sweep whose refunds failed (see RefundsFailed). ' +
@@ -1063,6 +1083,8 @@ export class AtelierService extends Construct {
       ATELIER_RESULT_RETENTION_DAYS: int('resultRetentionDays', () => p.resultRetentionDays),
       ATELIER_MODEL_BASE_URL: () => text('modelBaseUrl', p.modelBaseUrl, DEFAULTS.modelBaseUrl, URL_PATTERN),
       ATELIER_MODEL_API_KEY_SECRET_ID: () => this.providerKey.secretArn,
+      ATELIER_IMAGE_MODEL: () => checkModel(this.models, 'imageModel', p.imageModel, 'edit', this.modelCheckDate),
+      ATELIER_VISION_MODEL: () => checkModel(this.models, 'visionModel', p.visionModel, 'vision', this.modelCheckDate),
       ATELIER_DAILY_CAP_MICROS: int('dailyCapMicros', () => p.dailyCapMicros),
       ATELIER_USER_DAILY_SHARE_MICROS: int('userDailyShareMicros', () => p.userDailyShareMicros),
       ATELIER_UPLOAD_SLOTS_PER_DAY: int('uploadSlotsPerDay', () => p.uploadSlotsPerDay),

@@ -30,6 +30,7 @@ import {
   pascal,
 } from './atelier-service';
 import type { WebSite } from './web-site';
+import { type Serves, loadModels, usableModels, utcToday } from './models';
 
 // Everything the stack's users imported from here before the service had a file of its own.
 export * from './atelier-service';
@@ -194,6 +195,13 @@ export class AtelierStack extends Stack {
           }),
         ).valueAsString;
       },
+      // The models: CloudFormation allows only the catalogue's ids usable on the synth day.
+      get imageModel() {
+        return lazyParam('ImageModel', () => modelParameter(stack, 'ImageModel', 'edit')).valueAsString;
+      },
+      get visionModel() {
+        return lazyParam('VisionModel', () => modelParameter(stack, 'VisionModel', 'vision')).valueAsString;
+      },
       get dailyCapMicros() {
         return lazyParam('DailyCapMicros', () =>
           new CfnParameter(stack, 'DailyCapMicros', {
@@ -336,4 +344,20 @@ export class AtelierStack extends Stack {
       });
     }
   }
+}
+
+/**
+ * A model parameter: the catalogue's default, and only the ids that can serve `serves` today
+ * (infra/models.json), so CloudFormation refuses a shut-down or unknown model at deploy.
+ */
+function modelParameter(stack: Stack, id: string, serves: Serves): CfnParameter {
+  const catalogue = loadModels();
+  return new CfnParameter(stack, id, {
+    type: 'String',
+    default: serves === 'edit' ? catalogue.defaults.image : catalogue.defaults.vision,
+    allowedValues: usableModels(catalogue, serves, utcToday()),
+    description:
+      `The ${serves === 'edit' ? 'edit' : 'vision (readiness check, review, comparison)'} model: a model of the code's catalogue ` +
+      'not past its provider\'s shutdown (infra/models.json; prices in docs/costs.md).',
+  });
 }

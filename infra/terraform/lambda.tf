@@ -18,6 +18,8 @@ locals {
       ATELIER_RESULT_RETENTION_DAYS   = tostring(var.result_retention_days)
       ATELIER_MODEL_BASE_URL          = var.model_base_url
       ATELIER_MODEL_API_KEY_SECRET_ID = aws_secretsmanager_secret.provider_key.arn
+      ATELIER_IMAGE_MODEL             = var.image_model
+      ATELIER_VISION_MODEL            = var.vision_model
       ATELIER_DAILY_CAP_MICROS        = tostring(var.daily_cap_micros)
       ATELIER_USER_DAILY_SHARE_MICROS = tostring(var.user_daily_share_micros)
       ATELIER_UPLOAD_SLOTS_PER_DAY    = tostring(var.upload_slots_per_day)

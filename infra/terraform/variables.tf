@@ -160,6 +160,30 @@ variable "model_base_url" {
   }
 }
 
+# The models: a row of the code's model catalogue (models.json, `atelier-admin models`, kept in
+# step by `cargo xtask infra-schema`) that can serve the calls and is not past its provider's
+# shutdown on the day of the plan (local.usable_models, models.tf), as the consumer refuses at
+# cold start.
+variable "image_model" {
+  description = "The edit model: an edit model of models.json not past its shutdown (prices in docs/costs.md)."
+  type        = string
+  default     = "gpt-image-2.5-sunburst"
+  validation {
+    condition     = contains(local.usable_models.edit, var.image_model)
+    error_message = "image_model must be an edit model of models.json whose provider has not shut it down (gpt-image-1 was shut down on 2026-10-23; use gpt-image-2.5-sunburst or gpt-image-2.5-flare)."
+  }
+}
+
+variable "vision_model" {
+  description = "The vision model (readiness check, review, comparison): a vision model of models.json not past its shutdown."
+  type        = string
+  default     = "gpt-5.4-mini"
+  validation {
+    condition     = contains(local.usable_models.vision, var.vision_model)
+    error_message = "vision_model must be a vision model of models.json whose provider has not shut it down."
+  }
+}
+
 variable "credit_packs" {
   description = "Credit packs for sale: NAME:CREDITS:AMOUNT:CURRENCY, comma-separated, the amount in minor units (cents)."
   type        = string

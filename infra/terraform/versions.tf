@@ -1,5 +1,5 @@
 terraform {
-  required_version = ">= 1.5"
+  required_version = ">= 1.9" # variable validations read models.json
   required_providers {
     aws = {
       source  = "hashicorp/aws"

@@ -456,7 +456,7 @@ describe('alarms', () => {
     for (const a of budget) assert.equal(a.ComparisonOperator, 'GreaterThanOrEqualToThreshold');
     const webhooks = find(WEBHOOK_ENDPOINTS_DISABLED, METRICS.namespace);
     assert.deepEqual(webhooks?.Dimensions, [{ Name: 'FunctionName', Value: { Ref: functionId(s, 'sweeper') } }]);
-    assert.equal(alarms.length, 22);
+    assert.equal(alarms.length, 24, 'with ModelShutdownNear and ModelUnavailable (models.ts)');
     for (const a of alarms) {
       assert.deepEqual(a.AlarmActions, [{ Ref: topic }]);
       assert.equal(a.TreatMissingData, 'notBreaching');

@@ -4,6 +4,7 @@
 use std::collections::HashMap;
 
 use crate::domain::Micros;
+use crate::model::catalogue::{self, Model, Serves};
 
 /// Every environment variable the code reads: ONE table. The constants, [`env::ALL`] (what
 /// `atelier-admin env-names` prints and the infrastructure sets) and the readers below all
@@ -82,8 +83,9 @@ pub mod env {
         MODEL_API_KEY = "ATELIER_MODEL_API_KEY", false,
             "the provider key itself (local development only; prefer the secret)";
         VISION_MODEL = "ATELIER_VISION_MODEL", false,
-            "model for the readiness check and review (default gpt-4.1-mini)";
-        IMAGE_MODEL = "ATELIER_IMAGE_MODEL", false, "model for the edit (default gpt-image-1)";
+            "model for the readiness check, review and comparison: a vision row of the model catalogue not past its shutdown (default gpt-5.4-mini)";
+        IMAGE_MODEL = "ATELIER_IMAGE_MODEL", false,
+            "model for the edit: an edit row of the model catalogue not past its shutdown (default gpt-image-2.5-sunburst)";
         LOG_FORMAT = "AWS_LAMBDA_LOG_FORMAT", false, "JSON (default in Lambda) or Text";
         LOG_LEVEL = "AWS_LAMBDA_LOG_LEVEL", false, "log level filter (default info)";
         CREDIT_PACKS = "ATELIER_CREDIT_PACKS", false,
@@ -887,6 +889,48 @@ mod tests {
             })
         ));
     }
+
+    #[test]
+    fn a_model_past_its_shutdown_stops_the_cold_start_naming_variable_date_and_replacements() {
+        let today = time::macros::date!(2026 - 12 - 01);
+        let get = |k: &str| (k == env::IMAGE_MODEL).then(|| "gpt-image-1".to_owned());
+        let err = ModelSettings::from_lookup_on(get, today).expect_err("gpt-image-1 is shut down");
+        let text = err.to_string();
+        for part in [env::IMAGE_MODEL, "2026-10-23", "gpt-image-2.5-sunburst"] {
+            assert!(text.contains(part), "{part} missing from: {text}");
+        }
+    }
+
+    #[test]
+    fn unknown_or_misplaced_models_are_refused_and_defaults_are_current() {
+        let today = time::macros::date!(2026 - 12 - 01);
+        let cases = [
+            ("unknown", env::IMAGE_MODEL, "gpt-image-9"),
+            ("a vision model for edits", env::IMAGE_MODEL, "gpt-5.4-mini"),
+            (
+                "an edit model for vision",
+                env::VISION_MODEL,
+                "gpt-image-2.5-flare",
+            ),
+            (
+                "gpt-4.1-mini after its shutdown",
+                env::VISION_MODEL,
+                "gpt-4.1-mini",
+            ),
+        ];
+        let later = time::macros::date!(2027 - 01 - 14);
+        for (why, name, id) in cases {
+            let get = |k: &str| (k == name).then(|| id.to_owned());
+            let on = if id == "gpt-4.1-mini" { later } else { today };
+            match ModelSettings::from_lookup_on(get, on) {
+                Err(ConfigError::Invalid { name: n, .. }) => assert_eq!(n, name, "{why}"),
+                other => panic!("{why}: {other:?}"),
+            }
+        }
+        let defaults = ModelSettings::from_lookup_on(|_| None, today).expect("defaults");
+        assert_eq!(defaults.image_model.id, catalogue::DEFAULT_IMAGE_MODEL);
+        assert_eq!(defaults.vision_model.id, catalogue::DEFAULT_VISION_MODEL);
+    }
 }
 
 /// The model provider settings (the consumer only).
@@ -895,8 +939,10 @@ pub struct ModelSettings {
     pub base_url: String,
     pub api_key_secret_id: Option<String>,
     pub api_key: Option<String>,
-    pub vision_model: Option<String>,
-    pub image_model: Option<String>,
+    /// The catalogue row of the vision model (configured or the default).
+    pub vision_model: &'static Model,
+    /// The catalogue row of the edit model (configured or the default).
+    pub image_model: &'static Model,
 }
 
 impl std::fmt::Debug for ModelSettings {
@@ -905,7 +951,9 @@ impl std::fmt::Debug for ModelSettings {
             .field("base_url", &self.base_url)
             .field("api_key_secret_id", &self.api_key_secret_id)
             .field("api_key", &self.api_key.as_ref().map(|_| "<redacted>"))
-            .finish_non_exhaustive()
+            .field("vision_model", &self.vision_model.id)
+            .field("image_model", &self.image_model.id)
+            .finish()
     }
 }
 
@@ -918,7 +966,17 @@ impl ModelSettings {
         ModelSettings::from_lookup(|k| vars.get(k).cloned())
     }
 
+    /// Reads the settings on today's UTC date: a model past its shutdown is refused here, at
+    /// cold start, naming the variable, the date and the models to use instead.
     pub fn from_lookup(get: impl Fn(&str) -> Option<String>) -> Result<ModelSettings, ConfigError> {
+        ModelSettings::from_lookup_on(get, crate::clock::now().date())
+    }
+
+    /// [`ModelSettings::from_lookup`] as of `today`.
+    pub fn from_lookup_on(
+        get: impl Fn(&str) -> Option<String>,
+        today: time::Date,
+    ) -> Result<ModelSettings, ConfigError> {
         let opt = |name: &'static str| -> Result<Option<String>, ConfigError> {
             Ok(declared(&get, name)?
                 .map(|v| v.trim().to_owned())
@@ -944,10 +1002,41 @@ impl ModelSettings {
             base_url: base_url.trim_end_matches('/').to_owned(),
             api_key_secret_id,
             api_key,
-            vision_model: opt(env::VISION_MODEL)?,
-            image_model: opt(env::IMAGE_MODEL)?,
+            vision_model: model(
+                env::VISION_MODEL,
+                opt(env::VISION_MODEL)?,
+                Serves::Vision,
+                today,
+            )?,
+            image_model: model(
+                env::IMAGE_MODEL,
+                opt(env::IMAGE_MODEL)?,
+                Serves::Edit,
+                today,
+            )?,
         })
     }
+}
+
+/// The catalogue row a model variable names (or the default), refused when unknown, of the
+/// wrong kind, or shut down on `today`.
+fn model(
+    name: &'static str,
+    value: Option<String>,
+    serves: Serves,
+    today: time::Date,
+) -> Result<&'static Model, ConfigError> {
+    let id = value.unwrap_or_else(|| {
+        match serves {
+            Serves::Edit => catalogue::DEFAULT_IMAGE_MODEL,
+            Serves::Vision => catalogue::DEFAULT_VISION_MODEL,
+        }
+        .to_owned()
+    });
+    catalogue::check_configured(&id, serves, today).map_err(|e| ConfigError::Invalid {
+        name,
+        reason: e.to_string(),
+    })
 }
 
 /// Where the stand-in Stripe listens by default (the port `stripe-mock` uses).
@@ -1112,4 +1201,20 @@ pub fn lambda_function_name() -> Option<&'static str> {
             .filter(|v| !v.is_empty())
     })
     .as_deref()
+}
+
+/// The configured model ids (or the defaults), as written and unchecked: the sweeper's daily
+/// lifecycle check reads them, and must keep running (and refunding) when one is shut down.
+pub fn configured_model_ids() -> [String; 2] {
+    let read = |name: &'static str, default: &str| {
+        std::env::var(name)
+            .ok()
+            .map(|v| v.trim().to_owned())
+            .filter(|v| !v.is_empty())
+            .unwrap_or_else(|| default.to_owned())
+    };
+    [
+        read(env::IMAGE_MODEL, catalogue::DEFAULT_IMAGE_MODEL),
+        read(env::VISION_MODEL, catalogue::DEFAULT_VISION_MODEL),
+    ]
 }

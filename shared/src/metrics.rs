@@ -72,10 +72,18 @@ pub enum Metric {
     WebhookAttempts,
     /// An endpoint disabled after failing every round of a long run (alarmed on).
     WebhookEndpointsDisabled,
+    /// The provider answered "no such model" for a configured model: an outage (alarmed on).
+    ModelUnavailable,
+    /// Daily: days until the nearest announced shutdown of a configured model (negative once
+    /// past; [`NO_SHUTDOWN_DAYS`] when none is announced). Alarmed on at 30 days.
+    ModelDaysToShutdown,
 }
 
+/// [`Metric::ModelDaysToShutdown`] when no configured model has an announced shutdown.
+pub const NO_SHUTDOWN_DAYS: i64 = 9_999;
+
 impl Metric {
-    pub const ALL: [Metric; 22] = [
+    pub const ALL: [Metric; 24] = [
         Metric::JobsFinished,
         Metric::ModelCalls,
         Metric::ModelCallLatency,
@@ -98,6 +106,8 @@ impl Metric {
         Metric::AuditedAccounts,
         Metric::WebhookAttempts,
         Metric::WebhookEndpointsDisabled,
+        Metric::ModelUnavailable,
+        Metric::ModelDaysToShutdown,
     ];
 
     /// The CloudWatch metric name.
@@ -125,6 +135,8 @@ impl Metric {
             Metric::AuditedAccounts => "AuditedAccounts",
             Metric::WebhookAttempts => "WebhookAttempts",
             Metric::WebhookEndpointsDisabled => "WebhookEndpointsDisabled",
+            Metric::ModelUnavailable => "ModelUnavailable",
+            Metric::ModelDaysToShutdown => "ModelDaysToShutdown",
         }
     }
 
@@ -322,6 +334,17 @@ pub fn model_call(kind: CallKind, outcome: &'static str, latency: Duration, cost
         metrics::counter!(Metric::ModelCallCostMicros.name(), dim::CALL_KIND => k)
             .increment(u64::try_from(cost.get()).unwrap_or(0));
     }
+}
+
+/// The provider answered "no such model" (the model and call are in the `model_unavailable`
+/// log line, not dimensions: one alarm covers every model).
+pub fn model_unavailable() {
+    metrics::counter!(Metric::ModelUnavailable.name()).increment(1);
+}
+
+/// The daily lifecycle check: days until the nearest announced shutdown of a configured model.
+pub fn model_days_to_shutdown(days: i64) {
+    metrics::gauge!(Metric::ModelDaysToShutdown.name()).set(days as f64);
 }
 
 /// A consumer claimed, at `now`, a job submitted at `created_at`.

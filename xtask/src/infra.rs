@@ -6,7 +6,7 @@
 //!   module, the check that the module reads no file outside its folder, and `terraform
 //!   fmt`/`validate` of the module and of each of its `examples/` where a terraform binary and
 //!   a provider mirror are present (a clear skipped notice otherwise).
-//! - `cargo xtask infra-schema` — refresh `schema.json` and `env-names.json` (in `infra/` for
+//! - `cargo xtask infra-schema` — refresh `schema.json`, `env-names.json` and `models.json` (in `infra/` for
 //!   the CDK app, in `infra/terraform/` for the module) from the code after a deliberate change
 //!   of tables or configuration.
 //!
@@ -70,7 +70,11 @@ fn admin_json(sub: &str) -> Result<String> {
 }
 
 /// The committed copies the CDK app and the Terraform module read.
-const COPIES: [(&str, &str); 2] = [("schema", "schema.json"), ("env-names", "env-names.json")];
+const COPIES: [(&str, &str); 3] = [
+    ("schema", "schema.json"),
+    ("env-names", "env-names.json"),
+    ("models", "models.json"),
+];
 
 /// Where each copy lives: the CDK app's, and the Terraform module's own (a module used from a
 /// registry or a git source can read nothing outside its folder).
@@ -127,11 +131,16 @@ pub fn infra_test() -> Result<()> {
 
     let live_schema = work.join("schema.live.json");
     let live_env = work.join("env-names.live.json");
+    let live_models = work.join("models.live.json");
     step(
-        "drift guard: schema.json and env-names.json (infra/, infra/terraform/) match atelier-admin",
+        "drift guard: schema.json, env-names.json and models.json (infra/, infra/terraform/) match atelier-admin",
         &mut || {
             let mut stale = Vec::new();
-            for ((sub, file), live) in COPIES.into_iter().zip([&live_schema, &live_env]) {
+            for ((sub, file), live) in
+                COPIES
+                    .into_iter()
+                    .zip([&live_schema, &live_env, &live_models])
+            {
                 let text = admin_json(sub)?;
                 std::fs::write(live, &text)?;
                 for dir in COPY_DIRS {
@@ -147,7 +156,7 @@ pub fn infra_test() -> Result<()> {
             } else {
                 bail!(
                     "{} — run `cargo xtask infra-schema`, review the diff (tables, indexes, \
-                 environment) and commit it",
+                 environment, models) and commit it",
                     stale.join("; ")
                 )
             }

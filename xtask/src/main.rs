@@ -8,7 +8,7 @@
 //! - `cargo xtask ministack` — only start the local AWS and wait.
 //! - `cargo xtask package [--arch x86_64|arm64]` — build the three Lambda zips (`package.rs`).
 //! - `cargo xtask infra-test` — every offline check of `infra/` (`infra.rs`).
-//! - `cargo xtask infra-schema` — refresh `infra/schema.json` and `infra/env-names.json`
+//! - `cargo xtask infra-schema` — refresh `infra/schema.json`, `infra/env-names.json` and `infra/models.json`
 //!   (`infra.rs`).
 //! - `cargo xtask fuzz [--requests N] [--seed S]` — schemathesis against the local API, then
 //!   the audit (`fuzz.rs`).

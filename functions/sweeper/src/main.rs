@@ -45,6 +45,12 @@ async fn main() -> Result<(), lambda_runtime::Error> {
                 serde_json::to_value(summary)?
             }
             Ok(SweeperEvent::Audit { after }) => {
+                if after.is_none() {
+                    // The day's first pass: the configured models' lifecycle as well.
+                    let ids = atelier_shared::config::configured_model_ids();
+                    let today = atelier_shared::clock::now().date();
+                    atelier_shared::model::catalogue::check_lifecycle(&ids, today);
+                }
                 let pass = guard::scheduled_audit(app, after.as_ref(), stop_at(deadline)).await;
                 atelier_shared::metrics::flush();
                 let pass = pass.inspect_err(|e| tracing::error!(error = %e, "audit_failed"))?;

@@ -324,3 +324,43 @@ run "refuses_bad_auth_domain_prefix" {
   }
   expect_failures = [var.auth_domain_prefix]
 }
+
+run "plans_with_each_current_model" {
+  command = plan
+  variables {
+    image_model  = "gpt-image-2.5-flare"
+    vision_model = "gpt-5.4-mini"
+  }
+}
+
+run "refuses_an_image_model_past_its_shutdown" {
+  command = plan
+  variables {
+    image_model = "gpt-image-1"
+  }
+  expect_failures = [var.image_model]
+}
+
+run "refuses_an_unknown_image_model" {
+  command = plan
+  variables {
+    image_model = "gpt-image-9"
+  }
+  expect_failures = [var.image_model]
+}
+
+run "refuses_a_vision_model_for_edits" {
+  command = plan
+  variables {
+    image_model = "gpt-5.4-mini"
+  }
+  expect_failures = [var.image_model]
+}
+
+run "refuses_an_edit_model_for_vision" {
+  command = plan
+  variables {
+    vision_model = "gpt-image-2.5-sunburst"
+  }
+  expect_failures = [var.vision_model]
+}

@@ -1,47 +1,22 @@
 //! What model calls cost *us* (not what a user pays: that is `crate::pricing`, in credits):
-//! a versioned cost table in integer micro-dollars, the real cost
-//! of a call from the provider's usage, and a conservative estimate to reserve against the
+//! the real cost of a call from the provider's usage and the prices of the model that served
+//! it (its row in [`super::catalogue`]), and a conservative estimate to reserve against the
 //! day's budget before the call (docs/design.md rules 8 and 9: integers only, no floats).
-//!
-//! The figures are illustrative of gpt-image-1-class image pricing and gpt-4.1-mini-class
-//! vision pricing (per million tokens: image model text in $5, image in $10, image out $40;
-//! vision model in $0.40, out $1.60). Change them by adding a new table version, so every
-//! stored cost names the table it came from ([`COST_TABLE_VERSION`]).
 //!
 //! Estimates must never be below the real cost, so they round up and assume the largest
 //! output the call may produce: the reservation is what keeps spend under the day's cap.
 
-use super::{CallKind, Quality, Usage};
+use super::catalogue::{self, Model, Rates};
+use super::{Quality, Usage};
 use crate::domain::Micros;
 
-/// Version of [`COST_TABLE`]; store it beside every cost computed from it.
-pub const COST_TABLE_VERSION: &str = "2026-11";
+/// Stored on every attempt: the catalogue whose rows priced its calls (each call also names
+/// its model and prices version, [`Model::price_label`]).
+pub const PRICE_TABLE: &str = "catalogue-2026-12-01";
 
-/// Output ceiling the client sets on every vision call (`max_completion_tokens`), so the
-/// estimate's output part is a real bound, not a guess.
+/// Output ceiling the client sets on every vision call (`max_completion_tokens`, reasoning
+/// tokens included), so the estimate's output part is a real bound, not a guess.
 pub const VISION_MAX_OUTPUT_TOKENS: u32 = 600;
-
-/// Prices in micro-dollars per million tokens (so fractions of a micro-dollar per token stay
-/// integers).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct CostTable {
-    pub version: &'static str,
-    pub image_text_input_per_mtok: u64,
-    pub image_image_input_per_mtok: u64,
-    pub image_output_per_mtok: u64,
-    pub vision_input_per_mtok: u64,
-    pub vision_output_per_mtok: u64,
-}
-
-/// The table in force.
-pub const COST_TABLE: CostTable = CostTable {
-    version: COST_TABLE_VERSION,
-    image_text_input_per_mtok: 5_000_000,
-    image_image_input_per_mtok: 10_000_000,
-    image_output_per_mtok: 40_000_000,
-    vision_input_per_mtok: 400_000,
-    vision_output_per_mtok: 1_600_000,
-};
 
 /// Sum of tokens × price per million tokens, in micro-dollars, rounded up.
 fn micros(parts: &[(u64, u64)]) -> Micros {
@@ -52,42 +27,42 @@ fn micros(parts: &[(u64, u64)]) -> Micros {
     Micros::from_unsigned(sum.div_ceil(1_000_000))
 }
 
-/// The real cost of a call from the provider's usage, or `None` when the usage does not say
-/// enough (the reservation then stays booked). Where the usage lacks a split, the dearer rate
-/// is charged: an image call's input without its text/image split is priced as image input,
-/// and a vision call with only a total is priced at the output rate.
-pub fn cost_micros(kind: CallKind, usage: &Usage) -> Option<Micros> {
-    cost_with(&COST_TABLE, kind, usage)
+/// The real cost of a call served by `model`, from the provider's usage, or `None` when the
+/// usage does not say enough (the reservation then stays booked). Where the usage lacks a
+/// split, the dearer rate is charged: an image call's input without its text/image split is
+/// priced as image input, and a chat call with only a total is priced at the output rate.
+pub fn cost_micros(model: &Model, usage: &Usage) -> Option<Micros> {
+    cost_with(&model.prices.rates, usage)
 }
 
-/// [`cost_micros`] against a given table.
-pub fn cost_with(prices: &CostTable, kind: CallKind, usage: &Usage) -> Option<Micros> {
-    match kind {
-        CallKind::Edit => {
+/// [`cost_micros`] at given rates.
+pub fn cost_with(rates: &Rates, usage: &Usage) -> Option<Micros> {
+    match *rates {
+        Rates::ImageTokens {
+            text_input_per_mtok,
+            image_input_per_mtok,
+            output_per_mtok,
+        } => {
             let output = usage.output_tokens?;
-            let input = match (usage.input_text_tokens, usage.input_image_tokens) {
-                (Some(text), Some(image)) => vec![
-                    (text, prices.image_text_input_per_mtok),
-                    (image, prices.image_image_input_per_mtok),
-                ],
-                _ => vec![(usage.input_tokens?, prices.image_image_input_per_mtok)],
+            let mut parts = match (usage.input_text_tokens, usage.input_image_tokens) {
+                (Some(text), Some(image)) => {
+                    vec![(text, text_input_per_mtok), (image, image_input_per_mtok)]
+                }
+                _ => vec![(usage.input_tokens?, image_input_per_mtok)],
             };
-            let mut parts = input;
-            parts.push((output, prices.image_output_per_mtok));
+            parts.push((output, output_per_mtok));
             Some(micros(&parts))
         }
-        CallKind::Check | CallKind::Review | CallKind::Compare => {
-            match (usage.input_tokens, usage.output_tokens) {
-                (Some(input), Some(output)) => Some(micros(&[
-                    (input, prices.vision_input_per_mtok),
-                    (output, prices.vision_output_per_mtok),
-                ])),
-                _ => Some(micros(&[(
-                    usage.total_tokens?,
-                    prices.vision_output_per_mtok,
-                )])),
-            }
-        }
+        Rates::ChatTokens {
+            input_per_mtok,
+            output_per_mtok,
+        } => match (usage.input_tokens, usage.output_tokens) {
+            (Some(input), Some(output)) => Some(micros(&[
+                (input, input_per_mtok),
+                (output, output_per_mtok),
+            ])),
+            _ => Some(micros(&[(usage.total_tokens?, output_per_mtok)])),
+        },
     }
 }
 
@@ -122,12 +97,14 @@ pub fn image_input_tokens(width: u32, height: u32) -> u64 {
     vision_image_tokens(width, height) + 6144
 }
 
-/// Output tokens for the largest image (1536×1024) at a quality; `Auto` counts as high.
-pub fn image_output_tokens(quality: Quality) -> u64 {
+/// Output tokens for the largest image at a quality on `model` (`Auto` counts as high); a
+/// model without a ceiling counts as the largest any catalogued model has.
+pub fn image_output_tokens(model: &Model, quality: Quality) -> u64 {
+    let ceiling = model.edit_output.unwrap_or(catalogue::LARGEST_EDIT_OUTPUT);
     match quality {
-        Quality::Low => 408,
-        Quality::Medium => 1584,
-        Quality::High | Quality::Auto => 6240,
+        Quality::Low => ceiling.low,
+        Quality::Medium => ceiling.medium,
+        Quality::High | Quality::Auto => ceiling.high,
     }
 }
 
@@ -137,35 +114,37 @@ pub fn text_tokens(prompt_chars: usize) -> u64 {
     (prompt_chars as u64).div_ceil(3) + 600
 }
 
-/// A conservative estimate of a call's cost, to reserve before making it. `images` are the
-/// dimensions of the images sent; `prompt_chars` the prompt's length (system and user text).
+/// A conservative estimate of a call's cost on `model`, to reserve before making it. `images`
+/// are the dimensions of the images sent; `prompt_chars` the prompt's length (system and user
+/// text).
 pub fn estimate_micros(
-    kind: CallKind,
+    model: &Model,
     images: &[(u32, u32)],
     prompt_chars: usize,
     quality: Quality,
 ) -> Micros {
     let text = text_tokens(prompt_chars);
-    match kind {
-        CallKind::Edit => {
+    match model.prices.rates {
+        Rates::ImageTokens {
+            text_input_per_mtok,
+            image_input_per_mtok,
+            output_per_mtok,
+        } => {
             let image_in: u64 = images.iter().map(|&(w, h)| image_input_tokens(w, h)).sum();
             micros(&[
-                (text, COST_TABLE.image_text_input_per_mtok),
-                (image_in, COST_TABLE.image_image_input_per_mtok),
-                (
-                    image_output_tokens(quality),
-                    COST_TABLE.image_output_per_mtok,
-                ),
+                (text, text_input_per_mtok),
+                (image_in, image_input_per_mtok),
+                (image_output_tokens(model, quality), output_per_mtok),
             ])
         }
-        CallKind::Check | CallKind::Review | CallKind::Compare => {
+        Rates::ChatTokens {
+            input_per_mtok,
+            output_per_mtok,
+        } => {
             let image_in: u64 = images.iter().map(|&(w, h)| vision_image_tokens(w, h)).sum();
             micros(&[
-                (text + image_in, COST_TABLE.vision_input_per_mtok),
-                (
-                    u64::from(VISION_MAX_OUTPUT_TOKENS),
-                    COST_TABLE.vision_output_per_mtok,
-                ),
+                (text + image_in, input_per_mtok),
+                (u64::from(VISION_MAX_OUTPUT_TOKENS), output_per_mtok),
             ])
         }
     }
@@ -174,6 +153,7 @@ pub fn estimate_micros(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::catalogue::{CATALOGUE, find};
 
     fn usage(input: Option<u64>, output: Option<u64>) -> Usage {
         Usage {
@@ -183,8 +163,12 @@ mod tests {
         }
     }
 
+    fn model(id: &str) -> &'static Model {
+        find(id).expect("a catalogued model")
+    }
+
     #[test]
-    fn costs_from_usage() {
+    fn a_call_costs_what_the_row_of_its_model_says() {
         let split = Usage {
             input_tokens: Some(1_300),
             output_tokens: Some(4_160),
@@ -192,77 +176,98 @@ mod tests {
             input_text_tokens: Some(300),
             input_image_tokens: Some(1_000),
         };
-        let cases: Vec<(&str, CallKind, Usage, Option<i64>)> = vec![
+        let cases: Vec<(&str, &str, Usage, Option<i64>)> = vec![
+            // 300×5 + 1000×8 + 4160×30 = 1500 + 8000 + 124800
+            (
+                "2.5 edit with split",
+                "gpt-image-2.5-sunburst",
+                split,
+                Some(134_300),
+            ),
             // 300×5 + 1000×10 + 4160×40 = 1500 + 10000 + 166400
-            ("edit with split", CallKind::Edit, split, Some(177_900)),
-            // no split: 1300 at the image rate
+            (
+                "gpt-image-1 edit with split",
+                "gpt-image-1",
+                split,
+                Some(177_900),
+            ),
+            // no split: 1300 at the image rate: 1300×8 + 4160×30
             (
                 "edit without split",
-                CallKind::Edit,
+                "gpt-image-2.5-flare",
                 usage(Some(1_300), Some(4_160)),
-                Some(179_400),
+                Some(135_200),
             ),
             (
                 "edit without output",
-                CallKind::Edit,
+                "gpt-image-2.5-sunburst",
                 usage(Some(1_300), None),
                 None,
             ),
-            // 2000×0.4 + 150×1.6 = 800 + 240
+            // 2000×0.75 + 150×4.5 = 1500 + 675
             (
                 "review",
-                CallKind::Review,
+                "gpt-5.4-mini",
+                usage(Some(2_000), Some(150)),
+                Some(2_175),
+            ),
+            // 2000×0.4 + 150×1.6 = 800 + 240
+            (
+                "review on gpt-4.1-mini",
+                "gpt-4.1-mini",
                 usage(Some(2_000), Some(150)),
                 Some(1_040),
             ),
-            // rounds up: 1×0.4 → 1
+            // rounds up: 1×0.75 → 1
             (
                 "tiny check",
-                CallKind::Check,
+                "gpt-5.4-mini",
                 usage(Some(1), Some(0)),
                 Some(1),
             ),
             (
-                "total only",
-                CallKind::Compare,
+                "total only, at the output rate",
+                "gpt-5.4-mini",
                 Usage {
                     total_tokens: Some(1_000),
                     ..Usage::default()
                 },
-                Some(1_600),
+                Some(4_500),
             ),
-            ("nothing", CallKind::Check, Usage::default(), None),
+            ("nothing", "gpt-5.4-mini", Usage::default(), None),
         ];
-        for (why, kind, u, want) in cases {
-            assert_eq!(cost_micros(kind, &u), want.map(Micros::new), "{why}");
+        for (why, id, u, want) in cases {
+            assert_eq!(cost_micros(model(id), &u), want.map(Micros::new), "{why}");
         }
     }
 
     #[test]
-    fn estimates_cover_the_largest_real_cost() {
-        // A 1024×768 original with a long prompt, high quality.
-        let est = estimate_micros(CallKind::Edit, &[(1024, 768)], 3_000, Quality::High);
-        let worst = Usage {
-            input_tokens: Some(2_000 + 6_144 + 765),
-            output_tokens: Some(6_240),
-            total_tokens: None,
-            input_text_tokens: Some(2_000),
-            input_image_tokens: Some(6_144 + 765),
-        };
-        let real = cost_micros(CallKind::Edit, &worst).expect("a full usage has a cost");
-        assert!(est >= real, "estimate {est} < real {real}");
-        let vision = estimate_micros(
-            CallKind::Review,
-            &[(1024, 768), (1024, 768)],
-            3_000,
-            Quality::Auto,
-        );
-        let real = cost_micros(
-            CallKind::Review,
-            &usage(Some(1_000 + 2 * vision_image_tokens(1024, 768)), Some(600)),
-        )
-        .expect("a full usage has a cost");
-        assert!(vision >= real, "vision estimate {vision} < real {real}");
+    fn estimates_cover_the_largest_real_cost_on_every_model() {
+        for m in CATALOGUE {
+            match m.prices.rates {
+                Rates::ImageTokens { .. } => {
+                    // A 1024×768 original with a long prompt, high quality.
+                    let est = estimate_micros(m, &[(1024, 768)], 3_000, Quality::High);
+                    let image_in = image_input_tokens(1024, 768);
+                    let worst = Usage {
+                        input_tokens: Some(1_600 + image_in),
+                        output_tokens: Some(image_output_tokens(m, Quality::High)),
+                        total_tokens: None,
+                        input_text_tokens: Some(1_600),
+                        input_image_tokens: Some(image_in),
+                    };
+                    let real = cost_micros(m, &worst).expect("a full usage has a cost");
+                    assert!(est >= real, "{}: estimate {est} < real {real}", m.id);
+                }
+                Rates::ChatTokens { .. } => {
+                    let est = estimate_micros(m, &[(1024, 768), (1024, 768)], 3_000, Quality::Auto);
+                    let input = 1_600 + 2 * vision_image_tokens(1024, 768);
+                    let worst = usage(Some(input), Some(u64::from(VISION_MAX_OUTPUT_TOKENS)));
+                    let real = cost_micros(m, &worst).expect("a full usage has a cost");
+                    assert!(est >= real, "{}: estimate {est} < real {real}", m.id);
+                }
+            }
+        }
     }
 
     #[test]

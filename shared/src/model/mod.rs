@@ -14,6 +14,7 @@
 //! - **Every request carries `X-Client-Request-Id: <job id>`**, which the provider logs and
 //!   the stand-in server counts calls by.
 
+pub mod catalogue;
 pub mod cost;
 pub mod setup;
 pub mod vision;
@@ -30,6 +31,10 @@ use crate::domain::JobId;
 pub use crate::prompts::{EditPrompt, ImageRole, VisionPrompt};
 use vision::VisionAnswer;
 pub use vision::{Comparison, Outcome, Readiness, Review, TargetBox, Verdict};
+
+/// Provider error codes that mean "no such model" (OpenAI: `model_not_found`, also sent for a
+/// model past its shutdown; `invalid_model` on some endpoints).
+pub const MODEL_NOT_FOUND_CODES: [&str; 2] = ["model_not_found", "invalid_model"];
 
 /// The request header that names the job a call belongs to.
 pub const CLIENT_REQUEST_ID_HEADER: &str = "X-Client-Request-Id";
@@ -160,10 +165,10 @@ pub struct ModelConfig {
     pub base_url: String,
     /// Sent as `Authorization: Bearer …` when set (the stand-in server needs none).
     pub api_key: Option<String>,
-    /// Model for the readiness check, review and comparison.
-    pub vision_model: String,
-    /// Model for the edit.
-    pub image_model: String,
+    /// Model for the readiness check, review and comparison (its catalogue row).
+    pub vision_model: &'static catalogue::Model,
+    /// Model for the edit (its catalogue row).
+    pub image_model: &'static catalogue::Model,
     /// Whole-request timeout of a vision call.
     pub vision_timeout: Duration,
     /// Whole-request timeout of an edit call (image models take tens of seconds).
@@ -173,15 +178,16 @@ pub struct ModelConfig {
 }
 
 impl ModelConfig {
-    /// Defaults for a base URL: gpt-4.1-mini for vision, gpt-image-1 for edits, 45 s for a
+    /// Defaults for a base URL: the catalogue's default models ([`catalogue::DEFAULT_VISION_MODEL`],
+    /// [`catalogue::DEFAULT_IMAGE_MODEL`]), 45 s for a
     /// vision call, 180 s for an edit, medium quality, no key. A job's check, edit and review
     /// at these timeouts, plus the time to store and deliver, fit the consumer's 300 s.
     pub fn new(base_url: impl Into<String>) -> ModelConfig {
         ModelConfig {
             base_url: base_url.into(),
             api_key: None,
-            vision_model: "gpt-4.1-mini".to_owned(),
-            image_model: "gpt-image-1".to_owned(),
+            vision_model: &catalogue::CATALOGUE[catalogue::DEFAULT_VISION_ROW],
+            image_model: &catalogue::CATALOGUE[catalogue::DEFAULT_IMAGE_ROW],
             vision_timeout: Duration::from_secs(45),
             edit_timeout: Duration::from_secs(180),
             connect_timeout: Duration::from_secs(10),
@@ -195,8 +201,8 @@ impl std::fmt::Debug for ModelConfig {
         f.debug_struct("ModelConfig")
             .field("base_url", &self.base_url)
             .field("api_key", &self.api_key.as_ref().map(|_| "<redacted>"))
-            .field("vision_model", &self.vision_model)
-            .field("image_model", &self.image_model)
+            .field("vision_model", &self.vision_model.id)
+            .field("image_model", &self.image_model.id)
             .field("vision_timeout", &self.vision_timeout)
             .field("edit_timeout", &self.edit_timeout)
             .field("connect_timeout", &self.connect_timeout)
@@ -324,8 +330,23 @@ impl ModelError {
         }
     }
 
+    /// Whether the provider answered that the configured model does not exist (any more):
+    /// OpenAI's `model_not_found` code on a 404 (its `NotFoundError`) or a 400
+    /// (`BadRequestError`). Every call to that model will fail the same way until the
+    /// configuration changes, so it is an outage, not a problem of one job.
+    pub fn is_model_unavailable(&self) -> bool {
+        matches!(
+            self,
+            ModelError::Http { status: 400 | 404, code: Some(code), .. }
+                if MODEL_NOT_FOUND_CODES.contains(&code.as_str())
+        )
+    }
+
     /// A stable machine code for a job's failure reason or an attempt's outcome.
     pub fn code(&self) -> &'static str {
+        if self.is_model_unavailable() {
+            return "model_unavailable";
+        }
         match self {
             ModelError::Build { .. } => "model_client_build",
             ModelError::InvalidInput { .. } => "model_invalid_input",
@@ -508,6 +529,14 @@ impl ModelClient {
         &self.config
     }
 
+    /// The catalogue row of the model that serves calls of this kind (what they cost).
+    pub fn model(&self, kind: CallKind) -> &'static catalogue::Model {
+        match kind {
+            CallKind::Edit => self.config.image_model,
+            CallKind::Check | CallKind::Review | CallKind::Compare => self.config.vision_model,
+        }
+    }
+
     /// The whole-request timeout of a call of this kind.
     pub fn timeout(&self, kind: CallKind) -> Duration {
         match kind {
@@ -539,7 +568,7 @@ impl ModelClient {
             return Err(invalid(kind, "a masked prompt needs a mask, and only it"));
         }
         let mut form = Form::new()
-            .text("model", self.config.image_model.clone())
+            .text("model", self.config.image_model.id)
             .text("prompt", call.prompt.text)
             .text("size", call.size.as_str())
             .text("quality", self.config.quality.as_str())
@@ -642,8 +671,8 @@ impl ModelClient {
                 },
             }));
         }
-        let body = json!({
-            "model": self.config.vision_model,
+        let mut body = json!({
+            "model": self.config.vision_model.id,
             "messages": [
                 { "role": "system", "content": prompt.system },
                 { "role": "user", "content": content },
@@ -654,6 +683,9 @@ impl ModelClient {
             },
             "max_completion_tokens": cost::VISION_MAX_OUTPUT_TOKENS,
         });
+        if let Some(effort) = self.config.vision_model.reasoning_effort {
+            body["reasoning_effort"] = json!(effort);
+        }
         let request = self
             .http
             .post(format!("{}/v1/chat/completions", self.base))
@@ -802,6 +834,49 @@ mod tests {
         assert_eq!(EditSize::for_dimensions(4032, 3024), EditSize::Landscape);
         assert_eq!(EditSize::for_dimensions(3024, 4032), EditSize::Portrait);
         assert_eq!(EditSize::for_dimensions(1000, 1100), EditSize::Square);
+    }
+
+    #[test]
+    fn only_a_no_such_model_answer_is_an_outage_of_the_model() {
+        let http = |status, code: Option<&str>| ModelError::Http {
+            call: CallKind::Edit,
+            status,
+            code: code.map(str::to_owned),
+            message: None,
+        };
+        let cases = [
+            (
+                "404 model_not_found",
+                http(404, Some("model_not_found")),
+                true,
+            ),
+            (
+                "400 model_not_found",
+                http(400, Some("model_not_found")),
+                true,
+            ),
+            ("400 invalid_model", http(400, Some("invalid_model")), true),
+            ("404 without a code", http(404, None), false),
+            (
+                "429 rate limit",
+                http(429, Some("rate_limit_exceeded")),
+                false,
+            ),
+            (
+                "500 with the code",
+                http(500, Some("model_not_found")),
+                false,
+            ),
+        ];
+        for (why, error, outage) in cases {
+            assert_eq!(error.is_model_unavailable(), outage, "{why}");
+            assert_eq!(error.code() == "model_unavailable", outage, "{why}");
+        }
+        // Refused before processing: free, as any 4xx.
+        assert_eq!(
+            http(404, Some("model_not_found")).billing(),
+            Billing::NotBilled
+        );
     }
 
     #[test]

@@ -35,17 +35,13 @@ pub async fn client_from_env(clients: &Clients) -> Result<ModelClient, SetupErro
         settings.api_key.clone(),
     ));
     let mut config = ModelConfig::new(settings.base_url.clone());
-    if let Some(m) = &settings.vision_model {
-        config.vision_model = m.clone();
-    }
-    if let Some(m) = &settings.image_model {
-        config.image_model = m.clone();
-    }
+    config.vision_model = settings.vision_model;
+    config.image_model = settings.image_model;
     let client = ModelClient::new(config).map_err(SetupError::Model)?;
     let api_key = key.await.map_err(SetupError::KeyTask)??;
     let client = client.with_api_key(api_key);
     let config = client.config();
-    tracing::info!(base_url = %config.base_url, keyed = config.api_key.is_some(), "model_configured");
+    tracing::info!(base_url = %config.base_url, keyed = config.api_key.is_some(), image_model = config.image_model.id, vision_model = config.vision_model.id, "model_configured");
     Ok(client)
 }
 

@@ -10,6 +10,7 @@ use super::App;
 use crate::clock::{self, Instant};
 use crate::domain::{Credits, JobId, Micros, UserId};
 use crate::error::Error;
+use crate::model::catalogue::Model;
 use crate::model::{Billing, CallKind, EditReply, ModelError, Usage, VisionReply, cost};
 use crate::store::budget::{ReserveOutcome, SettleOutcome};
 use crate::store::schema::{AttemptItem, BudgetDayItem, BudgetStandingItem, CallRecord};
@@ -152,7 +153,7 @@ impl PaidAttempt {
             reserved_micros: req.estimate,
             planned: req.planned.iter().map(|k| k.as_str().to_owned()).collect(),
             sale_credits: req.sale_credits,
-            price_table: cost::COST_TABLE_VERSION.to_owned(),
+            price_table: cost::PRICE_TABLE.to_owned(),
             calls: Default::default(),
             reserved_at: stamp.clone(),
             open_day: Some(day_of(now)),
@@ -206,10 +207,13 @@ impl PaidAttempt {
     /// Makes one planned paid call and saves its outcome and usage on the attempt as soon as
     /// it returns. The outer error means the save failed: the call was made all the same and
     /// is counted when this attempt settles. A call the attempt does not cover is never made.
+    /// `model` is the catalogue row of the model that serves the call: its prices book the
+    /// cost, and the record names it.
     pub async fn call<T: Billed>(
         &mut self,
         app: &App,
         kind: CallKind,
+        model: &'static Model,
         call: impl Future<Output = Result<T, ModelError>>,
     ) -> Result<Result<T, ModelError>, Error> {
         if !self.item.planned.iter().any(|p| p == kind.as_str())
@@ -229,11 +233,18 @@ impl PaidAttempt {
         };
         let record = CallRecord {
             outcome: error.map_or("ok", ModelError::code).to_owned(),
-            cost_micros: call_cost(kind, usage.as_ref(), error),
+            model: Some(model.price_label()),
+            cost_micros: call_cost(model, usage.as_ref(), error),
             usage: usage.and_then(|u| serde_json::to_value(u).ok()),
             at: clock::format(clock::now()),
         };
-        tracing::info!(job_id = %self.item.job_id, call = %kind, outcome = %record.outcome, cost_micros = record.cost_micros.map(Micros::get), "call_recorded");
+        tracing::info!(job_id = %self.item.job_id, call = %kind, model = model.id, outcome = %record.outcome, cost_micros = record.cost_micros.map(Micros::get), "call_recorded");
+        if error.is_some_and(ModelError::is_model_unavailable) {
+            // An outage of the configured model, not a problem of this job: one alarm for
+            // the operator (the job still fails and is refunded like any failed call).
+            tracing::error!(job_id = %self.item.job_id, call = %kind, model = model.id, "model_unavailable");
+            crate::metrics::model_unavailable();
+        }
         crate::metrics::model_call(
             kind,
             error.map_or("ok", ModelError::code),
@@ -286,9 +297,9 @@ impl PaidAttempt {
 /// did not bill (never sent, connection refused, a 4xx refusal before processing); otherwise
 /// unknown (`None`: a 5xx, a gateway timeout, our timeout, a dropped connection, an answer
 /// without usage), which keeps the attempt's estimate booked.
-fn call_cost(kind: CallKind, usage: Option<&Usage>, error: Option<&ModelError>) -> Option<Micros> {
+fn call_cost(model: &Model, usage: Option<&Usage>, error: Option<&ModelError>) -> Option<Micros> {
     if let Some(u) = usage {
-        return cost::cost_micros(kind, u);
+        return cost::cost_micros(model, u);
     }
     match error.map(ModelError::billing) {
         Some(Billing::NotBilled) => Some(Micros::ZERO),
@@ -329,6 +340,7 @@ pub async fn settle(app: &App, attempt: &AttemptItem, by: &str) -> Result<Settle
 fn skipped(now: Instant) -> CallRecord {
     CallRecord {
         outcome: "skipped".to_owned(),
+        model: None,
         cost_micros: Some(Micros::ZERO),
         usage: None,
         at: clock::format(now),
@@ -443,6 +455,7 @@ mod tests {
                         (*k).to_owned(),
                         CallRecord {
                             outcome: "ok".into(),
+                            model: None,
                             cost_micros: c.map(Micros::new),
                             usage: None,
                             at: String::new(),
@@ -550,7 +563,8 @@ mod tests {
             output_tokens: Some(4000),
             ..Usage::default()
         };
-        let paid = cost::cost_micros(kind, &usage);
+        let model = crate::model::ModelConfig::new("http://unused").image_model;
+        let paid = cost::cost_micros(model, &usage);
         assert!(paid.is_some_and(|c| c > Micros::ZERO));
         let free = Some(Micros::ZERO);
         let unknown = None;
@@ -633,7 +647,7 @@ mod tests {
         ];
         for (case, error, usage, expected) in &table {
             assert_eq!(
-                call_cost(kind, usage.as_ref(), error.as_ref()),
+                call_cost(model, usage.as_ref(), error.as_ref()),
                 *expected,
                 "{case}"
             );

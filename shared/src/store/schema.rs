@@ -903,6 +903,10 @@ pub struct ReadinessMemoryItem {
 pub struct CallRecord {
     /// `ok`, `provider_error`, `timeout`, `malformed`, ...
     pub outcome: String,
+    /// The model that served the call and the prices its cost was booked at
+    /// (`gpt-image-2.5-sunburst@2026-12-01`); absent on skipped calls and older records.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
     /// Cost from the provider's usage and the price table; `None` when unknown.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cost_micros: Option<Micros>,

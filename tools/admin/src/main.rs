@@ -89,6 +89,9 @@ enum Command {
     Schema,
     /// Print the environment variables the functions read (JSON).
     EnvNames,
+    /// Print the model catalogue (JSON): ids, calls, prices, shutdown dates, the metric names
+    /// of the lifecycle and outage alarms; the deployment refuses what it refuses.
+    Models,
 }
 
 #[derive(Subcommand)]
@@ -513,6 +516,11 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         }
         Command::Schema => {
             println!("{}", serde_json::to_string_pretty(&TABLES)?);
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Models => {
+            let catalogue = atelier_shared::model::catalogue::export();
+            println!("{}", serde_json::to_string_pretty(&catalogue)?);
             Ok(ExitCode::SUCCESS)
         }
         Command::EnvNames => {

@@ -15,6 +15,7 @@ use atelier_shared::imaging::{
     DecodeLimits, LEAKAGE_TOLERANCE, Mask, encode_png, fit_within, leakage, mask_from_png,
     pixel_changed, resize_exact,
 };
+use atelier_shared::model::catalogue::{self, Serves};
 use atelier_shared::model::cost::vision_image_tokens;
 use atelier_shared::model::vision::{COMPARISON_SCHEMA, READINESS_SCHEMA, REVIEW_SCHEMA};
 use atelier_shared::model::{
@@ -116,6 +117,25 @@ fn openai_error(status: StatusCode, kind: &str, code: Option<&str>, message: &st
     (status, Json(body)).into_response()
 }
 
+/// The provider's answer for a model it does not serve (any more): 404 `model_not_found`, as
+/// OpenAI answers an unknown or shut-down model. The stand-in serves the catalogue's models
+/// that can make the call and are not past their shutdown today; an absent `model` is the
+/// default one (OpenAI requires it; our client always sends it).
+fn model_refusal(model: Option<&str>, serves: Serves) -> Option<Response> {
+    let id = model?;
+    let today = atelier_shared::clock::now().date();
+    catalogue::check_configured(id, serves, today)
+        .err()
+        .map(|_| {
+            openai_error(
+                StatusCode::NOT_FOUND,
+                "invalid_request_error",
+                Some("model_not_found"),
+                &format!("The model `{id}` does not exist or you do not have access to it."),
+            )
+        })
+}
+
 fn bad_request(message: &str) -> Response {
     openai_error(
         StatusCode::BAD_REQUEST,
@@ -186,6 +206,7 @@ fn target_of(text: &str) -> Option<Target> {
 // POST /v1/images/edits
 
 struct EditForm {
+    model: Option<String>,
     prompt: String,
     images: Vec<Bytes>,
     mask: Option<Bytes>,
@@ -195,6 +216,7 @@ struct EditForm {
 
 async fn read_form(mut multipart: Multipart) -> Result<EditForm, String> {
     let mut form = EditForm {
+        model: None,
         prompt: String::new(),
         images: Vec::new(),
         mask: None,
@@ -214,6 +236,7 @@ async fn read_form(mut multipart: Multipart) -> Result<EditForm, String> {
         let text = || String::from_utf8_lossy(&bytes).into_owned();
         match name.as_str() {
             "prompt" => form.prompt = text(),
+            "model" => form.model = Some(text()),
             "size" => form.size = text(),
             "quality" => form.quality = text(),
             "image" | "image[]" => form.images.push(bytes),
@@ -309,6 +332,9 @@ async fn edit(State(state): State<StandIn>, headers: HeaderMap, multipart: Multi
         Ok(form) => form,
         Err(message) => return with_request_id(bad_request(&message), sequence),
     };
+    if let Some(refused) = model_refusal(form.model.as_deref(), Serves::Edit) {
+        return with_request_id(refused, sequence);
+    }
     let rendered = tokio::task::spawn_blocking(move || render_edit(&form)).await;
     let edited = match rendered {
         Ok(Ok(edited)) => edited,
@@ -752,6 +778,10 @@ async fn chat(State(state): State<StandIn>, headers: HeaderMap, body: Bytes) -> 
         .and_then(Value::as_str)
         .unwrap_or("stand-in")
         .to_owned();
+    let asked = request.get("model").and_then(Value::as_str);
+    if let Some(refused) = model_refusal(asked, Serves::Vision) {
+        return with_request_id(refused, sequence);
+    }
     let worked = tokio::task::spawn_blocking(move || {
         let seen = read_chat(&request)?;
         let value = answer(call, &seen, &applied)?;

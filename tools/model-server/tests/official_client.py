@@ -112,6 +112,8 @@ def chat(api, call):
             "json_schema": {"name": call["schema_name"], "strict": True, "schema": schema},
         },
         max_completion_tokens=call["max_completion_tokens"],
+        # Sent only for a reasoning model (the catalogue's row says which), as our client does.
+        **({"reasoning_effort": call["reasoning_effort"]} if call.get("reasoning_effort") else {}),
         extra_headers={"X-Client-Request-Id": call["job"]},
     )
     parsed = raw.parse()
@@ -177,7 +179,9 @@ def check_our_chat(api, body):
     for key, value in body.items():
         if key not in known:
             problems.append(f"{key}: not a parameter of chat.completions.create")
-        elif key in ("model", "max_completion_tokens") and not conforms(hints[key], value):
+        elif key in ("model", "max_completion_tokens", "reasoning_effort") and not conforms(
+            hints[key], value
+        ):
             problems.append(f"{key}={value!r}: not a valid {key}")
     if not conforms(ResponseFormatJSONSchema, body.get("response_format")):
         problems.append("response_format: not a ResponseFormatJSONSchema")

@@ -487,7 +487,8 @@ async fn both_vision_calls<T: VisionAnswer>(
         .official(&json!({
             "kind": name,
             "job": official_job.as_str(),
-            "model": config.vision_model,
+            "model": config.vision_model.id,
+            "reasoning_effort": config.vision_model.reasoning_effort,
             "system": prompt.system,
             "text": prompt.text,
             "images": files,
@@ -611,7 +612,7 @@ async fn the_official_client_edits_two_images_with_a_mask_and_sends_what_our_cli
         .official(&json!({
             "kind": "edit",
             "job": official_job.as_str(),
-            "model": config.image_model,
+            "model": config.image_model.id,
             "prompt": prompt.text,
             "size": size.as_str(),
             "quality": config.quality.as_str(),
@@ -697,4 +698,138 @@ async fn the_official_client_asks_the_comparison_with_our_schema_as_our_client_d
         })
         .await;
     assert_vision_call_agrees(&ours, &report, &ours_body, &official_body);
+}
+
+// ---------------------------------------------------------------------------------------------
+// The model lifecycle as the pinned client documents it.
+
+/// `October 23, 2026` → `2026-10-23`.
+fn iso_from_prose(text: &str) -> Option<String> {
+    const MONTHS: [&str; 12] = [
+        "January",
+        "February",
+        "March",
+        "April",
+        "May",
+        "June",
+        "July",
+        "August",
+        "September",
+        "October",
+        "November",
+        "December",
+    ];
+    let words: Vec<&str> = text.split_whitespace().collect();
+    words.windows(3).find_map(|w| {
+        let month = MONTHS.iter().position(|m| *m == w[0])? + 1;
+        let day: u32 = w[1].trim_end_matches(',').parse().ok()?;
+        let year: u32 = w[2].trim_end_matches(['.', ',']).parse().ok()?;
+        Some(format!("{year:04}-{month:02}-{day:02}"))
+    })
+}
+
+/// The first `YYYY-MM-DD` in `text`.
+fn iso_date(text: &str) -> Option<String> {
+    text.as_bytes().windows(10).find_map(|w| {
+        let ok = w.iter().enumerate().all(|(i, b)| match i {
+            4 | 7 => *b == b'-',
+            _ => b.is_ascii_digit(),
+        });
+        ok.then(|| String::from_utf8_lossy(w).into_owned())
+    })
+}
+
+/// A model list module of the installed client (`types/image_model.py`, …), read as text.
+fn client_module(relative: &str) -> String {
+    let out = std::process::Command::new(python())
+        .args([
+            "-c",
+            "import openai, os; print(os.path.dirname(openai.__file__))",
+        ])
+        .output()
+        .expect("the official client's python runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let dir = PathBuf::from(String::from_utf8_lossy(&out.stdout).trim());
+    std::fs::read_to_string(dir.join(relative))
+        .unwrap_or_else(|e| panic!("{relative} of the pinned client: {e}"))
+}
+
+/// What a model list module says: every listed id, and the shutdown day of each deprecated one
+/// (its "Deprecated values:" entries: `- "a", "b": … shut down on October 23, 2026` or
+/// `… Announced shutdown date: 2027-01-14`).
+fn documented_lifecycle(module: &str) -> (Vec<String>, BTreeMap<String, String>) {
+    let (list, notes) = module
+        .split_once("Deprecated values:")
+        .unwrap_or((module, ""));
+    let quoted = |text: &str| -> Vec<String> {
+        text.split('"')
+            .skip(1)
+            .step_by(2)
+            .map(str::to_owned)
+            .collect()
+    };
+    let listed = quoted(list.split_once("Literal[").map_or("", |(_, rest)| rest));
+    let mut shutdowns = BTreeMap::new();
+    for entry in notes.split("\n- ").skip(1) {
+        let (ids, prose) = entry.split_once("\":").unwrap_or(("", entry));
+        let prose = prose.split_whitespace().collect::<Vec<_>>().join(" ");
+        if let Some(day) = iso_date(&prose).or_else(|| iso_from_prose(&prose)) {
+            for id in quoted(&format!("{ids}\"")) {
+                shutdowns.insert(id, day.clone());
+            }
+        }
+    }
+    (listed, shutdowns)
+}
+
+#[test]
+fn no_default_model_is_listed_as_shut_down_by_the_pinned_official_client() {
+    use atelier_shared::model::catalogue::{CATALOGUE, Serves};
+    let today = atelier_shared::clock::now().date().to_string();
+    let image = documented_lifecycle(&client_module("types/image_model.py"));
+    let chat = documented_lifecycle(&client_module("types/shared/chat_model.py"));
+    assert!(
+        image
+            .1
+            .get("gpt-image-1")
+            .is_some_and(|d| d == "2026-10-23"),
+        "the reader no longer understands the client's notes: {:?}",
+        image.1
+    );
+    let config = ModelConfig::new("http://unused");
+    for (model, (listed, shutdowns)) in [(config.image_model, &image), (config.vision_model, &chat)]
+    {
+        assert!(
+            listed.iter().any(|id| id == model.id),
+            "the default {} is not a model openai=={} lists",
+            model.id,
+            pinned_version()
+        );
+        if let Some(day) = shutdowns.get(model.id) {
+            assert!(
+                day.as_str() > today.as_str(),
+                "the default {} was shut down on {day} according to openai=={}",
+                model.id,
+                pinned_version()
+            );
+        }
+    }
+    // And the catalogue's dates are the client's, so the deploy refuses what it should.
+    for model in CATALOGUE {
+        let shutdowns = match model.serves {
+            Serves::Edit => &image.1,
+            Serves::Vision => &chat.1,
+        };
+        assert_eq!(
+            model.shutdown.map(|d| d.to_string()).as_ref(),
+            shutdowns.get(model.id),
+            "{}: the catalogue's shutdown date differs from openai=={}",
+            model.id,
+            pinned_version()
+        );
+    }
 }

@@ -65,7 +65,7 @@ impl Run<'_> {
         let (p, job) = (self.p, self.job);
         let prompt = prompts::readiness(&job.request);
         let images = vision_images(inputs, &prompt, &[])?;
-        let vision_model = &p.model.config().vision_model;
+        let vision_model = p.model.config().vision_model.id;
         let memory =
             MemoryKey::readiness(&job.user_id, vision_model, &prompt, &images, clock::now());
         if let Some(questions) = self.recall(&memory).await {

@@ -242,7 +242,12 @@ impl Processor {
 
     /// A call's cost estimate at the configured quality, to reserve before making it.
     fn estimate(&self, kind: CallKind, images: &[(u32, u32)], prompt_chars: usize) -> Micros {
-        cost::estimate_micros(kind, images, prompt_chars, self.model.config().quality)
+        cost::estimate_micros(
+            self.model.model(kind),
+            images,
+            prompt_chars,
+            self.model.config().quality,
+        )
     }
 }
 
@@ -316,7 +321,9 @@ impl Run<'_> {
         let Some(paid) = self.paid.as_mut() else {
             return Err(Error::corrupt(format!("{kind} call without a reservation")).into());
         };
-        Ok(paid.call(&self.p.app, kind, call).await?)
+        Ok(paid
+            .call(&self.p.app, kind, self.p.model.model(kind), call)
+            .await?)
     }
 
     /// Settles the reservation in force on its own (before a later step reserves again).

@@ -1,0 +1,491 @@
+//! Every model Atelier can use, in one table: who serves it, which calls it can serve, what
+//! the provider charges for it (integer micro-dollars per million tokens, with the date and
+//! the place the figure was read), and the day the provider shuts it down where one is
+//! announced. The cost of a call comes from the row of the model that served it
+//! ([`super::cost`]); the configuration refuses a model that is not here, cannot serve its
+//! call, or is past its shutdown ([`check_configured`]); the deployment reads the same rows
+//! (`atelier-admin models` → `infra/models.json`) and refuses the same models.
+//!
+//! A price change is a new [`Prices`] value with a new `version`; a row is never edited in
+//! place once costs were booked from it, so a stored attempt names the prices it used.
+
+use serde::Serialize;
+use time::Date;
+use time::macros::date;
+
+use super::CallKind;
+
+/// Which provider's API serves a model.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Provider {
+    /// OpenAI's image-edit and chat-completions API (`/v1/images/edits`, `/v1/chat/completions`).
+    OpenAi,
+}
+
+impl Provider {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Provider::OpenAi => "openai",
+        }
+    }
+}
+
+/// What a model can do for Atelier.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Serves {
+    /// The edit: a prompt, up to two role-labelled images and an alpha mask on the first.
+    Edit,
+    /// The readiness check, the review and the comparison: images in, a strict
+    /// `json_schema` answer out.
+    Vision,
+}
+
+impl Serves {
+    /// The calls of this kind.
+    pub fn calls(self) -> &'static [CallKind] {
+        match self {
+            Serves::Edit => &[CallKind::Edit],
+            Serves::Vision => &[CallKind::Check, CallKind::Review, CallKind::Compare],
+        }
+    }
+
+    /// The kind of model a call needs.
+    pub fn of(kind: CallKind) -> Serves {
+        match kind {
+            CallKind::Edit => Serves::Edit,
+            CallKind::Check | CallKind::Review | CallKind::Compare => Serves::Vision,
+        }
+    }
+}
+
+/// Rates in micro-dollars per million tokens (so a fraction of a micro-dollar per token stays
+/// an integer), as the provider bills the model.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(tag = "billed_as", rename_all = "snake_case")]
+pub enum Rates {
+    /// An image model: text and image input priced apart, image output tokens.
+    ImageTokens {
+        text_input_per_mtok: u64,
+        image_input_per_mtok: u64,
+        output_per_mtok: u64,
+    },
+    /// A chat model: input (text and images alike) and output, reasoning tokens included in
+    /// the output.
+    ChatTokens {
+        input_per_mtok: u64,
+        output_per_mtok: u64,
+    },
+}
+
+/// One version of a model's prices and where it comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Prices {
+    /// Stored beside every cost computed from these prices (`<model>@<version>`).
+    pub version: &'static str,
+    /// The day the figures were read.
+    pub as_of: Date,
+    pub rates: Rates,
+    /// Where the figures come from, and what is assumed where the source is not the
+    /// provider's own page for this exact model.
+    pub source: &'static str,
+}
+
+/// The output tokens an edit model bills for its largest image (1536×1024) at each quality;
+/// `auto` counts as high.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct OutputCeiling {
+    pub low: u64,
+    pub medium: u64,
+    pub high: u64,
+}
+
+/// gpt-image-1's published counts for 1536×1024 (rounded up).
+const IMAGE_1_OUTPUT: OutputCeiling = OutputCeiling {
+    low: 408,
+    medium: 1_584,
+    high: 6_240,
+};
+
+/// ASSUMPTION: OpenAI publishes no per-quality output counts for the 2.x models; 1.5 times
+/// gpt-image-1's, so the reservation stays above the cost (the settlement uses the usage the
+/// provider reports, so only headroom is lost).
+const IMAGE_2X_OUTPUT: OutputCeiling = OutputCeiling {
+    low: 612,
+    medium: 2_376,
+    high: 9_360,
+};
+
+/// The largest ceiling in the table, for a model that has none.
+pub const LARGEST_EDIT_OUTPUT: OutputCeiling = IMAGE_2X_OUTPUT;
+
+/// One model Atelier can use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Model {
+    pub provider: Provider,
+    /// The id sent as `model` on the wire.
+    pub id: &'static str,
+    pub serves: Serves,
+    pub prices: Prices,
+    /// The provider's announced shutdown day: from that day on a call answers "no such model".
+    pub shutdown: Option<Date>,
+    /// Where the shutdown date (or its absence) is documented.
+    pub lifecycle_source: &'static str,
+    /// An edit model's largest output, in tokens, per quality (`None` for a vision model):
+    /// the estimate's output part.
+    pub edit_output: Option<OutputCeiling>,
+    /// `reasoning_effort` sent on each vision call, for reasoning models: `none` keeps the
+    /// whole `max_completion_tokens` for the answer (reasoning tokens count against it).
+    pub reasoning_effort: Option<&'static str>,
+}
+
+/// The pinned official client whose documentation the lifecycle dates are read from (and a
+/// test compares them with: `tools/model-server/tests/official_client.rs`).
+pub const OFFICIAL_CLIENT: &str =
+    "openai==3.57.0 (Python), types/image_model.py and types/shared/chat_model.py";
+
+/// Days before an announced shutdown when the daily check starts to warn (metric and alarm).
+pub const SHUTDOWN_WARNING_DAYS: i64 = 30;
+
+const IMAGE_2X: Rates = Rates::ImageTokens {
+    text_input_per_mtok: 5_000_000,
+    image_input_per_mtok: 8_000_000,
+    output_per_mtok: 30_000_000,
+};
+
+const IMAGE_2X_SOURCE: &str = "OpenAI's model page for gpt-image-2.6-sunburst \
+(developers.openai.com/api/docs/models/gpt-image-2.6-sunburst: text input $5.00, image input \
+$8.00, image output $30.00 per 1M tokens). ASSUMPTION for the 2.5 models: the same rates, as \
+OpenAI's 2026-09-08 launch of GPT Image 2.5 kept gpt-image-2's prices (reported by resellers); \
+their own model pages were not available to check";
+
+/// A GPT Image 2.5 model: the two share rates, ceilings and their documented status.
+const fn image_2_5(id: &'static str) -> Model {
+    Model {
+        provider: Provider::OpenAi,
+        id,
+        serves: Serves::Edit,
+        prices: Prices {
+            version: "2026-12-01",
+            as_of: date!(2026 - 12 - 01),
+            rates: IMAGE_2X,
+            source: IMAGE_2X_SOURCE,
+        },
+        shutdown: None,
+        lifecycle_source: "openai==3.57.0 types/image_edit_params.py: a current edit model, a suggested replacement of gpt-image-1",
+        edit_output: Some(IMAGE_2X_OUTPUT),
+        reasoning_effort: None,
+    }
+}
+
+/// The table. Defaults are [`DEFAULT_IMAGE_MODEL`] and [`DEFAULT_VISION_MODEL`].
+pub const CATALOGUE: &[Model] = &[
+    image_2_5("gpt-image-2.5-sunburst"),
+    image_2_5("gpt-image-2.5-flare"),
+    Model {
+        provider: Provider::OpenAi,
+        id: "gpt-image-1",
+        serves: Serves::Edit,
+        prices: Prices {
+            version: "2026-11",
+            as_of: date!(2026 - 11 - 01),
+            rates: Rates::ImageTokens {
+                text_input_per_mtok: 5_000_000,
+                image_input_per_mtok: 10_000_000,
+                output_per_mtok: 40_000_000,
+            },
+            source: "the figures Atelier booked in November 2026 (cost table 2026-11: text $5, image $10, output $40 per 1M tokens)",
+        },
+        shutdown: Some(date!(2026 - 10 - 23)),
+        lifecycle_source: "openai==3.57.0 types/image_model.py: \"GPT Image 1 was shut down on October 23, 2026\"",
+        edit_output: Some(IMAGE_1_OUTPUT),
+        reasoning_effort: None,
+    },
+    Model {
+        provider: Provider::OpenAi,
+        id: "gpt-5.4-mini",
+        serves: Serves::Vision,
+        prices: Prices {
+            version: "2026-12-01",
+            as_of: date!(2026 - 12 - 01),
+            rates: Rates::ChatTokens {
+                input_per_mtok: 750_000,
+                output_per_mtok: 4_500_000,
+            },
+            source: "OpenAI's price for gpt-5.4-mini as listed by the gateways that resell it at cost \
+(OpenRouter, Vercel AI Gateway: $0.75 input, $4.50 output per 1M tokens, linking \
+developers.openai.com/api/docs/pricing). ASSUMPTION: OpenAI's own page was not available to check",
+        },
+        shutdown: None,
+        lifecycle_source: "openai==3.57.0 types/shared/chat_model.py: listed, no announced shutdown",
+        edit_output: None,
+        reasoning_effort: Some("none"),
+    },
+    Model {
+        provider: Provider::OpenAi,
+        id: "gpt-4.1-mini",
+        serves: Serves::Vision,
+        prices: Prices {
+            version: "2026-11",
+            as_of: date!(2026 - 11 - 01),
+            rates: Rates::ChatTokens {
+                input_per_mtok: 400_000,
+                output_per_mtok: 1_600_000,
+            },
+            source: "the figures Atelier booked in November 2026 (cost table 2026-11: $0.40 input, $1.60 output per 1M tokens)",
+        },
+        shutdown: Some(date!(2027 - 01 - 14)),
+        lifecycle_source: "openai==3.57.0 types/shared/chat_model.py: \"Announced shutdown date: 2027-01-14\"",
+        edit_output: None,
+        reasoning_effort: None,
+    },
+];
+
+/// The edit model when none is configured: the editing-precision one of the two the pinned
+/// client names as gpt-image-1's replacements (flare is the faster one).
+pub const DEFAULT_IMAGE_MODEL: &str = "gpt-image-2.5-sunburst";
+/// The vision model when none is configured: the pinned client's current small model with
+/// image input and strict JSON schema answers, no shutdown announced.
+pub const DEFAULT_VISION_MODEL: &str = "gpt-5.4-mini";
+/// [`DEFAULT_IMAGE_MODEL`]'s row in [`CATALOGUE`] (a unit test holds them together).
+pub const DEFAULT_IMAGE_ROW: usize = 0;
+/// [`DEFAULT_VISION_MODEL`]'s row in [`CATALOGUE`].
+pub const DEFAULT_VISION_ROW: usize = 3;
+
+/// The row of a model id.
+pub fn find(id: &str) -> Option<&'static Model> {
+    CATALOGUE.iter().find(|m| m.id == id)
+}
+
+/// Why a configured model cannot be used.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ModelRefused {
+    #[error("{id:?} is not in the model catalogue (shared/src/model/catalogue.rs); known: {known}")]
+    Unknown { id: String, known: String },
+    #[error("{id:?} cannot serve the {wanted:?} calls")]
+    WrongKind { id: String, wanted: Serves },
+    #[error("{id:?} was shut down by its provider on {shutdown}; use one of: {instead}")]
+    ShutDown {
+        id: String,
+        shutdown: Date,
+        instead: String,
+    },
+}
+
+impl Model {
+    /// Whether the provider has shut the model down by `today` (UTC).
+    pub fn is_shut_down(&self, today: Date) -> bool {
+        self.shutdown.is_some_and(|d| d <= today)
+    }
+
+    /// Days from `today` until the announced shutdown (negative once past); `None` when none
+    /// is announced.
+    pub fn days_to_shutdown(&self, today: Date) -> Option<i64> {
+        self.shutdown.map(|d| (d - today).whole_days())
+    }
+
+    /// `<model>@<prices version>`: what a stored cost names.
+    pub fn price_label(&self) -> String {
+        format!("{}@{}", self.id, self.prices.version)
+    }
+}
+
+/// The model to use for calls of `serves`: known, able to serve them, and not shut down on
+/// `today`. The cold start, the deploy checks and the tests all ask this.
+pub fn check_configured(
+    id: &str,
+    serves: Serves,
+    today: Date,
+) -> Result<&'static Model, ModelRefused> {
+    let Some(model) = find(id) else {
+        return Err(ModelRefused::Unknown {
+            id: id.to_owned(),
+            known: usable(serves, today).join(", "),
+        });
+    };
+    if model.serves != serves {
+        return Err(ModelRefused::WrongKind {
+            id: id.to_owned(),
+            wanted: serves,
+        });
+    }
+    match model.shutdown {
+        Some(shutdown) if model.is_shut_down(today) => Err(ModelRefused::ShutDown {
+            id: id.to_owned(),
+            shutdown,
+            instead: usable(serves, today).join(", "),
+        }),
+        _ => Ok(model),
+    }
+}
+
+/// The ids of the models that can serve `serves` on `today`.
+pub fn usable(serves: Serves, today: Date) -> Vec<&'static str> {
+    CATALOGUE
+        .iter()
+        .filter(|m| m.serves == serves && !m.is_shut_down(today))
+        .map(|m| m.id)
+        .collect()
+}
+
+/// Days until the nearest announced shutdown among `ids` on `today` (negative once past;
+/// an id not in the catalogue counts as shut down today, 0), or `None` when none is announced.
+pub fn nearest_shutdown<'a>(ids: impl IntoIterator<Item = &'a str>, today: Date) -> Option<i64> {
+    ids.into_iter()
+        .filter_map(|id| match find(id) {
+            Some(model) => model.days_to_shutdown(today),
+            None => Some(0),
+        })
+        .min()
+}
+
+/// The daily lifecycle check (the sweeper's daily task): logs each configured model's days to
+/// its shutdown and records the nearest as [`crate::metrics::Metric::ModelDaysToShutdown`],
+/// which alarms [`SHUTDOWN_WARNING_DAYS`] before.
+pub fn check_lifecycle(ids: &[String], today: Date) -> i64 {
+    for id in ids {
+        let days = find(id).map(|m| m.days_to_shutdown(today));
+        match days {
+            Some(Some(d)) if d <= SHUTDOWN_WARNING_DAYS => {
+                tracing::warn!(model = %id, days_to_shutdown = d, "model_shutdown_near");
+            }
+            Some(d) => tracing::info!(model = %id, days_to_shutdown = d, "model_lifecycle"),
+            None => tracing::error!(model = %id, "model_not_catalogued"),
+        }
+    }
+    let days = nearest_shutdown(ids.iter().map(String::as_str), today)
+        .unwrap_or(crate::metrics::NO_SHUTDOWN_DAYS);
+    crate::metrics::model_days_to_shutdown(days);
+    days
+}
+
+/// What the deployment reads (`atelier-admin models`): every row with its shutdown date, so
+/// CDK and Terraform refuse the same models the cold start refuses.
+pub fn export() -> serde_json::Value {
+    let rows: Vec<serde_json::Value> = CATALOGUE
+        .iter()
+        .map(|m| {
+            serde_json::json!({
+                "provider": m.provider.as_str(),
+                "id": m.id,
+                "serves": m.serves,
+                "shutdown": m.shutdown.map(|d| d.to_string()),
+                "prices": {
+                    "version": m.prices.version,
+                    "as_of": m.prices.as_of.to_string(),
+                    "rates": m.prices.rates,
+                },
+            })
+        })
+        .collect();
+    serde_json::json!({
+        "defaults": { "image": DEFAULT_IMAGE_MODEL, "vision": DEFAULT_VISION_MODEL },
+        "shutdown_warning_days": SHUTDOWN_WARNING_DAYS,
+        "metrics": {
+            "namespace": crate::metrics::NAMESPACE,
+            "days_to_shutdown": crate::metrics::Metric::ModelDaysToShutdown.name(),
+            "model_unavailable": crate::metrics::Metric::ModelUnavailable.name(),
+            "no_shutdown_days": crate::metrics::NO_SHUTDOWN_DAYS,
+        },
+        "models": rows,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const TODAY: Date = date!(2026 - 12 - 01);
+
+    #[test]
+    fn every_id_is_listed_once() {
+        let mut ids: Vec<&str> = CATALOGUE.iter().map(|m| m.id).collect();
+        ids.sort_unstable();
+        ids.dedup();
+        assert_eq!(ids.len(), CATALOGUE.len());
+    }
+
+    #[test]
+    fn the_default_rows_are_the_default_ids() {
+        assert_eq!(CATALOGUE[DEFAULT_IMAGE_ROW].id, DEFAULT_IMAGE_MODEL);
+        assert_eq!(CATALOGUE[DEFAULT_VISION_ROW].id, DEFAULT_VISION_MODEL);
+    }
+
+    #[test]
+    fn the_defaults_are_usable_today() {
+        assert!(check_configured(DEFAULT_IMAGE_MODEL, Serves::Edit, TODAY).is_ok());
+        assert!(check_configured(DEFAULT_VISION_MODEL, Serves::Vision, TODAY).is_ok());
+    }
+
+    #[test]
+    fn the_defaults_are_not_due_to_shut_down_within_the_warning() {
+        for id in [DEFAULT_IMAGE_MODEL, DEFAULT_VISION_MODEL] {
+            let days = find(id).and_then(|m| m.days_to_shutdown(TODAY));
+            assert!(
+                days.is_none_or(|d| d > SHUTDOWN_WARNING_DAYS),
+                "{id}: {days:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_shut_down_unknown_or_misplaced_model_is_refused_with_a_reason() {
+        let cases: [(&str, &str, Serves); 3] = [
+            ("shut down on 2026-10-23", "gpt-image-1", Serves::Edit),
+            ("not in the catalogue", "gpt-image-9", Serves::Edit),
+            ("a vision model cannot edit", "gpt-5.4-mini", Serves::Edit),
+        ];
+        for (why, id, serves) in cases {
+            let err = check_configured(id, serves, TODAY).expect_err(why);
+            assert!(err.to_string().contains(id), "{why}: {err}");
+        }
+        let err = check_configured("gpt-image-1", Serves::Edit, TODAY).expect_err("shut down");
+        assert!(err.to_string().contains("gpt-image-2.5-sunburst"), "{err}");
+    }
+
+    #[test]
+    fn a_model_is_shut_down_from_its_shutdown_day_on() {
+        let m = find("gpt-4.1-mini").expect("listed");
+        assert!(!m.is_shut_down(date!(2027 - 01 - 13)));
+        assert!(m.is_shut_down(date!(2027 - 01 - 14)));
+        assert_eq!(m.days_to_shutdown(TODAY), Some(44));
+    }
+
+    #[test]
+    fn the_lifecycle_check_counts_the_days_to_the_nearest_shutdown() {
+        let ids = |v: &[&str]| v.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>();
+        let cases: [(&str, Vec<String>, i64); 4] = [
+            (
+                "the defaults: none announced",
+                ids(&[DEFAULT_IMAGE_MODEL, DEFAULT_VISION_MODEL]),
+                crate::metrics::NO_SHUTDOWN_DAYS,
+            ),
+            (
+                "gpt-4.1-mini: 44 days",
+                ids(&[DEFAULT_IMAGE_MODEL, "gpt-4.1-mini"]),
+                44,
+            ),
+            (
+                "gpt-image-1: past",
+                ids(&["gpt-image-1", "gpt-4.1-mini"]),
+                -39,
+            ),
+            ("unknown: now", ids(&["gpt-image-9"]), 0),
+        ];
+        for (why, configured, want) in cases {
+            assert_eq!(check_lifecycle(&configured, TODAY), want, "{why}");
+        }
+    }
+
+    #[test]
+    fn the_export_lists_every_row_with_its_shutdown() {
+        let out = export();
+        let rows = out["models"].as_array().expect("rows");
+        assert_eq!(rows.len(), CATALOGUE.len());
+        let old = rows.iter().find(|r| r["id"] == "gpt-image-1").expect("row");
+        assert_eq!(old["shutdown"], "2026-10-23");
+        assert_eq!(old["serves"], "edit");
+        assert_eq!(out["defaults"]["image"], DEFAULT_IMAGE_MODEL);
+    }
+}
