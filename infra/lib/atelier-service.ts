@@ -543,6 +543,9 @@ export class AtelierService extends Construct {
       // The upload counters: one conditional UpdateItem per slot, nothing else.
       quotas: ['dynamodb:UpdateItem'],
       payments: ITEM_WRITE_READ,
+      // The user's daily share (rule 12): a ConditionCheck item in the submit and repair
+      // transactions, which DynamoDB authorises on the budget table. Nothing else.
+      budget: ['dynamodb:ConditionCheckItem'],
     });
     // The API alone reads the Stripe keys (checkout and the webhook's signature check).
     api.addToRolePolicy(

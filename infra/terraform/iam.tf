@@ -15,8 +15,9 @@ locals {
   }
 
   data_grants = {
-    # quotas: the upload counters, one conditional UpdateItem per slot.
-    api      = { accounts = local.item_write_read, jobs = local.item_write_read, ledger = local.ledger_actions, quotas = ["dynamodb:UpdateItem"], payments = local.item_write_read }
+    # quotas: the upload counters, one conditional UpdateItem per slot. budget: the user's daily
+    # share, a ConditionCheck item in the submit and repair transactions (rule 12).
+    api      = { accounts = local.item_write_read, jobs = local.item_write_read, ledger = local.ledger_actions, quotas = ["dynamodb:UpdateItem"], payments = local.item_write_read, budget = ["dynamodb:ConditionCheckItem"] }
     consumer = { accounts = local.item_write_read, jobs = local.item_write_read, ledger = local.ledger_actions, budget = local.item_write_read, attempts = local.item_write_read }
     sweeper  = { accounts = local.item_write_read, jobs = local.item_write_read, ledger = local.ledger_actions, budget = local.item_write_read, attempts = local.item_write_read }
   }
@@ -48,11 +49,12 @@ data "aws_iam_policy_document" "function" {
     resources = ["${aws_cloudwatch_log_group.function[each.key].arn}:*"]
   }
 
+  # The indexes only with Query: no other item action reaches an index.
   dynamic "statement" {
     for_each = local.data_grants[each.key]
     content {
       actions   = statement.value
-      resources = local.table_resources[statement.key]
+      resources = contains(statement.value, "dynamodb:Query") ? local.table_resources[statement.key] : [aws_dynamodb_table.this[statement.key].arn]
     }
   }
 

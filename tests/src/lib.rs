@@ -17,6 +17,7 @@ use serde_json::{Value, json};
 use tokio::sync::OnceCell;
 use tower::ServiceExt;
 
+pub mod iam;
 pub mod receiver;
 pub mod stripe;
 

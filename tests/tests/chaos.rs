@@ -26,7 +26,6 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use atelier_model_server::samples;
-use atelier_shared::aws::Clients;
 use atelier_shared::clock;
 use atelier_shared::domain::{AssetKind, JobId, JobState, UserId};
 use atelier_shared::domain::{LedgerKind, Micros};
@@ -34,8 +33,8 @@ use atelier_shared::services::process::Step;
 use atelier_shared::services::{App, budget};
 use atelier_shared::store::schema::JobItem;
 use atelier_tests::stripe::{Event, StripeStandIn};
-use atelier_tests::{Harness, Reply, StandIn, sha256};
-use atelier_wire_proxy::{FaultKind, FaultPlan, Proxy};
+use atelier_tests::{Harness, Reply, StandIn, iam, sha256};
+use atelier_wire_proxy::{Attribution, FaultKind, FaultPlan, Proxy};
 use futures::future::join_all;
 use http::StatusCode;
 use rand::rngs::StdRng;
@@ -143,29 +142,27 @@ async fn money_invariants_hold_under_faults() {
     let proxy = Proxy::start(&endpoint, Some(plan))
         .await
         .unwrap_or_else(|e| panic!("{e}"));
-    let sdk = aws_config::defaults(aws_config::BehaviorVersion::latest())
-        .endpoint_url(proxy.url())
-        .load()
-        .await;
-    let faulty_clients = Clients::new(&sdk);
-    let faulty = Harness {
-        app: App::new(clean.app.config.clone(), &faulty_clients),
-        clients: faulty_clients,
-    }
-    .with_stripe(&stripe);
+    // Each function signs as itself, so the proxy records which function made each AWS call
+    // (the IAM check of infra/iam evaluates them against each role's policies).
+    proxy.record(Attribution::AccessKey);
+    let function = |name: &'static str| {
+        let (config, url) = (clean.app.config.clone(), proxy.url());
+        async move {
+            let clients = iam::clients_as(name, &url).await;
+            Harness {
+                app: App::new(config, &clients),
+                clients,
+            }
+        }
+    };
+    let faulty = function("api").await.with_stripe(&stripe);
+    let consumer = function("consumer").await;
+    let sweeper = function("sweeper").await;
     let model = StandIn::start().await;
     // Model calls wait long enough for a busy machine; a `timeout` fault gets a consumer
     // whose calls give up after a second (the fault holds its request for three).
-    let processor = {
-        let mut p = faulty.processor_with_timeout(&model, Duration::from_secs(60));
-        p.app = faulty.app.clone();
-        p
-    };
-    let impatient = {
-        let mut p = faulty.processor_with_timeout(&model, Duration::from_secs(1));
-        p.app = faulty.app.clone();
-        p
-    };
+    let processor = consumer.processor_with_timeout(&model, Duration::from_secs(60));
+    let impatient = consumer.processor_with_timeout(&model, Duration::from_secs(1));
 
     // Users with balances for about three quarters of their jobs.
     let users: Vec<UserId> = (0..(jobs / 5).max(2)).map(|_| clean.user()).collect();
@@ -453,8 +450,8 @@ async fn money_invariants_hold_under_faults() {
         }
         let later = clock::now() + Duration::from_secs(16 * 60 * rounds);
         futures::join!(
-            atelier_sweeper::handle(&faulty.app, later),
-            atelier_sweeper::handle(&faulty.app, later)
+            atelier_sweeper::handle(&sweeper.app, later),
+            atelier_sweeper::handle(&sweeper.app, later)
         );
         tally.add("sweep_pairs");
     }
@@ -474,6 +471,8 @@ async fn money_invariants_hold_under_faults() {
             }
         }
     }
+
+    iam::write_recording("chaos", &clean.app.config.resources, &proxy.calls());
 
     // The checks.
     let mut violations: Vec<String> = Vec::new();

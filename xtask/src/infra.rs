@@ -5,7 +5,9 @@
 //!   tests, `cdk synth` without credentials, cdk-nag, cfn-lint, checkov on the Terraform
 //!   module, the check that the module reads no file outside its folder, and `terraform
 //!   fmt`/`validate` of the module and of each of its `examples/` where a terraform binary and
-//!   a provider mirror are present (a clear skipped notice otherwise).
+//!   a provider mirror are present (a clear skipped notice otherwise), and the IAM check
+//!   (`infra/iam`): every AWS call the fault harness and the local cloud's functions made is
+//!   allowed by that function's role in the templates and in the module.
 //! - `cargo xtask infra-schema` — refresh `schema.json`, `env-names.json` and `models.json` (in `infra/` for
 //!   the CDK app, in `infra/terraform/` for the module) from the code after a deliberate change
 //!   of tables or configuration.
@@ -263,6 +265,11 @@ pub fn infra_test() -> Result<()> {
         &mut || terraform(&infra, &work),
     );
 
+    step(
+        "IAM: every AWS call the tests recorded is allowed by its function's role (CDK, Terraform)",
+        &mut || iam_check(&infra, &work, &cdk_out),
+    );
+
     let mut failed = 0;
     eprintln!("xtask: infra-test summary ({:.1?}):", started.elapsed());
     for (name, took, r) in &results {
@@ -442,6 +449,69 @@ fn terraform(infra: &Path, work: &Path) -> Result<Outcome> {
     no_aws_credentials(&mut test);
     run(&mut test).context("terraform test (the variables' validations)")?;
     Ok(Outcome::Passed)
+}
+
+/// The IAM check (`infra/iam/check.ts`): the calls the fault harness and the local cloud's
+/// functions made (recorded by the wire proxy in `target/iam-calls/`) against each function's
+/// role policies in the synthesized templates and in the Terraform module, planned offline
+/// into `work/iam-terraform-plan.jsonl` from the copy `terraform()` initialised.
+fn iam_check(infra: &Path, work: &Path, cdk_out: &Path) -> Result<Outcome> {
+    let copy = work.join("terraform");
+    let plan = work.join("iam-terraform-plan.jsonl");
+    let _ = std::fs::remove_file(&plan);
+    let terraform = which("terraform")
+        .ok()
+        .filter(|_| copy.join(".terraform").is_dir());
+    if let Some(tf) = &terraform {
+        let out = Command::new("node")
+            .current_dir(infra)
+            .args(["--import", "tsx", "iam/check.ts", "terraform-test-file"])
+            .output()?;
+        if !out.status.success() {
+            bail!(
+                "iam/check.ts terraform-test-file: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+        std::fs::write(
+            copy.join("tests").join("iam_policies.tftest.hcl"),
+            &out.stdout,
+        )?;
+        let mut test = Command::new(tf);
+        test.current_dir(&copy)
+            .args(["test", "-no-color", "-json", "-verbose"])
+            .args(["-filter=tests/iam_policies.tftest.hcl"])
+            .env("TF_IN_AUTOMATION", "1")
+            .env("CHECKPOINT_DISABLE", "1")
+            .env("TF_CLI_CONFIG_FILE", "/dev/null")
+            .stdout(std::fs::File::create(&plan)?);
+        no_aws_credentials(&mut test);
+        run(&mut test).with_context(|| {
+            format!(
+                "terraform test of the role policies (output in {})",
+                plan.display()
+            )
+        })?;
+    }
+    let mut check = Command::new("node");
+    check
+        .current_dir(infra)
+        .args(["--import", "tsx", "iam/check.ts", "--calls"])
+        .arg(crate::iam_calls_dir());
+    for t in templates(cdk_out)? {
+        check.arg("--template").arg(t);
+    }
+    if terraform.is_some() {
+        check.arg("--terraform-plan").arg(&plan);
+    }
+    run(&mut check)?;
+    Ok(match terraform {
+        Some(_) => Outcome::Passed,
+        None => Outcome::Skipped(
+            "the CDK templates passed; no initialised Terraform copy to plan the module's policies"
+                .into(),
+        ),
+    })
 }
 
 /// Copies the module's files (not `.terraform/`, lock files or other dot-files) into `to`.

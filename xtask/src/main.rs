@@ -61,6 +61,12 @@ fn debug_bin(name: &str) -> PathBuf {
     target_dir().join("debug").join(name)
 }
 
+/// Where the tests record the AWS calls each function makes (the fault harness, the local
+/// cloud's functions) for the IAM check of `infra/iam` (`infra.rs`).
+fn iam_calls_dir() -> PathBuf {
+    target_dir().join("iam-calls")
+}
+
 fn root() -> PathBuf {
     let compiled_in = || {
         PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -406,6 +412,8 @@ fn test(extra: &[String]) -> Result<ExitCode> {
         run(cargo()
             .current_dir(root())
             .args(["build", "--workspace", "--all-targets"]))?;
+        // The IAM check reads only what this run records.
+        let _ = std::fs::remove_dir_all(iam_calls_dir());
     }
     let _ministack = start_ministack(port, &state)?;
     let started = Instant::now();
@@ -430,24 +438,13 @@ fn test(extra: &[String]) -> Result<ExitCode> {
         "ATELIER_STANDARDWEBHOOKS_PYTHON".into(),
         ensure_official_webhooks()?.display().to_string(),
     ));
+    env.push((
+        "ATELIER_IAM_CALLS".into(),
+        iam_calls_dir().display().to_string(),
+    ));
     let (mut ok, passed, failed) = cargo_test(scope, &extra, &env)?;
     eprintln!("xtask: tests finished in {:.1?}", started.elapsed());
     drop(_ministack);
-    // The infrastructure's offline checks (synth, assertions, cdk-nag, cfn-lint, checkov, the
-    // drift guard) count as one more test, unless only some Rust tests were asked for.
-    let (mut infra_passed, mut infra_failed) = (0u64, 0u64);
-    if extra.is_empty() {
-        // Built above with every target's features, so this is not a second compile.
-        let _ = infra::ADMIN_BIN.set(debug_bin("atelier-admin"));
-        match infra::infra_test() {
-            Ok(()) => infra_passed = 1,
-            Err(e) => {
-                eprintln!("xtask: infra-test failed: {e:#}");
-                infra_failed = 1;
-                ok = false;
-            }
-        }
-    }
     // The local cloud's end-to-end test (the release zips deployed by the CDK app to a private
     // ministack, then used through the deployed API) counts as one more, likewise.
     let (mut cloud_passed, mut cloud_failed) = (0u64, 0u64);
@@ -457,6 +454,22 @@ fn test(extra: &[String]) -> Result<ExitCode> {
             Err(e) => {
                 eprintln!("xtask: cloud-test failed: {e:#}");
                 cloud_failed = 1;
+                ok = false;
+            }
+        }
+    }
+    // The infrastructure's offline checks (synth, assertions, cdk-nag, cfn-lint, checkov, the
+    // drift guard, and the IAM check of the calls the tests and the local cloud recorded, so
+    // after both) count as one more test, unless only some Rust tests were asked for.
+    let (mut infra_passed, mut infra_failed) = (0u64, 0u64);
+    if extra.is_empty() {
+        // Built above with every target's features, so this is not a second compile.
+        let _ = infra::ADMIN_BIN.set(debug_bin("atelier-admin"));
+        match infra::infra_test() {
+            Ok(()) => infra_passed = 1,
+            Err(e) => {
+                eprintln!("xtask: infra-test failed: {e:#}");
+                infra_failed = 1;
                 ok = false;
             }
         }

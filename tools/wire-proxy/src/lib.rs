@@ -14,16 +14,23 @@
 //! Point an SDK at [`Proxy::url`] (as `AWS_ENDPOINT_URL`, or the config loader's
 //! `endpoint_url`), with path-style S3.
 //!
+//! - It records, when asked ([`Proxy::record`]), the IAM authorisations each caller's requests
+//!   need: principal, action and resource ARN ([`record`]), for the permission check in
+//!   `infra/iam`.
+//!
 //! Control endpoints (for a proxy run as its own process): `GET /_proxy/counts`,
-//! `GET /_proxy/faults`, `POST /_proxy/reset`, `PUT /_proxy/plan` (a [`FaultPlan`] as JSON, or
-//! `null` for none).
+//! `GET /_proxy/faults`, `GET /_proxy/calls`, `POST /_proxy/reset`, `PUT /_proxy/plan` (a
+//! [`FaultPlan`] as JSON, or `null` for none).
 
 pub mod classify;
 pub mod fault;
+pub mod record;
 
 use std::collections::{BTreeMap, HashMap};
 use std::convert::Infallible;
+use std::io::Write;
 use std::net::SocketAddr;
+use std::path::Path;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use bytes::Bytes;
@@ -39,6 +46,7 @@ use tokio::sync::watch;
 
 pub use classify::{Operation, Protocol, Service};
 pub use fault::{Decision, FaultKind, FaultPlan};
+pub use record::{Attribution, Call};
 
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
 type Body = BoxBody<Bytes, BoxError>;
@@ -148,6 +156,31 @@ struct State {
     seen: HashMap<Operation, u64>,
     requests: u64,
     faults: Vec<InjectedFault>,
+    recording: Option<Recording>,
+}
+
+/// The calls recorded so far, each with how often it was made.
+struct Recording {
+    attribution: Attribution,
+    calls: BTreeMap<Call, u64>,
+    /// Each call appended as a JSON line the first time it is seen.
+    file: Option<std::fs::File>,
+}
+
+impl Recording {
+    fn add(&mut self, call: Call) {
+        let n = self.calls.entry(call.clone()).or_default();
+        *n += 1;
+        if *n > 1 {
+            return;
+        }
+        if let Some(f) = &mut self.file {
+            let line = serde_json::to_string(&call).unwrap_or_default();
+            if let Err(e) = writeln!(f, "{line}") {
+                tracing::warn!(error = %e, "proxy_record_write_failed");
+            }
+        }
+    }
 }
 
 struct Shared {
@@ -240,6 +273,9 @@ impl Proxy {
         s.seen.clear();
         s.requests = 0;
         s.faults.clear();
+        if let Some(r) = &mut s.recording {
+            r.calls.clear();
+        }
     }
 
     /// Replaces the fault plan (`None`: forward everything) and restarts its sequence.
@@ -262,6 +298,54 @@ impl Proxy {
     pub fn fault_counts(&self) -> BTreeMap<(FaultKind, Operation), u64> {
         fault_counts(&self.shared.state().faults)
     }
+
+    /// Starts recording the calls of every request (from now on, none before), each caller
+    /// named by `attribution`.
+    pub fn record(&self, attribution: Attribution) {
+        self.shared.state().recording = Some(Recording {
+            attribution,
+            calls: BTreeMap::new(),
+            file: None,
+        });
+    }
+
+    /// [`record`](Proxy::record), and also appends each call to `path` as a JSON line the first
+    /// time it is seen (a proxy run as its own process, stopped by a signal).
+    pub fn record_to(&self, attribution: Attribution, path: &Path) -> std::io::Result<()> {
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)?;
+        self.shared.state().recording = Some(Recording {
+            attribution,
+            calls: BTreeMap::new(),
+            file: Some(file),
+        });
+        Ok(())
+    }
+
+    /// Every call recorded, with how often it was made (empty when not recording).
+    pub fn calls(&self) -> BTreeMap<Call, u64> {
+        self.shared
+            .state()
+            .recording
+            .as_ref()
+            .map(|r| r.calls.clone())
+            .unwrap_or_default()
+    }
+}
+
+/// Writes `calls` to `path` as JSON lines, the format `infra/iam` reads.
+pub fn write_calls<'a>(
+    path: &Path,
+    calls: impl IntoIterator<Item = &'a Call>,
+) -> std::io::Result<()> {
+    let mut out = String::new();
+    for call in calls {
+        out.push_str(&serde_json::to_string(call).map_err(std::io::Error::other)?);
+        out.push('\n');
+    }
+    std::fs::write(path, out)
 }
 
 impl Drop for Proxy {
@@ -350,6 +434,16 @@ async fn control(shared: &Shared, req: Request<Incoming>) -> Response<Body> {
     let path = req.uri().path().to_owned();
     match (req.method().as_str(), path.as_str()) {
         ("GET", "/_proxy/counts") => json_response(&shared.state().counts),
+        ("GET", "/_proxy/calls") => {
+            let s = shared.state();
+            let calls: Vec<serde_json::Value> = s
+                .recording
+                .iter()
+                .flat_map(|r| r.calls.iter())
+                .map(|(call, n)| serde_json::json!({ "call": call, "count": n }))
+                .collect();
+            json_response(&calls)
+        }
         ("GET", "/_proxy/faults") => {
             let s = shared.state();
             let summary: Vec<serde_json::Value> = fault_counts(&s.faults)
@@ -364,6 +458,9 @@ async fn control(shared: &Shared, req: Request<Incoming>) -> Response<Body> {
             s.seen.clear();
             s.requests = 0;
             s.faults.clear();
+            if let Some(r) = &mut s.recording {
+                r.calls.clear();
+            }
             simple(StatusCode::NO_CONTENT, "text/plain", Bytes::new())
         }
         ("PUT", "/_proxy/plan") => {
@@ -420,22 +517,48 @@ async fn handle(shared: Arc<Shared>, req: Request<Incoming>) -> Result<Response<
         return Ok(control(&shared, req).await);
     }
     let (parts, body) = req.into_parts();
-    // The query protocol carries the operation in a (small) form body.
-    let (form, body) = if classify::needs_form_body(&parts.headers) {
+    let attribution = shared
+        .state()
+        .recording
+        .as_ref()
+        .map(|r| r.attribution.clone());
+    let view = |form_body| classify::RequestView {
+        method: &parts.method,
+        path: parts.uri.path(),
+        query: parts.uri.query(),
+        headers: &parts.headers,
+        form_body,
+    };
+    // The query protocol carries the operation in a (small) form body; a recording also reads
+    // the JSON protocols' bodies (the table, queue or secret is named there).
+    let small = classify::needs_form_body(&parts.headers)
+        || (attribution.is_some() && record::needs_body(&view(None)));
+    let (form, body) = if small {
         let bytes = read_small(body).await?;
         (Some(bytes.clone()), full(bytes))
     } else {
         (None, body.map_err(|e| -> BoxError { Box::new(e) }).boxed())
     };
-    let (op, protocol) = classify::classify(&classify::RequestView {
-        method: &parts.method,
-        path: parts.uri.path(),
-        query: parts.uri.query(),
-        headers: &parts.headers,
-        form_body: form.as_deref(),
-    });
+    let (op, protocol) = classify::classify(&view(form.as_deref()));
+    let calls = match &attribution {
+        Some(a) => {
+            let v = view(form.as_deref());
+            let who = record::principal(a, &v);
+            let mut calls = record::calls(&op, &v, form.as_deref());
+            for c in &mut calls {
+                c.principal.clone_from(&who);
+            }
+            calls
+        }
+        None => Vec::new(),
+    };
     let (decision, request) = {
         let mut s = shared.state();
+        if let Some(r) = &mut s.recording {
+            for c in calls {
+                r.add(c);
+            }
+        }
         s.counts.add(&op, 1);
         let request = s.requests;
         s.requests += 1;

@@ -6,12 +6,15 @@
 //!     --seed 7 --rate transaction_conflict=0.05 --rate throttling=0.02 --rate latency=0.1
 //! ```
 //! Then point the code at it: `AWS_ENDPOINT_URL=http://127.0.0.1:4613`. Ctrl-C prints the
-//! counts and the injected faults.
+//! counts and the injected faults. `--record FILE` appends each IAM call the requests make
+//! (principal, action, resource; see `record.rs`) to FILE as a JSON line, the caller named
+//! `--principal NAME` or else by its access key id. The first line on stdout names the URL
+//! (`--listen 127.0.0.1:0` picks a free port).
 
 use std::net::SocketAddr;
 
 use anyhow::{Context, Result, bail};
-use atelier_wire_proxy::{FaultKind, FaultPlan, Proxy};
+use atelier_wire_proxy::{Attribution, FaultKind, FaultPlan, Proxy};
 use clap::Parser;
 
 #[derive(Parser, Debug)]
@@ -39,6 +42,12 @@ struct Args {
     /// Delay of a latency fault.
     #[arg(long, default_value_t = 50)]
     latency_ms: u64,
+    /// Append each distinct IAM call (JSON lines) to this file.
+    #[arg(long)]
+    record: Option<std::path::PathBuf>,
+    /// The caller of every recorded request (default: its SigV4 access key id).
+    #[arg(long, requires = "record")]
+    principal: Option<String>,
 }
 
 fn parse_rate(s: &str) -> Result<(FaultKind, f64)> {
@@ -73,6 +82,15 @@ async fn main() -> Result<()> {
     let proxy = Proxy::start_on(args.listen, &args.upstream, plan.clone())
         .await
         .context("starting the proxy")?;
+    if let Some(path) = &args.record {
+        let attribution = match &args.principal {
+            Some(name) => Attribution::Fixed(name.clone()),
+            None => Attribution::AccessKey,
+        };
+        proxy
+            .record_to(attribution, path)
+            .with_context(|| format!("opening {}", path.display()))?;
+    }
     match &plan {
         Some(p) => println!(
             "wire proxy on {} -> {} (seed {}, faults {:?})",

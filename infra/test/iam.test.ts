@@ -1,0 +1,112 @@
+/**
+ * The IAM check's own parts (infra/iam): names mapped onto one deployment, the template's
+ * policies resolved, and the simulator's verdicts on calls inside and outside a policy. The check
+ * itself runs over the recorded calls in `cargo xtask infra-test`.
+ */
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+
+import { type Call, check, unusedGrants } from '../iam/check';
+import { arn, canonicalArn, namesFromOutputs } from '../iam/names';
+import { type Policies, cdkPolicies, renderPolicyDocument, terraformTestFile } from '../iam/policies';
+import { loadSchema } from '../lib/schema';
+import { synth } from './helpers';
+
+const schema = loadSchema();
+
+function call(fn: Call['fn'], action: string, resource: string, context: Record<string, string> = {}): Call {
+  return { fn, action, resource, context, seenIn: new Set(['test']) };
+}
+
+describe('the IAM check', () => {
+  it('maps the physical names a recording saw onto one deployment, and leaves unknown ones', () => {
+    const names = namesFromOutputs(
+      {
+        AccountsTableName: 'Atelier-dev-Accounts-X1',
+        QueueUrl: 'http://127.0.0.1:4613/000000000000/Atelier-dev-JobsQueue-Y2',
+        BucketName: 'atelier-dev-assets-z3',
+        StripeKeysSecretArn: 'arn:aws:secretsmanager:us-east-1:000000000000:secret:StripeKeys-AbCdEf',
+      },
+      schema,
+    );
+    const rec = (r: string) => canonicalArn(r, names);
+    assert.equal(rec('arn:aws:dynamodb:us-east-1:000000000000:table/Atelier-dev-Accounts-X1'), arn.table('accounts'));
+    assert.equal(rec('arn:aws:s3:::atelier-dev-assets-z3/uploads/u/a.png'), `${arn.bucket('assets')}/uploads/u/a.png`);
+    assert.equal(rec('arn:aws:sqs:us-east-1:000000000000:Atelier-dev-JobsQueue-Y2'), arn.queue('jobs'));
+    assert.equal(rec('arn:aws:secretsmanager:us-east-1:000000000000:secret:StripeKeys-AbCdEf'), arn.secret('stripe-keys'));
+    assert.equal(rec('arn:aws:dynamodb:us-east-1:000000000000:table/other'), 'arn:aws:dynamodb:us-east-1:000000000000:table/other');
+  });
+
+  it('resolves every resource of every function policy in the synthesized template', () => {
+    const policies = cdkPolicies(synth('prod').json, schema);
+    for (const [fn, list] of Object.entries(policies)) {
+      assert.ok(list.length > 0, fn);
+      assert.ok(!JSON.stringify(list).includes('unresolved:'), `${fn}: ${JSON.stringify(list)}`);
+    }
+  });
+
+  it('plans every table of the schema with its ARN', () => {
+    const file = terraformTestFile(schema);
+    for (const d of schema) assert.ok(file.includes(`aws_dynamodb_table.this["${d.logical}"]`), d.logical);
+  });
+
+  it('renders a policy document as the provider does, conditions grouped by test', () => {
+    const doc = renderPolicyDocument('data.x', {
+      statement: [
+        {
+          sid: null,
+          effect: null,
+          actions: ['s3:ListBucket'],
+          not_actions: null,
+          resources: ['arn:aws:s3:::assets'],
+          not_resources: null,
+          condition: [{ test: 'StringLike', variable: 's3:prefix', values: ['uploads/*'] }],
+          principals: [],
+          not_principals: [],
+        },
+      ],
+    });
+    assert.deepEqual(doc.Statement, [
+      {
+        Effect: 'Allow',
+        Action: ['s3:ListBucket'],
+        Resource: ['arn:aws:s3:::assets'],
+        Condition: { StringLike: { 's3:prefix': ['uploads/*'] } },
+      },
+    ]);
+  });
+
+  it('allows a call inside a policy and names every call outside it, conditions included', async () => {
+    const policy = (statements: object[]) => [{ name: 'p', policy: { Version: '2012-10-17', Statement: statements } }];
+    const policies = {
+      api: policy([
+        { Effect: 'Allow', Action: 'dynamodb:PutItem', Resource: arn.table('jobs') },
+        {
+          Effect: 'Allow',
+          Action: 's3:ListBucket',
+          Resource: arn.bucket('assets'),
+          Condition: { StringLike: { 's3:prefix': ['uploads/*'] } },
+        },
+      ]),
+      consumer: policy([]),
+      sweeper: policy([]),
+    } as unknown as Policies;
+    const denials = await check(
+      [
+        call('api', 'dynamodb:PutItem', arn.table('jobs')),
+        call('api', 'dynamodb:ConditionCheckItem', arn.table('budget')),
+        call('api', 's3:ListBucket', arn.bucket('assets'), { 's3:prefix': 'uploads/u/' }),
+        call('api', 's3:ListBucket', arn.bucket('assets'), { 's3:prefix': 'results/' }),
+        call('consumer', 'dynamodb:PutItem', arn.table('jobs')),
+      ],
+      { test: policies },
+    );
+    assert.equal(denials.length, 3, denials.join('\n'));
+    assert.match(denials[0]!, /api dynamodb:ConditionCheckItem .*table\/budget/);
+    assert.match(denials[1]!, /api s3:ListBucket .*results\//);
+    assert.match(denials[2]!, /consumer dynamodb:PutItem/);
+    assert.deepEqual(unusedGrants(policies, [call('api', 'dynamodb:PutItem', arn.table('jobs'))]), [
+      `api s3:ListBucket ${arn.bucket('assets')}`,
+    ]);
+  });
+});
