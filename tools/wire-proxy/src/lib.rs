@@ -38,6 +38,7 @@ use http::{Request, Response, StatusCode, Uri};
 use http_body_util::{BodyExt, Full, Limited, combinators::BoxBody};
 use hyper::body::Incoming;
 use hyper_util::client::legacy::Client;
+use hyper_rustls::HttpsConnector;
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::{TokioExecutor, TokioIo};
 use serde::Serialize;
@@ -56,7 +57,9 @@ const SMALL_BODY_LIMIT: usize = 8 * 1024 * 1024;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ProxyError {
-    #[error("upstream {0:?} is not an http://host:port URL")]
+    #[error("no TLS roots for an https upstream")]
+    Tls(#[source] std::io::Error),
+    #[error("upstream {0:?} is not an http:// or https://host:port URL")]
     Upstream(String),
     #[error("binding {addr}")]
     Bind {
@@ -183,9 +186,32 @@ impl Recording {
     }
 }
 
+/// TLS for an https upstream, with the roots the SDK trusts (the system's, or `SSL_CERT_FILE`).
+/// An http upstream needs none, so a machine without a root store still proxies it.
+fn https_connector(
+    https: bool,
+) -> Result<hyper_rustls::HttpsConnectorBuilder<hyper_rustls::builderstates::WantsSchemes>, ProxyError>
+{
+    let provider = rustls::crypto::aws_lc_rs::default_provider();
+    match hyper_rustls::HttpsConnectorBuilder::new().with_provider_and_native_roots(provider) {
+        Ok(builder) => Ok(builder),
+        Err(source) if https => Err(ProxyError::Tls(source)),
+        Err(_) => {
+            let config = rustls::ClientConfig::builder_with_provider(Arc::new(
+                rustls::crypto::aws_lc_rs::default_provider(),
+            ))
+            .with_safe_default_protocol_versions()
+            .map_err(|e| ProxyError::Tls(std::io::Error::other(e)))?
+            .with_root_certificates(rustls::RootCertStore::empty())
+            .with_no_client_auth();
+            Ok(hyper_rustls::HttpsConnectorBuilder::new().with_tls_config(config))
+        }
+    }
+}
+
 struct Shared {
     upstream: Uri,
-    client: Client<HttpConnector, Body>,
+    client: Client<HttpsConnector<HttpConnector>, Body>,
     state: Mutex<State>,
 }
 
@@ -219,7 +245,9 @@ impl Proxy {
             .trim_end_matches('/')
             .parse()
             .map_err(|_| ProxyError::Upstream(upstream.to_owned()))?;
-        if upstream_uri.scheme_str() != Some("http") || upstream_uri.authority().is_none() {
+        if !matches!(upstream_uri.scheme_str(), Some("http" | "https"))
+            || upstream_uri.authority().is_none()
+        {
             return Err(ProxyError::Upstream(upstream.to_owned()));
         }
         let listener = TcpListener::bind(listen)
@@ -234,6 +262,11 @@ impl Proxy {
         })?;
         let mut connector = HttpConnector::new();
         connector.set_nodelay(true);
+        connector.enforce_http(false);
+        let connector = https_connector(upstream_uri.scheme_str() == Some("https"))?
+            .https_or_http()
+            .enable_http1()
+            .wrap_connector(connector);
         let shared = Arc::new(Shared {
             upstream: upstream_uri,
             client: Client::builder(TokioExecutor::new()).build(connector),
