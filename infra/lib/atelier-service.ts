@@ -496,6 +496,9 @@ export class AtelierService extends Construct {
       // The upload counters: one conditional UpdateItem per slot, nothing else.
       quotas: ['dynamodb:UpdateItem'],
       payments: ITEM_WRITE_READ,
+      // Rule 12: a submit's and a repair's transaction checks the user's day (a ConditionCheck),
+      // and DynamoDB authorises each transaction item on its own table.
+      budget: ['dynamodb:ConditionCheckItem'],
     });
     // The API alone reads the Stripe keys (checkout and the webhook's signature check).
     api.addToRolePolicy(

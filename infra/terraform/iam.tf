@@ -15,8 +15,9 @@ locals {
   }
 
   data_grants = {
-    # quotas: the upload counters, one conditional UpdateItem per slot.
-    api      = { accounts = local.item_write_read, jobs = local.item_write_read, ledger = local.ledger_actions, quotas = ["dynamodb:UpdateItem"], payments = local.item_write_read }
+    # quotas: the upload counters, one conditional UpdateItem per slot; budget: rule 12's check
+    # of the user's day inside the submit's and the repair's transaction.
+    api      = { accounts = local.item_write_read, jobs = local.item_write_read, ledger = local.ledger_actions, quotas = ["dynamodb:UpdateItem"], payments = local.item_write_read, budget = ["dynamodb:ConditionCheckItem"] }
     consumer = { accounts = local.item_write_read, jobs = local.item_write_read, ledger = local.ledger_actions, budget = local.item_write_read, attempts = local.item_write_read }
     sweeper  = { accounts = local.item_write_read, jobs = local.item_write_read, ledger = local.ledger_actions, budget = local.item_write_read, attempts = local.item_write_read }
   }
