@@ -991,7 +991,13 @@ export class AtelierService extends Construct {
     });
 
     // Ledger tamper alarm, daily audit, delivery p95 (infra/lib/ledger-guard.ts); the dashboard.
-    addLedgerGuard(this, { ledger: this.tables.ledger!, sweeper, consumer, alarmAction: this.alarmAction });
+    addLedgerGuard(this, {
+      ledger: this.tables.ledger!,
+      accounts: this.tables.accounts!,
+      sweeper,
+      consumer,
+      alarmAction: this.alarmAction,
+    });
     addDashboard(this, { stage: props.stage, api, consumer, sweeper, queue: this.queue, budgetAlertPercents: BUDGET_ALERT_PERCENTS });
   }
 

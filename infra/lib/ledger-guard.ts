@@ -43,6 +43,8 @@ export const DELIVERY_P95_MS = 300_000;
 
 export interface LedgerGuardProps {
   readonly ledger: dynamodb.Table;
+  /** The accounts, which the daily audit scans (a page at a time, every balance). */
+  readonly accounts: dynamodb.ITable;
   readonly sweeper: lambda.Function;
   /** The consumer (it emits DeliveryTime). */
   readonly consumer: lambda.IFunction;
@@ -58,7 +60,7 @@ export interface LedgerGuard {
 
 /** Adds the stream, its mapping, the daily audit rule, their IAM and their alarms. */
 export function addLedgerGuard(scope: Construct, props: LedgerGuardProps): LedgerGuard {
-  const { ledger, sweeper, consumer, alarmAction } = props;
+  const { ledger, accounts, sweeper, consumer, alarmAction } = props;
   const cfnTable = ledger.node.defaultChild as dynamodb.CfnTable;
   // KEYS_ONLY: the alarm needs the row's key, never the amounts (nothing private leaves the table).
   cfnTable.streamSpecification = { streamViewType: dynamodb.StreamViewType.KEYS_ONLY };
@@ -75,6 +77,8 @@ export function addLedgerGuard(scope: Construct, props: LedgerGuardProps): Ledge
       }),
       new iam.PolicyStatement({ actions: ['dynamodb:ListStreams'], resources: ['*'] }),
       new iam.PolicyStatement({ actions: ['lambda:InvokeFunction'], resources: [sweeper.functionArn] }),
+      // The daily audit reads every account: the one Scan any role may make.
+      new iam.PolicyStatement({ actions: ['dynamodb:Scan'], resources: [accounts.tableArn] }),
     ],
   });
 

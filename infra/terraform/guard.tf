@@ -51,6 +51,12 @@ data "aws_iam_policy_document" "sweeper_guard" {
     actions   = ["lambda:InvokeFunction"]
     resources = [aws_lambda_function.this["sweeper"].arn]
   }
+  # The daily audit reads every account: the one Scan any role may make.
+  statement {
+    sid       = "AuditAccounts"
+    actions   = ["dynamodb:Scan"]
+    resources = [aws_dynamodb_table.this["accounts"].arn]
+  }
 }
 
 # Its own policy: it names the sweeper, which depends on the role's least-privilege policy.

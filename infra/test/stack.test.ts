@@ -321,14 +321,19 @@ describe('least privilege', () => {
     }
   });
 
-  it('never grants DeleteItem, Scan, batch writes or PartiQL', () => {
+  it('never grants DeleteItem, batch writes or PartiQL, and Scan only for the daily audit', () => {
     for (const k of KEYS) {
       for (const st of statementsOf(s, k)) {
         for (const a of actionsOf(st)) {
-          assert.ok(!/^dynamodb:(DeleteItem|Scan|BatchWriteItem|PartiQL.*|DeleteTable|UpdateTable)$/.test(a), `${k}: ${a}`);
+          assert.ok(!/^dynamodb:(DeleteItem|BatchWriteItem|PartiQL.*|DeleteTable|UpdateTable)$/.test(a), `${k}: ${a}`);
+          if (a === 'dynamodb:Scan') {
+            assert.equal(k, 'sweeper', `${k}: ${a}`);
+            assert.deepEqual(referencedIds(st.Resource), [tableId(s, 'accounts')], 'the audit scans the accounts only');
+          }
         }
       }
     }
+    assert.ok(actionsOn(s, 'sweeper', tableId(s, 'accounts')).has('dynamodb:Scan'), 'the daily audit reads every account');
   });
 
   it('authorises the transactions item by item on the tables each function writes', () => {

@@ -90,7 +90,7 @@ pub fn bench_cloud(argv: &[String]) -> Result<ExitCode> {
         }
     }
     cloud::build_host_tools()?;
-    let cloud = cloud::deploy_zips(Some(dist.clone()))?;
+    let cloud = cloud::deploy_zips(Some(dist.clone()), cloud::Iam::Off)?;
     let dir = root().join("tools").join("bench").join("cloud");
     let out = cloud.state().join("bench");
     std::fs::create_dir_all(&out)?;

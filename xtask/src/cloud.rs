@@ -11,6 +11,13 @@
 //! the dev issuer on that + 4201 (8811). State lives in `target/cloud-<port>/`, wiped at every
 //! start: ministack replaces a retained table when a stack is created again, so a deploy onto
 //! old state would not be a clean deploy.
+//!
+//! IAM is enforced ([`Iam::Enforced`], ministack's `AUTH=true`): the deployer is the account's
+//! root (key `test`), and each deployed function runs with its own role's assumed-role
+//! credentials, so a call its role does not allow is refused as AWS refuses it. ministack then
+//! serves HTTPS ([`tls`]). The benchmark deploys with [`Iam::Off`], over plain HTTP, as before.
+
+mod tls;
 
 use std::io::{Read, Write};
 use std::net::TcpStream;
@@ -36,6 +43,18 @@ const AUDIENCE: &str = "atelier";
 const STACK: &str = "Atelier-dev";
 /// What the consumer reads from the provider-key secret; the stand-in ignores it.
 const DUMMY_KEY: &str = "sk-local-cloud-dummy-key";
+/// The Stripe keys the API reads at cold start: the webhook's signing secret is real (the
+/// end-to-end test signs events with it); the secret key reaches no Stripe from here.
+const STRIPE_KEYS: &str =
+    r#"{"secret_key": "sk_test_local_cloud", "webhook_secret": "whsec_local_cloud_e2e"}"#;
+const STRIPE_WEBHOOK_SECRET: &str = "whsec_local_cloud_e2e";
+
+/// Whether ministack evaluates IAM (`AUTH=true`, then over TLS) or lets every call through.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Iam {
+    Enforced,
+    Off,
+}
 
 /// The ports of one local cloud.
 #[derive(Debug, Clone, Copy)]
@@ -43,10 +62,11 @@ struct Ports {
     aws: u16,
     model: u16,
     issuer: u16,
+    iam: Iam,
 }
 
 impl Ports {
-    fn from_env() -> Result<Ports> {
+    fn from_env(iam: Iam) -> Result<Ports> {
         let aws = match std::env::var("ATELIER_CLOUD_PORT") {
             Ok(p) => p
                 .parse()
@@ -61,11 +81,25 @@ impl Ports {
             aws,
             model: offset(4200)?,
             issuer: offset(4201)?,
+            iam,
         })
     }
 
     fn endpoint(self) -> String {
-        format!("http://127.0.0.1:{}", self.aws)
+        let scheme = match self.iam {
+            Iam::Enforced => "https",
+            Iam::Off => "http",
+        };
+        format!("{scheme}://127.0.0.1:{}", self.aws)
+    }
+
+    /// The state folder, wiped at every start.
+    fn state(self) -> PathBuf {
+        root().join("target").join(format!("cloud-{}", self.aws))
+    }
+
+    fn tls(self) -> Option<tls::Tls> {
+        (self.iam == Iam::Enforced).then(|| tls::Tls::at(&self.state()))
     }
 
     fn model_url(self) -> String {
@@ -211,6 +245,7 @@ impl Cloud {
 
 fn aws_env(ports: Ports) -> Vec<(String, String)> {
     let endpoint = ports.endpoint();
+    let trust = ports.tls().map(|t| t.client_env()).unwrap_or_default();
     [
         ("AWS_ACCESS_KEY_ID", "test".to_owned()),
         ("AWS_SECRET_ACCESS_KEY", "test".to_owned()),
@@ -221,6 +256,7 @@ fn aws_env(ports: Ports) -> Vec<(String, String)> {
         ("AWS_EC2_METADATA_DISABLED", "true".to_owned()),
     ]
     .into_iter()
+    .chain(trust)
     .map(|(k, v)| (k.to_owned(), v))
     .collect()
 }
@@ -241,7 +277,7 @@ fn local_aws(cmd: &mut Command, ports: Ports) {
 /// `cargo xtask cloud`: deploy and keep running.
 pub fn cloud() -> Result<std::process::ExitCode> {
     build_host_tools()?;
-    let cloud = deploy()?;
+    let cloud = deploy_zips(None, Iam::Enforced)?;
     print_summary(&cloud)?;
     eprintln!("xtask: cloud: running; Ctrl-C stops ministack, the stand-in and the issuer");
     loop {
@@ -264,7 +300,7 @@ pub fn cloud_test(tools_built: bool) -> Result<()> {
     if !tools_built {
         build_host_tools()?;
     }
-    let mut cloud = deploy()?;
+    let mut cloud = deploy_zips(None, Iam::Enforced)?;
     let recordings = crate::iam_calls_dir();
     record_function_calls(&mut cloud, &recordings)?;
     let test_started = Instant::now();
@@ -279,6 +315,7 @@ pub fn cloud_test(tools_built: bool) -> Result<()> {
         .env("CLOUD_E2E_OUTPUTS", &cloud.outputs_file)
         .env("CLOUD_E2E_STACK", STACK)
         .env("CLOUD_E2E_ADMIN_BIN", debug_bin("atelier-admin"))
+        .env("CLOUD_E2E_STRIPE_WEBHOOK_SECRET", STRIPE_WEBHOOK_SECRET)
         .env("CLOUD_E2E_STATE", &cloud.state);
     let result = run(&mut cmd).context("the end-to-end test against the local cloud failed");
     let test_time = test_started.elapsed();
@@ -314,7 +351,10 @@ fn record_function_calls(cloud: &mut Cloud, dir: &Path) -> Result<()> {
     for function in ["api", "consumer", "sweeper"] {
         let file = dir.join(format!("cloud-{function}.jsonl"));
         let _ = std::fs::remove_file(&file);
-        let mut child = Command::new(debug_bin("atelier-wire-proxy"))
+        let mut proxy = Command::new(debug_bin("atelier-wire-proxy"));
+        // It trusts the run's CA like every other client here (an https upstream).
+        local_aws(&mut proxy, cloud.ports);
+        let mut child = proxy
             .args(["--upstream", &cloud.endpoint(), "--listen", "127.0.0.1:0"])
             .args(["--principal", function, "--record"])
             .arg(&file)
@@ -387,17 +427,12 @@ json.dump({"lambda": names}, open(names_file, "w"))
 print(f"xtask: cloud: functions recorded through their proxies: {names}", file=sys.stderr)
 "#;
 
-/// Builds the zips, starts ministack, the stand-in model and the dev issuer, deploys the
-/// stack, stores the dummy provider key, and checks that the deployed API answers for real.
-fn deploy() -> Result<Cloud> {
-    deploy_zips(None)
-}
-
-/// [`deploy`] of given zips: `Some(folder)` holds `<function>/bootstrap.zip` as `cargo xtask
-/// package` left them (the benchmark measures those, as `cargo xtask bench` does); `None`
-/// builds them first.
-pub(crate) fn deploy_zips(prebuilt: Option<PathBuf>) -> Result<Cloud> {
-    let ports = Ports::from_env()?;
+/// Builds the zips (`prebuilt: None`) or takes them from a folder of
+/// `<function>/bootstrap.zip` as `cargo xtask package` left them (the benchmark measures
+/// those), starts ministack, the stand-in model and the dev issuer, deploys the stack, stores
+/// the dummy provider key, and checks that the deployed API answers for real.
+pub(crate) fn deploy_zips(prebuilt: Option<PathBuf>, iam: Iam) -> Result<Cloud> {
+    let ports = Ports::from_env(iam)?;
     for (what, port) in [
         ("ministack", ports.aws),
         ("the stand-in model", ports.model),
@@ -429,12 +464,15 @@ pub(crate) fn deploy_zips(prebuilt: Option<PathBuf>) -> Result<Cloud> {
     ensure_cloud_pins(&venv)?;
     ensure_node_modules(&root().join("infra"))?;
 
-    let state = root().join("target").join(format!("cloud-{}", ports.aws));
+    let state = ports.state();
     if state.exists() {
         std::fs::remove_dir_all(&state)
             .with_context(|| format!("removing the old state {}", state.display()))?;
     }
     std::fs::create_dir_all(&state)?;
+    if let Some(tls) = ports.tls() {
+        tls.create()?;
+    }
     let mut procs = Vec::new();
 
     // ministack. A function gets AWS_ENDPOINT_URL only when ministack's own process has it;
@@ -454,13 +492,25 @@ pub(crate) fn deploy_zips(prebuilt: Option<PathBuf>) -> Result<Cloud> {
         // 8883 and an SFTP server: neither is used, and a second local cloud would fight over them.
         .env("IOT_MTLS_ENABLED", "0")
         .env("SFTP_ENABLED", "0")
+        // The functions inherit this environment: webhook receivers of a local run listen on
+        // the loopback, which a deployment refuses by default (docs/webhooks.md).
+        .env("ATELIER_WEBHOOK_PRIVATE_ADDRESSES", "allow")
         .stdout(Stdio::from(log.try_clone()?))
         .stderr(Stdio::from(log));
+    if let Some(tls) = ports.tls() {
+        // Under TLS ministack also listens on 443 when it can bind it; nothing here uses that.
+        cmd.env("AUTH", "true")
+            .env("USE_SSL", "1")
+            .envs(tls.server_env());
+    }
     procs.push(Proc {
         name: "ministack",
         child: cmd.spawn().context("starting ministack")?,
     });
-    wait_for("ministack", Duration::from_secs(30), || healthy(ports.aws))?;
+    wait_for("ministack", Duration::from_secs(30), || match ports.tls() {
+        None => healthy(ports.aws),
+        Some(_) => aws_http(ports, "GET", "/_ministack/health", &[]).is_ok_and(|(s, _)| s == 200),
+    })?;
 
     let log = std::fs::File::create(state.join("model-server.log"))?;
     procs.push(Proc {
@@ -580,6 +630,7 @@ pub(crate) fn deploy_zips(prebuilt: Option<PathBuf>) -> Result<Cloud> {
     // The provider key, as a real deploy sets it after the first deploy (infra/README.md),
     // and the one ministack gap that needs a hand after deploying (see AFTER_DEPLOY).
     let secret = cloud.output("ProviderKeySecretArn")?.to_owned();
+    let stripe = cloud.output("StripeKeysSecretArn")?.to_owned();
     let mut py = Command::new(venv.join("bin").join("python"));
     py.args([
         "-c",
@@ -587,6 +638,8 @@ pub(crate) fn deploy_zips(prebuilt: Option<PathBuf>) -> Result<Cloud> {
         &cloud.ports.endpoint(),
         &secret,
         DUMMY_KEY,
+        &stripe,
+        STRIPE_KEYS,
     ]);
     local_aws(&mut py, ports);
     run(&mut py).context("after the deploy: provider key, event source")?;
@@ -601,20 +654,26 @@ pub(crate) fn deploy_zips(prebuilt: Option<PathBuf>) -> Result<Cloud> {
 
 /// After the deploy, with botocore (ministack's own dependency, so nothing more to install):
 ///
-/// 1. `put-secret-value` of the dummy provider key, read back.
+/// 1. `put-secret-value` of the dummy provider key and of the Stripe keys, read back (before
+///    the API's first cold start, which reads the Stripe keys).
 /// 2. Measured ministack gap: a CloudFormation parameter reaches the event source mapping's
 ///    `ScalingConfig.MaximumConcurrency` as a string (here `ConsumerMaxConcurrency`), and
 ///    ministack's SQS poller then fails on every pass (`'>=' not supported between instances
 ///    of 'int' and 'str'`): no message is ever delivered. The same value is set again, as an
 ///    integer, through the Lambda API (what `aws lambda update-event-source-mapping` does).
+/// 3. Measured ministack gap: a secret's `Ref` is its name, where AWS gives its ARN, so a
+///    policy granting `secretsmanager:GetSecretValue` on `{"Ref": secret}` names no ARN and,
+///    with IAM enforced, refuses the function its own secret. Each role policy's `Resource`
+///    that is a secret's name is set to that secret's ARN, what the same template gets in AWS.
 const AFTER_DEPLOY: &str = r#"
-import sys, botocore.session
-endpoint, secret, value = sys.argv[1:4]
+import json, sys, botocore.session
+endpoint = sys.argv[1]
 session = botocore.session.get_session()
 client = lambda name: session.create_client(name, endpoint_url=endpoint, region_name="us-east-1")
 sm = client("secretsmanager")
-sm.put_secret_value(SecretId=secret, SecretString=value)
-assert sm.get_secret_value(SecretId=secret)["SecretString"] == value, "secret not stored"
+for secret, value in (sys.argv[2:4], sys.argv[4:6]):
+    sm.put_secret_value(SecretId=secret, SecretString=value)
+    assert sm.get_secret_value(SecretId=secret)["SecretString"] == value, "secret not stored"
 lam = client("lambda")
 for m in lam.list_event_source_mappings()["EventSourceMappings"]:
     # botocore reads the stored "2" back as 2, so the type cannot be checked from here.
@@ -622,6 +681,24 @@ for m in lam.list_event_source_mappings()["EventSourceMappings"]:
     if limit is not None:
         lam.update_event_source_mapping(UUID=m["UUID"], ScalingConfig={"MaximumConcurrency": int(limit)})
         print(f"xtask: cloud: event source {m['UUID']}: MaximumConcurrency set again, {int(limit)}", file=sys.stderr)
+arns = {s["Name"]: s["ARN"] for s in sm.list_secrets()["SecretList"]}
+iam = client("iam")
+for role in iam.list_roles()["Roles"]:
+    name = role["RoleName"]
+    for policy in iam.list_role_policies(RoleName=name)["PolicyNames"]:
+        doc = iam.get_role_policy(RoleName=name, PolicyName=policy)["PolicyDocument"]
+        doc = json.loads(doc) if isinstance(doc, str) else doc
+        statements = doc["Statement"] if isinstance(doc["Statement"], list) else [doc["Statement"]]
+        changed = False
+        for st in statements:
+            listed = st.get("Resource")
+            many = isinstance(listed, list)
+            fixed = [arns.get(r, r) for r in (listed if many else [listed])]
+            if fixed != (listed if many else [listed]):
+                st["Resource"], changed = (fixed if many else fixed[0]), True
+        if changed:
+            iam.put_role_policy(RoleName=name, PolicyName=policy, PolicyDocument=json.dumps(doc))
+            print(f"xtask: cloud: {name}/{policy}: a secret's name set to its ARN", file=sys.stderr)
 "#;
 
 /// The deployed functions answer with their own code, and the authorizer verifies the dev
@@ -632,11 +709,11 @@ fn check_deployed(cloud: &Cloud) -> Result<()> {
         let prefix = cloud.api_url.trim_start_matches(&cloud.ports.endpoint());
         format!("{prefix}{p}")
     };
-    let (status, body) = http(cloud.ports.aws, "GET", &path("/healthz"), None)?;
+    let (status, body) = aws_http(cloud.ports, "GET", &path("/healthz"), &[])?;
     if status != 200 || !body.contains("\"status\":\"ok\"") {
         bail!("GET /healthz on the deployed API: {status} {body:?} (not the API function)");
     }
-    let (status, _) = http(cloud.ports.aws, "GET", &path("/v1/account"), None)?;
+    let (status, _) = aws_http(cloud.ports, "GET", &path("/v1/account"), &[])?;
     if status != 401 {
         bail!("GET /v1/account without a token answered {status}, not 401");
     }
@@ -648,11 +725,10 @@ fn check_deployed(cloud: &Cloud) -> Result<()> {
     )?;
     let token = json_string_field(&body, "token")
         .with_context(|| format!("dev issuer token: {status} {body:?}"))?;
-    let (status, body) = http_with(
-        cloud.ports.aws,
+    let (status, body) = aws_http(
+        cloud.ports,
         "GET",
         &path("/v1/account"),
-        None,
         &[("authorization", &format!("Bearer {token}"))],
     )?;
     if status != 200 || !body.contains("\"user_id\":\"cloud-smoke\"") {
@@ -677,6 +753,12 @@ fn print_summary(cloud: &Cloud) -> Result<()> {
         p.model_url()
     );
     eprintln!("  AWS           {} (ministack)", p.endpoint());
+    if let Some(tls) = p.tls() {
+        eprintln!(
+            "  TLS, IAM      IAM enforced; trust {} (curl --cacert, SSL_CERT_FILE)",
+            tls.ca().display()
+        );
+    }
     eprintln!("  queue         {}", cloud.output("QueueUrl")?);
     for (k, v) in &cloud.outputs {
         if k.ends_with("TableName") {
@@ -732,6 +814,25 @@ fn tail(path: &Path, lines: usize) -> String {
 
 fn http(port: u16, method: &str, path: &str, body: Option<&str>) -> Result<(u16, String)> {
     http_with(port, method, path, body, &[])
+}
+
+/// A request to ministack itself, over TLS when IAM is enforced.
+fn aws_http(
+    ports: Ports,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+) -> Result<(u16, String)> {
+    match ports.tls() {
+        None => http_with(ports.aws, method, path, None, headers),
+        Some(tls) => tls::request(
+            &root().join(".venv").join("bin").join("python"),
+            &tls,
+            method,
+            &format!("{}{path}", ports.endpoint()),
+            headers,
+        ),
+    }
 }
 
 fn http_with(

@@ -52,6 +52,18 @@ run "plans_with_good_values" {
   }
 }
 
+# Rule 12: the API's submit and repair transactions check the user's day on the budget table
+# (a ConditionCheck item, authorised as dynamodb:ConditionCheckItem on that table), and the
+# API does nothing else with it.
+run "grants_the_api_only_the_budget_check" {
+  command = plan
+
+  assert {
+    condition     = local.data_grants.api.budget == ["dynamodb:ConditionCheckItem"]
+    error_message = "the API needs dynamodb:ConditionCheckItem on the budget table, and nothing more"
+  }
+}
+
 run "refuses_bad_name_prefix" {
   command = plan
   variables {
