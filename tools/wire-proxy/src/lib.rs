@@ -37,8 +37,8 @@ use bytes::Bytes;
 use http::{Request, Response, StatusCode, Uri};
 use http_body_util::{BodyExt, Full, Limited, combinators::BoxBody};
 use hyper::body::Incoming;
-use hyper_util::client::legacy::Client;
 use hyper_rustls::HttpsConnector;
+use hyper_util::client::legacy::Client;
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::{TokioExecutor, TokioIo};
 use serde::Serialize;
@@ -190,8 +190,10 @@ impl Recording {
 /// An http upstream needs none, so a machine without a root store still proxies it.
 fn https_connector(
     https: bool,
-) -> Result<hyper_rustls::HttpsConnectorBuilder<hyper_rustls::builderstates::WantsSchemes>, ProxyError>
-{
+) -> Result<
+    hyper_rustls::HttpsConnectorBuilder<hyper_rustls::builderstates::WantsSchemes>,
+    ProxyError,
+> {
     let provider = rustls::crypto::aws_lc_rs::default_provider();
     match hyper_rustls::HttpsConnectorBuilder::new().with_provider_and_native_roots(provider) {
         Ok(builder) => Ok(builder),
