@@ -1,5 +1,5 @@
 /**
- * Signed webhooks (shared/src/webhooks, shared/src/services/webhooks.rs): the rights and the
+ * Signed webhooks (shared/src/domain/webhooks/, shared/src/services/webhooks.rs): the rights and the
  * alarm of the webhook outbox. The table itself comes from the code's schema like every
  * other (`webhooks`). Every function that ends a job or grants a purchase writes the event row
  * in that same transaction (PutItem); the sweeper delivers due events once a minute (Query on
@@ -11,7 +11,7 @@ import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
 
-/** The metric the delivery worker emits when it disables an endpoint (shared/src/metrics.rs). */
+/** The metric the delivery worker emits when it disables an endpoint (shared/src/adapters/metrics.rs). */
 export const WEBHOOK_ENDPOINTS_DISABLED = 'WebhookEndpointsDisabled';
 
 export interface WebhookProps {

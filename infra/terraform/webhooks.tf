@@ -1,4 +1,4 @@
-# Signed webhooks (../../shared/src/webhooks): the outbox's rights and the disabled-endpoint
+# Signed webhooks (../../shared/src/domain/webhooks/): the outbox's rights and the disabled-endpoint
 # alarm. The table comes from the code's schema like every other ("webhooks"). The api and
 # consumer write an event row in the transaction that ends a job or grants a purchase
 # (PutItem); the sweeper also delivers due events once a minute (Query on the due index,

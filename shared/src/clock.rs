@@ -30,6 +30,16 @@ pub fn parse(s: &str) -> Option<Instant> {
     OffsetDateTime::parse(s, &Rfc3339).ok()
 }
 
+/// The UTC day a time falls in, `YYYY-MM-DD`.
+pub fn day_of(t: Instant) -> String {
+    format_day(t.to_offset(time::UtcOffset::UTC).date())
+}
+
+/// A date as `YYYY-MM-DD`.
+pub fn format_day(d: time::Date) -> String {
+    format!("{:04}-{:02}-{:02}", d.year(), u8::from(d.month()), d.day())
+}
+
 /// The next UTC midnight after `t`, when every per-day limit (budget share, upload quota,
 /// remembered readiness answers) starts over; `None` only at the end of the calendar.
 pub fn next_utc_midnight(t: Instant) -> Option<Instant> {

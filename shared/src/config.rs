@@ -3,8 +3,8 @@
 
 use std::collections::HashMap;
 
+use crate::adapters::model::catalogue::{self, Model, Serves};
 use crate::domain::Micros;
-use crate::model::catalogue::{self, Model, Serves};
 
 /// Every environment variable the code reads: ONE table. The constants, [`env::ALL`] (what
 /// `atelier-admin env-names` prints and the infrastructure sets) and the readers below all
@@ -269,19 +269,19 @@ pub struct Config {
 /// How webhooks are delivered.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct WebhookSettings {
-    pub retry: crate::webhooks::RetryPolicy,
+    pub retry: crate::domain::webhooks::RetryPolicy,
     /// One POST's limit.
     pub timeout_secs: u64,
     /// Whether endpoints may be inside the network (local runs only).
-    pub private_addresses: crate::webhooks::PrivateAddresses,
+    pub private_addresses: crate::adapters::webhooks::PrivateAddresses,
 }
 
 impl Default for WebhookSettings {
     fn default() -> WebhookSettings {
         WebhookSettings {
-            retry: crate::webhooks::RetryPolicy::default(),
+            retry: crate::domain::webhooks::RetryPolicy::default(),
             timeout_secs: 10,
-            private_addresses: crate::webhooks::PrivateAddresses::Refuse,
+            private_addresses: crate::adapters::webhooks::PrivateAddresses::Refuse,
         }
     }
 }
@@ -290,7 +290,7 @@ impl WebhookSettings {
     fn from_lookup(get: &Get<'_>) -> Result<WebhookSettings, ConfigError> {
         let defaults = WebhookSettings::default();
         Ok(WebhookSettings {
-            retry: crate::webhooks::RetryPolicy {
+            retry: crate::domain::webhooks::RetryPolicy {
                 base_secs: number(
                     get,
                     env::WEBHOOK_RETRY_BASE_SECS,
@@ -307,8 +307,10 @@ impl WebhookSettings {
 }
 
 /// `refuse` (the default) or `allow`.
-fn private_addresses(get: &Get<'_>) -> Result<crate::webhooks::PrivateAddresses, ConfigError> {
-    use crate::webhooks::PrivateAddresses;
+fn private_addresses(
+    get: &Get<'_>,
+) -> Result<crate::adapters::webhooks::PrivateAddresses, ConfigError> {
+    use crate::adapters::webhooks::PrivateAddresses;
     let name = env::WEBHOOK_PRIVATE_ADDRESSES;
     match get(name)?.as_deref().map(str::trim) {
         None | Some("refuse") => Ok(PrivateAddresses::Refuse),
@@ -671,7 +673,7 @@ mod tests {
 
     #[test]
     fn webhooks_refuse_private_addresses_unless_a_local_run_allows_them() {
-        use crate::webhooks::PrivateAddresses;
+        use crate::adapters::webhooks::PrivateAddresses;
         let read = |value: Option<&str>| {
             let mut env = Resources::local("p", "http://x").to_env();
             env.extend(value.map(|v| (env::WEBHOOK_PRIVATE_ADDRESSES, v.to_owned())));
@@ -1043,7 +1045,7 @@ fn model(
 pub const STAND_IN_STRIPE_URL: &str = "http://127.0.0.1:12111";
 
 /// Buying credits: the catalogue, where Stripe is, and how to find its keys. The keys
-/// themselves are read at cold start ([`crate::payments::setup`]); the plain-value forms are
+/// themselves are read at cold start ([`crate::adapters::payments::setup`]); the plain-value forms are
 /// for local development.
 #[derive(Clone, PartialEq, Eq)]
 pub struct PaymentSettings {
@@ -1143,7 +1145,7 @@ impl PaymentSettings {
 }
 
 /// How the logs are written, as Lambda's advanced logging controls set it (read by
-/// [`crate::telemetry::init`]).
+/// [`crate::adapters::telemetry::init`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LogSettings {
     /// The filter directive, lower-cased (`AWS_LAMBDA_LOG_LEVEL`; default `info`).
@@ -1189,18 +1191,6 @@ impl AdminSettings {
                 .filter(|v| !v.is_empty()),
         }
     }
-}
-
-/// The Lambda function's name, set by the Lambda runtime (not our configuration); `None`
-/// outside Lambda. Read once.
-pub fn lambda_function_name() -> Option<&'static str> {
-    static NAME: std::sync::OnceLock<Option<String>> = std::sync::OnceLock::new();
-    NAME.get_or_init(|| {
-        std::env::var("AWS_LAMBDA_FUNCTION_NAME")
-            .ok()
-            .filter(|v| !v.is_empty())
-    })
-    .as_deref()
 }
 
 /// The configured model ids (or the defaults), as written and unchecked: the sweeper's daily

@@ -2,7 +2,7 @@
 //! status in the API and to a batch item failure in the consumer.
 
 use crate::domain::Credits;
-use crate::validation::FieldErrors;
+use crate::domain::validation::FieldErrors;
 
 /// An infrastructure failure talking to AWS, with the operation that failed.
 #[derive(Debug, thiserror::Error)]
@@ -86,7 +86,7 @@ pub enum Error {
     #[error("buying credits is not configured")]
     PaymentsNotConfigured,
     #[error("the payment provider refused or failed")]
-    PaymentProvider(#[source] crate::payments::stripe::StripeError),
+    PaymentProvider(#[source] crate::adapters::payments::stripe::StripeError),
     /// Data that does not fit the schema, or a store answer that cannot happen: a bug or a
     /// corrupted item, never the caller's fault. Built with [`Error::corrupt`] (a check of
     /// ours found it) or [`Error::corrupt_by`] (a (de)serializer refused it; kept as the source).

@@ -1,35 +1,27 @@
 //! Atelier's shared library: every rule lives here once, and the three functions, the admin
 //! tool and the local runner only translate events into calls on it.
 //!
-//! - [`domain`]: newtype ids, the style catalog, the validated edit request and its hash.
-//! - [`pricing`]: the one price function: what an edit costs the user, in credits (quotes and
-//!   charges).
-//! - [`store`]: DynamoDB adapters; [`store::schema`] holds every table, key and attribute name.
-//! - [`queue`], [`assets`]: SQS doorbell and the private S3 bucket.
-//! - [`services`]: use cases (submit, accounts, uploads, audit, grant).
-//! - [`imaging`]: limited decoding, masks, compositing through a mask, leakage.
-//! - [`model`]: the model client (OpenAI wire), vision answers, and [`model::cost`]: what a
-//!   model call costs us in micro-dollars.
-//! - [`prompts`]: the prompt recipes (numbered image roles; user text only as JSON data).
+//! The folders are the layers; each imports only from the layers below it (a test in
+//! `tests/tests/layers.rs` holds this):
+//!
+//! - [`domain`]: values and pure rules, no I/O — ids, the style catalog, the validated edit
+//!   request, [`domain::pricing`] (what an edit costs the user), [`domain::prompts`],
+//!   [`domain::imaging`] (limited decoding, masks, compositing, leakage),
+//!   [`domain::validation`], [`domain::webhooks`] (events and their signatures).
+//! - [`adapters`]: the world outside — AWS clients, the S3 bucket, the SQS doorbell, the model
+//!   providers (with [`adapters::model::catalogue`]: what a model call costs us), the payments
+//!   provider, webhook delivery, metrics and logs.
+//! - [`store`]: DynamoDB; [`store::schema`] holds every table, key and attribute name.
+//! - [`services`]: the use cases the functions call (submit, process, sweep, accounts, …).
+//!
+//! At the root: [`config`] (the environment, parsed once), [`error`], [`clock`].
 
-pub mod assets;
-pub mod aws;
+pub mod adapters;
 pub mod clock;
 pub mod config;
 pub mod domain;
 pub mod error;
-pub mod imaging;
-pub mod metrics;
-pub mod model;
-pub mod payments;
-pub mod pricing;
-pub mod prompts;
-pub mod provision;
-pub mod queue;
 pub mod services;
 pub mod store;
-pub mod telemetry;
-pub mod validation;
-pub mod webhooks;
 
 pub use error::Error;

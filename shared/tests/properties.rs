@@ -7,11 +7,11 @@
 use std::collections::BTreeSet;
 
 use atelier_shared::domain::edit::limits;
+use atelier_shared::domain::pricing::{SIGNUP_GRANT, quote};
+use atelier_shared::domain::validation::{TextError, clean_text};
 use atelier_shared::domain::{
     AssetId, EditRequest, EditSpec, RepairRequest, STYLES, Strength, StyleId, Target,
 };
-use atelier_shared::pricing::{SIGNUP_GRANT, quote};
-use atelier_shared::validation::{TextError, clean_text};
 use proptest::prelude::*;
 use proptest::sample::select;
 use serde_json::{Map, Value, json};

@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-use atelier_shared::aws::Clients;
+use atelier_shared::adapters::aws::Clients;
 use atelier_shared::config::Resources;
 use atelier_shared::store::schema::{TABLES, table_name};
 use atelier_wire_proxy::Call;

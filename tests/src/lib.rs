@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-use atelier_shared::aws::Clients;
+use atelier_shared::adapters::aws::Clients;
 use atelier_shared::config::Config;
 use atelier_shared::domain::{Credits, GrantReason, Operator, UserId};
 use atelier_shared::services::audit::{self, AuditReport};
@@ -81,7 +81,7 @@ impl Harness {
         let clients = Clients::from_env().await;
         PROVISIONED
             .get_or_init(|| async {
-                atelier_shared::provision::ensure(&clients, &Harness::config().resources)
+                atelier_shared::store::provision::ensure(&clients, &Harness::config().resources)
                     .await
                     .unwrap_or_else(|e| panic!("provisioning: {e:?}"));
             })
@@ -356,7 +356,7 @@ impl Harness {
 /// A solid-colour PNG of the given size.
 pub fn tiny_png(width: u32, height: u32) -> Vec<u8> {
     let image = image::RgbaImage::from_pixel(width, height, image::Rgba([180, 120, 60, 255]));
-    atelier_shared::imaging::encode_png(&image).unwrap_or_else(|e| panic!("{e}"))
+    atelier_shared::domain::imaging::encode_png(&image).unwrap_or_else(|e| panic!("{e}"))
 }
 
 /// Captured log lines, for tests that assert an event was logged.
@@ -475,11 +475,11 @@ impl Harness {
         model: &StandIn,
         timeout: std::time::Duration,
     ) -> atelier_shared::services::process::Processor {
-        let mut config = atelier_shared::model::ModelConfig::new(model.base_url.clone());
+        let mut config = atelier_shared::adapters::model::ModelConfig::new(model.base_url.clone());
         config.vision_timeout = timeout;
         config.edit_timeout = timeout;
-        let client =
-            atelier_shared::model::ModelClient::new(config).unwrap_or_else(|e| panic!("{e}"));
+        let client = atelier_shared::adapters::model::ModelClient::new(config)
+            .unwrap_or_else(|e| panic!("{e}"));
         atelier_shared::services::process::Processor::new(self.app.clone(), client)
     }
 
@@ -499,7 +499,7 @@ impl Harness {
         config.resources = atelier_shared::config::Resources::local(&prefix, &endpoint);
         limits(&mut config.limits);
         let h = Harness::with_config(config.clone()).await;
-        atelier_shared::provision::ensure(&h.clients, &config.resources)
+        atelier_shared::store::provision::ensure(&h.clients, &config.resources)
             .await
             .unwrap_or_else(|e| panic!("{e:?}"));
         h
@@ -619,7 +619,7 @@ impl Harness {
         job: &atelier_shared::domain::JobId,
         kind: atelier_shared::domain::AssetKind,
     ) -> Option<Vec<u8>> {
-        let key = atelier_shared::assets::Assets::kept_input_key(user, job, kind);
+        let key = atelier_shared::adapters::assets::Assets::kept_input_key(user, job, kind);
         self.app
             .assets
             .get_limited(&key, kind.max_bytes())
@@ -630,7 +630,7 @@ impl Harness {
     /// Every object key under the user's prefixes, listed through the S3 API.
     pub async fn objects_of(&self, user: &UserId) -> Vec<String> {
         let mut keys = Vec::new();
-        for prefix in atelier_shared::assets::Assets::user_prefixes(user) {
+        for prefix in atelier_shared::adapters::assets::Assets::user_prefixes(user) {
             let out = self
                 .clients
                 .s3
@@ -730,10 +730,10 @@ pub fn build_binary(package: &str, bin: &str) -> std::path::PathBuf {
 pub fn flushed_metrics(function: &str) -> Vec<Value> {
     static INSTALLED: std::sync::OnceLock<()> = std::sync::OnceLock::new();
     INSTALLED.get_or_init(|| {
-        atelier_shared::metrics::install(function).unwrap_or_else(|e| panic!("{e}"));
+        atelier_shared::adapters::metrics::install(function).unwrap_or_else(|e| panic!("{e}"));
     });
     let mut out = Vec::new();
-    atelier_shared::metrics::flush_to(&mut out).unwrap_or_else(|e| panic!("{e}"));
+    atelier_shared::adapters::metrics::flush_to(&mut out).unwrap_or_else(|e| panic!("{e}"));
     String::from_utf8_lossy(&out)
         .lines()
         .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))

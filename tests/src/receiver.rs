@@ -7,7 +7,7 @@ use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use atelier_shared::webhooks::sign::SignedHeaders;
+use atelier_shared::domain::webhooks::sign::SignedHeaders;
 use axum::Router;
 use axum::body::Bytes;
 use axum::extract::State;

@@ -2,8 +2,8 @@
 //! so a test delivers them itself: once, twenty times, out of order), and one helper per
 //! payments endpoint.
 
+use atelier_shared::adapters::payments::signature;
 use atelier_shared::domain::UserId;
-use atelier_shared::payments::signature;
 use axum::body::Body;
 use http::Request;
 use serde_json::Value;
@@ -106,14 +106,14 @@ impl StripeStandIn {
 impl Harness {
     /// The same harness with Stripe configured to talk to `stripe`.
     pub fn with_stripe(mut self, stripe: &StripeStandIn) -> Harness {
-        let client = atelier_shared::payments::stripe::StripeClient::new(
+        let client = atelier_shared::adapters::payments::stripe::StripeClient::new(
             &stripe.base_url,
             SECRET_KEY.to_owned(),
         )
         .unwrap_or_else(|e| panic!("{e}"));
         self.app = self
             .app
-            .with_stripe(Some(atelier_shared::payments::Stripe::new(
+            .with_stripe(Some(atelier_shared::adapters::payments::Stripe::new(
                 client,
                 WEBHOOK_SECRET.to_owned(),
             )));

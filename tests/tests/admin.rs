@@ -6,8 +6,8 @@
 //! The binary is built by cargo for this profile (`cargo build -p atelier-admin`, a no-op
 //! when `cargo xtask test` already built every target), as `cli.rs` does for `atelier`.
 
+use atelier_shared::domain::pricing::SIGNUP_GRANT;
 use atelier_shared::domain::{LedgerKind, UserId};
-use atelier_shared::pricing::SIGNUP_GRANT;
 use atelier_shared::store::schema::LedgerItem;
 use atelier_tests::{Harness, admin};
 

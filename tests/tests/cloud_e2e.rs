@@ -377,7 +377,7 @@ type Received = std::sync::Arc<std::sync::Mutex<Vec<(bool, Value)>>>;
 
 /// A webhook receiver on the loopback that answers `204` and keeps what it gets.
 async fn webhook_receiver() -> Res<(String, Received)> {
-    use atelier_shared::webhooks::sign::{ID_HEADER, SIGNATURE_HEADER};
+    use atelier_shared::domain::webhooks::sign::{ID_HEADER, SIGNATURE_HEADER};
 
     let received = Received::default();
     let kept = received.clone();
@@ -1261,8 +1261,11 @@ async fn a_purchase_and_its_refund_arrive_through_the_signed_webhook() -> Res<()
             .duration_since(std::time::UNIX_EPOCH)
             .map(|d| d.as_secs() as i64)
             .unwrap_or_default();
-        let header =
-            atelier_shared::payments::signature::header(signed_body.as_bytes(), &secret, now);
+        let header = atelier_shared::adapters::payments::signature::header(
+            signed_body.as_bytes(),
+            &secret,
+            now,
+        );
         c.http
             .post(format!("{}/v1/webhooks/stripe", c.api))
             .header("stripe-signature", header)

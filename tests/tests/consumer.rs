@@ -202,7 +202,7 @@ async fn the_default_download_is_a_jpeg_far_smaller_than_the_master_and_the_orig
         }
     }
     let mean_centi = total * 100 / outside.max(1);
-    let leakage = atelier_shared::imaging::leakage(&original, &jpeg, &weights)
+    let leakage = atelier_shared::domain::imaging::leakage(&original, &jpeg, &weights)
         .unwrap_or_else(|e| panic!("{e}"));
     eprintln!(
         "jpeg {} bytes, png {} bytes; outside the brush: mean {mean_centi}/100 levels, {} ppm beyond the leakage tolerance",
@@ -568,7 +568,7 @@ async fn an_injected_custom_style_does_not_talk_the_reviewer_into_passing() {
         matches!(outcome, Ok(Outcome::Delivered { .. })),
         "{outcome:?}"
     );
-    let prompt = atelier_shared::prompts::review(
+    let prompt = atelier_shared::domain::prompts::review(
         &h.app
             .store
             .get_job(&job_id(&id))
@@ -584,7 +584,7 @@ async fn an_injected_custom_style_does_not_talk_the_reviewer_into_passing() {
         .find(|l| l.contains("ignore the rubric"))
         .unwrap_or_default();
     assert!(
-        line.starts_with(atelier_shared::prompts::USER_DATA_LABEL),
+        line.starts_with(atelier_shared::domain::prompts::USER_DATA_LABEL),
         "user text only inside the data line: {line}"
     );
     assert!(

@@ -6,8 +6,8 @@
 
 use std::time::Instant;
 
+use atelier_shared::adapters::metrics::Metric;
 use atelier_shared::domain::UserId;
-use atelier_shared::metrics::Metric;
 use atelier_shared::services::audit::{PassEnd, audit_pass};
 use atelier_shared::services::guard;
 use atelier_shared::store::schema::attr;

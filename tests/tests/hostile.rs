@@ -5,11 +5,11 @@
 //! wrong size are in `consumer.rs`.
 
 use atelier_model_server::samples;
-use atelier_shared::assets::Assets;
+use atelier_shared::adapters::assets::Assets;
 use atelier_shared::domain::FailureCode;
 use atelier_shared::domain::LedgerKind;
+use atelier_shared::domain::imaging::{DecodeLimits, ImagingError};
 use atelier_shared::domain::{AssetId, AssetKind, JobId, UserId};
-use atelier_shared::imaging::{DecodeLimits, ImagingError};
 use atelier_shared::services::process::Outcome;
 use atelier_tests::{Harness, JobCalls, StandIn};
 use http::StatusCode;
@@ -463,7 +463,7 @@ async fn a_mask_that_is_text_or_brushes_nothing_is_an_invalid_mask_or_image() {
         .upload(
             &user,
             "mask",
-            atelier_shared::imaging::encode_png(&black).expect("a black mask PNG"),
+            atelier_shared::domain::imaging::encode_png(&black).expect("a black mask PNG"),
         )
         .await;
     let (id, _) = submit(&h, &user, "empty", &body(&empty)).await;

@@ -3,7 +3,7 @@
 //! that could grow without bound. One test: the recorder is process-wide.
 
 use atelier_model_server::samples;
-use atelier_shared::metrics::{Metric, dim};
+use atelier_shared::adapters::metrics::{Metric, dim};
 use atelier_tests::{Harness, StandIn, flushed_metrics, sqs_event};
 use serde_json::{Value, json};
 

@@ -3,9 +3,9 @@
 //! model" is an outage of the model (its own call outcome), with the job refunded as ever.
 
 use atelier_model_server::samples;
+use atelier_shared::adapters::model::catalogue::{self, find};
+use atelier_shared::adapters::model::{ModelClient, ModelConfig, Usage, cost};
 use atelier_shared::domain::{FailureCode, JobId, Micros};
-use atelier_shared::model::catalogue::{self, find};
-use atelier_shared::model::{ModelClient, ModelConfig, Usage, cost};
 use atelier_shared::services::process::{Outcome, Processor};
 use atelier_tests::{Harness, StandIn};
 use serde_json::json;

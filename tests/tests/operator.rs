@@ -11,7 +11,7 @@
 use std::time::Duration;
 
 use atelier_model_server::samples;
-use atelier_shared::aws::Clients;
+use atelier_shared::adapters::aws::Clients;
 use atelier_shared::clock;
 use atelier_shared::domain::{FailureCode, JobId, LedgerKind, Micros};
 use atelier_shared::services::App;

@@ -550,7 +550,7 @@ async fn with_lagging_indexes(
         .endpoint_url(proxy.url())
         .load()
         .await;
-    let clients = atelier_shared::aws::Clients::new(&sdk);
+    let clients = atelier_shared::adapters::aws::Clients::new(&sdk);
     (
         atelier_shared::services::App::new(h.app.config.clone(), &clients),
         proxy,

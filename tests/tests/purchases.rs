@@ -2,9 +2,9 @@
 //! one ledger row per payment however often and in whatever order Stripe delivers, refunds
 //! and disputes that never drive a balance below zero, and the hold they leave.
 
+use atelier_shared::adapters::payments::signature;
 use atelier_shared::domain::{LedgerKind, Operator, UserId};
-use atelier_shared::payments::signature;
-use atelier_shared::services::purchases;
+use atelier_shared::services::payments;
 use atelier_shared::store::payments::ReleaseOutcome;
 use atelier_shared::store::schema::LedgerItem;
 use atelier_tests::Harness;
@@ -263,8 +263,8 @@ async fn a_refund_after_the_credits_were_spent_stops_at_zero_and_holds_the_accou
     h.assert_audit_clean().await;
 
     let operator = Operator::parse("jane").expect("operator");
-    let released = purchases::release_hold(&h.app, &user, &operator).await;
-    let twice = purchases::release_hold(&h.app, &user, &operator).await;
+    let released = payments::release_hold(&h.app, &user, &operator).await;
+    let twice = payments::release_hold(&h.app, &user, &operator).await;
     // A queued edit canceled gives its credits back, enough for a new one.
     assert_eq!(h.cancel(&user, &spent[0]).await.status, StatusCode::OK);
     let accepted = submit_edit(&h, &user, "after-release").await;

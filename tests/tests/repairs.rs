@@ -481,7 +481,7 @@ fn noisy_12_mp_photo() -> (Vec<u8>, Vec<u8>) {
         let (dx, dy) = (i64::from(x) - 2016, i64::from(y) - 1512);
         image::Luma([if dx * dx + dy * dy <= r * r { 255 } else { 0 }])
     });
-    let mask = atelier_shared::imaging::Mask::from_weights(weights)
+    let mask = atelier_shared::domain::imaging::Mask::from_weights(weights)
         .to_alpha_png()
         .unwrap_or_else(|e| panic!("{e}"));
     (jpeg, mask)
@@ -514,7 +514,7 @@ async fn a_textured_12_mp_photo_whose_result_is_larger_than_any_upload_can_be_re
     let user = h.user();
     h.fund_to(&user, 40).await;
     let (photo, mask) = noisy_12_mp_photo();
-    let upload_limit = atelier_shared::imaging::DecodeLimits::PHOTO.max_bytes;
+    let upload_limit = atelier_shared::domain::imaging::DecodeLimits::PHOTO.max_bytes;
     assert!(photo.len() as u64 <= upload_limit, "{} bytes", photo.len());
     let slot = h
         .create_upload(&user, "original", "image/jpeg", photo.len() as i64)

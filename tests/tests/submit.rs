@@ -329,7 +329,7 @@ async fn concurrent_first_calls_create_the_account_and_its_grant_once() {
     assert_eq!(rows[0].reference, "grant:signup");
     assert_eq!(
         h.balance(&user).await,
-        atelier_shared::pricing::SIGNUP_GRANT.get()
+        atelier_shared::domain::pricing::SIGNUP_GRANT.get()
     );
 }
 

@@ -5,7 +5,7 @@
 //! and the stand-in model server; objects are listed and read through the S3 API.
 
 use atelier_model_server::samples;
-use atelier_shared::assets::Assets;
+use atelier_shared::adapters::assets::Assets;
 use atelier_shared::domain::{AssetKind, FailureCode, JobId, LedgerKind, UserId};
 use atelier_shared::services::process::Outcome;
 use atelier_tests::{Harness, Reply, StandIn, sha256};

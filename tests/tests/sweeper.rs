@@ -573,7 +573,7 @@ async fn a_healthy_backlog_is_delivered_in_full_with_at_most_three_messages_per_
         .endpoint_url(proxy.url())
         .load()
         .await;
-    let clients = atelier_shared::aws::Clients::new(&sdk);
+    let clients = atelier_shared::adapters::aws::Clients::new(&sdk);
     let h = Harness {
         app: atelier_shared::services::App::new(clean.app.config.clone(), &clients),
         clients,

@@ -37,7 +37,7 @@ fn two_pets_variant(n: u32) -> Vec<u8> {
     let (x, bump) = (n % img.width(), 1 + (n / img.width()) as u8);
     let px = img.get_pixel_mut(x, 0);
     px.0[0] = px.0[0].wrapping_add(bump);
-    atelier_shared::imaging::encode_png(&img).unwrap_or_else(|e| panic!("{e}"))
+    atelier_shared::domain::imaging::encode_png(&img).unwrap_or_else(|e| panic!("{e}"))
 }
 
 /// What one always-refunded two-pet job reserves (`estimate`) and costs (`cost`) on the
@@ -254,7 +254,7 @@ async fn reserve_for(h: &Harness, user: &UserId, micros: i64) -> PaidAttempt {
         job: &job,
         user,
         attempt: "01-check-edit",
-        planned: &[atelier_shared::model::CallKind::Check],
+        planned: &[atelier_shared::adapters::model::CallKind::Check],
         estimate: Micros::new(micros),
         sale_credits: Credits::ZERO,
     };

@@ -6,16 +6,17 @@
 use std::time::Duration;
 
 use atelier_model_server::samples;
+use atelier_shared::adapters::webhooks::PrivateAddresses;
+use atelier_shared::adapters::webhooks::client::WebhookClient;
 use atelier_shared::clock::{self, Instant};
 use atelier_shared::config::WebhookSettings;
 use atelier_shared::domain::FailureCode;
+use atelier_shared::domain::webhooks::sign::{self, Secret};
+use atelier_shared::domain::webhooks::{EventType, Payload, RETENTION};
 use atelier_shared::services::webhooks::{self, DeliverySummary};
 use atelier_shared::store::schema::{
     WebhookAttemptItem, WebhookEndpointItem, WebhookEventItem, attr,
 };
-use atelier_shared::webhooks::client::WebhookClient;
-use atelier_shared::webhooks::sign::{self, Secret};
-use atelier_shared::webhooks::{EventType, Payload, PrivateAddresses, RETENTION};
 use atelier_tests::receiver::{Delivery, Receiver, official_verify};
 use atelier_tests::{Harness, StandIn};
 use http::StatusCode;

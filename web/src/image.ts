@@ -1,6 +1,6 @@
 // Photos in the browser: decoded with the file's orientation applied, downscaled to the API's
 // limits, and masks exported the way the API reads them (an opaque PNG the photo's size,
-// white = may change, black = keep; `shared/src/imaging.rs`, `mask_from_png`).
+// white = may change, black = keep; `shared/src/domain/imaging.rs`, `mask_from_png`).
 
 /** The API's ceiling is 8192 px a side and 40 MP (`DecodeLimits::PHOTO`); 2048 keeps uploads
  *  small and is more than the image model uses. */

@@ -581,8 +581,8 @@ pub struct CheckoutView {
     pub url: String,
 }
 
-impl From<atelier_shared::services::purchases::Checkout> for CheckoutView {
-    fn from(c: atelier_shared::services::purchases::Checkout) -> CheckoutView {
+impl From<atelier_shared::services::payments::Checkout> for CheckoutView {
+    fn from(c: atelier_shared::services::payments::Checkout) -> CheckoutView {
         CheckoutView {
             id: c.id,
             url: c.url,
@@ -604,9 +604,9 @@ pub struct WebhookReceipt {
     pub shortfall: Option<i64>,
 }
 
-impl From<atelier_shared::services::purchases::WebhookOutcome> for WebhookReceipt {
-    fn from(o: atelier_shared::services::purchases::WebhookOutcome) -> WebhookReceipt {
-        use atelier_shared::services::purchases::WebhookOutcome as W;
+impl From<atelier_shared::services::payments::WebhookOutcome> for WebhookReceipt {
+    fn from(o: atelier_shared::services::payments::WebhookOutcome) -> WebhookReceipt {
+        use atelier_shared::services::payments::WebhookOutcome as W;
         let (outcome, credits, shortfall) = match o {
             W::Granted { credits } => ("granted", Some(credits.get()), None),
             W::AlreadyGranted => ("already_granted", None, None),

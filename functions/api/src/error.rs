@@ -4,7 +4,7 @@
 
 use atelier_shared::Error;
 use atelier_shared::domain::FailureCode;
-use atelier_shared::validation::{FieldError, FieldErrors};
+use atelier_shared::domain::validation::{FieldError, FieldErrors};
 use axum::Json;
 use axum::response::{IntoResponse, Response};
 use http::{HeaderValue, StatusCode, header};
@@ -380,7 +380,7 @@ impl IntoResponse for ApiError {
         if let Some(cause) = &self.cause {
             cause.log();
         }
-        atelier_shared::metrics::refused(self.status.as_u16(), self.problem.code);
+        atelier_shared::adapters::metrics::refused(self.status.as_u16(), self.problem.code);
         let mut res = (self.status, Json(*self.problem)).into_response();
         let headers = res.headers_mut();
         headers.insert(

@@ -2,9 +2,9 @@
 //! path of a bad field), the `Idempotency-Key` header, pagination parameters, the result's
 //! download format, and a read's wait and `If-None-Match`.
 
+use atelier_shared::domain::validation::FieldErrors;
 use atelier_shared::domain::{IdempotencyKey, ResultFormat};
 use atelier_shared::services::watch::{MAX_WAIT_SECS, Wait};
-use atelier_shared::validation::FieldErrors;
 use axum::body::Bytes;
 use axum::extract::{FromRequest, FromRequestParts, Request};
 use http::request::Parts;

@@ -1,18 +1,18 @@
 //! Lambda entry point: wires configuration, telemetry and clients, then serves the router.
 
-use atelier_shared::aws::Clients;
+use atelier_shared::adapters::aws::Clients;
 use atelier_shared::config::Config;
 use atelier_shared::services::App;
 
 #[tokio::main]
 async fn main() -> Result<(), lambda_http::Error> {
-    atelier_shared::telemetry::init();
-    atelier_shared::metrics::install_in_lambda()
+    atelier_shared::adapters::telemetry::init();
+    atelier_shared::adapters::metrics::install_in_lambda()
         .inspect_err(|e| tracing::error!(error = %e, "config_invalid"))?;
     let config =
         Config::from_env().inspect_err(|e| tracing::error!(error = %e, "config_invalid"))?;
     let clients = Clients::from_env().await;
-    let stripe = atelier_shared::payments::setup::connect(&config.payments, &clients)
+    let stripe = atelier_shared::adapters::payments::setup::connect(&config.payments, &clients)
         .await
         .inspect_err(
             |e| tracing::error!(error = %atelier_shared::error::chain(e), "payments_setup_failed"),
@@ -21,7 +21,7 @@ async fn main() -> Result<(), lambda_http::Error> {
     // One request per invocation: its metrics are written as its response leaves.
     let router = atelier_api::router(app).layer(axum::middleware::map_response(
         |res: axum::response::Response| async {
-            atelier_shared::metrics::flush();
+            atelier_shared::adapters::metrics::flush();
             res
         },
     ));

@@ -5,7 +5,7 @@
 
 use std::time::{Duration, Instant, SystemTime};
 
-use atelier_shared::queue::JobMessage;
+use atelier_shared::adapters::queue::JobMessage;
 use atelier_shared::services::process::{ProcessError, Processor};
 use aws_lambda_events::sqs::{BatchItemFailure, SqsBatchResponse, SqsEvent};
 use tracing::Instrument;

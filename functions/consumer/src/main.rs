@@ -1,7 +1,7 @@
 //! Lambda entry point: wires configuration, telemetry, clients and the model client, then
 //! serves SQS events.
 
-use atelier_shared::aws::Clients;
+use atelier_shared::adapters::aws::Clients;
 use atelier_shared::config::Config;
 use atelier_shared::services::App;
 use atelier_shared::services::process::Processor;
@@ -10,13 +10,13 @@ use lambda_runtime::{LambdaEvent, service_fn};
 
 #[tokio::main]
 async fn main() -> Result<(), lambda_runtime::Error> {
-    atelier_shared::telemetry::init();
-    atelier_shared::metrics::install_in_lambda()
+    atelier_shared::adapters::telemetry::init();
+    atelier_shared::adapters::metrics::install_in_lambda()
         .inspect_err(|e| tracing::error!(error = %e, "config_invalid"))?;
     let config =
         Config::from_env().inspect_err(|e| tracing::error!(error = %e, "config_invalid"))?;
     let clients = Clients::from_env().await;
-    let model = atelier_shared::model::setup::client_from_env(&clients)
+    let model = atelier_shared::adapters::model::setup::client_from_env(&clients)
         .await
         .inspect_err(|e| tracing::error!(error = %e, "config_invalid"))?;
     let consumer_timeout = std::time::Duration::from_secs(config.limits.consumer_timeout_secs);
@@ -29,7 +29,7 @@ async fn main() -> Result<(), lambda_runtime::Error> {
     lambda_runtime::run(service_fn(move |event: LambdaEvent<SqsEvent>| async move {
         let deadline = atelier_consumer::deadline_of(event.context.deadline());
         let response = atelier_consumer::handle_until(processor, event.payload, deadline).await;
-        atelier_shared::metrics::flush();
+        atelier_shared::adapters::metrics::flush();
         Ok::<_, lambda_runtime::Error>(response)
     }))
     .await

@@ -4,6 +4,7 @@
 //! decisions are in `shared` (`services::sweep`, `services::guard`). The clock is a parameter,
 //! so tests move time instead of sleeping.
 
+use atelier_shared::adapters::webhooks::client::WebhookClient;
 use atelier_shared::clock::Instant;
 use atelier_shared::domain::UserId;
 use atelier_shared::services::App;
@@ -11,7 +12,6 @@ use atelier_shared::services::audit::{AuditPass, PassEnd};
 use atelier_shared::services::guard::{self, LedgerChange, StreamEventName};
 use atelier_shared::services::sweep::{self, SweepLimits, SweepSummary};
 use atelier_shared::services::webhooks;
-use atelier_shared::webhooks::client::WebhookClient;
 use aws_lambda_events::dynamodb;
 use serde::Deserialize;
 use serde_json::Value;
@@ -165,7 +165,7 @@ pub fn verdict(summary: &SweepSummary) -> Result<(), RefundsFailed> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use atelier_shared::metrics::{self, Metric, dim};
+    use atelier_shared::adapters::metrics::{self, Metric, dim};
     use serde_json::json;
 
     const RECORDED: &str = include_str!("fixtures/ledger-stream.json");

@@ -5,10 +5,10 @@
 
 use std::time::{Duration, SystemTime};
 
-use atelier_shared::aws::Clients;
+use atelier_shared::adapters::aws::Clients;
+use atelier_shared::adapters::webhooks::client::WebhookClient;
 use atelier_shared::config::Config;
 use atelier_shared::services::{App, guard};
-use atelier_shared::webhooks::client::WebhookClient;
 use atelier_sweeper::SweeperEvent;
 use aws_sdk_lambda::primitives::Blob;
 use aws_sdk_lambda::types::InvocationType;
@@ -21,8 +21,8 @@ const AUDIT_MARGIN: Duration = Duration::from_secs(20);
 
 #[tokio::main]
 async fn main() -> Result<(), lambda_runtime::Error> {
-    atelier_shared::telemetry::init();
-    atelier_shared::metrics::install_in_lambda()
+    atelier_shared::adapters::telemetry::init();
+    atelier_shared::adapters::metrics::install_in_lambda()
         .inspect_err(|e| tracing::error!(error = %e, "config_invalid"))?;
     let config =
         Config::from_env().inspect_err(|e| tracing::error!(error = %e, "config_invalid"))?;
@@ -38,7 +38,7 @@ async fn main() -> Result<(), lambda_runtime::Error> {
             Ok(SweeperEvent::Tick) => {
                 let summary = atelier_sweeper::handle(app, atelier_shared::clock::now()).await;
                 atelier_sweeper::deliver_webhooks(app, http, atelier_shared::clock::now()).await;
-                atelier_shared::metrics::flush();
+                atelier_shared::adapters::metrics::flush();
                 // The summary is logged either way (sweep_completed); a refund that could
                 // not be made fails the invocation, so the function's Errors metric sees it.
                 atelier_sweeper::verdict(&summary)?;
@@ -49,10 +49,10 @@ async fn main() -> Result<(), lambda_runtime::Error> {
                     // The day's first pass: the configured models' lifecycle as well.
                     let ids = atelier_shared::config::configured_model_ids();
                     let today = atelier_shared::clock::now().date();
-                    atelier_shared::model::catalogue::check_lifecycle(&ids, today);
+                    atelier_shared::adapters::model::catalogue::check_lifecycle(&ids, today);
                 }
                 let pass = guard::scheduled_audit(app, after.as_ref(), stop_at(deadline)).await;
-                atelier_shared::metrics::flush();
+                atelier_shared::adapters::metrics::flush();
                 let pass = pass.inspect_err(|e| tracing::error!(error = %e, "audit_failed"))?;
                 if let Some(next) = atelier_sweeper::audit_continuation(&pass) {
                     continue_audit(lambda, next).await?;
@@ -61,7 +61,7 @@ async fn main() -> Result<(), lambda_runtime::Error> {
             }
             Ok(SweeperEvent::LedgerStream(batch)) => {
                 let changes = atelier_sweeper::ledger_stream(batch);
-                atelier_shared::metrics::flush();
+                atelier_shared::adapters::metrics::flush();
                 json!({ "ledger_rows_changed": changes? })
             }
             Err(e) => {
@@ -85,7 +85,7 @@ async fn continue_audit(
     lambda: &aws_sdk_lambda::Client,
     payload: Value,
 ) -> Result<(), lambda_runtime::Error> {
-    let function = atelier_shared::config::lambda_function_name()
+    let function = atelier_shared::adapters::aws::lambda_function_name()
         .ok_or("the audit continues only inside Lambda")?;
     lambda
         .invoke()

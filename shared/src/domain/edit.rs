@@ -7,7 +7,7 @@ use sha2::{Digest, Sha256};
 
 use super::ids::AssetId;
 use super::style::StyleId;
-use crate::validation::{FieldErrors, clean_text};
+use crate::domain::validation::{FieldErrors, clean_text};
 
 /// Which part of the photo is redrawn.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, utoipa::ToSchema)]

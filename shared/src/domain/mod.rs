@@ -1,18 +1,24 @@
-//! Domain values. Each is built by a fallible constructor at the edge, so holding one means it
-//! is valid; storage uses `#[serde(transparent)]` forms.
+//! Domain values and pure rules: no I/O, and no import from outside `domain`. Each value is
+//! built by a fallible constructor at the edge, so holding one means it is valid; storage uses
+//! `#[serde(transparent)]` forms.
 
 pub mod edit;
 pub mod failure;
 pub mod grant;
 pub mod identity;
 pub mod ids;
+pub mod imaging;
 pub mod job;
 pub mod ledger;
 pub mod money;
 pub mod pack;
+pub mod pricing;
+pub mod prompts;
 pub mod repair_request;
 pub mod result;
 pub mod style;
+pub mod validation;
+pub mod webhooks;
 
 pub use edit::{AssetKind, EditRequest, EditSpec, InputVersion, Strength, Target};
 pub use failure::{FailureCode, JobFailure};

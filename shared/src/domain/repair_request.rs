@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use super::{EditRequest, JobId};
-use crate::validation::{FieldErrors, clean_text};
+use crate::domain::validation::{FieldErrors, clean_text};
 
 /// Longest repair instruction, in characters.
 pub const INSTRUCTION_CHARS: usize = 300;

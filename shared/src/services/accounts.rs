@@ -8,9 +8,9 @@
 
 use super::App;
 use crate::clock;
+use crate::domain::pricing::SIGNUP_GRANT;
 use crate::domain::{Credits, EmailStatus, GrantReason, LedgerKind, Operator, UserId};
 use crate::error::Error;
-use crate::pricing::SIGNUP_GRANT;
 use crate::store::accounts::GrantOutcome;
 use crate::store::schema::{AccountItem, LedgerItem, reference};
 

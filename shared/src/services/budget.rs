@@ -7,22 +7,17 @@
 use aws_sdk_dynamodb::types::TransactWriteItem;
 
 use super::App;
+use crate::adapters::model::catalogue::Model;
+use crate::adapters::model::{Billing, CallKind, EditReply, ModelError, Usage, VisionReply, cost};
 use crate::clock::{self, Instant};
 use crate::domain::{Credits, JobId, Micros, UserId};
 use crate::error::Error;
-use crate::model::catalogue::Model;
-use crate::model::{Billing, CallKind, EditReply, ModelError, Usage, VisionReply, cost};
 use crate::store::budget::{ReserveOutcome, SettleOutcome};
 use crate::store::schema::{AttemptItem, BudgetDayItem, BudgetStandingItem, CallRecord};
 
-/// The UTC day a time falls in, `YYYY-MM-DD`.
-pub fn day_of(t: Instant) -> String {
-    format_day(t.to_offset(time::UtcOffset::UTC).date())
-}
+pub use crate::clock::day_of;
 
-fn format_day(d: time::Date) -> String {
-    format!("{:04}-{:02}-{:02}", d.year(), u8::from(d.month()), d.day())
-}
+use crate::clock::format_day;
 
 /// A day key as an operator types it: exactly `YYYY-MM-DD` and a date that exists
 /// (`2026-1-5`, `2026-02-30` and `standing` are refused).
@@ -243,9 +238,9 @@ impl PaidAttempt {
             // An outage of the configured model, not a problem of this job: one alarm for
             // the operator (the job still fails and is refunded like any failed call).
             tracing::error!(job_id = %self.item.job_id, call = %kind, model = model.id, "model_unavailable");
-            crate::metrics::model_unavailable();
+            crate::adapters::metrics::model_unavailable();
         }
-        crate::metrics::model_call(
+        crate::adapters::metrics::model_call(
             kind,
             error.map_or("ok", ModelError::code),
             latency,
@@ -520,7 +515,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_failed_call_books_nothing_only_when_the_provider_cannot_have_billed_it() {
-        use crate::model::Malformed;
+        use crate::adapters::model::Malformed;
         use std::time::Duration;
         let kind = CallKind::Edit;
         let http = |status: u16| ModelError::Http {
@@ -563,7 +558,7 @@ mod tests {
             output_tokens: Some(4000),
             ..Usage::default()
         };
-        let model = crate::model::ModelConfig::new("http://unused").image_model;
+        let model = crate::adapters::model::ModelConfig::new("http://unused").image_model;
         let paid = cost::cost_micros(model, &usage);
         assert!(paid.is_some_and(|c| c > Micros::ZERO));
         let free = Some(Micros::ZERO);

@@ -23,9 +23,9 @@ pub async fn cancel(app: &App, user: &UserId, id: &JobId) -> Result<JobItem, Err
     {
         FinishOutcome::Done => {
             tracing::info!(job_id = %id, credits = job.credits.get(), "job_canceled_refunded");
-            crate::metrics::failed_and_refunded(
+            crate::adapters::metrics::failed_and_refunded(
                 crate::domain::FailureCode::Canceled,
-                crate::metrics::RefundSource::Cancel,
+                crate::adapters::metrics::RefundSource::Cancel,
                 job.credits,
             );
         }

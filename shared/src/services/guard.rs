@@ -76,7 +76,7 @@ pub fn ledger_row_changed(change: &LedgerChange) {
         key_readable = change.key.is_some(),
         "ledger_row_changed"
     );
-    crate::metrics::ledger_row_changed(change.event.as_str());
+    crate::adapters::metrics::ledger_row_changed(change.event.as_str());
 }
 
 /// One pass of the scheduled audit: starts after `after`, stops at `deadline`; logs each
@@ -98,7 +98,7 @@ pub async fn scheduled_audit(
             "audit_offender"
         );
     }
-    crate::metrics::audited(report.accounts, report.offenders.len() as u64);
+    crate::adapters::metrics::audited(report.accounts, report.offenders.len() as u64);
     tracing::info!(
         accounts = report.accounts,
         ledger_rows = report.ledger_rows,

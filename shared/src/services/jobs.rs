@@ -1,7 +1,7 @@
 //! Reading jobs. A job belongs to one user; another user's job does not exist for them.
 
 use super::App;
-use crate::assets::Assets;
+use crate::adapters::assets::Assets;
 use crate::domain::{AssetKind, JobId, ResultFormat, UserId};
 use crate::error::Error;
 use crate::store::schema::JobItem;

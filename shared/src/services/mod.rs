@@ -8,9 +8,9 @@ pub mod cancel;
 pub mod guard;
 pub mod jobs;
 pub mod lineage;
+pub mod payments;
 pub mod privacy;
 pub mod process;
-pub mod purchases;
 pub mod submit;
 pub mod support;
 pub mod sweep;
@@ -19,11 +19,11 @@ pub mod user_share;
 pub mod watch;
 pub mod webhooks;
 
-use crate::assets::Assets;
-use crate::aws::Clients;
+use crate::adapters::assets::Assets;
+use crate::adapters::aws::Clients;
+use crate::adapters::payments::Stripe;
+use crate::adapters::queue::Queue;
 use crate::config::Config;
-use crate::payments::Stripe;
-use crate::queue::Queue;
 use crate::store::Store;
 
 /// The adapters every use case needs, built once per process.

@@ -6,7 +6,7 @@
 //! deletion that dies half way is finished by running it again.
 
 use super::App;
-use crate::assets::Assets;
+use crate::adapters::assets::Assets;
 use crate::clock;
 use crate::domain::{AssetId, AssetKind, EmailStatus, JobId, JobState, ResultFormat, UserId};
 use crate::error::Error;

@@ -153,7 +153,10 @@ pub async fn refund(app: &App, id: &JobId, req: &RefundRequest) -> Result<Refund
     Ok(match app.store.refund_delivered(&job, &row).await? {
         OperatorRefundOutcome::Refunded => {
             tracing::info!(job_id = %job.job_id, user_id = %job.user_id, credits = job.credits.get(), operator = %req.operator.as_str(), reason = %req.reason, "job_refunded_by_operator");
-            crate::metrics::refunded(crate::metrics::RefundSource::Operator, job.credits);
+            crate::adapters::metrics::refunded(
+                crate::adapters::metrics::RefundSource::Operator,
+                job.credits,
+            );
             RefundResult::Refunded {
                 user: job.user_id.clone(),
                 credits: job.credits.get(),

@@ -203,7 +203,7 @@ impl Run {
     /// The metrics and the one `sweep_completed` line; the counts.
     fn report(self) -> SweepSummary {
         let summary = self.summary;
-        crate::metrics::sweep(
+        crate::adapters::metrics::sweep(
             &[
                 ("requeued", summary.requeued),
                 ("deadline_failed", summary.deadline_failed),
@@ -285,9 +285,9 @@ async fn requeue(
         {
             FinishOutcome::Done => {
                 summary.deadline_failed += 1;
-                crate::metrics::failed_and_refunded(
+                crate::adapters::metrics::failed_and_refunded(
                     FailureCode::DispatchLimit,
-                    crate::metrics::RefundSource::Sweeper,
+                    crate::adapters::metrics::RefundSource::Sweeper,
                     job.credits,
                 );
                 tracing::warn!(job_id = %job.job_id, created_at = %job.created_at, dispatches = job.dispatch_count, "job_queued_deadline_refunded");
@@ -378,9 +378,9 @@ async fn fail_stuck(
     match refunded {
         FinishOutcome::Done => {
             summary.stuck_failed += 1;
-            crate::metrics::failed_and_refunded(
+            crate::adapters::metrics::failed_and_refunded(
                 FailureCode::TimedOut,
-                crate::metrics::RefundSource::Sweeper,
+                crate::adapters::metrics::RefundSource::Sweeper,
                 job.credits,
             );
             tracing::warn!(job_id = %job.job_id, started_at = ?job.started_at, "job_stuck_refunded");

@@ -4,13 +4,13 @@
 use std::time::Duration;
 
 use super::App;
-use crate::assets::{Assets, PresignedUpload};
+use crate::adapters::assets::{Assets, PresignedUpload};
 use crate::clock::{self, Instant};
 use crate::domain::EmailStatus;
+use crate::domain::validation::FieldErrors;
 use crate::domain::{AssetId, AssetKind, UserId};
 use crate::error::Error;
 use crate::store::quotas::{UploadCount, UploadLimits};
-use crate::validation::FieldErrors;
 
 /// A validated upload request.
 #[derive(Debug, Clone, PartialEq, Eq)]

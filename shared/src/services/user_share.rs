@@ -5,8 +5,8 @@
 //! (`429 DAILY_LIMIT_REACHED`, `Retry-After` to the next UTC day).
 
 use super::App;
-use super::budget::day_of;
 use crate::clock;
+use crate::clock::day_of;
 use crate::domain::{Micros, UserId};
 use crate::error::Error;
 use crate::store::schema::UserDayItem;

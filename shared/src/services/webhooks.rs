@@ -3,7 +3,7 @@
 //! [`deliver_due`] runs one delivery round for each due outbox event: it POSTs the event's
 //! stored body, signed with every live secret of each active endpoint that has not yet had it,
 //! records every attempt in the event's delivery log, and schedules the next round with
-//! exponential backoff (the policy in [`crate::webhooks::RetryPolicy`]). It never touches a
+//! exponential backoff (the policy in [`crate::domain::webhooks::RetryPolicy`]). It never touches a
 //! job: a slow or failing receiver costs only the worker's time. An endpoint that has failed
 //! every attempt for `disable_after_secs` (three days) is disabled (metric
 //! `WebhookEndpointsDisabled`, alarmed). The worker writes an endpoint only through conditional
@@ -12,8 +12,11 @@
 
 use std::time::{Duration, Instant as StdInstant};
 
+use crate::adapters::webhooks::client::WebhookClient;
+use crate::adapters::webhooks::{UrlError, validate_url};
 use crate::clock::{self, Instant};
 use crate::config::WebhookSettings;
+use crate::domain::webhooks::sign::{self, Secret};
 use crate::error::Error;
 use crate::store::Store;
 use crate::store::schema::{
@@ -21,9 +24,6 @@ use crate::store::schema::{
     webhook_attempt_key,
 };
 use crate::store::webhooks::EndpointChange;
-use crate::webhooks::client::WebhookClient;
-use crate::webhooks::sign::{self, Secret};
-use crate::webhooks::{UrlError, validate_url};
 
 /// How long a rotated-out secret keeps signing (receivers switch within this).
 pub const ROTATION_OVERLAP: Duration = Duration::from_secs(24 * 3600);
@@ -144,7 +144,7 @@ async fn settle_endpoints(
             .is_some()
         {
             summary.endpoints_disabled += 1;
-            crate::metrics::webhook_endpoint_disabled();
+            crate::adapters::metrics::webhook_endpoint_disabled();
             tracing::warn!(endpoint = %ep.hook_sk, since = %since, attempts = after.failed_rounds, "webhook_endpoint_disabled");
             disabled.push(ep.hook_sk.clone());
         }
@@ -177,7 +177,7 @@ async fn round(
         }
         let attempt = post(http, settings, now, event, ep).await;
         let ok = attempt.status_code.is_some_and(|c| (200..300).contains(&c));
-        crate::metrics::webhook_attempt(ok);
+        crate::adapters::metrics::webhook_attempt(ok);
         tracing::info!(
             event_id = %event.hook_pk,
             endpoint = %ep.hook_sk,
@@ -229,7 +229,7 @@ async fn post(
         status_code: None,
         error: None,
         millis: 0,
-        expires_at: Some(crate::webhooks::expires_at(now)),
+        expires_at: Some(crate::domain::webhooks::expires_at(now)),
     };
     // The attempt's own time, not the event's: receivers refuse stale timestamps.
     let sent_at = clock::now().unix_timestamp();

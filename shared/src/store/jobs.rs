@@ -8,11 +8,11 @@ use aws_sdk_dynamodb::types::{
 use super::cursor;
 use super::schema::{JobItem, LedgerItem, attr, index, reference};
 use super::{Store, TxOutcome, from_item, n, names, s, to_item};
+use crate::domain::webhooks::NewEvent;
 use crate::domain::{
     Credits, FailureCode, JobFailure, JobId, JobResult, JobState, LedgerKind, UserId,
 };
 use crate::error::{AwsError, Error};
-use crate::webhooks::NewEvent;
 
 /// What an operator's refund of a delivered job did.
 #[derive(Debug)]
@@ -403,7 +403,7 @@ impl Store {
             // A refunded repair gives its slot back to the lineage.
             items.push(self.lineage_release(&repair.root_job_id, &job.job_id)?);
         }
-        if let Some(event) = NewEvent::for_job(job, to, Some(failure), now) {
+        if let Some(event) = NewEvent::for_job(job.event_ref(), to, Some(failure), now) {
             items.push(self.outbox_put(&event, now)?);
         }
         let base_len = items.len();
@@ -502,7 +502,7 @@ impl Store {
             TransactWriteItem::builder().update(update).build(),
             self.account_release(job, false)?,
         ];
-        if let Some(event) = NewEvent::for_job(job, JobState::Succeeded, None, now) {
+        if let Some(event) = NewEvent::for_job(job.event_ref(), JobState::Succeeded, None, now) {
             items.push(self.outbox_put(&event, now)?);
         }
         items.extend(extra);

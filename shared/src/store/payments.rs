@@ -11,9 +11,9 @@ use aws_sdk_dynamodb::types::{TransactWriteItem, Update};
 
 use super::schema::{AccountItem, LedgerItem, PaymentItem, attr};
 use super::{Store, TxOutcome, from_item, n, names, s, to_item};
+use crate::domain::webhooks::NewEvent;
 use crate::domain::{Operator, UserId};
 use crate::error::{AwsError, Error};
-use crate::webhooks::NewEvent;
 
 /// How a purchase's transaction ended.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -670,6 +670,16 @@ pub struct NewJob {
 }
 
 impl JobItem {
+    /// What a webhook event about this job reports.
+    pub fn event_ref(&self) -> crate::domain::webhooks::JobRef<'_> {
+        crate::domain::webhooks::JobRef {
+            job_id: &self.job_id,
+            user_id: &self.user_id,
+            operation: self.operation,
+            root_job_id: self.repair.as_ref().map(|r| &r.root_job_id),
+        }
+    }
+
     /// A new job, queued at `now` and counted as dispatched once (the submit rings the queue
     /// right after the commit; if that fails the sweeper re-sends), in the sweeper's index
     /// under `sweep_at`: for a queued job, when its next re-send is due (`resend_after` from

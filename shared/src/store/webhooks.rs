@@ -9,8 +9,8 @@ use super::schema::{
     WebhookEventItem, WebhookSecret, attr, index,
 };
 use super::{Store, from_item, names, s, to_item};
+use crate::domain::webhooks::NewEvent;
 use crate::error::{AwsError, Error};
-use crate::webhooks::NewEvent;
 
 impl Store {
     /// The outbox row of `event`, due at once, as a transaction item: it commits with the
@@ -31,7 +31,7 @@ impl Store {
             due_at: Some(now.to_owned()),
             rounds: 0,
             delivered_to: Vec::new(),
-            expires_at: Some(crate::webhooks::expires_at(
+            expires_at: Some(crate::domain::webhooks::expires_at(
                 crate::clock::parse(now).unwrap_or_else(crate::clock::now),
             )),
         };
@@ -172,8 +172,9 @@ impl Store {
     /// Makes an event due again now (an operator's replay): a fresh run of rounds to every
     /// active endpoint, the delivery log kept, the event kept a full retention from now.
     pub async fn replay_webhook_event(&self, event_id: &str, now: &str) -> Result<bool, Error> {
-        let expires =
-            crate::webhooks::expires_at(crate::clock::parse(now).unwrap_or_else(crate::clock::now));
+        let expires = crate::domain::webhooks::expires_at(
+            crate::clock::parse(now).unwrap_or_else(crate::clock::now),
+        );
         let res = self
             .ddb
             .update_item()

@@ -4,7 +4,7 @@
 use std::process::ExitCode;
 
 use anyhow::{Context, anyhow, bail};
-use atelier_shared::aws::Clients;
+use atelier_shared::adapters::aws::Clients;
 use atelier_shared::config::{AdminSettings, Config, env};
 use atelier_shared::domain::Micros;
 use atelier_shared::domain::{Credits, GrantReason, JobId, Operator, UserId};
@@ -452,7 +452,7 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             };
             let operator = operator_from(operator)?;
             let app = app().await?;
-            match atelier_shared::services::purchases::release_hold(&app, &user, &operator).await? {
+            match atelier_shared::services::payments::release_hold(&app, &user, &operator).await? {
                 ReleaseOutcome::Released(reason) => {
                     println!("released {user} (the hold was for {reason})");
                 }
@@ -519,7 +519,7 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         Command::Models => {
-            let catalogue = atelier_shared::model::catalogue::export();
+            let catalogue = atelier_shared::adapters::model::catalogue::export();
             println!("{}", serde_json::to_string_pretty(&catalogue)?);
             Ok(ExitCode::SUCCESS)
         }

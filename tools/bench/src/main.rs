@@ -25,14 +25,15 @@ use std::time::{Duration, Instant, SystemTime};
 
 use anyhow::{Context, Result, bail};
 use atelier_model_server::samples;
-use atelier_shared::assets::{Assets, Copied};
-use atelier_shared::aws::Clients;
+use atelier_shared::adapters::assets::{Assets, Copied};
+use atelier_shared::adapters::aws::Clients;
 use atelier_shared::config::Config;
 use atelier_shared::domain::{AssetId, AssetKind, IdempotencyKey, JobId, Operation, UserId};
 use atelier_shared::services::process::Outcome;
 use atelier_shared::services::{App, budget};
 use atelier_shared::store::schema::{attr, user_day_key};
-use atelier_shared::{clock, provision};
+use atelier_shared::clock;
+use atelier_shared::store::provision;
 use atelier_tests::{Harness, StandIn};
 use atelier_wire_proxy::{Counts, Proxy, Service};
 use aws_config::BehaviorVersion;

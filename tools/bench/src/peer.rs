@@ -13,7 +13,7 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
-use atelier_shared::aws::Clients;
+use atelier_shared::adapters::aws::Clients;
 use atelier_shared::config::Config;
 use atelier_shared::domain::UserId;
 use atelier_shared::services::App;
@@ -48,7 +48,7 @@ pub async fn run(out: PathBuf) -> Result<()> {
     let upstream = std::env::var("AWS_ENDPOINT_URL").context("AWS_ENDPOINT_URL")?;
     let proxy = Proxy::start(&upstream, None).await?;
     let direct_clients = Clients::from_env().await;
-    atelier_shared::provision::ensure(&direct_clients, &config.resources)
+    atelier_shared::store::provision::ensure(&direct_clients, &config.resources)
         .await
         .map_err(|e| anyhow::anyhow!("provisioning: {e:?}"))?;
     let counted_sdk = aws_config::defaults(BehaviorVersion::latest())

@@ -8,7 +8,7 @@ use anyhow::Context;
 use atelier_local::authorizer::Authorizer;
 use atelier_local::issuer::DevIssuer;
 use atelier_local::serve::ISSUER_PATH;
-use atelier_shared::aws::Clients;
+use atelier_shared::adapters::aws::Clients;
 use std::sync::Arc;
 
 use atelier_shared::config::{Config, ModelSettings, STAND_IN_MODEL_URL, STAND_IN_STRIPE_URL};
@@ -68,7 +68,7 @@ async fn with_stripe(
     let settings = &app.config.payments;
     let configured = settings.stripe_secret_id.is_some() || settings.stripe_secret_key.is_some();
     if configured || settings.stripe_base_url != STAND_IN_STRIPE_URL {
-        let stripe = atelier_shared::payments::setup::connect(settings, clients).await?;
+        let stripe = atelier_shared::adapters::payments::setup::connect(settings, clients).await?;
         return Ok((app.with_stripe(stripe), None));
     }
     let addr: SocketAddr = STAND_IN_STRIPE_URL.trim_start_matches("http://").parse()?;
@@ -82,11 +82,12 @@ async fn with_stripe(
     .await
     .with_context(|| format!("starting the stand-in Stripe on {addr}"))?;
     eprintln!("Stand-in Stripe on {}", server.base_url());
-    let client = atelier_shared::payments::stripe::StripeClient::new(
+    let client = atelier_shared::adapters::payments::stripe::StripeClient::new(
         STAND_IN_STRIPE_URL,
         LOCAL_STRIPE_KEY.to_owned(),
     )?;
-    let stripe = atelier_shared::payments::Stripe::new(client, LOCAL_WEBHOOK_SECRET.to_owned());
+    let stripe =
+        atelier_shared::adapters::payments::Stripe::new(client, LOCAL_WEBHOOK_SECRET.to_owned());
     Ok((app.with_stripe(Some(stripe)), Some(server)))
 }
 
@@ -111,7 +112,7 @@ async fn main() -> anyhow::Result<()> {
             Ok(())
         }
         Command::Issuer => {
-            atelier_shared::telemetry::init();
+            atelier_shared::adapters::telemetry::init();
             let issuer = DevIssuer::load_or_create(&issuer_dir, &issuer_url)?;
             let addr = SocketAddr::from(([127, 0, 0, 1], cli.port));
             let listener = tokio::net::TcpListener::bind(addr)
@@ -126,17 +127,17 @@ async fn main() -> anyhow::Result<()> {
             Ok(())
         }
         Command::Provision => {
-            atelier_shared::telemetry::init();
+            atelier_shared::adapters::telemetry::init();
             let config = Config::from_env()?;
-            atelier_shared::provision::ensure(&Clients::from_env().await, &config.resources)
+            atelier_shared::store::provision::ensure(&Clients::from_env().await, &config.resources)
                 .await?;
             Ok(())
         }
         Command::Serve => {
-            atelier_shared::telemetry::init();
+            atelier_shared::adapters::telemetry::init();
             let config = Config::from_env()?;
             let clients = Clients::from_env().await;
-            atelier_shared::provision::ensure(&clients, &config.resources)
+            atelier_shared::store::provision::ensure(&clients, &config.resources)
                 .await
                 .context("creating local resources")?;
             let issuer = DevIssuer::load_or_create(&issuer_dir, &issuer_url)?;
@@ -158,7 +159,7 @@ async fn main() -> anyhow::Result<()> {
             // No Stripe keys configured: the stand-in Stripe, in-process, forwarding its
             // signed events to this API like `stripe listen --forward-to`.
             let (app, _stripe_stand_in) = with_stripe(app, &clients, cli.port).await?;
-            let model = atelier_shared::model::setup::client_from_env(&clients).await?;
+            let model = atelier_shared::adapters::model::setup::client_from_env(&clients).await?;
             let processor = Processor::new(app.clone(), model);
             // The same cold-start check as the consumer Lambda's.
             let timeout = std::time::Duration::from_secs(app.config.limits.consumer_timeout_secs);
@@ -170,7 +171,7 @@ async fn main() -> anyhow::Result<()> {
             let sweep_app = app.clone();
             let sweeper = tokio::spawn(async move {
                 let mut tick = tokio::time::interval(std::time::Duration::from_secs(60));
-                let http = match atelier_shared::webhooks::client::WebhookClient::new(
+                let http = match atelier_shared::adapters::webhooks::client::WebhookClient::new(
                     sweep_app.config.webhooks.private_addresses,
                 ) {
                     Ok(http) => http,

@@ -15,7 +15,7 @@ use std::time::Instant;
 
 use atelier_model_server::restyle::restyle;
 use atelier_shared::domain::StyleId;
-use atelier_shared::imaging::{
+use atelier_shared::domain::imaging::{
     DecodeLimits, JPEG_QUALITY, Mask, composite, downscale, encode_jpeg, encode_png, leakage,
     mask_from_png,
 };

@@ -10,18 +10,18 @@
 use std::collections::HashMap;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use atelier_shared::domain::{StyleId, Target};
-use atelier_shared::imaging::{
+use atelier_shared::adapters::model::catalogue::{self, Serves};
+use atelier_shared::adapters::model::cost::vision_image_tokens;
+use atelier_shared::adapters::model::vision::{COMPARISON_SCHEMA, READINESS_SCHEMA, REVIEW_SCHEMA};
+use atelier_shared::adapters::model::{
+    CLIENT_REQUEST_ID_HEADER, Comparison, Outcome, Readiness, Review, TargetBox, Verdict,
+};
+use atelier_shared::domain::imaging::{
     DecodeLimits, LEAKAGE_TOLERANCE, Mask, encode_png, fit_within, leakage, mask_from_png,
     pixel_changed, resize_exact,
 };
-use atelier_shared::model::catalogue::{self, Serves};
-use atelier_shared::model::cost::vision_image_tokens;
-use atelier_shared::model::vision::{COMPARISON_SCHEMA, READINESS_SCHEMA, REVIEW_SCHEMA};
-use atelier_shared::model::{
-    CLIENT_REQUEST_ID_HEADER, Comparison, Outcome, Readiness, Review, TargetBox, Verdict,
-};
-use atelier_shared::prompts::{ImageRole, USER_DATA_LABEL};
+use atelier_shared::domain::prompts::{ImageRole, USER_DATA_LABEL};
+use atelier_shared::domain::{StyleId, Target};
 use axum::Json;
 use axum::Router;
 use axum::body::Bytes;

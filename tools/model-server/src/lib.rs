@@ -1,5 +1,5 @@
 //! The stand-in model server: the OpenAI image-edit and chat-completions endpoints over real
-//! HTTP, so every test exercises the real [`atelier_shared::model::ModelClient`] over the wire.
+//! HTTP, so every test exercises the real [`atelier_shared::adapters::model::ModelClient`] over the wire.
 //! It is the default model when no provider key is configured, so the local run works offline.
 //!
 //! - It does real image work: the edit restyles deterministically per medium

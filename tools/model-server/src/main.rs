@@ -33,7 +33,7 @@ enum Command {
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
-    atelier_shared::telemetry::init();
+    atelier_shared::adapters::telemetry::init();
     let args = Args::parse();
     if let Some(Command::Samples { dir }) = args.command {
         std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;

@@ -4,7 +4,7 @@
 //! same input always gives the same output, so tests can compare results byte for byte.
 
 use atelier_shared::domain::StyleId;
-use atelier_shared::imaging::Mask;
+use atelier_shared::domain::imaging::Mask;
 use image::{Rgba, RgbaImage};
 
 /// How far (pixels) the edit spills past a mask, as real image models do.
@@ -160,7 +160,7 @@ pub fn restyle(image: &mut RgbaImage, region: &Mask, style: StyleId) {
 mod tests {
     use super::*;
     use atelier_shared::domain::STYLES;
-    use atelier_shared::imaging::{LEAKAGE_TOLERANCE, pixel_changed};
+    use atelier_shared::domain::imaging::{LEAKAGE_TOLERANCE, pixel_changed};
 
     #[test]
     fn every_medium_visibly_changes_most_pixels_and_is_deterministic() {

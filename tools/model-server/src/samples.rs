@@ -2,7 +2,7 @@
 //! with a little deterministic grain, 512×384, as PNG bytes. They are what the tests, the
 //! local run and the CLI use; the stand-in's scene analysis finds their subjects exactly.
 
-use atelier_shared::imaging::{ImagingError, Mask, encode_png};
+use atelier_shared::domain::imaging::{ImagingError, Mask, encode_png};
 use image::{GrayImage, Luma, Rgba, RgbaImage};
 
 pub const WIDTH: u32 = 512;

@@ -7,7 +7,7 @@
 use std::collections::HashMap;
 
 use atelier_shared::domain::Target;
-use atelier_shared::imaging::Mask;
+use atelier_shared::domain::imaging::Mask;
 use image::{GrayImage, Luma, RgbaImage};
 
 /// Sum of absolute RGB differences above which a pixel is not background.

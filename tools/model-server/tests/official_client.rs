@@ -27,17 +27,17 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 use atelier_model_server::{ServerHandle, samples, spawn};
-use atelier_shared::domain::{
-    AssetId, EditSpec, IdempotencyKey, JobId, Operation, Strength, StyleId, Target, UserId,
-};
-use atelier_shared::imaging::{DecodeLimits, encode_png, mask_from_png};
-use atelier_shared::model::cost::VISION_MAX_OUTPUT_TOKENS;
-use atelier_shared::model::vision::VisionAnswer;
-use atelier_shared::model::{
+use atelier_shared::adapters::model::cost::VISION_MAX_OUTPUT_TOKENS;
+use atelier_shared::adapters::model::vision::VisionAnswer;
+use atelier_shared::adapters::model::{
     CLIENT_REQUEST_ID_HEADER, Comparison, EditCall, EditSize, ImageInput, ImageRole, ModelClient,
     ModelConfig, Readiness, Review, VisionPrompt, VisionReply,
 };
-use atelier_shared::prompts;
+use atelier_shared::domain::imaging::{DecodeLimits, encode_png, mask_from_png};
+use atelier_shared::domain::prompts;
+use atelier_shared::domain::{
+    AssetId, EditSpec, IdempotencyKey, JobId, Operation, Strength, StyleId, Target, UserId,
+};
 use axum::Router;
 use axum::body::{Body, Bytes};
 use axum::extract::{FromRequest, Multipart, Request, State};
@@ -456,7 +456,7 @@ async fn both_vision_calls<T: VisionAnswer>(
         &ModelClient,
         &JobId,
         &[ImageInput],
-    ) -> Result<VisionReply<T>, atelier_shared::model::ModelError>,
+    ) -> Result<VisionReply<T>, atelier_shared::adapters::model::ModelError>,
 ) -> (VisionReply<T>, Report, Value, Value) {
     let bench = Bench::start(name).await;
     let images: Vec<ImageInput> = prompt
@@ -788,7 +788,7 @@ fn documented_lifecycle(module: &str) -> (Vec<String>, BTreeMap<String, String>)
 
 #[test]
 fn no_default_model_is_listed_as_shut_down_by_the_pinned_official_client() {
-    use atelier_shared::model::catalogue::{CATALOGUE, Serves};
+    use atelier_shared::adapters::model::catalogue::{CATALOGUE, Serves};
     let today = atelier_shared::clock::now().date().to_string();
     let image = documented_lifecycle(&client_module("types/image_model.py"));
     let chat = documented_lifecycle(&client_module("types/shared/chat_model.py"));

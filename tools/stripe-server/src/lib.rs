@@ -1,5 +1,5 @@
 //! The stand-in Stripe: the subset of Stripe's API Atelier uses, over real HTTP, so the real
-//! [`atelier_shared::payments::stripe::StripeClient`] (and Stripe's official library) talk
+//! [`atelier_shared::adapters::payments::stripe::StripeClient`] (and Stripe's official library) talk
 //! to it as to Stripe. It is the payment provider of `cargo xtask dev` and of the tests.
 //!
 //! - `POST /v1/checkout/sessions` (form-encoded, `Authorization: Bearer sk_test_…`,
@@ -28,7 +28,7 @@ use axum::routing::{get, post};
 use serde_json::{Value, json};
 
 /// The API version the stand-in answers in (the one the client pins).
-pub const API_VERSION: &str = atelier_shared::payments::stripe::STRIPE_VERSION;
+pub const API_VERSION: &str = atelier_shared::adapters::payments::stripe::STRIPE_VERSION;
 
 /// Server options.
 #[derive(Debug, Clone)]
@@ -492,7 +492,7 @@ async fn emit(shared: &Shared, kind: &str, object: Value) -> Response {
 
 /// One signed delivery; the receiver's status (0: not reached).
 async fn deliver(shared: &Shared, url: &str, payload: &str) -> u16 {
-    let header = atelier_shared::payments::signature::header(
+    let header = atelier_shared::adapters::payments::signature::header(
         payload.as_bytes(),
         &shared.options.webhook_secret,
         now(),

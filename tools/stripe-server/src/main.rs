@@ -28,7 +28,7 @@ struct Args {
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
-    atelier_shared::telemetry::init();
+    atelier_shared::adapters::telemetry::init();
     let args = Args::parse();
     let options = Options {
         webhook_secret: args.webhook_secret,

@@ -4,7 +4,7 @@
 
 use std::time::{Duration, Instant};
 
-use atelier_shared::aws::Clients;
+use atelier_shared::adapters::aws::Clients;
 use atelier_wire_proxy::{FaultKind, FaultPlan, Operation, Proxy, Service};
 use aws_config::BehaviorVersion;
 use aws_config::retry::RetryConfig;

@@ -3,7 +3,7 @@
 //! the authentication).
 
 use atelier_shared::services::App;
-use atelier_shared::services::purchases::{self, CheckoutSpec, WebhookError};
+use atelier_shared::services::payments::{self, CheckoutSpec, WebhookError};
 use axum::Json;
 use axum::body::Bytes;
 use axum::extract::State;
@@ -62,7 +62,7 @@ pub async fn create_checkout(
         req.success_url.as_deref(),
         req.cancel_url.as_deref(),
     )?;
-    let checkout = purchases::checkout(&app, &user, &key, &spec).await?;
+    let checkout = payments::checkout(&app, &user, &key, &spec).await?;
     let status = if checkout.replayed {
         StatusCode::OK
     } else {
@@ -97,10 +97,10 @@ pub async fn stripe_webhook(
     body: Bytes,
 ) -> Result<Json<WebhookReceipt>, ApiError> {
     let signature = headers
-        .get(atelier_shared::payments::signature::HEADER)
+        .get(atelier_shared::adapters::payments::signature::HEADER)
         .and_then(|v| v.to_str().ok());
     let now = atelier_shared::clock::now().unix_timestamp();
-    match purchases::webhook(&app, &body, signature, now).await {
+    match payments::webhook(&app, &body, signature, now).await {
         Ok(outcome) => Ok(Json(WebhookReceipt::from(outcome))),
         Err(e) => Err(webhook_error(e)),
     }

@@ -1,7 +1,7 @@
 //! Quotes: the price from the same function that charges.
 
 use atelier_shared::domain::EditRequest;
-use atelier_shared::pricing::{self, Quote};
+use atelier_shared::domain::pricing::{self, Quote};
 use axum::Json;
 
 use crate::auth::Caller;

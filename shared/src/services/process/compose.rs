@@ -6,9 +6,9 @@ use image::RgbaImage;
 
 use super::Stop;
 use super::inputs::{Inputs, internal_image};
+use crate::adapters::model::TargetBox;
+use crate::domain::imaging::{self, DecodeLimits, Mask};
 use crate::domain::{FailureCode, LeakageRecord, Target};
-use crate::imaging::{self, DecodeLimits, Mask};
-use crate::model::TargetBox;
 use crate::store::schema::JobItem;
 
 /// Soft edge of the composite, inside the selection only.

@@ -10,15 +10,15 @@ use super::compose::compose;
 use super::inputs::{Inputs, edit_call, internal_image, prompt_chars, vision_images};
 use super::memory::MemoryKey;
 use super::{EDIT_PROMPT_ALLOWANCE_CHARS, Outcome, Run, Step, Stop};
-use crate::assets::Assets;
+use crate::adapters::assets::Assets;
+use crate::adapters::model::{CallKind, ImageRole, Readiness, Review, Verdict};
 use crate::clock;
+use crate::domain::imaging;
+use crate::domain::prompts::{self, EditPrompt};
 use crate::domain::{
     Credits, FailureCode, JobFailure, JobResult, ResultFormat, ReviewRecord, ReviewVerdict,
 };
 use crate::error::Error;
-use crate::imaging;
-use crate::model::{CallKind, ImageRole, Readiness, Review, Verdict};
-use crate::prompts::{self, EditPrompt};
 
 /// Where an image of a job was stored: its master and its download rendition.
 pub(super) struct StoredImage {

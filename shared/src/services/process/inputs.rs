@@ -4,12 +4,12 @@
 use image::RgbaImage;
 
 use super::{Run, Stop};
-use crate::assets::{AssetReadError, Assets, Copied};
+use crate::adapters::assets::{AssetReadError, Assets, Copied};
+use crate::adapters::model::{EditCall, EditSize, ImageInput, ImageRole};
+use crate::domain::imaging::{self, DecodeLimits, ImagingError, Mask};
+use crate::domain::prompts::{EditPrompt, VisionPrompt};
 use crate::domain::{AssetId, AssetKind, FailureCode};
 use crate::error::Error;
-use crate::imaging::{self, DecodeLimits, ImagingError, Mask};
-use crate::model::{EditCall, EditSize, ImageInput, ImageRole};
-use crate::prompts::{EditPrompt, VisionPrompt};
 
 /// Longest side of an image sent to the edit call (the model works at 1–2 MP; the result is
 /// scaled back and composited at the original's size).

@@ -21,10 +21,10 @@ use serde::Serialize;
 use sha2::{Digest, Sha256};
 
 use super::Run;
+use crate::adapters::model::ImageInput;
 use crate::clock::{self, Instant};
 use crate::domain::UserId;
-use crate::model::ImageInput;
-use crate::prompts::VisionPrompt;
+use crate::domain::prompts::VisionPrompt;
 use crate::services::budget;
 use crate::store::schema::{ReadinessMemoryItem, readiness_memory_key};
 
@@ -118,7 +118,7 @@ impl Run<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::ImageRole;
+    use crate::adapters::model::ImageRole;
 
     fn user(name: &str) -> UserId {
         UserId::parse(name).unwrap_or_else(|| panic!("user {name}"))

@@ -31,12 +31,12 @@ pub use fault::Step;
 
 use super::App;
 use super::budget::{self, Billed, PaidAttempt, Refusal, Reservation, ReserveRequest};
+use crate::adapters::model::{CallKind, ModelClient, ModelConfig, ModelError, cost};
 use crate::clock::{self, Instant};
 use crate::domain::{
     Credits, FailureCode, JobFailure, JobId, JobResult, JobState, Micros, ReviewVerdict,
 };
 use crate::error::Error;
-use crate::model::{CallKind, ModelClient, ModelConfig, ModelError, cost};
 use crate::store::jobs::FinishOutcome;
 use crate::store::schema::JobItem;
 
@@ -207,7 +207,7 @@ impl Processor {
             Err(e) => return Err(ProcessError::BeforeClaim(e)),
         };
         tracing::info!(job_id = %id, user_id = %job.user_id, "job_claimed");
-        crate::metrics::claimed(&job.created_at, clock::now());
+        crate::adapters::metrics::claimed(&job.created_at, clock::now());
         let mut run = Run {
             p: self,
             job: &job,
@@ -231,12 +231,12 @@ impl Processor {
     /// With metrics on: the day's spend and reservations as shares of its cap, for the
     /// 50/80/95 % alarms (one read per job; skipped otherwise).
     async fn emit_budget_metric(&self) {
-        if !crate::metrics::enabled() {
+        if !crate::adapters::metrics::enabled() {
             return;
         }
         let day = budget::day_of(clock::now());
         if let Ok(Some(d)) = self.app.store.get_budget_day(&day).await {
-            crate::metrics::budget(d.used_micros, d.reserved_micros, d.cap_micros);
+            crate::adapters::metrics::budget(d.used_micros, d.reserved_micros, d.cap_micros);
         }
     }
 
@@ -361,7 +361,7 @@ impl Run<'_> {
             FinishOutcome::Done => {
                 let comparison = result.comparison.as_ref().map(|c| c.outcome);
                 tracing::info!(job_id = %self.job.job_id, verdict = ?verdict, comparison = ?comparison, retained_previous = result.retained_previous, "job_delivered");
-                crate::metrics::delivered(&self.job.created_at, now);
+                crate::adapters::metrics::delivered(&self.job.created_at, now);
                 Ok(Outcome::Delivered { verdict })
             }
             FinishOutcome::NotInState => {
@@ -389,9 +389,9 @@ impl Run<'_> {
         match finished {
             FinishOutcome::Done => {
                 tracing::info!(job_id = %self.job.job_id, code = %failure.code, credits = self.job.credits.get(), "job_failed_refunded");
-                crate::metrics::failed_and_refunded(
+                crate::adapters::metrics::failed_and_refunded(
                     failure.code,
-                    crate::metrics::RefundSource::Consumer,
+                    crate::adapters::metrics::RefundSource::Consumer,
                     self.job.credits,
                 );
                 Ok(Outcome::Failed { code: failure.code })

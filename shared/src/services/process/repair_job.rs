@@ -17,15 +17,15 @@ use super::compose::compose;
 use super::edit_job::StoredImage;
 use super::inputs::{Inputs, internal_image, prompt_chars, vision_images};
 use super::{EDIT_PROMPT_ALLOWANCE_CHARS, Outcome, Run, Step, Stop};
-use crate::assets::AssetReadError;
+use crate::adapters::assets::AssetReadError;
+use crate::adapters::model::{CallKind, ImageRole, Outcome as Compared};
+use crate::domain::imaging::DecodeLimits;
+use crate::domain::prompts::{self, EditPrompt, VisionPrompt};
 use crate::domain::{
     ComparisonOutcome, ComparisonRecord, FailureCode, JobId, JobResult, LeakageRecord,
     ReviewRecord, ReviewVerdict,
 };
 use crate::error::Error;
-use crate::imaging::DecodeLimits;
-use crate::model::{CallKind, ImageRole, Outcome as Compared};
-use crate::prompts::{self, EditPrompt, VisionPrompt};
 use crate::store::schema::{CurrentVersion, JobItem, RepairOf};
 
 /// The version a repair starts from.

@@ -7,11 +7,11 @@
 //! rung after the commit; a failed ring is left to the sweeper (rule 4).
 
 use super::Submitted;
-use crate::assets::Assets;
+use crate::adapters::assets::Assets;
 use crate::clock;
+use crate::domain::pricing;
 use crate::domain::{EditSpec, IdempotencyKey, InputVersion, JobId, Operation, UserId};
 use crate::error::Error;
-use crate::pricing;
 use crate::services::App;
 use crate::services::budget::day_of;
 use crate::store::jobs::NoRefusal;

@@ -99,14 +99,14 @@ fn replay_or_conflict(old: JobItem, new: &JobItem) -> Result<Submitted, Error> {
         && old.operation == new.operation
     {
         tracing::info!(job_id = %old.job_id, "job_replayed");
-        crate::metrics::replayed();
+        crate::adapters::metrics::replayed();
         Ok(Submitted {
             job: old,
             replayed: true,
         })
     } else {
         tracing::info!(job_id = %old.job_id, "idempotency_conflict");
-        crate::metrics::idempotency_conflict();
+        crate::adapters::metrics::idempotency_conflict();
         Err(Error::IdempotencyConflict)
     }
 }

@@ -7,9 +7,9 @@
 
 use super::Submitted;
 use crate::clock;
+use crate::domain::pricing;
 use crate::domain::{IdempotencyKey, JobId, JobState, Operation, RepairSpec, UserId};
 use crate::error::Error;
-use crate::pricing;
 use crate::services::App;
 use crate::services::budget::day_of;
 use crate::store::lineage::LineageRefusal;

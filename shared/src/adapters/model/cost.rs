@@ -1,4 +1,4 @@
-//! What model calls cost *us* (not what a user pays: that is `crate::pricing`, in credits):
+//! What model calls cost *us* (not what a user pays: that is `crate::domain::pricing`, in credits):
 //! the real cost of a call from the provider's usage and the prices of the model that served
 //! it (its row in [`super::catalogue`]), and a conservative estimate to reserve against the
 //! day's budget before the call (docs/design.md rules 8 and 9: integers only, no floats).
@@ -153,7 +153,7 @@ pub fn estimate_micros(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::catalogue::{CATALOGUE, find};
+    use crate::adapters::model::catalogue::{CATALOGUE, find};
 
     fn usage(input: Option<u64>, output: Option<u64>) -> Usage {
         Usage {

@@ -18,16 +18,16 @@ use sha2::{Digest, Sha256};
 
 use super::App;
 use super::accounts::ensure_account;
+use crate::adapters::payments::Stripe;
+use crate::adapters::payments::event::{EventError, PaidSession, PaymentEvent, ReversalCause};
+use crate::adapters::payments::signature::{self, SignatureError};
+use crate::adapters::payments::stripe::{NewSession, StripeError};
 use crate::clock;
+use crate::domain::validation::FieldErrors;
 use crate::domain::{Credits, EmailStatus, IdempotencyKey, LedgerKind, Operator, Pack, UserId};
 use crate::error::Error;
-use crate::payments::Stripe;
-use crate::payments::event::{EventError, PaidSession, PaymentEvent, ReversalCause};
-use crate::payments::signature::{self, SignatureError};
-use crate::payments::stripe::{NewSession, StripeError};
 use crate::store::payments::{HoldChange, MoveOutcome, PurchaseOutcome, ReleaseOutcome};
 use crate::store::schema::{AccountItem, LedgerItem, PaymentItem, reference};
-use crate::validation::FieldErrors;
 
 /// A checkout request, validated: the pack and where Stripe sends the user back.
 #[derive(Debug, Clone)]

@@ -3,7 +3,7 @@
 //! before it takes any message, naming what is wrong.
 
 use super::{ModelClient, ModelConfig, ModelError};
-use crate::aws::Clients;
+use crate::adapters::aws::Clients;
 use crate::config::{ConfigError, ModelSettings};
 
 /// Why the model client could not be built.

@@ -28,7 +28,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use crate::domain::JobId;
-pub use crate::prompts::{EditPrompt, ImageRole, VisionPrompt};
+pub use crate::domain::prompts::{EditPrompt, ImageRole, VisionPrompt};
 use vision::VisionAnswer;
 pub use vision::{Comparison, Outcome, Readiness, Review, TargetBox, Verdict};
 

@@ -18,9 +18,9 @@ use std::time::Duration;
 use metrics::Unit;
 use metrics_cloudwatch_embedded::Collector;
 
+use crate::adapters::model::CallKind;
 use crate::clock::Instant;
 use crate::domain::{Credits, FailureCode, Micros};
-use crate::model::CallKind;
 
 /// Namespace of every Atelier metric (the infrastructure's alarms watch these names).
 pub const NAMESPACE: &str = "Atelier";
@@ -253,7 +253,7 @@ pub fn install(function: &str) -> Result<(), InstallError> {
 
 /// Inside Lambda: [`install`] under the function's name. Elsewhere nothing is installed.
 pub fn install_in_lambda() -> Result<(), InstallError> {
-    match crate::config::lambda_function_name() {
+    match crate::adapters::aws::lambda_function_name() {
         Some(name) => install(name),
         None => Ok(()),
     }

@@ -261,7 +261,7 @@ pub fn find(id: &str) -> Option<&'static Model> {
 /// Why a configured model cannot be used.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ModelRefused {
-    #[error("{id:?} is not in the model catalogue (shared/src/model/catalogue.rs); known: {known}")]
+    #[error("{id:?} is not in the model catalogue (shared/src/adapters/model/catalogue.rs); known: {known}")]
     Unknown { id: String, known: String },
     #[error("{id:?} cannot serve the {wanted:?} calls")]
     WrongKind { id: String, wanted: Serves },
@@ -341,7 +341,7 @@ pub fn nearest_shutdown<'a>(ids: impl IntoIterator<Item = &'a str>, today: Date)
 }
 
 /// The daily lifecycle check (the sweeper's daily task): logs each configured model's days to
-/// its shutdown and records the nearest as [`crate::metrics::Metric::ModelDaysToShutdown`],
+/// its shutdown and records the nearest as [`crate::adapters::metrics::Metric::ModelDaysToShutdown`],
 /// which alarms [`SHUTDOWN_WARNING_DAYS`] before.
 pub fn check_lifecycle(ids: &[String], today: Date) -> i64 {
     for id in ids {
@@ -355,8 +355,8 @@ pub fn check_lifecycle(ids: &[String], today: Date) -> i64 {
         }
     }
     let days = nearest_shutdown(ids.iter().map(String::as_str), today)
-        .unwrap_or(crate::metrics::NO_SHUTDOWN_DAYS);
-    crate::metrics::model_days_to_shutdown(days);
+        .unwrap_or(crate::adapters::metrics::NO_SHUTDOWN_DAYS);
+    crate::adapters::metrics::model_days_to_shutdown(days);
     days
 }
 
@@ -383,10 +383,10 @@ pub fn export() -> serde_json::Value {
         "defaults": { "image": DEFAULT_IMAGE_MODEL, "vision": DEFAULT_VISION_MODEL },
         "shutdown_warning_days": SHUTDOWN_WARNING_DAYS,
         "metrics": {
-            "namespace": crate::metrics::NAMESPACE,
-            "days_to_shutdown": crate::metrics::Metric::ModelDaysToShutdown.name(),
-            "model_unavailable": crate::metrics::Metric::ModelUnavailable.name(),
-            "no_shutdown_days": crate::metrics::NO_SHUTDOWN_DAYS,
+            "namespace": crate::adapters::metrics::NAMESPACE,
+            "days_to_shutdown": crate::adapters::metrics::Metric::ModelDaysToShutdown.name(),
+            "model_unavailable": crate::adapters::metrics::Metric::ModelUnavailable.name(),
+            "no_shutdown_days": crate::adapters::metrics::NO_SHUTDOWN_DAYS,
         },
         "models": rows,
     })
@@ -459,7 +459,7 @@ mod tests {
             (
                 "the defaults: none announced",
                 ids(&[DEFAULT_IMAGE_MODEL, DEFAULT_VISION_MODEL]),
-                crate::metrics::NO_SHUTDOWN_DAYS,
+                crate::adapters::metrics::NO_SHUTDOWN_DAYS,
             ),
             (
                 "gpt-4.1-mini: 44 days",

@@ -8,7 +8,7 @@ use aws_sdk_dynamodb::types::{
 };
 use aws_sdk_sqs::types::QueueAttributeName;
 
-use crate::aws::Clients;
+use crate::adapters::aws::Clients;
 use crate::config::Resources;
 use crate::error::AwsError;
 use crate::store::schema::{KeyDef, TABLES, TableDef, table_name};

@@ -5,7 +5,7 @@
 
 use super::Stripe;
 use super::stripe::StripeClient;
-use crate::aws::Clients;
+use crate::adapters::aws::Clients;
 use crate::config::{ConfigError, PaymentSettings, env};
 
 /// Why the Stripe side could not be built.

@@ -33,3 +33,15 @@ impl Clients {
         }
     }
 }
+
+/// The Lambda function's name, set by the Lambda runtime (not our configuration); `None`
+/// outside Lambda. Read once.
+pub fn lambda_function_name() -> Option<&'static str> {
+    static NAME: std::sync::OnceLock<Option<String>> = std::sync::OnceLock::new();
+    NAME.get_or_init(|| {
+        std::env::var("AWS_LAMBDA_FUNCTION_NAME")
+            .ok()
+            .filter(|v| !v.is_empty())
+    })
+    .as_deref()
+}

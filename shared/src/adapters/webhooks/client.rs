@@ -16,7 +16,7 @@ use reqwest::dns::{Addrs, Name, Resolve, Resolving};
 
 use super::PrivateAddresses;
 use super::address::AddressClass;
-use super::sign::SignedHeaders;
+use crate::domain::webhooks::sign::SignedHeaders;
 
 /// A send refused because its address is not public.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -1,0 +1,12 @@
+//! The world outside the process: AWS, the model and payments providers, webhook receivers,
+//! metrics and logs. Adapters translate; they import `domain`, `config`, `error` and `clock`,
+//! never `store` or `services`.
+
+pub mod assets;
+pub mod aws;
+pub mod metrics;
+pub mod model;
+pub mod payments;
+pub mod queue;
+pub mod telemetry;
+pub mod webhooks;
