@@ -575,7 +575,7 @@ proptest! {
                 for e in &errors.0 {
                     let base = e.field.split('[').next().unwrap_or_default();
                     prop_assert!(FIELDS.contains(&base), "unknown field {:?} in {errors:?}", e.field);
-                    prop_assert!(!e.code.is_empty() && e.code.chars().all(|c| c.is_ascii_lowercase() || c == '_'), "{:?}", e.code);
+                    prop_assert!(!e.code.as_str().is_empty() && e.code.as_str().chars().all(|c| c.is_ascii_lowercase() || c == '_'), "{:?}", e.code);
                     prop_assert!(!e.message.is_empty());
                 }
             }

@@ -4,7 +4,7 @@
 
 use atelier_shared::Error;
 use atelier_shared::domain::FailureCode;
-use atelier_shared::domain::validation::{FieldError, FieldErrors};
+use atelier_shared::domain::validation::{FieldCode, FieldError, FieldErrors};
 use axum::Json;
 use axum::response::{IntoResponse, Response};
 use http::{HeaderValue, StatusCode, header};
@@ -278,7 +278,7 @@ impl From<Error> for ApiError {
                     .detail(format!("{field} does not name an uploaded asset of yours"));
                 e.problem.errors.push(FieldError {
                     field: field.to_owned(),
-                    code: "asset_not_found",
+                    code: FieldCode::AssetNotFound,
                     message: "no uploaded asset of this kind with this id".to_owned(),
                 });
                 e

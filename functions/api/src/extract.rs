@@ -2,7 +2,7 @@
 //! path of a bad field), the `Idempotency-Key` header, pagination parameters, the result's
 //! download format, and a read's wait and `If-None-Match`.
 
-use atelier_shared::domain::validation::FieldErrors;
+use atelier_shared::domain::validation::{FieldCode, FieldErrors};
 use atelier_shared::domain::{IdempotencyKey, ResultFormat};
 use atelier_shared::services::watch::{MAX_WAIT_SECS, Wait};
 use axum::body::Bytes;
@@ -72,7 +72,7 @@ pub fn parse_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
         } else {
             let mut errors = FieldErrors::default();
             let field = if path == "." { "body".to_owned() } else { path };
-            errors.push(field, "invalid", inner.to_string());
+            errors.push(field, FieldCode::Invalid, inner.to_string());
             ApiError::validation(errors)
         }
     })
@@ -137,7 +137,7 @@ impl<S: Send + Sync> FromRequestParts<S> for Pagination {
                     Ok(n) if (1..=Pagination::MAX_LIMIT).contains(&n) => limit = n,
                     _ => errors.push(
                         "limit",
-                        "out_of_range",
+                        FieldCode::OutOfRange,
                         format!("must be an integer from 1 to {}", Pagination::MAX_LIMIT),
                     ),
                 },
@@ -166,7 +166,7 @@ impl<S: Send + Sync> FromRequestParts<S> for DownloadFormat {
             if k == "format" {
                 match ResultFormat::parse(&v) {
                     Some(f) => format = f,
-                    None => errors.push("format", "invalid", "must be jpeg or png"),
+                    None => errors.push("format", FieldCode::Invalid, "must be jpeg or png"),
                 }
             }
         }

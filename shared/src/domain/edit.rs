@@ -2,6 +2,7 @@
 //! validated canonical form ([`EditSpec`]), which is what is priced, hashed, stored and sent
 //! to the models.
 
+use crate::domain::validation::FieldCode;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
@@ -194,11 +195,11 @@ fn required_choice<T>(
     field: &'static str,
     raw: Option<&str>,
     parse: impl Fn(&str) -> Option<T>,
-    unknown: (&'static str, &'static str),
+    unknown: (FieldCode, &'static str),
 ) -> Option<T> {
     match raw.map(str::trim) {
         None | Some("") => {
-            errors.push(field, "required", "is required");
+            errors.push(field, FieldCode::Required, "is required");
             None
         }
         Some(v) => parse(v).or_else(|| {
@@ -215,7 +216,7 @@ fn strength_field(errors: &mut FieldErrors, raw: Option<&str>) -> Option<Strengt
         Some(s) => Strength::parse(s).or_else(|| {
             errors.push(
                 "strength",
-                "unknown_strength",
+                FieldCode::UnknownStrength,
                 "must be one of subtle, balanced, strong",
             );
             None
@@ -228,12 +229,12 @@ fn mask_rule(errors: &mut FieldErrors, target: Option<Target>, has_mask: bool) {
     match (target, has_mask) {
         (Some(Target::Brush), false) => errors.push(
             "mask_asset_id",
-            "required",
+            FieldCode::Required,
             "is required when target is brush",
         ),
         (Some(t), true) if t != Target::Brush => errors.push(
             "mask_asset_id",
-            "not_allowed",
+            FieldCode::NotAllowed,
             "is only used when target is brush",
         ),
         _ => {}
@@ -245,7 +246,7 @@ fn lock_list(errors: &mut FieldErrors, raw: &[String]) -> Vec<String> {
     if raw.len() > limits::LOCKS {
         errors.push(
             "locks",
-            "too_many",
+            FieldCode::TooMany,
             format!("at most {} locks", limits::LOCKS),
         );
     }
@@ -254,7 +255,7 @@ fn lock_list(errors: &mut FieldErrors, raw: &[String]) -> Vec<String> {
         match clean_text(raw, limits::LOCK_CHARS) {
             Ok(t) if locks.iter().any(|l| l.eq_ignore_ascii_case(&t)) => errors.push(
                 format!("locks[{i}]"),
-                "duplicate",
+                FieldCode::Duplicate,
                 "repeats an earlier lock",
             ),
             Ok(t) => locks.push(t),
@@ -270,7 +271,7 @@ fn asset_field(errors: &mut FieldErrors, field: &str, raw: Option<&str>) -> Opti
     if id.is_none() {
         errors.push(
             field,
-            "invalid_asset_id",
+            FieldCode::InvalidAssetId,
             "is not an asset id from POST /v1/uploads",
         );
     }
@@ -318,7 +319,10 @@ impl EditRequest {
             "style",
             self.style.as_deref(),
             StyleId::parse,
-            ("unknown_style", "is not a style from GET /v1/styles"),
+            (
+                FieldCode::UnknownStyle,
+                "is not a style from GET /v1/styles",
+            ),
         );
         let target = required_choice(
             &mut errors,
@@ -326,14 +330,14 @@ impl EditRequest {
             self.target.as_deref(),
             Target::parse,
             (
-                "unknown_target",
+                FieldCode::UnknownTarget,
                 "must be one of pet, person, background, brush",
             ),
         );
         let strength = strength_field(&mut errors, self.strength.as_deref());
         let original = match self.original_asset_id.as_deref() {
             None => {
-                errors.push("original_asset_id", "required", "is required");
+                errors.push("original_asset_id", FieldCode::Required, "is required");
                 None
             }
             raw => asset_field(&mut errors, "original_asset_id", raw),
@@ -587,7 +591,9 @@ mod tests {
                 .err()
                 .unwrap_or_else(|| panic!("{why}: accepted"));
             assert!(
-                errs.0.iter().any(|e| e.field == field && e.code == code),
+                errs.0
+                    .iter()
+                    .any(|e| e.field == field && e.code.as_str() == code),
                 "{why}: wanted {field}/{code}, got {errs:?}"
             );
         }

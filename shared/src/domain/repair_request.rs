@@ -3,6 +3,7 @@
 //! change (naming one is `settings_locked`); a different style is a new edit. Its hash names
 //! the lineage and the words, so a replay must repeat both. Also the lineage's limits.
 
+use crate::domain::validation::FieldCode;
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
@@ -62,20 +63,24 @@ impl RepairRequest {
             if EditRequest::FIELDS.contains(&field.as_str()) {
                 errors.push(
                     field.clone(),
-                    "settings_locked",
+                    FieldCode::SettingsLocked,
                     "a repair keeps the edit's settings; for a different one, start a new edit (POST /v1/edits)",
                 );
             } else {
-                errors.push(field.clone(), "unknown_field", "is not a field of a repair");
+                errors.push(
+                    field.clone(),
+                    FieldCode::UnknownField,
+                    "is not a field of a repair",
+                );
             }
         }
         let instruction = match self.instruction.as_deref() {
             None => {
-                errors.push("instruction", "required", "is required");
+                errors.push("instruction", FieldCode::Required, "is required");
                 None
             }
             Some(raw) if raw.trim().is_empty() => {
-                errors.push("instruction", "required", "is required");
+                errors.push("instruction", FieldCode::Required, "is required");
                 None
             }
             Some(raw) => match clean_text(raw, INSTRUCTION_CHARS) {
@@ -140,7 +145,7 @@ mod tests {
         let errors = errors.map(|e| e.0).unwrap_or_default();
         assert_eq!(errors.len(), 1);
         assert_eq!(errors[0].field, "style");
-        assert_eq!(errors[0].code, "settings_locked");
+        assert_eq!(errors[0].code.as_str(), "settings_locked");
     }
 
     #[test]

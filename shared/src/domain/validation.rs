@@ -8,11 +8,91 @@ use serde::Serialize;
 pub struct FieldError {
     /// JSON path of the field, e.g. `locks[1]`.
     pub field: String,
-    /// Stable machine code, e.g. `too_long`, `unknown_style`; user text also `empty`,
-    /// `control_character` and `invisible_character` (a hidden format character).
-    pub code: &'static str,
+    /// Stable machine code, from the `FieldCode` catalogue.
+    pub code: FieldCode,
     /// A sentence for a person.
     pub message: String,
+}
+
+/// The catalogue of field-error codes (`FieldError::code`): one variant per stable code, in
+/// the OpenAPI document as a string enum, so clients switch on a union, not on free text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum FieldCode {
+    /// Missing or empty where a value is required.
+    Required,
+    /// Present but not a valid value of its type.
+    Invalid,
+    /// Not a field of this request.
+    UnknownField,
+    /// User text: empty after trimming.
+    Empty,
+    /// User text: longer than its limit.
+    TooLong,
+    /// User text: a control character (newlines included).
+    ControlCharacter,
+    /// User text: a hidden format character outside an emoji sequence.
+    InvisibleCharacter,
+    /// Not one of the strengths.
+    UnknownStrength,
+    /// Not a medium of the catalogue.
+    UnknownStyle,
+    /// Not one of the targets.
+    UnknownTarget,
+    /// Not one of the upload kinds.
+    UnknownKind,
+    /// Not one of the credit packs.
+    UnknownPack,
+    /// Not allowed with the other fields (a mask without the brush target).
+    NotAllowed,
+    /// A list longer than its limit.
+    TooMany,
+    /// The same value twice in a list.
+    Duplicate,
+    /// Not an asset id.
+    InvalidAssetId,
+    /// Below the smallest accepted value.
+    TooSmall,
+    /// Above the largest accepted value.
+    TooLarge,
+    /// Outside the accepted range.
+    OutOfRange,
+    /// A content type the API does not take.
+    UnsupportedType,
+    /// An asset id that names no asset of this user.
+    AssetNotFound,
+    /// A repair may not change the settings of the edit it repairs.
+    SettingsLocked,
+}
+
+impl FieldCode {
+    /// The wire form (`too_long`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FieldCode::Required => "required",
+            FieldCode::Invalid => "invalid",
+            FieldCode::UnknownField => "unknown_field",
+            FieldCode::Empty => "empty",
+            FieldCode::TooLong => "too_long",
+            FieldCode::ControlCharacter => "control_character",
+            FieldCode::InvisibleCharacter => "invisible_character",
+            FieldCode::UnknownStrength => "unknown_strength",
+            FieldCode::UnknownStyle => "unknown_style",
+            FieldCode::UnknownTarget => "unknown_target",
+            FieldCode::UnknownKind => "unknown_kind",
+            FieldCode::UnknownPack => "unknown_pack",
+            FieldCode::NotAllowed => "not_allowed",
+            FieldCode::TooMany => "too_many",
+            FieldCode::Duplicate => "duplicate",
+            FieldCode::InvalidAssetId => "invalid_asset_id",
+            FieldCode::TooSmall => "too_small",
+            FieldCode::TooLarge => "too_large",
+            FieldCode::OutOfRange => "out_of_range",
+            FieldCode::UnsupportedType => "unsupported_type",
+            FieldCode::SettingsLocked => "settings_locked",
+            FieldCode::AssetNotFound => "asset_not_found",
+        }
+    }
 }
 
 /// All field errors found in one input.
@@ -20,12 +100,7 @@ pub struct FieldError {
 pub struct FieldErrors(pub Vec<FieldError>);
 
 impl FieldErrors {
-    pub fn push(
-        &mut self,
-        field: impl Into<String>,
-        code: &'static str,
-        message: impl Into<String>,
-    ) {
+    pub fn push(&mut self, field: impl Into<String>, code: FieldCode, message: impl Into<String>) {
         self.0.push(FieldError {
             field: field.into(),
             code,
@@ -73,12 +148,12 @@ pub enum TextError {
 }
 
 impl TextError {
-    pub fn code(self) -> &'static str {
+    pub fn code(self) -> FieldCode {
         match self {
-            TextError::Empty => "empty",
-            TextError::TooLong { .. } => "too_long",
-            TextError::ControlCharacter => "control_character",
-            TextError::InvisibleCharacter(_) => "invisible_character",
+            TextError::Empty => FieldCode::Empty,
+            TextError::TooLong { .. } => FieldCode::TooLong,
+            TextError::ControlCharacter => FieldCode::ControlCharacter,
+            TextError::InvisibleCharacter(_) => FieldCode::InvisibleCharacter,
         }
     }
 
@@ -225,6 +300,20 @@ mod tests {
     use super::*;
 
     #[test]
+    fn each_field_code_is_written_as_its_wire_name() {
+        for code in [
+            FieldCode::Required,
+            FieldCode::TooLong,
+            FieldCode::SettingsLocked,
+        ] {
+            assert_eq!(
+                serde_json::to_value(code).ok(),
+                Some(serde_json::json!(code.as_str()))
+            );
+        }
+    }
+
+    #[test]
     fn clean_text_cases() {
         let cases: &[(&str, usize, Result<&str, TextError>, &str)] = &[
             ("  hello ", 10, Ok("hello"), "trims"),
@@ -304,7 +393,10 @@ mod tests {
                         Err(TextError::InvisibleCharacter(c)),
                         "{why}: U+{cp:04X} in {text:?}"
                     );
-                    assert_eq!(got.map_err(TextError::code), Err("invisible_character"));
+                    assert_eq!(
+                        got.map_err(|e| e.code().as_str()),
+                        Err("invisible_character")
+                    );
                 }
             }
         }

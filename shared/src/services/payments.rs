@@ -14,6 +14,7 @@
 //! - An event that names a payment not recorded yet (a refund delivered before its purchase)
 //!   is refused as retryable: Stripe delivers it again later, after the purchase.
 
+use crate::domain::validation::FieldCode;
 use sha2::{Digest, Sha256};
 
 use super::App;
@@ -52,13 +53,21 @@ impl CheckoutSpec {
         let mut errors = FieldErrors::default();
         let pack = match pack {
             None => {
-                errors.push("pack", "required", "name a pack from GET /v1/packs");
+                errors.push(
+                    "pack",
+                    FieldCode::Required,
+                    "name a pack from GET /v1/packs",
+                );
                 None
             }
             Some(p) => match settings.packs.get(p) {
                 Some(p) => Some(p.clone()),
                 None => {
-                    errors.push("pack", "unknown_pack", "no such pack; see GET /v1/packs");
+                    errors.push(
+                        "pack",
+                        FieldCode::UnknownPack,
+                        "no such pack; see GET /v1/packs",
+                    );
                     None
                 }
             },
@@ -74,7 +83,7 @@ impl CheckoutSpec {
             Some(_) => {
                 errors.push(
                     field,
-                    "not_allowed",
+                    FieldCode::NotAllowed,
                     "must start with one of the configured return URLs",
                 );
                 None

@@ -1,6 +1,7 @@
 //! Uploads: the API never sees image bytes. It hands out a short-lived PUT URL into the
 //! caller's own prefix with the declared size and type signed, so S3 refuses anything else.
 
+use crate::domain::validation::FieldCode;
 use std::time::Duration;
 
 use super::App;
@@ -30,13 +31,13 @@ impl UploadSpec {
         let mut errors = FieldErrors::default();
         let kind = match kind {
             None => {
-                errors.push("kind", "required", "is required");
+                errors.push("kind", FieldCode::Required, "is required");
                 None
             }
             Some(k) => AssetKind::parse(k.trim()).or_else(|| {
                 errors.push(
                     "kind",
-                    "unknown_kind",
+                    FieldCode::UnknownKind,
                     "must be one of original, mask, style_reference",
                 );
                 None
@@ -44,7 +45,7 @@ impl UploadSpec {
         };
         let content_type = match (kind, content_type) {
             (_, None) => {
-                errors.push("content_type", "required", "is required");
+                errors.push("content_type", FieldCode::Required, "is required");
                 None
             }
             (None, Some(_)) => None,
@@ -58,7 +59,7 @@ impl UploadSpec {
                 if found.is_none() {
                     errors.push(
                         "content_type",
-                        "unsupported_type",
+                        FieldCode::UnsupportedType,
                         format!(
                             "must be one of {} for a {}",
                             kind.content_types().join(", "),
@@ -71,17 +72,17 @@ impl UploadSpec {
         };
         let bytes = match (kind, bytes) {
             (_, None) => {
-                errors.push("bytes", "required", "is required");
+                errors.push("bytes", FieldCode::Required, "is required");
                 None
             }
             (_, Some(b)) if b <= 0 => {
-                errors.push("bytes", "too_small", "must be at least 1");
+                errors.push("bytes", FieldCode::TooSmall, "must be at least 1");
                 None
             }
             (Some(kind), Some(b)) if b.unsigned_abs() > kind.max_bytes() => {
                 errors.push(
                     "bytes",
-                    "too_large",
+                    FieldCode::TooLarge,
                     format!(
                         "must be at most {} for a {}",
                         kind.max_bytes(),

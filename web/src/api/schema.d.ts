@@ -475,13 +475,16 @@ export interface components {
          * @enum {string}
          */
         FailureCode: "INVALID_IMAGE" | "INVALID_MASK" | "ASSET_MISSING" | "BUDGET_PAUSED" | "DAILY_LIMIT_REACHED" | "CHECK_FAILED" | "NEEDS_CLARIFICATION" | "EDIT_FAILED" | "REPAIR_BASE_MISSING" | "INTERNAL_ERROR" | "DISPATCH_LIMIT" | "TIMED_OUT" | "CANCELED";
+        /**
+         * @description The catalogue of field-error codes (`FieldError::code`): one variant per stable code, in
+         *     the OpenAPI document as a string enum, so clients switch on a union, not on free text.
+         * @enum {string}
+         */
+        FieldCode: "required" | "invalid" | "unknown_field" | "empty" | "too_long" | "control_character" | "invisible_character" | "unknown_strength" | "unknown_style" | "unknown_target" | "unknown_kind" | "unknown_pack" | "not_allowed" | "too_many" | "duplicate" | "invalid_asset_id" | "too_small" | "too_large" | "out_of_range" | "unsupported_type" | "asset_not_found" | "settings_locked";
         /** @description One problem with one field of the input. */
         FieldError: {
-            /**
-             * @description Stable machine code, e.g. `too_long`, `unknown_style`; user text also `empty`,
-             *     `control_character` and `invisible_character` (a hidden format character).
-             */
-            code: string;
+            /** @description Stable machine code, from the `FieldCode` catalogue. */
+            code: components["schemas"]["FieldCode"];
             /** @description JSON path of the field, e.g. `locks[1]`. */
             field: string;
             /** @description A sentence for a person. */

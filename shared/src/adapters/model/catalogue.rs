@@ -261,7 +261,9 @@ pub fn find(id: &str) -> Option<&'static Model> {
 /// Why a configured model cannot be used.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ModelRefused {
-    #[error("{id:?} is not in the model catalogue (shared/src/adapters/model/catalogue.rs); known: {known}")]
+    #[error(
+        "{id:?} is not in the model catalogue (shared/src/adapters/model/catalogue.rs); known: {known}"
+    )]
     Unknown { id: String, known: String },
     #[error("{id:?} cannot serve the {wanted:?} calls")]
     WrongKind { id: String, wanted: Serves },
