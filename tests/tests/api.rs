@@ -533,6 +533,51 @@ async fn the_openapi_document_names_every_failure_code_and_the_daily_limit() {
     assert!(edits.contains("DAILY_LIMIT_REACHED"), "{edits:?}");
 }
 
+/// A receiver's developer reads the events in the document (OpenAPI 3.1 `webhooks`): every
+/// event type, its signed headers and the payload schema; and every route documents the 500 and
+/// 503 any route can answer.
+#[tokio::test]
+async fn the_openapi_document_describes_every_webhook_event_and_every_server_error() {
+    let h = Harness::new().await;
+    let served = h
+        .call(
+            None,
+            Request::get("/v1/openapi.json")
+                .body(Body::empty())
+                .expect("a valid request"),
+        )
+        .await
+        .body;
+    for kind in atelier_shared::domain::webhooks::EventType::ALL {
+        let post = &served["webhooks"][kind.as_str()]["post"];
+        let schema = &post["requestBody"]["content"]["application/json"]["schema"]["$ref"];
+        assert_eq!(schema, "#/components/schemas/WebhookEvent", "{kind:?}");
+        let headers: Vec<&str> = post["parameters"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|p| p["name"].as_str())
+            .collect();
+        assert_eq!(
+            headers,
+            ["webhook-id", "webhook-timestamp", "webhook-signature"]
+        );
+    }
+    let types = &served["components"]["schemas"]["WebhookEventType"]["enum"];
+    let all = atelier_shared::domain::webhooks::EventType::ALL;
+    assert_eq!(types.as_array().map(Vec::len), Some(all.len()));
+    for (path, item) in served["paths"].as_object().into_iter().flatten() {
+        for (method, op) in item.as_object().into_iter().flatten() {
+            for status in ["500", "503"] {
+                assert!(
+                    op["responses"][status].is_object(),
+                    "{method} {path} {status}"
+                );
+            }
+        }
+    }
+}
+
 /// What generated clients (the web app's TypeScript; Swift and Kotlin for mobile) need from the
 /// document: required, non-nullable request fields with enums, timestamps with a format, the
 /// headers a client acts on, a described response everywhere and no Rust doc links.

@@ -44,7 +44,9 @@ pub struct JobView {
     pub credits: i64,
     pub settings: EditSettings,
     #[schema(format = DateTime)]
+    #[schema(format = DateTime)]
     pub created_at: String,
+    #[schema(format = DateTime)]
     #[schema(format = DateTime)]
     pub updated_at: String,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -63,10 +65,12 @@ pub struct JobView {
     /// request: the job keeps its money fields and state, has no download links and cannot be
     /// repaired.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(format = DateTime)]
     pub images_deleted_at: Option<String>,
     /// When the retention period (`ATELIER_RESULT_RETENTION_DAYS`) removed the job's images:
     /// it has no download links any more.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(format = DateTime)]
     pub images_expired_at: Option<String>,
 }
 
@@ -149,7 +153,9 @@ pub struct ResultView {
     /// Presigned GET, valid until `url_expires_at`, that a browser saves as a file
     /// (`Content-Disposition: attachment`, a name such as `atelier-embroidery-pet-01jf3xk2.jpg`).
     /// Ask for the job again for a fresh one.
+    #[schema(format = "uri")]
     pub url: String,
+    #[schema(format = DateTime)]
     #[schema(format = DateTime)]
     pub url_expires_at: String,
     /// What `url` serves (`?format=`): `jpeg` by default; `png` when asked for, and for
@@ -167,9 +173,11 @@ pub struct ResultView {
     pub retained_previous: bool,
     /// The candidate such a repair made, for inspection (presigned like `url`, as a PNG).
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(format = "uri")]
     pub candidate_url: Option<String>,
     /// The photo the edit started from (the lineage's kept copy), presigned like `url` and
     /// shown inline: the "before" of a before/after compare, on any device, after a reload.
+    #[schema(format = "uri")]
     pub original_url: String,
 }
 
@@ -414,15 +422,18 @@ pub struct AccountView {
     pub in_flight: i64,
     pub max_in_flight: u32,
     #[schema(format = DateTime)]
+    #[schema(format = DateTime)]
     pub created_at: String,
     /// A refunded or disputed purchase took back credits already spent: new edits are
     /// refused (`403 ACCOUNT_ON_HOLD`) until support releases the account.
     pub on_hold: bool,
     /// When the account was closed for deletion: no new uploads or edits are accepted.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(format = DateTime)]
     pub closed_at: Option<String>,
     /// When its deletion finished: every image gone, every edit's personal text cleared.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(format = DateTime)]
     pub deleted_at: Option<String>,
 }
 
@@ -455,6 +466,7 @@ pub struct LedgerEntryView {
     /// A purchase reversal: credits it could not take back because they were spent.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub shortfall: Option<i64>,
+    #[schema(format = DateTime)]
     #[schema(format = DateTime)]
     pub created_at: String,
 }
@@ -501,9 +513,11 @@ pub struct UploadRequest {
 #[derive(Debug, Serialize, ToSchema)]
 pub struct UploadView {
     pub asset_id: String,
+    #[schema(format = "uri")]
     pub upload_url: String,
     pub method: String,
     pub headers: BTreeMap<String, String>,
+    #[schema(format = DateTime)]
     #[schema(format = DateTime)]
     pub expires_at: String,
 }
@@ -569,8 +583,10 @@ pub struct CheckoutRequest {
     pub pack: Option<String>,
     /// Where Stripe sends the payer after paying; must start with a configured return URL
     /// (default: the first one, with `?checkout=success`).
+    #[schema(format = "uri")]
     pub success_url: Option<String>,
     /// Where Stripe sends the payer who cancels (default: `?checkout=cancel`).
+    #[schema(format = "uri")]
     pub cancel_url: Option<String>,
 }
 
@@ -578,6 +594,7 @@ pub struct CheckoutRequest {
 #[derive(Debug, Serialize, ToSchema)]
 pub struct CheckoutView {
     pub id: String,
+    #[schema(format = "uri")]
     pub url: String,
 }
 

@@ -3,6 +3,7 @@
 //! This module depends on the handlers; no handler depends on it.
 
 use atelier_shared::domain::IdempotencyKey;
+use atelier_shared::domain::webhooks::{EventType, Payload, sign};
 use axum::Json;
 use axum::response::IntoResponse;
 use utoipa::openapi::path::ParameterIn;
@@ -100,8 +101,67 @@ impl Modify for EdgeResponses {
                     add("400", "INVALID_CURSOR");
                     add("422", "VALIDATION_FAILED: limit out of range");
                 }
+                add(
+                    "500",
+                    "INTERNAL: the store or AWS failed; opaque, logged with its cause",
+                );
+                add(
+                    "503",
+                    "TRY_AGAIN: transactions kept conflicting; retry after `Retry-After`",
+                );
             }
         }
+    }
+}
+
+/// The events a deployment's webhook endpoints receive (OpenAPI 3.1 `webhooks`), one entry
+/// per [`EventType`], each a signed POST of a [`Payload`] (Standard Webhooks headers). utoipa
+/// has no `webhooks` field, so the section rides in the document's top-level map.
+struct Webhooks;
+
+impl Modify for Webhooks {
+    fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
+        let components = openapi.components.get_or_insert_with(Default::default);
+        let mut schemas = Vec::new();
+        <Payload as utoipa::ToSchema>::schemas(&mut schemas);
+        schemas.push((
+            <Payload as utoipa::ToSchema>::name().into_owned(),
+            <Payload as utoipa::PartialSchema>::schema(),
+        ));
+        components.schemas.extend(schemas);
+        let header = |name: &str, description: &str| {
+            serde_json::json!({"name": name, "in": "header", "required": true,
+                "description": description, "schema": {"type": "string"}})
+        };
+        let parameters = [
+            header(
+                sign::ID_HEADER,
+                "the event's id: the same on every retry; dedupe by it",
+            ),
+            header(sign::TIMESTAMP_HEADER, "Unix seconds of this attempt"),
+            header(
+                sign::SIGNATURE_HEADER,
+                "space-separated `v1,<base64 HMAC-SHA256>` of `id.timestamp.body`, one per active secret",
+            ),
+        ];
+        let event = |kind: EventType| {
+            serde_json::json!({"post": {
+                "summary": format!("{}: signed, at least once", kind.as_str()),
+                "operationId": format!("webhook_{}", kind.as_str().replace('.', "_")),
+                "parameters": parameters,
+                "requestBody": {"required": true, "content": {"application/json": {"schema":
+                    {"$ref": format!("#/components/schemas/{}", <Payload as utoipa::ToSchema>::name())}}}},
+                "responses": {"2XX": {"description": "received; any other answer (or none within the timeout) is retried"}},
+            }})
+        };
+        let section: serde_json::Map<String, serde_json::Value> = EventType::ALL
+            .iter()
+            .map(|k| (k.as_str().to_owned(), event(*k)))
+            .collect();
+        openapi
+            .extensions
+            .get_or_insert_with(Default::default)
+            .insert("webhooks".to_owned(), section.into());
     }
 }
 
@@ -117,7 +177,7 @@ impl Modify for EdgeResponses {
         account::get_account, account::get_ledger, account::delete_account, account::export_account,
         payments::list_packs, payments::create_checkout, payments::stripe_webhook,
     ),
-    modifiers(&BearerAuth, &EdgeResponses),
+    modifiers(&BearerAuth, &EdgeResponses, &Webhooks),
 )]
 struct ApiDoc;
 

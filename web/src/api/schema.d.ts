@@ -348,7 +348,127 @@ export interface paths {
         trace?: never;
     };
 }
-export type webhooks = Record<string, never>;
+export interface webhooks {
+    "credits.purchased": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** credits.purchased: signed, at least once */
+        post: operations["webhook_credits_purchased"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "edit.canceled": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** edit.canceled: signed, at least once */
+        post: operations["webhook_edit_canceled"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "edit.failed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** edit.failed: signed, at least once */
+        post: operations["webhook_edit_failed"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "edit.succeeded": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** edit.succeeded: signed, at least once */
+        post: operations["webhook_edit_succeeded"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "repair.canceled": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** repair.canceled: signed, at least once */
+        post: operations["webhook_repair_canceled"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "repair.failed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** repair.failed: signed, at least once */
+        post: operations["webhook_repair_failed"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "repair.succeeded": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** repair.succeeded: signed, at least once */
+        post: operations["webhook_repair_succeeded"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+}
 export interface components {
     schemas: {
         /** @description `DELETE /v1/account`'s answer. */
@@ -368,11 +488,17 @@ export interface components {
         AccountView: {
             /** Format: int64 */
             balance: number;
-            /** @description When the account was closed for deletion: no new uploads or edits are accepted. */
+            /**
+             * Format: date-time
+             * @description When the account was closed for deletion: no new uploads or edits are accepted.
+             */
             closed_at?: string | null;
             /** Format: date-time */
             created_at: string;
-            /** @description When its deletion finished: every image gone, every edit's personal text cleared. */
+            /**
+             * Format: date-time
+             * @description When its deletion finished: every image gone, every edit's personal text cleared.
+             */
             deleted_at?: string | null;
             /**
              * Format: int64
@@ -395,7 +521,10 @@ export interface components {
         AssetKind: "original" | "mask" | "style_reference";
         /** @description `POST /v1/checkout` body. */
         CheckoutRequest: {
-            /** @description Where Stripe sends the payer who cancels (default: `?checkout=cancel`). */
+            /**
+             * Format: uri
+             * @description Where Stripe sends the payer who cancels (default: `?checkout=cancel`).
+             */
             cancel_url?: string | null;
             /**
              * @description A pack id from `GET /v1/packs`.
@@ -403,6 +532,7 @@ export interface components {
              */
             pack: string;
             /**
+             * Format: uri
              * @description Where Stripe sends the payer after paying; must start with a configured return URL
              *     (default: the first one, with `?checkout=success`).
              */
@@ -411,6 +541,7 @@ export interface components {
         /** @description A Checkout Session: send the payer to `url`. */
         CheckoutView: {
             id: string;
+            /** Format: uri */
             url: string;
         };
         /**
@@ -529,12 +660,14 @@ export interface components {
             failure?: null | components["schemas"]["JobFailure"];
             id: string;
             /**
+             * Format: date-time
              * @description When the job's images (inputs, result, candidates) were deleted at the owner's
              *     request: the job keeps its money fields and state, has no download links and cannot be
              *     repaired.
              */
             images_deleted_at?: string | null;
             /**
+             * Format: date-time
              * @description When the retention period (`ATELIER_RESULT_RETENTION_DAYS`) removed the job's images:
              *     it has no download links any more.
              */
@@ -689,7 +822,10 @@ export interface components {
         ResultFormat: "jpeg" | "png";
         /** @description A delivered image: a short-lived download URL, the review and the measured leakage. */
         ResultView: {
-            /** @description The candidate such a repair made, for inspection (presigned like `url`, as a PNG). */
+            /**
+             * Format: uri
+             * @description The candidate such a repair made, for inspection (presigned like `url`, as a PNG).
+             */
             candidate_url?: string | null;
             comparison?: null | components["schemas"]["ComparisonRecord"];
             /**
@@ -701,6 +837,7 @@ export interface components {
             height: number;
             leakage?: null | components["schemas"]["LeakageRecord"];
             /**
+             * Format: uri
              * @description The photo the edit started from (the lineage's kept copy), presigned like `url` and
              *     shown inline: the "before" of a before/after compare, on any device, after a reload.
              */
@@ -709,6 +846,7 @@ export interface components {
             retained_previous: boolean;
             review: components["schemas"]["ReviewRecord"];
             /**
+             * Format: uri
              * @description Presigned GET, valid until `url_expires_at`, that a browser saves as a file
              *     (`Content-Disposition: attachment`, a name such as `atelier-embroidery-pet-01jf3xk2.jpg`).
              *     Ask for the job again for a fresh one.
@@ -790,6 +928,7 @@ export interface components {
                 [key: string]: string;
             };
             method: string;
+            /** Format: uri */
             upload_url: string;
         };
         /** @description One job of a lineage. */
@@ -804,6 +943,36 @@ export interface components {
             review?: null | components["schemas"]["ReviewRecord"];
             status: components["schemas"]["JobState"];
         };
+        /** @description The body a receiver gets (the specification's `{type, timestamp, data}` envelope). */
+        WebhookEvent: {
+            data: components["schemas"]["WebhookEventData"];
+            /**
+             * Format: date-time
+             * @description When the state change happened (RFC 3339), not when this attempt was sent.
+             */
+            timestamp: string;
+            type: components["schemas"]["WebhookEventType"];
+        };
+        /** @description What an event is about: ids, states and codes only. */
+        WebhookEventData: {
+            /**
+             * Format: int64
+             * @description A purchase's credits and pack.
+             */
+            credits?: number | null;
+            failure_code?: null | components["schemas"]["FailureCode"];
+            job_id?: string | null;
+            pack?: string | null;
+            /** @description A repair's lineage root. */
+            root_job_id?: string | null;
+            state?: null | components["schemas"]["JobState"];
+            user_id: string;
+        };
+        /**
+         * @description Every event type a receiver may get: the catalogue (receivers and tests match on these).
+         * @enum {string}
+         */
+        WebhookEventType: "edit.succeeded" | "edit.failed" | "edit.canceled" | "repair.succeeded" | "repair.failed" | "repair.canceled" | "credits.purchased";
         /** @description What the webhook did with an event. */
         WebhookReceipt: {
             /**
@@ -849,6 +1018,24 @@ export interface operations {
                     "application/json": components["schemas"]["Health"];
                 };
             };
+            /** @description INTERNAL: the store or AWS failed; opaque, logged with its cause */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description TRY_AGAIN: transactions kept conflicting; retry after `Retry-After` */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
         };
     };
     get_account: {
@@ -871,6 +1058,24 @@ export interface operations {
             };
             /** @description UNAUTHENTICATED: no valid bearer token */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description INTERNAL: the store or AWS failed; opaque, logged with its cause */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description TRY_AGAIN: transactions kept conflicting; retry after `Retry-After` */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -911,6 +1116,24 @@ export interface operations {
             };
             /** @description UNAUTHENTICATED: no valid bearer token */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description INTERNAL: the store or AWS failed; opaque, logged with its cause */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description TRY_AGAIN: transactions kept conflicting; retry after `Retry-After` */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -969,6 +1192,24 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description INTERNAL: the store or AWS failed; opaque, logged with its cause */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description TRY_AGAIN: transactions kept conflicting; retry after `Retry-After` */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
         };
     };
     get_ledger: {
@@ -1020,6 +1261,24 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description INTERNAL: the store or AWS failed; opaque, logged with its cause */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description TRY_AGAIN: transactions kept conflicting; retry after `Retry-After` */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
         };
     };
     delete_asset: {
@@ -1061,6 +1320,24 @@ export interface operations {
             };
             /** @description ASSET_IN_USE: a queued or processing edit reads it */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description INTERNAL: the store or AWS failed; opaque, logged with its cause */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description TRY_AGAIN: transactions kept conflicting; retry after `Retry-After` */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1160,6 +1437,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description INTERNAL: the store or AWS failed; opaque, logged with its cause */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description PAYMENT_PROVIDER_ERROR */
             502: {
                 headers: {
@@ -1222,6 +1508,24 @@ export interface operations {
             };
             /** @description VALIDATION_FAILED: limit out of range */
             422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description INTERNAL: the store or AWS failed; opaque, logged with its cause */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description TRY_AGAIN: transactions kept conflicting; retry after `Retry-After` */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1363,6 +1667,24 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description INTERNAL: the store or AWS failed; opaque, logged with its cause */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description TRY_AGAIN: transactions kept conflicting; retry after `Retry-After` */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
         };
     };
     get_edit: {
@@ -1448,6 +1770,24 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description INTERNAL: the store or AWS failed; opaque, logged with its cause */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description TRY_AGAIN: transactions kept conflicting; retry after `Retry-After` */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
         };
     };
     cancel_edit: {
@@ -1490,6 +1830,24 @@ export interface operations {
             };
             /** @description NOT_CANCELABLE: the edit is processing or finished */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description INTERNAL: the store or AWS failed; opaque, logged with its cause */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description TRY_AGAIN: transactions kept conflicting; retry after `Retry-After` */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1540,6 +1898,24 @@ export interface operations {
             };
             /** @description IMAGES_IN_USE: the edit or a repair of it is still queued or processing */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description INTERNAL: the store or AWS failed; opaque, logged with its cause */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description TRY_AGAIN: transactions kept conflicting; retry after `Retry-After` */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1683,6 +2059,24 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description INTERNAL: the store or AWS failed; opaque, logged with its cause */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description TRY_AGAIN: transactions kept conflicting; retry after `Retry-After` */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
         };
     };
     openapi: {
@@ -1703,6 +2097,24 @@ export interface operations {
                     "application/json": Record<string, never>;
                 };
             };
+            /** @description INTERNAL: the store or AWS failed; opaque, logged with its cause */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description TRY_AGAIN: transactions kept conflicting; retry after `Retry-After` */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
         };
     };
     list_packs: {
@@ -1721,6 +2133,24 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["PackList"];
+                };
+            };
+            /** @description INTERNAL: the store or AWS failed; opaque, logged with its cause */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description TRY_AGAIN: transactions kept conflicting; retry after `Retry-After` */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
         };
@@ -1792,6 +2222,24 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description INTERNAL: the store or AWS failed; opaque, logged with its cause */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description TRY_AGAIN: transactions kept conflicting; retry after `Retry-After` */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
         };
     };
     styles: {
@@ -1810,6 +2258,24 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["StyleList"];
+                };
+            };
+            /** @description INTERNAL: the store or AWS failed; opaque, logged with its cause */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description TRY_AGAIN: transactions kept conflicting; retry after `Retry-After` */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
         };
@@ -1892,6 +2358,24 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description INTERNAL: the store or AWS failed; opaque, logged with its cause */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description TRY_AGAIN: transactions kept conflicting; retry after `Retry-After` */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
         };
     };
     stripe_webhook: {
@@ -1956,6 +2440,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description INTERNAL: the store or AWS failed; opaque, logged with its cause */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description PAYMENTS_NOT_CONFIGURED */
             503: {
                 headers: {
@@ -1964,6 +2457,209 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
+            };
+        };
+    };
+    webhook_credits_purchased: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description the event's id: the same on every retry; dedupe by it */
+                "webhook-id": string;
+                /** @description Unix seconds of this attempt */
+                "webhook-timestamp": string;
+                /** @description space-separated `v1,<base64 HMAC-SHA256>` of `id.timestamp.body`, one per active secret */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookEvent"];
+            };
+        };
+        responses: {
+            /** @description received; any other answer (or none within the timeout) is retried */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_edit_canceled: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description the event's id: the same on every retry; dedupe by it */
+                "webhook-id": string;
+                /** @description Unix seconds of this attempt */
+                "webhook-timestamp": string;
+                /** @description space-separated `v1,<base64 HMAC-SHA256>` of `id.timestamp.body`, one per active secret */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookEvent"];
+            };
+        };
+        responses: {
+            /** @description received; any other answer (or none within the timeout) is retried */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_edit_failed: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description the event's id: the same on every retry; dedupe by it */
+                "webhook-id": string;
+                /** @description Unix seconds of this attempt */
+                "webhook-timestamp": string;
+                /** @description space-separated `v1,<base64 HMAC-SHA256>` of `id.timestamp.body`, one per active secret */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookEvent"];
+            };
+        };
+        responses: {
+            /** @description received; any other answer (or none within the timeout) is retried */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_edit_succeeded: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description the event's id: the same on every retry; dedupe by it */
+                "webhook-id": string;
+                /** @description Unix seconds of this attempt */
+                "webhook-timestamp": string;
+                /** @description space-separated `v1,<base64 HMAC-SHA256>` of `id.timestamp.body`, one per active secret */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookEvent"];
+            };
+        };
+        responses: {
+            /** @description received; any other answer (or none within the timeout) is retried */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_repair_canceled: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description the event's id: the same on every retry; dedupe by it */
+                "webhook-id": string;
+                /** @description Unix seconds of this attempt */
+                "webhook-timestamp": string;
+                /** @description space-separated `v1,<base64 HMAC-SHA256>` of `id.timestamp.body`, one per active secret */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookEvent"];
+            };
+        };
+        responses: {
+            /** @description received; any other answer (or none within the timeout) is retried */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_repair_failed: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description the event's id: the same on every retry; dedupe by it */
+                "webhook-id": string;
+                /** @description Unix seconds of this attempt */
+                "webhook-timestamp": string;
+                /** @description space-separated `v1,<base64 HMAC-SHA256>` of `id.timestamp.body`, one per active secret */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookEvent"];
+            };
+        };
+        responses: {
+            /** @description received; any other answer (or none within the timeout) is retried */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_repair_succeeded: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description the event's id: the same on every retry; dedupe by it */
+                "webhook-id": string;
+                /** @description Unix seconds of this attempt */
+                "webhook-timestamp": string;
+                /** @description space-separated `v1,<base64 HMAC-SHA256>` of `id.timestamp.body`, one per active secret */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookEvent"];
+            };
+        };
+        responses: {
+            /** @description received; any other answer (or none within the timeout) is retried */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
         };
     };

@@ -26,7 +26,8 @@ pub struct JobRef<'a> {
 }
 
 /// Every event type a receiver may get: the catalogue (receivers and tests match on these).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[schema(as = WebhookEventType)]
 pub enum EventType {
     #[serde(rename = "edit.succeeded")]
     EditSucceeded,
@@ -45,6 +46,17 @@ pub enum EventType {
 }
 
 impl EventType {
+    /// Every event type, in the catalogue's order.
+    pub const ALL: [EventType; 7] = [
+        EventType::EditSucceeded,
+        EventType::EditFailed,
+        EventType::EditCanceled,
+        EventType::RepairSucceeded,
+        EventType::RepairFailed,
+        EventType::RepairCanceled,
+        EventType::CreditsPurchased,
+    ];
+
     pub fn as_str(self) -> &'static str {
         match self {
             EventType::EditSucceeded => "edit.succeeded",
@@ -73,18 +85,22 @@ impl EventType {
 }
 
 /// The body a receiver gets (the specification's `{type, timestamp, data}` envelope).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[schema(as = WebhookEvent)]
 pub struct Payload {
     #[serde(rename = "type")]
     pub kind: EventType,
     /// When the state change happened (RFC 3339), not when this attempt was sent.
+    #[schema(format = DateTime)]
     pub timestamp: String,
     pub data: EventData,
 }
 
 /// What an event is about: ids, states and codes only.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[schema(as = WebhookEventData)]
 pub struct EventData {
+    #[schema(value_type = String)]
     pub user_id: UserId,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub job_id: Option<String>,
@@ -92,6 +108,7 @@ pub struct EventData {
     pub state: Option<JobState>,
     /// A failed or canceled job's failure code (the API's `failure.code`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<crate::domain::FailureCode>)]
     pub failure_code: Option<String>,
     /// A repair's lineage root.
     #[serde(default, skip_serializing_if = "Option::is_none")]
