@@ -10,6 +10,7 @@
  * helpers: they include DeleteItem and BatchWriteItem). The ledger is append-only: no role
  * gets UpdateItem or DeleteItem on it.
  */
+import { METRIC_NAMESPACE, metricName } from './metrics';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 
@@ -82,15 +83,15 @@ export const MAX_RECEIVE_COUNT = 5;
 
 /** Custom metrics the code emits (see infra/README.md: "Metrics the code must emit"). */
 export const METRICS = {
-  namespace: 'Atelier',
+  namespace: METRIC_NAMESPACE,
   /** Sweeper, every sweep: jobs it found stuck in `processing` (and failed + refunded). */
-  jobsStuck: 'JobsStuck',
+  jobsStuck: metricName('jobsStuck'),
   /** Consumer, after each reservation/settlement: the UTC day's spend as a percent of the cap. */
-  budgetUsedPercent: 'BudgetUsedPercent',
+  budgetUsedPercent: metricName('budgetUsedPercent'),
   /** Sweeper, every sweep: refunds it owed (dispatch limit, stuck job) and could not make. */
-  refundsFailed: 'RefundsFailed',
+  refundsFailed: metricName('refundsFailed'),
   /** Every finished job, by `Outcome` and `FailureCode` (consumer, sweeper, API cancels). */
-  jobsFinished: 'JobsFinished',
+  jobsFinished: metricName('jobsFinished'),
 } as const;
 
 /**
@@ -883,6 +884,34 @@ export class AtelierService extends Construct {
         statistic: 'Maximum',
       }),
       threshold: 1,
+      evaluationPeriods: 1,
+      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+      treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+    });
+    alarm('SweeperNotRunning', {
+      alarmDescription:
+        'The sweeper has not run for 15 minutes (its schedule is every minute): nothing re-sends queued jobs, refunds stuck ' +
+        'ones, settles orphaned reservations or delivers webhooks. Check the EventBridge rule (enabled?), the sweeper\'s ' +
+        'reserved concurrency and its role; a manual `aws lambda invoke` of the sweeper runs one round.',
+      metric: sweeper.metricInvocations({ period: Duration.minutes(5), statistic: 'Sum' }),
+      threshold: 1,
+      evaluationPeriods: 3,
+      comparisonOperator: cloudwatch.ComparisonOperator.LESS_THAN_THRESHOLD,
+      treatMissingData: cloudwatch.TreatMissingData.BREACHING,
+    });
+    alarm('PaymentSignatureInvalid', {
+      alarmDescription:
+        'Stripe webhook deliveries failed the signature check: if the webhook secret is wrong, paid credits never arrive. ' +
+        'Compare the stack\'s Stripe webhook secret with the endpoint\'s signing secret in the Stripe dashboard; Stripe ' +
+        'retries for three days, so fixing the secret delivers what was refused.',
+      metric: new cloudwatch.Metric({
+        namespace: METRICS.namespace,
+        metricName: metricName('paymentEvents'),
+        dimensionsMap: { FunctionName: api.functionName, Outcome: 'signature_invalid' },
+        period: Duration.minutes(5),
+        statistic: 'Sum',
+      }),
+      threshold: 3,
       evaluationPeriods: 1,
       comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
       treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,

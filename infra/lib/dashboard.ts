@@ -5,6 +5,7 @@
  * new failure code or refund source appears without editing the dashboard. The same layout
  * is in infra/terraform/dashboard.tf and drawn in infra/README.md ("Dashboard").
  */
+import { METRIC_NAMESPACE, metricName } from './metrics';
 import { Duration } from 'aws-cdk-lib';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
@@ -21,7 +22,7 @@ export interface DashboardProps {
   readonly budgetAlertPercents: readonly number[];
 }
 
-const NS = 'Atelier';
+const NS = METRIC_NAMESPACE;
 const FIVE_MIN = Duration.minutes(5);
 
 /** A SEARCH over the namespace: every dimension combination of `metric` under `keys`. */
@@ -54,23 +55,23 @@ export function addDashboard(scope: Construct, props: DashboardProps): cloudwatc
 
   // Row 1: money.
   dashboard.addWidgets(
-    w('Credits refunded, by source', [search('RefundedCredits', ['RefundSource'], 'Sum', '')]),
-    w('Refunds, by source', [search('Refunds', ['RefundSource'], 'Sum', '')]),
-    w('Model cost booked (µ$), by call kind', [search('ModelCallCostMicros', ['CallKind'], 'Sum', '')]),
+    w('Credits refunded, by source', [search(metricName('refundedCredits'), ['RefundSource'], 'Sum', '')]),
+    w('Refunds, by source', [search(metricName('refunds'), ['RefundSource'], 'Sum', '')]),
+    w('Model cost booked (µ$), by call kind', [search(metricName('modelCallCostMicros'), ['CallKind'], 'Sum', '')]),
     w('402 / 429 refusals, replays, key conflicts', [
-      search('Refusals', ['Status', 'Code'], 'Sum', ''),
-      custom('Replays', api, 'Sum', 'replays'),
-      custom('IdempotencyConflicts', api, 'Sum', 'key conflicts (409)'),
+      search(metricName('refusals'), ['Status', 'Code'], 'Sum', ''),
+      custom(metricName('replays'), api, 'Sum', 'replays'),
+      custom(metricName('idempotencyConflicts'), api, 'Sum', 'key conflicts (409)'),
     ]),
   );
   // Row 2: the pipeline.
   dashboard.addWidgets(
-    w('Jobs finished, by outcome and code', [search('JobsFinished', ['Outcome', 'FailureCode'], 'Sum', '')]),
+    w('Jobs finished, by outcome and code', [search(metricName('jobsFinished'), ['Outcome', 'FailureCode'], 'Sum', '')]),
     w('Queue wait and submit → delivered (ms)', [
-      custom('QueueWait', consumer, 'p50', 'queue wait p50'),
-      custom('QueueWait', consumer, 'p95', 'queue wait p95'),
-      custom('DeliveryTime', consumer, 'p50', 'delivered p50'),
-      custom('DeliveryTime', consumer, 'p95', 'delivered p95'),
+      custom(metricName('queueWait'), consumer, 'p50', 'queue wait p50'),
+      custom(metricName('queueWait'), consumer, 'p95', 'queue wait p95'),
+      custom(metricName('deliveryTime'), consumer, 'p50', 'delivered p50'),
+      custom(metricName('deliveryTime'), consumer, 'p95', 'delivered p95'),
     ]),
     w('Oldest queued job (s)', [queue.metricApproximateAgeOfOldestMessage({ period: FIVE_MIN, statistic: 'Maximum' })], 6, {
       leftAnnotations: [{ value: 600, label: 'OldestQueuedJob alarm' }],
@@ -86,9 +87,9 @@ export function addDashboard(scope: Construct, props: DashboardProps): cloudwatc
     w(
       'Budget: share of the daily cap (%)',
       [
-        custom('BudgetUsedPercent', consumer, 'Maximum', 'used + reserved'),
-        custom('BudgetSpentPercent', consumer, 'Maximum', 'used'),
-        custom('BudgetReservedPercent', consumer, 'Maximum', 'reserved'),
+        custom(metricName('budgetUsedPercent'), consumer, 'Maximum', 'used + reserved'),
+        custom(metricName('budgetSpentPercent'), consumer, 'Maximum', 'used'),
+        custom(metricName('budgetReservedPercent'), consumer, 'Maximum', 'reserved'),
       ],
       12,
       {
@@ -97,12 +98,12 @@ export function addDashboard(scope: Construct, props: DashboardProps): cloudwatc
       },
     ),
     w('Sweeper: stuck jobs, failed refunds', [
-      custom('JobsStuck', sweeper, 'Maximum', 'stuck'),
-      custom('RefundsFailed', sweeper, 'Maximum', 'refunds failed'),
+      custom(metricName('jobsStuck'), sweeper, 'Maximum', 'stuck'),
+      custom(metricName('refundsFailed'), sweeper, 'Maximum', 'refunds failed'),
     ]),
     w('Guards: ledger rows changed, audit offenders', [
-      search('LedgerRowsChanged', ['EventName'], 'Sum', ''),
-      custom('AuditOffenders', sweeper, 'Sum', 'audit offenders'),
+      search(metricName('ledgerRowsChanged'), ['EventName'], 'Sum', ''),
+      custom(metricName('auditOffenders'), sweeper, 'Sum', 'audit offenders'),
     ]),
   );
   return dashboard;

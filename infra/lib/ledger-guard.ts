@@ -13,6 +13,7 @@
  * Plus the alarm on the submit → delivered p95. Refusals (402/429) and idempotency conflicts
  * are deliberately not alarmed: see infra/README.md ("Alarms").
  */
+import { METRIC_NAMESPACE, metricName } from './metrics';
 import { Duration, Validations } from 'aws-cdk-lib';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
@@ -24,11 +25,11 @@ import type { Construct } from 'constructs';
 
 /** Metric names the guards emit (shared/src/adapters/metrics.rs). */
 export const GUARD_METRICS = {
-  namespace: 'Atelier',
-  ledgerRowsChanged: 'LedgerRowsChanged',
-  auditOffenders: 'AuditOffenders',
-  auditedAccounts: 'AuditedAccounts',
-  deliveryTime: 'DeliveryTime',
+  namespace: METRIC_NAMESPACE,
+  ledgerRowsChanged: metricName('ledgerRowsChanged'),
+  auditOffenders: metricName('auditOffenders'),
+  auditedAccounts: metricName('auditedAccounts'),
+  deliveryTime: metricName('deliveryTime'),
 } as const;
 
 /** The daily audit's schedule (UTC) and the event the sweeper recognises. */

@@ -5,6 +5,7 @@
  * in that same transaction (PutItem); the sweeper delivers due events once a minute (Query on
  * the due index, GetItem/PutItem/UpdateItem for rounds, attempts and endpoint failure counts).
  */
+import { metricName } from './metrics';
 import { Duration } from 'aws-cdk-lib';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
@@ -12,7 +13,7 @@ import * as iam from 'aws-cdk-lib/aws-iam';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
 
 /** The metric the delivery worker emits when it disables an endpoint (shared/src/adapters/metrics.rs). */
-export const WEBHOOK_ENDPOINTS_DISABLED = 'WebhookEndpointsDisabled';
+export const WEBHOOK_ENDPOINTS_DISABLED = metricName('webhookEndpointsDisabled');
 
 export interface WebhookProps {
   readonly table: dynamodb.ITable;

@@ -68,8 +68,8 @@ locals {
     }
     jobs-stuck = {
       description = "The sweeper found jobs in processing for more than 15 minutes (it fails and refunds them)."
-      namespace   = "Atelier"
-      metric      = "JobsStuck"
+      namespace   = local.metric_namespace
+      metric      = local.metric.jobsStuck
       dimensions  = { FunctionName = aws_lambda_function.this["sweeper"].function_name }
       statistic   = "Maximum"
       period      = 300
@@ -77,12 +77,33 @@ locals {
     }
     refunds-failed = {
       description = "The sweeper owed refunds (jobs past the dispatch limit or stuck in processing) and its refund transaction failed: users are owed credits. Look at the sweeper logs for sweep_refund_failed (job_id, user_id, credits, error chain); the next sweep retries every minute. If it persists, check DynamoDB errors/throttling on the jobs, accounts and ledger tables and the sweeper role; then run atelier-admin audit."
-      namespace   = "Atelier"
-      metric      = "RefundsFailed"
+      namespace   = local.metric_namespace
+      metric      = local.metric.refundsFailed
       dimensions  = { FunctionName = aws_lambda_function.this["sweeper"].function_name }
       statistic   = "Maximum"
       period      = 300
       threshold   = 1
+    }
+    sweeper-not-running = {
+      description = "The sweeper has not run for 15 minutes (its schedule is every minute): nothing re-sends queued jobs, refunds stuck ones, settles orphaned reservations or delivers webhooks. Check the EventBridge rule (enabled?), the sweeper's reserved concurrency and its role; a manual aws lambda invoke of the sweeper runs one round."
+      namespace   = "AWS/Lambda"
+      metric      = "Invocations"
+      dimensions  = { FunctionName = aws_lambda_function.this["sweeper"].function_name }
+      statistic   = "Sum"
+      period      = 300
+      threshold   = 1
+      periods     = 3
+      comparison  = "LessThanThreshold"
+      missing     = "breaching"
+    }
+    payment-signature-invalid = {
+      description = "Stripe webhook deliveries failed the signature check: if the webhook secret is wrong, paid credits never arrive. Compare the Stripe webhook secret with the endpoint's signing secret in the Stripe dashboard; Stripe retries for three days, so fixing the secret delivers what was refused."
+      namespace   = local.metric_namespace
+      metric      = local.metric.paymentEvents
+      dimensions  = { FunctionName = aws_lambda_function.this["api"].function_name, Outcome = "signature_invalid" }
+      statistic   = "Sum"
+      period      = 300
+      threshold   = 3
     }
     sweeper-errors = {
       description = "The sweeper failed invocations: a crash, a timeout, or a sweep whose refunds failed (see refunds-failed). Nothing else re-sends queued jobs or refunds stuck ones; look at the sweeper logs (sweep_completed, sweep_refund_failed, config_invalid)."
@@ -135,8 +156,8 @@ locals {
   outage_alarms = {
     for code, threshold in var.outage_alarm_thresholds : "jobs-${lower(replace(code, "_", "-"))}" => {
       description = "${threshold} or more jobs failed ${code} in 5 minutes: the model provider is likely down or refusing (each job was refunded). Look at the consumer logs for call_recorded (outcome model_provider_error / model_timeout) and the provider status; atelier-admin job show ID shows one job's calls. atelier-admin budget halt stops paid calls until it recovers."
-      namespace   = "Atelier"
-      metric      = "JobsFinished"
+      namespace   = local.metric_namespace
+      metric      = local.metric.jobsFinished
       dimensions  = { FunctionName = aws_lambda_function.this["consumer"].function_name, Outcome = "failed", FailureCode = code }
       statistic   = "Sum"
       period      = 300
@@ -146,8 +167,8 @@ locals {
   budget_alarms = {
     for pct in var.budget_alert_percents : "budget-past-${pct}-percent" => {
       description = "Model spend (used + reserved) passed ${pct}% of the daily cap; at 100% the breaker refuses paid calls and jobs fail BUDGET_PAUSED (refunded). Look at atelier-admin budget show (top spenders, headroom); raise the cap with budget set-cap, or budget halt if the spend is abuse."
-      namespace   = "Atelier"
-      metric      = "BudgetUsedPercent"
+      namespace   = local.metric_namespace
+      metric      = local.metric.budgetUsedPercent
       dimensions  = { FunctionName = aws_lambda_function.this["consumer"].function_name }
       statistic   = "Maximum"
       period      = 300
@@ -180,8 +201,8 @@ resource "aws_cloudwatch_metric_alarm" "this" {
   period              = each.value.period
   threshold           = each.value.threshold
   evaluation_periods  = try(each.value.periods, 1)
-  comparison_operator = "GreaterThanOrEqualToThreshold"
-  treat_missing_data  = "notBreaching"
+  comparison_operator = try(each.value.comparison, "GreaterThanOrEqualToThreshold")
+  treat_missing_data  = try(each.value.missing, "notBreaching")
   alarm_actions       = [aws_sns_topic.alarms.arn]
   tags                = local.tags
 }

@@ -21,15 +21,15 @@ locals {
     ["Model cost booked (µ$), by call kind", 12, 0, 6, [[{ expression = local.search.model_cost, id = "e1" }]], []],
     ["402 / 429 refusals, replays, key conflicts", 18, 0, 6, [
       [{ expression = local.search.refusals, id = "e1" }],
-      ["Atelier", "Replays", "FunctionName", local.fn_name["api"], { stat = "Sum", label = "replays" }],
-      ["Atelier", "IdempotencyConflicts", "FunctionName", local.fn_name["api"], { stat = "Sum", label = "key conflicts (409)" }],
+      [local.metric_namespace, local.metric.replays, "FunctionName", local.fn_name["api"], { stat = "Sum", label = "replays" }],
+      [local.metric_namespace, local.metric.idempotencyConflicts, "FunctionName", local.fn_name["api"], { stat = "Sum", label = "key conflicts (409)" }],
     ], []],
     ["Jobs finished, by outcome and code", 0, 6, 6, [[{ expression = local.search.jobs_finished, id = "e1" }]], []],
     ["Queue wait and submit → delivered (ms)", 6, 6, 6, [
-      ["Atelier", "QueueWait", "FunctionName", local.fn_name["consumer"], { stat = "p50", label = "queue wait p50" }],
-      ["Atelier", "QueueWait", "FunctionName", local.fn_name["consumer"], { stat = "p95", label = "queue wait p95" }],
-      ["Atelier", "DeliveryTime", "FunctionName", local.fn_name["consumer"], { stat = "p50", label = "delivered p50" }],
-      ["Atelier", "DeliveryTime", "FunctionName", local.fn_name["consumer"], { stat = "p95", label = "delivered p95" }],
+      [local.metric_namespace, local.metric.queueWait, "FunctionName", local.fn_name["consumer"], { stat = "p50", label = "queue wait p50" }],
+      [local.metric_namespace, local.metric.queueWait, "FunctionName", local.fn_name["consumer"], { stat = "p95", label = "queue wait p95" }],
+      [local.metric_namespace, local.metric.deliveryTime, "FunctionName", local.fn_name["consumer"], { stat = "p50", label = "delivered p50" }],
+      [local.metric_namespace, local.metric.deliveryTime, "FunctionName", local.fn_name["consumer"], { stat = "p95", label = "delivered p95" }],
     ], []],
     ["Oldest queued job (s)", 12, 6, 6, [
       ["AWS/SQS", "ApproximateAgeOfOldestMessage", "QueueName", aws_sqs_queue.jobs.name, { stat = "Maximum" }],
@@ -38,17 +38,17 @@ locals {
       for f in ["api", "consumer", "sweeper"] : ["AWS/Lambda", "Errors", "FunctionName", local.fn_name[f], { stat = "Sum", label = f }]
     ], []],
     ["Budget: share of the daily cap (%)", 0, 12, 12, [
-      ["Atelier", "BudgetUsedPercent", "FunctionName", local.fn_name["consumer"], { stat = "Maximum", label = "used + reserved" }],
-      ["Atelier", "BudgetSpentPercent", "FunctionName", local.fn_name["consumer"], { stat = "Maximum", label = "used" }],
-      ["Atelier", "BudgetReservedPercent", "FunctionName", local.fn_name["consumer"], { stat = "Maximum", label = "reserved" }],
+      [local.metric_namespace, local.metric.budgetUsedPercent, "FunctionName", local.fn_name["consumer"], { stat = "Maximum", label = "used + reserved" }],
+      [local.metric_namespace, local.metric.budgetSpentPercent, "FunctionName", local.fn_name["consumer"], { stat = "Maximum", label = "used" }],
+      [local.metric_namespace, local.metric.budgetReservedPercent, "FunctionName", local.fn_name["consumer"], { stat = "Maximum", label = "reserved" }],
     ], [for p in var.budget_alert_percents : { value = p, label = "${p}% alert" }]],
     ["Sweeper: stuck jobs, failed refunds", 12, 12, 6, [
-      ["Atelier", "JobsStuck", "FunctionName", local.fn_name["sweeper"], { stat = "Maximum", label = "stuck" }],
-      ["Atelier", "RefundsFailed", "FunctionName", local.fn_name["sweeper"], { stat = "Maximum", label = "refunds failed" }],
+      [local.metric_namespace, local.metric.jobsStuck, "FunctionName", local.fn_name["sweeper"], { stat = "Maximum", label = "stuck" }],
+      [local.metric_namespace, local.metric.refundsFailed, "FunctionName", local.fn_name["sweeper"], { stat = "Maximum", label = "refunds failed" }],
     ], []],
     ["Guards: ledger rows changed, audit offenders", 18, 12, 6, [
       [{ expression = local.search.ledger_changed, id = "e1" }],
-      ["Atelier", "AuditOffenders", "FunctionName", local.fn_name["sweeper"], { stat = "Sum", label = "audit offenders" }],
+      [local.metric_namespace, local.metric.auditOffenders, "FunctionName", local.fn_name["sweeper"], { stat = "Sum", label = "audit offenders" }],
     ], []],
   ]
 }

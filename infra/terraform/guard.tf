@@ -11,8 +11,8 @@ locals {
   guard_alarms = {
     audit-offenders = {
       description = "The daily audit found accounts whose balance is not the sum of their ledger (or is negative). Look at the sweeper logs for audit_offender (user_id, balance, ledger_sum, problem) and run atelier-admin audit and atelier-admin user show USER; correct with atelier-admin grant, never by editing rows."
-      namespace   = "Atelier"
-      metric      = "AuditOffenders"
+      namespace   = local.metric_namespace
+      metric      = local.metric.auditOffenders
       dimensions  = { FunctionName = local.sweeper_name }
       statistic   = "Sum"
       period      = 3600
@@ -20,8 +20,8 @@ locals {
     }
     delivery-time-p95 = {
       description = "The submit → delivered p95 was 5 minutes or more for 15 minutes: users wait. Look at QueueWait (consumer not keeping up: oldest-queued-job, consumer-throttles) and ModelCallLatency by CallKind (a slow provider)."
-      namespace   = "Atelier"
-      metric      = "DeliveryTime"
+      namespace   = local.metric_namespace
+      metric      = local.metric.deliveryTime
       dimensions  = { FunctionName = aws_lambda_function.this["consumer"].function_name }
       statistic   = "p95"
       period      = 300
@@ -113,8 +113,8 @@ resource "aws_cloudwatch_metric_alarm" "ledger_row_changed" {
   for_each            = { modified = "MODIFY", removed = "REMOVE" }
   alarm_name          = "${var.name_prefix}-ledger-row-${each.key}"
   alarm_description   = "A ledger row was ${each.key}: the ledger is append-only, so this is tampering or a bug outside the money path. Look at the sweeper logs for ledger_row_changed (user_id, ref, event_name) and at CloudTrail for who wrote to the ledger table; restore the row from point-in-time recovery, then run atelier-admin audit."
-  namespace           = "Atelier"
-  metric_name         = "LedgerRowsChanged"
+  namespace           = local.metric_namespace
+  metric_name         = local.metric.ledgerRowsChanged
   dimensions          = { FunctionName = local.sweeper_name, EventName = each.value }
   period              = 60
   statistic           = "Sum"

@@ -6,10 +6,14 @@
 # module reads no file outside its folder, so it works from a registry or a git source.
 
 locals {
-  schema_file    = coalesce(var.schema_file, "${path.module}/schema.json")
-  env_names_file = coalesce(var.env_names_file, "${path.module}/env-names.json")
-  schema         = { for t in jsondecode(file(local.schema_file)) : t.logical => t }
-  env_names      = jsondecode(file(local.env_names_file))
+  # Every metric name the code emits (atelier-admin metrics, committed as metrics.json).
+  metrics          = jsondecode(file("${path.module}/metrics.json"))
+  metric           = local.metrics.names
+  metric_namespace = local.metrics.namespace
+  schema_file      = coalesce(var.schema_file, "${path.module}/schema.json")
+  env_names_file   = coalesce(var.env_names_file, "${path.module}/env-names.json")
+  schema           = { for t in jsondecode(file(local.schema_file)) : t.logical => t }
+  env_names        = jsondecode(file(local.env_names_file))
 
   functions = {
     api      = { package = "atelier-api", memory = 512, timeout = 29, description = "HTTP API: validate, debit, insert, enqueue, 202" }

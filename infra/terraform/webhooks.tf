@@ -34,8 +34,8 @@ resource "aws_iam_role_policy" "webhooks" {
 resource "aws_cloudwatch_metric_alarm" "webhook_endpoint_disabled" {
   alarm_name          = "${var.name_prefix}-webhook-endpoint-disabled"
   alarm_description   = "A webhook endpoint failed every delivery round for about three days and was disabled: its receiver gets no events. Look at `atelier-admin webhook list` and `webhook deliveries EVENT_ID` (status codes, errors); once the receiver is fixed, `webhook rotate ID` re-enables it and `webhook replay EVENT_ID` resends what it missed."
-  namespace           = "Atelier"
-  metric_name         = "WebhookEndpointsDisabled"
+  namespace           = local.metric_namespace
+  metric_name         = local.metric.webhookEndpointsDisabled
   dimensions          = { FunctionName = aws_lambda_function.this["sweeper"].function_name }
   statistic           = "Sum"
   period              = 300

@@ -217,17 +217,14 @@ async fn a_slow_or_dead_receiver_never_changes_the_job_nor_its_charge() {
     let id = h
         .submit_photo(&user, "k", samples::single_pet(), pet())
         .await;
-    let started = std::time::Instant::now();
     drain(&h, &model).await;
-    let job_path = started.elapsed();
+    // The job path finished without contacting any receiver: it cannot wait for one.
+    assert_eq!(h.job(&user, &id).await.str("status"), "succeeded");
+    assert!(slow.deliveries().is_empty(), "no POST from the job path");
 
     let round = deliver(&h, clock::now()).await;
 
     assert_eq!(h.job(&user, &id).await.str("status"), "succeeded");
-    assert!(
-        job_path < Duration::from_secs(10),
-        "the job path never waits: {job_path:?}"
-    );
     assert_eq!(round.failed, 2, "timeout and refused connection: {round:?}");
     let charged = before - h.balance(&user).await;
     assert!(charged > 0);

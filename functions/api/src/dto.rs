@@ -44,9 +44,7 @@ pub struct JobView {
     pub credits: i64,
     pub settings: EditSettings,
     #[schema(format = DateTime)]
-    #[schema(format = DateTime)]
     pub created_at: String,
-    #[schema(format = DateTime)]
     #[schema(format = DateTime)]
     pub updated_at: String,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -155,7 +153,6 @@ pub struct ResultView {
     /// Ask for the job again for a fresh one.
     #[schema(format = "uri")]
     pub url: String,
-    #[schema(format = DateTime)]
     #[schema(format = DateTime)]
     pub url_expires_at: String,
     /// What `url` serves (`?format=`): `jpeg` by default; `png` when asked for, and for
@@ -422,7 +419,6 @@ pub struct AccountView {
     pub in_flight: i64,
     pub max_in_flight: u32,
     #[schema(format = DateTime)]
-    #[schema(format = DateTime)]
     pub created_at: String,
     /// A refunded or disputed purchase took back credits already spent: new edits are
     /// refused (`403 ACCOUNT_ON_HOLD`) until support releases the account.
@@ -466,7 +462,6 @@ pub struct LedgerEntryView {
     /// A purchase reversal: credits it could not take back because they were spent.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub shortfall: Option<i64>,
-    #[schema(format = DateTime)]
     #[schema(format = DateTime)]
     pub created_at: String,
 }
@@ -517,7 +512,6 @@ pub struct UploadView {
     pub upload_url: String,
     pub method: String,
     pub headers: BTreeMap<String, String>,
-    #[schema(format = DateTime)]
     #[schema(format = DateTime)]
     pub expires_at: String,
 }

@@ -77,13 +77,36 @@ pub enum Metric {
     /// Daily: days until the nearest announced shutdown of a configured model (negative once
     /// past; [`NO_SHUTDOWN_DAYS`] when none is announced). Alarmed on at 30 days.
     ModelDaysToShutdown,
+    /// A payment provider's webhook delivery was handled (`Outcome`: `granted`, `reversed`,
+    /// `restored`, `duplicate`, `ignored`, `signature_invalid`, `malformed`,
+    /// `not_yet_recorded`, `not_configured`, `failed`); `signature_invalid` is alarmed on.
+    PaymentEvents,
+    /// Credits a purchase granted (`Pack`).
+    PurchasedCredits,
+    /// What a granted purchase was paid, in the currency's minor unit (`Pack`, `Currency`).
+    PurchaseRevenue,
+}
+
+/// The metric catalogue for the infrastructure (`atelier-admin metrics`, committed as
+/// `infra/metrics.json`): the namespace and every metric's name, keyed by its name in
+/// lower camel case, so CDK and Terraform alarm on names the code emits, never on copies.
+pub fn export() -> serde_json::Value {
+    let names: serde_json::Map<String, serde_json::Value> = Metric::ALL
+        .iter()
+        .map(|m| {
+            let name = m.name();
+            let key = name[..1].to_ascii_lowercase() + &name[1..];
+            (key, serde_json::Value::from(name))
+        })
+        .collect();
+    serde_json::json!({ "namespace": NAMESPACE, "names": names })
 }
 
 /// [`Metric::ModelDaysToShutdown`] when no configured model has an announced shutdown.
 pub const NO_SHUTDOWN_DAYS: i64 = 9_999;
 
 impl Metric {
-    pub const ALL: [Metric; 24] = [
+    pub const ALL: [Metric; 27] = [
         Metric::JobsFinished,
         Metric::ModelCalls,
         Metric::ModelCallLatency,
@@ -108,6 +131,9 @@ impl Metric {
         Metric::WebhookEndpointsDisabled,
         Metric::ModelUnavailable,
         Metric::ModelDaysToShutdown,
+        Metric::PaymentEvents,
+        Metric::PurchasedCredits,
+        Metric::PurchaseRevenue,
     ];
 
     /// The CloudWatch metric name.
@@ -137,6 +163,9 @@ impl Metric {
             Metric::WebhookEndpointsDisabled => "WebhookEndpointsDisabled",
             Metric::ModelUnavailable => "ModelUnavailable",
             Metric::ModelDaysToShutdown => "ModelDaysToShutdown",
+            Metric::PaymentEvents => "PaymentEvents",
+            Metric::PurchasedCredits => "PurchasedCredits",
+            Metric::PurchaseRevenue => "PurchaseRevenue",
         }
     }
 
@@ -163,7 +192,9 @@ impl Metric {
             Metric::Refusals => &[dim::STATUS, dim::CODE],
             Metric::SweeperActions => &[dim::ACTION],
             Metric::LedgerRowsChanged => &[dim::EVENT_NAME],
-            Metric::WebhookAttempts => &[dim::OUTCOME],
+            Metric::WebhookAttempts | Metric::PaymentEvents => &[dim::OUTCOME],
+            Metric::PurchasedCredits => &[dim::PACK],
+            Metric::PurchaseRevenue => &[dim::PACK, dim::CURRENCY],
             _ => &[],
         }
     }
@@ -182,6 +213,10 @@ pub mod dim {
     pub const ACTION: &str = "Action";
     /// A DynamoDB stream record's `eventName` (`MODIFY`, `REMOVE`).
     pub const EVENT_NAME: &str = "EventName";
+    /// A credit pack's id (a handful, set by the operator).
+    pub const PACK: &str = "Pack";
+    /// ISO 4217, lower case.
+    pub const CURRENCY: &str = "Currency";
 }
 
 /// How a job ended, as the `Outcome` dimension says it.
@@ -302,6 +337,21 @@ pub fn job_finished(end: JobEnd) {
 pub fn webhook_attempt(delivered: bool) {
     let outcome = if delivered { "delivered" } else { "failed" };
     metrics::counter!(Metric::WebhookAttempts.name(), dim::OUTCOME => outcome).increment(1);
+}
+
+/// A payment provider's webhook delivery was handled with `outcome` (see
+/// [`Metric::PaymentEvents`]).
+pub fn payment_event(outcome: &'static str) {
+    metrics::counter!(Metric::PaymentEvents.name(), dim::OUTCOME => outcome).increment(1);
+}
+
+/// A purchase granted `credits` of `pack`, paid `amount` minor units of `currency`.
+pub fn purchased(pack: &str, credits: Credits, amount: i64, currency: &str) {
+    let (pack, currency) = (pack.to_owned(), currency.to_owned());
+    metrics::counter!(Metric::PurchasedCredits.name(), dim::PACK => pack.clone())
+        .increment(u64::try_from(credits.get()).unwrap_or(0));
+    metrics::counter!(Metric::PurchaseRevenue.name(), dim::PACK => pack, dim::CURRENCY => currency)
+        .increment(u64::try_from(amount).unwrap_or(0));
 }
 
 /// A webhook endpoint was disabled after a long run of failures.

@@ -19,6 +19,7 @@ use sha2::{Digest, Sha256};
 
 use super::App;
 use super::accounts::ensure_account;
+use crate::adapters::metrics;
 use crate::adapters::payments::Stripe;
 use crate::adapters::payments::event::{EventError, PaidSession, PaymentEvent, ReversalCause};
 use crate::adapters::payments::signature::{self, SignatureError};
@@ -217,8 +218,40 @@ pub enum WebhookError {
     Store(#[from] Error),
 }
 
-/// Verifies and applies one webhook delivery. `now` is unix seconds.
+/// Verifies and applies one webhook delivery. `now` is unix seconds. Every delivery is
+/// counted by outcome, so a wrong webhook secret (paid credits that never arrive) alarms.
 pub async fn webhook(
+    app: &App,
+    payload: &[u8],
+    signature_header: Option<&str>,
+    now: i64,
+) -> Result<WebhookOutcome, WebhookError> {
+    let result = apply_webhook(app, payload, signature_header, now).await;
+    metrics::payment_event(outcome_label(&result));
+    result
+}
+
+/// The `Outcome` dimension of a handled delivery.
+fn outcome_label(result: &Result<WebhookOutcome, WebhookError>) -> &'static str {
+    match result {
+        Ok(WebhookOutcome::Granted { .. }) => "granted",
+        Ok(WebhookOutcome::Reversed { .. }) => "reversed",
+        Ok(WebhookOutcome::Restored { .. }) => "restored",
+        Ok(WebhookOutcome::Ignored { .. }) => "ignored",
+        Ok(
+            WebhookOutcome::AlreadyGranted
+            | WebhookOutcome::AlreadyReversed
+            | WebhookOutcome::AlreadyRestored,
+        ) => "duplicate",
+        Err(WebhookError::NotConfigured) => "not_configured",
+        Err(WebhookError::Signature(_)) => "signature_invalid",
+        Err(WebhookError::Malformed(_)) => "malformed",
+        Err(WebhookError::NotYetRecorded { .. }) => "not_yet_recorded",
+        Err(WebhookError::Store(_)) => "failed",
+    }
+}
+
+async fn apply_webhook(
     app: &App,
     payload: &[u8],
     signature_header: Option<&str>,
@@ -269,6 +302,9 @@ async fn purchase(app: &App, paid: &PaidSession) -> Result<WebhookOutcome, Error
         match app.store.purchase(&payment, &row).await? {
             PurchaseOutcome::Granted => {
                 tracing::info!(user_id = %paid.user, session_id = %paid.session_id, payment_id = %paid.payment_id, credits = paid.credits.get(), "purchase_granted");
+                if let Some(pack) = app.config.payments.packs.get(&paid.pack) {
+                    metrics::purchased(&paid.pack, paid.credits, pack.amount, &pack.currency);
+                }
                 return Ok(WebhookOutcome::Granted {
                     credits: paid.credits,
                 });

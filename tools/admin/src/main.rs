@@ -92,6 +92,9 @@ enum Command {
     /// Print the model catalogue (JSON): ids, calls, prices, shutdown dates, the metric names
     /// of the lifecycle and outage alarms; the deployment refuses what it refuses.
     Models,
+    /// Print the metric catalogue (JSON): the namespace and every metric name the code emits,
+    /// which the infrastructure's alarms and dashboard use.
+    Metrics,
 }
 
 #[derive(Subcommand)]
@@ -521,6 +524,11 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Models => {
             let catalogue = atelier_shared::adapters::model::catalogue::export();
             println!("{}", serde_json::to_string_pretty(&catalogue)?);
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Metrics => {
+            let metrics = atelier_shared::adapters::metrics::export();
+            println!("{}", serde_json::to_string_pretty(&metrics)?);
             Ok(ExitCode::SUCCESS)
         }
         Command::EnvNames => {

@@ -1,0 +1,56 @@
+//! Money an operator can see: every Stripe webhook delivery is counted by outcome (a wrong
+//! webhook secret shows as `signature_invalid`, which is alarmed on, before anyone misses their
+//! credits), and a granted purchase records its credits and its revenue by pack. One test: the
+//! metrics recorder is process-wide.
+
+use atelier_shared::adapters::metrics::{Metric, dim};
+use atelier_shared::adapters::payments::signature;
+use atelier_tests::stripe::{StripeStandIn, unix_now};
+use atelier_tests::{Harness, flushed_metrics};
+use http::StatusCode;
+use serde_json::{Value, json};
+
+const FUNCTION: &str = "atelier-test-api";
+
+/// The sum of `metric` over the documents whose dimensions include `dims`.
+fn total(docs: &[Value], metric: Metric, dims: &[(&str, &str)]) -> u64 {
+    docs.iter()
+        .filter(|d| dims.iter().all(|(k, v)| d[*k] == *v))
+        .filter_map(|d| d[metric.name()].as_u64())
+        .sum()
+}
+
+#[tokio::test]
+async fn payment_webhooks_are_counted_by_outcome_and_a_purchase_by_its_credits_and_revenue() {
+    let stripe = StripeStandIn::start().await;
+    let h = Harness::new().await.with_stripe(&stripe);
+    flushed_metrics(FUNCTION); // installs the recorder; nothing recorded yet
+    let user = h.user();
+    let checkout = h
+        .checkout(&user, "c-metrics", &json!({ "pack": "starter" }))
+        .await;
+    let paid = stripe.pay(&checkout.str("id")).await;
+
+    let first = h.deliver(&paid).await;
+    let again = h.deliver(&paid).await;
+    let wrong_secret = signature::header(paid.payload.as_bytes(), "whsec_wrong", unix_now());
+    let forged = h
+        .webhook_raw(paid.payload.clone(), Some(&wrong_secret))
+        .await;
+
+    assert_eq!(first.body["outcome"], "granted");
+    assert_eq!(again.status, StatusCode::OK);
+    assert_eq!(forged.status, StatusCode::BAD_REQUEST);
+    let docs = flushed_metrics(FUNCTION);
+    let events = |outcome| total(&docs, Metric::PaymentEvents, &[(dim::OUTCOME, outcome)]);
+    assert_eq!(events("granted"), 1);
+    assert_eq!(events("duplicate"), 1);
+    assert_eq!(events("signature_invalid"), 1);
+    assert_eq!(
+        total(&docs, Metric::PurchasedCredits, &[(dim::PACK, "starter")]),
+        50
+    );
+    let revenue = &[(dim::PACK, "starter"), (dim::CURRENCY, "usd")];
+    assert_eq!(total(&docs, Metric::PurchaseRevenue, revenue), 500);
+    h.assert_audit_clean().await;
+}
