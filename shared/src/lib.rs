@@ -11,11 +11,13 @@
 //! - [`model`]: the model client (OpenAI wire), vision answers, and [`model::cost`]: what a
 //!   model call costs us in micro-dollars.
 //! - [`prompts`]: the prompt recipes (numbered image roles; user text only as JSON data).
+//! - [`cors`]: what a browser may send to the API and the bucket (one definition, exported).
 
 pub mod assets;
 pub mod aws;
 pub mod clock;
 pub mod config;
+pub mod cors;
 pub mod domain;
 pub mod error;
 pub mod imaging;

@@ -92,6 +92,9 @@ enum Command {
     /// Print the model catalogue (JSON): ids, calls, prices, shutdown dates, the metric names
     /// of the lifecycle and outage alarms; the deployment refuses what it refuses.
     Models,
+    /// Print the CORS rules of the API and the bucket (JSON) that the infrastructure deploys
+    /// and the local runner answers with; the allowed origins are a deployment parameter.
+    Cors,
 }
 
 #[derive(Subcommand)]
@@ -516,6 +519,13 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         }
         Command::Schema => {
             println!("{}", serde_json::to_string_pretty(&TABLES)?);
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Cors => {
+            println!(
+                "{}",
+                serde_json::to_string_pretty(&atelier_shared::cors::export())?
+            );
             Ok(ExitCode::SUCCESS)
         }
         Command::Models => {
