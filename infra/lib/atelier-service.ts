@@ -54,6 +54,7 @@ import { Construct } from 'constructs';
 import { type EnvName, type EnvValues, functionEnvironment, loadEnvNames } from './environment';
 import { addDashboard } from './dashboard';
 import { addLedgerGuard } from './ledger-guard';
+import { loadCors } from './cors';
 import { LOGICAL_TABLE_METADATA, type TableDef, loadSchema } from './schema';
 import { WebSite } from './web-site';
 import { addWebhooks } from './webhooks';
@@ -566,14 +567,11 @@ export class AtelierService extends Construct {
       budget: ITEM_WRITE_READ,
       attempts: ITEM_WRITE_READ,
     });
-    // The API enqueues (the doorbell) and presigns: PUT into uploads/, GET/HEAD of objects;
-    // a submit copies the edit's inputs into results/{user}/{job}/inputs/ (kept for repairs).
+    // The API enqueues (the doorbell) and presigns: PUT into uploads/, GET/HEAD of objects.
+    // The edit's kept inputs (results/{user}/{job}/inputs/) are copied by the consumer.
     this.queue.grantSendMessages(api);
     api.addToRolePolicy(
-      new iam.PolicyStatement({
-        actions: ['s3:PutObject'],
-        resources: [this.bucket.arnForObjects('uploads/*'), this.bucket.arnForObjects('results/*/inputs/*')],
-      }),
+      new iam.PolicyStatement({ actions: ['s3:PutObject'], resources: [this.bucket.arnForObjects('uploads/*')] }),
     );
     // Deletion (an upload, an edit's images, an account) removes and lists users' objects;
     // the sweeper finishes the account deletions a processing job left pending.
@@ -622,7 +620,7 @@ export class AtelierService extends Construct {
         reason: objectsReason,
       });
     }
-    for (const prefix of ['uploads/*', 'results/*', 'results/*/inputs/*']) {
+    for (const prefix of ['uploads/*', 'results/*']) {
       Validations.of(api.role!).acknowledge({
         id: `AwsSolutions-IAM5[Resource::<${stack.getLogicalId(this.bucket.node.defaultChild as CfnResource)}.Arn>/${prefix}]`,
         reason: objectsReason,
@@ -700,12 +698,13 @@ export class AtelierService extends Construct {
         );
     // The browser PUTs uploads and GETs results on presigned URLs; the signature (length and
     // type included) is the credential, CORS only decides which pages may read the answer.
+    const cors = loadCors();
     this.bucket.addCorsRule({
-      allowedMethods: [s3.HttpMethods.PUT, s3.HttpMethods.GET, s3.HttpMethods.HEAD],
+      allowedMethods: cors.bucket.allow_methods.map((m) => m as s3.HttpMethods),
       allowedOrigins,
-      allowedHeaders: ['content-type', 'content-length'],
-      exposedHeaders: ['etag'],
-      maxAge: 3600,
+      allowedHeaders: [...cors.bucket.allow_headers],
+      exposedHeaders: [...cors.bucket.expose_headers],
+      maxAge: cors.bucket.max_age_secs,
     });
 
     // The hosted UI: authorization code + PKCE back to the web app (no client secret), at the
@@ -758,11 +757,11 @@ export class AtelierService extends Construct {
       // API Gateway answers preflights itself (before the JWT authorizer) for these.
       corsPreflight: {
         allowOrigins: allowedOrigins,
-        allowMethods: [apigw.CorsHttpMethod.GET, apigw.CorsHttpMethod.POST, apigw.CorsHttpMethod.OPTIONS],
-        allowHeaders: [...CORS_ALLOW_HEADERS],
-        exposeHeaders: [...CORS_EXPOSE_HEADERS],
+        allowMethods: cors.api.allow_methods.map((m) => m as apigw.CorsHttpMethod),
+        allowHeaders: [...cors.api.allow_headers],
+        exposeHeaders: [...cors.api.expose_headers],
         allowCredentials: false,
-        maxAge: Duration.hours(1),
+        maxAge: Duration.seconds(cors.api.max_age_secs),
       },
     });
     const accessLogs = new logs.LogGroup(this, 'ApiAccessLogs', { retention: logRetention, removalPolicy });
@@ -1263,12 +1262,6 @@ export const CREDIT_PACKS_PATTERN = '^[a-z0-9_-]+:[0-9]+:[0-9]+:[A-Za-z]{3}(,[a-
 
 /** The CORS origin without a site: the local runner's web app (`cargo xtask dev`). */
 export const DEV_WEB_ORIGIN = 'http://localhost:8787';
-
-/** Request headers the web app sends (CORS preflight allows exactly these). */
-export const CORS_ALLOW_HEADERS = ['authorization', 'content-type', 'idempotency-key', 'prefer', 'if-none-match'] as const;
-
-/** Response headers the web app reads. */
-export const CORS_EXPOSE_HEADERS = ['location', 'retry-after', 'idempotent-replayed', 'etag', 'preference-applied'] as const;
 
 /** Routes that need no token (the router's public handlers). */
 export const PUBLIC_ROUTES = ['/healthz', '/v1/styles', '/v1/openapi.json', '/v1/packs'] as const;

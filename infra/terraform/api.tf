@@ -77,11 +77,11 @@ resource "aws_apigatewayv2_api" "http" {
   # API Gateway answers preflights itself (before the JWT authorizer).
   cors_configuration {
     allow_origins     = local.web_origins
-    allow_methods     = ["GET", "POST", "OPTIONS"]
-    allow_headers     = ["authorization", "content-type", "idempotency-key", "prefer", "if-none-match"]
-    expose_headers    = ["location", "retry-after", "idempotent-replayed", "etag", "preference-applied"]
+    allow_methods     = local.cors.api.allow_methods
+    allow_headers     = local.cors.api.allow_headers
+    expose_headers    = local.cors.api.expose_headers
     allow_credentials = false
-    max_age           = 3600
+    max_age           = local.cors.api.max_age_secs
   }
 
   lifecycle {

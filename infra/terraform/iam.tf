@@ -58,12 +58,13 @@ data "aws_iam_policy_document" "function" {
     }
   }
 
-  # API: presign PUTs into uploads/, HEAD/GET objects; ring the doorbell.
+  # API: presign PUTs into uploads/, HEAD/GET objects; ring the doorbell. The edit's kept
+  # inputs (results/{user}/{job}/inputs/) are copied by the consumer.
   dynamic "statement" {
     for_each = each.key == "api" ? [1] : []
     content {
       actions   = ["s3:PutObject"]
-      resources = ["${aws_s3_bucket.assets.arn}/uploads/*", "${aws_s3_bucket.assets.arn}/results/*/inputs/*"]
+      resources = ["${aws_s3_bucket.assets.arn}/uploads/*"]
     }
   }
   # Deletion (an upload, an edit's images, an account) removes and lists users' objects; the

@@ -1,7 +1,7 @@
 # Atelier on AWS, the same system as the CDK app beside this module (README.md here; the
 # repository's infra/README.md for both). Tables come from the code's schema and the functions'
 # environment from the code's list of variables: schema.json and env-names.json in this folder
-# are copies of `atelier-admin schema` / `env-names` that `cargo xtask infra-schema` writes and
+# are copies of `atelier-admin schema` / `env-names` (and cors.json of `atelier-admin cors`) that `cargo xtask infra-schema` writes and
 # `cargo xtask infra-test` keeps equal to the code (one source for both IaC flavours). The
 # module reads no file outside its folder, so it works from a registry or a git source.
 
@@ -14,6 +14,9 @@ locals {
   env_names_file   = coalesce(var.env_names_file, "${path.module}/env-names.json")
   schema           = { for t in jsondecode(file(local.schema_file)) : t.logical => t }
   env_names        = jsondecode(file(local.env_names_file))
+  # What a browser may send to the API and the bucket (`atelier-admin cors`, shared/src/adapters/cors.rs);
+  # the origins are `web_origins`.
+  cors = jsondecode(file("${path.module}/cors.json"))
 
   functions = {
     api      = { package = "atelier-api", memory = 512, timeout = 29, description = "HTTP API: validate, debit, insert, enqueue, 202" }

@@ -79,11 +79,11 @@ resource "aws_s3_bucket_cors_configuration" "assets" {
   cors_rule {
     # The browser PUTs uploads and GETs results on presigned URLs; the signature (length and
     # type included) is the credential, CORS only decides which pages may read the answer.
-    allowed_methods = ["PUT", "GET", "HEAD"]
+    allowed_methods = local.cors.bucket.allow_methods
     allowed_origins = local.web_origins
-    allowed_headers = ["content-type", "content-length"]
-    expose_headers  = ["etag"]
-    max_age_seconds = 3600
+    allowed_headers = local.cors.bucket.allow_headers
+    expose_headers  = local.cors.bucket.expose_headers
+    max_age_seconds = local.cors.bucket.max_age_secs
   }
 }
 

@@ -7,6 +7,7 @@ import { Template } from 'aws-cdk-lib/assertions';
 
 import { type Arch, AtelierStack, type AtelierStackProps, type FunctionKey, type Stage } from '../lib/atelier-stack';
 import { type EnvName, loadEnvNames } from '../lib/environment';
+import { type Cors, loadCors } from '../lib/cors';
 import { type TableDef, loadSchema } from '../lib/schema';
 
 export interface Synth {
@@ -53,6 +54,12 @@ export function synth(
 export function liveSchema(): { schema: TableDef[]; source: string } {
   const path = process.env.ATELIER_LIVE_SCHEMA;
   return path ? { schema: loadSchema(path), source: path } : { schema: loadSchema(), source: 'infra/schema.json' };
+}
+
+/** `atelier-admin cors` as `cargo xtask infra-test` passes it in, else the committed copy. */
+export function liveCors(): { cors: Cors; source: string } {
+  const path = process.env.ATELIER_LIVE_CORS;
+  return path ? { cors: loadCors(path), source: path } : { cors: loadCors(), source: 'infra/cors.json' };
 }
 
 export function liveEnvNames(): { names: EnvName[]; source: string } {

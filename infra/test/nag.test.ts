@@ -20,7 +20,6 @@ import { synth } from './helpers';
 const REVIEWED = [
   'Alarms: AwsSolutions-SNS2',
   'ApiRole: AwsSolutions-IAM5[Resource::<Assets9A31D427.Arn>/*]',
-  'ApiRole: AwsSolutions-IAM5[Resource::<Assets9A31D427.Arn>/results/*/inputs/*]',
   'ApiRole: AwsSolutions-IAM5[Resource::<Assets9A31D427.Arn>/results/*]',
   'ApiRole: AwsSolutions-IAM5[Resource::<Assets9A31D427.Arn>/uploads/*]',
   'Assets: AwsSolutions-S1',

@@ -419,8 +419,8 @@ describe('least privilege', () => {
     const put = statementsOf(s, 'api').filter((st) => actionsOf(st).includes('s3:PutObject'));
     assert.equal(put.length, 1);
     assert.match(JSON.stringify(put[0]!.Resource), /\/uploads\/\*/);
-    // Besides uploads, only the inputs an edit keeps for its repairs.
-    assert.match(JSON.stringify(put[0]!.Resource), /\/results\/\*\/inputs\/\*/);
+    // Nothing under results/: the consumer copies the inputs an edit keeps for its repairs.
+    assert.doesNotMatch(JSON.stringify(put[0]!.Resource), /\/results\//);
     const consumerS3 = actionsOn(s, 'consumer', bucketId);
     assert.deepEqual([...consumerS3].sort(), ['s3:GetObject', 's3:PutObject']);
   });

@@ -11,9 +11,10 @@ import { describe, it } from 'node:test';
 import { App } from 'aws-cdk-lib';
 import { Match } from 'aws-cdk-lib/assertions';
 
-import { AtelierStack, CORS_ALLOW_HEADERS, CORS_EXPOSE_HEADERS, DEV_WEB_ORIGIN } from '../lib/atelier-stack';
+import { AtelierStack, DEV_WEB_ORIGIN } from '../lib/atelier-stack';
+import { loadCors } from '../lib/cors';
 import { HASHED_CACHE_CONTROL, HTML_CACHE_CONTROL } from '../lib/web-site';
-import { resourcesOfType, synth } from './helpers';
+import { liveCors, resourcesOfType, synth } from './helpers';
 
 const id = (s: ReturnType<typeof synth>, c: { node: { defaultChild?: unknown } }) =>
   s.stack.getLogicalId(c.node.defaultChild as any);
@@ -126,14 +127,22 @@ describe('CORS', () => {
   const s = synth('dev');
   const origins = (json: ReturnType<typeof synth>['json'], get: (j: any) => unknown) => JSON.stringify(get(json));
 
-  it('answers the API preflight for the headers the app sends and shows the ones it reads', () => {
+  const { cors: code, source } = liveCors();
+
+  it(`deploys the API's CORS rules of the code (${source}): DELETE included`, () => {
     const [[, api]] = resourcesOfType(s.json, 'AWS::ApiGatewayV2::Api') as any;
     const cors = api.Properties.CorsConfiguration;
-    assert.deepEqual(cors.AllowHeaders, [...CORS_ALLOW_HEADERS]);
-    assert.deepEqual(cors.ExposeHeaders, [...CORS_EXPOSE_HEADERS]);
-    assert.deepEqual([...cors.AllowMethods].sort(), ['GET', 'OPTIONS', 'POST']);
+    assert.deepEqual(cors.AllowMethods, code.api.allow_methods);
+    assert.ok(cors.AllowMethods.includes('DELETE'), 'the privacy routes are DELETE');
+    assert.deepEqual(cors.AllowHeaders, code.api.allow_headers);
+    assert.deepEqual(cors.ExposeHeaders, code.api.expose_headers);
+    assert.equal(cors.MaxAge, code.api.max_age_secs);
     assert.equal(cors.AllowCredentials, false);
     assert.ok(!JSON.stringify(cors.AllowOrigins).includes('"*"'), 'never any origin');
+  });
+
+  it('agrees with the committed copy the stack is built from', () => {
+    assert.deepEqual(loadCors(), code, 'infra/cors.json is stale: run cargo xtask infra-schema');
   });
 
   it('allows the WebOrigins parameter, by default the site’s CloudFront domain', () => {
@@ -153,7 +162,10 @@ describe('CORS', () => {
   it('lets the same origins PUT and GET presigned storage URLs', () => {
     const bucket = s.json.Resources[id(s, s.stack.bucket)]!.Properties!;
     const [rule] = bucket.CorsConfiguration.CorsRules;
-    assert.deepEqual([...rule.AllowedMethods].sort(), ['GET', 'HEAD', 'PUT']);
+    assert.deepEqual(rule.AllowedMethods, code.bucket.allow_methods);
+    assert.deepEqual(rule.AllowedHeaders, code.bucket.allow_headers);
+    assert.deepEqual(rule.ExposedHeaders, code.bucket.expose_headers);
+    assert.equal(rule.MaxAge, code.bucket.max_age_secs);
     const [[, api]] = resourcesOfType(s.json, 'AWS::ApiGatewayV2::Api') as any;
     assert.equal(
       origins(s.json, () => rule.AllowedOrigins),

@@ -10,7 +10,8 @@
 //!   [`domain::validation`], [`domain::webhooks`] (events and their signatures).
 //! - [`adapters`]: the world outside — AWS clients, the S3 bucket, the SQS doorbell, the model
 //!   providers (with [`adapters::model::catalogue`]: what a model call costs us), the payments
-//!   provider, webhook delivery, metrics and logs.
+//!   provider, webhook delivery, metrics and logs, and [`adapters::cors`]: what a browser may send
+//!   to the API and the bucket (one definition, exported to the infrastructure).
 //! - [`store`]: DynamoDB; [`store::schema`] holds every table, key and attribute name.
 //! - [`services`]: the use cases the functions call (submit, process, sweep, accounts, …).
 //!

@@ -1,5 +1,5 @@
 import { useEffect, useState } from 'react';
-import { api, storageUrl, type Job } from './api/client';
+import { api, type Job } from './api/client';
 import { sendPending } from './Editor';
 import { statusText } from './Lists';
 import { begin } from './submit';
@@ -109,7 +109,7 @@ function Result(props: { job: Job }) {
   const [split, setSplit] = useState(50);
   if (!r) return null;
   const leak = r.leakage;
-  const url = storageUrl(r.url);
+  const url = r.url;
   return (
     <div className="result">
       <div className="compare" style={{ aspectRatio: `${String(r.width)} / ${String(r.height)}` }}>
@@ -140,7 +140,7 @@ function LosslessDownload(props: { id: string }) {
     api.job(props.id, 'png').then((j) => {
       if (!j.result) return;
       const a = document.createElement('a');
-      a.href = storageUrl(j.result.url);
+      a.href = j.result.url;
       a.download = `atelier-${props.id}.png`;
       a.click();
     }, () => setFailed(true));
@@ -157,7 +157,7 @@ function LosslessDownload(props: { id: string }) {
 function BeforeImage(props: { job: Job; split: number }) {
   const before = props.job.result?.original_url;
   if (!before) return null;
-  return <img className="before" src={storageUrl(before)} alt="Before" style={{ clipPath: `inset(0 ${String(100 - props.split)}% 0 0)` }} />;
+  return <img className="before" src={before} alt="Before" style={{ clipPath: `inset(0 ${String(100 - props.split)}% 0 0)` }} />;
 }
 
 function Repair(props: { job: Job; onOpen: (id: string) => void; onError: (e: unknown) => void }) {

@@ -3,6 +3,7 @@
 // PKCE against the configured issuer (Cognito's hosted UI), by oidc-client-ts. Tokens live in
 // session storage (gone with the tab), never in the bundle.
 import { UserManager, WebStorageStateStore } from 'oidc-client-ts';
+import { API_BASE } from './api/client';
 
 const TOKEN_KEY = 'atelier.token';
 
@@ -45,7 +46,7 @@ export function saveSession(s: Session | null): void {
 
 /** A dev token for `user` from the local runner's dev issuer. */
 export async function devSignIn(user: string): Promise<Session> {
-  const res = await fetch('/dev-issuer/token', {
+  const res = await fetch(`${API_BASE}/dev-issuer/token`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
     body: JSON.stringify({ user }),

@@ -1,5 +1,6 @@
 import { test, expect, type Page } from '@playwright/test';
 import AxeBuilder from '@axe-core/playwright';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 
 const samples = process.env.ATELIER_SAMPLES ?? '/tmp/samples';
@@ -60,12 +61,14 @@ test('a brushed edit: upload, paint, pick a medium, see the price, pay, watch it
   // a few levels (the lossless master is checked pixel for pixel by the Rust tests and below).
   const same = await page.evaluate(async () => {
     const load = async (src: string) => {
-      const img = new Image();
-      img.src = src;
-      await img.decode();
+      // Cross-origin bytes are readable only through the bucket's CORS rule. Not from the
+      // HTTP cache: the <img> loaded the same URL without CORS (no Origin, so no
+      // Access-Control-Allow-Origin and no Vary to tell the two apart).
+      const res = await fetch(src, { mode: 'cors', cache: 'no-store' });
+      const img = await createImageBitmap(await res.blob());
       const c = document.createElement('canvas');
-      c.width = img.naturalWidth;
-      c.height = img.naturalHeight;
+      c.width = img.width;
+      c.height = img.height;
       const ctx = c.getContext('2d');
       if (!ctx) throw new Error('no 2d');
       ctx.drawImage(img, 0, 0);
@@ -95,9 +98,11 @@ test('a brushed edit: upload, paint, pick a medium, see the price, pay, watch it
   const download = page.waitForEvent('download');
   await page.getByRole('link', { name: 'Download' }).click();
   expect((await download).suggestedFilename()).toMatch(/^atelier-.*\.jpg$/);
+  expect((await readFile(await (await download).path())).subarray(0, 3)).toEqual(Buffer.from([0xff, 0xd8, 0xff]));
   const master = page.waitForEvent('download');
   await page.getByRole('button', { name: /Download lossless/ }).click();
   expect((await master).suggestedFilename()).toMatch(/^atelier-.*\.png$/);
+  expect((await readFile(await (await master).path())).subarray(0, 8)).toEqual(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]));
 
   // A repair of it: charged like the edit, and the lineage lists both versions.
   await page.getByLabel(/Say what to improve/).fill('make the stitches finer');
@@ -207,4 +212,117 @@ test('the sign-in page and the editor have no serious or critical accessibility 
   await upload(page, 'single_pet.png');
   await page.getByLabel('An area I paint').check();
   expect(await serious()).toEqual([]);
+});
+
+/** The signed-in user's bearer token, as the app keeps it. */
+async function tokenOf(page: Page): Promise<string> {
+  const raw = await page.evaluate(() => sessionStorage.getItem('atelier.token'));
+  return (JSON.parse(raw ?? '{}') as { token: string }).token;
+}
+
+test('cross-origin from the app: every method and header the API offers, DELETE and the export included', async ({ page }) => {
+  await signIn(page, 'cors');
+  const uploaded = page.waitForResponse((r) => r.url().endsWith('/v1/uploads') && r.request().method() === 'POST');
+  await upload(page, 'single_pet.png');
+  const original = ((await (await uploaded).json()) as { asset_id: string }).asset_id;
+  const token = await tokenOf(page);
+  // Every call below is the page's own fetch from the app's origin to the API's (and the
+  // bucket's): the browser enforces CORS on each, and reads only the headers it exposes.
+  const seen = await page.evaluate(async ({ api, token, original }) => {
+    const auth = { authorization: `Bearer ${token}` };
+    const json = { ...auth, 'content-type': 'application/json' };
+    const out: Record<string, unknown> = {};
+    const key = crypto.randomUUID();
+    const edit = JSON.stringify({ style: 'embroidery', target: 'pet', original_asset_id: original });
+    const created = await fetch(`${api}/v1/edits`, { method: 'POST', headers: { ...json, 'idempotency-key': key }, body: edit });
+    out.created = created.status;
+    out.location = created.headers.get('location');
+    const job = ((await created.json()) as { id: string }).id;
+    out.job = job;
+    const replay = await fetch(`${api}/v1/edits`, { method: 'POST', headers: { ...json, 'idempotency-key': key }, body: edit });
+    out.replayed = [replay.status, replay.headers.get('idempotent-replayed')];
+    // Long-poll until final: ETag read, sent back as If-None-Match with Prefer: wait.
+    let res = await fetch(`${api}/v1/edits/${job}`, { headers: auth });
+    let etag = res.headers.get('etag');
+    out.etag = etag;
+    const applied: (string | null)[] = [];
+    for (let status = ((await res.json()) as { status: string }).status; !['succeeded', 'failed', 'canceled'].includes(status);) {
+      res = await fetch(`${api}/v1/edits/${job}`, { headers: { ...auth, prefer: 'wait=20', 'if-none-match': etag ?? '' } });
+      applied.push(res.headers.get('preference-applied'));
+      if (res.status === 200) {
+        etag = res.headers.get('etag');
+        status = ((await res.json()) as { status: string }).status;
+      }
+    }
+    out.applied = applied;
+    const unchanged = await fetch(`${api}/v1/edits/${job}`, { headers: { ...auth, prefer: 'wait=5', 'if-none-match': etag ?? '' } });
+    out.unchanged = unchanged.status;
+    out.deleteImages = (await fetch(`${api}/v1/edits/${job}/images`, { method: 'DELETE', headers: auth })).status;
+    // An upload PUT to the bucket (its CORS rule), then the asset deleted.
+    const bytes = new Uint8Array(64);
+    const slotRes = await fetch(`${api}/v1/uploads`, { method: 'POST', headers: json, body: JSON.stringify({ kind: 'original', content_type: 'image/png', bytes: bytes.length }) });
+    const slot = (await slotRes.json()) as { asset_id: string; upload_url: string; method: string; headers: Record<string, string> };
+    out.put = (await fetch(slot.upload_url, { method: slot.method, headers: slot.headers, body: bytes })).status;
+    out.deleteAsset = (await fetch(`${api}/v1/assets/${slot.asset_id}`, { method: 'DELETE', headers: auth })).status;
+    // The export, a page at a time: the statuses, and the edits it lists.
+    const pages: number[] = [];
+    let jobs = 0;
+    for (let cursor: string | null = ''; cursor !== null;) {
+      const page = await fetch(`${api}/v1/account/export${cursor ? `?cursor=${encodeURIComponent(cursor)}` : ''}`, { headers: auth });
+      pages.push(page.status);
+      const body = (await page.json()) as { jobs: unknown[]; next_cursor?: string | null };
+      jobs += body.jobs.length;
+      cursor = body.next_cursor ?? null;
+    }
+    out.export = [[...new Set(pages)], jobs];
+    // The day's upload bytes used up: 429 with a readable Retry-After.
+    let refused: Response | null = null;
+    for (let i = 0; i < 60 && refused === null; i++) {
+      const r = await fetch(`${api}/v1/uploads`, { method: 'POST', headers: json, body: JSON.stringify({ kind: 'original', content_type: 'image/png', bytes: 20 * 1024 * 1024 }) });
+      if (r.status === 429) refused = r;
+    }
+    out.retryAfter = refused?.headers.get('retry-after') ?? null;
+    const deleted = await fetch(`${api}/v1/account`, { method: 'DELETE', headers: auth });
+    out.deleteAccount = [deleted.status, ((await deleted.json()) as { status: string }).status];
+    return out;
+  }, { api: apiUrl, token, original });
+  expect(seen.created).toBe(202);
+  expect(seen.location).toBe(`/v1/edits/${String(seen.job)}`);
+  expect(seen.replayed).toEqual([200, 'true']);
+  expect(seen.etag).toMatch(/^W\/"/);
+  expect(seen.unchanged).toBe(304);
+  expect(seen.deleteImages).toBeLessThan(300);
+  expect(seen.put).toBe(200);
+  expect(seen.deleteAsset).toBeLessThan(300);
+  expect(seen.export).toEqual([[200], 1]);
+  expect(Number(seen.retryAfter)).toBeGreaterThan(0);
+  expect(seen.deleteAccount).toEqual([200, 'deleted']);
+  // A wait on a job still being made is applied, and the page can read that it was.
+  expect(seen.applied).toContain('wait=20');
+});
+
+test('a page on an origin not on the list can neither call the API nor the bucket', async ({ page, baseURL }) => {
+  await signIn(page, 'foreign');
+  const token = await tokenOf(page);
+  const slot = (await (await page.request.post(`${apiUrl}/v1/uploads`, {
+    headers: { authorization: `Bearer ${token}` },
+    data: { kind: 'original', content_type: 'image/png', bytes: 8 },
+  })).json()) as { upload_url: string; method: string; headers: Record<string, string> };
+  // The same app, served from another origin (localhost instead of 127.0.0.1).
+  const foreign = (baseURL ?? '').replace('127.0.0.1', 'localhost');
+  expect(foreign).not.toBe(baseURL);
+  await page.goto(foreign);
+  const outcomes = await page.evaluate(async ({ api, token, slot }) => {
+    const attempt = (url: string, init?: RequestInit) => fetch(url, init).then((r) => `answered ${String(r.status)}`, (e: unknown) => (e instanceof TypeError ? 'refused' : String(e)));
+    return [
+      await attempt(`${api}/v1/styles`),
+      await attempt(`${api}/v1/account`, { headers: { authorization: `Bearer ${token}` } }),
+      await attempt(`${api}/v1/account`, { method: 'DELETE', headers: { authorization: `Bearer ${token}` } }),
+      await attempt(slot.upload_url, { method: slot.method, headers: slot.headers, body: new Uint8Array(8) }),
+    ];
+  }, { api: apiUrl, token, slot });
+  expect(outcomes).toEqual(['refused', 'refused', 'refused', 'refused']);
+  // Nothing was deleted: the preflight stopped the DELETE before it was sent.
+  const account = await page.request.get(`${apiUrl}/v1/account`, { headers: { authorization: `Bearer ${token}` } });
+  expect(((await account.json()) as { balance: number; status?: string }).balance).toBe(6);
 });

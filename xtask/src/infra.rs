@@ -8,7 +8,7 @@
 //!   a provider mirror are present (a clear skipped notice otherwise), and the IAM check
 //!   (`infra/iam`): every AWS call the fault harness and the local cloud's functions made is
 //!   allowed by that function's role in the templates and in the module.
-//! - `cargo xtask infra-schema` — refresh `schema.json`, `env-names.json`, `models.json` and `metrics.json` (in `infra/` for
+//! - `cargo xtask infra-schema` — refresh `schema.json`, `env-names.json`, `models.json`, `metrics.json` and `cors.json` (in `infra/` for
 //!   the CDK app, in `infra/terraform/` for the module) from the code after a deliberate change
 //!   of tables or configuration.
 //!
@@ -72,11 +72,12 @@ fn admin_json(sub: &str) -> Result<String> {
 }
 
 /// The committed copies the CDK app and the Terraform module read.
-const COPIES: [(&str, &str); 4] = [
+const COPIES: [(&str, &str); 5] = [
     ("schema", "schema.json"),
     ("env-names", "env-names.json"),
     ("models", "models.json"),
     ("metrics", "metrics.json"),
+    ("cors", "cors.json"),
 ];
 
 /// Where each copy lives: the CDK app's, and the Terraform module's own (a module used from a
@@ -135,15 +136,19 @@ pub fn infra_test() -> Result<()> {
     let live_schema = work.join("schema.live.json");
     let live_env = work.join("env-names.live.json");
     let live_models = work.join("models.live.json");
+    let live_metrics = work.join("metrics.live.json");
+    let live_cors = work.join("cors.live.json");
     step(
-        "drift guard: schema.json, env-names.json, models.json and metrics.json (infra/, infra/terraform/) match atelier-admin",
+        "drift guard: schema.json, env-names.json, models.json, metrics.json and cors.json (infra/, infra/terraform/) match atelier-admin",
         &mut || {
             let mut stale = Vec::new();
-            for ((sub, file), live) in
-                COPIES
-                    .into_iter()
-                    .zip([&live_schema, &live_env, &live_models])
-            {
+            for ((sub, file), live) in COPIES.into_iter().zip([
+                &live_schema,
+                &live_env,
+                &live_models,
+                &live_metrics,
+                &live_cors,
+            ]) {
                 let text = admin_json(sub)?;
                 std::fs::write(live, &text)?;
                 for dir in COPY_DIRS {
@@ -159,7 +164,7 @@ pub fn infra_test() -> Result<()> {
             } else {
                 bail!(
                     "{} — run `cargo xtask infra-schema`, review the diff (tables, indexes, \
-                 environment, models) and commit it",
+                 environment, models, CORS) and commit it",
                     stale.join("; ")
                 )
             }
@@ -179,7 +184,8 @@ pub fn infra_test() -> Result<()> {
                 .args(["--import", "tsx", "--test", "--test-reporter=dot"])
                 .args(test_files(&infra)?)
                 .env("ATELIER_LIVE_SCHEMA", &live_schema)
-                .env("ATELIER_LIVE_ENV_NAMES", &live_env);
+                .env("ATELIER_LIVE_ENV_NAMES", &live_env)
+                .env("ATELIER_LIVE_CORS", &live_cors);
             no_aws_credentials(&mut cmd);
             run(&mut cmd)?;
             Ok(Outcome::Passed)

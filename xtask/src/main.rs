@@ -330,6 +330,17 @@ impl Drop for Ministack {
 }
 
 fn start_ministack(port: u16, state: &Path) -> Result<Ministack> {
+    start_ministack_with(port, state, false)
+}
+
+/// ministack with IAM enforced (`AUTH=true`; the local runner's root credentials may do
+/// anything): its S3 then answers browsers by the bucket's CORS rule, as S3 does, instead of
+/// allowing every origin. For the browser tests and `cargo xtask dev`.
+fn start_ministack_strict(port: u16, state: &Path) -> Result<Ministack> {
+    start_ministack_with(port, state, true)
+}
+
+fn start_ministack_with(port: u16, state: &Path, auth: bool) -> Result<Ministack> {
     let bin = ensure_ministack()?;
     if healthy(port) {
         eprintln!("xtask: ministack already answering on 127.0.0.1:{port}; using it");
@@ -338,6 +349,7 @@ fn start_ministack(port: u16, state: &Path) -> Result<Ministack> {
     std::fs::create_dir_all(state)?;
     let log = std::fs::File::create(state.join("ministack.log"))?;
     let child = Command::new(bin)
+        .env("AUTH", if auth { "true" } else { "false" })
         .env("TMPDIR", state)
         .env("BIND_HOST", "127.0.0.1")
         .env("GATEWAY_PORT", port.to_string())
@@ -368,7 +380,7 @@ fn cargo() -> Command {
 }
 
 fn dev() -> Result<ExitCode> {
-    let _ministack = start_ministack(DEV_PORT, &root().join(".atelier").join("ministack"))?;
+    let _ministack = start_ministack_strict(DEV_PORT, &root().join(".atelier").join("ministack"))?;
     let _web = web::dev_server(&root().join(".atelier").join("vite.log"))?;
     let status = cargo()
         .current_dir(root())
@@ -590,7 +602,7 @@ fn web_test_only() -> Result<ExitCode> {
 }
 
 fn ministack_only() -> Result<ExitCode> {
-    let _ministack = start_ministack(DEV_PORT, &root().join(".atelier").join("ministack"))?;
+    let _ministack = start_ministack_strict(DEV_PORT, &root().join(".atelier").join("ministack"))?;
     eprintln!("xtask: ministack on http://127.0.0.1:{DEV_PORT}; Ctrl-C to stop");
     loop {
         std::thread::sleep(Duration::from_secs(3600));

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result, bail};
 
 use crate::fuzz::{spawn, start_model_and_api, wait_ready};
-use crate::{cargo, local_env, root, run, start_ministack};
+use crate::{cargo, local_env, root, run, start_ministack_strict};
 
 /// Debian's Chromium (Playwright's own browser download is not used).
 pub const CHROMIUM: &str = "/usr/bin/chromium";
@@ -47,8 +47,8 @@ pub(crate) fn ensure_node_modules() -> Result<()> {
     Ok(())
 }
 
-/// The web app's development server for `cargo xtask dev` (its defaults proxy the dev ports),
-/// stopped when dropped.
+/// The web app's development server for `cargo xtask dev` on its own origin (it calls the API
+/// at `VITE_API_BASE_URL` of `web/.env.development`), stopped when dropped.
 pub(crate) fn dev_server(log: &std::path::Path) -> Result<crate::fuzz::Service> {
     ensure_node_modules()?;
     let service = spawn(
@@ -68,12 +68,16 @@ pub(crate) const DEV_ORIGIN: &str = "http://127.0.0.1:5173";
 
 /// What the API needs to serve the web app at `origin`: the one place both `cargo xtask dev`
 /// and the browser tests take it from, so a flow that passes in a test works for a person
-/// (buying credits returns to the app's own origin).
+/// (buying credits returns to the app's own origin; the API and the bucket allow that origin
+/// by CORS, as a deployment's `WebOrigins` / `web_origins` does).
 pub(crate) fn app_env(origin: &str) -> Vec<(String, String)> {
-    vec![(
-        "ATELIER_CHECKOUT_RETURN_URLS".to_owned(),
-        format!("{origin}/"),
-    )]
+    vec![
+        (
+            "ATELIER_CHECKOUT_RETURN_URLS".to_owned(),
+            format!("{origin}/"),
+        ),
+        ("ATELIER_LOCAL_WEB_ORIGINS".to_owned(), origin.to_owned()),
+    ]
 }
 
 /// Vite itself (its script runs as the `node` process), not through `npm exec`: dropping the
@@ -107,13 +111,16 @@ pub fn web_test(aws_port: u16) -> Result<(u64, u64)> {
         run(&mut npm(args)).with_context(|| format!("web: {name}"))?;
         passed += 1;
     }
-    run(npm(&["run", "--silent", "build"]).env("VITE_STORAGE_PROXY", "1")).context("web: build")?;
+    let (api_port, model_port, web_port) = (aws_port + 101, aws_port + 102, aws_port + 103);
+    // The API is another origin than the app's, as in AWS (the stack output WebApiBaseUrl).
+    let api_url = format!("http://127.0.0.1:{api_port}");
+    run(npm(&["run", "--silent", "build"]).env("VITE_API_BASE_URL", &api_url))
+        .context("web: build")?;
     passed += 1;
     eprintln!("xtask: web bundle {} bytes (dist/assets)", bundle_bytes()?);
     no_secret_in_bundle()?;
     passed += 1;
 
-    let (api_port, model_port, web_port) = (aws_port + 101, aws_port + 102, aws_port + 103);
     run(cargo().current_dir(root()).args([
         "build",
         "--quiet",
@@ -126,7 +133,9 @@ pub fn web_test(aws_port: u16) -> Result<(u64, u64)> {
     let state = root().join("target").join(format!("xtask-web-{aws_port}"));
     let _ = std::fs::remove_dir_all(&state);
     std::fs::create_dir_all(&state)?;
-    let _ministack = start_ministack(aws_port, &state.join("ministack"))?;
+    // IAM enforced, so ministack's S3 answers a browser only as the bucket's CORS rule allows
+    // (without it, it allows every origin).
+    let _ministack = start_ministack_strict(aws_port, &state.join("ministack"))?;
     let web_url = format!("http://127.0.0.1:{web_port}");
     let mut env = local_env(aws_port, "atelier-web");
     env.retain(|(k, _)| k != "ATELIER_LOCAL_PORT" && k != "ATELIER_STATE_DIR");
@@ -142,16 +151,14 @@ pub fn web_test(aws_port: u16) -> Result<(u64, u64)> {
     let (_model, _api) = start_model_and_api(&bin_dir, &env, &state, model_port, api_port)?;
     let mut web = spawn(
         "vite preview",
-        vite(&[
+        &mut vite(&[
             "preview",
             "--strictPort",
             "--host",
             "127.0.0.1",
             "--port",
             &web_port.to_string(),
-        ])
-        .env("ATELIER_API_URL", format!("http://127.0.0.1:{api_port}"))
-        .env("ATELIER_S3_URL", format!("http://127.0.0.1:{aws_port}")),
+        ]),
         &state.join("vite.log"),
     )?;
     wait_ready(&mut web, web_port, "/", Duration::from_secs(60))?;
@@ -164,7 +171,7 @@ pub fn web_test(aws_port: u16) -> Result<(u64, u64)> {
     let report = state.join("playwright.json");
     let status = npm(&["exec", "--", "playwright", "test"])
         .env("ATELIER_WEB_URL", &web_url)
-        .env("ATELIER_API_URL", format!("http://127.0.0.1:{api_port}"))
+        .env("ATELIER_API_URL", &api_url)
         .env("ATELIER_SAMPLES", &samples)
         .env("PLAYWRIGHT_JSON_OUTPUT_NAME", &report)
         .status()

@@ -4,6 +4,7 @@
 
 use atelier_shared::domain::IdempotencyKey;
 use atelier_shared::domain::webhooks::{EventType, Payload, sign};
+use atelier_shared::services::watch::WAITS_PER_USER;
 use axum::Json;
 use axum::response::IntoResponse;
 use utoipa::openapi::path::ParameterIn;
@@ -35,7 +36,8 @@ impl Modify for BearerAuth {
 /// constants instead of on each handler (found missing by `cargo xtask fuzz`): the authorizer's
 /// 401 on every secured route; the JSON body extractor's 400 (malformed), 413 and 415 on every
 /// route with a body; the pagination extractor's 422 and its `limit` range; the
-/// `Idempotency-Key` header's rule.
+/// `Idempotency-Key` header's rule; and `{WAITS_PER_USER}` in a parameter's description
+/// becomes that constant's value.
 struct EdgeResponses;
 
 fn problem(description: &str) -> RefOr<Response> {
@@ -66,6 +68,9 @@ impl Modify for EdgeResponses {
                 let has_body = op.request_body.is_some();
                 let mut paginated = false;
                 for p in op.parameters.iter_mut().flatten() {
+                    if let Some(d) = p.description.as_mut() {
+                        *d = d.replace("{WAITS_PER_USER}", &WAITS_PER_USER.to_string());
+                    }
                     let Some(RefOr::T(Schema::Object(schema))) = p.schema.as_mut() else {
                         continue;
                     };
@@ -190,4 +195,97 @@ pub fn document() -> utoipa::openapi::OpenApi {
 #[utoipa::path(get, path = "/v1/openapi.json", tag = "public", responses((status = 200, description = "OpenAPI 3.1 document", content_type = "application/json", body = Object)))]
 pub async fn openapi() -> impl IntoResponse {
     Json(document())
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeSet;
+
+    use atelier_shared::adapters::cors;
+    use utoipa::openapi::path::{Operation, ParameterIn};
+
+    use super::*;
+
+    /// Called by Stripe's servers, never by a page: no CORS.
+    const SERVER_TO_SERVER: &[&str] = &["/v1/webhooks/stripe"];
+
+    /// Response headers a page may read without CORS exposing them (the safelist), and `Vary`,
+    /// which is for caches, not for the app.
+    const READABLE_WITHOUT_EXPOSE: &[&str] = &["cache-control", "content-type", "vary"];
+
+    fn browser_operations() -> Vec<(String, &'static str, Operation)> {
+        let doc = document();
+        let mut ops = Vec::new();
+        for (path, item) in doc.paths.paths {
+            if SERVER_TO_SERVER.contains(&path.as_str()) {
+                continue;
+            }
+            for (method, op) in [
+                ("GET", item.get),
+                ("POST", item.post),
+                ("PUT", item.put),
+                ("PATCH", item.patch),
+                ("DELETE", item.delete),
+            ] {
+                if let Some(op) = op {
+                    ops.push((path.clone(), method, op));
+                }
+            }
+        }
+        ops
+    }
+
+    #[test]
+    fn cors_allows_every_method_a_route_has() {
+        let refused: Vec<_> = browser_operations()
+            .into_iter()
+            .filter(|(_, m, _)| !cors::API.allows_method(m))
+            .map(|(p, m, _)| format!("{m} {p}"))
+            .collect();
+        assert!(refused.is_empty(), "not in cors::API: {refused:?}");
+    }
+
+    #[test]
+    fn cors_allows_every_request_header_a_route_reads() {
+        let mut headers = BTreeSet::from(["authorization".to_owned(), "content-type".to_owned()]);
+        for (_, _, op) in browser_operations() {
+            for p in op.parameters.into_iter().flatten() {
+                if matches!(p.parameter_in, ParameterIn::Header) {
+                    headers.insert(p.name.to_ascii_lowercase());
+                }
+            }
+        }
+        let refused: Vec<_> = headers
+            .iter()
+            .filter(|h| !cors::API.allows_headers(std::iter::once(h.as_str())))
+            .collect();
+        assert!(refused.is_empty(), "not in cors::API: {refused:?}");
+    }
+
+    #[test]
+    fn cors_exposes_every_response_header_a_route_sends() {
+        let mut missing = BTreeSet::new();
+        for (path, method, op) in browser_operations() {
+            for (status, response) in op.responses.responses {
+                let RefOr::T(response) = response else {
+                    continue;
+                };
+                for name in response.headers.keys() {
+                    let name = name.to_ascii_lowercase();
+                    let exposed = cors::API.expose_headers.contains(&name.as_str());
+                    if !exposed && !READABLE_WITHOUT_EXPOSE.contains(&name.as_str()) {
+                        missing.insert(format!("{name} ({method} {path} {status})"));
+                    }
+                }
+            }
+        }
+        assert!(missing.is_empty(), "not exposed by cors::API: {missing:?}");
+    }
+
+    #[test]
+    fn the_wait_limit_in_the_document_is_the_constant() {
+        let text = serde_json::to_string(&document()).unwrap();
+        assert!(!text.contains("{WAITS_PER_USER}"));
+        assert!(text.contains(&format!("already holds {WAITS_PER_USER} waits")));
+    }
 }

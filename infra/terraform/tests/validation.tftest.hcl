@@ -52,6 +52,50 @@ run "plans_with_good_values" {
   }
 }
 
+# CORS from the code's one definition (cors.json, kept equal to `atelier-admin cors` by
+# `cargo xtask infra-test`): the API's preflight answers DELETE for the privacy routes, and the
+# bucket lets the same origins PUT and GET presigned URLs.
+run "deploys_the_cors_rules_of_the_code" {
+  command = plan
+  variables {
+    web_origins = ["https://app.example.com"]
+  }
+  assert {
+    condition     = toset(aws_apigatewayv2_api.http.cors_configuration[0].allow_methods) == toset(jsondecode(file("cors.json")).api.allow_methods)
+    error_message = "The API's CORS methods are not cors.json's."
+  }
+  assert {
+    condition     = contains(aws_apigatewayv2_api.http.cors_configuration[0].allow_methods, "DELETE")
+    error_message = "The API's CORS does not allow DELETE (the privacy routes)."
+  }
+  assert {
+    condition     = toset(aws_apigatewayv2_api.http.cors_configuration[0].allow_headers) == toset(jsondecode(file("cors.json")).api.allow_headers)
+    error_message = "The API's CORS request headers are not cors.json's."
+  }
+  assert {
+    condition     = toset(aws_apigatewayv2_api.http.cors_configuration[0].expose_headers) == toset(jsondecode(file("cors.json")).api.expose_headers)
+    error_message = "The API's CORS exposed headers are not cors.json's."
+  }
+  assert {
+    condition     = aws_apigatewayv2_api.http.cors_configuration[0].max_age == jsondecode(file("cors.json")).api.max_age_secs
+    error_message = "The API's CORS max age is not cors.json's."
+  }
+  assert {
+    condition     = toset(aws_apigatewayv2_api.http.cors_configuration[0].allow_origins) == toset(["https://app.example.com"])
+    error_message = "The API's CORS origins are not web_origins."
+  }
+  assert {
+    condition = alltrue([for r in aws_s3_bucket_cors_configuration.assets.cors_rule : (
+      toset(r.allowed_methods) == toset(jsondecode(file("cors.json")).bucket.allow_methods)
+      && toset(r.allowed_headers) == toset(jsondecode(file("cors.json")).bucket.allow_headers)
+      && toset(r.expose_headers) == toset(jsondecode(file("cors.json")).bucket.expose_headers)
+      && r.max_age_seconds == jsondecode(file("cors.json")).bucket.max_age_secs
+      && toset(r.allowed_origins) == toset(["https://app.example.com"])
+    )])
+    error_message = "The bucket's CORS rule is not cors.json's."
+  }
+}
+
 # Rule 12: the API's submit and repair transactions check the user's day on the budget table
 # (a ConditionCheck item, authorised as dynamodb:ConditionCheckItem on that table), and the
 # API does nothing else with it.

@@ -4,6 +4,7 @@
 
 pub mod assets;
 pub mod aws;
+pub mod cors;
 pub mod metrics;
 pub mod model;
 pub mod payments;

@@ -157,3 +157,39 @@ async fn ensure_bucket(clients: &Clients, bucket: &str) -> Result<(), AwsError> 
         Err(e) => Err(AwsError::new("provision.create_bucket", e)),
     }
 }
+
+/// The bucket's CORS rule as CDK and Terraform deploy it ([`crate::adapters::cors::BUCKET`]) for
+/// `origins`; replaces whatever rule the bucket had. No origin: no rule (no page may read).
+pub async fn ensure_bucket_cors(
+    clients: &Clients,
+    bucket: &str,
+    origins: &crate::adapters::cors::Origins,
+) -> Result<(), AwsError> {
+    use aws_sdk_s3::types::{CorsConfiguration, CorsRule};
+    let rules = crate::adapters::cors::BUCKET;
+    let strings = |v: &[&str]| v.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>();
+    if origins.as_slice().is_empty() {
+        return Ok(());
+    }
+    let rule = CorsRule::builder()
+        .set_allowed_methods(Some(strings(rules.allow_methods)))
+        .set_allowed_origins(Some(origins.as_slice().to_vec()))
+        .set_allowed_headers(Some(strings(rules.allow_headers)))
+        .set_expose_headers(Some(strings(rules.expose_headers)))
+        .max_age_seconds(i32::try_from(rules.max_age_secs).unwrap_or(i32::MAX))
+        .build()
+        .map_err(|e| AwsError::new("provision.cors_rule", e))?;
+    let config = CorsConfiguration::builder()
+        .cors_rules(rule)
+        .build()
+        .map_err(|e| AwsError::new("provision.cors_configuration", e))?;
+    clients
+        .s3
+        .put_bucket_cors()
+        .bucket(bucket)
+        .cors_configuration(config)
+        .send()
+        .await
+        .map_err(|e| AwsError::new("provision.put_bucket_cors", e))?;
+    Ok(())
+}

@@ -95,6 +95,9 @@ enum Command {
     /// Print the metric catalogue (JSON): the namespace and every metric name the code emits,
     /// which the infrastructure's alarms and dashboard use.
     Metrics,
+    /// Print the CORS rules of the API and the bucket (JSON) that the infrastructure deploys
+    /// and the local runner answers with; the allowed origins are a deployment parameter.
+    Cors,
 }
 
 #[derive(Subcommand)]
@@ -519,6 +522,13 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         }
         Command::Schema => {
             println!("{}", serde_json::to_string_pretty(&TABLES)?);
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Cors => {
+            println!(
+                "{}",
+                serde_json::to_string_pretty(&atelier_shared::adapters::cors::export())?
+            );
             Ok(ExitCode::SUCCESS)
         }
         Command::Models => {

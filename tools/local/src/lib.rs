@@ -5,8 +5,10 @@
 //! - [`authorizer`]: verifies bearer tokens exactly as API Gateway's JWT authorizer does and
 //!   fills the same request context.
 //! - [`serve`]: the API over HTTP behind that authorizer, with the issuer's JWKS beside it.
+//! - [`cors`]: API Gateway's CORS answers, from the one definition CDK and Terraform deploy.
 
 pub mod authorizer;
+pub mod cors;
 pub mod issuer;
 pub mod poller;
 pub mod serve;

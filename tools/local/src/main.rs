@@ -9,6 +9,7 @@ use atelier_local::authorizer::Authorizer;
 use atelier_local::issuer::DevIssuer;
 use atelier_local::serve::ISSUER_PATH;
 use atelier_shared::adapters::aws::Clients;
+use atelier_shared::adapters::cors::{BadOrigin, Origins};
 use std::sync::Arc;
 
 use atelier_shared::config::{Config, ModelSettings, STAND_IN_MODEL_URL, STAND_IN_STRIPE_URL};
@@ -28,6 +29,10 @@ struct Cli {
     /// Port of the local API (the dev issuer lives under it).
     #[arg(long, env = "ATELIER_LOCAL_PORT", default_value_t = 8787)]
     port: u16,
+    /// Browser origins allowed to call the API and the bucket (CORS), comma-separated: what
+    /// `WebOrigins` / `web_origins` is to a deployment. The default is `cargo xtask dev`'s app.
+    #[arg(long, env = "ATELIER_LOCAL_WEB_ORIGINS", default_value = "http://127.0.0.1:5173", value_parser = parse_origins)]
+    web_origins: Origins,
     #[command(subcommand)]
     command: Command,
 }
@@ -53,6 +58,10 @@ enum Command {
         #[arg(long)]
         unverified: bool,
     },
+}
+
+fn parse_origins(list: &str) -> Result<Origins, BadOrigin> {
+    Origins::parse(list)
 }
 
 /// The stand-in Stripe's keys in local runs (not secrets: nothing but the stand-in knows them).
@@ -129,8 +138,14 @@ async fn main() -> anyhow::Result<()> {
         Command::Provision => {
             atelier_shared::adapters::telemetry::init();
             let config = Config::from_env()?;
-            atelier_shared::store::provision::ensure(&Clients::from_env().await, &config.resources)
-                .await?;
+            let clients = Clients::from_env().await;
+            atelier_shared::store::provision::ensure(&clients, &config.resources).await?;
+            atelier_shared::store::provision::ensure_bucket_cors(
+                &clients,
+                &config.resources.bucket,
+                &cli.web_origins,
+            )
+            .await?;
             Ok(())
         }
         Command::Serve => {
@@ -140,6 +155,13 @@ async fn main() -> anyhow::Result<()> {
             atelier_shared::store::provision::ensure(&clients, &config.resources)
                 .await
                 .context("creating local resources")?;
+            atelier_shared::store::provision::ensure_bucket_cors(
+                &clients,
+                &config.resources.bucket,
+                &cli.web_origins,
+            )
+            .await
+            .context("the bucket's CORS rule")?;
             let issuer = DevIssuer::load_or_create(&issuer_dir, &issuer_url)?;
             let app = App::new(config, &clients);
             // No provider configured: the stand-in model server is the model, in-process.
@@ -199,6 +221,9 @@ async fn main() -> anyhow::Result<()> {
                 Authorizer::new(&issuer_url, atelier_local::AUDIENCE),
                 Some(issuer),
             );
+            // API Gateway's CORS in front of the whole local origin (the dev issuer's token
+            // endpoint is called cross-origin too, as Cognito's is).
+            let router = atelier_local::cors::layer(router, cli.web_origins.clone());
             let addr = SocketAddr::from(([127, 0, 0, 1], cli.port));
             let listener = tokio::net::TcpListener::bind(addr)
                 .await

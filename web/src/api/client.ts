@@ -1,8 +1,10 @@
-// The API client: typed by `schema.d.ts` (generated from the served OpenAPI document), errors
-// as problem+json with their stable `code`. Locally the API is the app's own origin (the dev
-// server proxies it); a build for AWS names it in `VITE_API_BASE_URL` and the API allows the
-// site's origin by CORS.
-import type { components } from './schema';
+// The API client, generated from the OpenAPI document's paths: `openapi-fetch` over the types
+// `openapi-typescript` writes to `schema.d.ts`, so a changed route, parameter or response fails
+// `tsc`. Errors are problem+json with their stable `code`. The API is another origin (in AWS
+// API Gateway's, locally the runner's): `VITE_API_BASE_URL`, and the API allows the app's
+// origin by CORS.
+import createClient from 'openapi-fetch';
+import type { components, paths } from './schema';
 
 export type Schemas = components['schemas'];
 export type Job = Schemas['JobView'];
@@ -35,38 +37,33 @@ export class ApiError extends Error {
   }
 }
 
-/** The API's origin when it is not the app's own (a build for AWS: `VITE_API_BASE_URL`). */
-const API_BASE = (import.meta.env.VITE_API_BASE_URL ?? '').replace(/\/+$/, '');
+/** The API's origin (the stack output `WebApiBaseUrl`; locally the runner's). */
+export const API_BASE = (import.meta.env.VITE_API_BASE_URL ?? '').replace(/\/+$/, '');
 
 let token: string | null = null;
 export function setToken(t: string | null): void {
   token = t;
 }
 
-interface Options {
-  body?: unknown;
-  headers?: Record<string, string>;
-  signal?: AbortSignal;
-  /** `304 Not Modified` is an answer, not an error (a read with `If-None-Match`). */
-  notModified?: boolean;
+const client = createClient<paths>({ baseUrl: API_BASE });
+client.use({
+  onRequest({ request }) {
+    if (token) request.headers.set('authorization', `Bearer ${token}`);
+    return request;
+  },
+});
+
+function refusal(response: Response, error: unknown): ApiError {
+  const problem = typeof error === 'object' && error !== null && 'code' in error ? (error as Problem) : null;
+  const ra = response.headers.get('retry-after');
+  return new ApiError(response.status, problem, ra === null ? null : Number(ra));
 }
 
-async function send(method: string, path: string, o: Options = {}): Promise<Response> {
-  const h: Record<string, string> = { ...o.headers };
-  if (token) h.authorization = `Bearer ${token}`;
-  if (o.body !== undefined) h['content-type'] = 'application/json';
-  const res = await fetch(`${API_BASE}${path}`, { method, headers: h, body: o.body === undefined ? undefined : JSON.stringify(o.body), signal: o.signal });
-  if (!res.ok && !(o.notModified && res.status === 304)) {
-    const problem = await res.json().then((p: unknown) => p as Problem, () => null);
-    const ra = res.headers.get('retry-after');
-    throw new ApiError(res.status, problem, ra === null ? null : Number(ra));
-  }
-  return res;
-}
-
-async function call<T>(method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<{ data: T; res: Response }> {
-  const res = await send(method, path, { body, headers });
-  return { data: (await res.json()) as T, res };
+/** The answer's body, or its problem thrown as an `ApiError`. */
+async function ok<T>(call: Promise<{ data?: T; error?: unknown; response: Response }>): Promise<T> {
+  const { data, error, response } = await call;
+  if (!response.ok) throw refusal(response, error);
+  return data as T;
 }
 
 /** The longest the API waits for a job to change (`Prefer: wait=20`). */
@@ -81,57 +78,53 @@ export interface TaggedJob {
   etag: string | null;
 }
 
+const PAGE = 10;
+const idempotent = (key: string) => ({ 'Idempotency-Key': key });
+
 export const api = {
-  styles: async () => (await call<Schemas['StyleList']>('GET', '/v1/styles')).data.items,
-  packs: async () => (await call<Schemas['PackList']>('GET', '/v1/packs')).data.items,
-  account: async () => (await call<Account>('GET', '/v1/account')).data,
-  ledger: async (cursor?: string) => (await call<LedgerPage>('GET', `/v1/account/ledger?limit=10${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`)).data,
-  jobs: async (cursor?: string) => (await call<JobPage>('GET', `/v1/edits?limit=10${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`)).data,
+  styles: async () => (await ok(client.GET('/v1/styles'))).items,
+  packs: async () => (await ok(client.GET('/v1/packs'))).items,
+  account: () => ok(client.GET('/v1/account')),
+  ledger: (cursor?: string) => ok(client.GET('/v1/account/ledger', { params: { query: { limit: PAGE, cursor } } })),
+  jobs: (cursor?: string) => ok(client.GET('/v1/edits', { params: { query: { limit: PAGE, cursor } } })),
   /** The job; a delivered result's `url` serves `format` (the API's default is a phone-sized JPEG). */
-  job: async (id: string, format?: Schemas['ResultFormat']) =>
-    (await call<Job>('GET', `/v1/edits/${encodeURIComponent(id)}${format ? `?format=${format}` : ''}`)).data,
+  job: (id: string, format?: Schemas['ResultFormat']) =>
+    ok(client.GET('/v1/edits/{id}', { params: { path: { id }, query: { format } } })),
   /**
    * The job, waiting on the server (a long-poll: `Prefer: wait=N` with `If-None-Match`) until
    * it differs from the copy tagged `etag`; `null` when it did not change within the wait.
    * Without `etag`, the job at once.
    */
   watch: async (id: string, etag: string | null, signal?: AbortSignal): Promise<TaggedJob | null> => {
-    const headers: Record<string, string> = etag === null ? {} : { prefer: `wait=${String(LONG_POLL_SECS)}`, 'if-none-match': etag };
-    const res = await send('GET', `/v1/edits/${encodeURIComponent(id)}`, { headers, signal, notModified: true });
-    if (res.status === 304) {
+    const header = etag === null ? {} : { Prefer: `wait=${String(LONG_POLL_SECS)}`, 'If-None-Match': etag };
+    const { data, error, response } = await client.GET('/v1/edits/{id}', { params: { path: { id }, header }, signal });
+    if (response.status === 304) {
       // Answered without the wait (no `Preference-Applied`: this user holds the most waits the
       // API allows): pause before the caller asks again.
-      if (res.headers.get('preference-applied') === null) await new Promise((r) => setTimeout(r, UNWAITED_PAUSE_MS));
+      if (response.headers.get('preference-applied') === null) await new Promise((r) => setTimeout(r, UNWAITED_PAUSE_MS));
       return null;
     }
-    return { job: (await res.json()) as Job, etag: res.headers.get('etag') };
+    if (!data) throw refusal(response, error);
+    return { job: data, etag: response.headers.get('etag') };
   },
-  cancel: async (id: string) => (await call<Job>('POST', `/v1/edits/${encodeURIComponent(id)}/cancel`)).data,
-  quote: async (req: EditRequest) => (await call<Quote>('POST', '/v1/quotes', req)).data,
-  submit: async (req: EditRequest, key: string) => (await call<Job>('POST', '/v1/edits', req, { 'idempotency-key': key })).data,
-  repair: async (id: string, instruction: string, key: string) =>
-    (await call<Job>('POST', `/v1/edits/${encodeURIComponent(id)}/repairs`, { instruction }, { 'idempotency-key': key })).data,
-  checkout: async (pack: string, key: string) =>
-    (await call<Schemas['CheckoutView']>('POST', '/v1/checkout', { pack, success_url: `${location.origin}/?checkout=success`, cancel_url: `${location.origin}/?checkout=cancel` }, { 'idempotency-key': key })).data,
-  /** Asks for an upload slot, then PUTs the bytes with exactly the signed headers. */
+  cancel: (id: string) => ok(client.POST('/v1/edits/{id}/cancel', { params: { path: { id } } })),
+  quote: (body: EditRequest) => ok(client.POST('/v1/quotes', { body })),
+  submit: (body: EditRequest, key: string) => ok(client.POST('/v1/edits', { body, params: { header: idempotent(key) } })),
+  repair: (id: string, instruction: string, key: string) =>
+    ok(client.POST('/v1/edits/{id}/repairs', { body: { instruction }, params: { path: { id }, header: idempotent(key) } })),
+  checkout: (pack: string, key: string) =>
+    ok(client.POST('/v1/checkout', {
+      body: { pack, success_url: `${location.origin}/?checkout=success`, cancel_url: `${location.origin}/?checkout=cancel` },
+      params: { header: idempotent(key) },
+    })),
+  /** Asks for an upload slot, then PUTs the bytes to the bucket with exactly the signed headers. */
   upload: async (kind: Schemas['AssetKind'], blob: Blob): Promise<string> => {
-    const slot = (await call<Schemas['UploadView']>('POST', '/v1/uploads', { kind, content_type: blob.type, bytes: blob.size })).data;
-    const res = await fetch(storageUrl(slot.upload_url), { method: slot.method, headers: slot.headers, body: blob });
+    const slot = await ok(client.POST('/v1/uploads', { body: { kind, content_type: blob.type, bytes: blob.size } }));
+    const res = await fetch(slot.upload_url, { method: slot.method, headers: slot.headers, body: blob });
     if (!res.ok) throw new ApiError(res.status, null, null);
     return slot.asset_id;
   },
 };
-
-/**
- * Presigned storage URLs. Locally the storage (ministack) is another origin without CORS, so
- * the development server proxies it under `/s3` (`VITE_STORAGE_PROXY=1`); in AWS the bucket
- * allows the app's origin and the URL is used as given.
- */
-export function storageUrl(url: string): string {
-  if (import.meta.env.VITE_STORAGE_PROXY !== '1') return url;
-  const u = new URL(url);
-  return `/s3${u.pathname}${u.search}`;
-}
 
 /** A sentence a person can act on, from a problem's stable code. */
 export function explain(e: unknown): string {
