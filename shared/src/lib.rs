@@ -12,6 +12,7 @@
 //!   model call costs us in micro-dollars.
 //! - [`prompts`]: the prompt recipes (numbered image roles; user text only as JSON data).
 
+pub mod address_key;
 pub mod assets;
 pub mod aws;
 pub mod clock;

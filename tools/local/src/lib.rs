@@ -8,6 +8,7 @@
 
 pub mod authorizer;
 pub mod issuer;
+pub mod oidc;
 pub mod poller;
 pub mod serve;
 

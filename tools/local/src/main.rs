@@ -134,8 +134,10 @@ async fn main() -> anyhow::Result<()> {
         }
         Command::Serve => {
             atelier_shared::telemetry::init();
-            let config = Config::from_env()?;
+            let mut config = Config::from_env()?;
             let clients = Clients::from_env().await;
+            let key = atelier_shared::address_key::load(&config.identity, &clients).await?;
+            config.identity.address_key = Some(key);
             atelier_shared::provision::ensure(&clients, &config.resources)
                 .await
                 .context("creating local resources")?;
