@@ -84,6 +84,7 @@ export function App() {
       </header>
       <main>
         {error && <p role="alert" className="error">{error}</p>}
+        {account && <SignupNote grant={account.signup_grant} />}
         {needCredits && <BuyCredits onError={setError} />}
         {view === 'edit' && (jobId ? (
           <JobPanel id={jobId} onClose={() => openJob(null)} onChange={refresh} onOpen={openJob} onError={onEditError} />
@@ -104,6 +105,17 @@ export function App() {
       </main>
     </>
   );
+}
+
+/** Why an account has no signup credits, when it has none: a state, not an error. */
+function SignupNote(props: { grant: Account['signup_grant'] }) {
+  if (props.grant === 'address_used') {
+    return <p role="status">This e-mail address already had its free credits on an earlier account.</p>;
+  }
+  if (props.grant === 'pending') {
+    return <p role="status">Confirm your e-mail address to get your free credits.</p>;
+  }
+  return null;
 }
 
 function SignIn() {
