@@ -39,6 +39,7 @@ export function outputRole(key: string, schema: readonly TableDef[]): { service:
     BucketName: { service: 's3', name: 'assets' },
     ProviderKeySecretArn: { service: 'secretsmanager', name: 'model-provider-key' },
     StripeKeysSecretArn: { service: 'secretsmanager', name: 'stripe-keys' },
+    AddressKeySecretArn: { service: 'secretsmanager', name: 'address-key' },
   };
   if (fixed[key]) return fixed[key];
   const table = schema.find((d) => `${pascal(d.logical)}TableName` === key);

@@ -170,6 +170,7 @@ export function terraformTestFile(schema: readonly TableDef[]): string {
   overrides.push(['aws_sqs_queue.dead_letter', { arn: arn.queue('dead-letter') }]);
   overrides.push(['aws_secretsmanager_secret.provider_key', { arn: arn.secret('model-provider-key') }]);
   overrides.push(['aws_secretsmanager_secret.stripe_keys', { arn: arn.secret('stripe-keys') }]);
+  overrides.push(['aws_secretsmanager_secret.address_key', { arn: arn.secret('address-key') }]);
   const hcl = (values: Record<string, string>) =>
     Object.entries(values)
       .map(([k, v]) => `${k} = ${JSON.stringify(v)}`)
@@ -191,6 +192,7 @@ export function terraformTestFile(schema: readonly TableDef[]): string {
       'data.aws_cloudfront_cache_policy.optimized',
       'data.aws_cloudfront_origin_request_policy.all_viewer_except_host',
     ].map((t) => `override_data {\n  target = ${t}\n  values = { id = "offline" }\n}`),
+    `override_data {\n  target = data.aws_secretsmanager_random_password.address_key\n  values = { random_password = "offline" }\n}`,
     ...overrides.map(
       ([target, values]) => `override_resource {\n  target          = ${target}\n  override_during = plan\n  values          = { ${hcl(values)} }\n}`,
     ),

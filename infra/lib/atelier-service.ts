@@ -331,6 +331,8 @@ export class AtelierService extends Construct {
   readonly providerKey: secretsmanager.Secret;
   /** The Stripe keys as JSON (set them after deploying). */
   readonly stripeKeys: secretsmanager.Secret;
+  /** The key of the signup grant's address hashes (the API reads it at cold start). */
+  readonly addressKey: secretsmanager.Secret;
   readonly httpApi: apigw.HttpApi;
   /** Base URL of the HTTP API (its `$default` stage, with a trailing slash). */
   readonly apiUrl: string;
@@ -479,6 +481,20 @@ export class AtelierService extends Construct {
       reason: 'A third-party API key: it is rotated at the provider and then stored with put-secret-value; Secrets Manager cannot rotate it.',
     });
 
+    // ---------------------------------------------------------------- address key
+    // The key of the HMAC-SHA256 under which a verified address is recorded with its signup
+    // grant. Generated, never shown; never rotated (a new key would make every address's grant
+    // available again).
+    this.addressKey = new secretsmanager.Secret(this, 'AddressKey', {
+      description: "Key of the signup grant's address hashes (HMAC-SHA256), read by the API at cold start. Generated; never rotate it.",
+      generateSecretString: { passwordLength: 64, excludePunctuation: true },
+      removalPolicy,
+    });
+    Validations.of(this.addressKey).acknowledge({
+      id: 'AwsSolutions-SMG4',
+      reason: 'Rotating the key would make every address eligible for a second signup grant; it is kept.',
+    });
+
     // ---------------------------------------------------------------- Stripe keys
     // Empty keys until the operator stores real ones (infra/README.md); the API then leaves
     // buying off instead of failing to start.
@@ -548,10 +564,16 @@ export class AtelierService extends Construct {
       // The user's daily share (rule 12): a ConditionCheck item in the submit and repair
       // transactions, which DynamoDB authorises on the budget table. Nothing else.
       budget: ['dynamodb:ConditionCheckItem'],
+      // The address claim: a conditional Put in the signup grant's transaction. Nothing else.
+      signups: ['dynamodb:PutItem'],
     });
-    // The API alone reads the Stripe keys (checkout and the webhook's signature check).
+    // The API alone reads the Stripe keys (checkout and the webhook's signature check) and the
+    // address key (the signup grant's address hashes).
     api.addToRolePolicy(
-      new iam.PolicyStatement({ actions: ['secretsmanager:GetSecretValue'], resources: [this.stripeKeys.secretArn] }),
+      new iam.PolicyStatement({
+        actions: ['secretsmanager:GetSecretValue'],
+        resources: [this.stripeKeys.secretArn, this.addressKey.secretArn],
+      }),
     );
     this.grantData(consumer.role!, {
       accounts: ITEM_WRITE_READ,
@@ -1129,6 +1151,7 @@ export class AtelierService extends Construct {
       ATELIER_EMAIL_VERIFIED_CLAIM: () =>
         text('emailVerifiedClaim', p.emailVerifiedClaim, DEFAULTS.emailVerifiedClaim, EMAIL_VERIFIED_CLAIM_PATTERN),
       ATELIER_STRIPE_SECRET_ID: () => this.stripeKeys.secretArn,
+      ATELIER_ADDRESS_KEY_SECRET_ID: () => this.addressKey.secretArn,
       ATELIER_CREDIT_PACKS: () => text('creditPacks', p.creditPacks, DEFAULTS.creditPacks, CREDIT_PACKS_PATTERN),
       ATELIER_CHECKOUT_RETURN_URLS: () => text('checkoutReturnUrls', p.checkoutReturnUrls, DEFAULTS.checkoutReturnUrls),
       ATELIER_STUCK_AFTER_SECS: () => String(STUCK_AFTER.toSeconds()),
@@ -1269,8 +1292,8 @@ export const PUBLIC_ROUTES = ['/healthz', '/v1/styles', '/v1/openapi.json', '/v1
 /** POST routes without the JWT authorizer: the caller (Stripe) signs each request instead. */
 export const SIGNED_WEBHOOK_ROUTES = ['/v1/webhooks/stripe'] as const;
 
-/** Variables only the API gets: where the Stripe keys are (only it can read them). */
-export const API_ONLY_ENV: ReadonlySet<string> = new Set(['ATELIER_STRIPE_SECRET_ID']);
+/** Variables only the API gets: where the Stripe keys and the address key are (only it can read them). */
+export const API_ONLY_ENV: ReadonlySet<string> = new Set(['ATELIER_STRIPE_SECRET_ID', 'ATELIER_ADDRESS_KEY_SECRET_ID']);
 
 /**
  * An integer setting, or its default. A plain value outside `RANGES` fails the synth with the

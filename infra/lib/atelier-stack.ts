@@ -61,6 +61,8 @@ export class AtelierStack extends Stack {
   readonly bucket: s3.Bucket;
   readonly providerKey: secretsmanager.Secret;
   readonly stripeKeys: secretsmanager.Secret;
+  /** The key of the signup grant's address hashes. */
+  readonly addressKey: secretsmanager.Secret;
   readonly httpApi: apigw.HttpApi;
   readonly site?: WebSite;
 
@@ -287,6 +289,7 @@ export class AtelierStack extends Stack {
     this.bucket = service.bucket;
     this.providerKey = service.providerKey;
     this.stripeKeys = service.stripeKeys;
+    this.addressKey = service.addressKey;
     this.httpApi = service.httpApi;
     this.site = service.site;
 
@@ -307,6 +310,7 @@ export class AtelierStack extends Stack {
     new CfnOutput(this, 'BucketName', { value: this.bucket.bucketName });
     new CfnOutput(this, 'ProviderKeySecretArn', { value: this.providerKey.secretArn });
     new CfnOutput(this, 'StripeKeysSecretArn', { value: this.stripeKeys.secretArn });
+    new CfnOutput(this, 'AddressKeySecretArn', { value: this.addressKey.secretArn });
     new CfnOutput(this, 'AlarmTopicArn', { value: service.alarmTopic.topicArn });
     for (const def of service.schemaDefs) {
       new CfnOutput(this, `${pascal(def.logical)}TableName`, {

@@ -16,8 +16,9 @@ locals {
 
   data_grants = {
     # quotas: the upload counters, one conditional UpdateItem per slot. budget: the user's daily
-    # share, a ConditionCheck item in the submit and repair transactions (rule 12).
-    api      = { accounts = local.item_write_read, jobs = local.item_write_read, ledger = local.ledger_actions, quotas = ["dynamodb:UpdateItem"], payments = local.item_write_read, budget = ["dynamodb:ConditionCheckItem"] }
+    # share, a ConditionCheck item in the submit and repair transactions (rule 12). signups: the
+    # address claim, a conditional Put in the signup grant's transaction; never read or deleted.
+    api      = { accounts = local.item_write_read, jobs = local.item_write_read, ledger = local.ledger_actions, quotas = ["dynamodb:UpdateItem"], payments = local.item_write_read, budget = ["dynamodb:ConditionCheckItem"], signups = ["dynamodb:PutItem"] }
     consumer = { accounts = local.item_write_read, jobs = local.item_write_read, ledger = local.ledger_actions, budget = local.item_write_read, attempts = local.item_write_read }
     sweeper  = { accounts = local.item_write_read, jobs = local.item_write_read, ledger = local.ledger_actions, budget = local.item_write_read, attempts = local.item_write_read }
   }
@@ -103,12 +104,13 @@ data "aws_iam_policy_document" "function" {
     }
   }
 
-  # API: read the Stripe keys (checkout, the webhook's signature check); no other function can.
+  # API: read the Stripe keys (checkout, the webhook's signature check) and the address key
+  # (the signup grant's address hashes); no other function can.
   dynamic "statement" {
     for_each = each.key == "api" ? [1] : []
     content {
       actions   = ["secretsmanager:GetSecretValue"]
-      resources = [aws_secretsmanager_secret.stripe_keys.arn]
+      resources = [aws_secretsmanager_secret.stripe_keys.arn, aws_secretsmanager_secret.address_key.arn]
     }
   }
 

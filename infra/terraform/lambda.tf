@@ -2,7 +2,7 @@
 
 locals {
   consumer_only_env = ["ATELIER_MODEL_API_KEY_SECRET_ID"]
-  api_only_env      = ["ATELIER_STRIPE_SECRET_ID"]
+  api_only_env      = ["ATELIER_STRIPE_SECRET_ID", "ATELIER_ADDRESS_KEY_SECRET_ID"]
 
   # Set by Lambda from logging_config, never by us.
   platform_env = ["AWS_LAMBDA_LOG_FORMAT", "AWS_LAMBDA_LOG_LEVEL"]
@@ -28,6 +28,7 @@ locals {
       ATELIER_STUCK_AFTER_SECS        = tostring(local.stuck_after_secs)
       ATELIER_CONSUMER_TIMEOUT_SECS   = tostring(local.consumer_timeout)
       ATELIER_STRIPE_SECRET_ID        = aws_secretsmanager_secret.stripe_keys.arn
+      ATELIER_ADDRESS_KEY_SECRET_ID   = aws_secretsmanager_secret.address_key.arn
       ATELIER_CREDIT_PACKS            = var.credit_packs
       ATELIER_CHECKOUT_RETURN_URLS    = join(",", var.checkout_return_urls)
     },

@@ -53,6 +53,11 @@ output "stripe_keys_secret_arn" {
   value       = aws_secretsmanager_secret.stripe_keys.arn
 }
 
+output "address_key_secret_arn" {
+  description = "Secret holding the generated key of the signup grant's address hashes; never rotate it."
+  value       = aws_secretsmanager_secret.address_key.arn
+}
+
 # What `npm run build` in web/ needs (README.md: "The web app").
 output "web_api_base_url" {
   description = "VITE_API_BASE_URL for the web build."

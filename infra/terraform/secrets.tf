@@ -24,3 +24,29 @@ resource "aws_secretsmanager_secret_version" "stripe_keys_unset" {
     ignore_changes = [secret_string]
   }
 }
+
+# The key of the HMAC-SHA256 under which a verified address is recorded with its signup grant
+# (the address itself is never stored). Generated here, never shown; rotating it would let
+# every address have a second grant, so it is kept.
+resource "aws_secretsmanager_secret" "address_key" {
+  #checkov:skip=CKV_AWS_149:Encrypted with the AWS managed Secrets Manager key; one secret read once per cold start does not justify a customer managed key.
+  #checkov:skip=CKV2_AWS_57:Rotation would make every address's grant available again; the key is kept.
+  name_prefix = "${var.name_prefix}-address-key-"
+  description = "Key of the signup grant's address hashes (HMAC-SHA256), read by the API at cold start. Generated; never rotate it."
+  tags        = local.tags
+}
+
+data "aws_secretsmanager_random_password" "address_key" {
+  password_length     = 64
+  exclude_punctuation = true
+}
+
+# The first value stays: a later plan's new random value is ignored.
+resource "aws_secretsmanager_secret_version" "address_key" {
+  secret_id     = aws_secretsmanager_secret.address_key.id
+  secret_string = data.aws_secretsmanager_random_password.address_key.random_password
+
+  lifecycle {
+    ignore_changes = [secret_string]
+  }
+}

@@ -226,12 +226,14 @@ describe('AtelierStack keeps its logical ids', () => {
     LedgerTable38A58B60: 'AWS::DynamoDB::Table',
     PaymentsTable48A42630: 'AWS::DynamoDB::Table',
     QuotasTableEBB5AA89: 'AWS::DynamoDB::Table',
+    SignupsTableD3DD58CC: 'AWS::DynamoDB::Table',
     Assets9A31D427: 'AWS::S3::Bucket',
     WebBucketE51352C0: 'AWS::S3::Bucket',
     JobsQueue86ED6666: 'AWS::SQS::Queue',
     JobsDeadLetterQueueE6E1CCE2: 'AWS::SQS::Queue',
     ModelProviderKey3B14A585: 'AWS::SecretsManager::Secret',
     StripeKeys92D3CFAD: 'AWS::SecretsManager::Secret',
+    AddressKey1F8FD90D: 'AWS::SecretsManager::Secret',
     Users0A0EEA89: 'AWS::Cognito::UserPool',
   } as const;
 

@@ -380,16 +380,24 @@ describe('least privilege', () => {
     }
   });
 
-  it('lets only the API read the Stripe keys, and nothing else of Secrets Manager', () => {
+  it('lets only the API read the Stripe keys and the address key, and nothing else of Secrets Manager', () => {
     const stripeId = id(s, s.stack.stripeKeys);
-    assert.deepEqual([...actionsOn(s, 'api', stripeId)], ['secretsmanager:GetSecretValue']);
-    assert.equal(actionsOn(s, 'consumer', stripeId).size, 0);
-    assert.equal(actionsOn(s, 'sweeper', stripeId).size, 0);
+    const addressId = id(s, s.stack.addressKey);
+    for (const secret of [stripeId, addressId]) {
+      assert.deepEqual([...actionsOn(s, 'api', secret)], ['secretsmanager:GetSecretValue']);
+      assert.equal(actionsOn(s, 'consumer', secret).size, 0);
+      assert.equal(actionsOn(s, 'sweeper', secret).size, 0);
+    }
     for (const st of statementsOf(s, 'api')) {
       if (actionsOf(st).some((a) => a.startsWith('secretsmanager:'))) {
-        assert.deepEqual(referencedIds(st.Resource), [stripeId]);
+        assert.deepEqual(referencedIds(st.Resource).sort(), [stripeId, addressId].sort());
       }
     }
+  });
+
+  it('lets only the API claim an address, by a conditional Put and nothing else', () => {
+    assert.deepEqual([...actionsOn(s, 'api', tableId(s, 'signups'))], ['dynamodb:PutItem']);
+    for (const k of ['consumer', 'sweeper'] as const) assert.equal(actionsOn(s, k, tableId(s, 'signups')).size, 0, k);
   });
 
   it('lets only the API and the sweeper (pending account deletions) delete and list objects, only under uploads/ and results/', () => {

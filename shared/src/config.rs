@@ -5,6 +5,7 @@ use std::collections::HashMap;
 
 use crate::adapters::model::catalogue::{self, Model, Serves};
 use crate::domain::Micros;
+use crate::domain::identity::{ADDRESS_KEY_MIN_BYTES, AddressKey};
 
 /// Every environment variable the code reads: ONE table. The constants, [`env::ALL`] (what
 /// `atelier-admin env-names` prints and the infrastructure sets) and the readers below all
@@ -38,6 +39,8 @@ pub mod env {
             "DynamoDB table of per-user per-day counters (upload slots and bytes), expired by TTL";
         PAYMENTS_TABLE = "ATELIER_PAYMENTS_TABLE", true,
             "DynamoDB table of paid purchases by Stripe payment id";
+        SIGNUPS_TABLE = "ATELIER_SIGNUPS_TABLE", true,
+            "DynamoDB table of signup grants by the keyed hash of the verified address (never the address): one grant per address";
         WEBHOOKS_TABLE = "ATELIER_WEBHOOKS_TABLE", true,
             "DynamoDB table of the webhook outbox: endpoints, events and their delivery log";
         WEBHOOK_RETRY_BASE_SECS = "ATELIER_WEBHOOK_RETRY_BASE_SECS", false,
@@ -58,6 +61,10 @@ pub mod env {
             "bytes of uploads (as declared and signed) one user may ask for per UTC day (default 1073741824 = 1 GiB; at least the largest single upload, 20 MiB)";
         EMAIL_VERIFIED_CLAIM = "ATELIER_EMAIL_VERIFIED_CLAIM", false,
             "the token claim that says the caller's e-mail is verified (boolean true or the string \"true\"); only such a caller gets the signup grant (default email_verified)";
+        ADDRESS_KEY_SECRET_ID = "ATELIER_ADDRESS_KEY_SECRET_ID", false,
+            "Secrets Manager id of the key (at least 32 bytes) of the HMAC-SHA256 under which a verified address is recorded with its signup grant, read by the API at cold start; the API needs it or ATELIER_ADDRESS_KEY";
+        ADDRESS_KEY = "ATELIER_ADDRESS_KEY", false,
+            "the address key itself (local development only; prefer the secret)";
         RESULT_URL_TTL_SECS = "ATELIER_RESULT_URL_TTL_SECS", false,
             "lifetime of presigned result download URLs in seconds (default 600)";
         RESULT_RETENTION_DAYS = "ATELIER_RESULT_RETENTION_DAYS", false,
@@ -120,6 +127,7 @@ pub struct Resources {
     pub attempts_table: String,
     pub quotas_table: String,
     pub payments_table: String,
+    pub signups_table: String,
     pub webhooks_table: String,
     pub queue_url: String,
     pub bucket: String,
@@ -137,6 +145,7 @@ impl Resources {
             attempts_table: format!("{prefix}-attempts"),
             quotas_table: format!("{prefix}-quotas"),
             payments_table: format!("{prefix}-payments"),
+            signups_table: format!("{prefix}-signups"),
             webhooks_table: format!("{prefix}-webhooks"),
             queue_url: format!(
                 "{}/000000000000/{prefix}-jobs",
@@ -161,6 +170,7 @@ impl Resources {
             (env::ATTEMPTS_TABLE, self.attempts_table.clone()),
             (env::QUOTAS_TABLE, self.quotas_table.clone()),
             (env::PAYMENTS_TABLE, self.payments_table.clone()),
+            (env::SIGNUPS_TABLE, self.signups_table.clone()),
             (env::WEBHOOKS_TABLE, self.webhooks_table.clone()),
             (env::QUEUE_URL, self.queue_url.clone()),
             (env::BUCKET, self.bucket.clone()),
@@ -327,12 +337,18 @@ fn private_addresses(
 pub struct IdentitySettings {
     /// The claim saying the e-mail is verified (Cognito's ID token: `email_verified`).
     pub email_verified_claim: String,
+    /// The key of the addresses' hashes ([`env::ADDRESS_KEY`]); the API reads the secret
+    /// ([`Self::address_key_secret_id`]) into it at cold start.
+    pub address_key: Option<AddressKey>,
+    pub address_key_secret_id: Option<String>,
 }
 
 impl Default for IdentitySettings {
     fn default() -> IdentitySettings {
         IdentitySettings {
             email_verified_claim: "email_verified".to_owned(),
+            address_key: None,
+            address_key_secret_id: None,
         }
     }
 }
@@ -377,6 +393,10 @@ impl Config {
             webhooks: WebhookSettings::from_lookup(&declared_get)?,
             identity: IdentitySettings {
                 email_verified_claim: email_verified_claim(&declared_get)?,
+                address_key: address_key(&declared_get)?,
+                address_key_secret_id: declared_get(env::ADDRESS_KEY_SECRET_ID)?
+                    .map(|v| v.trim().to_owned())
+                    .filter(|v| !v.is_empty()),
             },
         })
     }
@@ -423,6 +443,7 @@ impl Resources {
             attempts_table: required(get, env::ATTEMPTS_TABLE)?,
             quotas_table: required(get, env::QUOTAS_TABLE)?,
             payments_table: required(get, env::PAYMENTS_TABLE)?,
+            signups_table: required(get, env::SIGNUPS_TABLE)?,
             webhooks_table: required(get, env::WEBHOOKS_TABLE)?,
             queue_url: required(get, env::QUEUE_URL)?,
             bucket: required(get, env::BUCKET)?,
@@ -570,6 +591,18 @@ impl Limits {
             requeue_max_secs,
             queued_deadline_secs,
         })
+    }
+}
+
+/// [`env::ADDRESS_KEY`], when set: at least [`ADDRESS_KEY_MIN_BYTES`] bytes.
+fn address_key(get: &Get<'_>) -> Result<Option<AddressKey>, ConfigError> {
+    let name = env::ADDRESS_KEY;
+    match get(name)? {
+        None => Ok(None),
+        Some(v) => AddressKey::parse(&v).map(Some).ok_or(ConfigError::Invalid {
+            name,
+            reason: format!("expected at least {ADDRESS_KEY_MIN_BYTES} bytes"),
+        }),
     }
 }
 

@@ -107,14 +107,24 @@ impl Harness {
             .await
     }
 
-    /// The claims API Gateway's authorizer puts in the context for `user`, with
-    /// `email_verified` as the context carries it (`None`: the token has no such claim).
+    /// The claims API Gateway's authorizer puts in the context for `user`'s ID token (its
+    /// own address, `<user>@example.test`), with `email_verified` as the context carries it
+    /// (`None`: the token has no such claim, nor an address).
     pub fn claims(user: &UserId, email_verified: Option<&str>) -> HashMap<String, String> {
-        let mut claims = HashMap::from([("sub".to_owned(), user.to_string())]);
-        if let Some(v) = email_verified {
-            claims.insert("email_verified".to_owned(), v.to_owned());
+        match email_verified {
+            Some(v) => Harness::id_claims(user, &format!("{user}@example.test"), v),
+            None => HashMap::from([("sub".to_owned(), user.to_string())]),
         }
-        claims
+    }
+
+    /// The claims of an ID token for `user` with this address and `email_verified` value.
+    pub fn id_claims(user: &UserId, email: &str, email_verified: &str) -> HashMap<String, String> {
+        HashMap::from([
+            ("sub".to_owned(), user.to_string()),
+            ("token_use".to_owned(), "id".to_owned()),
+            ("email".to_owned(), email.to_owned()),
+            ("email_verified".to_owned(), email_verified.to_owned()),
+        ])
     }
 
     /// Sends a request with exactly these authorizer claims (`None`: no authorizer context).
@@ -804,4 +814,48 @@ pub async fn admin(args: &[&str], env: &[(&str, &str)]) -> AdminRun {
 pub fn sha256(bytes: &[u8]) -> String {
     use sha2::Digest;
     hex::encode(sha2::Sha256::digest(bytes))
+}
+
+/// The local API over HTTP on an ephemeral port, as `atelier-local serve` fronts it: the dev
+/// issuer (its JWKS and OpenID Connect flow) beside the router, the authorizer in front.
+pub struct LocalApi {
+    pub base: String,
+    pub issuer: atelier_local::issuer::DevIssuer,
+    pub http: reqwest::Client,
+}
+
+impl LocalApi {
+    pub async fn start(app: App) -> LocalApi {
+        use atelier_local::serve::ISSUER_PATH;
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        let addr = listener.local_addr().unwrap_or_else(|e| panic!("{e}"));
+        let base = format!("http://{addr}");
+        let issuer_url = format!("{base}{ISSUER_PATH}");
+        let issuer = atelier_local::issuer::DevIssuer::ephemeral(&issuer_url)
+            .unwrap_or_else(|e| panic!("{e}"));
+        let router = atelier_local::serve::app(
+            app,
+            atelier_local::authorizer::Authorizer::new(&issuer_url, atelier_local::AUDIENCE),
+            Some(issuer.clone()),
+        );
+        tokio::spawn(async move { axum::serve(listener, router).await });
+        LocalApi {
+            base,
+            issuer,
+            http: reqwest::Client::new(),
+        }
+    }
+
+    /// `GET /v1/account` with this bearer token (`None`: none); the status and the body.
+    pub async fn account(&self, token: Option<&str>) -> (u16, Value) {
+        let mut req = self.http.get(format!("{}/v1/account", self.base));
+        if let Some(t) = token {
+            req = req.bearer_auth(t);
+        }
+        let res = req.send().await.unwrap_or_else(|e| panic!("{e}"));
+        let status = res.status().as_u16();
+        (status, res.json().await.unwrap_or(Value::Null))
+    }
 }

@@ -12,44 +12,10 @@ use atelier_tests::Harness;
 use futures::future::join_all;
 use serde_json::Value;
 
-struct Local {
-    base: String,
-    issuer: DevIssuer,
-    http: reqwest::Client,
-}
+type Local = atelier_tests::LocalApi;
 
 async fn start() -> Local {
-    let h = Harness::new().await;
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .unwrap_or_else(|e| panic!("{e}"));
-    let addr = listener.local_addr().unwrap_or_else(|e| panic!("{e}"));
-    let base = format!("http://{addr}");
-    let issuer_url = format!("{base}{ISSUER_PATH}");
-    let issuer = DevIssuer::ephemeral(&issuer_url).unwrap_or_else(|e| panic!("{e}"));
-    let router = atelier_local::serve::app(
-        h.app.clone(),
-        Authorizer::new(&issuer_url, "atelier"),
-        Some(issuer.clone()),
-    );
-    tokio::spawn(async move { axum::serve(listener, router).await });
-    Local {
-        base,
-        issuer,
-        http: reqwest::Client::new(),
-    }
-}
-
-impl Local {
-    async fn account(&self, token: Option<&str>) -> (u16, Value) {
-        let mut req = self.http.get(format!("{}/v1/account", self.base));
-        if let Some(t) = token {
-            req = req.bearer_auth(t);
-        }
-        let res = req.send().await.unwrap_or_else(|e| panic!("{e}"));
-        let status = res.status().as_u16();
-        (status, res.json().await.unwrap_or(Value::Null))
-    }
+    Local::start(Harness::new().await.app).await
 }
 
 /// An HS256 token (shared-secret signature): API Gateway refuses the algorithm outright.
@@ -227,4 +193,22 @@ async fn the_signup_grant_needs_the_dev_tokens_verified_email_and_comes_once_it_
     assert_eq!((status, &body["balance"]), (200, &Value::from(6)), "{body}");
     let (_, body) = local.account(Some(&verified)).await;
     assert_eq!(body["balance"], 6, "granted once");
+}
+
+#[tokio::test]
+async fn an_access_token_passes_by_its_client_id_as_api_gateway_checks_it_but_gets_no_grant() {
+    let local = start().await;
+    let token = local
+        .issuer
+        .access_token("erin-access-test", 300)
+        .expect("an access token");
+
+    let (status, body) = local.account(Some(&token)).await;
+
+    assert_eq!(status, 200, "no aud: checked by client_id: {body}");
+    assert_eq!(body["user_id"], "erin-access-test");
+    assert_eq!(
+        (&body["balance"], &body["signup_grant"]),
+        (&0.into(), &"pending".into())
+    );
 }

@@ -20,7 +20,10 @@
 //! Purchases run among the jobs (`purchase_with_faults`): checkouts retried with their key,
 //! the payment event delivered up to five times at once, refunds and disputes delivered
 //! before and with it or 1-12 batches later (after spending, which holds the account),
-//! disputes won or lost.
+//! disputes won or lost. Signup races run among them too (`signup_race_with_faults`): two or
+//! three new subs with one address (written differently), each signing in several times at
+//! once, some first unverified, sometimes the first deleting its account meanwhile (Cognito's
+//! `DeleteUser` and a new sign-up): each address gets exactly one signup grant.
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -189,6 +192,7 @@ async fn money_invariants_hold_under_faults() {
     let day = budget::day_of(clock::now());
     let mut all_jobs: Vec<(UserId, String)> = Vec::new();
     let mut purchases: Vec<Purchase> = Vec::new();
+    let mut races: Vec<SignupRace> = Vec::new();
     // Purchases whose refund or dispute comes later: (purchase, batch it comes in).
     let mut awaiting_reversal: Vec<(usize, usize)> = Vec::new();
     let batch = 10usize;
@@ -275,7 +279,24 @@ async fn money_invariants_hold_under_faults() {
                 }
             }
         }));
-        let (bought, late_sent, replies) = futures::join!(buying, reversing, submitting);
+        let race = rng
+            .gen_bool(0.4)
+            .then(|| SignupRace::draw(&mut rng, &clean, done));
+        let racing = async {
+            if let Some(r) = &race {
+                signup_race_with_faults(&faulty, r).await;
+            }
+        };
+        let (bought, late_sent, replies, ()) =
+            futures::join!(buying, reversing, submitting, racing);
+        if let Some(r) = race {
+            tally.add("signup_races");
+            tally.add_n("signup_race_subs", r.users.len() as u64);
+            if r.delete_first {
+                tally.add("signup_race_with_deletion");
+            }
+            races.push(r);
+        }
         tally.add_n("purchase_reversals_batches_later", late.len() as u64);
         tally.add_n("purchase_webhook_deliveries", late_sent.iter().sum());
         tally.add_n(
@@ -476,6 +497,7 @@ async fn money_invariants_hold_under_faults() {
 
     // The checks.
     let mut violations: Vec<String> = Vec::new();
+    signup_checks(&clean, &races, &mut violations).await;
     let mut histories = BTreeMap::new();
     let audit = atelier_shared::services::audit::audit(&clean.app)
         .await
@@ -949,4 +971,109 @@ async fn purchase_checks(
         purchases.len(),
         held.len()
     );
+}
+
+/// Subs signing up with one address at the same time.
+struct SignupRace {
+    users: Vec<UserId>,
+    /// The address as each sub's token writes it (one mailbox).
+    emails: Vec<String>,
+    /// Each sub's first call says the address is not verified.
+    unverified_first: Vec<bool>,
+    /// The first sub deletes its account while the others sign up.
+    delete_first: bool,
+}
+
+impl SignupRace {
+    fn draw(rng: &mut StdRng, h: &Harness, n: usize) -> SignupRace {
+        let subs = rng.gen_range(2..=3);
+        let users: Vec<UserId> = (0..subs).map(|_| h.user()).collect();
+        let base = format!("race-{n}-{}", users[0]);
+        let emails = (0..subs)
+            .map(|i| match i {
+                0 => format!("{base}@example.test"),
+                1 => format!("{}@EXAMPLE.test", base.to_uppercase()),
+                _ => format!("{base}+again@example.test"),
+            })
+            .collect();
+        SignupRace {
+            unverified_first: (0..subs).map(|_| rng.gen_bool(0.3)).collect(),
+            delete_first: rng.gen_bool(0.3),
+            users,
+            emails,
+        }
+    }
+}
+
+/// Every sub's sign-ins at once through the faulty wire, each retried past server errors.
+async fn signup_race_with_faults(h: &Harness, race: &SignupRace) {
+    let calls = race.users.iter().enumerate().flat_map(|(i, user)| {
+        (0..3).map(move |k| {
+            let verified = if k == 0 && race.unverified_first[i] {
+                "false"
+            } else {
+                "true"
+            };
+            let claims = Harness::id_claims(user, &race.emails[i], verified);
+            let h = Harness {
+                app: h.app.clone(),
+                clients: h.clients.clone(),
+            };
+            async move {
+                persist(|| {
+                    let (h, claims) = (h.clone(), claims.clone());
+                    Box::pin(async move {
+                        let req = http::Request::get("/v1/account")
+                            .body(axum::body::Body::empty())
+                            .unwrap_or_else(|e| panic!("{e}"));
+                        h.call_with_claims(Some(claims), req).await
+                    }) as futures::future::BoxFuture<'static, Reply>
+                })
+                .await
+            }
+        })
+    });
+    let deleting = async {
+        if race.delete_first {
+            let (h, user) = (h.clone(), race.users[0].clone());
+            persist(|| {
+                let (h, user) = (h.clone(), user.clone());
+                Box::pin(async move { h.delete_account(&user).await })
+            })
+            .await;
+        }
+    };
+    futures::join!(join_all(calls), deleting);
+}
+
+/// Each race at rest, after one more verified sign-in per sub on a clean wire: exactly one
+/// `grant:signup` row among its subs, every other sub told `address_used`.
+async fn signup_checks(h: &Harness, races: &[SignupRace], violations: &mut Vec<String>) {
+    for race in races {
+        let mut grants = 0;
+        for (i, user) in race.users.iter().enumerate() {
+            let req = http::Request::get("/v1/account")
+                .body(axum::body::Body::empty())
+                .unwrap_or_else(|e| panic!("{e}"));
+            let claims = Harness::id_claims(user, &race.emails[i], "true");
+            let account = h.call_with_claims(Some(claims), req).await;
+            let rows = h.ledger(user).await;
+            let granted = rows.iter().any(|r| r.reference == "grant:signup");
+            grants += usize::from(granted);
+            let state = account.body["signup_grant"].as_str().unwrap_or_default();
+            let want = if granted { "given" } else { "address_used" };
+            // A closed account gets no grant at all: it may still say it owed one.
+            let closed = account.body["closed_at"].is_string();
+            if state != want && !(closed && state == "pending") {
+                violations.push(format!("{user}: signup_grant {state}, expected {want}"));
+            }
+        }
+        if grants != 1 {
+            violations.push(format!(
+                "{}: {grants} signup grants for one address",
+                race.emails[0]
+            ));
+        }
+    }
+    println!("chaos: {} signup races, one grant each", races.len());
 }

@@ -434,3 +434,87 @@ async fn buy_pays_on_the_stand_in_stripe_and_waits_for_the_credits() {
     assert_eq!(purchases, 1);
     local.h.assert_audit_clean().await;
 }
+
+/// A browser signing in at the issuer's form: the form's URL, then the address posted with
+/// the request's parameters; redirects followed to the client's loopback. The last page.
+async fn browser_sign_in(url: &str, email: &str) -> String {
+    let http = reqwest::Client::new();
+    let form = http.get(url).send().await.unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(form.status(), 200, "the sign-in form");
+    let parsed = reqwest::Url::parse(url).unwrap_or_else(|e| panic!("{url}: {e}"));
+    let mut body = reqwest::Url::parse("http://form.invalid/").unwrap_or_else(|e| panic!("{e}"));
+    body.query_pairs_mut()
+        .extend_pairs(parsed.query_pairs())
+        .append_pair("email", email);
+    let action = url.split('?').next().unwrap_or(url);
+    let done = http
+        .post(action)
+        .header("content-type", "application/x-www-form-urlencoded")
+        .body(body.query().unwrap_or_default().to_owned())
+        .send()
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    done.text().await.unwrap_or_default()
+}
+
+#[tokio::test]
+async fn login_with_oidc_signs_in_in_a_browser_through_a_loopback_redirect_and_renews() {
+    use tokio::io::AsyncBufReadExt;
+    let local = start().await;
+    let mut child = tokio::process::Command::new(binary().await)
+        .args(["login", "--oidc"])
+        .env("ATELIER_HOME", local.home())
+        .env("ATELIER_API", &local.api)
+        .env_remove("ATELIER_TOKEN")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("{e}"));
+    let stderr = child.stderr.take().unwrap_or_else(|| panic!("no stderr"));
+    let mut lines = tokio::io::BufReader::new(stderr).lines();
+    let mut url = String::new();
+    while let Ok(Some(line)) = lines.next_line().await {
+        if let Some(u) = line.trim().strip_prefix("http") {
+            url = format!("http{u}");
+            break;
+        }
+    }
+    assert!(url.contains("code_challenge_method=S256"), "{url}");
+    assert!(
+        url.contains("redirect_uri=http%3A%2F%2F127.0.0.1%3A"),
+        "{url}"
+    );
+
+    let email = format!(
+        "cli-{}@example.test",
+        ulid::Ulid::new().to_string().to_lowercase()
+    );
+    let page = browser_sign_in(&url, &email).await;
+    let out = child
+        .wait_with_output()
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+
+    assert!(page.starts_with("Signed in."), "{page}");
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(
+        local.balance().await,
+        6,
+        "the ID token got the signup grant"
+    );
+    // The token expires: the next command renews it with the refresh token.
+    let path = local.home().join("config.json");
+    let mut saved: Value =
+        serde_json::from_slice(&std::fs::read(&path).unwrap_or_default()).unwrap_or_default();
+    let login = &mut saved["logins"][&local.api];
+    let old = login["token"].clone();
+    login["expires_at"] = 1.into();
+    std::fs::write(&path, saved.to_string()).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(local.balance().await, 6);
+    let renewed: Value =
+        serde_json::from_slice(&std::fs::read(&path).unwrap_or_default()).unwrap_or_default();
+    assert_ne!(
+        renewed["logins"][&local.api]["token"], old,
+        "a renewed token is saved"
+    );
+}

@@ -188,7 +188,7 @@ async fn the_verified_claim_is_the_configured_one() {
         "email_verified is not the configured claim"
     );
     let user = h.user();
-    let mut claims = Harness::claims(&user, None);
+    let mut claims = Harness::claims(&user, Some("false"));
     claims.insert("custom:email_ok".to_owned(), "true".to_owned());
     let req = http::Request::get("/v1/account")
         .body(axum::body::Body::empty())

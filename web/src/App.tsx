@@ -1,6 +1,7 @@
 import { useCallback, useEffect, useState } from 'react';
+import type { User } from 'oidc-client-ts';
 import { ApiError, api, explain, setToken, type Account } from './api/client';
-import { devSignIn, oidcManager, oidcSession, saveSession, savedSession, type Session } from './auth';
+import { oidcManager, oidcSession, saveSession, savedSession, sessionOf, type Session } from './auth';
 import { Editor } from './Editor';
 import { JobPanel } from './JobPanel';
 import { History, Ledger } from './Lists';
@@ -28,11 +29,11 @@ export function App() {
 
   useEffect(() => {
     const mgr = oidcManager();
-    if (!mgr) return;
     if (!session) void oidcSession(mgr).then((s) => s && signIn(s));
     // A renewed token (refresh token, before expiry) replaces the one in use.
-    const renewed = (u: { access_token: string; profile: { email?: string; sub: string } }) => {
-      signIn({ token: u.access_token, user: u.profile.email ?? u.profile.sub });
+    const renewed = (u: User) => {
+      const s = sessionOf(u);
+      if (s) signIn(s);
     };
     mgr.events.addUserLoaded(renewed);
     return () => { mgr.events.removeUserLoaded(renewed); };
@@ -65,7 +66,7 @@ export function App() {
     if (e instanceof ApiError && e.status === 402) setNeedCredits(true);
   }, []);
 
-  if (!session) return <SignIn onSignIn={signIn} />;
+  if (!session) return <SignIn />;
 
   return (
     <>
@@ -79,10 +80,11 @@ export function App() {
         <p className="balance" aria-live="polite">
           <span data-testid="balance">{account ? String(account.balance) : '…'}</span> credits
         </p>
-        <button type="button" className="link" onClick={() => { signIn(null); void oidcManager()?.signoutRedirect(); }}>Sign out {session.user}</button>
+        <button type="button" className="link" onClick={() => { signIn(null); void oidcManager().removeUser(); }}>Sign out {session.user}</button>
       </header>
       <main>
         {error && <p role="alert" className="error">{error}</p>}
+        {account && <SignupNote grant={account.signup_grant} />}
         {needCredits && <BuyCredits onError={setError} />}
         {view === 'edit' && (jobId ? (
           <JobPanel id={jobId} onClose={() => openJob(null)} onChange={refresh} onOpen={openJob} onError={onEditError} />
@@ -105,28 +107,31 @@ export function App() {
   );
 }
 
-function SignIn(props: { onSignIn: (s: Session) => void }) {
-  const [user, setUser] = useState('');
+/** Why an account has no signup credits, when it has none: a state, not an error. */
+function SignupNote(props: { grant: Account['signup_grant'] }) {
+  if (props.grant === 'address_used') {
+    return <p role="status">This e-mail address already had its free credits on an earlier account.</p>;
+  }
+  if (props.grant === 'pending') {
+    return <p role="status">Confirm your e-mail address to get your free credits.</p>;
+  }
+  return null;
+}
+
+function SignIn() {
   const [error, setError] = useState<string | null>(null);
-  const mgr = oidcManager();
   return (
     <main className="signin">
       <h1>Atelier</h1>
       <p>Turn part of a photo into embroidery, needle felt, origami and more.</p>
-      {mgr ? (
-        <button type="button" onClick={() => void mgr.signinRedirect()}>Sign in</button>
-      ) : (
-        <form
-          onSubmit={(e) => {
-            e.preventDefault();
-            devSignIn(user.trim()).then(props.onSignIn, (err: unknown) => setError(err instanceof Error ? err.message : String(err)));
-          }}
-        >
-          <label htmlFor="user">Sign in as (local development)</label>
-          <input id="user" name="user" autoComplete="username" value={user} onChange={(e) => setUser(e.target.value)} required maxLength={64} pattern="[A-Za-z0-9._@\-]+" />
-          <button type="submit">Sign in</button>
-        </form>
-      )}
+      <button
+        type="button"
+        onClick={() => {
+          oidcManager().signinRedirect().catch((err: unknown) => setError(err instanceof Error ? err.message : String(err)));
+        }}
+      >
+        Sign in
+      </button>
       {error && <p role="alert" className="error">{error}</p>}
     </main>
   );

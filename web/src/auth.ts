@@ -1,8 +1,9 @@
-// Sign-in. Locally: the dev issuer of the local runner (`POST /dev-issuer/token`, served only
-// by `atelier-local`, never by a Lambda build). In AWS: OpenID Connect authorization code +
-// PKCE against the configured issuer (Cognito's hosted UI), by oidc-client-ts. Tokens live in
-// session storage (gone with the tab), never in the bundle.
-import { UserManager, WebStorageStateStore } from 'oidc-client-ts';
+// Sign-in: OpenID Connect authorization code + PKCE by oidc-client-ts, the same code against
+// Cognito's managed login in AWS (VITE_OIDC_AUTHORITY, VITE_OIDC_CLIENT_ID) and against the
+// local runner's issuer (`/dev-issuer`, Cognito-shaped) otherwise. The API is called with the
+// ID token: it carries the verified address the signup grant needs (docs/design.md). Tokens
+// live in session storage (gone with the tab), never in the bundle.
+import { UserManager, WebStorageStateStore, type User } from 'oidc-client-ts';
 import { API_BASE } from './api/client';
 
 const TOKEN_KEY = 'atelier.token';
@@ -12,11 +13,10 @@ export interface Session {
   user: string;
 }
 
-/** The OIDC settings baked in at build time (public values only: issuer URL and client id). */
-export function oidcManager(): UserManager | null {
-  const authority = import.meta.env.VITE_OIDC_AUTHORITY;
-  const clientId = import.meta.env.VITE_OIDC_CLIENT_ID;
-  if (!authority || !clientId) return null;
+/** The OIDC client: the configured issuer (public values only), else the local issuer. */
+export function oidcManager(): UserManager {
+  const authority = import.meta.env.VITE_OIDC_AUTHORITY || `${API_BASE}/dev-issuer`;
+  const clientId = import.meta.env.VITE_OIDC_CLIENT_ID || 'atelier';
   return new UserManager({
     authority,
     client_id: clientId,
@@ -27,6 +27,11 @@ export function oidcManager(): UserManager | null {
     automaticSilentRenew: true,
     userStore: new WebStorageStateStore({ store: window.sessionStorage }),
   });
+}
+
+/** The session a signed-in OIDC user gives: the ID token, named by its address. */
+export function sessionOf(u: Pick<User, 'id_token' | 'profile'>): Session | null {
+  return u.id_token ? { token: u.id_token, user: u.profile.email ?? u.profile.sub } : null;
 }
 
 export function savedSession(): Session | null {
@@ -44,26 +49,14 @@ export function saveSession(s: Session | null): void {
   else sessionStorage.removeItem(TOKEN_KEY);
 }
 
-/** A dev token for `user` from the local runner's dev issuer. */
-export async function devSignIn(user: string): Promise<Session> {
-  const res = await fetch(`${API_BASE}/dev-issuer/token`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ user }),
-  });
-  if (!res.ok) throw new Error(`The dev issuer refused "${user}" (HTTP ${String(res.status)}).`);
-  const body = (await res.json()) as { token: string };
-  return { token: body.token, user };
-}
-
 /** Completes an OIDC redirect when the URL carries one; the signed-in session otherwise. */
 export async function oidcSession(mgr: UserManager): Promise<Session | null> {
   const params = new URLSearchParams(location.search);
   if (params.has('code') && params.has('state')) {
     const user = await mgr.signinRedirectCallback();
     history.replaceState(null, '', '/');
-    return { token: user.access_token, user: user.profile.email ?? user.profile.sub };
+    return sessionOf(user);
   }
   const user = await mgr.getUser();
-  return user && !user.expired ? { token: user.access_token, user: user.profile.email ?? user.profile.sub } : null;
+  return user && !user.expired ? sessionOf(user) : null;
 }

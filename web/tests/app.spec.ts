@@ -11,9 +11,11 @@ function user(name: string): string {
   return `web-${name}-${String(Date.now())}-${String(Math.floor(Math.random() * 1e6))}`;
 }
 
+/** Signs a brand-new user in through the local issuer's OIDC flow (code + PKCE). */
 async function signIn(page: Page, name: string): Promise<void> {
   await page.goto('/');
-  await page.getByLabel('Sign in as').fill(user(name));
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.getByLabel('Email').fill(`${user(name)}@example.test`);
   await page.getByRole('button', { name: 'Sign in' }).click();
   await expect(page.getByTestId('balance')).toHaveText('6');
 }

@@ -146,9 +146,16 @@ fn local_env(port: u16, prefix: &str) -> Vec<(String, String)> {
             "ATELIER_PAYMENTS_TABLE".into(),
             format!("{prefix}-payments"),
         ),
+        ("ATELIER_SIGNUPS_TABLE".into(), format!("{prefix}-signups")),
         (
             "ATELIER_WEBHOOKS_TABLE".into(),
             format!("{prefix}-webhooks"),
+        ),
+        // The key of the signup grant's address hashes: a local value (a deployment reads
+        // its own from Secrets Manager, ATELIER_ADDRESS_KEY_SECRET_ID).
+        (
+            "ATELIER_ADDRESS_KEY".into(),
+            "atelier-local-address-key-not-a-secret".into(),
         ),
         (
             "ATELIER_QUEUE_URL".into(),
@@ -261,6 +268,19 @@ fn ensure_official_webhooks() -> Result<PathBuf> {
         "standardwebhooks",
         ".atelier-standardwebhooks-pins",
         OFFICIAL_WEBHOOKS_REQUIREMENTS,
+    )
+}
+
+/// Authlib, a maintained OpenID Connect client, pinned, which `tests/tests/oidc.rs` signs in
+/// at the local issuer with (a venv of its own, `.venv/authlib`).
+const OFFICIAL_AUTHLIB_REQUIREMENTS: &str =
+    include_str!("../../tests/official-authlib/requirements.txt");
+
+fn ensure_official_authlib() -> Result<PathBuf> {
+    ensure_requirements(
+        "authlib",
+        ".atelier-authlib-pins",
+        OFFICIAL_AUTHLIB_REQUIREMENTS,
     )
 }
 
@@ -449,6 +469,10 @@ fn test(extra: &[String]) -> Result<ExitCode> {
     env.push((
         "ATELIER_STANDARDWEBHOOKS_PYTHON".into(),
         ensure_official_webhooks()?.display().to_string(),
+    ));
+    env.push((
+        "ATELIER_AUTHLIB_PYTHON".into(),
+        ensure_official_authlib()?.display().to_string(),
     ));
     env.push((
         "ATELIER_IAM_CALLS".into(),

@@ -1,7 +1,8 @@
 //! The caller is the `sub` claim that API Gateway's JWT authorizer verified and put in the
 //! request context (`requestContext.authorizer.jwt.claims`). The function never sees a token.
-//! The same claims say whether the caller's e-mail is verified (the configured claim,
-//! `email_verified` by default), which decides the signup grant.
+//! The same claims say whether the caller holds an ID token with a verified address
+//! (`token_use` `id`, the configured claim — `email_verified` by default — and `email`), which
+//! decides the signup grant; the address is hashed here and goes no further.
 
 use std::collections::HashMap;
 
@@ -32,17 +33,28 @@ impl<S: Send + Sync> FromRequestParts<S> for Caller {
     }
 }
 
-/// Whether the verified token carries a verified e-mail (`ATELIER_EMAIL_VERIFIED_CLAIM`).
-/// Never refuses a request: an unverified caller is served, only without the signup grant.
-#[derive(Debug, Clone, Copy)]
+/// Whether the verified token is an ID token with a verified address
+/// (`ATELIER_EMAIL_VERIFIED_CLAIM`), and that address's keyed hash. Never refuses a request:
+/// any other caller is served, only without the signup grant.
+#[derive(Debug, Clone)]
 pub struct Email(pub EmailStatus);
 
 impl FromRequestParts<App> for Email {
     type Rejection = std::convert::Infallible;
 
     async fn from_request_parts(parts: &mut Parts, app: &App) -> Result<Email, Self::Rejection> {
-        let name = app.config.identity.email_verified_claim.as_str();
-        Ok(Email(EmailStatus::from_claim(claim(parts, name))))
+        let identity = &app.config.identity;
+        let Some(key) = identity.address_key.as_ref() else {
+            // The API refuses to start without the key; a build that skipped that gives no grant.
+            tracing::error!("address_key_missing");
+            return Ok(Email(EmailStatus::Unverified));
+        };
+        Ok(Email(EmailStatus::from_claims(
+            claim(parts, "token_use"),
+            claim(parts, &identity.email_verified_claim),
+            claim(parts, "email"),
+            key,
+        )))
     }
 }
 

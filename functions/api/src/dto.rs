@@ -410,6 +410,29 @@ pub struct JobPage {
     pub next_cursor: Option<String>,
 }
 
+/// The signup grant of the account: `given`; `pending` until a sign-in with a verified
+/// address (an ID token with `email_verified`); or `address_used`: the verified address had
+/// its grant on another account (one grant per address, also after deleting an account).
+#[derive(Debug, Clone, Copy, Serialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum SignupGrantView {
+    Given,
+    Pending,
+    AddressUsed,
+}
+
+impl SignupGrantView {
+    fn of(a: &AccountItem) -> SignupGrantView {
+        if a.signup_address_used {
+            SignupGrantView::AddressUsed
+        } else if a.signup_pending {
+            SignupGrantView::Pending
+        } else {
+            SignupGrantView::Given
+        }
+    }
+}
+
 /// The caller's account.
 #[derive(Debug, Serialize, ToSchema)]
 pub struct AccountView {
@@ -423,6 +446,7 @@ pub struct AccountView {
     /// A refunded or disputed purchase took back credits already spent: new edits are
     /// refused (`403 ACCOUNT_ON_HOLD`) until support releases the account.
     pub on_hold: bool,
+    pub signup_grant: SignupGrantView,
     /// When the account was closed for deletion: no new uploads or edits are accepted.
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(format = DateTime)]
@@ -436,6 +460,7 @@ pub struct AccountView {
 impl AccountView {
     pub fn new(a: AccountItem, max_in_flight: u32) -> AccountView {
         AccountView {
+            signup_grant: SignupGrantView::of(&a),
             user_id: a.user_id.to_string(),
             balance: a.credits.get(),
             in_flight: a.in_flight,

@@ -9,9 +9,15 @@ async fn main() -> Result<(), lambda_http::Error> {
     atelier_shared::adapters::telemetry::init();
     atelier_shared::adapters::metrics::install_in_lambda()
         .inspect_err(|e| tracing::error!(error = %e, "config_invalid"))?;
-    let config =
+    let mut config =
         Config::from_env().inspect_err(|e| tracing::error!(error = %e, "config_invalid"))?;
     let clients = Clients::from_env().await;
+    let key = atelier_shared::adapters::address_key::load(&config.identity, &clients)
+        .await
+        .inspect_err(
+            |e| tracing::error!(error = %atelier_shared::error::chain(e), "address_key_failed"),
+        )?;
+    config.identity.address_key = Some(key);
     let stripe = atelier_shared::adapters::payments::setup::connect(&config.payments, &clients)
         .await
         .inspect_err(

@@ -9,7 +9,8 @@ pub struct Clients {
     pub dynamodb: aws_sdk_dynamodb::Client,
     pub sqs: aws_sdk_sqs::Client,
     pub s3: aws_sdk_s3::Client,
-    /// Only the consumer reads a secret (the provider key, once at cold start).
+    /// Secrets, read once at cold start: the consumer's provider key, the API's Stripe keys
+    /// and address key.
     pub secrets: aws_sdk_secretsmanager::Client,
 }
 
@@ -18,6 +19,16 @@ impl Clients {
     pub async fn from_env() -> Clients {
         let sdk = aws_config::defaults(BehaviorVersion::latest()).load().await;
         Clients::new(&sdk)
+    }
+
+    /// The string value of a Secrets Manager secret (`None`: it has a binary value only);
+    /// read once at a cold start.
+    pub async fn secret_string(
+        &self,
+        id: &str,
+    ) -> Result<Option<String>, Box<dyn std::error::Error + Send + Sync>> {
+        let out = self.secrets.get_secret_value().secret_id(id).send().await?;
+        Ok(out.secret_string().map(str::to_owned))
     }
 
     pub fn new(sdk: &SdkConfig) -> Clients {

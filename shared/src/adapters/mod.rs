@@ -2,6 +2,7 @@
 //! metrics and logs. Adapters translate; they import `domain`, `config`, `error` and `clock`,
 //! never `store` or `services`.
 
+pub mod address_key;
 pub mod assets;
 pub mod aws;
 pub mod cors;

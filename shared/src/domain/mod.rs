@@ -23,7 +23,7 @@ pub mod webhooks;
 pub use edit::{AssetKind, EditRequest, EditSpec, InputVersion, Strength, Target};
 pub use failure::{FailureCode, JobFailure};
 pub use grant::{GrantNameError, GrantReason, Operator};
-pub use identity::EmailStatus;
+pub use identity::{AddressHash, AddressKey, EmailStatus};
 pub use ids::{AssetId, Credits, IdempotencyKey, JobId, Operation, UserId};
 pub use job::JobState;
 pub use ledger::LedgerKind;

@@ -1,51 +1,82 @@
 //! Accounts as the user sees them. The first authenticated call that needs the account
-//! creates it. The signup grant goes only to a caller whose token carries a verified e-mail:
-//! such a first call creates the account with it (one conditional transaction); an account
-//! created from an unverified token starts at 0, marked `signup_pending`, and its first call
-//! with a verified e-mail gives the grant. Either way the grant's ledger row is
-//! `grant:signup`, written with `attribute_not_exists`, so it is given at most once however
-//! many calls race.
+//! creates it. The signup grant goes only to a caller whose ID token carries a verified
+//! address, once per user and once per address: such a first call creates the account with
+//! it (one conditional transaction); an account created from a token without one starts at
+//! 0, marked `signup_pending`, and its first call with a verified address gives the grant.
+//! Either way the grant's ledger row is `grant:signup` (`attribute_not_exists`) and, in the
+//! same transaction, the address's keyed hash is claimed in the signups table
+//! (`attribute_not_exists`), so however many calls race, and whichever accounts they come
+//! from (a user who deleted theirs and signed up again), each user and each address gets
+//! the grant at most once. An account whose address had it is marked so: a state, not an
+//! error.
 
 use super::App;
 use crate::clock;
 use crate::domain::pricing::SIGNUP_GRANT;
 use crate::domain::{Credits, EmailStatus, GrantReason, LedgerKind, Operator, UserId};
 use crate::error::Error;
-use crate::store::accounts::GrantOutcome;
+use crate::store::accounts::{Created, GrantOutcome, Opening, SignupGrant};
 use crate::store::schema::{AccountItem, LedgerItem, reference};
 
 /// The account, created on first use; with the signup grant when (or once) `email` is
-/// verified. One read when the account exists and owes nothing.
+/// verified and its address has not had it. One read when the account exists and owes
+/// nothing.
 pub async fn ensure_account(
     app: &App,
     user: &UserId,
     email: EmailStatus,
 ) -> Result<AccountItem, Error> {
+    let grant = email.may_grant().then_some(SignupGrant {
+        credits: SIGNUP_GRANT,
+        address: email.address(),
+    });
     let account = match app.store.get_account(user).await? {
         Some(a) => a,
         None => {
-            let grant = email.is_verified().then_some(SIGNUP_GRANT);
-            let now = clock::format(clock::now());
-            if app.store.create_account(user, grant, &now).await? {
-                let credits = grant.map_or(0, Credits::get);
-                tracing::info!(user_id = %user, credits, email_verified = email.is_verified(), "account_created");
-            }
+            open_account(app, user, grant).await?;
             read_account(app, user).await?
         }
     };
     // A closed account is the record of a deletion: it never gets a grant again.
-    if !(account.signup_pending && email.is_verified()) || account.closed_at.is_some() {
+    let owed = account.signup_pending && account.closed_at.is_none();
+    let Some(grant) = grant.filter(|_| owed) else {
         return Ok(account);
-    }
+    };
     let now = clock::format(clock::now());
-    if app
-        .store
-        .grant_pending_signup(user, SIGNUP_GRANT, &now)
-        .await?
-    {
-        tracing::info!(user_id = %user, credits = SIGNUP_GRANT.get(), "signup_granted");
+    match app.store.grant_pending_signup(user, grant, &now).await? {
+        Created::Created => {
+            tracing::info!(user_id = %user, credits = SIGNUP_GRANT.get(), "signup_granted");
+        }
+        Created::AddressUsed => {
+            app.store.refuse_pending_signup(user).await?;
+            tracing::info!(user_id = %user, "signup_address_used");
+        }
+        Created::Exists => {}
     }
     read_account(app, user).await
+}
+
+/// Creates the account: with the grant when it may have one, without (and not owing it) when
+/// its address had it already.
+async fn open_account(
+    app: &App,
+    user: &UserId,
+    grant: Option<SignupGrant<'_>>,
+) -> Result<(), Error> {
+    let now = clock::format(clock::now());
+    let opening = grant.map_or(Opening::Pending, Opening::WithGrant);
+    let first = app.store.create_account(user, opening, &now).await?;
+    let (created, credits) = if first == Created::AddressUsed {
+        tracing::info!(user_id = %user, "signup_address_used");
+        let again = app.store.create_account(user, Opening::AddressUsed, &now);
+        (again.await?, 0)
+    } else {
+        (first, grant.map_or(0, |g| g.credits.get()))
+    };
+    if created == Created::Created {
+        tracing::info!(user_id = %user, credits, "account_created");
+    }
+    Ok(())
 }
 
 async fn read_account(app: &App, user: &UserId) -> Result<AccountItem, Error> {
@@ -103,7 +134,7 @@ pub enum GrantResult {
 /// amount is refused with the amount that was granted.
 pub async fn grant(app: &App, user: &UserId, req: &GrantRequest) -> Result<GrantResult, Error> {
     if req.create_account {
-        ensure_account(app, user, EmailStatus::Verified).await?;
+        ensure_account(app, user, EmailStatus::Vouched).await?;
     } else if app.store.get_account(user).await?.is_none() {
         return Ok(GrantResult::UnknownUser);
     }

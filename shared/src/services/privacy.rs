@@ -10,6 +10,7 @@ use crate::adapters::assets::Assets;
 use crate::clock;
 use crate::domain::{AssetId, AssetKind, EmailStatus, JobId, JobState, ResultFormat, UserId};
 use crate::error::Error;
+use crate::store::accounts::Opening;
 use crate::store::jobs::FinishOutcome;
 use crate::store::schema::{AccountItem, JobItem, LedgerItem};
 
@@ -223,7 +224,7 @@ pub async fn delete_account_dying_after(
 async fn close(app: &App, user: &UserId, by: &DeletedBy) -> Result<AccountItem, Error> {
     if app.store.get_account(user).await?.is_none() {
         app.store
-            .create_account(user, None, &clock::format(clock::now()))
+            .create_account(user, Opening::Pending, &clock::format(clock::now()))
             .await?;
     }
     let account = app

@@ -5,9 +5,13 @@ use aws_sdk_dynamodb::types::{
     AttributeValue, Put, ReturnValuesOnConditionCheckFailure, TransactWriteItem, Update,
 };
 
-use super::schema::{AccountItem, LedgerItem, attr, reference};
-use super::{Item, Store, TxOutcome, from_item, n, names, s, to_item};
-use crate::domain::{Credits, LedgerKind, UserId};
+use std::collections::HashMap;
+
+use super::schema::{AccountItem, LedgerItem, SignupItem, attr, reference};
+use super::{
+    CancelReason, Item, Store, TxOutcome, from_item, is_condition_failed, n, names, s, to_item,
+};
+use crate::domain::{AddressHash, Credits, LedgerKind, UserId};
 use crate::error::{AwsError, Error};
 
 /// Result of writing a grant's ledger row.
@@ -17,6 +21,44 @@ pub enum GrantOutcome {
     /// A grant with this reason exists (its row, as written): nothing changed.
     Exists(Box<LedgerItem>),
     AccountMissing,
+}
+
+/// A signup grant: its credits and, when the token carried a verified address, that
+/// address's hash (claimed once, for every account).
+#[derive(Debug, Clone, Copy)]
+pub struct SignupGrant<'a> {
+    pub credits: Credits,
+    pub address: Option<&'a AddressHash>,
+}
+
+/// How a new account starts.
+#[derive(Debug, Clone, Copy)]
+pub enum Opening<'a> {
+    WithGrant(SignupGrant<'a>),
+    /// Owing the grant until a call with a verified address.
+    Pending,
+    /// Its address had the grant on another account: none, and none owed.
+    AddressUsed,
+}
+
+/// How creating an account (or giving its pending grant) ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Created {
+    Created,
+    /// Nothing changed: a concurrent call created the account or gave the grant first.
+    Exists,
+    /// Nothing changed: the grant's address had its grant already.
+    AddressUsed,
+}
+
+/// Whether item `i` of a canceled transaction failed its condition.
+fn failed(reasons: &[CancelReason], i: usize) -> bool {
+    reasons.get(i).is_some_and(CancelReason::condition_failed)
+}
+
+/// Whether the address claim (the last of a signup's items, after the ledger row) failed.
+fn address_claimed(reasons: &[CancelReason]) -> bool {
+    reasons.len() == 3 && failed(reasons, 2)
 }
 
 /// An account's key: where a scan resumes after that account.
@@ -39,22 +81,26 @@ impl Store {
         out.item.map(from_item).transpose()
     }
 
-    /// Creates the account with its signup grant, both or neither; without a grant (`None`)
-    /// at a balance of 0 with no ledger row, marked `signup_pending`. `false` when it already
-    /// existed (a concurrent first call won), which is fine.
+    /// Creates the account as `opening` says: with its signup grant (both or neither, and
+    /// the grant's address claimed in the same transaction), owing it (`signup_pending`, at
+    /// 0 with no ledger row), or refused it because its address had it already.
     pub async fn create_account(
         &self,
         user: &UserId,
-        grant: Option<Credits>,
+        opening: Opening<'_>,
         now: &str,
-    ) -> Result<bool, Error> {
+    ) -> Result<Created, Error> {
         let account = AccountItem {
             user_id: user.clone(),
-            credits: grant.unwrap_or(Credits::new(0)),
+            credits: match opening {
+                Opening::WithGrant(g) => g.credits,
+                _ => Credits::new(0),
+            },
             in_flight: 0,
             rev: 1,
             created_at: now.to_owned(),
-            signup_pending: grant.is_none(),
+            signup_pending: matches!(opening, Opening::Pending),
+            signup_address_used: matches!(opening, Opening::AddressUsed),
             hold: None,
             closed_at: None,
             closed_by: None,
@@ -65,24 +111,27 @@ impl Store {
             to_item(&account)?,
             attr::USER_ID,
         )?];
-        if let Some(grant) = grant {
-            items.push(self.put_signup_row(user, grant, now)?);
+        if let Opening::WithGrant(grant) = opening {
+            items.extend(self.signup_items(user, grant, now)?);
         }
         match self.transact("accounts.create", items).await? {
-            TxOutcome::Committed => Ok(true),
-            TxOutcome::Canceled(_) => Ok(false),
+            TxOutcome::Committed => Ok(Created::Created),
+            TxOutcome::Canceled(r) if address_claimed(&r) && !failed(&r, 0) => {
+                Ok(Created::AddressUsed)
+            }
+            TxOutcome::Canceled(_) => Ok(Created::Exists),
         }
     }
 
     /// Gives the signup grant an account created without it still owes: the account loses
-    /// `signup_pending` and gains `grant` in the transaction that writes `grant:signup`
-    /// (`attribute_not_exists`). `false` when a concurrent call gave it first: nothing changed.
+    /// `signup_pending` and gains the grant in the transaction that writes `grant:signup`
+    /// (`attribute_not_exists`) and claims the grant's address.
     pub async fn grant_pending_signup(
         &self,
         user: &UserId,
-        grant: Credits,
+        grant: SignupGrant<'_>,
         now: &str,
-    ) -> Result<bool, Error> {
+    ) -> Result<Created, Error> {
         let update = Update::builder()
             .table_name(&self.names.accounts_table)
             .key(attr::USER_ID, s(user.as_str()))
@@ -96,19 +145,84 @@ impl Store {
                 attr::SIGNUP_PENDING,
                 attr::CLOSED_AT,
             ])))
-            .expression_attribute_values(":amount", n(grant.get()))
+            .expression_attribute_values(":amount", n(grant.credits.get()))
             .expression_attribute_values(":one", n(1))
             .expression_attribute_values(":yes", AttributeValue::Bool(true))
             .build()
             .map_err(|e| AwsError::new("accounts.grant_signup.build", e))?;
-        let items = vec![
-            TransactWriteItem::builder().update(update).build(),
-            self.put_signup_row(user, grant, now)?,
-        ];
+        let mut items = vec![TransactWriteItem::builder().update(update).build()];
+        items.extend(self.signup_items(user, grant, now)?);
         match self.transact("accounts.grant_signup", items).await? {
-            TxOutcome::Committed => Ok(true),
-            TxOutcome::Canceled(_) => Ok(false),
+            TxOutcome::Committed => Ok(Created::Created),
+            TxOutcome::Canceled(r) if address_claimed(&r) && !failed(&r, 0) => {
+                Ok(Created::AddressUsed)
+            }
+            TxOutcome::Canceled(_) => Ok(Created::Exists),
         }
+    }
+
+    /// Records on a pending account that its address had the grant elsewhere: it owes
+    /// nothing more, so later calls try no grant. `false` when it was no longer pending.
+    pub async fn refuse_pending_signup(&self, user: &UserId) -> Result<bool, Error> {
+        let out = self
+            .ddb
+            .update_item()
+            .table_name(&self.names.accounts_table)
+            .key(attr::USER_ID, s(user.as_str()))
+            .update_expression("SET #used = :yes REMOVE #signup_pending")
+            .condition_expression("#signup_pending = :yes")
+            .set_expression_attribute_names(Some(HashMap::from([
+                ("#used".to_owned(), attr::SIGNUP_ADDRESS_USED.to_owned()),
+                (
+                    "#signup_pending".to_owned(),
+                    attr::SIGNUP_PENDING.to_owned(),
+                ),
+            ])))
+            .expression_attribute_values(":yes", AttributeValue::Bool(true))
+            .send()
+            .await;
+        match out {
+            Ok(_) => Ok(true),
+            Err(e) if is_condition_failed(&e) => Ok(false),
+            Err(e) => Err(AwsError::new("accounts.refuse_signup", e).into()),
+        }
+    }
+
+    /// The grant's ledger row and, when it has one, its address's claim: each written once.
+    fn signup_items(
+        &self,
+        user: &UserId,
+        grant: SignupGrant<'_>,
+        now: &str,
+    ) -> Result<Vec<TransactWriteItem>, Error> {
+        let mut items = vec![self.put_signup_row(user, grant.credits, now)?];
+        if let Some(address) = grant.address {
+            let claim = SignupItem {
+                address_hash: address.clone(),
+                user_id: user.clone(),
+                granted_at: now.to_owned(),
+            };
+            items.push(self.put_new(
+                &self.names.signups_table,
+                to_item(&claim)?,
+                attr::ADDRESS_HASH,
+            )?);
+        }
+        Ok(items)
+    }
+
+    /// Which account had the signup grant of `address`, if any.
+    pub async fn signup_of(&self, address: &AddressHash) -> Result<Option<SignupItem>, Error> {
+        let out = self
+            .ddb
+            .get_item()
+            .table_name(&self.names.signups_table)
+            .key(attr::ADDRESS_HASH, s(address.as_str()))
+            .consistent_read(true)
+            .send()
+            .await
+            .map_err(|e| AwsError::new("signups.get", e))?;
+        out.item.map(from_item).transpose()
     }
 
     /// The `grant:signup` ledger row's conditional put: written once per user, ever.

@@ -138,6 +138,16 @@ fn backoff(attempt: u32) -> Duration {
     Duration::from_millis(base + rand::random::<u64>() % base)
 }
 
+/// Whether a single-item write failed its condition (nothing changed).
+pub(crate) fn is_condition_failed<E, R>(e: &SdkError<E, R>) -> bool
+where
+    E: aws_sdk_dynamodb::error::ProvideErrorMetadata,
+{
+    e.as_service_error()
+        .and_then(|s| s.code())
+        .is_some_and(|c| c == "ConditionalCheckFailedException")
+}
+
 /// `"#name" -> name` for expression attribute names.
 pub(crate) fn names(list: &[&str]) -> HashMap<String, String> {
     list.iter()

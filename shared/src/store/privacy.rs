@@ -3,18 +3,9 @@
 //! finished. None touches money: balances, ledger rows and a job's money fields stay as they are.
 
 use super::schema::{AccountItem, DELETION_PENDING, JobItem, attr, index, reference};
-use super::{Item, Store, from_item, names, s, to_item};
+use super::{Item, Store, from_item, is_condition_failed, names, s, to_item};
 use crate::domain::{JobId, JobState, UserId};
 use crate::error::{AwsError, Error};
-
-fn is_condition_failed<E, R>(e: &aws_sdk_dynamodb::error::SdkError<E, R>) -> bool
-where
-    E: aws_sdk_dynamodb::error::ProvideErrorMetadata,
-{
-    e.as_service_error()
-        .and_then(|s| s.code())
-        .is_some_and(|c| c == "ConditionalCheckFailedException")
-}
 
 impl Store {
     /// Marks `job` as having had its images deleted (the first time only), under the

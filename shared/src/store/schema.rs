@@ -9,8 +9,8 @@ use crate::clock::{self, Instant};
 use crate::config::{Resources, env};
 use crate::domain::repair_request;
 use crate::domain::{
-    AssetKind, Credits, EditSpec, InputVersion, JobFailure, JobId, JobResult, JobState, LedgerKind,
-    Micros, Operation, UserId,
+    AddressHash, AssetKind, Credits, EditSpec, InputVersion, JobFailure, JobId, JobResult,
+    JobState, LedgerKind, Micros, Operation, UserId,
 };
 
 /// Attribute names. Expressions bind these through `#placeholders`.
@@ -99,6 +99,11 @@ pub mod attr {
     /// On an account created from a token without a verified e-mail: the signup grant is
     /// still owed (given, once, at the first call with a verified e-mail).
     pub const SIGNUP_PENDING: &str = "signup_pending";
+    /// On an account whose verified address had its signup grant on another account (a user
+    /// deleted and signed up again with the same address): no grant, and no more tries.
+    pub const SIGNUP_ADDRESS_USED: &str = "signup_address_used";
+    /// signups: the keyed hash of a verified, normalised address (`domain::AddressHash`).
+    pub const ADDRESS_HASH: &str = "address_hash";
 
     /// On a job: when its images (inputs, result, candidates) were deleted at the owner's
     /// request; such a job keeps its money fields and states and can no longer be repaired.
@@ -301,6 +306,18 @@ pub const PAYMENTS: TableDef = TableDef {
     ttl_attribute: None,
 };
 
+/// Signup grants by the keyed hash of the verified address ([`SignupItem`]), written in the
+/// grant's own transaction with `attribute_not_exists`: one grant per address, whichever
+/// account asks. Never deleted (an account's deletion keeps it: it holds no address).
+pub const SIGNUPS: TableDef = TableDef {
+    logical: "signups",
+    env: env::SIGNUPS_TABLE,
+    partition_key: s(attr::ADDRESS_HASH),
+    sort_key: None,
+    indexes: &[],
+    ttl_attribute: None,
+};
+
 /// The webhook outbox: endpoints (partition [`WEBHOOK_ENDPOINTS`]), events (written in the
 /// transaction of the state change they report, sort key [`WEBHOOK_EVENT`]) and each event's
 /// delivery log (sort keys `attempt#…`). Pending events carry `due_state`, so the delivery
@@ -319,8 +336,8 @@ pub const WEBHOOKS: TableDef = TableDef {
 };
 
 /// Every table.
-pub const TABLES: [TableDef; 8] = [
-    ACCOUNTS, LEDGER, JOBS, BUDGET, ATTEMPTS, QUOTAS, PAYMENTS, WEBHOOKS,
+pub const TABLES: [TableDef; 9] = [
+    ACCOUNTS, LEDGER, JOBS, BUDGET, ATTEMPTS, QUOTAS, PAYMENTS, SIGNUPS, WEBHOOKS,
 ];
 
 /// Physical table name of a definition.
@@ -332,6 +349,7 @@ pub fn table_name<'a>(def: &TableDef, r: &'a Resources) -> &'a str {
         "attempts" => &r.attempts_table,
         "quotas" => &r.quotas_table,
         "payments" => &r.payments_table,
+        "signups" => &r.signups_table,
         "webhooks" => &r.webhooks_table,
         _ => &r.jobs_table,
     }
@@ -493,6 +511,9 @@ pub struct AccountItem {
     /// Absent on every account created with its grant (all accounts before this existed).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub signup_pending: bool,
+    /// [`attr::SIGNUP_ADDRESS_USED`]: the verified address already had its grant.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub signup_address_used: bool,
     /// Present while the account is on hold: new submits are refused until an operator
     /// releases it (`atelier-admin account release`) or the dispute behind it is won.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -528,6 +549,15 @@ pub struct UploadDayItem {
     pub slots: u32,
     pub bytes: u64,
     pub expires_at: i64,
+}
+
+/// The signup grant of one verified address: which account got it and when. The address
+/// itself is never stored, only its keyed hash.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SignupItem {
+    pub address_hash: AddressHash,
+    pub user_id: UserId,
+    pub granted_at: String,
 }
 
 /// A paid purchase, by the provider's payment id.

@@ -195,53 +195,72 @@ impl Ctx {
 // ---- login ----
 
 /// `login --user NAME`: a dev token from the local dev issuer. `login --token T`: store a token.
-pub async fn login(
-    ctx: &Ctx,
-    user: Option<&str>,
-    token: Option<&str>,
-    issuer: Option<&str>,
-) -> anyhow::Result<()> {
+/// How `login` gets its token.
+#[derive(Debug, Clone, Copy)]
+pub enum LoginWith<'a> {
+    /// A token the user already has.
+    Token(&'a str),
+    /// A dev token for this user from the local issuer (`POST {issuer}/token`).
+    DevUser(&'a str),
+    /// OpenID Connect in a browser: code + PKCE with a loopback redirect.
+    Oidc { client_id: &'a str },
+}
+
+/// A dev ID token from the local issuer.
+async fn dev_login(ctx: &Ctx, user: &str, issuer: &str) -> anyhow::Result<Login> {
+    let url = format!("{issuer}/token");
+    // Twelve hours: a working session; the issuer caps it anyway.
+    let body = json!({ "user": user, "ttl": 43_200 });
+    let reply = ctx
+        .api
+        .send(
+            "the dev issuer",
+            || ctx.api.external(Method::POST, &url).json(&body),
+            Hook::None,
+        )
+        .await?;
+    #[derive(Deserialize)]
+    struct Issued {
+        token: String,
+        expires_in: u64,
+    }
+    let issued: Issued = reply.json(&url).with_context(|| {
+        format!("getting a dev token from {url} (only a local run serves the dev issuer; elsewhere use --oidc or --token)")
+    })?;
+    Ok(Login {
+        user: crate::config::token_subject(&issued.token).or(Some(user.to_owned())),
+        token: issued.token,
+        expires_at: Some(crate::config::now_secs() + issued.expires_in),
+        refresh: None,
+    })
+}
+
+pub async fn login(ctx: &Ctx, with: LoginWith<'_>, issuer: Option<&str>) -> anyhow::Result<()> {
     let api = ctx.api.base().to_owned();
-    let login = match (user, token) {
-        (_, Some(token)) => Login {
+    let issuer = issuer
+        .map(|i| i.trim_end_matches('/').to_owned())
+        .unwrap_or_else(|| format!("{api}/dev-issuer"));
+    let login = match with {
+        LoginWith::Token(token) => Login {
             token: token.trim().to_owned(),
             user: crate::config::token_subject(token),
             expires_at: None,
+            refresh: None,
         },
-        (Some(user), None) => {
-            let issuer = issuer
-                .map(|i| i.trim_end_matches('/').to_owned())
-                .unwrap_or_else(|| format!("{api}/dev-issuer"));
-            let url = format!("{issuer}/token");
-            // Twelve hours: a working session; the issuer caps it anyway.
-            let body = json!({ "user": user, "ttl": 43_200 });
-            let reply = ctx
-                .api
-                .send(
-                    "the dev issuer",
-                    || ctx.api.external(Method::POST, &url).json(&body),
-                    Hook::None,
-                )
+        LoginWith::DevUser(user) => dev_login(ctx, user, &issuer).await?,
+        LoginWith::Oidc { client_id } => {
+            let (tokens, refresh) =
+                crate::oidc::sign_in(&reqwest::Client::new(), &issuer, client_id, |url| {
+                    eprintln!("Open this address in a browser to sign in:\n  {url}");
+                })
                 .await?;
-            #[derive(Deserialize)]
-            struct Issued {
-                token: String,
-                expires_in: u64,
-            }
-            let issued: Issued = reply.json(&url).with_context(|| {
-                format!("getting a dev token from {url} (only a local run serves the dev issuer; elsewhere use --token)")
-            })?;
-            let now = std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map(|d| d.as_secs())
-                .unwrap_or(0);
             Login {
-                user: crate::config::token_subject(&issued.token).or(Some(user.to_owned())),
-                token: issued.token,
-                expires_at: Some(now + issued.expires_in),
+                user: crate::config::token_subject(&tokens.id_token),
+                token: tokens.id_token,
+                expires_at: Some(crate::config::now_secs() + tokens.expires_in),
+                refresh: Some(refresh).filter(|r| !r.refresh_token.is_empty()),
             }
         }
-        (None, None) => bail!("give --user NAME (a local dev token) or --token TOKEN"),
     };
     let mut saved = Saved::load(&ctx.home)?;
     let who = login

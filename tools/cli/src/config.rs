@@ -26,6 +26,44 @@ pub struct Login {
     /// Seconds since the Unix epoch, when known.
     #[serde(default)]
     pub expires_at: Option<u64>,
+    /// What renews the token before it expires (`login --oidc`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub refresh: Option<crate::oidc::Refresh>,
+}
+
+/// Seconds since the Unix epoch.
+pub fn now_secs() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0)
+}
+
+/// The saved login for `api`, renewed first when it expires within a minute and can be.
+pub async fn current_login(
+    home: &Path,
+    saved: &mut Saved,
+    api: &str,
+) -> anyhow::Result<Option<Login>> {
+    let Some(login) = saved.logins.get(api).cloned() else {
+        return Ok(None);
+    };
+    let due = login.expires_at.is_some_and(|t| t <= now_secs() + 60);
+    let Some(refresh) = login.refresh.as_ref().filter(|_| due) else {
+        return Ok(Some(login));
+    };
+    let tokens = crate::oidc::renew(&reqwest::Client::new(), refresh)
+        .await
+        .context("renewing the login: run `atelier login --oidc` again")?;
+    let renewed = Login {
+        user: token_subject(&tokens.id_token).or(login.user),
+        token: tokens.id_token,
+        expires_at: Some(now_secs() + tokens.expires_in),
+        refresh: login.refresh,
+    };
+    saved.logins.insert(api.to_owned(), renewed.clone());
+    saved.save(home)?;
+    Ok(Some(renewed))
 }
 
 /// `config.json`.

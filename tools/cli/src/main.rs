@@ -8,6 +8,7 @@ mod client;
 mod commands;
 mod config;
 mod journal;
+mod oidc;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -39,11 +40,19 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Log in: a dev token from the local dev issuer (--user), or a token you already have (--token).
+    /// Log in: in a browser at the issuer (--oidc: code + PKCE, a loopback redirect), a dev
+    /// token from the local dev issuer (--user), or a token you already have (--token).
     Login {
         /// Get a dev token for this user from the local dev issuer.
-        #[arg(long, conflicts_with = "token", required_unless_present = "token")]
+        #[arg(long, conflicts_with_all = ["token", "oidc"], required_unless_present_any = ["token", "oidc"])]
         user: Option<String>,
+        /// Sign in in a browser at the issuer (OpenID Connect, code + PKCE); the ID token is
+        /// renewed with its refresh token.
+        #[arg(long, conflicts_with = "token")]
+        oidc: bool,
+        /// The app client id for --oidc.
+        #[arg(long, default_value = "atelier")]
+        client_id: String,
         /// Store this bearer token (from a real identity provider).
         #[arg(long)]
         token: Option<String>,
@@ -172,9 +181,13 @@ async fn main() -> ExitCode {
 
 async fn run(cli: Cli) -> anyhow::Result<()> {
     let home = config::home()?;
-    let saved = Saved::load(&home)?;
+    let mut saved = Saved::load(&home)?;
     let api_url = config::api_url(cli.api.as_deref(), &saved);
-    let login = saved.logins.get(&api_url);
+    let login = match cli.command {
+        Command::Login { .. } => None,
+        _ => config::current_login(&home, &mut saved, &api_url).await?,
+    };
+    let login = login.as_ref();
     let token = std::env::var("ATELIER_TOKEN")
         .ok()
         .filter(|t| !t.trim().is_empty())
@@ -208,8 +221,19 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Login {
             user,
             token,
+            oidc,
+            client_id,
             issuer,
-        } => commands::login(&ctx, user.as_deref(), token.as_deref(), issuer.as_deref()).await,
+        } => {
+            let with = match (token.as_deref(), user.as_deref()) {
+                (Some(token), _) => commands::LoginWith::Token(token),
+                (None, Some(user)) if !oidc => commands::LoginWith::DevUser(user),
+                _ => commands::LoginWith::Oidc {
+                    client_id: &client_id,
+                },
+            };
+            commands::login(&ctx, with, issuer.as_deref()).await
+        }
         Command::Styles => commands::styles(&ctx).await,
         Command::Quote { photo, options } => commands::quote(&ctx, &photo, &options).await,
         Command::Edit(args) => commands::edit(&ctx, &args).await,

@@ -1,6 +1,7 @@
 //! A JWT authorizer that behaves like API Gateway's: RS256 only, the key chosen by `kid` from
-//! the issuer's JWKS at `{issuer}/.well-known/jwks.json`, exact issuer and audience, expiry
-//! and not-before checked with no leeway. Verified claims go into the same request context
+//! the issuer's JWKS at `{issuer}/.well-known/jwks.json`, exact issuer, the audience in `aud`
+//! or, only when a token has no `aud` (a Cognito access token), in `client_id`; expiry and
+//! not-before checked with no leeway. Verified claims go into the same request context
 //! API Gateway builds.
 //!
 //! The JWKS is cached; a `kid` not in the cache refetches it (the issuer may have rotated
@@ -40,6 +41,8 @@ pub enum AuthError {
     Jwks(#[source] reqwest::Error),
     #[error("token rejected")]
     Invalid(#[source] jsonwebtoken::errors::Error),
+    #[error("neither aud nor (without aud) client_id is the audience")]
+    Audience,
 }
 
 /// Verifies bearer tokens for one issuer and audience.
@@ -145,14 +148,18 @@ impl Authorizer {
         let key = self.key(&kid).await?;
         let mut validation = Validation::new(Algorithm::RS256);
         validation.set_issuer(&[&self.issuer]);
-        validation.set_audience(&[&self.audience]);
-        validation.set_required_spec_claims(&["exp", "iss", "aud", "sub"]);
+        // API Gateway: `aud`, or `client_id` when there is no `aud`; checked below.
+        validation.validate_aud = false;
+        validation.set_required_spec_claims(&["exp", "iss", "sub"]);
         // API Gateway refuses a token before its `nbf`, with the same (no) leeway as `exp`.
         validation.validate_nbf = true;
         validation.leeway = 0;
         let data =
             jsonwebtoken::decode::<HashMap<String, serde_json::Value>>(token, &key, &validation)
                 .map_err(AuthError::Invalid)?;
+        if !self.audience_matches(&data.claims) {
+            return Err(AuthError::Audience);
+        }
         Ok(data
             .claims
             .into_iter()
@@ -164,5 +171,18 @@ impl Authorizer {
                 (k, v)
             })
             .collect())
+    }
+
+    /// API Gateway's audience rule: `aud` (a string or a list) names the audience; a token
+    /// without `aud` is checked by its `client_id`.
+    fn audience_matches(&self, claims: &HashMap<String, serde_json::Value>) -> bool {
+        use serde_json::Value;
+        let is_ours = |v: &Value| v.as_str() == Some(self.audience.as_str());
+        match (claims.get("aud"), claims.get("client_id")) {
+            (Some(Value::Array(list)), _) => list.iter().any(is_ours),
+            (Some(aud), _) => is_ours(aud),
+            (None, Some(client_id)) => is_ours(client_id),
+            (None, None) => false,
+        }
     }
 }

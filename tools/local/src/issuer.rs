@@ -9,7 +9,6 @@ use jsonwebtoken::{Algorithm, EncodingKey, Header};
 use rsa::pkcs8::{DecodePrivateKey, EncodePrivateKey, EncodePublicKey, LineEnding};
 use rsa::traits::PublicKeyParts;
 use rsa::{RsaPrivateKey, RsaPublicKey};
-use serde::Serialize;
 
 /// Errors of the dev issuer.
 #[derive(Debug, thiserror::Error)]
@@ -46,19 +45,33 @@ impl std::fmt::Debug for DevIssuer {
     }
 }
 
-#[derive(Serialize)]
-struct Claims<'a> {
-    iss: &'a str,
-    sub: &'a str,
-    aud: &'a str,
-    iat: i64,
-    exp: i64,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    nbf: Option<i64>,
-    token_use: &'static str,
-    /// As an identity provider that verified the address says it (Cognito: a JSON boolean).
-    email_verified: bool,
+/// Who a token is for: the subject and, as Cognito's ID token says it, their address.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Subject {
+    pub sub: String,
+    pub email: String,
+    pub email_verified: bool,
 }
+
+impl Subject {
+    /// A dev user: `sub` as given; the address is `sub` when it is one, else
+    /// `<sub>@atelier.test`; verified.
+    pub fn dev(sub: &str) -> Subject {
+        let email = if sub.contains('@') {
+            sub.to_owned()
+        } else {
+            format!("{sub}@atelier.test")
+        };
+        Subject {
+            sub: sub.to_owned(),
+            email,
+            email_verified: true,
+        }
+    }
+}
+
+/// The scope the access token carries (what the app asks for).
+pub const SCOPE: &str = "openid email";
 
 impl DevIssuer {
     /// Loads the key from `dir/dev-key.pem`, making and saving one on first run (readable by
@@ -126,58 +139,147 @@ impl DevIssuer {
         }]})
     }
 
-    /// A token for `sub` with a verified e-mail, valid for `ttl_secs`, audience
-    /// [`crate::AUDIENCE`].
+    /// An ID token for `sub` with a verified address, valid for `ttl_secs`, audience
+    /// [`crate::AUDIENCE`]: what the API takes.
     pub fn token(&self, sub: &str, ttl_secs: i64) -> Result<String, IssuerError> {
         self.token_with(sub, crate::AUDIENCE, ttl_secs)
     }
 
-    /// A token for `sub` whose e-mail is not verified (`email_verified: false`): served, but
-    /// without the signup grant.
+    /// An ID token for `sub` whose address is not verified (`email_verified: false`): served,
+    /// but without the signup grant.
     pub fn token_unverified(&self, sub: &str, ttl_secs: i64) -> Result<String, IssuerError> {
-        self.sign(sub, crate::AUDIENCE, ttl_secs, None, false)
+        let subject = Subject {
+            email_verified: false,
+            ..Subject::dev(sub)
+        };
+        self.id_token(&subject, crate::AUDIENCE, &Times::new(ttl_secs, None))
     }
 
-    /// A token with a chosen audience and lifetime (negative: already expired).
+    /// An ID token with a chosen audience and lifetime (negative: already expired).
     pub fn token_with(&self, sub: &str, aud: &str, ttl_secs: i64) -> Result<String, IssuerError> {
-        self.sign(sub, aud, ttl_secs, None, true)
+        self.id_token(&Subject::dev(sub), aud, &Times::new(ttl_secs, None))
     }
 
-    /// A token that is valid only from `nbf_in_secs` from now (`nbf`), for `ttl_secs`.
+    /// An ID token that is valid only from `nbf_in_secs` from now (`nbf`), for `ttl_secs`.
     pub fn token_not_before(
         &self,
         sub: &str,
         nbf_in_secs: i64,
         ttl_secs: i64,
     ) -> Result<String, IssuerError> {
-        self.sign(sub, crate::AUDIENCE, ttl_secs, Some(nbf_in_secs), true)
+        let times = Times::new(ttl_secs, Some(nbf_in_secs));
+        self.id_token(&Subject::dev(sub), crate::AUDIENCE, &times)
     }
 
-    fn sign(
+    /// An access token for `sub` as Cognito mints it: `client_id`, `scope`, `username`, no
+    /// `aud` and no e-mail claims.
+    pub fn access_token(&self, sub: &str, ttl_secs: i64) -> Result<String, IssuerError> {
+        self.access_token_for(&Subject::dev(sub), &Times::new(ttl_secs, None))
+    }
+
+    /// Cognito's ID token claims (`aud` = the app client id, `token_use: id`).
+    pub(crate) fn id_token(
         &self,
-        sub: &str,
+        subject: &Subject,
         aud: &str,
-        ttl_secs: i64,
-        nbf_in_secs: Option<i64>,
-        email_verified: bool,
+        times: &Times,
     ) -> Result<String, IssuerError> {
-        let now = time::OffsetDateTime::now_utc().unix_timestamp();
-        let claims = Claims {
-            iss: &self.issuer,
-            sub,
-            aud,
-            iat: now,
-            exp: now + ttl_secs,
-            nbf: nbf_in_secs.map(|s| now + s),
-            token_use: "access",
-            email_verified,
-        };
+        let mut claims = self.common(subject, "id", times);
+        claims.insert("aud".into(), aud.into());
+        claims.insert("email".into(), subject.email.clone().into());
+        claims.insert("email_verified".into(), subject.email_verified.into());
+        claims.insert("cognito:username".into(), subject.sub.clone().into());
+        self.sign(&claims)
+    }
+
+    /// Cognito's access token claims (`client_id`, `token_use: access`, no `aud`).
+    pub(crate) fn access_token_for(
+        &self,
+        subject: &Subject,
+        times: &Times,
+    ) -> Result<String, IssuerError> {
+        let mut claims = self.common(subject, "access", times);
+        claims.insert("client_id".into(), crate::AUDIENCE.into());
+        claims.insert("scope".into(), SCOPE.into());
+        claims.insert("username".into(), subject.sub.clone().into());
+        self.sign(&claims)
+    }
+
+    /// The claims both kinds carry.
+    fn common(&self, subject: &Subject, token_use: &str, t: &Times) -> Claims {
+        let mut claims = Claims::new();
+        claims.insert("iss".into(), self.issuer.clone().into());
+        claims.insert("sub".into(), subject.sub.clone().into());
+        claims.insert("token_use".into(), token_use.into());
+        claims.insert("auth_time".into(), t.auth_time.into());
+        claims.insert("iat".into(), t.now.into());
+        claims.insert("exp".into(), (t.now + t.ttl_secs).into());
+        claims.insert("jti".into(), random_id().into());
+        claims.insert("origin_jti".into(), t.origin_jti.clone().into());
+        claims.insert("event_id".into(), t.origin_jti.clone().into());
+        if let Some(nbf) = t.nbf_in_secs {
+            claims.insert("nbf".into(), (t.now + nbf).into());
+        }
+        claims
+    }
+
+    fn sign(&self, claims: &Claims) -> Result<String, IssuerError> {
         let mut header = Header::new(Algorithm::RS256);
         header.kid = Some(self.kid.clone());
         let key =
             EncodingKey::from_rsa_pem(self.private_pem.as_bytes()).map_err(IssuerError::Sign)?;
-        jsonwebtoken::encode(&header, &claims, &key).map_err(IssuerError::Sign)
+        jsonwebtoken::encode(&header, claims, &key).map_err(IssuerError::Sign)
     }
+}
+
+type Claims = serde_json::Map<String, serde_json::Value>;
+
+/// When a token is issued and for how long; `auth_time` and `origin_jti` stay those of the
+/// sign-in across refreshes, as Cognito's do.
+#[derive(Debug, Clone)]
+pub struct Times {
+    pub now: i64,
+    pub ttl_secs: i64,
+    pub nbf_in_secs: Option<i64>,
+    pub auth_time: i64,
+    pub origin_jti: String,
+}
+
+impl Times {
+    /// A fresh sign-in now.
+    pub fn new(ttl_secs: i64, nbf_in_secs: Option<i64>) -> Times {
+        let now = time::OffsetDateTime::now_utc().unix_timestamp();
+        Times {
+            now,
+            ttl_secs,
+            nbf_in_secs,
+            auth_time: now,
+            origin_jti: random_id(),
+        }
+    }
+}
+
+/// A random id in UUID form (as Cognito's `jti`, `origin_jti` and `sub`).
+pub fn random_id() -> String {
+    let bytes: [u8; 16] = rand::random();
+    uuid_form(&bytes)
+}
+
+/// 16 bytes written as a version-4-shaped UUID.
+pub fn uuid_form(bytes: &[u8; 16]) -> String {
+    let h = hex_all(bytes);
+    format!(
+        "{}-{}-4{}-a{}-{}",
+        &h[0..8],
+        &h[8..12],
+        &h[13..16],
+        &h[17..20],
+        &h[20..32]
+    )
+}
+
+fn hex_all(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// Creates `path` with `bytes`, readable and writable by its owner only (0600 on Unix) from

@@ -10,6 +10,7 @@
 pub mod authorizer;
 pub mod cors;
 pub mod issuer;
+pub mod oidc;
 pub mod poller;
 pub mod serve;
 

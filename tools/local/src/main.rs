@@ -150,8 +150,11 @@ async fn main() -> anyhow::Result<()> {
         }
         Command::Serve => {
             atelier_shared::adapters::telemetry::init();
-            let config = Config::from_env()?;
+            let mut config = Config::from_env()?;
             let clients = Clients::from_env().await;
+            let key =
+                atelier_shared::adapters::address_key::load(&config.identity, &clients).await?;
+            config.identity.address_key = Some(key);
             atelier_shared::store::provision::ensure(&clients, &config.resources)
                 .await
                 .context("creating local resources")?;

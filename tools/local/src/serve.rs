@@ -87,11 +87,13 @@ struct TokenRequest {
     ttl: Option<i64>,
 }
 
-/// The dev issuer under [`ISSUER_PATH`]: its JWKS (what an authorizer fetches) and
-/// `POST …/token {"user": "alice"}` → `{"token": "…"}` so a client can log in locally. Only the
+/// The dev issuer under [`ISSUER_PATH`]: its JWKS (what an authorizer fetches), its OpenID
+/// Connect flow ([`crate::oidc`]), and `POST …/token {"user": "alice"}` → `{"token": "…"}`
+/// (an ID token of the same issuer) so a test or the CLI's `--user` can log in at once. Only the
 /// local runner serves this; nothing deployed does.
 pub fn issuer_router(issuer: DevIssuer) -> Router {
     let jwks = issuer.jwks();
+    let oidc = crate::oidc::router(issuer.clone(), ISSUER_PATH);
     let issuer = Arc::new(issuer);
     Router::new()
         .route(
@@ -133,4 +135,5 @@ pub fn issuer_router(issuer: DevIssuer) -> Router {
                 }
             }),
         )
+        .merge(oidc)
 }

@@ -512,6 +512,7 @@ export interface components {
              *     refused (`403 ACCOUNT_ON_HOLD`) until support releases the account.
              */
             on_hold: boolean;
+            signup_grant: components["schemas"]["SignupGrantView"];
             user_id: string;
         };
         /**
@@ -872,6 +873,13 @@ export interface components {
          * @enum {string}
          */
         ReviewVerdict: "passed" | "failed" | "not_verified";
+        /**
+         * @description The signup grant of the account: `given`; `pending` until a sign-in with a verified
+         *     address (an ID token with `email_verified`); or `address_used`: the verified address had
+         *     its grant on another account (one grant per address, also after deleting an account).
+         * @enum {string}
+         */
+        SignupGrantView: "given" | "pending" | "address_used";
         /**
          * @description How far the medium may depart from the photo's forms.
          * @enum {string}

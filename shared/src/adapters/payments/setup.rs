@@ -41,19 +41,15 @@ pub async fn connect(
 ) -> Result<Option<Stripe>, SetupError> {
     let keys = match &settings.stripe_secret_id {
         Some(id) => {
-            let out = clients
-                .secrets
-                .get_secret_value()
-                .secret_id(id)
-                .send()
+            let value = clients
+                .secret_string(id)
                 .await
-                .map_err(|e| SetupError::Secret {
+                .map_err(|source| SetupError::Secret {
                     secret_id: id.clone(),
-                    source: Box::new(e),
+                    source,
                 })?;
-            let keys: Keys = out
-                .secret_string()
-                .and_then(|s| serde_json::from_str(s).ok())
+            let keys: Keys = value
+                .and_then(|s| serde_json::from_str(&s).ok())
                 .ok_or_else(|| SetupError::SecretShape {
                     secret_id: id.clone(),
                 })?;

@@ -1,0 +1,165 @@
+//! `atelier login --oidc`: OpenID Connect authorization code + PKCE (S256) with a loopback
+//! redirect, the shape of `gh auth login` and of RFC 8252: the client listens on
+//! `127.0.0.1:<any port>`, prints the issuer's sign-in URL, takes the code from the browser's
+//! redirect, and redeems it with the verifier. The ID token is what the API takes; the refresh
+//! token renews it. The same code signs in at Cognito's managed login and the local issuer.
+
+use anyhow::{Context, bail};
+use base64::Engine;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use reqwest::Url;
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+/// What renews a login: the token endpoint, the client and its refresh token.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Refresh {
+    pub token_endpoint: String,
+    pub client_id: String,
+    pub refresh_token: String,
+}
+
+/// The token endpoint's answer (Cognito's names).
+#[derive(Debug, Deserialize)]
+pub struct Tokens {
+    pub id_token: String,
+    #[serde(default)]
+    pub refresh_token: Option<String>,
+    pub expires_in: u64,
+}
+
+#[derive(Deserialize)]
+struct Discovery {
+    authorization_endpoint: String,
+    token_endpoint: String,
+}
+
+/// 32 random bytes, base64url: a PKCE verifier or a state.
+fn random_token() -> String {
+    let (a, b) = (uuid::Uuid::new_v4(), uuid::Uuid::new_v4());
+    URL_SAFE_NO_PAD.encode([a.as_bytes().as_slice(), b.as_bytes().as_slice()].concat())
+}
+
+/// Signs in at `issuer` for `client_id`: `show` gets the URL to open. The tokens and what
+/// renews them.
+pub async fn sign_in(
+    http: &reqwest::Client,
+    issuer: &str,
+    client_id: &str,
+    show: impl Fn(&str),
+) -> anyhow::Result<(Tokens, Refresh)> {
+    let url = format!("{issuer}/.well-known/openid-configuration");
+    let meta: Discovery = http
+        .get(&url)
+        .send()
+        .await
+        .and_then(reqwest::Response::error_for_status)
+        .with_context(|| format!("discovery at {url}"))?
+        .json()
+        .await
+        .with_context(|| format!("discovery at {url}"))?;
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+    let redirect = format!(
+        "http://127.0.0.1:{}/callback",
+        listener.local_addr()?.port()
+    );
+    let (verifier, state) = (random_token(), random_token());
+    let challenge = URL_SAFE_NO_PAD.encode(Sha256::digest(verifier.as_bytes()));
+    let authorize = Url::parse_with_params(
+        &meta.authorization_endpoint,
+        [
+            ("response_type", "code"),
+            ("client_id", client_id),
+            ("redirect_uri", &redirect),
+            ("scope", "openid email"),
+            ("state", &state),
+            ("code_challenge", &challenge),
+            ("code_challenge_method", "S256"),
+        ],
+    )?;
+    show(authorize.as_str());
+    let code = await_code(&listener, &state).await?;
+    let form = [
+        ("grant_type", "authorization_code"),
+        ("client_id", client_id),
+        ("code", &code),
+        ("redirect_uri", &redirect),
+        ("code_verifier", &verifier),
+    ];
+    let tokens = token_call(http, &meta.token_endpoint, &form).await?;
+    let refresh = Refresh {
+        token_endpoint: meta.token_endpoint,
+        client_id: client_id.to_owned(),
+        refresh_token: tokens.refresh_token.clone().unwrap_or_default(),
+    };
+    Ok((tokens, refresh))
+}
+
+/// New tokens for a saved login.
+pub async fn renew(http: &reqwest::Client, r: &Refresh) -> anyhow::Result<Tokens> {
+    let form = [
+        ("grant_type", "refresh_token"),
+        ("client_id", r.client_id.as_str()),
+        ("refresh_token", r.refresh_token.as_str()),
+    ];
+    token_call(http, &r.token_endpoint, &form).await
+}
+
+async fn token_call(
+    http: &reqwest::Client,
+    endpoint: &str,
+    form: &[(&str, &str)],
+) -> anyhow::Result<Tokens> {
+    // application/x-www-form-urlencoded, encoded as a URL's query is.
+    let mut encoded = Url::parse("http://form.invalid/")?;
+    encoded.query_pairs_mut().extend_pairs(form);
+    let res = http
+        .post(endpoint)
+        .header("content-type", "application/x-www-form-urlencoded")
+        .body(encoded.query().unwrap_or_default().to_owned())
+        .send()
+        .await
+        .with_context(|| format!("calling {endpoint}"))?;
+    let status = res.status();
+    let body = res.text().await.unwrap_or_default();
+    if !status.is_success() {
+        bail!("the token endpoint {endpoint} answered {status}: {body}");
+    }
+    serde_json::from_str(&body).with_context(|| format!("the token endpoint's answer: {body}"))
+}
+
+/// Waits for the browser's redirect; the code, when its state is ours.
+async fn await_code(listener: &tokio::net::TcpListener, state: &str) -> anyhow::Result<String> {
+    loop {
+        let (mut socket, _) = listener.accept().await?;
+        let mut buf = vec![0u8; 8192];
+        let n = socket.read(&mut buf).await?;
+        let head = String::from_utf8_lossy(&buf[..n]);
+        let target = head.split_whitespace().nth(1).unwrap_or("/");
+        let url = Url::parse(&format!("http://127.0.0.1{target}"))?;
+        let get = |k: &str| {
+            url.query_pairs()
+                .find(|(name, _)| name == k)
+                .map(|(_, v)| v.into_owned())
+        };
+        let (code, error) = (get("code"), get("error"));
+        if code.is_none() && error.is_none() {
+            continue; // a favicon or a stray request
+        }
+        let page = if code.is_some() {
+            "Signed in. You can close this tab and go back to the terminal."
+        } else {
+            "Sign-in failed. Go back to the terminal."
+        };
+        let reply = format!(
+            "HTTP/1.1 200 OK\r\ncontent-type: text/plain; charset=utf-8\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{page}",
+            page.len()
+        );
+        socket.write_all(reply.as_bytes()).await?;
+        if get("state").as_deref() != Some(state) {
+            bail!("the sign-in answered with another state: not our request");
+        }
+        return code.with_context(|| format!("the issuer refused: {}", error.unwrap_or_default()));
+    }
+}
