@@ -22,8 +22,7 @@ async fn main() -> Result<(), lambda_runtime::Error> {
     let consumer_timeout = std::time::Duration::from_secs(config.limits.consumer_timeout_secs);
     let processor = Processor::new(App::new(config, &clients), model);
     processor
-        .time
-        .check_fits(processor.model.config(), consumer_timeout)
+        .check_fits(consumer_timeout)
         .inspect_err(|e| tracing::error!(error = %e, "config_invalid"))?;
     let processor = &processor;
     lambda_runtime::run(service_fn(move |event: LambdaEvent<SqsEvent>| async move {

@@ -304,15 +304,18 @@ impl ModelError {
         }
     }
 
-    /// Whether the provider may have billed this failed call. Only a call that never reached
-    /// it (not built, not sent, connection refused) or that it refused before processing (a
-    /// 4xx status: bad request, auth, rate limit) is surely free; any other failure after the
-    /// request was sent (a 5xx, a gateway timeout, our timeout, a connection dropped mid-way,
-    /// a malformed answer) may have been generated and billed.
+    /// Whether the provider may have billed this failed call. A call that never reached it
+    /// (not built, not sent, connection refused), that it refused before processing (a 4xx:
+    /// bad request, auth, rate limit) or that it answered with a whole error of a 5xx other
+    /// than 504 (no output: the same definite failure the failover rule moves on from,
+    /// [`ModelError::is_definite`]) is free; any other failure after the request was sent (a
+    /// 504 gateway timeout, our timeout, a connection dropped mid-way, a malformed answer) may
+    /// have been generated and billed.
     pub fn billing(&self) -> Billing {
         match self {
             ModelError::Build { .. } | ModelError::InvalidInput { .. } => Billing::NotBilled,
             ModelError::Http { status, .. } if (400..500).contains(status) => Billing::NotBilled,
+            ModelError::Http { .. } if self.is_definite() => Billing::NotBilled,
             ModelError::Timeout { source, .. } | ModelError::Transport { source, .. }
                 if source.is_connect() || source.is_builder() =>
             {

@@ -162,9 +162,7 @@ async fn main() -> anyhow::Result<()> {
             let processor = Processor::new(app.clone(), model);
             // The same cold-start check as the consumer Lambda's.
             let timeout = std::time::Duration::from_secs(app.config.limits.consumer_timeout_secs);
-            processor
-                .time
-                .check_fits(processor.model.config(), timeout)?;
+            processor.check_fits(timeout)?;
             let processor = Arc::new(processor);
             // The EventBridge schedule: one sweep a minute.
             let sweep_app = app.clone();

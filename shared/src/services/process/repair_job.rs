@@ -16,7 +16,7 @@ use image::RgbaImage;
 use super::compose::compose;
 use super::edit_job::StoredImage;
 use super::inputs::{Inputs, internal_image, prompt_chars, vision_images};
-use super::{EDIT_PROMPT_ALLOWANCE_CHARS, Outcome, Run, Step, Stop};
+use super::{EDIT_PROMPT_ALLOWANCE_CHARS, Outcome, Run, Sized, Step, Stop};
 use crate::assets::AssetReadError;
 use crate::domain::{
     ComparisonOutcome, ComparisonRecord, FailureCode, JobId, JobResult, LeakageRecord,
@@ -24,7 +24,7 @@ use crate::domain::{
 };
 use crate::error::Error;
 use crate::imaging::DecodeLimits;
-use crate::model::{CallKind, ImageRole, Outcome as Compared};
+use crate::model::{CallKind, ImageRole, ModelClient, Outcome as Compared};
 use crate::prompts::{self, EditPrompt, VisionPrompt};
 use crate::store::schema::{CurrentVersion, JobItem, RepairOf};
 
@@ -161,7 +161,7 @@ impl Run<'_> {
         base: &Base,
     ) -> Result<ComparisonRecord, Stop> {
         let job = self.job;
-        let Some(model) = self.model_for(CallKind::Compare, Duration::ZERO) else {
+        if self.model_for(CallKind::Compare, Duration::ZERO).is_none() {
             return Ok(ComparisonRecord {
                 outcome: ComparisonOutcome::NotVerified,
                 notes: "The comparison was skipped: not enough time was left to run it.".to_owned(),
@@ -169,8 +169,19 @@ impl Run<'_> {
             });
         };
         let images = vision_images(inputs, prompt, extra)?;
-        let reply = model.compare(&job.job_id, prompt, &images);
-        let (outcome, notes) = match self.paid_call(CallKind::Compare, reply).await? {
+        let sizes = inputs.vision_sizes(prompt);
+        let sized = Sized {
+            images: &sizes,
+            prompt_chars: prompt_chars(prompt),
+        };
+        let ask = |m: ModelClient| {
+            let (id, images) = (&job.job_id, &images);
+            async move { m.compare(id, prompt, images).await }
+        };
+        let reply = self
+            .paid_call(CallKind::Compare, Duration::ZERO, sized, ask)
+            .await?;
+        let (outcome, notes) = match reply {
             Ok(r) => (
                 match r.answer.outcome {
                     Compared::Improved => ComparisonOutcome::Improved,
