@@ -25,6 +25,7 @@ import {
   type FunctionKey,
   JWT_ISSUER_PATTERN,
   RANGES,
+  PROVIDERS_PATTERN,
   URL_PATTERN,
   WEB_ORIGINS_PATTERN,
   pascal,
@@ -191,6 +192,37 @@ export class AtelierStack extends Stack {
             type: 'String',
             default: DEFAULTS.modelBaseUrl,
             description: 'Base URL of the OpenAI-compatible model API.',
+            allowedPattern: URL_PATTERN,
+          }),
+        ).valueAsString;
+      },
+      // Failover order per call kind (docs/design.md rule 15); OpenAI alone by default.
+      get editProviders() {
+        return lazyParam('EditProviders', () =>
+          new CfnParameter(stack, 'EditProviders', {
+            type: 'String',
+            default: DEFAULTS.editProviders,
+            description: 'Providers of the edit in failover order: openai, gemini, openai,gemini or gemini,openai.',
+            allowedPattern: PROVIDERS_PATTERN,
+          }),
+        ).valueAsString;
+      },
+      get visionProviders() {
+        return lazyParam('VisionProviders', () =>
+          new CfnParameter(stack, 'VisionProviders', {
+            type: 'String',
+            default: DEFAULTS.visionProviders,
+            description: 'Providers of the readiness check, review and comparison in failover order (as EditProviders).',
+            allowedPattern: PROVIDERS_PATTERN,
+          }),
+        ).valueAsString;
+      },
+      get geminiBaseUrl() {
+        return lazyParam('GeminiBaseUrl', () =>
+          new CfnParameter(stack, 'GeminiBaseUrl', {
+            type: 'String',
+            default: DEFAULTS.geminiBaseUrl,
+            description: 'Base URL of the Gemini API (used only when a provider list names gemini).',
             allowedPattern: URL_PATTERN,
           }),
         ).valueAsString;

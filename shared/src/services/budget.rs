@@ -273,7 +273,7 @@ impl PaidAttempt {
     }
 
     /// Plans one more call on this attempt, `key`, reserved at `estimate` before it is made
-    /// (a failover to the next provider after a definite failure, docs/design.md rule 19).
+    /// (a failover to the next provider after a definite failure, docs/design.md rule 15).
     /// `Some` refusal when the day, its halt or the user's share does not allow it: the call
     /// is then not made.
     pub async fn extend(

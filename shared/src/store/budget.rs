@@ -224,7 +224,7 @@ impl Store {
     }
 
     /// Extends an open attempt by one planned call `call` reserved at `extra` (a failover to
-    /// the next provider, docs/design.md rule 19): the day and the user's day reserve `extra`
+    /// the next provider, docs/design.md rule 15): the day and the user's day reserve `extra`
     /// as a reservation does, and the attempt gains `extra` and the call, under
     /// `attribute_exists(open_day) AND NOT contains(planned, call)`, in one transaction. The
     /// day items are the same ones the attempt was reserved on, so its settlement moves the

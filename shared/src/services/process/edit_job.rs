@@ -73,9 +73,9 @@ impl Run<'_> {
             return Err(Stop::Fail(JobFailure::needs_clarification(questions)));
         }
         // Never pay for a check when the edit after it could not run in time.
-        if self.model_for(CallKind::Check, p.time.least_edit).is_none() {
+        let Some(model) = self.model_for(CallKind::Check, p.time.least_edit) else {
             return Err(Stop::fail(FailureCode::TimedOut));
-        }
+        };
         let mut edit_roles = vec![ImageRole::Original];
         if inputs.reference.is_some() {
             edit_roles.push(ImageRole::StyleReference);
@@ -106,7 +106,7 @@ impl Run<'_> {
             async move { m.check_readiness(id, prompt, images).await }
         };
         let reply = self
-            .paid_call(CallKind::Check, p.time.least_edit, sized, ask)
+            .paid_call(CallKind::Check, (model, p.time.least_edit), sized, ask)
             .await?;
         let readiness = match reply {
             Ok(r) => r.answer,
@@ -135,9 +135,9 @@ impl Run<'_> {
         current: Option<&RgbaImage>,
     ) -> Result<Vec<u8>, Stop> {
         let job = self.job;
-        if self.model_for(CallKind::Edit, Duration::ZERO).is_none() {
+        let Some(model) = self.model_for(CallKind::Edit, Duration::ZERO) else {
             return Err(Stop::fail(FailureCode::TimedOut));
-        }
+        };
         let sizes = inputs.edit_sizes(&prompt.images);
         let sized = Sized {
             images: &sizes,
@@ -149,7 +149,7 @@ impl Run<'_> {
             async move { m.edit(id, call).await }
         };
         match self
-            .paid_call(CallKind::Edit, Duration::ZERO, sized, ask)
+            .paid_call(CallKind::Edit, (model, Duration::ZERO), sized, ask)
             .await?
         {
             Ok(reply) => Ok(reply.image),
@@ -186,7 +186,7 @@ impl Run<'_> {
     /// Review after, under its own reservation; no review is never a pass.
     async fn review(&mut self, inputs: &Inputs, result: &RgbaImage) -> Result<ReviewRecord, Stop> {
         let (p, job) = (self.p, self.job);
-        if self.model_for(CallKind::Review, Duration::ZERO).is_none() {
+        let Some(model) = self.model_for(CallKind::Review, Duration::ZERO) else {
             return Ok(ReviewRecord::not_verified(
                 "The review was skipped: not enough time was left to run it.",
             ));
@@ -215,7 +215,7 @@ impl Run<'_> {
             async move { m.review(id, prompt, images).await }
         };
         let reply = self
-            .paid_call(CallKind::Review, Duration::ZERO, sized, ask)
+            .paid_call(CallKind::Review, (model, Duration::ZERO), sized, ask)
             .await?;
         Ok(match reply {
             Ok(r) => review_record(r.answer),

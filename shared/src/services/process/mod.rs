@@ -401,19 +401,24 @@ impl Run<'_> {
     /// a definite failure ([`ModelError::is_definite`]) the next one as a new planned call of
     /// the same attempt, reserved at that provider's price before it is made. An ambiguous
     /// failure, a refused extension or too little time left ends it with the last error.
-    /// `ask` makes the call on a client (already bounded in time).
+    /// `first` is the first provider's client as the caller bounded it in time ([`Run::model_for`]);
+    /// `ask` makes the call on a client.
     async fn paid_call<T: Billed, F: Future<Output = Result<T, ModelError>>>(
         &mut self,
         kind: CallKind,
-        then: Duration,
+        (first, then): (ModelClient, Duration),
         sized: Sized<'_>,
         ask: impl Fn(ModelClient) -> F,
     ) -> Result<Result<T, ModelError>, Stop> {
         let providers = self.p.providers.of(kind);
         let mut last: Option<ModelError> = None;
         for (i, provider) in providers.iter().enumerate() {
-            let Some(client) = self.bounded(provider, kind, then) else {
-                break;
+            let client = match i {
+                0 => first.clone(),
+                _ => match self.bounded(provider, kind, then) {
+                    Some(client) => client,
+                    None => break,
+                },
             };
             let model = client.model(kind);
             let key = if i == 0 {
@@ -445,8 +450,7 @@ impl Run<'_> {
         }
         match last {
             Some(e) => Ok(Err(e)),
-            // Not even the first provider had time left (the caller checked just before).
-            None => Err(Stop::fail(FailureCode::TimedOut)),
+            None => Err(Error::corrupt(format!("{kind}: the first provider was not asked")).into()),
         }
     }
 

@@ -161,7 +161,7 @@ impl Run<'_> {
         base: &Base,
     ) -> Result<ComparisonRecord, Stop> {
         let job = self.job;
-        if self.model_for(CallKind::Compare, Duration::ZERO).is_none() {
+        let Some(model) = self.model_for(CallKind::Compare, Duration::ZERO) else {
             return Ok(ComparisonRecord {
                 outcome: ComparisonOutcome::NotVerified,
                 notes: "The comparison was skipped: not enough time was left to run it.".to_owned(),
@@ -179,7 +179,7 @@ impl Run<'_> {
             async move { m.compare(id, prompt, images).await }
         };
         let reply = self
-            .paid_call(CallKind::Compare, Duration::ZERO, sized, ask)
+            .paid_call(CallKind::Compare, (model, Duration::ZERO), sized, ask)
             .await?;
         let (outcome, notes) = match reply {
             Ok(r) => (
