@@ -338,6 +338,7 @@ export class AtelierStack extends Stack {
     new CfnOutput(this, 'DeadLetterQueueUrl', { value: this.deadLetterQueue.queueUrl });
     new CfnOutput(this, 'BucketName', { value: this.bucket.bucketName });
     new CfnOutput(this, 'ProviderKeySecretArn', { value: this.providerKey.secretArn });
+    new CfnOutput(this, 'GeminiKeySecretArn', { value: service.geminiKey.secretArn });
     new CfnOutput(this, 'StripeKeysSecretArn', { value: this.stripeKeys.secretArn });
     new CfnOutput(this, 'AlarmTopicArn', { value: service.alarmTopic.topicArn });
     for (const def of service.schemaDefs) {
