@@ -38,6 +38,7 @@ export function outputRole(key: string, schema: readonly TableDef[]): { service:
     DeadLetterQueueUrl: { service: 'sqs', name: 'dead-letter' },
     BucketName: { service: 's3', name: 'assets' },
     ProviderKeySecretArn: { service: 'secretsmanager', name: 'model-provider-key' },
+    GeminiKeySecretArn: { service: 'secretsmanager', name: 'gemini-key' },
     StripeKeysSecretArn: { service: 'secretsmanager', name: 'stripe-keys' },
     AddressKeySecretArn: { service: 'secretsmanager', name: 'address-key' },
   };

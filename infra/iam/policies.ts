@@ -169,6 +169,7 @@ export function terraformTestFile(schema: readonly TableDef[]): string {
   overrides.push(['aws_sqs_queue.jobs', { arn: arn.queue('jobs') }]);
   overrides.push(['aws_sqs_queue.dead_letter', { arn: arn.queue('dead-letter') }]);
   overrides.push(['aws_secretsmanager_secret.provider_key', { arn: arn.secret('model-provider-key') }]);
+  overrides.push(['aws_secretsmanager_secret.gemini_key', { arn: arn.secret('gemini-key') }]);
   overrides.push(['aws_secretsmanager_secret.stripe_keys', { arn: arn.secret('stripe-keys') }]);
   overrides.push(['aws_secretsmanager_secret.address_key', { arn: arn.secret('address-key') }]);
   const hcl = (values: Record<string, string>) =>

@@ -132,6 +132,9 @@ export const DEFAULTS = {
   uploadRetentionDays: 7,
   resultRetentionDays: 90,
   modelBaseUrl: 'https://api.openai.com',
+  editProviders: 'openai',
+  visionProviders: 'openai',
+  geminiBaseUrl: 'https://generativelanguage.googleapis.com',
   dailyCapMicros: 20_000_000,
   userDailyShareMicros: 3_000_000,
   uploadSlotsPerDay: 150,
@@ -249,6 +252,15 @@ export interface AtelierServiceProps {
   /** Base URL of the OpenAI-compatible model API. @default https://api.openai.com */
   readonly modelBaseUrl?: string;
   /**
+   * Providers of the edit in failover order, comma-separated, of `openai` and `gemini`: the
+   * first serves; the next only after a definite failure (docs/design.md rule 15). @default openai
+   */
+  readonly editProviders?: string;
+  /** Providers of the vision calls in failover order (as editProviders). @default openai */
+  readonly visionProviders?: string;
+  /** Base URL of the Gemini API. @default https://generativelanguage.googleapis.com */
+  readonly geminiBaseUrl?: string;
+  /**
    * The edit model: an edit row of infra/models.json not past its shutdown (the synth fails
    * otherwise). @default the catalogue's default (gpt-image-2.5-sunburst)
    */
@@ -329,6 +341,7 @@ export class AtelierService extends Construct {
   readonly bucket: s3.Bucket;
   /** The model provider's API key (set its value after deploying). */
   readonly providerKey: secretsmanager.Secret;
+  readonly geminiKey: secretsmanager.Secret;
   /** The Stripe keys as JSON (set them after deploying). */
   readonly stripeKeys: secretsmanager.Secret;
   /** The key of the signup grant's address hashes (the API reads it at cold start). */
@@ -480,6 +493,15 @@ export class AtelierService extends Construct {
       id: 'AwsSolutions-SMG4',
       reason: 'A third-party API key: it is rotated at the provider and then stored with put-secret-value; Secrets Manager cannot rotate it.',
     });
+    // Read only when a provider list names gemini.
+    this.geminiKey = new secretsmanager.Secret(this, 'GeminiProviderKey', {
+      description: 'API key of Google Gemini, read by the consumer at cold start when a provider list names gemini. Set it after deploying (infra/README.md).',
+      removalPolicy,
+    });
+    Validations.of(this.geminiKey).acknowledge({
+      id: 'AwsSolutions-SMG4',
+      reason: 'A third-party API key: it is rotated at the provider and then stored with put-secret-value; Secrets Manager cannot rotate it.',
+    });
 
     // ---------------------------------------------------------------- address key
     // The key of the HMAC-SHA256 under which a verified address is recorded with its signup
@@ -623,7 +645,10 @@ export class AtelierService extends Construct {
       }),
     );
     consumer.addToRolePolicy(
-      new iam.PolicyStatement({ actions: ['secretsmanager:GetSecretValue'], resources: [this.providerKey.secretArn] }),
+      new iam.PolicyStatement({
+        actions: ['secretsmanager:GetSecretValue'],
+        resources: [this.providerKey.secretArn, this.geminiKey.secretArn],
+      }),
     );
     // The sweeper re-rings the doorbell; it reads no image.
     this.queue.grantSendMessages(sweeper);
@@ -1142,6 +1167,11 @@ export class AtelierService extends Construct {
       ATELIER_RESULT_RETENTION_DAYS: int('resultRetentionDays', () => p.resultRetentionDays),
       ATELIER_MODEL_BASE_URL: () => text('modelBaseUrl', p.modelBaseUrl, DEFAULTS.modelBaseUrl, URL_PATTERN),
       ATELIER_MODEL_API_KEY_SECRET_ID: () => this.providerKey.secretArn,
+      ATELIER_EDIT_PROVIDERS: () => text('editProviders', p.editProviders, DEFAULTS.editProviders, PROVIDERS_PATTERN),
+      ATELIER_VISION_PROVIDERS: () =>
+        text('visionProviders', p.visionProviders, DEFAULTS.visionProviders, PROVIDERS_PATTERN),
+      ATELIER_GEMINI_BASE_URL: () => text('geminiBaseUrl', p.geminiBaseUrl, DEFAULTS.geminiBaseUrl, URL_PATTERN),
+      ATELIER_GEMINI_API_KEY_SECRET_ID: () => this.geminiKey.secretArn,
       ATELIER_IMAGE_MODEL: () => checkModel(this.models, 'imageModel', p.imageModel, 'edit', this.modelCheckDate),
       ATELIER_VISION_MODEL: () => checkModel(this.models, 'visionModel', p.visionModel, 'vision', this.modelCheckDate),
       ATELIER_DAILY_CAP_MICROS: int('dailyCapMicros', () => p.dailyCapMicros),
@@ -1255,7 +1285,10 @@ const PLUS_PLAN_REASON =
   'and production may bring its own issuer (JwtIssuer) or turn the plan on when sign-up abuse shows.';
 
 /** Variables only the consumer gets: where the model provider key is (only it can read it). */
-export const CONSUMER_ONLY_ENV: ReadonlySet<string> = new Set(['ATELIER_MODEL_API_KEY_SECRET_ID']);
+export const CONSUMER_ONLY_ENV: ReadonlySet<string> = new Set([
+  'ATELIER_MODEL_API_KEY_SECRET_ID',
+  'ATELIER_GEMINI_API_KEY_SECRET_ID',
+]);
 
 /**
  * Allowed values of the URL parameters (`JwtIssuer`, `ModelBaseUrl`): https, or plain http on
@@ -1264,6 +1297,8 @@ export const CONSUMER_ONLY_ENV: ReadonlySet<string> = new Set(['ATELIER_MODEL_AP
  * address, so the exception admits nothing in a real account.
  */
 export const URL_PATTERN = '^https://\\S+$|^http://(127\\.0\\.0\\.1|localhost)(:[0-9]{1,5})?(/\\S*)?$';
+/** A provider list: openai and gemini, comma-separated, each at most once (the code refuses repeats too). */
+export const PROVIDERS_PATTERN = '^(openai|gemini)(,(openai|gemini))?$';
 
 /** A browser origin: https, or http on the loopback (local development). */
 export const ORIGIN_PATTERN = '(https://[A-Za-z0-9.-]+(:[0-9]{1,5})?|http://(127\\.0\\.0\\.1|localhost)(:[0-9]{1,5})?)';

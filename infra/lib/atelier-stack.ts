@@ -25,6 +25,7 @@ import {
   type FunctionKey,
   JWT_ISSUER_PATTERN,
   RANGES,
+  PROVIDERS_PATTERN,
   URL_PATTERN,
   WEB_ORIGINS_PATTERN,
   pascal,
@@ -197,6 +198,37 @@ export class AtelierStack extends Stack {
           }),
         ).valueAsString;
       },
+      // Failover order per call kind (docs/design.md rule 15); OpenAI alone by default.
+      get editProviders() {
+        return lazyParam('EditProviders', () =>
+          new CfnParameter(stack, 'EditProviders', {
+            type: 'String',
+            default: DEFAULTS.editProviders,
+            description: 'Providers of the edit in failover order: openai, gemini, openai,gemini or gemini,openai.',
+            allowedPattern: PROVIDERS_PATTERN,
+          }),
+        ).valueAsString;
+      },
+      get visionProviders() {
+        return lazyParam('VisionProviders', () =>
+          new CfnParameter(stack, 'VisionProviders', {
+            type: 'String',
+            default: DEFAULTS.visionProviders,
+            description: 'Providers of the readiness check, review and comparison in failover order (as EditProviders).',
+            allowedPattern: PROVIDERS_PATTERN,
+          }),
+        ).valueAsString;
+      },
+      get geminiBaseUrl() {
+        return lazyParam('GeminiBaseUrl', () =>
+          new CfnParameter(stack, 'GeminiBaseUrl', {
+            type: 'String',
+            default: DEFAULTS.geminiBaseUrl,
+            description: 'Base URL of the Gemini API (used only when a provider list names gemini).',
+            allowedPattern: URL_PATTERN,
+          }),
+        ).valueAsString;
+      },
       // The models: CloudFormation allows only the catalogue's ids usable on the synth day.
       get imageModel() {
         return lazyParam('ImageModel', () => modelParameter(stack, 'ImageModel', 'edit')).valueAsString;
@@ -309,6 +341,7 @@ export class AtelierStack extends Stack {
     new CfnOutput(this, 'DeadLetterQueueUrl', { value: this.deadLetterQueue.queueUrl });
     new CfnOutput(this, 'BucketName', { value: this.bucket.bucketName });
     new CfnOutput(this, 'ProviderKeySecretArn', { value: this.providerKey.secretArn });
+    new CfnOutput(this, 'GeminiKeySecretArn', { value: service.geminiKey.secretArn });
     new CfnOutput(this, 'StripeKeysSecretArn', { value: this.stripeKeys.secretArn });
     new CfnOutput(this, 'AddressKeySecretArn', { value: this.addressKey.secretArn });
     new CfnOutput(this, 'AlarmTopicArn', { value: service.alarmTopic.topicArn });

@@ -1,7 +1,7 @@
 # The three functions, from the zips `cargo xtask package` builds (no archive provider).
 
 locals {
-  consumer_only_env = ["ATELIER_MODEL_API_KEY_SECRET_ID"]
+  consumer_only_env = ["ATELIER_MODEL_API_KEY_SECRET_ID", "ATELIER_GEMINI_API_KEY_SECRET_ID"]
   api_only_env      = ["ATELIER_STRIPE_SECRET_ID", "ATELIER_ADDRESS_KEY_SECRET_ID"]
 
   # Set by Lambda from logging_config, never by us.
@@ -12,25 +12,29 @@ locals {
   env_values = merge(
     { for name, t in local.schema : t.env => aws_dynamodb_table.this[name].name },
     {
-      ATELIER_QUEUE_URL               = aws_sqs_queue.jobs.url
-      ATELIER_BUCKET                  = aws_s3_bucket.assets.bucket
-      ATELIER_MAX_IN_FLIGHT           = tostring(var.max_in_flight)
-      ATELIER_RESULT_RETENTION_DAYS   = tostring(var.result_retention_days)
-      ATELIER_MODEL_BASE_URL          = var.model_base_url
-      ATELIER_MODEL_API_KEY_SECRET_ID = aws_secretsmanager_secret.provider_key.arn
-      ATELIER_IMAGE_MODEL             = var.image_model
-      ATELIER_VISION_MODEL            = var.vision_model
-      ATELIER_DAILY_CAP_MICROS        = tostring(var.daily_cap_micros)
-      ATELIER_USER_DAILY_SHARE_MICROS = tostring(var.user_daily_share_micros)
-      ATELIER_UPLOAD_SLOTS_PER_DAY    = tostring(var.upload_slots_per_day)
-      ATELIER_UPLOAD_BYTES_PER_DAY    = tostring(var.upload_bytes_per_day)
-      ATELIER_EMAIL_VERIFIED_CLAIM    = var.email_verified_claim
-      ATELIER_STUCK_AFTER_SECS        = tostring(local.stuck_after_secs)
-      ATELIER_CONSUMER_TIMEOUT_SECS   = tostring(local.consumer_timeout)
-      ATELIER_STRIPE_SECRET_ID        = aws_secretsmanager_secret.stripe_keys.arn
-      ATELIER_ADDRESS_KEY_SECRET_ID   = aws_secretsmanager_secret.address_key.arn
-      ATELIER_CREDIT_PACKS            = var.credit_packs
-      ATELIER_CHECKOUT_RETURN_URLS    = join(",", var.checkout_return_urls)
+      ATELIER_QUEUE_URL                = aws_sqs_queue.jobs.url
+      ATELIER_BUCKET                   = aws_s3_bucket.assets.bucket
+      ATELIER_MAX_IN_FLIGHT            = tostring(var.max_in_flight)
+      ATELIER_RESULT_RETENTION_DAYS    = tostring(var.result_retention_days)
+      ATELIER_MODEL_BASE_URL           = var.model_base_url
+      ATELIER_MODEL_API_KEY_SECRET_ID  = aws_secretsmanager_secret.provider_key.arn
+      ATELIER_EDIT_PROVIDERS           = join(",", var.edit_providers)
+      ATELIER_VISION_PROVIDERS         = join(",", var.vision_providers)
+      ATELIER_GEMINI_BASE_URL          = var.gemini_base_url
+      ATELIER_GEMINI_API_KEY_SECRET_ID = aws_secretsmanager_secret.gemini_key.arn
+      ATELIER_IMAGE_MODEL              = var.image_model
+      ATELIER_VISION_MODEL             = var.vision_model
+      ATELIER_DAILY_CAP_MICROS         = tostring(var.daily_cap_micros)
+      ATELIER_USER_DAILY_SHARE_MICROS  = tostring(var.user_daily_share_micros)
+      ATELIER_UPLOAD_SLOTS_PER_DAY     = tostring(var.upload_slots_per_day)
+      ATELIER_UPLOAD_BYTES_PER_DAY     = tostring(var.upload_bytes_per_day)
+      ATELIER_EMAIL_VERIFIED_CLAIM     = var.email_verified_claim
+      ATELIER_STUCK_AFTER_SECS         = tostring(local.stuck_after_secs)
+      ATELIER_CONSUMER_TIMEOUT_SECS    = tostring(local.consumer_timeout)
+      ATELIER_STRIPE_SECRET_ID         = aws_secretsmanager_secret.stripe_keys.arn
+      ATELIER_ADDRESS_KEY_SECRET_ID    = aws_secretsmanager_secret.address_key.arn
+      ATELIER_CREDIT_PACKS             = var.credit_packs
+      ATELIER_CHECKOUT_RETURN_URLS     = join(",", var.checkout_return_urls)
     },
   )
   function_env = {

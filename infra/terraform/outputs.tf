@@ -92,3 +92,8 @@ output "web_deploy_command" {
     "aws cloudfront create-invalidation --distribution-id ${aws_cloudfront_distribution.web[0].id} --paths '/*'",
   ]) : null
 }
+
+output "gemini_key_secret_arn" {
+  description = "Secrets Manager secret for the Gemini API key (read only when a provider list names gemini): put-secret-value after applying."
+  value       = aws_secretsmanager_secret.gemini_key.arn
+}

@@ -6,6 +6,15 @@ resource "aws_secretsmanager_secret" "provider_key" {
   tags        = local.tags
 }
 
+# Read only when a provider list names gemini.
+resource "aws_secretsmanager_secret" "gemini_key" {
+  #checkov:skip=CKV_AWS_149:Encrypted with the AWS managed Secrets Manager key; one secret read once per cold start does not justify a customer managed key.
+  #checkov:skip=CKV2_AWS_57:A third-party API key: rotated at the provider, then stored with put-secret-value; Secrets Manager cannot rotate it.
+  name_prefix = "${var.name_prefix}-gemini-key-"
+  description = "API key of Google Gemini, read by the consumer at cold start when a provider list names gemini. Set it after applying (README.md of the Atelier Terraform module)."
+  tags        = local.tags
+}
+
 resource "aws_secretsmanager_secret" "stripe_keys" {
   #checkov:skip=CKV_AWS_149:Encrypted with the AWS managed Secrets Manager key; one secret read once per cold start does not justify a customer managed key.
   #checkov:skip=CKV2_AWS_57:Third-party keys: rolled in the Stripe dashboard, then stored with put-secret-value; Secrets Manager cannot rotate them.

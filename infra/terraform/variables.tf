@@ -160,6 +160,38 @@ variable "model_base_url" {
   }
 }
 
+# Failover order per call kind (docs/design.md rule 15): the first provider serves; the next
+# only after a definite failure of the one before. OpenAI alone by default.
+variable "edit_providers" {
+  description = "Providers of the edit in failover order, of openai and gemini."
+  type        = list(string)
+  default     = ["openai"]
+  validation {
+    condition     = length(var.edit_providers) > 0 && length(distinct(var.edit_providers)) == length(var.edit_providers) && alltrue([for p in var.edit_providers : contains(["openai", "gemini"], p)])
+    error_message = "edit_providers must list openai and/or gemini, each once."
+  }
+}
+
+variable "vision_providers" {
+  description = "Providers of the readiness check, review and comparison in failover order, of openai and gemini."
+  type        = list(string)
+  default     = ["openai"]
+  validation {
+    condition     = length(var.vision_providers) > 0 && length(distinct(var.vision_providers)) == length(var.vision_providers) && alltrue([for p in var.vision_providers : contains(["openai", "gemini"], p)])
+    error_message = "vision_providers must list openai and/or gemini, each once."
+  }
+}
+
+variable "gemini_base_url" {
+  description = "Base URL of the Gemini API (used only when a provider list names gemini)."
+  type        = string
+  default     = "https://generativelanguage.googleapis.com"
+  validation {
+    condition     = can(regex("^https://\\S+$|^http://(127\\.0\\.0\\.1|localhost)(:[0-9]{1,5})?(/\\S*)?$", var.gemini_base_url))
+    error_message = "gemini_base_url must be an https:// URL (or http://127.0.0.1 / http://localhost for a stand-in model)."
+  }
+}
+
 # The models: a row of the code's model catalogue (models.json, `atelier-admin models`, kept in
 # step by `cargo xtask infra-schema`) that can serve the calls and is not past its provider's
 # shutdown on the day of the plan (local.usable_models, models.tf), as the consumer refuses at

@@ -232,6 +232,7 @@ describe('AtelierStack keeps its logical ids', () => {
     JobsQueue86ED6666: 'AWS::SQS::Queue',
     JobsDeadLetterQueueE6E1CCE2: 'AWS::SQS::Queue',
     ModelProviderKey3B14A585: 'AWS::SecretsManager::Secret',
+    GeminiProviderKeyCAE63FCE: 'AWS::SecretsManager::Secret',
     StripeKeys92D3CFAD: 'AWS::SecretsManager::Secret',
     AddressKey1F8FD90D: 'AWS::SecretsManager::Secret',
     Users0A0EEA89: 'AWS::Cognito::UserPool',

@@ -3,7 +3,7 @@
 
 use std::collections::HashMap;
 
-use crate::adapters::model::catalogue::{self, Model, Serves};
+use crate::adapters::model::catalogue::{self, Model, Provider, Serves};
 use crate::domain::Micros;
 use crate::domain::identity::{ADDRESS_KEY_MIN_BYTES, AddressKey};
 
@@ -93,6 +93,16 @@ pub mod env {
             "model for the readiness check, review and comparison: a vision row of the model catalogue not past its shutdown (default gpt-5.4-mini)";
         IMAGE_MODEL = "ATELIER_IMAGE_MODEL", false,
             "model for the edit: an edit row of the model catalogue not past its shutdown (default gpt-image-2.5-sunburst)";
+        EDIT_PROVIDERS = "ATELIER_EDIT_PROVIDERS", false,
+            "providers of the edit in failover order, comma-separated, of openai and gemini: the first serves, the next only after a definite failure of the one before (default openai)";
+        VISION_PROVIDERS = "ATELIER_VISION_PROVIDERS", false,
+            "providers of the readiness check, review and comparison in failover order, comma-separated, of openai and gemini (default openai)";
+        GEMINI_BASE_URL = "ATELIER_GEMINI_BASE_URL", false,
+            "Gemini API base URL (default: the stand-in server on 127.0.0.1:8788 without a key, https://generativelanguage.googleapis.com with one); used only when a provider list names gemini";
+        GEMINI_API_KEY_SECRET_ID = "ATELIER_GEMINI_API_KEY_SECRET_ID", false,
+            "Secrets Manager id of the Gemini key, read by the consumer at cold start when a provider list names gemini";
+        GEMINI_API_KEY = "ATELIER_GEMINI_API_KEY", false,
+            "the Gemini key itself (local development only; prefer the secret)";
         LOG_FORMAT = "AWS_LAMBDA_LOG_FORMAT", false, "JSON (default in Lambda) or Text";
         LOG_LEVEL = "AWS_LAMBDA_LOG_LEVEL", false, "log level filter (default info)";
         CREDIT_PACKS = "ATELIER_CREDIT_PACKS", false,
@@ -780,6 +790,9 @@ mod tests {
             (env::MODEL_API_KEY, "k"),
             (env::MODEL_API_KEY_SECRET_ID, "arn"),
             (env::MODEL_BASE_URL, "https://m.example"),
+            (env::GEMINI_API_KEY, "g"),
+            (env::GEMINI_API_KEY_SECRET_ID, "arn-g"),
+            (env::GEMINI_BASE_URL, "https://g.example"),
             (env::DAILY_CAP_MICROS, "7"),
             (env::RESULT_URL_TTL_SECS, "60"),
             (env::RESULT_RETENTION_DAYS, "30"),
@@ -937,6 +950,29 @@ mod tests {
     }
 
     #[test]
+    fn provider_lists_default_to_openai_alone_and_refuse_unknown_or_repeated_names() {
+        let today = time::macros::date!(2026 - 12 - 01);
+        let defaults = ModelSettings::from_lookup_on(|_| None, today).expect("defaults");
+        assert_eq!(defaults.edit_providers, [Provider::OpenAi]);
+        assert_eq!(defaults.vision_providers, [Provider::OpenAi]);
+        assert!(!defaults.uses(Provider::Gemini));
+        let set = |v: &'static str| move |k: &str| (k == env::EDIT_PROVIDERS).then(|| v.to_owned());
+        let both = ModelSettings::from_lookup_on(set("openai, gemini"), today).expect("both");
+        assert_eq!(both.edit_providers, [Provider::OpenAi, Provider::Gemini]);
+        assert!(both.uses(Provider::Gemini));
+        for bad in ["openai,openai", "anthropic", "openai,"] {
+            match ModelSettings::from_lookup_on(set(bad), today) {
+                Err(ConfigError::Invalid { name, .. }) => assert_eq!(name, env::EDIT_PROVIDERS),
+                other => panic!("{bad:?}: {other:?}"),
+            }
+        }
+        let keyed = |k: &str| (k == env::GEMINI_API_KEY).then(|| "g-secret".to_owned());
+        let keyed = ModelSettings::from_lookup_on(keyed, today).expect("keyed");
+        assert_eq!(keyed.gemini_base_url, GEMINI_URL);
+        assert!(!format!("{keyed:?}").contains("g-secret"));
+    }
+
+    #[test]
     fn unknown_or_misplaced_models_are_refused_and_defaults_are_current() {
         let today = time::macros::date!(2026 - 12 - 01);
         let cases = [
@@ -978,6 +1014,51 @@ pub struct ModelSettings {
     pub vision_model: &'static Model,
     /// The catalogue row of the edit model (configured or the default).
     pub image_model: &'static Model,
+    /// The providers of the edit, in failover order (never empty, no repeats).
+    pub edit_providers: Vec<Provider>,
+    /// The providers of the vision calls, in failover order (never empty, no repeats).
+    pub vision_providers: Vec<Provider>,
+    /// Gemini's base URL, key secret and key (used only when a list names gemini).
+    pub gemini_base_url: String,
+    pub gemini_api_key_secret_id: Option<String>,
+    pub gemini_api_key: Option<String>,
+}
+
+impl ModelSettings {
+    /// Whether a provider list names `provider`.
+    pub fn uses(&self, provider: Provider) -> bool {
+        self.edit_providers.contains(&provider) || self.vision_providers.contains(&provider)
+    }
+}
+
+/// Where Google serves the Gemini API.
+pub const GEMINI_URL: &str = "https://generativelanguage.googleapis.com";
+
+/// A provider list: known names, comma-separated, at least one, none twice.
+fn providers(name: &'static str, value: Option<String>) -> Result<Vec<Provider>, ConfigError> {
+    let raw = value.unwrap_or_else(|| Provider::OpenAi.as_str().to_owned());
+    let invalid = |reason: String| ConfigError::Invalid { name, reason };
+    let mut out = Vec::new();
+    for part in raw.split(',').map(str::trim) {
+        let provider = Provider::parse(part)
+            .ok_or_else(|| invalid(format!("{part:?} is not a provider; known: openai, gemini")))?;
+        if out.contains(&provider) {
+            return Err(invalid(format!("{part} is listed twice")));
+        }
+        out.push(provider);
+    }
+    Ok(out)
+}
+
+/// An http(s) base URL, without a trailing slash.
+fn http_url(name: &'static str, url: String) -> Result<String, ConfigError> {
+    if !(url.starts_with("http://") || url.starts_with("https://")) {
+        return Err(ConfigError::Invalid {
+            name,
+            reason: format!("not an http(s) URL: {url:?}"),
+        });
+    }
+    Ok(url.trim_end_matches('/').to_owned())
 }
 
 impl std::fmt::Debug for ModelSettings {
@@ -988,6 +1069,14 @@ impl std::fmt::Debug for ModelSettings {
             .field("api_key", &self.api_key.as_ref().map(|_| "<redacted>"))
             .field("vision_model", &self.vision_model.id)
             .field("image_model", &self.image_model.id)
+            .field("edit_providers", &self.edit_providers)
+            .field("vision_providers", &self.vision_providers)
+            .field("gemini_base_url", &self.gemini_base_url)
+            .field("gemini_api_key_secret_id", &self.gemini_api_key_secret_id)
+            .field(
+                "gemini_api_key",
+                &self.gemini_api_key.as_ref().map(|_| "<redacted>"),
+            )
             .finish()
     }
 }
@@ -1027,14 +1116,23 @@ impl ModelSettings {
                 STAND_IN_MODEL_URL.to_owned()
             }
         });
-        if !(base_url.starts_with("http://") || base_url.starts_with("https://")) {
-            return Err(ConfigError::Invalid {
-                name: env::MODEL_BASE_URL,
-                reason: format!("not an http(s) URL: {base_url:?}"),
-            });
-        }
+        let gemini_api_key_secret_id = opt(env::GEMINI_API_KEY_SECRET_ID)?;
+        let gemini_api_key = opt(env::GEMINI_API_KEY)?;
+        let gemini_keyed = gemini_api_key_secret_id.is_some() || gemini_api_key.is_some();
+        let gemini_base_url = opt(env::GEMINI_BASE_URL)?.unwrap_or_else(|| {
+            if gemini_keyed {
+                GEMINI_URL.to_owned()
+            } else {
+                STAND_IN_MODEL_URL.to_owned()
+            }
+        });
         Ok(ModelSettings {
-            base_url: base_url.trim_end_matches('/').to_owned(),
+            base_url: http_url(env::MODEL_BASE_URL, base_url)?,
+            edit_providers: providers(env::EDIT_PROVIDERS, opt(env::EDIT_PROVIDERS)?)?,
+            vision_providers: providers(env::VISION_PROVIDERS, opt(env::VISION_PROVIDERS)?)?,
+            gemini_base_url: http_url(env::GEMINI_BASE_URL, gemini_base_url)?,
+            gemini_api_key_secret_id,
+            gemini_api_key,
             api_key_secret_id,
             api_key,
             vision_model: model(

@@ -401,7 +401,7 @@ async fn a_provider_refusal_on_the_edit_fails_refunds_once_and_books_nothing_for
 }
 
 #[tokio::test]
-async fn a_provider_500_on_the_edit_keeps_the_edit_estimate_booked_in_the_days_used() {
+async fn a_gateway_504_on_the_edit_keeps_the_edit_estimate_booked_in_the_days_used() {
     // A stack of its own: the day's `used` is this test's alone.
     let (h, model) = (Harness::isolated(|_| {}).await, StandIn::start().await);
     let user = h.user();
@@ -409,9 +409,10 @@ async fn a_provider_500_on_the_edit_keeps_the_edit_estimate_booked_in_the_days_u
     let id = h
         .submit_photo(&user, "k", samples::single_pet(), pet())
         .await;
-    // A 5xx comes after the request was sent: the provider may have generated and billed it.
+    // A gateway gave up after the request was sent: the model may have generated and billed
+    // it (a whole 500/503 from the provider is a definite failure and costs nothing, rule 15).
     model
-        .fault(json!({ "call": "edit", "fault": "error_500", "job": id }))
+        .fault(json!({ "call": "edit", "fault": "timeout", "ms": 10, "job": id }))
         .await;
     let day = budget::day_of(atelier_shared::clock::now());
 
@@ -434,7 +435,7 @@ async fn a_provider_500_on_the_edit_keeps_the_edit_estimate_booked_in_the_days_u
     assert_eq!(attempts.len(), 1);
     let a = &attempts[0];
     let edit = a.calls.get("edit").expect("the edit call is recorded");
-    assert_eq!(edit.cost_micros, None, "a 500's cost is unknown: {a:?}");
+    assert_eq!(edit.cost_micros, None, "a 504's cost is unknown: {a:?}");
     assert!(a.reserved_micros > Micros::ZERO);
     assert_eq!(
         a.settled_cost_micros,

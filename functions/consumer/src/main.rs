@@ -4,7 +4,7 @@
 use atelier_shared::adapters::aws::Clients;
 use atelier_shared::config::Config;
 use atelier_shared::services::App;
-use atelier_shared::services::process::Processor;
+use atelier_shared::services::process::{Processor, Providers};
 use aws_lambda_events::sqs::SqsEvent;
 use lambda_runtime::{LambdaEvent, service_fn};
 
@@ -16,14 +16,14 @@ async fn main() -> Result<(), lambda_runtime::Error> {
     let config =
         Config::from_env().inspect_err(|e| tracing::error!(error = %e, "config_invalid"))?;
     let clients = Clients::from_env().await;
-    let model = atelier_shared::adapters::model::setup::client_from_env(&clients)
+    let (edit, vision) = atelier_shared::adapters::model::setup::clients_from_env(&clients)
         .await
         .inspect_err(|e| tracing::error!(error = %e, "config_invalid"))?;
+    let providers = Providers::new(edit, vision).ok_or("no model provider is configured")?;
     let consumer_timeout = std::time::Duration::from_secs(config.limits.consumer_timeout_secs);
-    let processor = Processor::new(App::new(config, &clients), model);
+    let processor = Processor::with_providers(App::new(config, &clients), providers);
     processor
-        .time
-        .check_fits(processor.model.config(), consumer_timeout)
+        .check_fits(consumer_timeout)
         .inspect_err(|e| tracing::error!(error = %e, "config_invalid"))?;
     let processor = &processor;
     lambda_runtime::run(service_fn(move |event: LambdaEvent<SqsEvent>| async move {

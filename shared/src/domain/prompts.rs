@@ -317,6 +317,25 @@ Observation from the check (a JSON string; whatever it names at the selection's 
     }
 }
 
+/// The edit prompt for a provider without a mask field (Gemini): the mask becomes one more
+/// numbered image after the others, labelled with its role, and the prompt says so. Everything
+/// else, the user data line included, is the same text.
+pub fn mask_as_image(prompt: &EditPrompt) -> EditPrompt {
+    if !prompt.masked || prompt.images.contains(&ImageRole::Mask) {
+        return prompt.clone();
+    }
+    let mut images = prompt.images.clone();
+    images.push(ImageRole::Mask);
+    let text = prompt
+        .text
+        .replacen(&images_block(&prompt.images), &images_block(&images), 1);
+    EditPrompt {
+        text,
+        images,
+        masked: true,
+    }
+}
+
 const RUBRIC: &str = "Rubric (judge only from the images):\n\
 - target_reads_as_medium: the target looks like a real object made in the medium, not a filter over the photo, and keeps its identity from Image 1.\n\
 - rest_photographic: everything outside the target still reads as the original photograph.\n\
@@ -422,6 +441,10 @@ mod tests {
                 "edit",
                 edit(spec, "a cat; the leash is at the boundary", Some(INJECTION)).text,
             ),
+            (
+                "edit for gemini",
+                mask_as_image(&edit(spec, "a cat", Some(INJECTION))).text,
+            ),
             ("review", review(spec).text),
             ("comparison", comparison(spec, Some(INJECTION)).text),
         ]
@@ -444,7 +467,7 @@ mod tests {
                     serde_json::from_str(json.trim()).unwrap_or_else(|e| panic!("{name}: {e}"));
                 assert_eq!(value["custom_style"], INJECTION, "{name}");
                 assert_eq!(value["locks"][0], "the red collar", "{name}");
-                if name == "edit" || name == "comparison" {
+                if name.starts_with("edit") || name == "comparison" {
                     assert_eq!(value["repair_instruction"], INJECTION, "{name}");
                 }
                 // A forged "Target:" line inside the data stays inside the JSON string.
@@ -474,6 +497,33 @@ mod tests {
         );
         let first = edit(&spec(Target::Pet), "a cat", None);
         assert_eq!(first.images, vec![ImageRole::Original]);
+    }
+
+    #[test]
+    fn for_gemini_the_mask_is_the_last_numbered_image_and_nothing_else_changes() {
+        let mut s = spec(Target::Brush);
+        s.style_reference_asset_id = Some(AssetId::generate());
+        let openai = edit(&s, "a cat", None);
+        let gemini = mask_as_image(&openai);
+        assert_eq!(
+            gemini.images,
+            vec![
+                ImageRole::Original,
+                ImageRole::StyleReference,
+                ImageRole::Mask
+            ]
+        );
+        assert!(
+            gemini
+                .text
+                .contains(&format!("Image 3: {}", ImageRole::Mask.label()))
+        );
+        let removed = gemini
+            .text
+            .replace(&format!("Image 3: {}\n", ImageRole::Mask.label()), "");
+        assert_eq!(removed, openai.text);
+        let unmasked = edit(&spec(Target::Pet), "a cat", None);
+        assert_eq!(mask_as_image(&unmasked), unmasked);
     }
 
     #[test]

@@ -211,9 +211,19 @@ impl PaidAttempt {
         model: &'static Model,
         call: impl Future<Output = Result<T, ModelError>>,
     ) -> Result<Result<T, ModelError>, Error> {
-        if !self.item.planned.iter().any(|p| p == kind.as_str())
-            || self.item.calls.contains_key(kind.as_str())
-        {
+        self.call_as(app, kind, kind.as_str(), model, call).await
+    }
+
+    /// The planned call named `key` (`edit`, or `edit@gemini` for a failover, [`failover_key`]).
+    pub async fn call_as<T: Billed>(
+        &mut self,
+        app: &App,
+        kind: CallKind,
+        key: &str,
+        model: &'static Model,
+        call: impl Future<Output = Result<T, ModelError>>,
+    ) -> Result<Result<T, ModelError>, Error> {
+        if !self.item.planned.iter().any(|p| p == key) || self.item.calls.contains_key(key) {
             return Err(Error::corrupt(format!(
                 "{kind} is not a call attempt {} may still make",
                 self.item.attempt
@@ -229,11 +239,12 @@ impl PaidAttempt {
         let record = CallRecord {
             outcome: error.map_or("ok", ModelError::code).to_owned(),
             model: Some(model.price_label()),
+            provider: Some(model.provider.as_str().to_owned()),
             cost_micros: call_cost(model, usage.as_ref(), error),
             usage: usage.and_then(|u| serde_json::to_value(u).ok()),
             at: clock::format(clock::now()),
         };
-        tracing::info!(job_id = %self.item.job_id, call = %kind, model = model.id, outcome = %record.outcome, cost_micros = record.cost_micros.map(Micros::get), "call_recorded");
+        tracing::info!(job_id = %self.item.job_id, call = %key, provider = model.provider.as_str(), model = model.id, outcome = %record.outcome, cost_micros = record.cost_micros.map(Micros::get), "call_recorded");
         if error.is_some_and(ModelError::is_model_unavailable) {
             // An outage of the configured model, not a problem of this job: one alarm for
             // the operator (the job still fails and is refunded like any failed call).
@@ -248,17 +259,45 @@ impl PaidAttempt {
         );
         let saved = app
             .store
-            .record_call(
-                &self.item.job_id,
-                &self.item.attempt,
-                kind.as_str(),
-                &record,
-            )
+            .record_call(&self.item.job_id, &self.item.attempt, key, &record)
             .await;
         // Kept in memory even when the write failed: the call was made, so a settlement in
         // the failing transaction must count it (never as "skipped").
-        self.item.calls.insert(kind.as_str().to_owned(), record);
+        self.item.calls.insert(key.to_owned(), record);
         saved.map(|()| reply)
+    }
+
+    /// Plans one more call on this attempt, `key`, reserved at `estimate` before it is made
+    /// (a failover to the next provider after a definite failure, docs/design.md rule 15).
+    /// `Some` refusal when the day, its halt or the user's share does not allow it: the call
+    /// is then not made.
+    pub async fn extend(
+        &mut self,
+        app: &App,
+        key: &str,
+        estimate: Micros,
+        now: Instant,
+    ) -> Result<Option<Refusal>, Error> {
+        let stamp = clock::format(now);
+        let outcome = app
+            .store
+            .extend_reservation(&self.item, key, estimate, &stamp)
+            .await?;
+        let refusal = match outcome {
+            ReserveOutcome::Reserved => {
+                self.item.reserved_micros = self.item.reserved_micros.saturating_add(estimate);
+                self.item.planned.push(key.to_owned());
+                None
+            }
+            ReserveOutcome::ShareReached { .. } | ReserveOutcome::UserDayMissing => {
+                Some(Refusal::UserShare)
+            }
+            ReserveOutcome::Refused { .. }
+            | ReserveOutcome::DayMissing
+            | ReserveOutcome::AlreadyReserved => Some(Refusal::Paused),
+        };
+        tracing::info!(job_id = %self.item.job_id, attempt = %self.item.attempt, call = key, estimate_micros = estimate.get(), refused = ?refusal, "budget_extended");
+        Ok(refusal)
     }
 
     /// The items that settle this attempt inside another transaction (delivery, or a failure
@@ -289,8 +328,8 @@ impl PaidAttempt {
 }
 
 /// What a call cost: from its usage when the provider reported one; nothing when it surely
-/// did not bill (never sent, connection refused, a 4xx refusal before processing); otherwise
-/// unknown (`None`: a 5xx, a gateway timeout, our timeout, a dropped connection, an answer
+/// did not bill (never sent, connection refused, a 4xx refusal before processing, a whole 5xx
+/// error other than 504); otherwise unknown (`None`: a 504 gateway timeout, our timeout, a dropped connection, an answer
 /// without usage), which keeps the attempt's estimate booked.
 fn call_cost(model: &Model, usage: Option<&Usage>, error: Option<&ModelError>) -> Option<Micros> {
     if let Some(u) = usage {
@@ -331,11 +370,20 @@ pub async fn settle(app: &App, attempt: &AttemptItem, by: &str) -> Result<Settle
     Ok(out)
 }
 
+/// The planned-call name of a failover of `kind` to `provider` (`edit@gemini`).
+pub fn failover_key(
+    kind: CallKind,
+    provider: crate::adapters::model::catalogue::Provider,
+) -> String {
+    format!("{kind}@{provider}")
+}
+
 /// A record for a planned call that was never made (costs nothing).
 fn skipped(now: Instant) -> CallRecord {
     CallRecord {
         outcome: "skipped".to_owned(),
         model: None,
+        provider: None,
         cost_micros: Some(Micros::ZERO),
         usage: None,
         at: clock::format(now),
@@ -451,6 +499,7 @@ mod tests {
                         CallRecord {
                             outcome: "ok".into(),
                             model: None,
+                            provider: None,
                             cost_micros: c.map(Micros::new),
                             usage: None,
                             at: String::new(),
@@ -577,9 +626,9 @@ mod tests {
             ("401 unauthorised", Some(http(401)), None, free),
             ("413 too large", Some(http(413)), None, free),
             ("429 rate limited", Some(http(429)), None, free),
-            ("500 server error", Some(http(500)), None, unknown),
-            ("502 bad gateway", Some(http(502)), None, unknown),
-            ("503 unavailable", Some(http(503)), None, unknown),
+            ("500 server error", Some(http(500)), None, free),
+            ("502 bad gateway", Some(http(502)), None, free),
+            ("503 unavailable", Some(http(503)), None, free),
             ("504 gateway timeout", Some(http(504)), None, unknown),
             (
                 "connection refused",

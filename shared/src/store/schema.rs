@@ -56,6 +56,7 @@ pub mod attr {
     pub const HEADROOM_MICROS: &str = "headroom_micros";
     pub const HALTED: &str = "halted";
     pub const CALLS: &str = "calls";
+    pub const PLANNED: &str = "planned";
     pub const SETTLED_COST_MICROS: &str = "settled_cost_micros";
     pub const SETTLED_AT: &str = "settled_at";
     pub const SETTLED_BY: &str = "settled_by";
@@ -947,6 +948,10 @@ pub struct CallRecord {
     /// (`gpt-image-2.5-sunburst@2026-12-01`); absent on skipped calls and older records.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub model: Option<String>,
+    /// The provider that served (or refused) the call (`openai`, `gemini`), for operators;
+    /// absent on skipped calls and older records.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub provider: Option<String>,
     /// Cost from the provider's usage and the price table; `None` when unknown.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cost_micros: Option<Micros>,

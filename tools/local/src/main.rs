@@ -14,7 +14,7 @@ use std::sync::Arc;
 
 use atelier_shared::config::{Config, ModelSettings, STAND_IN_MODEL_URL, STAND_IN_STRIPE_URL};
 use atelier_shared::services::App;
-use atelier_shared::services::process::Processor;
+use atelier_shared::services::process::{Processor, Providers};
 use clap::{Parser, Subcommand};
 
 /// The local stand-in for the event source mapping's maximum concurrency.
@@ -184,13 +184,14 @@ async fn main() -> anyhow::Result<()> {
             // No Stripe keys configured: the stand-in Stripe, in-process, forwarding its
             // signed events to this API like `stripe listen --forward-to`.
             let (app, _stripe_stand_in) = with_stripe(app, &clients, cli.port).await?;
-            let model = atelier_shared::adapters::model::setup::client_from_env(&clients).await?;
-            let processor = Processor::new(app.clone(), model);
+            let (edit, vision) =
+                atelier_shared::adapters::model::setup::clients_from_env(&clients).await?;
+            let providers = Providers::new(edit, vision)
+                .ok_or_else(|| anyhow::anyhow!("no model provider is configured"))?;
+            let processor = Processor::with_providers(app.clone(), providers);
             // The same cold-start check as the consumer Lambda's.
             let timeout = std::time::Duration::from_secs(app.config.limits.consumer_timeout_secs);
-            processor
-                .time
-                .check_fits(processor.model.config(), timeout)?;
+            processor.check_fits(timeout)?;
             let processor = Arc::new(processor);
             // The EventBridge schedule: one sweep a minute.
             let sweep_app = app.clone();

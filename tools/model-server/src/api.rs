@@ -50,6 +50,10 @@ const REVIEW_BAND_PX: u32 = 6;
 /// The router over a server state.
 pub fn router(state: StandIn) -> Router {
     Router::new()
+        .route(
+            "/v1beta/models/{action}",
+            post(crate::gemini::generate_content),
+        )
         .route("/v1/images/edits", post(edit))
         .route("/v1/chat/completions", post(chat))
         .route("/_stand-in/calls", get(calls))
@@ -90,7 +94,7 @@ async fn clear_faults(State(state): State<StandIn>) -> StatusCode {
     StatusCode::NO_CONTENT
 }
 
-fn job_of(headers: &HeaderMap) -> Option<String> {
+pub(crate) fn job_of(headers: &HeaderMap) -> Option<String> {
     headers
         .get(CLIENT_REQUEST_ID_HEADER)
         .and_then(|v| v.to_str().ok())
@@ -104,7 +108,7 @@ fn now_secs() -> u64 {
         .map_or(0, |d| d.as_secs())
 }
 
-fn with_request_id(mut response: Response, sequence: u64) -> Response {
+pub(crate) fn with_request_id(mut response: Response, sequence: u64) -> Response {
     if let Ok(v) = HeaderValue::from_str(&format!("standin-{sequence}")) {
         response.headers_mut().insert("x-request-id", v);
     }
@@ -124,16 +128,16 @@ fn openai_error(status: StatusCode, kind: &str, code: Option<&str>, message: &st
 fn model_refusal(model: Option<&str>, serves: Serves) -> Option<Response> {
     let id = model?;
     let today = atelier_shared::clock::now().date();
-    catalogue::check_configured(id, serves, today)
-        .err()
-        .map(|_| {
-            openai_error(
-                StatusCode::NOT_FOUND,
-                "invalid_request_error",
-                Some("model_not_found"),
-                &format!("The model `{id}` does not exist or you do not have access to it."),
-            )
-        })
+    let usable = catalogue::check_configured(id, serves, today)
+        .is_ok_and(|m| m.provider == catalogue::Provider::OpenAi);
+    (!usable).then(|| {
+        openai_error(
+            StatusCode::NOT_FOUND,
+            "invalid_request_error",
+            Some("model_not_found"),
+            &format!("The model `{id}` does not exist or you do not have access to it."),
+        )
+    })
 }
 
 fn bad_request(message: &str) -> Response {
@@ -163,6 +167,12 @@ async fn before_answer(applied: &Applied) -> Option<Response> {
                 .insert("retry-after", HeaderValue::from_static("1"));
             r
         }
+        Fault::Error503 => openai_error(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "server_error",
+            None,
+            "The engine is currently overloaded (stand-in fault).",
+        ),
         Fault::Timeout => {
             tokio::time::sleep(hold).await;
             openai_error(
@@ -181,7 +191,7 @@ async fn before_answer(applied: &Applied) -> Option<Response> {
     })
 }
 
-fn log_call(call: Call, job: Option<&str>, sequence: u64, applied: &Applied) {
+pub(crate) fn log_call(call: Call, job: Option<&str>, sequence: u64, applied: &Applied) {
     tracing::info!(
         call = call.as_str(),
         job_id = job.unwrap_or(""),
@@ -205,13 +215,13 @@ fn target_of(text: &str) -> Option<Target> {
 // ---------------------------------------------------------------------------------------------
 // POST /v1/images/edits
 
-struct EditForm {
-    model: Option<String>,
-    prompt: String,
-    images: Vec<Bytes>,
-    mask: Option<Bytes>,
-    size: String,
-    quality: String,
+pub(crate) struct EditForm {
+    pub model: Option<String>,
+    pub prompt: String,
+    pub images: Vec<Bytes>,
+    pub mask: Option<Bytes>,
+    pub size: String,
+    pub quality: String,
 }
 
 async fn read_form(mut multipart: Multipart) -> Result<EditForm, String> {
@@ -253,11 +263,11 @@ async fn read_form(mut multipart: Multipart) -> Result<EditForm, String> {
     Ok(form)
 }
 
-struct Edited {
-    png: Vec<u8>,
-    text_tokens: u64,
-    image_tokens: u64,
-    output_tokens: u64,
+pub(crate) struct Edited {
+    pub png: Vec<u8>,
+    pub text_tokens: u64,
+    pub image_tokens: u64,
+    pub output_tokens: u64,
 }
 
 fn output_size(size: &str, input: (u32, u32)) -> Result<(u32, u32), String> {
@@ -273,7 +283,7 @@ fn output_size(size: &str, input: (u32, u32)) -> Result<(u32, u32), String> {
     }
 }
 
-fn render_edit(form: &EditForm) -> Result<Edited, String> {
+pub(crate) fn render_edit(form: &EditForm) -> Result<Edited, String> {
     let style = line_value(&form.prompt, "Medium")
         .and_then(StyleId::parse)
         .ok_or("the stand-in needs a `Medium: <style id>` line in the prompt")?;
@@ -381,10 +391,13 @@ async fn edit(State(state): State<StandIn>, headers: HeaderMap, multipart: Multi
 // POST /v1/chat/completions
 
 /// The images of a chat request, by the role the prompt gave each number.
-struct Seen {
-    text: String,
-    by_role: HashMap<ImageRole, RgbaImage>,
-    image_tokens: u64,
+pub(crate) struct Seen {
+    pub text: String,
+    pub by_role: HashMap<ImageRole, RgbaImage>,
+    pub image_tokens: u64,
+    /// The roles in the order the images came, and their bytes as sent.
+    pub roles: Vec<ImageRole>,
+    pub bytes: Vec<Vec<u8>>,
 }
 
 fn read_chat(request: &Value) -> Result<Seen, String> {
@@ -422,7 +435,12 @@ fn read_chat(request: &Value) -> Result<Seen, String> {
             _ => {}
         }
     }
-    let text = texts.join("\n");
+    seen_from(texts.join("\n"), &urls)
+}
+
+/// The images of a request by the role its text gives each number (`Image N: <role>`), from
+/// `data:` URLs in order.
+pub(crate) fn seen_from(text: String, urls: &[String]) -> Result<Seen, String> {
     let mut numbered: HashMap<usize, ImageRole> = HashMap::new();
     for line in text.lines() {
         let Some(rest) = line.strip_prefix("Image ") else {
@@ -436,6 +454,7 @@ fn read_chat(request: &Value) -> Result<Seen, String> {
         }
     }
     let mut by_role = HashMap::new();
+    let (mut roles, mut sent) = (Vec::new(), Vec::new());
     let mut image_tokens = 0;
     for (i, url) in urls.iter().enumerate() {
         let b64 = url
@@ -456,11 +475,15 @@ fn read_chat(request: &Value) -> Result<Seen, String> {
             .copied()
             .ok_or_else(|| format!("image {} has no role in the prompt", i + 1))?;
         by_role.insert(role, img);
+        roles.push(role);
+        sent.push(bytes);
     }
     Ok(Seen {
         text,
         by_role,
         image_tokens,
+        roles,
+        bytes: sent,
     })
 }
 
@@ -721,7 +744,7 @@ fn comparison(seen: &Seen) -> Result<Comparison, String> {
     })
 }
 
-fn answer(call: Call, seen: &Seen, applied: &Applied) -> Result<Value, String> {
+pub(crate) fn answer(call: Call, seen: &Seen, applied: &Applied) -> Result<Value, String> {
     let value = match call {
         Call::Check => serde_json::to_value(readiness(seen, applied.not_ready)?),
         Call::Review => serde_json::to_value(review(seen)?),

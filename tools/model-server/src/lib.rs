@@ -1,5 +1,5 @@
-//! The stand-in model server: the OpenAI image-edit and chat-completions endpoints over real
-//! HTTP, so every test exercises the real [`atelier_shared::adapters::model::ModelClient`] over the wire.
+//! The stand-in model server: the OpenAI image-edit and chat-completions endpoints, and
+//! Gemini's `generateContent` ([`gemini`]), over real HTTP, so every test exercises the real [`atelier_shared::adapters::model::ModelClient`] over the wire.
 //! It is the default model when no provider key is configured, so the local run works offline.
 //!
 //! - It does real image work: the edit restyles deterministically per medium
@@ -16,6 +16,7 @@
 
 pub mod api;
 pub mod control;
+pub mod gemini;
 pub mod restyle;
 pub mod samples;
 pub mod scene;

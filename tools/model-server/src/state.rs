@@ -102,6 +102,9 @@ pub enum Fault {
     /// HTTP 500 with an OpenAI-shaped error body.
     #[serde(rename = "error_500")]
     Error500,
+    /// HTTP 503, the provider overloaded or down, before any output.
+    #[serde(rename = "error_503")]
+    Error503,
     /// HTTP 429 with `Retry-After` and `rate_limit_exceeded`.
     #[serde(rename = "error_429")]
     Error429,
@@ -205,6 +208,7 @@ impl Applied {
         match self.failure {
             Some((Fault::Error500, _)) => parts.push("error_500"),
             Some((Fault::Error429, _)) => parts.push("error_429"),
+            Some((Fault::Error503, _)) => parts.push("error_503"),
             Some((Fault::Timeout, _)) => parts.push("timeout"),
             _ => {}
         }
@@ -293,10 +297,12 @@ impl StandIn {
                     applied.latency =
                         Some(applied.latency.unwrap_or_default() + ms.unwrap_or_default());
                 }
-                Fault::Error500 | Fault::Error429 | Fault::Timeout if applied.failure.is_none() => {
+                Fault::Error500 | Fault::Error503 | Fault::Error429 | Fault::Timeout
+                    if applied.failure.is_none() =>
+                {
                     applied.failure = Some((rule.fault, ms.unwrap_or(self.hold)));
                 }
-                Fault::Error500 | Fault::Error429 | Fault::Timeout => {}
+                Fault::Error500 | Fault::Error503 | Fault::Error429 | Fault::Timeout => {}
                 Fault::MalformedJson => applied.malformed = true,
                 Fault::SchemaViolation => applied.schema_violation = true,
                 Fault::MissingUsage => applied.missing_usage = true,

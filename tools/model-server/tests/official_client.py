@@ -224,7 +224,12 @@ def main():
             report["our_request_problems"] = check_our_chat(api, call["ours"])
             report.update(chat(api, call))
     except openai.APIStatusError as e:
-        report["error"] = {"status": e.status_code, "body": e.response.text[:2000]}
+        report["error"] = {
+            "status": e.status_code,
+            "class": type(e).__name__,
+            "code": getattr(e, "code", None),
+            "body": e.response.text[:2000],
+        }
     except Exception as e:  # the report says what broke; the Rust test shows it
         report["error"] = {"exception": type(e).__name__, "message": str(e)[:2000]}
     print(json.dumps(report))

@@ -212,6 +212,24 @@ impl Bench {
 
     /// Runs `official_client.py` for one call; returns its report.
     async fn official(&self, call: &Value) -> Report {
+        let (report, ok, stderr) = self.official_raw(call).await;
+        assert!(
+            ok && report.error.is_none(),
+            "the official client's call failed: {:?} (stderr: {stderr})",
+            report.error
+        );
+        assert_eq!(report.status, Some(200));
+        assert_eq!(
+            report.our_request_problems.as_deref(),
+            Some(&[][..]),
+            "the official library's parameter types find fault with our request"
+        );
+        report
+    }
+
+    /// Runs `official_client.py` for one call, whatever it answers: the report, whether the
+    /// script succeeded, and its stderr.
+    async fn official_raw(&self, call: &Value) -> (Report, bool, String) {
         let call_path = self.dir.join("call.json");
         std::fs::write(&call_path, serde_json::to_vec_pretty(call).unwrap()).expect("call.json");
         let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/official_client.py");
@@ -228,23 +246,12 @@ impl Bench {
         let report: Report = serde_json::from_str(stdout.trim()).unwrap_or_else(|e| {
             panic!("official_client.py printed no report ({e}); stdout: {stdout}; stderr: {stderr}")
         });
-        assert!(
-            output.status.success() && report.error.is_none(),
-            "the official client's call failed: {:?} (stderr: {stderr})",
-            report.error
-        );
         assert_eq!(
             report.version,
             pinned_version(),
             "the venv's openai is not the pinned one; rerun `cargo xtask test` to reinstall it"
         );
-        assert_eq!(report.status, Some(200));
-        assert_eq!(
-            report.our_request_problems.as_deref(),
-            Some(&[][..]),
-            "the official library's parameter types find fault with our request"
-        );
-        report
+        (report, output.status.success(), stderr.into_owned())
     }
 }
 
@@ -698,6 +705,66 @@ async fn the_official_client_asks_the_comparison_with_our_schema_as_our_client_d
         })
         .await;
     assert_vision_call_agrees(&ours, &report, &ours_body, &official_body);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_model_the_stand_in_does_not_serve_is_the_official_clients_not_found_error_and_ours_model_unavailable()
+ {
+    let bench = Bench::start("not_found").await;
+    let prompt = prompts::readiness(&spec());
+    let images: Vec<ImageInput> = prompt
+        .images
+        .iter()
+        .map(|&role| ImageInput::png(role, picture(role)))
+        .collect();
+    let files: Vec<Value> = images
+        .iter()
+        .map(|i| {
+            json!({
+                "label": i.role.label(),
+                "path": bench.file(&format!("{}.png", role_name(i.role)), &i.png),
+            })
+        })
+        .collect();
+    let (report, ok, _) = bench
+        .official_raw(&json!({
+            "kind": "check",
+            "job": job("not-found-official").as_str(),
+            "model": "gpt-9-nonexistent",
+            "reasoning_effort": null,
+            "system": prompt.system,
+            "text": prompt.text,
+            "images": files,
+            "schema_name": Readiness::SCHEMA_NAME,
+            "schema": Readiness::schema(),
+            "max_completion_tokens": VISION_MAX_OUTPUT_TOKENS,
+            "ours": {},
+        }))
+        .await;
+    assert!(!ok, "the call fails");
+    let error = report.error.expect("an APIStatusError");
+    assert_eq!(error["status"], 404, "{error}");
+    assert_eq!(error["class"], "NotFoundError", "{error}");
+    assert_eq!(error["code"], "model_not_found", "{error}");
+
+    // Our client, asking for a model the provider no longer serves, reads the same answer as
+    // an outage of the model (a definite failure: failover may move on from it).
+    let row = atelier_shared::adapters::model::catalogue::find("gpt-5.4-mini").expect("row");
+    let unserved: &'static atelier_shared::adapters::model::catalogue::Model = Box::leak(Box::new(
+        atelier_shared::adapters::model::catalogue::Model {
+            id: "gpt-9-nonexistent",
+            ..*row
+        },
+    ));
+    let mut config = bench.client.config().clone();
+    config.vision_model = unserved;
+    let ours = ModelClient::new(config)
+        .expect("client")
+        .check_readiness(&job("not-found-ours"), &prompt, &images)
+        .await
+        .expect_err("no such model");
+    assert!(ours.is_model_unavailable(), "{ours:?}");
+    assert!(ours.is_definite(), "{ours}");
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -21,13 +21,45 @@ use super::CallKind;
 pub enum Provider {
     /// OpenAI's image-edit and chat-completions API (`/v1/images/edits`, `/v1/chat/completions`).
     OpenAi,
+    /// Google's Gemini API (`/v1beta/models/{model}:generateContent`, [`super::gemini`]).
+    Gemini,
 }
 
 impl Provider {
+    pub const ALL: [Provider; 2] = [Provider::OpenAi, Provider::Gemini];
+
     pub fn as_str(self) -> &'static str {
         match self {
             Provider::OpenAi => "openai",
+            Provider::Gemini => "gemini",
         }
+    }
+
+    /// The provider a configuration value names (`openai`, `gemini`).
+    pub fn parse(raw: &str) -> Option<Provider> {
+        Provider::ALL.into_iter().find(|p| p.as_str() == raw)
+    }
+
+    /// The edit model used on this provider when none is configured.
+    pub fn default_image_model(self) -> &'static str {
+        match self {
+            Provider::OpenAi => DEFAULT_IMAGE_MODEL,
+            Provider::Gemini => DEFAULT_GEMINI_IMAGE_MODEL,
+        }
+    }
+
+    /// The vision model used on this provider when none is configured.
+    pub fn default_vision_model(self) -> &'static str {
+        match self {
+            Provider::OpenAi => DEFAULT_VISION_MODEL,
+            Provider::Gemini => DEFAULT_GEMINI_VISION_MODEL,
+        }
+    }
+}
+
+impl std::fmt::Display for Provider {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
     }
 }
 
@@ -240,6 +272,64 @@ developers.openai.com/api/docs/pricing). ASSUMPTION: OpenAI's own page was not a
         edit_output: None,
         reasoning_effort: None,
     },
+    GEMINI_ROWS[0],
+    GEMINI_ROWS[1],
+];
+
+/// Output allowance of a Gemini image model: the image itself (1,120 tokens for a 1K image,
+/// the only size Atelier asks for) plus its thinking and any text. ASSUMPTION: Google
+/// publishes no ceiling for the thinking tokens; 2,000 is an allowance (the settlement uses the
+/// reported usage, so only headroom is lost if it is generous).
+const GEMINI_IMAGE_OUTPUT: OutputCeiling = OutputCeiling {
+    low: 3_120,
+    medium: 3_120,
+    high: 3_120,
+};
+
+/// Gemini's rows: an edit model and a vision model.
+const GEMINI_ROWS: [Model; 2] = [
+    Model {
+        provider: Provider::Gemini,
+        id: "gemini-3.1-flash-image",
+        serves: Serves::Edit,
+        prices: Prices {
+            version: "2026-12-01",
+            as_of: date!(2026 - 12 - 01),
+            // Input (text and image) $0.50; image output $60 per 1M tokens. Text and thinking
+            // output ($3) is charged at the image rate too, since the usage does not split it:
+            // an upper bound.
+            rates: Rates::ImageTokens {
+                text_input_per_mtok: 500_000,
+                image_input_per_mtok: 500_000,
+                output_per_mtok: 60_000_000,
+            },
+            source: "Gemini 3.1 Flash Image: input $0.50 (text/image), output $3.00 (text and \
+thinking), image output $60.00 per 1M tokens ($0.067 for a 1K image of 1,120 tokens). ASSUMPTION: Google's own pricing page (ai.google.dev/gemini-api/docs/pricing) was not reachable when read; these are the figures gateways reselling Google AI Studio at cost list",
+        },
+        shutdown: None,
+        lifecycle_source: "google-genai==3.6.1 _gaos/types/interactions/model.py: listed (\"Gemini 3.1 Flash Image.\"), no shutdown announced",
+        edit_output: Some(GEMINI_IMAGE_OUTPUT),
+        reasoning_effort: None,
+    },
+    Model {
+        provider: Provider::Gemini,
+        id: "gemini-3.1-flash-lite",
+        serves: Serves::Vision,
+        prices: Prices {
+            version: "2026-12-01",
+            as_of: date!(2026 - 12 - 01),
+            rates: Rates::ChatTokens {
+                input_per_mtok: 250_000,
+                output_per_mtok: 1_500_000,
+            },
+            source: "Gemini 3.1 Flash-Lite: input $0.25, output $1.50 per 1M tokens (thinking \
+included in output). ASSUMPTION: Google's own pricing page (ai.google.dev/gemini-api/docs/pricing) was not reachable when read; these are the figures gateways reselling Google AI Studio at cost list",
+        },
+        shutdown: None,
+        lifecycle_source: "google-genai==3.6.1 _gaos/types/interactions/model.py: listed, no shutdown announced",
+        edit_output: None,
+        reasoning_effort: None,
+    },
 ];
 
 /// The edit model when none is configured: the editing-precision one of the two the pinned
@@ -248,6 +338,10 @@ pub const DEFAULT_IMAGE_MODEL: &str = "gpt-image-2.5-sunburst";
 /// The vision model when none is configured: the pinned client's current small model with
 /// image input and strict JSON schema answers, no shutdown announced.
 pub const DEFAULT_VISION_MODEL: &str = "gpt-5.4-mini";
+/// Gemini's edit model when none is configured.
+pub const DEFAULT_GEMINI_IMAGE_MODEL: &str = "gemini-3.1-flash-image";
+/// Gemini's vision model when none is configured.
+pub const DEFAULT_GEMINI_VISION_MODEL: &str = "gemini-3.1-flash-lite";
 /// [`DEFAULT_IMAGE_MODEL`]'s row in [`CATALOGUE`] (a unit test holds them together).
 pub const DEFAULT_IMAGE_ROW: usize = 0;
 /// [`DEFAULT_VISION_MODEL`]'s row in [`CATALOGUE`].

@@ -279,4 +279,31 @@ mod tests {
         // Very large images are capped by patches at 1536 → 2489 and tiles at 4×… (765 or so).
         assert_eq!(vision_image_tokens(8000, 6000), 2_489);
     }
+
+    #[test]
+    fn what_an_edit_reserves_on_each_provider_is_what_the_docs_say() {
+        // docs/costs.md and docs/operations.md: a 1024×768 original, a 3,000-character prompt.
+        let edit = |id: &str, q| estimate_micros(model(id), &[(1024, 768)], 3_000, q);
+        let one = &[(1024, 768)];
+        let two = &[(1024, 768), (1024, 768)];
+        let vision = |id: &str, images: &[(u32, u32)]| {
+            estimate_micros(model(id), images, 3_000, Quality::Medium)
+        };
+        assert_eq!(
+            edit("gpt-image-2.5-sunburst", Quality::Medium),
+            Micros::new(138_392)
+        );
+        assert_eq!(
+            edit("gemini-3.1-flash-image", Quality::Medium),
+            Micros::new(191_695)
+        );
+        assert_eq!(
+            edit("gemini-3.1-flash-image", Quality::High),
+            Micros::new(191_695)
+        );
+        assert_eq!(vision("gpt-5.4-mini", one), Micros::new(4_834));
+        assert_eq!(vision("gpt-5.4-mini", two), Micros::new(5_768));
+        assert_eq!(vision("gemini-3.1-flash-lite", one), Micros::new(1_612));
+        assert_eq!(vision("gemini-3.1-flash-lite", two), Micros::new(1_923));
+    }
 }

@@ -16,6 +16,7 @@
 
 pub mod catalogue;
 pub mod cost;
+pub mod gemini;
 pub mod setup;
 pub mod vision;
 
@@ -29,12 +30,14 @@ use serde_json::{Value, json};
 
 use crate::domain::JobId;
 pub use crate::domain::prompts::{EditPrompt, ImageRole, VisionPrompt};
+use catalogue::Provider;
 use vision::VisionAnswer;
 pub use vision::{Comparison, Outcome, Readiness, Review, TargetBox, Verdict};
 
 /// Provider error codes that mean "no such model" (OpenAI: `model_not_found`, also sent for a
-/// model past its shutdown; `invalid_model` on some endpoints).
-pub const MODEL_NOT_FOUND_CODES: [&str; 2] = ["model_not_found", "invalid_model"];
+/// model past its shutdown; `invalid_model` on some endpoints; Gemini's `NOT_FOUND` status on a
+/// 404 of `models/{model}:generateContent`, whose only variable part is the model).
+pub const MODEL_NOT_FOUND_CODES: [&str; 3] = ["model_not_found", "invalid_model", "NOT_FOUND"];
 
 /// The request header that names the job a call belongs to.
 pub const CLIENT_REQUEST_ID_HEADER: &str = "X-Client-Request-Id";
@@ -301,15 +304,18 @@ impl ModelError {
         }
     }
 
-    /// Whether the provider may have billed this failed call. Only a call that never reached
-    /// it (not built, not sent, connection refused) or that it refused before processing (a
-    /// 4xx status: bad request, auth, rate limit) is surely free; any other failure after the
-    /// request was sent (a 5xx, a gateway timeout, our timeout, a connection dropped mid-way,
-    /// a malformed answer) may have been generated and billed.
+    /// Whether the provider may have billed this failed call. A call that never reached it
+    /// (not built, not sent, connection refused), that it refused before processing (a 4xx:
+    /// bad request, auth, rate limit) or that it answered with a whole error of a 5xx other
+    /// than 504 (no output: the same definite failure the failover rule moves on from,
+    /// [`ModelError::is_definite`]) is free; any other failure after the request was sent (a
+    /// 504 gateway timeout, our timeout, a connection dropped mid-way, a malformed answer) may
+    /// have been generated and billed.
     pub fn billing(&self) -> Billing {
         match self {
             ModelError::Build { .. } | ModelError::InvalidInput { .. } => Billing::NotBilled,
             ModelError::Http { status, .. } if (400..500).contains(status) => Billing::NotBilled,
+            ModelError::Http { .. } if self.is_definite() => Billing::NotBilled,
             ModelError::Timeout { source, .. } | ModelError::Transport { source, .. }
                 if source.is_connect() || source.is_builder() =>
             {
@@ -340,6 +346,28 @@ impl ModelError {
             ModelError::Http { status: 400 | 404, code: Some(code), .. }
                 if MODEL_NOT_FOUND_CODES.contains(&code.as_str())
         )
+    }
+
+    /// Whether the failure proves that no generation happened, so the call may move to the
+    /// next provider (docs/design.md, the failover rule): the connection was refused; the
+    /// provider answered a whole error of 429 or a 5xx other than 504 (before any output); or
+    /// it answered that the model does not exist. A timeout after the request was sent, a 504
+    /// (a gateway gave up on a model that may still be generating), a connection dropped
+    /// mid-answer and a malformed answer are ambiguous: never failed over.
+    pub fn is_definite(&self) -> bool {
+        match self {
+            ModelError::Http { status, .. } => {
+                *status == 429
+                    || ((500..600).contains(status) && *status != 504)
+                    || self.is_model_unavailable()
+            }
+            ModelError::Transport { source, .. } | ModelError::Timeout { source, .. } => {
+                source.is_connect()
+            }
+            ModelError::Build { .. }
+            | ModelError::InvalidInput { .. }
+            | ModelError::Malformed { .. } => false,
+        }
     }
 
     /// A stable machine code for a job's failure reason or an attempt's outcome.
@@ -471,6 +499,9 @@ struct ErrorDetail {
     code: Option<Value>,
     #[serde(default, rename = "type")]
     kind: Option<String>,
+    /// Gemini's canonical status (`RESOURCE_EXHAUSTED`, `UNAVAILABLE`, `NOT_FOUND`, …).
+    #[serde(default)]
+    status: Option<String>,
 }
 
 fn image_usage(body: &Value) -> Option<Usage> {
@@ -567,6 +598,9 @@ impl ModelClient {
         if call.prompt.masked != call.mask_png.is_some() {
             return Err(invalid(kind, "a masked prompt needs a mask, and only it"));
         }
+        if self.config.image_model.provider == Provider::Gemini {
+            return self.gemini_edit(job, call).await;
+        }
         let mut form = Form::new()
             .text("model", self.config.image_model.id)
             .text("prompt", call.prompt.text)
@@ -657,6 +691,9 @@ impl ModelClient {
                 "the images do not match the prompt's numbering",
             ));
         }
+        if self.config.vision_model.provider == Provider::Gemini {
+            return self.gemini_vision(job, kind, prompt, images).await;
+        }
         let mut content = vec![json!({ "type": "text", "text": prompt.text })];
         for (i, image) in images.iter().enumerate() {
             content.push(json!({
@@ -736,7 +773,10 @@ impl ModelClient {
             .timeout(timeout)
             .header(CLIENT_REQUEST_ID_HEADER, job.as_str());
         if let Some(key) = &self.config.api_key {
-            request = request.bearer_auth(key);
+            request = match self.model(kind).provider {
+                Provider::OpenAi => request.bearer_auth(key),
+                Provider::Gemini => request.header("x-goog-api-key", key),
+            };
         }
         let started = Instant::now();
         let result = self.exchange(kind, request, timeout).await;
@@ -798,6 +838,7 @@ impl ModelClient {
                         .as_ref()
                         .and_then(|c| c.as_str().map(str::to_owned))
                         .or_else(|| d.kind.clone())
+                        .or_else(|| d.status.clone())
                 }),
                 message: detail.and_then(|d| d.message).map(|m| shorten(&m, 300)),
             });

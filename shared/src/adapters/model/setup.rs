@@ -2,6 +2,7 @@
 //! read once from Secrets Manager when one is configured. A failure here stops the function
 //! before it takes any message, naming what is wrong.
 
+use super::catalogue::{self, Provider, Serves};
 use super::{ModelClient, ModelConfig, ModelError};
 use crate::adapters::aws::Clients;
 use crate::config::{ConfigError, ModelSettings};
@@ -42,6 +43,67 @@ pub async fn client_from_env(clients: &Clients) -> Result<ModelClient, SetupErro
     let client = client.with_api_key(api_key);
     let config = client.config();
     tracing::info!(base_url = %config.base_url, keyed = config.api_key.is_some(), image_model = config.image_model.id, vision_model = config.vision_model.id, "model_configured");
+    Ok(client)
+}
+
+/// The clients of a deployment's provider lists, in order (`ATELIER_EDIT_PROVIDERS`,
+/// `ATELIER_VISION_PROVIDERS`; OpenAI alone by default): the edit's and the vision calls'. A
+/// provider no list names is not built and its key not read.
+pub async fn clients_from_env(
+    clients: &Clients,
+) -> Result<(Vec<ModelClient>, Vec<ModelClient>), SetupError> {
+    let settings = ModelSettings::from_env()?;
+    let openai = match settings.uses(Provider::OpenAi) {
+        true => Some(client_from_env(clients).await?),
+        false => None,
+    };
+    let gemini = match settings.uses(Provider::Gemini) {
+        true => Some(gemini_client(clients, &settings).await?),
+        false => None,
+    };
+    let pick = |list: &[Provider]| -> Vec<ModelClient> {
+        list.iter()
+            .filter_map(|p| match p {
+                Provider::OpenAi => openai.clone(),
+                Provider::Gemini => gemini.clone(),
+            })
+            .collect()
+    };
+    let order = (
+        pick(&settings.edit_providers),
+        pick(&settings.vision_providers),
+    );
+    tracing::info!(edit = ?settings.edit_providers, vision = ?settings.vision_providers, "model_providers_configured");
+    Ok(order)
+}
+
+/// The Gemini client: the catalogue's Gemini defaults, its own base URL and key.
+async fn gemini_client(
+    clients: &Clients,
+    settings: &ModelSettings,
+) -> Result<ModelClient, SetupError> {
+    let today = crate::clock::now().date();
+    let row = |id: &str, serves| {
+        catalogue::check_configured(id, serves, today).map_err(|e| {
+            SetupError::Config(crate::config::ConfigError::Invalid {
+                name: crate::config::env::EDIT_PROVIDERS,
+                reason: format!("the Gemini default model cannot be used: {e}"),
+            })
+        })
+    };
+    let mut config = ModelConfig::new(settings.gemini_base_url.clone());
+    config.image_model = row(catalogue::DEFAULT_GEMINI_IMAGE_MODEL, Serves::Edit)?;
+    config.vision_model = row(catalogue::DEFAULT_GEMINI_VISION_MODEL, Serves::Vision)?;
+    let key = provider_key(
+        clients.secrets.clone(),
+        settings.gemini_api_key_secret_id.clone(),
+        settings.gemini_api_key.clone(),
+    )
+    .await?;
+    let client = ModelClient::new(config)
+        .map_err(SetupError::Model)?
+        .with_api_key(key);
+    tracing::info!(base_url = %client.config().base_url, keyed = client.config().api_key.is_some(), image_model = client.config().image_model.id, vision_model = client.config().vision_model.id, "gemini_configured");
     Ok(client)
 }
 

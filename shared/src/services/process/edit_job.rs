@@ -9,9 +9,9 @@ use image::RgbaImage;
 use super::compose::compose;
 use super::inputs::{Inputs, edit_call, internal_image, prompt_chars, vision_images};
 use super::memory::MemoryKey;
-use super::{EDIT_PROMPT_ALLOWANCE_CHARS, Outcome, Run, Step, Stop};
+use super::{EDIT_PROMPT_ALLOWANCE_CHARS, Outcome, Run, Sized, Step, Stop};
 use crate::adapters::assets::Assets;
-use crate::adapters::model::{CallKind, ImageRole, Readiness, Review, Verdict};
+use crate::adapters::model::{CallKind, ImageRole, ModelClient, Readiness, Review, Verdict};
 use crate::clock;
 use crate::domain::imaging;
 use crate::domain::prompts::{self, EditPrompt};
@@ -65,7 +65,7 @@ impl Run<'_> {
         let (p, job) = (self.p, self.job);
         let prompt = prompts::readiness(&job.request);
         let images = vision_images(inputs, &prompt, &[])?;
-        let vision_model = p.model.config().vision_model.id;
+        let vision_model = p.providers.first(CallKind::Check).config().vision_model.id;
         let memory =
             MemoryKey::readiness(&job.user_id, vision_model, &prompt, &images, clock::now());
         if let Some(questions) = self.recall(&memory).await {
@@ -80,12 +80,9 @@ impl Run<'_> {
         if inputs.reference.is_some() {
             edit_roles.push(ImageRole::StyleReference);
         }
+        let check_sizes = inputs.vision_sizes(&prompt);
         let estimate = p
-            .estimate(
-                CallKind::Check,
-                &inputs.vision_sizes(&prompt),
-                prompt_chars(&prompt),
-            )
+            .estimate(CallKind::Check, &check_sizes, prompt_chars(&prompt))
             .saturating_add(p.estimate(
                 CallKind::Edit,
                 &inputs.edit_sizes(&edit_roles),
@@ -100,8 +97,18 @@ impl Run<'_> {
         }
         self.crash(Step::AfterReserve)?;
 
-        let reply = model.check_readiness(&job.job_id, &prompt, &images);
-        let readiness = match self.paid_call(CallKind::Check, reply).await? {
+        let sized = Sized {
+            images: &check_sizes,
+            prompt_chars: prompt_chars(&prompt),
+        };
+        let ask = |m: ModelClient| {
+            let (id, prompt, images) = (&job.job_id, &prompt, &images);
+            async move { m.check_readiness(id, prompt, images).await }
+        };
+        let reply = self
+            .paid_call(CallKind::Check, (model, p.time.least_edit), sized, ask)
+            .await?;
+        let readiness = match reply {
             Ok(r) => r.answer,
             Err(e) => {
                 tracing::warn!(job_id = %job.job_id, code = e.code(), error = %e, "check_failed");
@@ -131,9 +138,18 @@ impl Run<'_> {
         let Some(model) = self.model_for(CallKind::Edit, Duration::ZERO) else {
             return Err(Stop::fail(FailureCode::TimedOut));
         };
+        let sizes = inputs.edit_sizes(&prompt.images);
+        let sized = Sized {
+            images: &sizes,
+            prompt_chars: EDIT_PROMPT_ALLOWANCE_CHARS,
+        };
         let call = edit_call(inputs, prompt, current)?;
+        let ask = |m: ModelClient| {
+            let (id, call) = (&job.job_id, call.clone());
+            async move { m.edit(id, call).await }
+        };
         match self
-            .paid_call(CallKind::Edit, model.edit(&job.job_id, call))
+            .paid_call(CallKind::Edit, (model, Duration::ZERO), sized, ask)
             .await?
         {
             Ok(reply) => Ok(reply.image),
@@ -177,11 +193,8 @@ impl Run<'_> {
         };
         let prompt = prompts::review(&job.request);
         let images = vision_images(inputs, &prompt, &[(ImageRole::Result, result)])?;
-        let estimate = p.estimate(
-            CallKind::Review,
-            &inputs.vision_sizes(&prompt),
-            prompt_chars(&prompt),
-        );
+        let sizes = inputs.vision_sizes(&prompt);
+        let estimate = p.estimate(CallKind::Review, &sizes, prompt_chars(&prompt));
         if let Err(code) = self
             .reserve("02-review", &[CallKind::Review], estimate, Credits::ZERO)
             .await?
@@ -193,8 +206,18 @@ impl Run<'_> {
                 _ => "The review was skipped because reviews are paused.",
             }));
         }
-        let reply = model.review(&job.job_id, &prompt, &images);
-        Ok(match self.paid_call(CallKind::Review, reply).await? {
+        let sized = Sized {
+            images: &sizes,
+            prompt_chars: prompt_chars(&prompt),
+        };
+        let ask = |m: ModelClient| {
+            let (id, prompt, images) = (&job.job_id, &prompt, &images);
+            async move { m.review(id, prompt, images).await }
+        };
+        let reply = self
+            .paid_call(CallKind::Review, (model, Duration::ZERO), sized, ask)
+            .await?;
+        Ok(match reply {
             Ok(r) => review_record(r.answer),
             Err(e) => {
                 tracing::warn!(job_id = %job.job_id, code = e.code(), error = %e, "review_unavailable");

@@ -162,11 +162,55 @@ impl TimeBudget {
     }
 }
 
+/// The model providers of a deployment per call kind, in order (`ATELIER_EDIT_PROVIDERS`,
+/// `ATELIER_VISION_PROVIDERS`): the first serves every call; the next ones only after a
+/// definite failure of the one before (docs/design.md rule 15). Never empty.
+#[derive(Clone, Debug)]
+pub struct Providers {
+    edit: Vec<ModelClient>,
+    vision: Vec<ModelClient>,
+}
+
+impl Providers {
+    /// One provider for every call (today's deployment).
+    pub fn single(model: ModelClient) -> Providers {
+        Providers {
+            edit: vec![model.clone()],
+            vision: vec![model],
+        }
+    }
+
+    /// Ordered lists for the edit and for the vision calls; `None` when either is empty.
+    pub fn new(edit: Vec<ModelClient>, vision: Vec<ModelClient>) -> Option<Providers> {
+        (!edit.is_empty() && !vision.is_empty()).then_some(Providers { edit, vision })
+    }
+
+    /// The providers of a call kind, in order.
+    pub fn of(&self, kind: CallKind) -> &[ModelClient] {
+        match kind {
+            CallKind::Edit => &self.edit,
+            CallKind::Check | CallKind::Review | CallKind::Compare => &self.vision,
+        }
+    }
+
+    /// The provider that serves a call kind first.
+    pub fn first(&self, kind: CallKind) -> &ModelClient {
+        let list = self.of(kind);
+        // Never empty by construction.
+        &list[0]
+    }
+
+    /// Every client (for checks that hold for each, like the time budget).
+    pub fn all(&self) -> impl Iterator<Item = &ModelClient> {
+        self.edit.iter().chain(&self.vision)
+    }
+}
+
 /// Processes jobs; built once per process.
 #[derive(Clone, Debug)]
 pub struct Processor {
     pub app: App,
-    pub model: ModelClient,
+    pub providers: Providers,
     pub time: TimeBudget,
     /// Tests only: stop (as a crash would) right after this step.
     #[cfg(feature = "fault-injection")]
@@ -174,14 +218,26 @@ pub struct Processor {
 }
 
 impl Processor {
+    /// A processor with one provider for every call.
     pub fn new(app: App, model: ModelClient) -> Processor {
+        Processor::with_providers(app, Providers::single(model))
+    }
+
+    pub fn with_providers(app: App, providers: Providers) -> Processor {
         Processor {
             app,
-            model,
+            providers,
             time: TimeBudget::default(),
             #[cfg(feature = "fault-injection")]
             crash_at: None,
         }
+    }
+
+    /// Cold start: every provider's timeouts fit one job into the consumer's timeout.
+    pub fn check_fits(&self, consumer: Duration) -> Result<(), TimeBudgetError> {
+        self.providers
+            .all()
+            .try_for_each(|m| self.time.check_fits(m.config(), consumer))
     }
 
     /// Processes the job named by a queue message, within the consumer's configured timeout
@@ -240,16 +296,39 @@ impl Processor {
         }
     }
 
-    /// A call's cost estimate at the configured quality, to reserve before making it.
+    /// A call's cost estimate on its first provider at the configured quality, to reserve
+    /// before making it.
     fn estimate(&self, kind: CallKind, images: &[(u32, u32)], prompt_chars: usize) -> Micros {
-        cost::estimate_micros(
-            self.model.model(kind),
-            images,
-            prompt_chars,
-            self.model.config().quality,
-        )
+        estimate_on(self.providers.first(kind), kind, images, prompt_chars)
     }
 }
+
+/// A call's cost estimate on `model` (its catalogue row and quality). A Gemini edit sends the
+/// mask as one more image, which the estimate does not count: each image's allowance (high
+/// fidelity, over 7,000 tokens) is several times the 1,120 tokens Gemini bills for one.
+fn estimate_on(
+    model: &ModelClient,
+    kind: CallKind,
+    images: &[(u32, u32)],
+    prompt_chars: usize,
+) -> Micros {
+    cost::estimate_micros(
+        model.model(kind),
+        images,
+        prompt_chars,
+        model.config().quality,
+    )
+}
+
+/// What a call's estimate is computed from: the sizes of the images it sends and the length
+/// of its prompt.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Sized<'a> {
+    pub images: &'a [(u32, u32)],
+    pub prompt_chars: usize,
+}
+
+impl Processor {}
 
 /// One claimed job on its way to delivery or refund. It holds the reservation in force, so
 /// whichever step stops the job, that reservation settles in the refund's transaction.
@@ -296,10 +375,15 @@ impl Run<'_> {
         }
     }
 
-    /// The model client for a call of `kind` starting now, its timeout cut so that it returns
-    /// with `then` (time a later call needs) and the margin still left before the deadline;
-    /// `None` when less than the call's least useful time is left.
+    /// The first provider's client for a call of `kind` starting now ([`Run::bounded`]).
     fn model_for(&self, kind: CallKind, then: Duration) -> Option<ModelClient> {
+        self.bounded(self.p.providers.first(kind), kind, then)
+    }
+
+    /// `model` for a call of `kind` starting now, its timeout cut so that it returns with
+    /// `then` (time a later call needs) and the margin still left before the deadline; `None`
+    /// when less than the call's least useful time is left.
+    fn bounded(&self, model: &ModelClient, kind: CallKind, then: Duration) -> Option<ModelClient> {
         let left = self
             .deadline
             .saturating_duration_since(Deadline::now())
@@ -309,21 +393,65 @@ impl Run<'_> {
             tracing::warn!(job_id = %self.job.job_id, call = %kind, left_ms = u64::try_from(left.as_millis()).unwrap_or(u64::MAX), "call_out_of_time");
             return None;
         }
-        Some(self.p.model.within(left))
+        Some(model.within(left))
     }
 
-    /// Makes a paid call under the reservation in force (never without one).
-    async fn paid_call<T: Billed>(
+    /// Makes the paid call of `kind` under the reservation in force (never without one), on
+    /// the providers of its kind in order (docs/design.md rule 15): the first as planned; after
+    /// a definite failure ([`ModelError::is_definite`]) the next one as a new planned call of
+    /// the same attempt, reserved at that provider's price before it is made. An ambiguous
+    /// failure, a refused extension or too little time left ends it with the last error.
+    /// `first` is the first provider's client as the caller bounded it in time ([`Run::model_for`]);
+    /// `ask` makes the call on a client.
+    async fn paid_call<T: Billed, F: Future<Output = Result<T, ModelError>>>(
         &mut self,
         kind: CallKind,
-        call: impl Future<Output = Result<T, ModelError>>,
+        (first, then): (ModelClient, Duration),
+        sized: Sized<'_>,
+        ask: impl Fn(ModelClient) -> F,
     ) -> Result<Result<T, ModelError>, Stop> {
-        let Some(paid) = self.paid.as_mut() else {
-            return Err(Error::corrupt(format!("{kind} call without a reservation")).into());
-        };
-        Ok(paid
-            .call(&self.p.app, kind, self.p.model.model(kind), call)
-            .await?)
+        let providers = self.p.providers.of(kind);
+        let mut last: Option<ModelError> = None;
+        for (i, provider) in providers.iter().enumerate() {
+            let client = match i {
+                0 => first.clone(),
+                _ => match self.bounded(provider, kind, then) {
+                    Some(client) => client,
+                    None => break,
+                },
+            };
+            let model = client.model(kind);
+            let key = if i == 0 {
+                kind.as_str().to_owned()
+            } else {
+                budget::failover_key(kind, model.provider)
+            };
+            let Some(paid) = self.paid.as_mut() else {
+                return Err(Error::corrupt(format!("{kind} call without a reservation")).into());
+            };
+            if i > 0 {
+                let estimate = estimate_on(&client, kind, sized.images, sized.prompt_chars);
+                if let Some(refusal) = paid
+                    .extend(&self.p.app, &key, estimate, clock::now())
+                    .await?
+                {
+                    tracing::warn!(job_id = %self.job.job_id, call = %kind, provider = %model.provider, refusal = ?refusal, "failover_refused");
+                    break;
+                }
+                tracing::warn!(job_id = %self.job.job_id, call = %kind, provider = %model.provider, "failover");
+            }
+            match paid
+                .call_as(&self.p.app, kind, &key, model, ask(client.clone()))
+                .await?
+            {
+                Err(e) if e.is_definite() && i + 1 < providers.len() => last = Some(e),
+                done => return Ok(done),
+            }
+        }
+        match last {
+            Some(e) => Ok(Err(e)),
+            None => Err(Error::corrupt(format!("{kind}: the first provider was not asked")).into()),
+        }
     }
 
     /// Settles the reservation in force on its own (before a later step reserves again).

@@ -16,9 +16,9 @@ use image::RgbaImage;
 use super::compose::compose;
 use super::edit_job::StoredImage;
 use super::inputs::{Inputs, internal_image, prompt_chars, vision_images};
-use super::{EDIT_PROMPT_ALLOWANCE_CHARS, Outcome, Run, Step, Stop};
+use super::{EDIT_PROMPT_ALLOWANCE_CHARS, Outcome, Run, Sized, Step, Stop};
 use crate::adapters::assets::AssetReadError;
-use crate::adapters::model::{CallKind, ImageRole, Outcome as Compared};
+use crate::adapters::model::{CallKind, ImageRole, ModelClient, Outcome as Compared};
 use crate::domain::imaging::DecodeLimits;
 use crate::domain::prompts::{self, EditPrompt, VisionPrompt};
 use crate::domain::{
@@ -169,8 +169,19 @@ impl Run<'_> {
             });
         };
         let images = vision_images(inputs, prompt, extra)?;
-        let reply = model.compare(&job.job_id, prompt, &images);
-        let (outcome, notes) = match self.paid_call(CallKind::Compare, reply).await? {
+        let sizes = inputs.vision_sizes(prompt);
+        let sized = Sized {
+            images: &sizes,
+            prompt_chars: prompt_chars(prompt),
+        };
+        let ask = |m: ModelClient| {
+            let (id, images) = (&job.job_id, &images);
+            async move { m.compare(id, prompt, images).await }
+        };
+        let reply = self
+            .paid_call(CallKind::Compare, (model, Duration::ZERO), sized, ask)
+            .await?;
+        let (outcome, notes) = match reply {
             Ok(r) => (
                 match r.answer.outcome {
                     Compared::Improved => ComparisonOutcome::Improved,
