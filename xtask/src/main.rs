@@ -18,7 +18,10 @@
 //!   private local stack (`bench.rs`, the program in `tools/bench`), then the pipeline and peer
 //!   tables on the deployed local cloud (`bench_cloud.rs`; alone: `cargo xtask bench-cloud`).
 //!
-//! Only the standard library and `anyhow`, so this builds in seconds on a fresh machine.
+//! - `cargo xtask fn-lengths [--ratchet]` — the longest functions; fails on one over the limit
+//!   that `xtask/long-functions.txt` does not list (`fn_lengths.rs`).
+//!
+//! The standard library, `anyhow`, and `syn` for `fn-lengths`, so this builds in seconds on a fresh machine.
 
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};
@@ -30,6 +33,7 @@ use anyhow::{Context, Result, bail};
 mod bench;
 mod bench_cloud;
 mod cloud;
+mod fn_lengths;
 mod fuzz;
 mod infra;
 mod package;
@@ -101,13 +105,14 @@ fn main() -> ExitCode {
         Some("infra-schema") => infra::infra_schema(),
         Some("cloud") => cloud::cloud(),
         Some("fuzz") => fuzz::fuzz(&args[1..]),
+        Some("fn-lengths") => fn_lengths::fn_lengths(&args[1..]),
         Some("web-test") => web_test_only(),
         Some("bench") => bench::bench_all(&args[1..]),
         Some("bench-cloud") => bench_cloud::bench_cloud(&args[1..]),
         Some("cloud-test") => cloud::cloud_test(false).map(|()| ExitCode::SUCCESS),
         _ => {
             eprintln!(
-                "usage: cargo xtask <dev | test [cargo test args] | token --user NAME | admin ARGS | ministack | package [--arch x86_64|arm64] | infra-test | infra-schema | cloud | cloud-test | fuzz [--requests N] [--seed S] | web-test | bench [--jobs N] [--workers K] [--model-ms L] [--no-cloud] | bench-cloud [--jobs N] [--model-ms L]>"
+                "usage: cargo xtask <dev | test [cargo test args] | token --user NAME | admin ARGS | ministack | package [--arch x86_64|arm64] | infra-test | infra-schema | cloud | cloud-test | fuzz [--requests N] [--seed S] | fn-lengths [--ratchet] | web-test | bench [--jobs N] [--workers K] [--model-ms L] [--no-cloud] | bench-cloud [--jobs N] [--model-ms L]>"
             );
             return ExitCode::from(2);
         }
