@@ -869,29 +869,7 @@ async fn init_times(h: &Harness, proxy: &Proxy, model: &StandIn, runs: usize) ->
             ));
             continue;
         };
-        let mut env: Vec<(String, String)> = std::env::vars()
-            .filter(|(k, _)| k.starts_with("ATELIER_") || k.starts_with("AWS_"))
-            .collect();
-        env.retain(|(k, _)| k != "AWS_ENDPOINT_URL");
-        env.extend([
-            ("AWS_ENDPOINT_URL".to_owned(), proxy.url()),
-            ("AWS_LAMBDA_FUNCTION_NAME".to_owned(), f.to_owned()),
-            (
-                "AWS_LAMBDA_FUNCTION_VERSION".to_owned(),
-                "$LATEST".to_owned(),
-            ),
-            (
-                "AWS_LAMBDA_FUNCTION_MEMORY_SIZE".to_owned(),
-                "1024".to_owned(),
-            ),
-            (
-                "AWS_LAMBDA_LOG_GROUP_NAME".to_owned(),
-                format!("/aws/lambda/{f}"),
-            ),
-            ("AWS_LAMBDA_LOG_STREAM_NAME".to_owned(), "bench".to_owned()),
-            ("ATELIER_MODEL_BASE_URL".to_owned(), model.base_url.clone()),
-            ("ATELIER_MODEL_API_KEY_SECRET_ID".to_owned(), secret.clone()),
-        ]);
+        let env = lambda_env(f, &proxy.url(), &model.base_url, &secret);
         let mut times = Vec::new();
         let before = proxy.counts();
         let mut failure = None;
@@ -929,6 +907,38 @@ async fn init_times(h: &Harness, proxy: &Proxy, model: &StandIn, runs: usize) ->
         }
     }
     Ok(out)
+}
+
+/// The environment Lambda gives function `f`, with AWS through `aws_url` and the model at
+/// `model_url` with its key in `secret`.
+fn lambda_env(f: &str, aws_url: &str, model_url: &str, secret: &str) -> Vec<(String, String)> {
+    let mut env: Vec<(String, String)> = std::env::vars()
+        .filter(|(k, _)| k.starts_with("ATELIER_") || k.starts_with("AWS_"))
+        .collect();
+    env.retain(|(k, _)| k != "AWS_ENDPOINT_URL");
+    env.extend([
+        ("AWS_ENDPOINT_URL".to_owned(), aws_url.to_owned()),
+        ("AWS_LAMBDA_FUNCTION_NAME".to_owned(), f.to_owned()),
+        (
+            "AWS_LAMBDA_FUNCTION_VERSION".to_owned(),
+            "$LATEST".to_owned(),
+        ),
+        (
+            "AWS_LAMBDA_FUNCTION_MEMORY_SIZE".to_owned(),
+            "1024".to_owned(),
+        ),
+        (
+            "AWS_LAMBDA_LOG_GROUP_NAME".to_owned(),
+            format!("/aws/lambda/{f}"),
+        ),
+        ("AWS_LAMBDA_LOG_STREAM_NAME".to_owned(), "bench".to_owned()),
+        ("ATELIER_MODEL_BASE_URL".to_owned(), model_url.to_owned()),
+        (
+            "ATELIER_MODEL_API_KEY_SECRET_ID".to_owned(),
+            secret.to_owned(),
+        ),
+    ]);
+    env
 }
 
 fn zip_sizes() -> Vec<Row> {
