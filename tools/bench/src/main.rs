@@ -652,17 +652,7 @@ async fn throughput(h: &Harness, model: &StandIn, n: usize, workers: usize) -> R
         .collect()
         .await;
     let wanted: HashSet<String> = ids.into_iter().collect();
-    let deadline = Instant::now() + Duration::from_secs(600);
-    loop {
-        let finished = done
-            .lock()
-            .map(|d| wanted.iter().filter(|id| d.contains(*id)).count())
-            .unwrap_or(0);
-        if finished >= wanted.len() || Instant::now() > deadline {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    wait_for_all(&done, &wanted).await;
     let wall = started.elapsed();
     stop.store(true, Ordering::Relaxed);
     for t in tasks {
@@ -693,6 +683,21 @@ async fn throughput(h: &Harness, model: &StandIn, n: usize, workers: usize) -> R
             "the day's budget `used` before/after ÷ jobs (check + edit + review at the price table)",
         ),
     ])
+}
+
+/// Until every one of `wanted` is in `done`, or ten minutes pass.
+async fn wait_for_all(done: &std::sync::Mutex<HashSet<String>>, wanted: &HashSet<String>) {
+    let deadline = Instant::now() + Duration::from_secs(600);
+    loop {
+        let finished = done
+            .lock()
+            .map(|d| wanted.iter().filter(|id| d.contains(*id)).count())
+            .unwrap_or(0);
+        if finished >= wanted.len() || Instant::now() > deadline {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
 }
 
 /// One consumer, as the SQS event source drives it (receive one, handle, delete on
