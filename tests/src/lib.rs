@@ -289,6 +289,13 @@ impl Harness {
             .unwrap_or_else(|e| panic!("ledger: {e:?}"))
     }
 
+    /// A fresh user whose balance is exactly `credits` (the setup most tests start with).
+    pub async fn funded_user(&self, credits: i64) -> UserId {
+        let user = self.user();
+        self.fund_to(&user, credits).await;
+        user
+    }
+
     /// Grants credits so the balance is exactly `target` (the account gets its signup grant first).
     pub async fn fund_to(&self, user: &UserId, target: i64) {
         let now = self.balance(user).await;

@@ -445,8 +445,7 @@ async fn hidden_characters_are_refused_in_every_text_field_and_change_nothing() 
 #[tokio::test]
 async fn the_quote_is_what_the_edit_charges() {
     let h = Harness::new().await;
-    let user = h.user();
-    h.fund_to(&user, 100).await;
+    let user = h.funded_user(100).await;
     let original = h.upload(&user, "original", Harness::png(4, 4)).await;
     let mask = h.upload(&user, "mask", Harness::png(4, 4)).await;
     let reference = h.upload(&user, "style_reference", Harness::png(4, 4)).await;

@@ -237,8 +237,7 @@ async fn a_download_format_other_than_jpeg_or_png_is_422_naming_the_field() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn the_same_message_twice_or_to_two_consumers_at_once_makes_one_edit_call() {
     let (h, model) = (Harness::new().await, StandIn::start().await);
-    let user = h.user();
-    h.fund_to(&user, 100).await;
+    let user = h.funded_user(100).await;
     let id = h
         .submit_photo(&user, "k", samples::single_pet(), pet())
         .await;
@@ -492,8 +491,7 @@ async fn a_timeout_on_the_edit_fails_refunds_once_and_keeps_the_reservation_book
 #[tokio::test]
 async fn a_reviewer_that_is_down_gives_not_verified_never_passed() {
     let (h, model) = (Harness::new().await, StandIn::start().await);
-    let user = h.user();
-    h.fund_to(&user, 50).await;
+    let user = h.funded_user(50).await;
     for (key, fault) in [("down", "error_500"), ("garbled", "malformed_json")] {
         let id = h
             .submit_photo(&user, key, samples::single_pet(), pet())
@@ -598,8 +596,7 @@ async fn an_injected_custom_style_does_not_talk_the_reviewer_into_passing() {
 async fn budget_for_n_edits_with_3n_jobs_pays_at_most_n_and_refunds_the_rest() {
     let h = Harness::isolated(|l| l.max_in_flight = 100).await;
     let model = StandIn::start().await;
-    let user = h.user();
-    h.fund_to(&user, 500).await;
+    let user = h.funded_user(500).await;
     let n = 3usize;
     // No usage anywhere: every reservation stays booked at its estimate, so the cap admits
     // exactly as many jobs as it was sized for.
@@ -685,8 +682,7 @@ async fn budget_for_n_edits_with_3n_jobs_pays_at_most_n_and_refunds_the_rest() {
 async fn halt_stops_every_paid_call_at_once() {
     let h = Harness::isolated(|_| {}).await;
     let model = StandIn::start().await;
-    let user = h.user();
-    h.fund_to(&user, 50).await;
+    let user = h.funded_user(50).await;
     let ids = [
         h.submit_photo(&user, "a", samples::single_pet(), pet())
             .await,
@@ -768,8 +764,7 @@ async fn a_job_through_the_real_queue_is_delivered_and_the_message_deleted() {
 #[tokio::test]
 async fn a_corrupt_upload_or_a_mask_of_the_wrong_size_fails_before_any_paid_call_and_is_refunded() {
     let (h, model) = (Harness::new().await, StandIn::start().await);
-    let user = h.user();
-    h.fund_to(&user, 50).await;
+    let user = h.funded_user(50).await;
     let mut truncated = samples::single_pet();
     truncated.truncate(truncated.len() / 2);
     let corrupt = h.submit_photo(&user, "corrupt", truncated, pet()).await;

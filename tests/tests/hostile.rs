@@ -263,8 +263,7 @@ async fn a_bomb_within_the_side_limit_but_over_the_pixel_limit_is_refused_too() 
 #[tokio::test]
 async fn a_bomb_as_the_mask_or_the_style_reference_is_refused_before_decoding() {
     let (h, model) = (Harness::new().await, StandIn::start().await);
-    let user = h.user();
-    h.fund_to(&user, 30).await;
+    let user = h.funded_user(30).await;
     let before = h.balance(&user).await;
     let photo = h.upload(&user, "original", samples::single_pet()).await;
     let mask = h.upload(&user, "mask", png_bomb(60_000, 60_000)).await;
@@ -439,8 +438,7 @@ async fn a_file_one_byte_over_the_limit_gets_no_slot_and_is_refused_unread_if_it
 #[tokio::test]
 async fn a_mask_that_is_text_or_brushes_nothing_is_an_invalid_mask_or_image() {
     let (h, model) = (Harness::new().await, StandIn::start().await);
-    let user = h.user();
-    h.fund_to(&user, 30).await;
+    let user = h.funded_user(30).await;
     let before = h.balance(&user).await;
     let photo = h.upload(&user, "original", samples::single_pet()).await;
     let body = |mask: &str| json!({ "style": "mosaic", "target": "brush", "original_asset_id": photo, "mask_asset_id": mask });

@@ -262,8 +262,7 @@ async fn timed(
 #[tokio::test]
 async fn a_wait_on_a_finished_job_answers_at_once_and_an_unchanged_tag_is_304_at_once() {
     let (h, model) = (Harness::new().await, StandIn::start().await);
-    let user = h.user();
-    h.fund_to(&user, 40).await;
+    let user = h.funded_user(40).await;
     let delivered = h
         .submit_photo(&user, "delivered", samples::single_pet(), pet())
         .await;
@@ -295,8 +294,7 @@ async fn a_wait_on_a_finished_job_answers_at_once_and_an_unchanged_tag_is_304_at
 #[tokio::test]
 async fn a_finished_edit_with_a_repair_in_flight_is_still_waited_on() {
     let (h, model) = (Harness::new().await, StandIn::start().await);
-    let user = h.user();
-    h.fund_to(&user, 40).await;
+    let user = h.funded_user(40).await;
     let id = h
         .submit_photo(&user, "edit", samples::single_pet(), pet())
         .await;

@@ -36,8 +36,7 @@ async fn a_provider_outage_emits_edit_failed_outcomes_refunds_and_failed_edit_ca
     model
         .fault(json!({ "call": "edit", "fault": "error_500" }))
         .await;
-    let user = h.user();
-    h.fund_to(&user, 20).await;
+    let user = h.funded_user(20).await;
     let body = json!({ "style": "embroidery", "target": "pet" });
     let mut ids = Vec::new();
     for key in ["k1", "k2"] {

@@ -73,8 +73,7 @@ async fn assert_paused_and_refunded(
 async fn a_halt_before_midnight_still_refuses_the_next_day_and_the_job_is_refunded_budget_paused() {
     let h = Harness::isolated(|_| {}).await;
     let model = StandIn::start().await;
-    let user = h.user();
-    h.fund_to(&user, 50).await;
+    let user = h.funded_user(50).await;
     let (yesterday, today) = (days_from_now(-1), days_from_now(0));
     budget::set_halted(&h.app, &Scope::Standing { today: yesterday }, true)
         .await
@@ -114,8 +113,7 @@ async fn a_halt_before_midnight_still_refuses_the_next_day_and_the_job_is_refund
 async fn a_standing_halt_holds_for_a_day_item_that_already_existed_unhalted() {
     let h = Harness::isolated(|_| {}).await;
     let model = StandIn::start().await;
-    let user = h.user();
-    h.fund_to(&user, 50).await;
+    let user = h.funded_user(50).await;
     let today = days_from_now(0);
     // Today's item exists before the halt (a `budget show`, a reservation, a one-day cap).
     let before = budget::day(&h.app, &today).await.expect("today");
@@ -155,8 +153,7 @@ async fn a_standing_halt_holds_for_a_day_item_that_already_existed_unhalted() {
 async fn set_cap_applies_to_every_new_day_and_a_day_override_to_that_day_only() {
     let h = Harness::isolated(|_| {}).await;
     let model = StandIn::start().await;
-    let user = h.user();
-    h.fund_to(&user, 50).await;
+    let user = h.funded_user(50).await;
     let configured = h.app.config.limits.daily_cap_micros;
     let standing_cap = Micros::new(7_000_000);
     let (yesterday, today, tomorrow) = (days_from_now(-1), days_from_now(0), days_from_now(1));
@@ -211,8 +208,7 @@ async fn a_refund_the_sweeper_cannot_make_is_counted_as_a_refund_failure_and_the
  {
     let h = Harness::isolated(|_| {}).await;
     let model = StandIn::start().await;
-    let user = h.user();
-    h.fund_to(&user, 50).await;
+    let user = h.funded_user(50).await;
     let id = h
         .submit_photo(&user, "a", samples::single_pet(), pet())
         .await;

@@ -20,8 +20,7 @@ fn pet_edit() -> Value {
 
 /// A funded user with a delivered pet edit; returns (user, edit id, processor).
 async fn delivered_edit(h: &Harness, model: &StandIn) -> (UserId, String, Processor) {
-    let user = h.user();
-    h.fund_to(&user, 40).await;
+    let user = h.funded_user(40).await;
     let id = h
         .submit_photo(&user, "edit", samples::single_pet(), pet_edit())
         .await;
@@ -75,8 +74,7 @@ async fn another_users_upload_cannot_be_deleted_and_stays() {
 #[tokio::test]
 async fn an_upload_a_queued_edit_reads_is_refused_with_asset_in_use_and_stays() {
     let h = Harness::new().await;
-    let user = h.user();
-    h.fund_to(&user, 40).await;
+    let user = h.funded_user(40).await;
     let asset = h.upload(&user, "original", samples::single_pet()).await;
     let mut body = pet_edit();
     body["original_asset_id"] = json!(asset);
@@ -183,8 +181,7 @@ async fn deleting_an_edits_images_removes_every_object_keeps_the_money_and_stops
 #[tokio::test]
 async fn the_images_of_a_queued_edit_cannot_be_deleted() {
     let h = Harness::new().await;
-    let user = h.user();
-    h.fund_to(&user, 40).await;
+    let user = h.funded_user(40).await;
     let edit = h
         .submit_photo(&user, "queued", samples::single_pet(), pet_edit())
         .await;

@@ -25,8 +25,7 @@ async fn succeeded_edit(
     h: &Harness,
     model: &StandIn,
 ) -> (atelier_shared::domain::UserId, String, Processor) {
-    let user = h.user();
-    h.fund_to(&user, 40).await;
+    let user = h.funded_user(40).await;
     let id = h
         .submit_photo(
             &user,
@@ -511,8 +510,7 @@ async fn stored_result_bytes(h: &Harness, job: &str) -> i64 {
 #[tokio::test]
 async fn a_textured_12_mp_photo_whose_result_is_larger_than_any_upload_can_be_repaired() {
     let (h, model) = (Harness::new().await, StandIn::start().await);
-    let user = h.user();
-    h.fund_to(&user, 40).await;
+    let user = h.funded_user(40).await;
     let (photo, mask) = noisy_12_mp_photo();
     let upload_limit = atelier_shared::domain::imaging::DecodeLimits::PHOTO.max_bytes;
     assert!(photo.len() as u64 <= upload_limit, "{} bytes", photo.len());

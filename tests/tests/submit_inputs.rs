@@ -102,8 +102,7 @@ async fn submits_refused_429_leave_no_object_and_the_accepted_job_keeps_only_its
     let mut config = Harness::config();
     config.limits.max_in_flight = 1;
     let h = Harness::with_config(config).await;
-    let user = h.user();
-    h.fund_to(&user, 100).await;
+    let user = h.funded_user(100).await;
     let original = h.upload(&user, "original", samples::single_pet()).await;
     let accepted = h.submit(&user, Some("first"), &pet_edit(&original)).await;
     assert_eq!(accepted.status, StatusCode::ACCEPTED, "{accepted:?}");
@@ -147,8 +146,7 @@ async fn submits_refused_429_leave_no_object_and_the_accepted_job_keeps_only_its
 async fn a_key_reused_with_another_photo_is_409_and_the_job_edits_the_photo_it_was_sent() {
     let h = Harness::new().await;
     let model = StandIn::start().await;
-    let user = h.user();
-    h.fund_to(&user, 100).await;
+    let user = h.funded_user(100).await;
     let (pet, two) = (samples::single_pet(), samples::two_pets());
     let mine = h.upload(&user, "original", pet.clone()).await;
     let other = h.upload(&user, "original", two).await;
@@ -202,8 +200,7 @@ async fn an_upload_changed_or_deleted_after_the_submit_fails_the_job_refunded_be
         ("deleted", None),
     ];
     for (why, replacement) in cases {
-        let user = h.user();
-        h.fund_to(&user, 100).await;
+        let user = h.funded_user(100).await;
         let before = h.balance(&user).await;
         let original = h.upload(&user, "original", samples::single_pet()).await;
         let res = h.submit(&user, Some("changed"), &pet_edit(&original)).await;

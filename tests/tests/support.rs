@@ -20,8 +20,7 @@ fn job_id(id: &str) -> JobId {
 
 /// A job of a fresh, funded user, run through the consumer against `model`.
 async fn processed_job(h: &Harness, model: &StandIn) -> (atelier_shared::domain::UserId, String) {
-    let user = h.user();
-    h.fund_to(&user, 20).await;
+    let user = h.funded_user(20).await;
     let id = h
         .submit_photo(&user, "k", samples::single_pet(), pet())
         .await;

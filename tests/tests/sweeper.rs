@@ -155,8 +155,7 @@ async fn a_consumer_dying_at_any_step_is_failed_and_refunded_once_and_never_edit
     ];
     let h = Harness::isolated(|l| l.max_in_flight = 20).await;
     let model = StandIn::start().await;
-    let user = h.user();
-    h.fund_to(&user, 100).await;
+    let user = h.funded_user(100).await;
     let mut ids = Vec::new();
     for (i, step) in steps.iter().enumerate() {
         let id = h
@@ -208,8 +207,7 @@ async fn a_consumer_dying_at_any_step_is_failed_and_refunded_once_and_never_edit
 async fn an_orphaned_reservation_is_settled_from_saved_usage_or_kept_booked_without_it() {
     let h = Harness::isolated(|_| {}).await;
     let model = StandIn::start().await;
-    let user = h.user();
-    h.fund_to(&user, 50).await;
+    let user = h.funded_user(50).await;
     let with_usage = h
         .submit_photo(&user, "a", samples::single_pet(), pet())
         .await;
@@ -285,8 +283,7 @@ async fn an_orphaned_reservation_is_settled_from_saved_usage_or_kept_booked_with
 async fn two_sweepers_and_a_consumer_racing_leave_every_job_terminal_and_refunded_at_most_once() {
     let h = Harness::isolated(|l| l.max_in_flight = 50).await;
     let model = StandIn::start().await;
-    let user = h.user();
-    h.fund_to(&user, 200).await;
+    let user = h.funded_user(200).await;
     let mut ids = Vec::new();
     for i in 0..12 {
         let id = h
@@ -344,8 +341,7 @@ async fn two_sweepers_and_a_consumer_racing_leave_every_job_terminal_and_refunde
 #[tokio::test]
 async fn cancel_refunds_a_queued_job_once_and_refuses_a_processing_one() {
     let h = Harness::new().await;
-    let user = h.user();
-    h.fund_to(&user, 50).await;
+    let user = h.funded_user(50).await;
     let queued = h
         .submit_photo(&user, "a", samples::single_pet(), pet())
         .await;
@@ -396,8 +392,7 @@ async fn cancel_racing_a_claim_has_exactly_one_winner_and_refunds_only_when_canc
     let mut config = Harness::config();
     config.limits.max_in_flight = 100;
     let h = Harness::with_config(config).await;
-    let user = h.user();
-    h.fund_to(&user, 500).await;
+    let user = h.funded_user(500).await;
     let mut ids = Vec::new();
     for i in 0..16 {
         ids.push(
@@ -450,8 +445,7 @@ async fn cancel_racing_a_claim_has_exactly_one_winner_and_refunds_only_when_canc
 #[tokio::test]
 async fn a_sweep_over_ten_thousand_jobs_reads_only_the_twenty_that_need_action() {
     let h = Harness::isolated(|l| l.max_in_flight = 100).await;
-    let user = h.user();
-    h.fund_to(&user, 500).await;
+    let user = h.funded_user(500).await;
     let mut broken = h.app.config.clone();
     broken.resources.queue_url = format!("{}-missing", broken.resources.queue_url);
     let broken = Harness::with_config(broken).await;

@@ -178,8 +178,7 @@ async fn concurrent_jobs_of_one_user_never_take_their_spend_past_the_share() {
         l.max_in_flight = 20;
     })
     .await;
-    let user = h.user();
-    h.fund_to(&user, 100).await;
+    let user = h.funded_user(100).await;
     let mut ids = Vec::new();
     for _ in 0..12 {
         ids.push(h.upload(&user, "original", samples::single_pet()).await);

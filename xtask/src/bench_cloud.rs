@@ -78,7 +78,6 @@ pub fn bench_cloud(argv: &[String]) -> Result<ExitCode> {
         .filter(|l| !l.is_empty() && !l.starts_with('#'))
         .collect();
     ensure_pip(&peer_venv, ".atelier-peer-pins", &pins)?;
-    let python = peer_venv.join("bin").join("python");
     let dist = crate::package::dist(crate::package::Arch::X86_64);
     for f in ["atelier-api", "atelier-consumer", "atelier-sweeper"] {
         let zip = dist.join(f).join("bootstrap.zip");
@@ -91,91 +90,124 @@ pub fn bench_cloud(argv: &[String]) -> Result<ExitCode> {
     }
     cloud::build_host_tools()?;
     let cloud = cloud::deploy_zips(Some(dist.clone()), cloud::Iam::Off)?;
-    let dir = root().join("tools").join("bench").join("cloud");
-    let out = cloud.state().join("bench");
-    std::fs::create_dir_all(&out)?;
+    let bench = Bench {
+        cloud: &cloud,
+        python: peer_venv.join("bin").join("python"),
+        dir: root().join("tools").join("bench").join("cloud"),
+        out: cloud.state().join("bench"),
+        args: &a,
+    };
+    std::fs::create_dir_all(&bench.out)?;
     run(Command::new(debug_bin("atelier-model-server"))
         .arg("samples")
-        .arg(&out)
+        .arg(&bench.out)
         .stdout(Stdio::null()))?;
-
-    eprintln!(
-        "xtask: bench-cloud: pipeline ({} jobs per level, levels {}, model {} ms per call)",
-        a.jobs, a.levels, a.model_ms
-    );
-    let mut cmd = Command::new(&python);
-    cmd.arg(dir.join("pipeline.py"))
-        .arg(cloud.endpoint())
-        .arg(cloud.api_url())
-        .arg(cloud.issuer_url())
-        .arg(cloud.model_url())
-        .arg(cloud.outputs_file())
-        .arg(out.join("single_pet.png"))
-        .arg(a.jobs.to_string())
-        .arg(a.model_ms.to_string())
-        .arg(&a.levels);
-    cloud.aws(&mut cmd);
-    let pipeline = output(&mut cmd).context("the pipeline bench")?;
-
-    eprintln!("xtask: bench-cloud: ours (atelier-bench --peer-ours)");
-    let ours = out.join("ours.json");
-    let mut cmd = Command::new(debug_bin("atelier-bench"));
-    cmd.current_dir(root())
-        .arg("--peer-ours")
-        .arg(&ours)
-        .args(["--samples", &a.samples.to_string()])
-        .args(["--counted", &a.counted.to_string()]);
-    cloud.aws(&mut cmd);
-    cmd.envs(local_env(cloud.aws_port(), "atelier-bench"));
-    run(&mut cmd).context("our side of the peer bench")?;
-
-    let peer = |mode: &str, endpoint: &str, extra: &[String]| -> Result<PathBuf> {
-        eprintln!("xtask: bench-cloud: the peer, {mode}");
-        let file = out.join(format!("peer-{mode}.json"));
-        let mut cmd = Command::new(&python);
-        cmd.current_dir(&dir)
-            .arg("peer_bench.py")
-            .arg(mode)
-            .arg(&file)
-            .args(extra);
-        cloud.aws(&mut cmd);
-        cmd.env("AWS_ENDPOINT_URL", endpoint)
-            .env("AWS_ENDPOINT_URL_S3", endpoint)
-            .env("PEER_DIRECT_ENDPOINT", cloud.endpoint())
-            .env("PROXY_URL", endpoint);
-        run(&mut cmd)?;
-        Ok(file)
-    };
-    let proxy_port = cloud
-        .aws_port()
-        .checked_add(4202)
-        .context("no port for the wire proxy")?;
-    let proxy = WireProxy::start(&cloud.endpoint(), proxy_port)?;
-    let counts = peer("counts", &proxy.url, &[a.counted.to_string()])?;
-    drop(proxy);
-    let timing = peer("timing", &cloud.endpoint(), &[a.samples.to_string()])?;
-    let api_zip = dist.join("atelier-api").join("bootstrap.zip");
-    let site_packages = site_packages(&peer_venv)?;
-    let cold = peer(
-        "coldstart",
-        &cloud.endpoint(),
-        &[
-            a.cold_runs.to_string(),
-            api_zip.display().to_string(),
-            site_packages.display().to_string(),
-        ],
-    )?;
-    let mut cmd = Command::new(&python);
-    cmd.current_dir(&dir)
-        .arg("peer_bench.py")
-        .arg("report")
-        .args([&ours, &counts, &timing, &cold]);
-    let peer_table = output(&mut cmd).context("the peer table")?;
-
+    let pipeline = bench.pipeline()?;
+    let ours = bench.ours()?;
+    let peer_table = bench.peer_table(&ours, &dist, &peer_venv)?;
     println!("\n### Pipeline\n\n| what | figure | how |\n|---|---|---|\n{pipeline}");
     println!("\n### Peer\n\n{peer_table}");
     drop(cloud);
     Ok(ExitCode::SUCCESS)
+}
+
+/// One run's deployed cloud, its peer venv's python, the scripts' folder and the output folder.
+struct Bench<'a> {
+    cloud: &'a cloud::Cloud,
+    python: PathBuf,
+    dir: PathBuf,
+    out: PathBuf,
+    args: &'a Args,
+}
+
+impl Bench<'_> {
+    /// The pipeline table's rows (`tools/bench/cloud/pipeline.py`).
+    fn pipeline(&self) -> Result<String> {
+        let (a, cloud) = (self.args, self.cloud);
+        eprintln!(
+            "xtask: bench-cloud: pipeline ({} jobs per level, levels {}, model {} ms per call)",
+            a.jobs, a.levels, a.model_ms
+        );
+        let mut cmd = Command::new(&self.python);
+        cmd.arg(self.dir.join("pipeline.py"))
+            .arg(cloud.endpoint())
+            .arg(cloud.api_url())
+            .arg(cloud.issuer_url())
+            .arg(cloud.model_url())
+            .arg(cloud.outputs_file())
+            .arg(self.out.join("single_pet.png"))
+            .arg(a.jobs.to_string())
+            .arg(a.model_ms.to_string())
+            .arg(&a.levels);
+        cloud.aws(&mut cmd);
+        output(&mut cmd).context("the pipeline bench")
+    }
+
+    /// Our side of the peer comparison (`atelier-bench --peer-ours`), as a JSON file.
+    fn ours(&self) -> Result<PathBuf> {
+        eprintln!("xtask: bench-cloud: ours (atelier-bench --peer-ours)");
+        let ours = self.out.join("ours.json");
+        let mut cmd = Command::new(debug_bin("atelier-bench"));
+        cmd.current_dir(root())
+            .arg("--peer-ours")
+            .arg(&ours)
+            .args(["--samples", &self.args.samples.to_string()])
+            .args(["--counted", &self.args.counted.to_string()]);
+        self.cloud.aws(&mut cmd);
+        cmd.envs(local_env(self.cloud.aws_port(), "atelier-bench"));
+        run(&mut cmd).context("our side of the peer bench")?;
+        Ok(ours)
+    }
+
+    /// One mode of `peer_bench.py` against `endpoint`, as a JSON file.
+    fn peer(&self, mode: &str, endpoint: &str, extra: &[String]) -> Result<PathBuf> {
+        eprintln!("xtask: bench-cloud: the peer, {mode}");
+        let file = self.out.join(format!("peer-{mode}.json"));
+        let mut cmd = Command::new(&self.python);
+        cmd.current_dir(&self.dir)
+            .arg("peer_bench.py")
+            .arg(mode)
+            .arg(&file)
+            .args(extra);
+        self.cloud.aws(&mut cmd);
+        cmd.env("AWS_ENDPOINT_URL", endpoint)
+            .env("AWS_ENDPOINT_URL_S3", endpoint)
+            .env("PEER_DIRECT_ENDPOINT", self.cloud.endpoint())
+            .env("PROXY_URL", endpoint);
+        run(&mut cmd)?;
+        Ok(file)
+    }
+
+    /// The peer's counts (through the wire proxy), timing and cold starts, beside ours.
+    fn peer_table(&self, ours: &Path, dist: &Path, peer_venv: &Path) -> Result<String> {
+        let (a, cloud) = (self.args, self.cloud);
+        let proxy_port = cloud
+            .aws_port()
+            .checked_add(4202)
+            .context("no port for the wire proxy")?;
+        let proxy = WireProxy::start(&cloud.endpoint(), proxy_port)?;
+        let counts = self.peer("counts", &proxy.url, &[a.counted.to_string()])?;
+        drop(proxy);
+        let timing = self.peer("timing", &cloud.endpoint(), &[a.samples.to_string()])?;
+        let api_zip = dist.join("atelier-api").join("bootstrap.zip");
+        let site_packages = site_packages(peer_venv)?;
+        let cold = self.peer(
+            "coldstart",
+            &cloud.endpoint(),
+            &[
+                a.cold_runs.to_string(),
+                api_zip.display().to_string(),
+                site_packages.display().to_string(),
+            ],
+        )?;
+        let mut cmd = Command::new(&self.python);
+        cmd.current_dir(&self.dir)
+            .arg("peer_bench.py")
+            .arg("report")
+            .arg(ours)
+            .args([&counts, &timing, &cold]);
+        output(&mut cmd).context("the peer table")
+    }
 }
 
 /// Runs `cmd` (stderr passed through) and returns its stdout.

@@ -433,32 +433,8 @@ print(f"xtask: cloud: functions recorded through their proxies: {names}", file=s
 /// the dummy provider key, and checks that the deployed API answers for real.
 pub(crate) fn deploy_zips(prebuilt: Option<PathBuf>, iam: Iam) -> Result<Cloud> {
     let ports = Ports::from_env(iam)?;
-    for (what, port) in [
-        ("ministack", ports.aws),
-        ("the stand-in model", ports.model),
-        ("the dev issuer", ports.issuer),
-    ] {
-        if TcpStream::connect_timeout(&([127, 0, 0, 1], port).into(), Duration::from_millis(300))
-            .is_ok()
-        {
-            bail!(
-                "port {port} (for {what}) is in use: another local cloud? Stop it, or pick other \
-                 ports with ATELIER_CLOUD_PORT (the model and issuer use +4200 and +4201)"
-            );
-        }
-    }
-
-    // The release artifacts, exactly as `cargo xtask package` makes them.
-    let dist = match prebuilt {
-        Some(dist) => dist,
-        None => package::build(Arch::X86_64)?
-            .first()
-            .and_then(|z| z.parent())
-            .and_then(Path::parent)
-            .map(Path::to_path_buf)
-            .context("no zips were built")?,
-    };
-
+    ensure_ports_free(ports)?;
+    let dist = release_zips(prebuilt)?;
     let venv = root().join(".venv");
     ensure_ministack()?;
     ensure_cloud_pins(&venv)?;
@@ -473,10 +449,81 @@ pub(crate) fn deploy_zips(prebuilt: Option<PathBuf>, iam: Iam) -> Result<Cloud> 
     if let Some(tls) = ports.tls() {
         tls.create()?;
     }
-    let mut procs = Vec::new();
+    let procs = vec![
+        start_cloud_ministack(ports, &venv, &state)?,
+        start_model(ports, &state)?,
+        start_issuer(ports, &state)?,
+    ];
 
-    // ministack. A function gets AWS_ENDPOINT_URL only when ministack's own process has it;
-    // the rest of its environment is inherited by the functions too, so it is built clean.
+    let deploy_started = Instant::now();
+    let outputs_file = cdk_deploy(ports, &state, &dist)?;
+    let deploy_time = deploy_started.elapsed();
+
+    let outputs = parse_outputs(
+        &std::fs::read_to_string(&outputs_file)
+            .with_context(|| format!("reading the stack outputs {}", outputs_file.display()))?,
+    );
+    let api_url_output = outputs
+        .iter()
+        .find(|(k, _)| k == "ApiUrl")
+        .map(|(_, v)| v.clone())
+        .context("the stack has no ApiUrl output")?;
+    let api_id = api_id(&api_url_output)
+        .with_context(|| format!("no API id in the ApiUrl output {api_url_output:?}"))?;
+    let api_url = format!("{}/_aws/execute-api/{api_id}", ports.endpoint());
+    let cloud = Cloud {
+        ports,
+        state,
+        api_url,
+        outputs_file,
+        outputs,
+        deploy_time,
+        procs,
+    };
+    after_deploy(&cloud, &venv)?;
+    check_deployed(&cloud)?;
+    eprintln!(
+        "xtask: cloud: deployed in {:.1} s",
+        cloud.deploy_time.as_secs_f64()
+    );
+    Ok(cloud)
+}
+
+/// Fails, naming the variable to change, when a port the local cloud needs is taken.
+fn ensure_ports_free(ports: Ports) -> Result<()> {
+    for (what, port) in [
+        ("ministack", ports.aws),
+        ("the stand-in model", ports.model),
+        ("the dev issuer", ports.issuer),
+    ] {
+        if TcpStream::connect_timeout(&([127, 0, 0, 1], port).into(), Duration::from_millis(300))
+            .is_ok()
+        {
+            bail!(
+                "port {port} (for {what}) is in use: another local cloud? Stop it, or pick other \
+                 ports with ATELIER_CLOUD_PORT (the model and issuer use +4200 and +4201)"
+            );
+        }
+    }
+    Ok(())
+}
+
+/// The release artifacts' folder, exactly as `cargo xtask package` makes them.
+fn release_zips(prebuilt: Option<PathBuf>) -> Result<PathBuf> {
+    match prebuilt {
+        Some(dist) => Ok(dist),
+        None => package::build(Arch::X86_64)?
+            .first()
+            .and_then(|z| z.parent())
+            .and_then(Path::parent)
+            .map(Path::to_path_buf)
+            .context("no zips were built"),
+    }
+}
+
+/// ministack. A function gets AWS_ENDPOINT_URL only when ministack's own process has it;
+/// the rest of its environment is inherited by the functions too, so it is built clean.
+fn start_cloud_ministack(ports: Ports, venv: &Path, state: &Path) -> Result<Proc> {
     let log = std::fs::File::create(state.join("ministack.log"))?;
     let mut cmd = Command::new(venv.join("bin").join("ministack"));
     for (k, _) in std::env::vars_os() {
@@ -485,7 +532,7 @@ pub(crate) fn deploy_zips(prebuilt: Option<PathBuf>, iam: Iam) -> Result<Cloud> 
         }
     }
     local_aws(&mut cmd, ports);
-    cmd.env("TMPDIR", &state)
+    cmd.env("TMPDIR", state)
         .env("BIND_HOST", "127.0.0.1")
         .env("GATEWAY_PORT", ports.aws.to_string())
         // With `cryptography` installed ministack would also open an IoT MQTT/TLS listener on
@@ -503,17 +550,20 @@ pub(crate) fn deploy_zips(prebuilt: Option<PathBuf>, iam: Iam) -> Result<Cloud> 
             .env("USE_SSL", "1")
             .envs(tls.server_env());
     }
-    procs.push(Proc {
+    let proc = Proc {
         name: "ministack",
         child: cmd.spawn().context("starting ministack")?,
-    });
+    };
     wait_for("ministack", Duration::from_secs(30), || match ports.tls() {
         None => healthy(ports.aws),
         Some(_) => aws_http(ports, "GET", "/_ministack/health", &[]).is_ok_and(|(s, _)| s == 200),
     })?;
+    Ok(proc)
+}
 
+fn start_model(ports: Ports, state: &Path) -> Result<Proc> {
     let log = std::fs::File::create(state.join("model-server.log"))?;
-    procs.push(Proc {
+    let proc = Proc {
         name: "the stand-in model",
         child: Command::new(debug_bin("atelier-model-server"))
             .args(["--port", &ports.model.to_string()])
@@ -521,13 +571,16 @@ pub(crate) fn deploy_zips(prebuilt: Option<PathBuf>, iam: Iam) -> Result<Cloud> 
             .stderr(Stdio::from(log))
             .spawn()
             .context("starting atelier-model-server (built by `cargo build --workspace`)")?,
-    });
+    };
     wait_for("the stand-in model", Duration::from_secs(30), || {
         http(ports.model, "GET", "/_stand-in/health", None).is_ok_and(|(s, _)| s == 200)
     })?;
+    Ok(proc)
+}
 
+fn start_issuer(ports: Ports, state: &Path) -> Result<Proc> {
     let log = std::fs::File::create(state.join("issuer.log"))?;
-    procs.push(Proc {
+    let proc = Proc {
         name: "the dev issuer",
         child: Command::new(debug_bin("atelier-local"))
             .arg("issuer")
@@ -537,7 +590,7 @@ pub(crate) fn deploy_zips(prebuilt: Option<PathBuf>, iam: Iam) -> Result<Cloud> 
             .stderr(Stdio::from(log))
             .spawn()
             .context("starting atelier-local issuer")?,
-    });
+    };
     wait_for("the dev issuer", Duration::from_secs(60), || {
         http(
             ports.issuer,
@@ -547,9 +600,12 @@ pub(crate) fn deploy_zips(prebuilt: Option<PathBuf>, iam: Iam) -> Result<Cloud> 
         )
         .is_ok_and(|(s, body)| s == 200 && body.contains("\"kid\""))
     })?;
+    Ok(proc)
+}
 
-    // The CDK app, unchanged: only parameters (as a real deploy with its own issuer passes
-    // them) and the zips' folder.
+/// The CDK app, unchanged: only parameters (as a real deploy with its own issuer passes
+/// them) and the zips' folder. Returns the stack outputs' file.
+fn cdk_deploy(ports: Ports, state: &Path, dist: &Path) -> Result<PathBuf> {
     let infra = root().join("infra");
     let cdk_out = state.join("cdk.out");
     let cdk_log = state.join("cdk.log");
@@ -581,7 +637,6 @@ pub(crate) fn deploy_zips(prebuilt: Option<PathBuf>, iam: Iam) -> Result<Cloud> 
             )
         })
     };
-    let deploy_started = Instant::now();
     eprintln!("xtask: cloud: cdk bootstrap + deploy of {STACK} to ministack");
     cdk(&["bootstrap", &format!("aws://{ACCOUNT}/{REGION}")])?;
     let outputs_file = state.join("outputs.json");
@@ -603,32 +658,12 @@ pub(crate) fn deploy_zips(prebuilt: Option<PathBuf>, iam: Iam) -> Result<Cloud> 
         "--outputs-file",
         &outputs_arg,
     ])?;
-    let deploy_time = deploy_started.elapsed();
+    Ok(outputs_file)
+}
 
-    let outputs = parse_outputs(
-        &std::fs::read_to_string(&outputs_file)
-            .with_context(|| format!("reading the stack outputs {}", outputs_file.display()))?,
-    );
-    let api_url_output = outputs
-        .iter()
-        .find(|(k, _)| k == "ApiUrl")
-        .map(|(_, v)| v.clone())
-        .context("the stack has no ApiUrl output")?;
-    let api_id = api_id(&api_url_output)
-        .with_context(|| format!("no API id in the ApiUrl output {api_url_output:?}"))?;
-    let api_url = format!("{}/_aws/execute-api/{api_id}", ports.endpoint());
-    let cloud = Cloud {
-        ports,
-        state,
-        api_url,
-        outputs_file,
-        outputs,
-        deploy_time,
-        procs,
-    };
-
-    // The provider key, as a real deploy sets it after the first deploy (infra/README.md),
-    // and the one ministack gap that needs a hand after deploying (see AFTER_DEPLOY).
+/// The provider key, as a real deploy sets it after the first deploy (infra/README.md),
+/// and the one ministack gap that needs a hand after deploying (see AFTER_DEPLOY).
+fn after_deploy(cloud: &Cloud, venv: &Path) -> Result<()> {
     let secret = cloud.output("ProviderKeySecretArn")?.to_owned();
     let stripe = cloud.output("StripeKeysSecretArn")?.to_owned();
     let mut py = Command::new(venv.join("bin").join("python"));
@@ -641,15 +676,8 @@ pub(crate) fn deploy_zips(prebuilt: Option<PathBuf>, iam: Iam) -> Result<Cloud> 
         &stripe,
         STRIPE_KEYS,
     ]);
-    local_aws(&mut py, ports);
-    run(&mut py).context("after the deploy: provider key, event source")?;
-
-    check_deployed(&cloud)?;
-    eprintln!(
-        "xtask: cloud: deployed in {:.1} s",
-        cloud.deploy_time.as_secs_f64()
-    );
-    Ok(cloud)
+    local_aws(&mut py, cloud.ports);
+    run(&mut py).context("after the deploy: provider key, event source")
 }
 
 /// After the deploy, with botocore (ministack's own dependency, so nothing more to install):

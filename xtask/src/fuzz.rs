@@ -16,7 +16,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use anyhow::{Context, Result, bail};
 
-use super::{cargo, local_env, root, run, start_ministack};
+use super::{cargo, private_stack_env, root, run, start_ministack};
 
 /// The fuzzer, pinned; a venv of its own (its dependencies are many and must not move
 /// ministack's).
@@ -298,110 +298,27 @@ pub fn fuzz(args: &[String]) -> Result<ExitCode> {
     let _ = std::fs::remove_dir_all(&state);
     std::fs::create_dir_all(&state)?;
     let _ministack = start_ministack(AWS_PORT, &state.join("ministack"))?;
-    let mut env = local_env(AWS_PORT, "atelier-fuzz");
-    env.retain(|(k, _)| k != "ATELIER_LOCAL_PORT" && k != "ATELIER_STATE_DIR");
-    env.extend([
-        ("ATELIER_LOCAL_PORT".to_owned(), API_PORT.to_string()),
-        (
-            "ATELIER_MODEL_BASE_URL".to_owned(),
-            format!("http://127.0.0.1:{MODEL_PORT}"),
-        ),
-        ("ATELIER_STATE_DIR".to_owned(), state.display().to_string()),
-    ]);
-
+    let env = private_stack_env(AWS_PORT, "atelier-fuzz", API_PORT, MODEL_PORT, &state);
     let (model, api) = start_model_and_api(&bin_dir, &env, &state, MODEL_PORT, API_PORT)?;
     let token = dev_token()?;
 
     // Spread the count over the operations; the coverage and stateful phases add more.
     let operations = operation_count()?;
     let per_operation = args.requests.div_ceil(operations);
-    let events = state.join("schemathesis-events.ndjson");
     eprintln!(
         "xtask: fuzz seed {} — {} requests asked, {operations} operations, up to {per_operation} examples each",
         args.seed, args.requests
     );
-    let config = state.join("schemathesis.toml");
-    std::fs::write(&config, CONFIG_TOML)?;
+    let events = state.join("schemathesis-events.ndjson");
     let fuzz_started = Instant::now();
-    let status = Command::new(&schemathesis)
-        .current_dir(&state)
-        .arg("--config-file")
-        .arg(&config)
-        .arg("run")
-        .arg(format!("http://127.0.0.1:{API_PORT}/v1/openapi.json"))
-        .args(["--url", &format!("http://127.0.0.1:{API_PORT}")])
-        .args(["--checks", "all"])
-        .args(["--seed", &args.seed.to_string()])
-        .args(["--max-examples", &per_operation.to_string()])
-        .args(["--header", &format!("Authorization: Bearer {token}")])
-        // One worker: hypothesis parses lambdas' source with `ast` while generating, which
-        // is not thread-safe on CPython 3.11 ("AST constructor recursion depth mismatch").
-        // No stateful phase: the document has no links yet, and its per-operation check
-        // settings (the opaque cursor above) are not applied there.
-        .args(["--workers", "1", "--request-timeout", "30"])
-        .args(["--phases", "examples,coverage,fuzzing"])
-        .args(["--generation-database", "none", "--no-color"])
-        .args(["--report", "ndjson", "--report-ndjson-path"])
-        .arg(&events)
-        .status()
-        .context("running schemathesis")?;
+    let status = run_schemathesis(&schemathesis, &state, &args, per_operation, &token, &events)?;
     let fuzz_time = fuzz_started.elapsed();
-
-    let summary = Command::new(root().join(".venv/fuzz/bin/python"))
-        .args(["-c", SUMMARY_PY])
-        .arg(&events)
-        .output()
-        .context("summarising the schemathesis events")?;
-    let summary = String::from_utf8_lossy(&summary.stdout).into_owned();
-    let mut requests = 0u64;
-    let mut histogram: Vec<(String, u64)> = Vec::new();
-    for line in summary.lines() {
-        let words: Vec<&str> = line.split_whitespace().collect();
-        match words.as_slice() {
-            ["requests", n] => requests = n.parse().unwrap_or(0),
-            ["status", code, n] => histogram.push(((*code).to_owned(), n.parse().unwrap_or(0))),
-            _ => {}
-        }
-    }
-    let server_errors: u64 = histogram
-        .iter()
-        .filter(|(code, _)| code.starts_with('5'))
-        .map(|(_, n)| n)
-        .sum();
-
-    let audit = Command::new(bin_dir.join("atelier-admin"))
-        .arg("audit")
-        .envs(env.iter().cloned())
-        .output()
-        .context("running atelier-admin audit")?;
-    // The audit prints its report as JSON and then one summary line; keep the line.
-    let audit_text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&audit.stdout),
-        String::from_utf8_lossy(&audit.stderr)
-    )
-    .lines()
-    .rev()
-    .find(|l| !l.trim().is_empty())
-    .unwrap_or_default()
-    .trim()
-    .to_owned();
+    let (requests, histogram) = summarise_events(&events)?;
+    let (audit_clean, audit_text) = audit(&bin_dir, &env)?;
     drop(api);
     drop(model);
 
-    let histogram_text = histogram
-        .iter()
-        .map(|(c, n)| format!("{c}: {n}"))
-        .collect::<Vec<_>>()
-        .join(", ");
-    let audit_clean = audit.status.success();
-    println!("fuzz: seed {}", args.seed);
-    println!(
-        "fuzz: {requests} requests sent ({} asked) in {fuzz_time:.1?}",
-        args.requests
-    );
-    println!("fuzz: statuses {histogram_text}");
-    println!("fuzz: 5xx {server_errors}");
+    let server_errors = report(&args, requests, &histogram, fuzz_time);
     println!(
         "fuzz: schemathesis {}",
         if status.success() {
@@ -429,4 +346,103 @@ pub fn fuzz(args: &[String]) -> Result<ExitCode> {
     } else {
         ExitCode::FAILURE
     })
+}
+
+fn run_schemathesis(
+    schemathesis: &Path,
+    state: &Path,
+    args: &Args,
+    per_operation: u64,
+    token: &str,
+    events: &Path,
+) -> Result<std::process::ExitStatus> {
+    let config = state.join("schemathesis.toml");
+    std::fs::write(&config, CONFIG_TOML)?;
+    Command::new(schemathesis)
+        .current_dir(state)
+        .arg("--config-file")
+        .arg(&config)
+        .arg("run")
+        .arg(format!("http://127.0.0.1:{API_PORT}/v1/openapi.json"))
+        .args(["--url", &format!("http://127.0.0.1:{API_PORT}")])
+        .args(["--checks", "all"])
+        .args(["--seed", &args.seed.to_string()])
+        .args(["--max-examples", &per_operation.to_string()])
+        .args(["--header", &format!("Authorization: Bearer {token}")])
+        // One worker: hypothesis parses lambdas' source with `ast` while generating, which
+        // is not thread-safe on CPython 3.11 ("AST constructor recursion depth mismatch").
+        // No stateful phase: the document has no links yet, and its per-operation check
+        // settings (the opaque cursor above) are not applied there.
+        .args(["--workers", "1", "--request-timeout", "30"])
+        .args(["--phases", "examples,coverage,fuzzing"])
+        .args(["--generation-database", "none", "--no-color"])
+        .args(["--report", "ndjson", "--report-ndjson-path"])
+        .arg(events)
+        .status()
+        .context("running schemathesis")
+}
+
+/// Prints what was sent and the statuses; returns the count of 5xx answers.
+fn report(args: &Args, requests: u64, histogram: &[(String, u64)], took: Duration) -> u64 {
+    let server_errors: u64 = histogram
+        .iter()
+        .filter(|(code, _)| code.starts_with('5'))
+        .map(|(_, n)| n)
+        .sum();
+    let histogram_text = histogram
+        .iter()
+        .map(|(c, n)| format!("{c}: {n}"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    println!("fuzz: seed {}", args.seed);
+    println!(
+        "fuzz: {requests} requests sent ({} asked) in {took:.1?}",
+        args.requests
+    );
+    println!("fuzz: statuses {histogram_text}");
+    println!("fuzz: 5xx {server_errors}");
+    server_errors
+}
+
+/// The requests sent and a count per status code, from schemathesis' event stream.
+fn summarise_events(events: &Path) -> Result<(u64, Vec<(String, u64)>)> {
+    let summary = Command::new(root().join(".venv/fuzz/bin/python"))
+        .args(["-c", SUMMARY_PY])
+        .arg(events)
+        .output()
+        .context("summarising the schemathesis events")?;
+    let summary = String::from_utf8_lossy(&summary.stdout).into_owned();
+    let mut requests = 0u64;
+    let mut histogram: Vec<(String, u64)> = Vec::new();
+    for line in summary.lines() {
+        let words: Vec<&str> = line.split_whitespace().collect();
+        match words.as_slice() {
+            ["requests", n] => requests = n.parse().unwrap_or(0),
+            ["status", code, n] => histogram.push(((*code).to_owned(), n.parse().unwrap_or(0))),
+            _ => {}
+        }
+    }
+    Ok((requests, histogram))
+}
+
+/// `atelier-admin audit` on the fuzzed stack: whether it is clean, and its summary line.
+fn audit(bin_dir: &Path, env: &[(String, String)]) -> Result<(bool, String)> {
+    let audit = Command::new(bin_dir.join("atelier-admin"))
+        .arg("audit")
+        .envs(env.iter().cloned())
+        .output()
+        .context("running atelier-admin audit")?;
+    // The audit prints its report as JSON and then one summary line; keep the line.
+    let line = format!(
+        "{}{}",
+        String::from_utf8_lossy(&audit.stdout),
+        String::from_utf8_lossy(&audit.stderr)
+    )
+    .lines()
+    .rev()
+    .find(|l| !l.trim().is_empty())
+    .unwrap_or_default()
+    .trim()
+    .to_owned();
+    Ok((audit.status.success(), line))
 }

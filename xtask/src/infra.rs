@@ -118,7 +118,7 @@ pub fn infra_test() -> Result<()> {
     let work = work_dir();
     std::fs::create_dir_all(&work)?;
 
-    let mut results: Vec<(&str, std::time::Duration, Result<Outcome>)> = Vec::new();
+    let mut results: Vec<StepResult> = Vec::new();
     let mut step = |name: &'static str, f: &mut dyn FnMut() -> Result<Outcome>| {
         eprintln!("xtask: infra-test: {name}");
         let t = Instant::now();
@@ -133,153 +133,57 @@ pub fn infra_test() -> Result<()> {
     ensure_pip(&lint_venv(), ".atelier-lint-pins", LINT_PINS)?;
     ensure_node_modules(&infra)?;
 
-    let live_schema = work.join("schema.live.json");
-    let live_env = work.join("env-names.live.json");
-    let live_models = work.join("models.live.json");
-    let live_metrics = work.join("metrics.live.json");
-    let live_cors = work.join("cors.live.json");
+    let live = COPIES.map(|(sub, _)| work.join(format!("{sub}.live.json")));
     step(
         "drift guard: schema.json, env-names.json, models.json, metrics.json and cors.json (infra/, infra/terraform/) match atelier-admin",
-        &mut || {
-            let mut stale = Vec::new();
-            for ((sub, file), live) in COPIES.into_iter().zip([
-                &live_schema,
-                &live_env,
-                &live_models,
-                &live_metrics,
-                &live_cors,
-            ]) {
-                let text = admin_json(sub)?;
-                std::fs::write(live, &text)?;
-                for dir in COPY_DIRS {
-                    let committed =
-                        std::fs::read_to_string(root().join(dir).join(file)).unwrap_or_default();
-                    if committed != text {
-                        stale.push(format!("{dir}/{file} differs from `atelier-admin {sub}`"));
-                    }
-                }
-            }
-            if stale.is_empty() {
-                Ok(Outcome::Passed)
-            } else {
-                bail!(
-                    "{} — run `cargo xtask infra-schema`, review the diff (tables, indexes, \
-                 environment, models, CORS) and commit it",
-                    stale.join("; ")
-                )
-            }
-        },
+        &mut || drift_guard(&live),
     );
-
     step("type check (tsc --noEmit)", &mut || {
         run(npx(&infra, "tsc").args(["--noEmit", "-p", "."]))?;
         Ok(Outcome::Passed)
     });
-
     step(
         "assertion tests, cdk-nag, drift guard against the synthesized template",
-        &mut || {
-            let mut cmd = Command::new("node");
-            cmd.current_dir(&infra)
-                .args(["--import", "tsx", "--test", "--test-reporter=dot"])
-                .args(test_files(&infra)?)
-                .env("ATELIER_LIVE_SCHEMA", &live_schema)
-                .env("ATELIER_LIVE_ENV_NAMES", &live_env)
-                .env("ATELIER_LIVE_CORS", &live_cors);
-            no_aws_credentials(&mut cmd);
-            run(&mut cmd)?;
-            Ok(Outcome::Passed)
-        },
+        &mut || assertion_tests(&infra, &live),
     );
-
     let cdk_out = work.join("cdk.out");
     step(
         "cdk synth, no credentials (dev and prod stages)",
-        &mut || {
-            let _ = std::fs::remove_dir_all(&cdk_out);
-            for stage in ["dev", "prod"] {
-                let mut cmd = npx(&infra, "cdk");
-                cmd.args(["synth", "--quiet", "--no-notices", "--no-version-reporting"])
-                    .args(["--context", "atelier:placeholderCode=true"])
-                    .args(["--context", &format!("atelier:stage={stage}")])
-                    .arg("--output")
-                    .arg(cdk_out.join(stage));
-                no_aws_credentials(&mut cmd);
-                run(&mut cmd)?;
-            }
-            Ok(Outcome::Passed)
-        },
+        &mut || cdk_synth(&infra, &cdk_out),
     );
-
     step("cfn-lint on the synthesized templates", &mut || {
-        let templates = templates(&cdk_out)?;
-        run(Command::new(lint_venv().join("bin").join("cfn-lint"))
-            .current_dir(&infra)
-            .args(["--config-file", ".cfnlintrc.yaml", "--"])
-            .args(&templates))?;
-        Ok(Outcome::Passed)
+        cfn_lint(&infra, &cdk_out)
     });
-
     step(
         "the Terraform module reads no file outside its folder",
-        &mut || {
-            let found = paths_outside_module(&infra.join("terraform"))?;
-            if found.is_empty() {
-                Ok(Outcome::Passed)
-            } else {
-                bail!(
-                    "{} — a module used from a registry has only its own folder: make the \
-                     file a variable or copy it into infra/terraform",
-                    found.join("; ")
-                )
-            }
-        },
+        &mut || module_reads_only_its_folder(&infra),
     );
-
     step(
         "every Terraform variable has a validation, every output a description",
-        &mut || {
-            let mut missing = Vec::new();
-            for entry in std::fs::read_dir(infra.join("terraform"))? {
-                let path = entry?.path();
-                if path.extension().is_some_and(|e| e == "tf") {
-                    let name = path.file_name().unwrap_or_default().to_string_lossy();
-                    for block in undocumented_blocks(&std::fs::read_to_string(&path)?) {
-                        missing.push(format!("terraform/{name}: {block}"));
-                    }
-                }
-            }
-            if missing.is_empty() {
-                Ok(Outcome::Passed)
-            } else {
-                missing.sort();
-                bail!("{}", missing.join("; "))
-            }
-        },
+        &mut || terraform_documented(&infra),
     );
-
     step("checkov on infra/terraform (offline)", &mut || {
-        run(Command::new(lint_venv().join("bin").join("checkov"))
-            .current_dir(&infra)
-            .args(["--directory", "terraform", "--framework", "terraform"])
-            // Every skip is an inline `#checkov:skip=ID:reason` at its resource.
-            .args(["--skip-download", "--quiet", "--compact"]))?;
-        Ok(Outcome::Passed)
+        checkov(&infra)
     });
-
     step(
         "terraform fmt -check, init (local mirror), validate (the module and each example), test",
         &mut || terraform(&infra, &work),
     );
-
     step(
         "IAM: every AWS call the tests recorded is allowed by its function's role (CDK, Terraform)",
         &mut || iam_check(&infra, &work, &cdk_out),
     );
+    summarise(&results, started)
+}
 
+/// A step's name, how long it took, and its outcome.
+type StepResult = (&'static str, std::time::Duration, Result<Outcome>);
+
+/// Prints one line per step, then fails when any step failed.
+fn summarise(results: &[StepResult], started: Instant) -> Result<()> {
     let mut failed = 0;
     eprintln!("xtask: infra-test summary ({:.1?}):", started.elapsed());
-    for (name, took, r) in &results {
+    for (name, took, r) in results {
         let verdict = match r {
             Ok(Outcome::Passed) => "ok".to_owned(),
             Ok(Outcome::Skipped(why)) => format!("SKIPPED: {why}"),
@@ -294,6 +198,111 @@ pub fn infra_test() -> Result<()> {
         bail!("infra-test: {failed} step(s) failed");
     }
     Ok(())
+}
+
+/// The committed copies of `schema.json`, `env-names.json` and `models.json` equal what
+/// `atelier-admin` prints today (written to `live` for the later steps).
+fn drift_guard(live: &[PathBuf; COPIES.len()]) -> Result<Outcome> {
+    let mut stale = Vec::new();
+    for ((sub, file), live) in COPIES.into_iter().zip(live) {
+        let text = admin_json(sub)?;
+        std::fs::write(live, &text)?;
+        for dir in COPY_DIRS {
+            let committed =
+                std::fs::read_to_string(root().join(dir).join(file)).unwrap_or_default();
+            if committed != text {
+                stale.push(format!("{dir}/{file} differs from `atelier-admin {sub}`"));
+            }
+        }
+    }
+    if stale.is_empty() {
+        Ok(Outcome::Passed)
+    } else {
+        bail!(
+            "{} — run `cargo xtask infra-schema`, review the diff (tables, indexes, \
+         environment, models, metrics, CORS) and commit it",
+            stale.join("; ")
+        )
+    }
+}
+
+fn assertion_tests(infra: &Path, live: &[PathBuf; COPIES.len()]) -> Result<Outcome> {
+    let [live_schema, live_env, _, _, live_cors] = live;
+    let mut cmd = Command::new("node");
+    cmd.current_dir(infra)
+        .args(["--import", "tsx", "--test", "--test-reporter=dot"])
+        .args(test_files(infra)?)
+        .env("ATELIER_LIVE_SCHEMA", live_schema)
+        .env("ATELIER_LIVE_ENV_NAMES", live_env)
+        .env("ATELIER_LIVE_CORS", live_cors);
+    no_aws_credentials(&mut cmd);
+    run(&mut cmd)?;
+    Ok(Outcome::Passed)
+}
+
+fn cdk_synth(infra: &Path, cdk_out: &Path) -> Result<Outcome> {
+    let _ = std::fs::remove_dir_all(cdk_out);
+    for stage in ["dev", "prod"] {
+        let mut cmd = npx(infra, "cdk");
+        cmd.args(["synth", "--quiet", "--no-notices", "--no-version-reporting"])
+            .args(["--context", "atelier:placeholderCode=true"])
+            .args(["--context", &format!("atelier:stage={stage}")])
+            .arg("--output")
+            .arg(cdk_out.join(stage));
+        no_aws_credentials(&mut cmd);
+        run(&mut cmd)?;
+    }
+    Ok(Outcome::Passed)
+}
+
+fn cfn_lint(infra: &Path, cdk_out: &Path) -> Result<Outcome> {
+    let templates = templates(cdk_out)?;
+    run(Command::new(lint_venv().join("bin").join("cfn-lint"))
+        .current_dir(infra)
+        .args(["--config-file", ".cfnlintrc.yaml", "--"])
+        .args(&templates))?;
+    Ok(Outcome::Passed)
+}
+
+fn module_reads_only_its_folder(infra: &Path) -> Result<Outcome> {
+    let found = paths_outside_module(&infra.join("terraform"))?;
+    if found.is_empty() {
+        Ok(Outcome::Passed)
+    } else {
+        bail!(
+            "{} — a module used from a registry has only its own folder: make the \
+             file a variable or copy it into infra/terraform",
+            found.join("; ")
+        )
+    }
+}
+
+fn terraform_documented(infra: &Path) -> Result<Outcome> {
+    let mut missing = Vec::new();
+    for entry in std::fs::read_dir(infra.join("terraform"))? {
+        let path = entry?.path();
+        if path.extension().is_some_and(|e| e == "tf") {
+            let name = path.file_name().unwrap_or_default().to_string_lossy();
+            for block in undocumented_blocks(&std::fs::read_to_string(&path)?) {
+                missing.push(format!("terraform/{name}: {block}"));
+            }
+        }
+    }
+    if missing.is_empty() {
+        Ok(Outcome::Passed)
+    } else {
+        missing.sort();
+        bail!("{}", missing.join("; "))
+    }
+}
+
+fn checkov(infra: &Path) -> Result<Outcome> {
+    run(Command::new(lint_venv().join("bin").join("checkov"))
+        .current_dir(infra)
+        .args(["--directory", "terraform", "--framework", "terraform"])
+        // Every skip is an inline `#checkov:skip=ID:reason` at its resource.
+        .args(["--skip-download", "--quiet", "--compact"]))?;
+    Ok(Outcome::Passed)
 }
 
 /// `npm ci` when `node_modules` is missing or older than the lock file (also before a

@@ -18,7 +18,10 @@
 //!   private local stack (`bench.rs`, the program in `tools/bench`), then the pipeline and peer
 //!   tables on the deployed local cloud (`bench_cloud.rs`; alone: `cargo xtask bench-cloud`).
 //!
-//! Only the standard library and `anyhow`, so this builds in seconds on a fresh machine.
+//! - `cargo xtask fn-lengths [--ratchet]` — the longest functions; fails on one over the limit
+//!   that `xtask/long-functions.txt` does not list (`fn_lengths.rs`).
+//!
+//! The standard library, `anyhow`, and `syn` for `fn-lengths`, so this builds in seconds on a fresh machine.
 
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};
@@ -30,6 +33,7 @@ use anyhow::{Context, Result, bail};
 mod bench;
 mod bench_cloud;
 mod cloud;
+mod fn_lengths;
 mod fuzz;
 mod infra;
 mod package;
@@ -101,13 +105,14 @@ fn main() -> ExitCode {
         Some("infra-schema") => infra::infra_schema(),
         Some("cloud") => cloud::cloud(),
         Some("fuzz") => fuzz::fuzz(&args[1..]),
+        Some("fn-lengths") => fn_lengths::fn_lengths(&args[1..]),
         Some("web-test") => web_test_only(),
         Some("bench") => bench::bench_all(&args[1..]),
         Some("bench-cloud") => bench_cloud::bench_cloud(&args[1..]),
         Some("cloud-test") => cloud::cloud_test(false).map(|()| ExitCode::SUCCESS),
         _ => {
             eprintln!(
-                "usage: cargo xtask <dev | test [cargo test args] | token --user NAME | admin ARGS | ministack | package [--arch x86_64|arm64] | infra-test | infra-schema | cloud | cloud-test | fuzz [--requests N] [--seed S] | web-test | bench [--jobs N] [--workers K] [--model-ms L] [--no-cloud] | bench-cloud [--jobs N] [--model-ms L]>"
+                "usage: cargo xtask <dev | test [cargo test args] | token --user NAME | admin ARGS | ministack | package [--arch x86_64|arm64] | infra-test | infra-schema | cloud | cloud-test | fuzz [--requests N] [--seed S] | fn-lengths [--ratchet] | web-test | bench [--jobs N] [--workers K] [--model-ms L] [--no-cloud] | bench-cloud [--jobs N] [--model-ms L]>"
             );
             return ExitCode::from(2);
         }
@@ -178,6 +183,28 @@ fn local_env(port: u16, prefix: &str) -> Vec<(String, String)> {
     if std::env::var_os("AWS_LAMBDA_LOG_FORMAT").is_none() {
         env.push(("AWS_LAMBDA_LOG_FORMAT".into(), "Text".into()));
     }
+    env
+}
+
+/// [`local_env`] for a private stack of one command (fuzz, web tests): the API on `api_port`,
+/// the stand-in model on `model_port` as the model, and state in `state`.
+fn private_stack_env(
+    aws_port: u16,
+    prefix: &str,
+    api_port: u16,
+    model_port: u16,
+    state: &Path,
+) -> Vec<(String, String)> {
+    let mut env = local_env(aws_port, prefix);
+    env.retain(|(k, _)| k != "ATELIER_LOCAL_PORT" && k != "ATELIER_STATE_DIR");
+    env.extend([
+        ("ATELIER_LOCAL_PORT".to_owned(), api_port.to_string()),
+        (
+            "ATELIER_MODEL_BASE_URL".to_owned(),
+            format!("http://127.0.0.1:{model_port}"),
+        ),
+        ("ATELIER_STATE_DIR".to_owned(), state.display().to_string()),
+    ]);
     env
 }
 
@@ -456,6 +483,25 @@ fn test(extra: &[String]) -> Result<ExitCode> {
     };
     let packages = extra.iter().any(|a| a == "-p" || a == "--package");
     let scope: &[&str] = if packages { &[] } else { &["--workspace"] };
+    let (mut ok, mut passed, mut failed) = cargo_test(scope, &extra, &test_env(port)?)?;
+    eprintln!("xtask: tests finished in {:.1?}", started.elapsed());
+    drop(_ministack);
+    if extra.is_empty() {
+        let (p, f) = other_runners(port);
+        (passed, failed) = (passed + p, failed + f);
+        ok &= f == 0;
+    }
+    // One plain closing line for every runner's results together.
+    println!("tests: {passed} passed, {failed} failed");
+    Ok(if ok {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
+}
+
+/// The test stack's environment, with the official clients' installs the tests drive.
+fn test_env(port: u16) -> Result<Vec<(String, String)>> {
     // The stand-in's check against the provider's own client runs with this venv's python.
     let mut env = local_env(port, "atelier-test");
     env.push((
@@ -478,61 +524,37 @@ fn test(extra: &[String]) -> Result<ExitCode> {
         "ATELIER_IAM_CALLS".into(),
         iam_calls_dir().display().to_string(),
     ));
-    let (mut ok, passed, failed) = cargo_test(scope, &extra, &env)?;
-    eprintln!("xtask: tests finished in {:.1?}", started.elapsed());
-    drop(_ministack);
+    Ok(env)
+}
+
+/// Everything after the Rust tests of a full run: (passed, failed).
+fn other_runners(port: u16) -> (u64, u64) {
+    let (mut passed, mut failed) = (0u64, 0u64);
+    let mut count = |what: &str, result: Result<()>| match result {
+        Ok(()) => passed += 1,
+        Err(e) => {
+            eprintln!("xtask: {what} failed: {e:#}");
+            failed += 1;
+        }
+    };
     // The local cloud's end-to-end test (the release zips deployed by the CDK app to a private
     // ministack, then used through the deployed API) counts as one more, likewise.
-    let (mut cloud_passed, mut cloud_failed) = (0u64, 0u64);
-    if extra.is_empty() {
-        match cloud::cloud_test(true) {
-            Ok(()) => cloud_passed = 1,
-            Err(e) => {
-                eprintln!("xtask: cloud-test failed: {e:#}");
-                cloud_failed = 1;
-                ok = false;
-            }
-        }
-    }
+    count("cloud-test", cloud::cloud_test(true));
     // The infrastructure's offline checks (synth, assertions, cdk-nag, cfn-lint, checkov, the
     // drift guard, and the IAM check of the calls the tests and the local cloud recorded, so
     // after both) count as one more test, unless only some Rust tests were asked for.
-    let (mut infra_passed, mut infra_failed) = (0u64, 0u64);
-    if extra.is_empty() {
-        // Built above with every target's features, so this is not a second compile.
-        let _ = infra::ADMIN_BIN.set(debug_bin("atelier-admin"));
-        match infra::infra_test() {
-            Ok(()) => infra_passed = 1,
-            Err(e) => {
-                eprintln!("xtask: infra-test failed: {e:#}");
-                infra_failed = 1;
-                ok = false;
-            }
-        }
-    }
+    // Built above with every target's features, so this is not a second compile.
+    let _ = infra::ADMIN_BIN.set(debug_bin("atelier-admin"));
+    count("infra-test", infra::infra_test());
     // The web app's checks and browser tests against a fresh stack on the same port.
-    let (mut web_passed, mut web_failed) = (0u64, 0u64);
-    if extra.is_empty() {
-        match web::web_test(port) {
-            Ok((p, f)) => (web_passed, web_failed) = (p, f),
-            Err(e) => {
-                eprintln!("xtask: web-test failed: {e:#}");
-                web_failed = 1;
-            }
+    match web::web_test(port) {
+        Ok((p, f)) => (passed, failed) = (passed + p, failed + f),
+        Err(e) => {
+            eprintln!("xtask: web-test failed: {e:#}");
+            failed += 1;
         }
-        ok &= web_failed == 0;
     }
-    let (passed, failed) = (
-        passed + infra_passed + cloud_passed + web_passed,
-        failed + infra_failed + cloud_failed + web_failed,
-    );
-    // One plain closing line for every runner's results together.
-    println!("tests: {passed} passed, {failed} failed");
-    Ok(if ok {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::FAILURE
-    })
+    (passed, failed)
 }
 
 /// Runs `cargo test`, echoing its output and adding up its `test result:` lines.

@@ -4,14 +4,14 @@
 //! driving Debian's Chromium against the real local stack on ports of its own (ministack, the
 //! local runner with API, consumer and sweeper, the stand-in model server, `vite preview`).
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
 
 use crate::fuzz::{spawn, start_model_and_api, wait_ready};
-use crate::{cargo, local_env, root, run, start_ministack_strict};
+use crate::{cargo, private_stack_env, root, run, start_ministack_strict};
 
 /// Debian's Chromium (Playwright's own browser download is not used).
 pub const CHROMIUM: &str = "/usr/bin/chromium";
@@ -100,26 +100,10 @@ pub fn web_test(aws_port: u16) -> Result<(u64, u64)> {
     let started = Instant::now();
     ensure_chromium()?;
     ensure_node_modules()?;
-    let mut passed = 0;
-    for (name, args) in [
-        (
-            "generated API types are current",
-            &["run", "--silent", "check:api"][..],
-        ),
-        ("eslint", &["run", "--silent", "lint"][..]),
-    ] {
-        run(&mut npm(args)).with_context(|| format!("web: {name}"))?;
-        passed += 1;
-    }
     let (api_port, model_port, web_port) = (aws_port + 101, aws_port + 102, aws_port + 103);
     // The API is another origin than the app's, as in AWS (the stack output WebApiBaseUrl).
     let api_url = format!("http://127.0.0.1:{api_port}");
-    run(npm(&["run", "--silent", "build"]).env("VITE_API_BASE_URL", &api_url))
-        .context("web: build")?;
-    passed += 1;
-    eprintln!("xtask: web bundle {} bytes (dist/assets)", bundle_bytes()?);
-    no_secret_in_bundle()?;
-    passed += 1;
+    let passed = static_checks(&api_url)?;
 
     run(cargo().current_dir(root()).args([
         "build",
@@ -137,16 +121,7 @@ pub fn web_test(aws_port: u16) -> Result<(u64, u64)> {
     // (without it, it allows every origin).
     let _ministack = start_ministack_strict(aws_port, &state.join("ministack"))?;
     let web_url = format!("http://127.0.0.1:{web_port}");
-    let mut env = local_env(aws_port, "atelier-web");
-    env.retain(|(k, _)| k != "ATELIER_LOCAL_PORT" && k != "ATELIER_STATE_DIR");
-    env.extend([
-        ("ATELIER_LOCAL_PORT".to_owned(), api_port.to_string()),
-        (
-            "ATELIER_MODEL_BASE_URL".to_owned(),
-            format!("http://127.0.0.1:{model_port}"),
-        ),
-        ("ATELIER_STATE_DIR".to_owned(), state.display().to_string()),
-    ]);
+    let mut env = private_stack_env(aws_port, "atelier-web", api_port, model_port, &state);
     env.extend(app_env(&web_url));
     let (_model, _api) = start_model_and_api(&bin_dir, &env, &state, model_port, api_port)?;
     let mut web = spawn(
@@ -167,25 +142,53 @@ pub fn web_test(aws_port: u16) -> Result<(u64, u64)> {
     run(Command::new(bin_dir.join("atelier-model-server"))
         .arg("samples")
         .arg(&samples))?;
-
-    let report = state.join("playwright.json");
-    let status = npm(&["exec", "--", "playwright", "test"])
-        .env("ATELIER_WEB_URL", &web_url)
-        .env("ATELIER_API_URL", &api_url)
-        .env("ATELIER_SAMPLES", &samples)
-        .env("PLAYWRIGHT_JSON_OUTPUT_NAME", &report)
-        .status()
-        .context("running playwright")?;
-    let (ok, bad) = playwright_counts(&std::fs::read_to_string(&report).unwrap_or_default());
+    let (ok, bad) = playwright(&state, &web_url, &api_url, &samples)?;
     eprintln!(
         "xtask: web tests finished in {:.1?} ({ok} passed, {bad} failed; logs in {})",
         started.elapsed(),
         state.display()
     );
+    Ok((passed + ok, bad))
+}
+
+/// The generated types' freshness, eslint, the build, and no secret in the bundle: how many
+/// passed (the first failure stops).
+fn static_checks(api_url: &str) -> Result<u64> {
+    let mut passed = 0;
+    for (name, args) in [
+        (
+            "generated API types are current",
+            &["run", "--silent", "check:api"][..],
+        ),
+        ("eslint", &["run", "--silent", "lint"][..]),
+    ] {
+        run(&mut npm(args)).with_context(|| format!("web: {name}"))?;
+        passed += 1;
+    }
+    run(npm(&["run", "--silent", "build"]).env("VITE_API_BASE_URL", api_url))
+        .context("web: build")?;
+    passed += 1;
+    eprintln!("xtask: web bundle {} bytes (dist/assets)", bundle_bytes()?);
+    no_secret_in_bundle()?;
+    passed += 1;
+    Ok(passed)
+}
+
+/// The browser tests: (passed, failed) from Playwright's report.
+fn playwright(state: &Path, web_url: &str, api_url: &str, samples: &Path) -> Result<(u64, u64)> {
+    let report = state.join("playwright.json");
+    let status = npm(&["exec", "--", "playwright", "test"])
+        .env("ATELIER_WEB_URL", web_url)
+        .env("ATELIER_API_URL", api_url)
+        .env("ATELIER_SAMPLES", samples)
+        .env("PLAYWRIGHT_JSON_OUTPUT_NAME", &report)
+        .status()
+        .context("running playwright")?;
+    let (ok, bad) = playwright_counts(&std::fs::read_to_string(&report).unwrap_or_default());
     if !status.success() && bad == 0 {
         bail!("playwright failed before reporting (see above)");
     }
-    Ok((passed + ok, bad))
+    Ok((ok, bad))
 }
 
 /// `"expected": N` and `"unexpected": N` from Playwright's JSON report's `stats`.

@@ -9,8 +9,9 @@ use aws_sdk_dynamodb::types::AttributeValue;
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 
-use super::Item;
-use crate::error::Error;
+use super::{Item, Store, from_item, names, s};
+use crate::domain::UserId;
+use crate::error::{AwsError, Error};
 
 const MAX_CURSOR_LEN: usize = 1024;
 
@@ -45,6 +46,57 @@ pub fn decode(raw: &str, keys: &[&str], owner_attr: &str, owner: &str) -> Result
         .into_iter()
         .map(|(k, v)| (k, AttributeValue::S(v)))
         .collect())
+}
+
+/// Where one user's newest-first pages come from: an index whose partition key is the user's
+/// id, the attributes its cursor holds, and the operation's name in errors.
+pub(super) struct UserIndex<'a> {
+    pub table: &'a str,
+    pub index: &'a str,
+    pub cursor_keys: &'a [&'a str],
+    pub op: &'static str,
+}
+
+impl Store {
+    /// One page of `user`'s items from `from`, newest first, and the cursor of the next page.
+    /// A cursor that is not this user's (or not this index's) is `InvalidCursor`.
+    pub(super) async fn user_page<T: serde::de::DeserializeOwned>(
+        &self,
+        from: UserIndex<'_>,
+        user: &UserId,
+        limit: u16,
+        cursor: Option<&str>,
+    ) -> Result<(Vec<T>, Option<String>), Error> {
+        let user_attr = crate::store::schema::attr::USER_ID;
+        let start = cursor
+            .map(|c| decode(c, from.cursor_keys, user_attr, user.as_str()))
+            .transpose()?;
+        let out = self
+            .ddb
+            .query()
+            .table_name(from.table)
+            .index_name(from.index)
+            .key_condition_expression("#user_id = :u")
+            .set_expression_attribute_names(Some(names(&[user_attr])))
+            .expression_attribute_values(":u", s(user.as_str()))
+            .scan_index_forward(false)
+            .limit(i32::from(limit))
+            .set_exclusive_start_key(start)
+            .send()
+            .await
+            .map_err(|e| AwsError::new(from.op, e))?;
+        let items = out
+            .items
+            .unwrap_or_default()
+            .into_iter()
+            .map(from_item)
+            .collect::<Result<Vec<_>, _>>()?;
+        let next = out
+            .last_evaluated_key
+            .filter(|k| !k.is_empty())
+            .and_then(|k| encode(&k));
+        Ok((items, next))
+    }
 }
 
 #[cfg(test)]

@@ -209,41 +209,13 @@ impl Store {
         limit: u16,
         cursor: Option<&str>,
     ) -> Result<(Vec<JobItem>, Option<String>), Error> {
-        let start = cursor
-            .map(|c| {
-                cursor::decode(
-                    c,
-                    &[attr::JOB_ID, attr::USER_ID, attr::USER_SORT],
-                    attr::USER_ID,
-                    user.as_str(),
-                )
-            })
-            .transpose()?;
-        let out = self
-            .ddb
-            .query()
-            .table_name(&self.names.jobs_table)
-            .index_name(index::JOBS_BY_USER)
-            .key_condition_expression("#user_id = :u")
-            .set_expression_attribute_names(Some(names(&[attr::USER_ID])))
-            .expression_attribute_values(":u", s(user.as_str()))
-            .scan_index_forward(false)
-            .limit(i32::from(limit))
-            .set_exclusive_start_key(start)
-            .send()
-            .await
-            .map_err(|e| AwsError::new("jobs.page", e))?;
-        let jobs = out
-            .items
-            .unwrap_or_default()
-            .into_iter()
-            .map(from_item)
-            .collect::<Result<Vec<_>, _>>()?;
-        let next = out
-            .last_evaluated_key
-            .filter(|k| !k.is_empty())
-            .and_then(|k| cursor::encode(&k));
-        Ok((jobs, next))
+        let from = cursor::UserIndex {
+            table: &self.names.jobs_table,
+            index: index::JOBS_BY_USER,
+            cursor_keys: &[attr::JOB_ID, attr::USER_ID, attr::USER_SORT],
+            op: "jobs.page",
+        };
+        self.user_page(from, user, limit, cursor).await
     }
 }
 

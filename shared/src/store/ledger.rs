@@ -64,40 +64,12 @@ impl Store {
         limit: u16,
         cursor: Option<&str>,
     ) -> Result<(Vec<LedgerItem>, Option<String>), Error> {
-        let start = cursor
-            .map(|c| {
-                cursor::decode(
-                    c,
-                    &[attr::USER_ID, attr::REF, attr::AT_REF],
-                    attr::USER_ID,
-                    user.as_str(),
-                )
-            })
-            .transpose()?;
-        let out = self
-            .ddb
-            .query()
-            .table_name(&self.names.ledger_table)
-            .index_name(index::LEDGER_BY_TIME)
-            .key_condition_expression("#user_id = :u")
-            .set_expression_attribute_names(Some(names(&[attr::USER_ID])))
-            .expression_attribute_values(":u", s(user.as_str()))
-            .scan_index_forward(false)
-            .limit(i32::from(limit))
-            .set_exclusive_start_key(start)
-            .send()
-            .await
-            .map_err(|e| AwsError::new("ledger.page", e))?;
-        let rows = out
-            .items
-            .unwrap_or_default()
-            .into_iter()
-            .map(from_item)
-            .collect::<Result<Vec<_>, _>>()?;
-        let next = out
-            .last_evaluated_key
-            .filter(|k| !k.is_empty())
-            .and_then(|k| cursor::encode(&k));
-        Ok((rows, next))
+        let from = cursor::UserIndex {
+            table: &self.names.ledger_table,
+            index: index::LEDGER_BY_TIME,
+            cursor_keys: &[attr::USER_ID, attr::REF, attr::AT_REF],
+            op: "ledger.page",
+        };
+        self.user_page(from, user, limit, cursor).await
     }
 }

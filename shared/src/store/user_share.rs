@@ -4,11 +4,10 @@
 //! override per user, and the day's top spenders (one Query on a sparse index).
 
 use aws_sdk_dynamodb::types::{
-    AttributeValue, ConditionCheck, Delete, Put, ReturnValuesOnConditionCheckFailure,
-    TransactWriteItem, Update,
+    AttributeValue, ConditionCheck, Delete, Put, TransactWriteItem, Update,
 };
 
-use super::budget::ReserveOutcome;
+use super::budget::{Counter, ReserveOutcome};
 use super::schema::{
     AttemptItem, UserDayItem, UserShareItem, attr, index, user_day_key, user_share_key,
 };
@@ -44,25 +43,7 @@ impl Store {
         attempt: &AttemptItem,
         user: &UserId,
     ) -> Result<TransactWriteItem, Error> {
-        let update = Update::builder()
-            .table_name(&self.names.budget_table)
-            .key(attr::DAY, s(user_day_key(&attempt.day, user)))
-            .update_expression("SET #reserved_micros = #reserved_micros + :e, #spent_micros = #spent_micros + :e, #headroom_micros = #headroom_micros - :e, #updated_at = :now REMOVE #refused_micros")
-            .condition_expression("attribute_exists(#day) AND #headroom_micros >= :e")
-            .set_expression_attribute_names(Some(names(&[
-                attr::RESERVED_MICROS,
-                attr::SPENT_MICROS,
-                attr::HEADROOM_MICROS,
-                attr::UPDATED_AT,
-                attr::DAY,
-                attr::REFUSED_MICROS,
-            ])))
-            .expression_attribute_values(":e", n(attempt.reserved_micros.get()))
-            .expression_attribute_values(":now", s(&attempt.reserved_at))
-            .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld)
-            .build()
-            .map_err(|e| AwsError::new("user_share.reserve.build", e))?;
-        Ok(TransactWriteItem::builder().update(update).build())
+        Counter::User.reserve(self, attempt, &user_day_key(&attempt.day, user))
     }
 
     /// Why the user's day item refused a reservation.
@@ -88,26 +69,14 @@ impl Store {
         delta: Micros,
         now: &str,
     ) -> Result<TransactWriteItem, Error> {
-        let update = Update::builder()
-            .table_name(&self.names.budget_table)
-            .key(attr::DAY, s(user_day_key(&attempt.day, user)))
-            .update_expression(
-                "SET #reserved_micros = #reserved_micros - :r, #used_micros = #used_micros + :c, #spent_micros = #spent_micros - :delta, #headroom_micros = #headroom_micros + :delta, #updated_at = :now",
-            )
-            .set_expression_attribute_names(Some(names(&[
-                attr::RESERVED_MICROS,
-                attr::USED_MICROS,
-                attr::SPENT_MICROS,
-                attr::HEADROOM_MICROS,
-                attr::UPDATED_AT,
-            ])))
-            .expression_attribute_values(":r", n(attempt.reserved_micros.get()))
-            .expression_attribute_values(":c", n(cost.get()))
-            .expression_attribute_values(":delta", n(delta.get()))
-            .expression_attribute_values(":now", s(now))
-            .build()
-            .map_err(|e| AwsError::new("user_share.settle.build", e))?;
-        Ok(TransactWriteItem::builder().update(update).build())
+        Counter::User.settle(
+            self,
+            &user_day_key(&attempt.day, user),
+            attempt.reserved_micros,
+            cost,
+            delta,
+            now,
+        )
     }
 
     /// The submit's check of the user's day (joined to the charge transaction): no item yet,

@@ -349,124 +349,12 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             reason,
             operator,
             create,
-        } => {
-            let Some(user) = UserId::parse(&user) else {
-                bail!("--user is not a valid user id")
-            };
-            let reason = GrantReason::parse(&reason).map_err(|e| anyhow!("--reason {e}"))?;
-            let operator = operator_from(operator)?;
-            if credits == 0 {
-                bail!("--credits must be positive");
-            }
-            let app = app().await?;
-            let req = GrantRequest {
-                credits: Credits::new(i64::from(credits)),
-                reason: reason.clone(),
-                operator,
-                create_account: create,
-            };
-            let by = |o: Option<String>| o.map_or(String::new(), |o| format!(" by {o}"));
-            match accounts::grant(&app, &user, &req).await? {
-                GrantResult::Granted => println!("granted {credits} credits to {user} ({reason})"),
-                GrantResult::AlreadyGranted { operator } => println!(
-                    "already granted: {credits} credits to {user} for reason {reason:?}{}; nothing changed",
-                    by(operator)
-                ),
-                GrantResult::AmountDiffers { existing, operator } => bail!(
-                    "refused: {user} was already granted {existing} credits for reason {reason:?}{}, not {credits}; nothing changed (a different grant needs a new reason)",
-                    by(operator)
-                ),
-                GrantResult::UnknownUser => bail!(
-                    "refused: {user} has no account; check --user, or pass --create to create it (with its signup grant)"
-                ),
-            }
-            Ok(ExitCode::SUCCESS)
-        }
-        Command::Audit => {
-            let report = audit::audit(&app().await?).await?;
-            println!("{}", serde_json::to_string_pretty(&report)?);
-            if report.is_clean() {
-                eprintln!(
-                    "audit clean: {} accounts, {} ledger rows",
-                    report.accounts, report.ledger_rows
-                );
-                Ok(ExitCode::SUCCESS)
-            } else {
-                eprintln!("audit FAILED: {} offenders", report.offenders.len());
-                Ok(ExitCode::FAILURE)
-            }
-        }
-        Command::Budget { action, day } => {
-            if let BudgetAction::SetCap { micros } = action
-                && micros < 0
-            {
-                bail!("the cap cannot be negative");
-            }
-            let app = app().await?;
-            let scope = match day {
-                Some(day) => budget::Scope::Day(day),
-                None => budget::Scope::Standing {
-                    today: budget::day_of(atelier_shared::clock::now()),
-                },
-            };
-            let item = match action {
-                BudgetAction::Show => budget::day(&app, scope.day()).await?,
-                BudgetAction::Halt => budget::set_halted(&app, &scope, true).await?,
-                BudgetAction::Resume => budget::set_halted(&app, &scope, false).await?,
-                BudgetAction::SetCap { micros } => {
-                    budget::set_cap(&app, &scope, atelier_shared::domain::Micros::new(micros))
-                        .await?
-                }
-                BudgetAction::Share {
-                    user,
-                    micros,
-                    clear,
-                    operator,
-                } => {
-                    if matches!(scope, budget::Scope::Day(_)) {
-                        bail!("a user's share is standing (today and after); --day does not apply");
-                    }
-                    return share(&app, user, micros, clear, operator).await;
-                }
-            };
-            let standing = budget::standing(&app).await?;
-            let top = user_share::top_spenders(&app, &item.day, TOP_SPENDERS).await?;
-            println!(
-                "{}",
-                serde_json::to_string_pretty(&serde_json::json!({
-                    "day": item.day, "halted": item.halted, "cap_micros": item.cap_micros,
-                    "used_micros": item.used_micros, "reserved_micros": item.reserved_micros,
-                    "headroom_micros": item.headroom_micros,
-                    "standing": standing,
-                    "user_share_default_micros": app.config.limits.user_daily_share_micros,
-                    "top_spenders": top,
-                }))?
-            );
-            if standing.halted && !item.halted {
-                eprintln!(
-                    "note: the standing halt is on, so paid calls stay refused on {}; `budget resume` without --day lifts it",
-                    item.day
-                );
-            }
-            Ok(ExitCode::SUCCESS)
-        }
+        } => grant(&user, credits, &reason, operator, create).await,
+        Command::Audit => run_audit().await,
+        Command::Budget { action, day } => budget_command(action, day).await,
         Command::Account {
             action: AccountAction::Release { user, operator },
-        } => {
-            let Some(user) = UserId::parse(&user) else {
-                bail!("USER is not a valid user id")
-            };
-            let operator = operator_from(operator)?;
-            let app = app().await?;
-            match atelier_shared::services::payments::release_hold(&app, &user, &operator).await? {
-                ReleaseOutcome::Released(reason) => {
-                    println!("released {user} (the hold was for {reason})");
-                }
-                ReleaseOutcome::NotOnHold => println!("{user} is not on hold; nothing changed"),
-                ReleaseOutcome::AccountMissing => bail!("refused: {user} has no account"),
-            }
-            Ok(ExitCode::SUCCESS)
-        }
+        } => release(&user, operator).await,
         Command::User {
             action:
                 UserAction::Delete {
@@ -475,23 +363,18 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                     wait,
                 },
         } => {
-            let Some(user) = UserId::parse(&user) else {
-                bail!("USER is not a valid user id")
-            };
+            let user = user_arg(&user)?;
             let by = DeletedBy::Operator(operator_from(operator)?);
             delete_user(&app().await?, &user, &by, wait).await
         }
         Command::User {
             action: UserAction::Show { user, recent },
         } => {
-            let Some(user) = UserId::parse(&user) else {
-                bail!("USER is not a valid user id")
-            };
+            let user = user_arg(&user)?;
             let Some(view) = support::user(&app().await?, &user, recent).await? else {
                 bail!("no account for {user}")
             };
-            println!("{}", serde_json::to_string_pretty(&view)?);
-            Ok(ExitCode::SUCCESS)
+            print_json(&view)
         }
         Command::Job {
             action: JobAction::Show { id },
@@ -500,8 +383,7 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             let Some(history) = support::job(&app().await?, &id).await? else {
                 bail!("no job {id}")
             };
-            println!("{}", serde_json::to_string_pretty(&history)?);
-            Ok(ExitCode::SUCCESS)
+            print_json(&history)
         }
         Command::Job {
             action:
@@ -520,46 +402,169 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             };
             refund(&app().await?, &id, &req).await
         }
-        Command::Schema => {
-            println!("{}", serde_json::to_string_pretty(&TABLES)?);
-            Ok(ExitCode::SUCCESS)
-        }
-        Command::Cors => {
-            println!(
-                "{}",
-                serde_json::to_string_pretty(&atelier_shared::adapters::cors::export())?
-            );
-            Ok(ExitCode::SUCCESS)
-        }
-        Command::Models => {
-            let catalogue = atelier_shared::adapters::model::catalogue::export();
-            println!("{}", serde_json::to_string_pretty(&catalogue)?);
-            Ok(ExitCode::SUCCESS)
-        }
-        Command::Metrics => {
-            let metrics = atelier_shared::adapters::metrics::export();
-            println!("{}", serde_json::to_string_pretty(&metrics)?);
-            Ok(ExitCode::SUCCESS)
-        }
-        Command::EnvNames => {
-            // A struct, not a JSON map: its field order does not depend on serde_json's
-            // `preserve_order` (the infrastructure's drift guard compares the text).
-            #[derive(serde::Serialize)]
-            struct EnvName {
-                description: &'static str,
-                name: &'static str,
-                required: bool,
-            }
-            let names: Vec<EnvName> = env::ALL
-                .iter()
-                .map(|v| EnvName {
-                    description: v.description,
-                    name: v.name,
-                    required: v.required,
-                })
-                .collect();
-            println!("{}", serde_json::to_string_pretty(&names)?);
-            Ok(ExitCode::SUCCESS)
-        }
+        Command::Schema => print_json(&TABLES),
+        Command::Models => print_json(&atelier_shared::adapters::model::catalogue::export()),
+        Command::Metrics => print_json(&atelier_shared::adapters::metrics::export()),
+        Command::Cors => print_json(&atelier_shared::adapters::cors::export()),
+        Command::EnvNames => env_names(),
     }
+}
+
+/// Prints `value` as indented JSON; exit 0.
+fn print_json(value: &impl serde::Serialize) -> anyhow::Result<ExitCode> {
+    println!("{}", serde_json::to_string_pretty(value)?);
+    Ok(ExitCode::SUCCESS)
+}
+
+/// A positional USER argument.
+fn user_arg(user: &str) -> anyhow::Result<UserId> {
+    UserId::parse(user).ok_or_else(|| anyhow!("USER is not a valid user id"))
+}
+
+/// `grant`: once per reason; a rerun with another amount is refused.
+async fn grant(
+    user: &str,
+    credits: u32,
+    reason: &str,
+    operator: Option<String>,
+    create: bool,
+) -> anyhow::Result<ExitCode> {
+    let Some(user) = UserId::parse(user) else {
+        bail!("--user is not a valid user id")
+    };
+    let reason = GrantReason::parse(reason).map_err(|e| anyhow!("--reason {e}"))?;
+    let operator = operator_from(operator)?;
+    if credits == 0 {
+        bail!("--credits must be positive");
+    }
+    let app = app().await?;
+    let req = GrantRequest {
+        credits: Credits::new(i64::from(credits)),
+        reason: reason.clone(),
+        operator,
+        create_account: create,
+    };
+    let by = |o: Option<String>| o.map_or(String::new(), |o| format!(" by {o}"));
+    match accounts::grant(&app, &user, &req).await? {
+        GrantResult::Granted => println!("granted {credits} credits to {user} ({reason})"),
+        GrantResult::AlreadyGranted { operator } => println!(
+            "already granted: {credits} credits to {user} for reason {reason:?}{}; nothing changed",
+            by(operator)
+        ),
+        GrantResult::AmountDiffers { existing, operator } => bail!(
+            "refused: {user} was already granted {existing} credits for reason {reason:?}{}, not {credits}; nothing changed (a different grant needs a new reason)",
+            by(operator)
+        ),
+        GrantResult::UnknownUser => bail!(
+            "refused: {user} has no account; check --user, or pass --create to create it (with its signup grant)"
+        ),
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `audit`: the report as JSON, a summary line, exit 1 when it is not clean.
+async fn run_audit() -> anyhow::Result<ExitCode> {
+    let report = audit::audit(&app().await?).await?;
+    println!("{}", serde_json::to_string_pretty(&report)?);
+    if report.is_clean() {
+        eprintln!(
+            "audit clean: {} accounts, {} ledger rows",
+            report.accounts, report.ledger_rows
+        );
+        Ok(ExitCode::SUCCESS)
+    } else {
+        eprintln!("audit FAILED: {} offenders", report.offenders.len());
+        Ok(ExitCode::FAILURE)
+    }
+}
+
+/// `budget …`: changes the day (or the standing setting), then shows it.
+async fn budget_command(action: BudgetAction, day: Option<String>) -> anyhow::Result<ExitCode> {
+    if let BudgetAction::SetCap { micros } = action
+        && micros < 0
+    {
+        bail!("the cap cannot be negative");
+    }
+    let app = app().await?;
+    let scope = match day {
+        Some(day) => budget::Scope::Day(day),
+        None => budget::Scope::Standing {
+            today: budget::day_of(atelier_shared::clock::now()),
+        },
+    };
+    let item = match action {
+        BudgetAction::Show => budget::day(&app, scope.day()).await?,
+        BudgetAction::Halt => budget::set_halted(&app, &scope, true).await?,
+        BudgetAction::Resume => budget::set_halted(&app, &scope, false).await?,
+        BudgetAction::SetCap { micros } => {
+            budget::set_cap(&app, &scope, atelier_shared::domain::Micros::new(micros)).await?
+        }
+        BudgetAction::Share {
+            user,
+            micros,
+            clear,
+            operator,
+        } => {
+            if matches!(scope, budget::Scope::Day(_)) {
+                bail!("a user's share is standing (today and after); --day does not apply");
+            }
+            return share(&app, user, micros, clear, operator).await;
+        }
+    };
+    let standing = budget::standing(&app).await?;
+    let top = user_share::top_spenders(&app, &item.day, TOP_SPENDERS).await?;
+    println!(
+        "{}",
+        serde_json::to_string_pretty(&serde_json::json!({
+            "day": item.day, "halted": item.halted, "cap_micros": item.cap_micros,
+            "used_micros": item.used_micros, "reserved_micros": item.reserved_micros,
+            "headroom_micros": item.headroom_micros,
+            "standing": standing,
+            "user_share_default_micros": app.config.limits.user_daily_share_micros,
+            "top_spenders": top,
+        }))?
+    );
+    if standing.halted && !item.halted {
+        eprintln!(
+            "note: the standing halt is on, so paid calls stay refused on {}; `budget resume` without --day lifts it",
+            item.day
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `account release`: lifts a payment dispute's hold.
+async fn release(user: &str, operator: Option<String>) -> anyhow::Result<ExitCode> {
+    let user = user_arg(user)?;
+    let operator = operator_from(operator)?;
+    let app = app().await?;
+    match atelier_shared::services::payments::release_hold(&app, &user, &operator).await? {
+        ReleaseOutcome::Released(reason) => {
+            println!("released {user} (the hold was for {reason})");
+        }
+        ReleaseOutcome::NotOnHold => println!("{user} is not on hold; nothing changed"),
+        ReleaseOutcome::AccountMissing => bail!("refused: {user} has no account"),
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `env-names`: every environment variable the code reads.
+fn env_names() -> anyhow::Result<ExitCode> {
+    // A struct, not a JSON map: its field order does not depend on serde_json's
+    // `preserve_order` (the infrastructure's drift guard compares the text).
+    #[derive(serde::Serialize)]
+    struct EnvName {
+        description: &'static str,
+        name: &'static str,
+        required: bool,
+    }
+    let names: Vec<EnvName> = env::ALL
+        .iter()
+        .map(|v| EnvName {
+            description: v.description,
+            name: v.name,
+            required: v.required,
+        })
+        .collect();
+    print_json(&names)
 }

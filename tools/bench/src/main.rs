@@ -630,53 +630,17 @@ async fn throughput(h: &Harness, model: &StandIn, n: usize, workers: usize) -> R
     let stop = Arc::new(AtomicBool::new(false));
     let done = Arc::new(std::sync::Mutex::new(HashSet::<String>::new()));
     let started = Instant::now();
-    let mut tasks = Vec::new();
-    for _ in 0..workers.max(1) {
-        let (processor, sqs, url) = (processor.clone(), h.clients.sqs.clone(), queue_url.clone());
-        let (stop, done) = (stop.clone(), done.clone());
-        tasks.push(tokio::spawn(async move {
-            while !stop.load(Ordering::Relaxed) {
-                let Ok(out) = sqs
-                    .receive_message()
-                    .queue_url(&url)
-                    .max_number_of_messages(1)
-                    .wait_time_seconds(1)
-                    .send()
-                    .await
-                else {
-                    tokio::time::sleep(Duration::from_millis(100)).await;
-                    continue;
-                };
-                for m in out.messages.unwrap_or_default() {
-                    let mut record = SqsMessage::default();
-                    record.message_id = m.message_id.clone();
-                    record.receipt_handle = m.receipt_handle.clone();
-                    record.body = m.body.clone();
-                    let mut event = SqsEvent::default();
-                    event.records = vec![record];
-                    let res = atelier_consumer::handle(&processor, event).await;
-                    if res.batch_item_failures.is_empty() {
-                        if let Some(handle) = m.receipt_handle {
-                            let _ = sqs
-                                .delete_message()
-                                .queue_url(&url)
-                                .receipt_handle(handle)
-                                .send()
-                                .await;
-                        }
-                        let id = m
-                            .body
-                            .as_deref()
-                            .and_then(|b| serde_json::from_str::<Value>(b).ok())
-                            .and_then(|v| v["jobId"].as_str().map(str::to_owned));
-                        if let (Some(id), Ok(mut d)) = (id, done.lock()) {
-                            d.insert(id);
-                        }
-                    }
-                }
-            }
-        }));
-    }
+    let tasks: Vec<_> = (0..workers.max(1))
+        .map(|_| {
+            tokio::spawn(consume(
+                processor.clone(),
+                h.clients.clone(),
+                queue_url.clone(),
+                stop.clone(),
+                done.clone(),
+            ))
+        })
+        .collect();
     let ids: Vec<String> = futures::stream::iter(users.iter().enumerate())
         .map(|(i, (user, asset))| async move {
             let mut body = pet();
@@ -689,30 +653,13 @@ async fn throughput(h: &Harness, model: &StandIn, n: usize, workers: usize) -> R
         .collect()
         .await;
     let wanted: HashSet<String> = ids.into_iter().collect();
-    let deadline = Instant::now() + Duration::from_secs(600);
-    loop {
-        let finished = done
-            .lock()
-            .map(|d| wanted.iter().filter(|id| d.contains(*id)).count())
-            .unwrap_or(0);
-        if finished >= wanted.len() || Instant::now() > deadline {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    wait_for_all(&done, &wanted).await;
     let wall = started.elapsed();
     stop.store(true, Ordering::Relaxed);
     for t in tasks {
         let _ = t.await;
     }
-    let mut succeeded = 0;
-    for id in &wanted {
-        let job = h.app.store.get_job(&job_id(id)?).await;
-        if matches!(job, Ok(Some(ref j)) if format!("{:?}", j.status).eq_ignore_ascii_case("succeeded"))
-        {
-            succeeded += 1;
-        }
-    }
+    let succeeded = succeeded(h, &wanted).await?;
     let used_after = budget::day(&h.app, &day)
         .await
         .map(|d| d.used_micros.get())
@@ -737,6 +684,87 @@ async fn throughput(h: &Harness, model: &StandIn, n: usize, workers: usize) -> R
             "the day's budget `used` before/after ÷ jobs (check + edit + review at the price table)",
         ),
     ])
+}
+
+/// Until every one of `wanted` is in `done`, or ten minutes pass.
+async fn wait_for_all(done: &std::sync::Mutex<HashSet<String>>, wanted: &HashSet<String>) {
+    let deadline = Instant::now() + Duration::from_secs(600);
+    loop {
+        let finished = done
+            .lock()
+            .map(|d| wanted.iter().filter(|id| d.contains(*id)).count())
+            .unwrap_or(0);
+        if finished >= wanted.len() || Instant::now() > deadline {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// One consumer, as the SQS event source drives it (receive one, handle, delete on
+/// success), adding each finished job's id to `done` until `stop`.
+async fn consume(
+    processor: Arc<atelier_shared::services::process::Processor>,
+    clients: Clients,
+    url: String,
+    stop: Arc<AtomicBool>,
+    done: Arc<std::sync::Mutex<HashSet<String>>>,
+) {
+    let sqs = &clients.sqs;
+    while !stop.load(Ordering::Relaxed) {
+        let Ok(out) = sqs
+            .receive_message()
+            .queue_url(&url)
+            .max_number_of_messages(1)
+            .wait_time_seconds(1)
+            .send()
+            .await
+        else {
+            tokio::time::sleep(Duration::from_millis(100)).await;
+            continue;
+        };
+        for m in out.messages.unwrap_or_default() {
+            let mut record = SqsMessage::default();
+            record.message_id = m.message_id.clone();
+            record.receipt_handle = m.receipt_handle.clone();
+            record.body = m.body.clone();
+            let mut event = SqsEvent::default();
+            event.records = vec![record];
+            let res = atelier_consumer::handle(&processor, event).await;
+            if !res.batch_item_failures.is_empty() {
+                continue;
+            }
+            if let Some(handle) = m.receipt_handle {
+                let _ = sqs
+                    .delete_message()
+                    .queue_url(&url)
+                    .receipt_handle(handle)
+                    .send()
+                    .await;
+            }
+            let id = m
+                .body
+                .as_deref()
+                .and_then(|b| serde_json::from_str::<Value>(b).ok())
+                .and_then(|v| v["jobId"].as_str().map(str::to_owned));
+            if let (Some(id), Ok(mut d)) = (id, done.lock()) {
+                d.insert(id);
+            }
+        }
+    }
+}
+
+/// How many of `ids` succeeded.
+async fn succeeded(h: &Harness, ids: &HashSet<String>) -> Result<usize> {
+    let mut succeeded = 0;
+    for id in ids {
+        let job = h.app.store.get_job(&job_id(id)?).await;
+        if matches!(job, Ok(Some(ref j)) if format!("{:?}", j.status).eq_ignore_ascii_case("succeeded"))
+        {
+            succeeded += 1;
+        }
+    }
+    Ok(succeeded)
 }
 
 /// A fake Lambda Runtime API: records when the first `GET …/invocation/next` arrives and
@@ -847,29 +875,7 @@ async fn init_times(h: &Harness, proxy: &Proxy, model: &StandIn, runs: usize) ->
             ));
             continue;
         };
-        let mut env: Vec<(String, String)> = std::env::vars()
-            .filter(|(k, _)| k.starts_with("ATELIER_") || k.starts_with("AWS_"))
-            .collect();
-        env.retain(|(k, _)| k != "AWS_ENDPOINT_URL");
-        env.extend([
-            ("AWS_ENDPOINT_URL".to_owned(), proxy.url()),
-            ("AWS_LAMBDA_FUNCTION_NAME".to_owned(), f.to_owned()),
-            (
-                "AWS_LAMBDA_FUNCTION_VERSION".to_owned(),
-                "$LATEST".to_owned(),
-            ),
-            (
-                "AWS_LAMBDA_FUNCTION_MEMORY_SIZE".to_owned(),
-                "1024".to_owned(),
-            ),
-            (
-                "AWS_LAMBDA_LOG_GROUP_NAME".to_owned(),
-                format!("/aws/lambda/{f}"),
-            ),
-            ("AWS_LAMBDA_LOG_STREAM_NAME".to_owned(), "bench".to_owned()),
-            ("ATELIER_MODEL_BASE_URL".to_owned(), model.base_url.clone()),
-            ("ATELIER_MODEL_API_KEY_SECRET_ID".to_owned(), secret.clone()),
-        ]);
+        let env = lambda_env(f, &proxy.url(), &model.base_url, &secret);
         let mut times = Vec::new();
         let before = proxy.counts();
         let mut failure = None;
@@ -907,6 +913,38 @@ async fn init_times(h: &Harness, proxy: &Proxy, model: &StandIn, runs: usize) ->
         }
     }
     Ok(out)
+}
+
+/// The environment Lambda gives function `f`, with AWS through `aws_url` and the model at
+/// `model_url` with its key in `secret`.
+fn lambda_env(f: &str, aws_url: &str, model_url: &str, secret: &str) -> Vec<(String, String)> {
+    let mut env: Vec<(String, String)> = std::env::vars()
+        .filter(|(k, _)| k.starts_with("ATELIER_") || k.starts_with("AWS_"))
+        .collect();
+    env.retain(|(k, _)| k != "AWS_ENDPOINT_URL");
+    env.extend([
+        ("AWS_ENDPOINT_URL".to_owned(), aws_url.to_owned()),
+        ("AWS_LAMBDA_FUNCTION_NAME".to_owned(), f.to_owned()),
+        (
+            "AWS_LAMBDA_FUNCTION_VERSION".to_owned(),
+            "$LATEST".to_owned(),
+        ),
+        (
+            "AWS_LAMBDA_FUNCTION_MEMORY_SIZE".to_owned(),
+            "1024".to_owned(),
+        ),
+        (
+            "AWS_LAMBDA_LOG_GROUP_NAME".to_owned(),
+            format!("/aws/lambda/{f}"),
+        ),
+        ("AWS_LAMBDA_LOG_STREAM_NAME".to_owned(), "bench".to_owned()),
+        ("ATELIER_MODEL_BASE_URL".to_owned(), model_url.to_owned()),
+        (
+            "ATELIER_MODEL_API_KEY_SECRET_ID".to_owned(),
+            secret.to_owned(),
+        ),
+    ]);
+    env
 }
 
 fn zip_sizes() -> Vec<Row> {

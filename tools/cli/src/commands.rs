@@ -691,6 +691,37 @@ async fn submit_and_follow(
     body: &Value,
     follow: &Follow,
 ) -> anyhow::Result<()> {
+    let (value, job, replayed) = submit_journaled(ctx, journal, entry, path, body).await?;
+    if replayed {
+        eprintln!(
+            "atelier: {} was already submitted by an earlier run; not charged again",
+            job.id
+        );
+    } else {
+        eprintln!("atelier: submitted {} ({} credits)", job.id, job.credits);
+    }
+    if follow.no_wait {
+        if ctx.json {
+            println!("{}", serde_json::to_string_pretty(&value)?);
+        }
+        ctx.say(format!(
+            "{} is {}. `atelier job {}` shows it; rerunning this command waits for it and downloads it without charging again.",
+            job.id, job.status, job.id
+        ));
+        return Ok(());
+    }
+    wait_and_download(ctx, journal, entry, &job.id, follow).await
+}
+
+/// The paid request, journaled before it leaves and with its job after: (the job's JSON, the
+/// job, whether an earlier run had submitted it).
+async fn submit_journaled(
+    ctx: &Ctx,
+    journal: &Journal,
+    entry: &mut Entry,
+    path: &str,
+    body: &Value,
+) -> anyhow::Result<(Value, Job, bool)> {
     // Durable before the first byte of the paid request leaves.
     journal.save(entry)?;
     let key = entry.idempotency_key.clone();
@@ -729,30 +760,23 @@ async fn submit_and_follow(
     let job: Job = serde_json::from_value(value.clone()).context("unexpected job")?;
     entry.job_id = Some(job.id.clone());
     journal.save(entry)?;
-    if replayed {
-        eprintln!(
-            "atelier: {} was already submitted by an earlier run; not charged again",
-            job.id
-        );
-    } else {
-        eprintln!("atelier: submitted {} ({} credits)", job.id, job.credits);
-    }
-    if follow.no_wait {
-        if ctx.json {
-            println!("{}", serde_json::to_string_pretty(&value)?);
-        }
-        ctx.say(format!(
-            "{} is {}. `atelier job {}` shows it; rerunning this command waits for it and downloads it without charging again.",
-            job.id, job.status, job.id
-        ));
-        return Ok(());
-    }
+    Ok((value, job, replayed))
+}
 
+/// Waits for the job to end, then saves its image (or explains its failure); either way the
+/// journal entry is done.
+async fn wait_and_download(
+    ctx: &Ctx,
+    journal: &Journal,
+    entry: &Entry,
+    job_id: &str,
+    follow: &Follow,
+) -> anyhow::Result<()> {
     let out = follow
         .out
         .clone()
-        .unwrap_or_else(|| PathBuf::from(format!("{}.png", job.id)));
-    let (value, job) = wait(ctx, &job.id, follow.timeout, download_format(&out)).await?;
+        .unwrap_or_else(|| PathBuf::from(format!("{job_id}.png")));
+    let (value, job) = wait(ctx, job_id, follow.timeout, download_format(&out)).await?;
     if ctx.json {
         println!("{}", serde_json::to_string_pretty(&value)?);
     }

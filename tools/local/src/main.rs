@@ -2,7 +2,7 @@
 //! the local resources (`provision`). Reads the same configuration as the functions.
 
 use std::net::SocketAddr;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 use atelier_local::authorizer::Authorizer;
@@ -123,17 +123,9 @@ async fn main() -> anyhow::Result<()> {
         Command::Issuer => {
             atelier_shared::adapters::telemetry::init();
             let issuer = DevIssuer::load_or_create(&issuer_dir, &issuer_url)?;
-            let addr = SocketAddr::from(([127, 0, 0, 1], cli.port));
-            let listener = tokio::net::TcpListener::bind(addr)
-                .await
-                .with_context(|| format!("binding {addr}"))?;
+            let listener = bind(cli.port).await?;
             eprintln!("Dev issuer {issuer_url} (JWKS at {issuer_url}/.well-known/jwks.json)");
-            axum::serve(listener, atelier_local::serve::issuer_router(issuer))
-                .with_graceful_shutdown(async {
-                    let _ = tokio::signal::ctrl_c().await;
-                })
-                .await?;
-            Ok(())
+            serve_until_ctrl_c(listener, atelier_local::serve::issuer_router(issuer)).await
         }
         Command::Provision => {
             atelier_shared::adapters::telemetry::init();
@@ -148,100 +140,120 @@ async fn main() -> anyhow::Result<()> {
             .await?;
             Ok(())
         }
-        Command::Serve => {
-            atelier_shared::adapters::telemetry::init();
-            let mut config = Config::from_env()?;
-            let clients = Clients::from_env().await;
-            let key =
-                atelier_shared::adapters::address_key::load(&config.identity, &clients).await?;
-            config.identity.address_key = Some(key);
-            atelier_shared::store::provision::ensure(&clients, &config.resources)
-                .await
-                .context("creating local resources")?;
-            atelier_shared::store::provision::ensure_bucket_cors(
-                &clients,
-                &config.resources.bucket,
-                &cli.web_origins,
-            )
-            .await
-            .context("the bucket's CORS rule")?;
-            let issuer = DevIssuer::load_or_create(&issuer_dir, &issuer_url)?;
-            let app = App::new(config, &clients);
-            // No provider configured: the stand-in model server is the model, in-process.
-            let settings = ModelSettings::from_env()?;
-            let _stand_in = if settings.base_url == STAND_IN_MODEL_URL
-                && settings.api_key_secret_id.is_none()
-            {
-                let addr: SocketAddr = STAND_IN_MODEL_URL.trim_start_matches("http://").parse()?;
-                let (addr, server) = atelier_model_server::spawn(addr)
-                    .await
-                    .with_context(|| format!("starting the stand-in model server on {addr}"))?;
-                eprintln!("Stand-in model server on http://{addr}");
-                Some(server)
-            } else {
-                None
-            };
-            // No Stripe keys configured: the stand-in Stripe, in-process, forwarding its
-            // signed events to this API like `stripe listen --forward-to`.
-            let (app, _stripe_stand_in) = with_stripe(app, &clients, cli.port).await?;
-            let (edit, vision) =
-                atelier_shared::adapters::model::setup::clients_from_env(&clients).await?;
-            let providers = Providers::new(edit, vision)
-                .ok_or_else(|| anyhow::anyhow!("no model provider is configured"))?;
-            let processor = Processor::with_providers(app.clone(), providers);
-            // The same cold-start check as the consumer Lambda's.
-            let timeout = std::time::Duration::from_secs(app.config.limits.consumer_timeout_secs);
-            processor.check_fits(timeout)?;
-            let processor = Arc::new(processor);
-            // The EventBridge schedule: one sweep a minute.
-            let sweep_app = app.clone();
-            let sweeper = tokio::spawn(async move {
-                let mut tick = tokio::time::interval(std::time::Duration::from_secs(60));
-                let http = match atelier_shared::adapters::webhooks::client::WebhookClient::new(
-                    sweep_app.config.webhooks.private_addresses,
-                ) {
-                    Ok(http) => http,
-                    Err(e) => return tracing::error!(error = %e, "webhook_client_failed"),
-                };
-                loop {
-                    tick.tick().await;
-                    atelier_sweeper::handle(&sweep_app, atelier_shared::clock::now()).await;
-                    atelier_sweeper::deliver_webhooks(
-                        &sweep_app,
-                        &http,
-                        atelier_shared::clock::now(),
-                    )
-                    .await;
-                }
-            });
-            let poller = tokio::spawn(atelier_local::poller::run(
-                processor,
-                clients.sqs.clone(),
-                app.config.resources.queue_url.clone(),
-                CONSUMER_CONCURRENCY,
-            ));
-            let router = atelier_local::serve::app(
-                app,
-                Authorizer::new(&issuer_url, atelier_local::AUDIENCE),
-                Some(issuer),
-            );
-            // API Gateway's CORS in front of the whole local origin (the dev issuer's token
-            // endpoint is called cross-origin too, as Cognito's is).
-            let router = atelier_local::cors::layer(router, cli.web_origins.clone());
-            let addr = SocketAddr::from(([127, 0, 0, 1], cli.port));
-            let listener = tokio::net::TcpListener::bind(addr)
-                .await
-                .with_context(|| format!("binding {addr}"))?;
-            tracing::info!(%addr, issuer = %issuer_url, "local_api_listening");
-            eprintln!("Atelier API on http://{addr}  (token: cargo xtask token --user alice)");
-            axum::serve(listener, router)
-                .with_graceful_shutdown(async {
-                    let _ = tokio::signal::ctrl_c().await;
-                })
-                .await?;
-            poller.abort();
-            sweeper.abort();
-            Ok(())
-        }
+        Command::Serve => serve(cli.port, &issuer_dir, &issuer_url, &cli.web_origins).await,
     }
+}
+
+/// `serve`: the resources, the model (the stand-in when none is configured), the consumer's
+/// poller, the sweeper's schedule and the API with the dev issuer, until Ctrl-C.
+async fn serve(
+    port: u16,
+    issuer_dir: &Path,
+    issuer_url: &str,
+    web_origins: &Origins,
+) -> anyhow::Result<()> {
+    atelier_shared::adapters::telemetry::init();
+    let mut config = Config::from_env()?;
+    let clients = Clients::from_env().await;
+    let key = atelier_shared::adapters::address_key::load(&config.identity, &clients).await?;
+    config.identity.address_key = Some(key);
+    atelier_shared::store::provision::ensure(&clients, &config.resources)
+        .await
+        .context("creating local resources")?;
+    atelier_shared::store::provision::ensure_bucket_cors(
+        &clients,
+        &config.resources.bucket,
+        web_origins,
+    )
+    .await
+    .context("the bucket's CORS rule")?;
+    let issuer = DevIssuer::load_or_create(issuer_dir, issuer_url)?;
+    let app = App::new(config, &clients);
+    let _stand_in = stand_in_model().await?;
+    // No Stripe keys configured: the stand-in Stripe, in-process, forwarding its
+    // signed events to this API like `stripe listen --forward-to`.
+    let (app, _stripe_stand_in) = with_stripe(app, &clients, port).await?;
+    let (edit, vision) = atelier_shared::adapters::model::setup::clients_from_env(&clients).await?;
+    let providers = Providers::new(edit, vision)
+        .ok_or_else(|| anyhow::anyhow!("no model provider is configured"))?;
+    let processor = Processor::with_providers(app.clone(), providers);
+    // The same cold-start check as the consumer Lambda's.
+    let timeout = std::time::Duration::from_secs(app.config.limits.consumer_timeout_secs);
+    processor.check_fits(timeout)?;
+    let processor = Arc::new(processor);
+    let sweeper = tokio::spawn(sweep_every_minute(app.clone()));
+    let poller = tokio::spawn(atelier_local::poller::run(
+        processor,
+        clients.sqs.clone(),
+        app.config.resources.queue_url.clone(),
+        CONSUMER_CONCURRENCY,
+    ));
+    let router = atelier_local::serve::app(
+        app,
+        Authorizer::new(issuer_url, atelier_local::AUDIENCE),
+        Some(issuer),
+    );
+    // API Gateway's CORS in front of the whole local origin (the dev issuer's token
+    // endpoint is called cross-origin too, as Cognito's is).
+    let router = atelier_local::cors::layer(router, web_origins.clone());
+    let listener = bind(port).await?;
+    let addr = listener.local_addr()?;
+    tracing::info!(%addr, issuer = %issuer_url, "local_api_listening");
+    eprintln!("Atelier API on http://{addr}  (token: cargo xtask token --user alice)");
+    serve_until_ctrl_c(listener, router).await?;
+    poller.abort();
+    sweeper.abort();
+    Ok(())
+}
+
+/// With no provider configured the stand-in model server is the model, in-process; the
+/// handle keeps it running.
+async fn stand_in_model() -> anyhow::Result<Option<atelier_model_server::ServerHandle>> {
+    let settings = ModelSettings::from_env()?;
+    if settings.base_url != STAND_IN_MODEL_URL || settings.api_key_secret_id.is_some() {
+        return Ok(None);
+    }
+    let addr: SocketAddr = STAND_IN_MODEL_URL.trim_start_matches("http://").parse()?;
+    let (addr, server) = atelier_model_server::spawn(addr)
+        .await
+        .with_context(|| format!("starting the stand-in model server on {addr}"))?;
+    eprintln!("Stand-in model server on http://{addr}");
+    Ok(Some(server))
+}
+
+/// The EventBridge schedule: one sweep and one webhook delivery round a minute.
+async fn sweep_every_minute(app: App) {
+    let mut tick = tokio::time::interval(std::time::Duration::from_secs(60));
+    let http = match atelier_shared::adapters::webhooks::client::WebhookClient::new(
+        app.config.webhooks.private_addresses,
+    ) {
+        Ok(http) => http,
+        Err(e) => return tracing::error!(error = %e, "webhook_client_failed"),
+    };
+    loop {
+        tick.tick().await;
+        atelier_sweeper::handle(&app, atelier_shared::clock::now()).await;
+        atelier_sweeper::deliver_webhooks(&app, &http, atelier_shared::clock::now()).await;
+    }
+}
+
+/// A listener on the loopback at `port`.
+async fn bind(port: u16) -> anyhow::Result<tokio::net::TcpListener> {
+    let addr = SocketAddr::from(([127, 0, 0, 1], port));
+    tokio::net::TcpListener::bind(addr)
+        .await
+        .with_context(|| format!("binding {addr}"))
+}
+
+/// Serves `router` until Ctrl-C.
+async fn serve_until_ctrl_c(
+    listener: tokio::net::TcpListener,
+    router: axum::Router,
+) -> anyhow::Result<()> {
+    axum::serve(listener, router)
+        .with_graceful_shutdown(async {
+            let _ = tokio::signal::ctrl_c().await;
+        })
+        .await?;
+    Ok(())
 }

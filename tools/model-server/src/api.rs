@@ -35,7 +35,7 @@ use image::{GrayImage, Luma, RgbaImage};
 use serde_json::{Value, json};
 
 use crate::restyle::{MASK_SPILL_PX, REGION_SPILL_PX, restyle};
-use crate::scene::Scene;
+use crate::scene::{Component, Scene};
 use crate::state::{Applied, Call, CallCounts, Fault, FaultRule, StandIn};
 
 /// Largest request body: three or four base64 images in one chat request.
@@ -547,135 +547,148 @@ fn readiness(seen: &Seen, forced_not_ready: bool) -> Result<Readiness, String> {
         .get(&ImageRole::Original)
         .ok_or("no original image")?;
     let scene = Scene::analyse(original);
-    let not_ready = |observation: String, question: String| Readiness {
-        ready: false,
-        observation,
-        questions: vec![question],
-        target_box: None,
-    };
     if forced_not_ready {
         return Ok(not_ready(
             "The request is ambiguous (scripted).".to_owned(),
             "Which part of the photo should be redrawn?".to_owned(),
         ));
     }
-    let subjects = scene.subjects();
-    let (w, h) = (scene.width, scene.height);
-    match target {
-        Target::Pet | Target::Person => {
-            let noun = target.as_str();
-            let Some(first) = subjects.first() else {
-                return Ok(not_ready(
-                    format!("No distinct {noun} stands out from the background."),
-                    format!("I can't find a {noun} in this photo. Which part should be redrawn?"),
-                ));
-            };
-            if subjects.len() >= 2 && !has_target_description(&seen.text) {
-                let places: Vec<&str> = subjects
-                    .iter()
-                    .map(|c| scene.horizontal_position(c.centroid.0))
-                    .collect();
-                let distinct = places
-                    .iter()
-                    .all(|p| places.iter().filter(|q| *q == p).count() == 1);
-                let question = if distinct {
-                    let options: Vec<String> = places
-                        .iter()
-                        .map(|p| format!("the one on the {p}"))
-                        .collect();
-                    format!(
-                        "Which of the {} subjects should be redrawn: {}?",
-                        subjects.len(),
-                        options.join(" or ")
-                    )
-                } else {
-                    format!(
-                        "Which of the {} subjects should be redrawn?",
-                        subjects.len()
-                    )
-                };
-                return Ok(not_ready(
-                    format!(
-                        "{} separate subjects are visible and nothing says which is meant.",
-                        subjects.len()
-                    ),
-                    question,
-                ));
-            }
-            let (x0, y0, x1, y1) = first.bbox;
-            let edge = if first.touches_border {
-                " It runs off the edge of the frame there; that edge stays as photographed."
-            } else {
-                " It stands clear of the frame's edges."
-            };
-            let thousandths =
-                |v: u32, side: u32| (u64::from(v) * 1000 / u64::from(side.max(1))) as u16;
-            Ok(Readiness {
-                ready: true,
-                observation: format!(
-                    "One {noun} at the {}-{} of the frame, about {}‰ of it (x {x0}–{x1}, y {y0}–{y1} of {w}×{h}), against a smooth background of rgb({}, {}, {}).{edge} The background meeting its outline is the selection's boundary and stays photographic.",
-                    scene.vertical_position(first.centroid.1),
-                    scene.horizontal_position(first.centroid.0),
-                    scene.per_mille(first.area),
-                    scene.background[0],
-                    scene.background[1],
-                    scene.background[2],
-                ),
-                questions: Vec::new(),
-                target_box: Some(TargetBox {
-                    x0: thousandths(x0, w),
-                    y0: thousandths(y0, h),
-                    x1: thousandths(x1, w).max(thousandths(x0, w) + 1).min(1000),
-                    y1: thousandths(y1, h).max(thousandths(y0, h) + 1).min(1000),
-                }),
-            })
-        }
-        Target::Background => Ok(Readiness {
+    Ok(match target {
+        Target::Pet | Target::Person => subject_readiness(seen, &scene, target),
+        Target::Background => Readiness {
             ready: true,
             observation: format!(
                 "The background is a smooth field of about rgb({}, {}, {}); {} subject(s) in front of it stay photographic, and their outlines are the selection's boundary.",
                 scene.background[0],
                 scene.background[1],
                 scene.background[2],
-                subjects.len()
+                scene.subjects().len()
             ),
             questions: Vec::new(),
             target_box: None,
+        },
+        Target::Brush => brush_readiness(&selection_of(seen, original, target), &scene),
+    })
+}
+
+/// Not ready, with one observation and one question.
+fn not_ready(observation: String, question: String) -> Readiness {
+    Readiness {
+        ready: false,
+        observation,
+        questions: vec![question],
+        target_box: None,
+    }
+}
+
+/// A pet or a person: ready when one subject stands out (or the prompt says which of
+/// several), with its box; otherwise a question.
+fn subject_readiness(seen: &Seen, scene: &Scene, target: Target) -> Readiness {
+    let subjects = scene.subjects();
+    let (w, h) = (scene.width, scene.height);
+    let noun = target.as_str();
+    let Some(first) = subjects.first() else {
+        return not_ready(
+            format!("No distinct {noun} stands out from the background."),
+            format!("I can't find a {noun} in this photo. Which part should be redrawn?"),
+        );
+    };
+    if subjects.len() >= 2 && !has_target_description(&seen.text) {
+        return not_ready(
+            format!(
+                "{} separate subjects are visible and nothing says which is meant.",
+                subjects.len()
+            ),
+            which_subject(scene, &subjects),
+        );
+    }
+    let (x0, y0, x1, y1) = first.bbox;
+    let edge = if first.touches_border {
+        " It runs off the edge of the frame there; that edge stays as photographed."
+    } else {
+        " It stands clear of the frame's edges."
+    };
+    let thousandths = |v: u32, side: u32| (u64::from(v) * 1000 / u64::from(side.max(1))) as u16;
+    Readiness {
+        ready: true,
+        observation: format!(
+            "One {noun} at the {}-{} of the frame, about {}‰ of it (x {x0}–{x1}, y {y0}–{y1} of {w}×{h}), against a smooth background of rgb({}, {}, {}).{edge} The background meeting its outline is the selection's boundary and stays photographic.",
+            scene.vertical_position(first.centroid.1),
+            scene.horizontal_position(first.centroid.0),
+            scene.per_mille(first.area),
+            scene.background[0],
+            scene.background[1],
+            scene.background[2],
+        ),
+        questions: Vec::new(),
+        target_box: Some(TargetBox {
+            x0: thousandths(x0, w),
+            y0: thousandths(y0, h),
+            x1: thousandths(x1, w).max(thousandths(x0, w) + 1).min(1000),
+            y1: thousandths(y1, h).max(thousandths(y0, h) + 1).min(1000),
         }),
-        Target::Brush => {
-            let selection = selection_of(seen, original, target);
-            let editable = selection.editable_pixels();
-            if editable == 0 {
-                return Ok(not_ready(
-                    "The brushed area is empty.".to_owned(),
-                    "The brushed area is empty. Which part should be redrawn?".to_owned(),
-                ));
-            }
-            let crossed = subjects.iter().any(|c| {
-                let inside = scene
-                    .component_mask(c)
-                    .weights()
-                    .pixels()
-                    .zip(selection.weights().pixels())
-                    .filter(|(s, m)| s.0[0] > 0 && m.0[0] > 0)
-                    .count() as u64;
-                inside > 0 && inside < c.area
-            });
-            let boundary = if crossed {
-                "It cuts across a subject: the part of that subject outside the brush stays photographic."
-            } else {
-                "Its edge runs through the background only."
-            };
-            Ok(Readiness {
-                ready: true,
-                observation: format!(
-                    "The brushed area covers about {}‰ of the frame. {boundary}",
-                    scene.per_mille(editable)
-                ),
-                questions: Vec::new(),
-                target_box: None,
-            })
-        }
+    }
+}
+
+/// Which of several subjects: by place when each has its own, else by count alone.
+fn which_subject(scene: &Scene, subjects: &[&Component]) -> String {
+    let places: Vec<&str> = subjects
+        .iter()
+        .map(|c| scene.horizontal_position(c.centroid.0))
+        .collect();
+    let distinct = places
+        .iter()
+        .all(|p| places.iter().filter(|q| *q == p).count() == 1);
+    if distinct {
+        let options: Vec<String> = places
+            .iter()
+            .map(|p| format!("the one on the {p}"))
+            .collect();
+        format!(
+            "Which of the {} subjects should be redrawn: {}?",
+            subjects.len(),
+            options.join(" or ")
+        )
+    } else {
+        format!(
+            "Which of the {} subjects should be redrawn?",
+            subjects.len()
+        )
+    }
+}
+
+/// A brushed area: ready unless empty; says whether it cuts across a subject.
+fn brush_readiness(selection: &Mask, scene: &Scene) -> Readiness {
+    let editable = selection.editable_pixels();
+    if editable == 0 {
+        return not_ready(
+            "The brushed area is empty.".to_owned(),
+            "The brushed area is empty. Which part should be redrawn?".to_owned(),
+        );
+    }
+    let crossed = scene.subjects().iter().any(|c| {
+        let inside = scene
+            .component_mask(c)
+            .weights()
+            .pixels()
+            .zip(selection.weights().pixels())
+            .filter(|(s, m)| s.0[0] > 0 && m.0[0] > 0)
+            .count() as u64;
+        inside > 0 && inside < c.area
+    });
+    let boundary = if crossed {
+        "It cuts across a subject: the part of that subject outside the brush stays photographic."
+    } else {
+        "Its edge runs through the background only."
+    };
+    Readiness {
+        ready: true,
+        observation: format!(
+            "The brushed area covers about {}‰ of the frame. {boundary}",
+            scene.per_mille(editable)
+        ),
+        questions: Vec::new(),
+        target_box: None,
     }
 }
 
@@ -827,6 +840,18 @@ async fn chat(State(state): State<StandIn>, headers: HeaderMap, body: Bytes) -> 
             );
         }
     };
+    let body = completion(&mut value, &applied, &model, sequence, prompt_tokens);
+    with_request_id(Json(body).into_response(), sequence)
+}
+
+/// The chat completion around `value`, with the scripted damage `applied` asks for.
+fn completion(
+    value: &mut Value,
+    applied: &Applied,
+    model: &str,
+    sequence: u64,
+    prompt_tokens: u64,
+) -> Value {
     if applied.schema_violation {
         value["confidence"] = json!(0.99);
     }
@@ -854,7 +879,7 @@ async fn chat(State(state): State<StandIn>, headers: HeaderMap, body: Bytes) -> 
             "total_tokens": prompt_tokens + completion_tokens,
         });
     }
-    with_request_id(Json(body).into_response(), sequence)
+    body
 }
 
 /// How long `timeout` faults hold by default.

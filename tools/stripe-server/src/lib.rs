@@ -185,55 +185,71 @@ async fn create_session(
         .map(str::to_owned);
     let mut sorted = params.clone();
     sorted.sort();
-    if let Some(key) = &key {
-        let books = shared.books();
-        if let Some((old_params, session_id)) = books.idempotency.get(key) {
-            if *old_params != sorted {
-                return stripe_error(
-                    StatusCode::BAD_REQUEST,
-                    "idempotency_error",
-                    "Keys for idempotent requests can only be used with the same parameters they were first used with.",
-                );
-            }
-            if let Some(s) = books.sessions.get(session_id) {
-                let mut res = axum::Json(s.json.clone()).into_response();
-                res.headers_mut().insert(
-                    "idempotent-replayed",
-                    axum::http::HeaderValue::from_static("true"),
-                );
-                return res;
-            }
-        }
+    if let Some(replayed) = key.as_deref().and_then(|k| replay(&shared, k, &sorted)) {
+        return replayed;
     }
-    let p = params_map(&params);
+    let (session_id, json) = match new_session(&params, &shared.base_url) {
+        Ok(session) => session,
+        Err(message) => {
+            return stripe_error(StatusCode::BAD_REQUEST, "invalid_request_error", &message);
+        }
+    };
+    let mut books = shared.books();
+    books.sessions.insert(
+        session_id.clone(),
+        Session {
+            json: json.clone(),
+            charge: None,
+        },
+    );
+    if let Some(key) = key {
+        books.idempotency.insert(key, (sorted, session_id));
+    }
+    axum::Json(json).into_response()
+}
+
+/// Stripe's answer to an idempotency key seen before: the same session (marked replayed),
+/// or an error when the parameters differ. `None` for a new key.
+fn replay(shared: &Shared, key: &str, sorted: &[(String, String)]) -> Option<Response> {
+    let books = shared.books();
+    let (old_params, session_id) = books.idempotency.get(key)?;
+    if old_params.as_slice() != sorted {
+        return Some(stripe_error(
+            StatusCode::BAD_REQUEST,
+            "idempotency_error",
+            "Keys for idempotent requests can only be used with the same parameters they were first used with.",
+        ));
+    }
+    let s = books.sessions.get(session_id)?;
+    let mut res = axum::Json(s.json.clone()).into_response();
+    res.headers_mut().insert(
+        "idempotent-replayed",
+        axum::http::HeaderValue::from_static("true"),
+    );
+    Some(res)
+}
+
+/// A new open Checkout Session from the form's parameters: (its id, its JSON), or Stripe's
+/// message for a missing or invalid parameter (an `invalid_request_error`).
+fn new_session(params: &[(String, String)], base_url: &str) -> Result<(String, Value), String> {
+    let invalid = |message: &str| message.to_owned();
+    let p = params_map(params);
     let required = [
         "success_url",
         "line_items[0][price_data][currency]",
         "line_items[0][price_data][unit_amount]",
     ];
     if let Some(missing) = required.iter().find(|k| !p.contains_key(**k)) {
-        return stripe_error(
-            StatusCode::BAD_REQUEST,
-            "invalid_request_error",
-            &format!("Missing required param: {missing}."),
-        );
+        return Err(invalid(&format!("Missing required param: {missing}.")));
     }
     if p.get("mode").copied() != Some("payment") {
-        return stripe_error(
-            StatusCode::BAD_REQUEST,
-            "invalid_request_error",
-            "The stand-in supports mode=payment only.",
-        );
+        return Err(invalid("The stand-in supports mode=payment only."));
     }
     let Some(unit) = p
         .get("line_items[0][price_data][unit_amount]")
         .and_then(|a| a.parse::<i64>().ok())
     else {
-        return stripe_error(
-            StatusCode::BAD_REQUEST,
-            "invalid_request_error",
-            "Invalid integer: unit_amount",
-        );
+        return Err(invalid("Invalid integer: unit_amount"));
     };
     let quantity = p
         .get("line_items[0][quantity]")
@@ -262,23 +278,12 @@ async fn create_session(
         "payment_intent": null,
         "success_url": p.get("success_url"),
         "cancel_url": p.get("cancel_url"),
-        "url": format!("{}/checkout/{session_id}", shared.base_url),
+        "url": format!("{base_url}/checkout/{session_id}"),
         "created": created,
         "expires_at": created + 86_400,
         "livemode": false,
     });
-    let mut books = shared.books();
-    books.sessions.insert(
-        session_id.clone(),
-        Session {
-            json: json.clone(),
-            charge: None,
-        },
-    );
-    if let Some(key) = key {
-        books.idempotency.insert(key, (sorted, session_id));
-    }
-    axum::Json(json).into_response()
+    Ok((session_id, json))
 }
 
 async fn get_session(

@@ -225,6 +225,97 @@ pub struct ErrorResponse {
 
 const DDB: &str = "com.amazonaws.dynamodb.v20120810";
 
+/// How a service words one fault: its status, error code, message, and (JSON services) the
+/// field the message goes in — Secrets Manager capitalises it on its server error.
+struct Answer {
+    status: u16,
+    code: &'static str,
+    message: &'static str,
+    field: &'static str,
+}
+
+const INTERNAL: &str = "We encountered an internal error. Please try again.";
+
+/// The answer real AWS gives, per service and fault; `None` is every other answer kind (the
+/// server error). DynamoDB's transaction conflict has reasons of its own (`cancelled`).
+const ANSWERS: [(Service, Option<FaultKind>, Answer); 9] = {
+    use FaultKind::{ProvisionedThroughputExceeded, Throttling};
+    use Service::{DynamoDb, S3, SecretsManager, Sqs};
+    const fn a(status: u16, code: &'static str, message: &'static str) -> Answer {
+        Answer {
+            status,
+            code,
+            message,
+            field: "message",
+        }
+    }
+    [
+        (
+            DynamoDb,
+            Some(Throttling),
+            a(
+                400,
+                "ThrottlingException",
+                "Rate of requests exceeds the allowed throughput.",
+            ),
+        ),
+        (
+            DynamoDb,
+            Some(ProvisionedThroughputExceeded),
+            a(
+                400,
+                "ProvisionedThroughputExceededException",
+                "The level of configured provisioned throughput for the table was exceeded. Consider increasing your provisioning level with the UpdateTable API.",
+            ),
+        ),
+        (
+            DynamoDb,
+            None,
+            a(500, "InternalServerError", "Internal server error"),
+        ),
+        (
+            Sqs,
+            Some(Throttling),
+            a(400, "RequestThrottled", "Rate exceeded"),
+        ),
+        (Sqs, None, a(500, "InternalError", INTERNAL)),
+        (
+            SecretsManager,
+            Some(Throttling),
+            a(400, "ThrottlingException", "Rate exceeded"),
+        ),
+        (
+            SecretsManager,
+            None,
+            Answer {
+                field: "Message",
+                ..a(
+                    500,
+                    "InternalServiceError",
+                    "An error occurred on the server side.",
+                )
+            },
+        ),
+        (
+            S3,
+            Some(Throttling),
+            a(503, "SlowDown", "Please reduce your request rate."),
+        ),
+        (S3, None, a(500, "InternalError", INTERNAL)),
+    ]
+};
+
+/// The row of [`ANSWERS`] for `kind` on `service`.
+fn answer(service: Service, kind: FaultKind) -> Option<&'static Answer> {
+    let row = |k: Option<FaultKind>| {
+        ANSWERS
+            .iter()
+            .find(|(s, rk, _)| *s == service && *rk == k)
+            .map(|(_, _, a)| a)
+    };
+    row(Some(kind)).or_else(|| row(None))
+}
+
 /// The response real AWS gives for `kind` on `op`. `None` for the kinds that are not an
 /// answer (`DropAfterForward`, `Latency`). `transact_items` is the number of items of a
 /// TransactWriteItems (one cancellation reason each).
@@ -236,6 +327,12 @@ pub fn error_response(
     transact_items: usize,
     request_id: &str,
 ) -> Option<ErrorResponse> {
+    if matches!(
+        kind,
+        FaultKind::DropAfterForward | FaultKind::Latency | FaultKind::IndexLag
+    ) {
+        return None;
+    }
     let json = |status: u16, content_type: &str, body: serde_json::Value| ErrorResponse {
         status,
         headers: vec![
@@ -244,140 +341,108 @@ pub fn error_response(
         ],
         body: Bytes::from(body.to_string()),
     };
-    let response = match (op.service, kind) {
-        (_, FaultKind::DropAfterForward | FaultKind::Latency | FaultKind::IndexLag) => {
-            return None;
-        }
-        (Service::DynamoDb, _) => {
-            let (status, body) = match kind {
-                FaultKind::TransactionConflict => {
-                    let n = transact_items.max(1);
-                    let reasons: Vec<serde_json::Value> = (0..n)
-                        .map(|_| {
-                            serde_json::json!({
-                                "Code": "TransactionConflict",
-                                "Message": "Transaction is ongoing for the item"
-                            })
-                        })
-                        .collect();
-                    let codes = vec!["TransactionConflict"; n].join(", ");
-                    (
-                        400,
-                        serde_json::json!({
-                            "__type": format!("{DDB}#TransactionCanceledException"),
-                            "CancellationReasons": reasons,
-                            "Message": format!("Transaction cancelled, please refer cancellation reasons for specific reasons [{codes}]"),
-                        }),
-                    )
-                }
-                FaultKind::Throttling => (
-                    400,
-                    serde_json::json!({
-                        "__type": format!("{DDB}#ThrottlingException"),
-                        "message": "Rate of requests exceeds the allowed throughput.",
-                    }),
-                ),
-                FaultKind::ProvisionedThroughputExceeded => (
-                    400,
-                    serde_json::json!({
-                        "__type": format!("{DDB}#ProvisionedThroughputExceededException"),
-                        "message": "The level of configured provisioned throughput for the table was exceeded. Consider increasing your provisioning level with the UpdateTable API.",
-                    }),
-                ),
-                _ => (
-                    500,
-                    serde_json::json!({
-                        "__type": format!("{DDB}#InternalServerError"),
-                        "message": "Internal server error",
-                    }),
-                ),
-            };
-            json(status, "application/x-amz-json-1.0", body)
-        }
-        (Service::Sqs, _) if protocol == Protocol::Query => {
-            let (status, kind_of, code, message) = match kind {
-                FaultKind::Throttling => (400, "Sender", "RequestThrottled", "Rate exceeded"),
-                _ => (
-                    500,
-                    "Receiver",
-                    "InternalError",
-                    "We encountered an internal error. Please try again.",
-                ),
-            };
-            ErrorResponse {
-                status,
-                headers: vec![
-                    ("content-type", "text/xml".to_owned()),
-                    ("x-amzn-requestid", request_id.to_owned()),
-                ],
-                body: Bytes::from(format!(
-                    r#"<?xml version="1.0"?><ErrorResponse xmlns="http://queue.amazonaws.com/doc/2012-11-05/"><Error><Type>{kind_of}</Type><Code>{code}</Code><Message>{message}</Message><Detail/></Error><RequestId>{request_id}</RequestId></ErrorResponse>"#
-                )),
-            }
-        }
-        (Service::Sqs, _) => {
+    if (op.service, kind) == (Service::DynamoDb, FaultKind::TransactionConflict) {
+        return Some(json(
+            400,
+            "application/x-amz-json-1.0",
+            cancelled(transact_items),
+        ));
+    }
+    let a = answer(op.service, kind)?;
+    let typed = |type_: String| {
+        let mut body = serde_json::Map::new();
+        body.insert("__type".into(), type_.into());
+        body.insert(a.field.into(), a.message.into());
+        serde_json::Value::Object(body)
+    };
+    let response = match op.service {
+        Service::DynamoDb => json(
+            a.status,
+            "application/x-amz-json-1.0",
+            typed(format!("{DDB}#{}", a.code)),
+        ),
+        Service::Sqs if protocol == Protocol::Query => sqs_query(a, request_id),
+        Service::Sqs => {
             // SQS's JSON protocol keeps the query protocol's codes in `x-amzn-query-error`.
-            let (status, code, fault, message) = match kind {
-                FaultKind::Throttling => (400, "RequestThrottled", "Sender", "Rate exceeded"),
-                _ => (
-                    500,
-                    "InternalError",
-                    "Receiver",
-                    "We encountered an internal error. Please try again.",
-                ),
-            };
             let mut r = json(
-                status,
+                a.status,
                 "application/x-amz-json-1.0",
-                serde_json::json!({ "__type": format!("com.amazonaws.sqs#{code}"), "message": message }),
+                typed(format!("com.amazonaws.sqs#{}", a.code)),
             );
             r.headers
-                .push(("x-amzn-query-error", format!("{code};{fault}")));
+                .push(("x-amzn-query-error", format!("{};{}", a.code, fault_of(a))));
             r
         }
-        (Service::SecretsManager, _) => {
-            let (status, body) = match kind {
-                FaultKind::Throttling => (
-                    400,
-                    serde_json::json!({ "__type": "ThrottlingException", "message": "Rate exceeded" }),
-                ),
-                _ => (
-                    500,
-                    serde_json::json!({ "__type": "InternalServiceError", "Message": "An error occurred on the server side." }),
-                ),
-            };
-            json(status, "application/x-amz-json-1.1", body)
-        }
-        (Service::S3, _) => {
-            let (status, code, message) = match kind {
-                FaultKind::Throttling => (503, "SlowDown", "Please reduce your request rate."),
-                _ => (
-                    500,
-                    "InternalError",
-                    "We encountered an internal error. Please try again.",
-                ),
-            };
-            // A HEAD response has no body: the SDK reads the status alone.
-            let body = if head {
-                Bytes::new()
-            } else {
-                Bytes::from(format!(
-                    r#"<?xml version="1.0" encoding="UTF-8"?>
-<Error><Code>{code}</Code><Message>{message}</Message><RequestId>{request_id}</RequestId><HostId>atelier-wire-proxy</HostId></Error>"#
-                ))
-            };
-            ErrorResponse {
-                status,
-                headers: vec![
-                    ("content-type", "application/xml".to_owned()),
-                    ("x-amz-request-id", request_id.to_owned()),
-                ],
-                body,
-            }
-        }
-        (Service::Other, _) => return None,
+        Service::SecretsManager => json(
+            a.status,
+            "application/x-amz-json-1.1",
+            typed(a.code.to_owned()),
+        ),
+        Service::S3 => s3(a, head, request_id),
+        Service::Other => return None,
     };
     Some(response)
+}
+
+/// Who is at fault in SQS's words: the sender for a 4xx, the receiver for a 5xx.
+fn fault_of(a: &Answer) -> &'static str {
+    if a.status < 500 { "Sender" } else { "Receiver" }
+}
+
+/// DynamoDB's `TransactionCanceledException`, one `TransactionConflict` reason per item.
+fn cancelled(transact_items: usize) -> serde_json::Value {
+    let n = transact_items.max(1);
+    let reasons: Vec<serde_json::Value> = (0..n)
+        .map(|_| {
+            serde_json::json!({
+                "Code": "TransactionConflict",
+                "Message": "Transaction is ongoing for the item"
+            })
+        })
+        .collect();
+    let codes = vec!["TransactionConflict"; n].join(", ");
+    serde_json::json!({
+        "__type": format!("{DDB}#TransactionCanceledException"),
+        "CancellationReasons": reasons,
+        "Message": format!("Transaction cancelled, please refer cancellation reasons for specific reasons [{codes}]"),
+    })
+}
+
+/// SQS's query protocol: an XML `ErrorResponse`.
+fn sqs_query(a: &Answer, request_id: &str) -> ErrorResponse {
+    let (kind_of, code, message) = (fault_of(a), a.code, a.message);
+    ErrorResponse {
+        status: a.status,
+        headers: vec![
+            ("content-type", "text/xml".to_owned()),
+            ("x-amzn-requestid", request_id.to_owned()),
+        ],
+        body: Bytes::from(format!(
+            r#"<?xml version="1.0"?><ErrorResponse xmlns="http://queue.amazonaws.com/doc/2012-11-05/"><Error><Type>{kind_of}</Type><Code>{code}</Code><Message>{message}</Message><Detail/></Error><RequestId>{request_id}</RequestId></ErrorResponse>"#
+        )),
+    }
+}
+
+/// S3's REST-XML `Error`.
+fn s3(a: &Answer, head: bool, request_id: &str) -> ErrorResponse {
+    let (code, message) = (a.code, a.message);
+    // A HEAD response has no body: the SDK reads the status alone.
+    let body = if head {
+        Bytes::new()
+    } else {
+        Bytes::from(format!(
+            r#"<?xml version="1.0" encoding="UTF-8"?>
+<Error><Code>{code}</Code><Message>{message}</Message><RequestId>{request_id}</RequestId><HostId>atelier-wire-proxy</HostId></Error>"#
+        ))
+    };
+    ErrorResponse {
+        status: a.status,
+        headers: vec![
+            ("content-type", "application/xml".to_owned()),
+            ("x-amz-request-id", request_id.to_owned()),
+        ],
+        body,
+    }
 }
 
 #[cfg(test)]

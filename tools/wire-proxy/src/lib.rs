@@ -587,14 +587,55 @@ async fn handle(shared: Arc<Shared>, req: Request<Incoming>) -> Result<Response<
         }
         None => Vec::new(),
     };
-    let (decision, request) = {
-        let mut s = shared.state();
+    let (decision, request) = shared.record_and_decide(&op, calls);
+    if let Some(delay) = decision.delay {
+        tokio::time::sleep(delay).await;
+    }
+    match decision.error {
+        Some(FaultKind::DropAfterForward) => {
+            // The emulator applies the request and answers; the client never hears it.
+            let res = forward(&shared, parts, body).await;
+            if let Ok(res) = res {
+                let _ = res.into_body().collect().await;
+            }
+            tracing::debug!(operation = %op, "proxy_dropped_after_forward");
+            Err(Box::new(Dropped))
+        }
+        Some(FaultKind::IndexLag) => {
+            let bytes = read_all(body).await;
+            if queries_an_index(&bytes) {
+                let mut res = Response::new(full(r#"{"Count":0,"Items":[],"ScannedCount":0}"#));
+                res.headers_mut().insert(
+                    http::header::CONTENT_TYPE,
+                    http::HeaderValue::from_static("application/x-amz-json-1.0"),
+                );
+                return Ok(res);
+            }
+            Ok(forward(&shared, parts, full(bytes))
+                .await
+                .unwrap_or_else(bad_gateway))
+        }
+        Some(kind) => {
+            let request_id = format!("wireproxy-{request:08}");
+            Ok(answer_fault(&shared, parts, body, kind, (&op, protocol), &request_id).await)
+        }
+        None => Ok(forward(&shared, parts, body)
+            .await
+            .unwrap_or_else(bad_gateway)),
+    }
+}
+
+impl Shared {
+    /// Records the request's calls and count, and draws its fault: (the decision, the
+    /// request's sequence number).
+    fn record_and_decide(&self, op: &Operation, calls: Vec<record::Call>) -> (Decision, u64) {
+        let mut s = self.state();
         if let Some(r) = &mut s.recording {
             for c in calls {
                 r.add(c);
             }
         }
-        s.counts.add(&op, 1);
+        s.counts.add(op, 1);
         let request = s.requests;
         s.requests += 1;
         let state = &mut *s;
@@ -603,7 +644,7 @@ async fn handle(shared: Arc<Shared>, req: Request<Incoming>) -> Result<Response<
                 let seq = state.seen.entry(op.clone()).or_insert(0);
                 let n = *seq;
                 *seq += 1;
-                plan.decide(&op, n)
+                plan.decide(op, n)
             }
             _ => Decision::default(),
         };
@@ -619,74 +660,47 @@ async fn handle(shared: Arc<Shared>, req: Request<Incoming>) -> Result<Response<
             });
         }
         (decision, request)
+    }
+}
+
+/// The body to its end; empty when it fails.
+async fn read_all(body: Body) -> Bytes {
+    body.collect()
+        .await
+        .map(|b| b.to_bytes())
+        .unwrap_or_default()
+}
+
+/// The service's own error for `kind`, after reading the body to the end (as a server would;
+/// a conflict also needs the number of items); forwarded when the kind has no answer there.
+async fn answer_fault(
+    shared: &Shared,
+    parts: http::request::Parts,
+    body: Body,
+    kind: FaultKind,
+    (op, protocol): (&Operation, classify::Protocol),
+    request_id: &str,
+) -> Response<Body> {
+    let bytes = read_all(body).await;
+    let items = if kind == FaultKind::TransactionConflict {
+        transact_items(&bytes)
+    } else {
+        1
     };
-    if let Some(delay) = decision.delay {
-        tokio::time::sleep(delay).await;
-    }
-    let request_id = format!("wireproxy-{request:08}");
-    match decision.error {
-        Some(FaultKind::DropAfterForward) => {
-            // The emulator applies the request and answers; the client never hears it.
-            let res = forward(&shared, parts, body).await;
-            if let Ok(res) = res {
-                let _ = res.into_body().collect().await;
-            }
-            tracing::debug!(operation = %op, "proxy_dropped_after_forward");
-            Err(Box::new(Dropped))
-        }
-        Some(FaultKind::IndexLag) => {
-            let bytes = body
-                .collect()
-                .await
-                .map(|b| b.to_bytes())
-                .unwrap_or_default();
-            if queries_an_index(&bytes) {
-                let mut res = Response::new(full(r#"{"Count":0,"Items":[],"ScannedCount":0}"#));
-                res.headers_mut().insert(
-                    http::header::CONTENT_TYPE,
-                    http::HeaderValue::from_static("application/x-amz-json-1.0"),
-                );
-                return Ok(res);
-            }
-            Ok(forward(&shared, parts, full(bytes))
-                .await
-                .unwrap_or_else(bad_gateway))
-        }
-        Some(kind) => {
-            // Read the body to the end (as a server would) before answering; a conflict also
-            // needs the number of items.
-            let bytes = body
-                .collect()
-                .await
-                .map(|b| b.to_bytes())
-                .unwrap_or_default();
-            let items = if kind == FaultKind::TransactionConflict {
-                transact_items(&bytes)
-            } else {
-                1
-            };
-            let head = parts.method == http::Method::HEAD;
-            match fault::error_response(kind, &op, protocol, head, items, &request_id) {
-                Some(e) => {
-                    let mut res = Response::new(full(e.body));
-                    *res.status_mut() =
-                        StatusCode::from_u16(e.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
-                    for (k, v) in e.headers {
-                        if let Ok(v) = http::HeaderValue::from_str(&v) {
-                            res.headers_mut().insert(k, v);
-                        }
-                    }
-                    Ok(res)
-                }
-                None => Ok(forward(&shared, parts, full(bytes))
-                    .await
-                    .unwrap_or_else(bad_gateway)),
-            }
-        }
-        None => Ok(forward(&shared, parts, body)
+    let head = parts.method == http::Method::HEAD;
+    let Some(e) = fault::error_response(kind, op, protocol, head, items, request_id) else {
+        return forward(shared, parts, full(bytes))
             .await
-            .unwrap_or_else(bad_gateway)),
+            .unwrap_or_else(bad_gateway);
+    };
+    let mut res = Response::new(full(e.body));
+    *res.status_mut() = StatusCode::from_u16(e.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    for (k, v) in e.headers {
+        if let Ok(v) = http::HeaderValue::from_str(&v) {
+            res.headers_mut().insert(k, v);
+        }
     }
+    res
 }
 
 fn bad_gateway(e: BoxError) -> Response<Body> {
