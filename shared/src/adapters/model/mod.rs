@@ -694,35 +694,7 @@ impl ModelClient {
         if self.config.vision_model.provider == Provider::Gemini {
             return self.gemini_vision(job, kind, prompt, images).await;
         }
-        let mut content = vec![json!({ "type": "text", "text": prompt.text })];
-        for (i, image) in images.iter().enumerate() {
-            content.push(json!({
-                "type": "text",
-                "text": format!("Image {}: {}", i + 1, image.role.label()),
-            }));
-            content.push(json!({
-                "type": "image_url",
-                "image_url": {
-                    "url": format!("data:image/png;base64,{}", BASE64.encode(&image.png)),
-                    "detail": "high",
-                },
-            }));
-        }
-        let mut body = json!({
-            "model": self.config.vision_model.id,
-            "messages": [
-                { "role": "system", "content": prompt.system },
-                { "role": "user", "content": content },
-            ],
-            "response_format": {
-                "type": "json_schema",
-                "json_schema": { "name": T::SCHEMA_NAME, "strict": true, "schema": T::schema() },
-            },
-            "max_completion_tokens": cost::VISION_MAX_OUTPUT_TOKENS,
-        });
-        if let Some(effort) = self.config.vision_model.reasoning_effort {
-            body["reasoning_effort"] = json!(effort);
-        }
+        let body = self.chat_vision_body::<T>(prompt, images);
         let request = self
             .http
             .post(format!("{}/v1/chat/completions", self.base))
@@ -759,6 +731,45 @@ impl ModelClient {
             usage,
             provider_request_id: request_id,
         })
+    }
+
+    /// The Chat Completions body of a vision call: the prompt, each image after its numbered
+    /// role, and the answer's strict JSON schema.
+    fn chat_vision_body<T: VisionAnswer>(
+        &self,
+        prompt: &VisionPrompt,
+        images: &[ImageInput],
+    ) -> serde_json::Value {
+        let mut content = vec![json!({ "type": "text", "text": prompt.text })];
+        for (i, image) in images.iter().enumerate() {
+            content.push(json!({
+                "type": "text",
+                "text": format!("Image {}: {}", i + 1, image.role.label()),
+            }));
+            content.push(json!({
+                "type": "image_url",
+                "image_url": {
+                    "url": format!("data:image/png;base64,{}", BASE64.encode(&image.png)),
+                    "detail": "high",
+                },
+            }));
+        }
+        let mut body = json!({
+            "model": self.config.vision_model.id,
+            "messages": [
+                { "role": "system", "content": prompt.system },
+                { "role": "user", "content": content },
+            ],
+            "response_format": {
+                "type": "json_schema",
+                "json_schema": { "name": T::SCHEMA_NAME, "strict": true, "schema": T::schema() },
+            },
+            "max_completion_tokens": cost::VISION_MAX_OUTPUT_TOKENS,
+        });
+        if let Some(effort) = self.config.vision_model.reasoning_effort {
+            body["reasoning_effort"] = json!(effort);
+        }
+        body
     }
 
     /// Sends one request and reads its JSON body; maps every failure to a [`ModelError`].
