@@ -96,6 +96,13 @@ test('a brushed edit: upload, paint, pick a medium, see the price, pay, watch it
   });
   expect(same).toBe('same');
 
+  // The compare survives a reload: its "before" is the job's kept original, linked by the API
+  // (not a blob: URL of this tab).
+  await page.reload();
+  await expect(page.getByTestId('status')).toHaveAttribute('data-status', 'succeeded');
+  await expect(page.locator('img.before')).toHaveAttribute('src', /^https?:\/\//);
+  await page.getByLabel('Compare before and after').fill('20');
+
   await shot(page, 'result');
   const download = page.waitForEvent('download');
   await page.getByRole('link', { name: 'Download' }).click();

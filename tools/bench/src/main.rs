@@ -231,128 +231,161 @@ async fn new_user_with_photo(h: &Harness) -> (UserId, String) {
     (user, asset)
 }
 
+/// What the call-count rounds measured, summed over the rounds.
+#[derive(Default)]
+struct CallTally {
+    submit: Counts,
+    replay: Counts,
+    job: Counts,
+    duplicate: Counts,
+    claim: Counts,
+    lifecycle: Counts,
+    delivered: usize,
+    consumer_time: Duration,
+}
+
+/// A job of a new user with a photo, submitted under `key`; the reply.
+async fn submit_new_job(h: &Harness, key: &str) -> (UserId, Value, atelier_tests::Reply) {
+    let (user, asset) = new_user_with_photo(h).await;
+    let mut body = pet();
+    body["original_asset_id"] = json!(asset);
+    let r = h.submit(&user, Some(key), &body).await;
+    (user, body, r)
+}
+
 async fn call_counts(h: &Harness, proxy: &Proxy, model: &StandIn, n: usize) -> Result<Vec<Row>> {
     let processor = h.processor(model);
     // A warm-up job first: the first job of a UTC day also creates the day's budget item,
     // which is not a per-job cost.
+    let (_, _, r) = submit_new_job(h, "warm").await;
+    let _ = processor.process(&job_id(&r.str("id"))?).await;
+    let mut tally = CallTally::default();
+    for i in 0..n {
+        call_round(h, proxy, &processor, &format!("bench-{i}"), &mut tally).await?;
+        tally.claim.merge(&claim_alone(h, proxy).await?);
+    }
+    let (upload_new, upload) = upload_counts(h, proxy).await?;
+    Ok(call_count_rows(&tally, &upload, &upload_new, n))
+}
+
+/// One job's submit, its replay, its processing and a duplicate delivery, each counted.
+async fn call_round(
+    h: &Harness,
+    proxy: &Proxy,
+    processor: &atelier_shared::services::process::Processor,
+    key: &str,
+    tally: &mut CallTally,
+) -> Result<()> {
     let (user, asset) = new_user_with_photo(h).await;
     let mut body = pet();
     body["original_asset_id"] = json!(asset);
-    let r = h.submit(&user, Some("warm"), &body).await;
-    let _ = processor.process(&job_id(&r.str("id"))?).await;
+    let (id, c) = snapshot_diff(proxy, || async {
+        let r = h.submit(&user, Some(key), &body).await;
+        if r.status != http::StatusCode::ACCEPTED {
+            bail!("submit: {r:?}");
+        }
+        Ok(r.str("id"))
+    })
+    .await?;
+    tally.submit.merge(&c);
+    tally.lifecycle.merge(&c);
+    let (_, c) = snapshot_diff(proxy, || async {
+        let r = h.submit(&user, Some(key), &body).await;
+        if r.header("idempotent-replayed") != Some("true") {
+            bail!("replay: {r:?}");
+        }
+        Ok(())
+    })
+    .await?;
+    tally.replay.merge(&c);
+    let id = job_id(&id)?;
+    let t = Instant::now();
+    let (outcome, c) = snapshot_diff(proxy, || async { Ok(processor.process(&id).await) }).await?;
+    tally.consumer_time += t.elapsed();
+    if matches!(outcome, Ok(Outcome::Delivered { .. })) {
+        tally.delivered += 1;
+    }
+    tally.job.merge(&c);
+    tally.lifecycle.merge(&c);
+    // The same message delivered again: the claim is lost, nothing else happens.
+    let (_, c) = snapshot_diff(proxy, || async { Ok(processor.process(&id).await) }).await?;
+    tally.duplicate.merge(&c);
+    Ok(())
+}
 
-    let mut submit = Counts::default();
-    let mut replay = Counts::default();
-    let mut job = Counts::default();
-    let mut duplicate = Counts::default();
-    let mut claim = Counts::default();
-    let mut lifecycle = Counts::default();
-    let mut delivered = 0;
-    let mut consumer_time = Duration::ZERO;
-    for i in 0..n {
-        let (user, asset) = new_user_with_photo(h).await;
-        let mut body = pet();
-        body["original_asset_id"] = json!(asset);
-        let key = format!("bench-{i}");
-        let (id, c) = snapshot_diff(proxy, || async {
-            let r = h.submit(&user, Some(&key), &body).await;
-            if r.status != http::StatusCode::ACCEPTED {
-                bail!("submit: {r:?}");
-            }
-            Ok(r.str("id"))
-        })
-        .await?;
-        submit.merge(&c);
-        lifecycle.merge(&c);
+/// The claim alone, on a job of its own.
+async fn claim_alone(h: &Harness, proxy: &Proxy) -> Result<Counts> {
+    let (_, _, r) = submit_new_job(h, "claim").await;
+    let id = job_id(&r.str("id"))?;
+    let (_, c) = snapshot_diff(proxy, || async {
+        h.app
+            .store
+            .claim(&id, &clock::format(clock::now()))
+            .await
+            .map_err(|e| anyhow::anyhow!("claim: {e:?}"))
+    })
+    .await?;
+    Ok(c)
+}
+
+/// The upload path of a job (slot + PUT): a new account's first, then another.
+async fn upload_counts(h: &Harness, proxy: &Proxy) -> Result<(Counts, Counts)> {
+    let user = h.user();
+    let mut counted = Vec::new();
+    for _ in 0..2 {
         let (_, c) = snapshot_diff(proxy, || async {
-            let r = h.submit(&user, Some(&key), &body).await;
-            if r.header("idempotent-replayed") != Some("true") {
-                bail!("replay: {r:?}");
-            }
+            let _ = h.upload(&user, "original", samples::single_pet()).await;
             Ok(())
         })
         .await?;
-        replay.merge(&c);
-        let id = job_id(&id)?;
-        let t = Instant::now();
-        let (outcome, c) =
-            snapshot_diff(proxy, || async { Ok(processor.process(&id).await) }).await?;
-        consumer_time += t.elapsed();
-        if matches!(outcome, Ok(Outcome::Delivered { .. })) {
-            delivered += 1;
-        }
-        job.merge(&c);
-        lifecycle.merge(&c);
-        // The same message delivered again: the claim is lost, nothing else happens.
-        let (_, c) = snapshot_diff(proxy, || async { Ok(processor.process(&id).await) }).await?;
-        duplicate.merge(&c);
-
-        // The claim alone, on a job of its own.
-        let (user2, asset2) = new_user_with_photo(h).await;
-        let mut body2 = pet();
-        body2["original_asset_id"] = json!(asset2);
-        let r = h.submit(&user2, Some("claim"), &body2).await;
-        let id2 = job_id(&r.str("id"))?;
-        let (_, c) = snapshot_diff(proxy, || async {
-            h.app
-                .store
-                .claim(&id2, &clock::format(clock::now()))
-                .await
-                .map_err(|e| anyhow::anyhow!("claim: {e:?}"))
-        })
-        .await?;
-        claim.merge(&c);
+        counted.push(c);
     }
-    // The upload path of a job: slot + PUT, counted once more for the lifecycle row.
-    let user = h.user();
-    let (_, upload_new) = snapshot_diff(proxy, || async {
-        let _ = h.upload(&user, "original", samples::single_pet()).await;
-        Ok(())
-    })
-    .await?;
-    let (_, upload) = snapshot_diff(proxy, || async {
-        let _ = h.upload(&user, "original", samples::single_pet()).await;
-        Ok(())
-    })
-    .await?;
+    let upload = counted.pop().unwrap_or_default();
+    Ok((counted.pop().unwrap_or_default(), upload))
+}
+
+fn call_count_rows(t: &CallTally, upload: &Counts, upload_new: &Counts, n: usize) -> Vec<Row> {
     let how = format!("wire proxy, mean of {n}");
-    Ok(vec![
-        row("calls per submit", describe(&submit, n), how.clone()),
+    vec![
+        row("calls per submit", describe(&t.submit, n), how.clone()),
         row(
             "calls per upload (slot + PUT)",
-            describe(&upload, 1),
+            describe(upload, 1),
             "wire proxy; a new account's first request also creates the account",
         ),
         row(
             "calls per upload, a new account's first",
-            describe(&upload_new, 1),
+            describe(upload_new, 1),
             "wire proxy",
         ),
         row(
             "calls per replay (same key, same body)",
-            describe(&replay, n),
+            describe(&t.replay, n),
             how.clone(),
         ),
-        row("calls per claim", describe(&claim, n), how.clone()),
+        row("calls per claim", describe(&t.claim, n), how.clone()),
         row(
             "calls per duplicate delivery (claim lost)",
-            describe(&duplicate, n),
+            describe(&t.duplicate, n),
             how.clone(),
         ),
         row(
-            format!("calls per successful job, consumer ({delivered}/{n} delivered)"),
-            describe(&job, n),
+            format!(
+                "calls per successful job, consumer ({}/{n} delivered)",
+                t.delivered
+            ),
+            describe(&t.job, n),
             format!(
                 "{how}; claim → deliver; {:.2} s per job (dev build, `atelier-shared` optimised)",
-                consumer_time.as_secs_f64() / n.max(1) as f64
+                t.consumer_time.as_secs_f64() / n.max(1) as f64
             ),
         ),
         row(
             "calls per successful job, submit + consumer",
-            describe(&lifecycle, n),
+            describe(&t.lifecycle, n),
             format!("{how}; the upload's calls come on top"),
         ),
-    ])
+    ]
 }
 
 fn percentile(sorted: &[Duration], p: f64) -> Duration {
@@ -505,20 +538,24 @@ async fn bare_round_trips(h: &Harness, user: &UserId, asset: &str, job: &str) ->
     })
 }
 
+/// The submit samples and, interleaved with them, the bare round trips of its own calls.
+#[derive(Default)]
+struct LatencySamples {
+    submits: Vec<Duration>,
+    copies: Vec<Duration>,
+    heads: Vec<Duration>,
+    transactions: Vec<Duration>,
+    sends: Vec<Duration>,
+    sums: Vec<Duration>,
+}
+
 async fn latency(h: &Harness, n: usize) -> Result<Vec<Row>> {
     let users: Vec<(UserId, String)> = futures::stream::iter(0..n)
         .map(|_| new_user_with_photo(h))
         .buffer_unordered(8)
         .collect()
         .await;
-    let (mut submits, mut copies, mut heads, mut transactions, mut sends, mut sums) = (
-        Vec::new(),
-        Vec::new(),
-        Vec::new(),
-        Vec::new(),
-        Vec::new(),
-        Vec::new(),
-    );
+    let mut samples = LatencySamples::default();
     for (i, (user, asset)) in users.iter().enumerate() {
         let mut body = pet();
         body["original_asset_id"] = json!(asset);
@@ -531,13 +568,25 @@ async fn latency(h: &Harness, n: usize) -> Result<Vec<Row>> {
         if i == 0 {
             continue;
         }
-        submits.push(took);
-        copies.push(bare.copy);
-        heads.push(bare.head);
-        transactions.push(bare.transaction);
-        sends.push(bare.send);
-        sums.push(bare.head + bare.transaction + bare.send);
+        samples.submits.push(took);
+        samples.copies.push(bare.copy);
+        samples.heads.push(bare.head);
+        samples.transactions.push(bare.transaction);
+        samples.sends.push(bare.send);
+        samples.sums.push(bare.head + bare.transaction + bare.send);
     }
+    Ok(latency_rows(samples))
+}
+
+fn latency_rows(s: LatencySamples) -> Vec<Row> {
+    let LatencySamples {
+        mut submits,
+        mut copies,
+        mut heads,
+        mut transactions,
+        mut sends,
+        mut sums,
+    } = s;
     let (s50, s95) = p50_p95(&mut submits);
     let (b50, b95) = p50_p95(&mut transactions);
     let (f50, f95) = p50_p95(&mut sums);
@@ -550,7 +599,7 @@ async fn latency(h: &Harness, n: usize) -> Result<Vec<Row>> {
             format!("{how}; same emulator, interleaved with the submits"),
         )
     };
-    Ok(vec![
+    vec![
         row(
             "submit latency, local stack",
             pair((s50, s95)),
@@ -602,7 +651,7 @@ async fn latency(h: &Harness, n: usize) -> Result<Vec<Row>> {
             ),
             "same run",
         ),
-    ])
+    ]
 }
 
 async fn throughput(h: &Harness, model: &StandIn, n: usize, workers: usize) -> Result<Vec<Row>> {

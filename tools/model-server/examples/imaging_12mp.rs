@@ -53,39 +53,49 @@ fn main() {
     let photo = dir.join("photo_12mp.jpg");
     let mask_path = dir.join("mask_12mp.png");
     if mode == "prepare" {
-        std::fs::create_dir_all(&dir).unwrap();
-        let img = RgbImage::from_fn(W, H, |x, y| {
-            let n = (x.wrapping_mul(2_654_435_761) ^ y.wrapping_mul(40_503)) >> 27;
-            Rgb([
-                (x / 16) as u8 ^ n as u8,
-                (y / 12) as u8,
-                ((x + y) / 28) as u8,
-            ])
-        });
-        let mut jpeg = Vec::new();
-        image::codecs::jpeg::JpegEncoder::new_with_quality(&mut jpeg, 90)
-            .write_image(img.as_raw(), W, H, image::ExtendedColorType::Rgb8)
-            .unwrap();
-        std::fs::write(&photo, jpeg).unwrap();
-        let weights = GrayImage::from_fn(W, H, |x, y| {
-            let (dx, dy) = (i64::from(x) - 2000, i64::from(y) - 1500);
-            Luma([if dx * dx + dy * dy < 900 * 900 {
-                255
-            } else {
-                0
-            }])
-        });
-        std::fs::write(
-            &mask_path,
-            Mask::from_weights(weights).to_alpha_png().unwrap(),
-        )
-        .unwrap();
-        println!("wrote {} and {}", photo.display(), mask_path.display());
-        return;
+        prepare(&dir, &photo, &mask_path);
+    } else {
+        measure(&photo, &mask_path);
     }
+}
+
+/// Writes a noisy 12 MP JPEG and a round mask.
+fn prepare(dir: &std::path::Path, photo: &std::path::Path, mask_path: &std::path::Path) {
+    std::fs::create_dir_all(dir).unwrap();
+    let img = RgbImage::from_fn(W, H, |x, y| {
+        let n = (x.wrapping_mul(2_654_435_761) ^ y.wrapping_mul(40_503)) >> 27;
+        Rgb([
+            (x / 16) as u8 ^ n as u8,
+            (y / 12) as u8,
+            ((x + y) / 28) as u8,
+        ])
+    });
+    let mut jpeg = Vec::new();
+    image::codecs::jpeg::JpegEncoder::new_with_quality(&mut jpeg, 90)
+        .write_image(img.as_raw(), W, H, image::ExtendedColorType::Rgb8)
+        .unwrap();
+    std::fs::write(photo, jpeg).unwrap();
+    let weights = GrayImage::from_fn(W, H, |x, y| {
+        let (dx, dy) = (i64::from(x) - 2000, i64::from(y) - 1500);
+        Luma([if dx * dx + dy * dy < 900 * 900 {
+            255
+        } else {
+            0
+        }])
+    });
+    std::fs::write(
+        mask_path,
+        Mask::from_weights(weights).to_alpha_png().unwrap(),
+    )
+    .unwrap();
+    println!("wrote {} and {}", photo.display(), mask_path.display());
+}
+
+/// Times each step of the 12 MP path and prints the peak memory after each.
+fn measure(photo: &std::path::Path, mask_path: &std::path::Path) {
     println!("{:<28} {:>6}      peak {:>5} MiB", "start", "", peak_mib());
-    let bytes = std::fs::read(&photo).unwrap();
-    let mask_bytes = std::fs::read(&mask_path).unwrap();
+    let bytes = std::fs::read(photo).unwrap();
+    let mask_bytes = std::fs::read(mask_path).unwrap();
     println!(
         "inputs: photo {} KiB, mask {} KiB",
         bytes.len() / 1024,
