@@ -494,6 +494,8 @@ mod tests {
             dim::CODE,
             dim::ACTION,
             dim::EVENT_NAME,
+            dim::PACK,
+            dim::CURRENCY,
         ];
         for m in Metric::ALL {
             for d in m.dimensions() {
