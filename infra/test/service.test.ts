@@ -121,7 +121,8 @@ describe('AtelierService in a stack of its own', () => {
       OUTAGE_CODES.length +
       ['LedgerRowModified', 'LedgerRowRemoved', 'AuditOffenders', 'DeliveryTimeP95'].length /* ledger-guard.ts */ +
       ['WebhookEndpointDisabled'].length /* webhooks.ts */ +
-      ['ModelShutdownNear', 'ModelUnavailable'].length /* models.ts */;
+      ['ModelShutdownNear', 'ModelUnavailable'].length /* models.ts */ +
+      ['SweeperNotRunning', 'PaymentSignatureInvalid'].length;
     assert.equal(alarms.length, expected);
     const topic = logicalId(t.stack, t.service.alarmTopic);
     for (const [name, a] of alarms) assert.deepEqual(a.Properties!.AlarmActions, [{ Ref: topic }], name);

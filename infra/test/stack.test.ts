@@ -471,10 +471,12 @@ describe('alarms', () => {
     for (const a of budget) assert.equal(a.ComparisonOperator, 'GreaterThanOrEqualToThreshold');
     const webhooks = find(WEBHOOK_ENDPOINTS_DISABLED, METRICS.namespace);
     assert.deepEqual(webhooks?.Dimensions, [{ Name: 'FunctionName', Value: { Ref: functionId(s, 'sweeper') } }]);
-    assert.equal(alarms.length, 24, 'with ModelShutdownNear and ModelUnavailable (models.ts)');
+    assert.equal(alarms.length, 26, 'with ModelShutdownNear, ModelUnavailable, SweeperNotRunning and PaymentSignatureInvalid');
     for (const a of alarms) {
       assert.deepEqual(a.AlarmActions, [{ Ref: topic }]);
-      assert.equal(a.TreatMissingData, 'notBreaching');
+      // Silence is normal for every alarm but one: a sweeper that stops running is silent.
+      const silenceBreaches = a.MetricName === 'Invocations' && a.ComparisonOperator === 'LessThanThreshold';
+      assert.equal(a.TreatMissingData, silenceBreaches ? 'breaching' : 'notBreaching');
     }
   });
 });

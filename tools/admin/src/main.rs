@@ -403,8 +403,10 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             refund(&app().await?, &id, &req).await
         }
         Command::Schema => print_json(&TABLES),
-        Command::Models => print_json(&atelier_shared::adapters::model::catalogue::export()),
-        Command::Metrics => print_json(&atelier_shared::adapters::metrics::export()),
+        Command::Models => {
+            print_json(&sorted(atelier_shared::adapters::model::catalogue::export()))
+        }
+        Command::Metrics => print_json(&sorted(atelier_shared::adapters::metrics::export())),
         Command::Cors => print_json(&atelier_shared::adapters::cors::export()),
         Command::EnvNames => env_names(),
     }
@@ -414,6 +416,21 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
 fn print_json(value: &impl serde::Serialize) -> anyhow::Result<ExitCode> {
     println!("{}", serde_json::to_string_pretty(value)?);
     Ok(ExitCode::SUCCESS)
+}
+
+/// `value` with every object's keys in sorted order, whether or not a crate of the build turned
+/// on serde_json's `preserve_order` (which keeps insertion order): the infrastructure's drift
+/// guard compares the text.
+fn sorted(value: serde_json::Value) -> serde_json::Value {
+    match value {
+        serde_json::Value::Object(map) => {
+            let mut entries: Vec<_> = map.into_iter().collect();
+            entries.sort_by(|a, b| a.0.cmp(&b.0));
+            entries.into_iter().map(|(k, v)| (k, sorted(v))).collect()
+        }
+        serde_json::Value::Array(items) => items.into_iter().map(sorted).collect(),
+        other => other,
+    }
 }
 
 /// A positional USER argument.
