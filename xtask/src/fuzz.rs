@@ -266,13 +266,18 @@ fn operation_count() -> Result<u64> {
     if status != 200 {
         bail!("GET /v1/openapi.json: HTTP {status}");
     }
-    let paths = doc
-        .split_once(r#""paths""#)
-        .map(|(_, rest)| rest)
-        .unwrap_or_default();
-    let n = ["get", "post", "put", "patch", "delete"]
-        .iter()
-        .map(|m| paths.matches(&format!(r#""{m}":{{"#)).count() as u64)
+    let doc: serde_json::Value = serde_json::from_str(&doc).context("the OpenAPI document")?;
+    let methods = ["get", "post", "put", "patch", "delete"];
+    let n = doc["paths"]
+        .as_object()
+        .into_iter()
+        .flat_map(|paths| paths.values())
+        .filter_map(serde_json::Value::as_object)
+        .map(|item| {
+            item.keys()
+                .filter(|k| methods.contains(&k.as_str()))
+                .count() as u64
+        })
         .sum::<u64>();
     Ok(n.max(1))
 }

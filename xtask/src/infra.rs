@@ -628,33 +628,42 @@ fn climbs_out(path: &str, depth: usize) -> bool {
     false
 }
 
+/// How a block opens at the end of its header line (kept out of the functions below, whose
+/// brace balance then reads plainly).
+const BLOCK_OPEN: &str = " {";
+/// A line that closes a top-level block.
+const BLOCK_CLOSE: &str = "}";
+
+/// What each kind of top-level block must contain: a `variable` a `validation` block, an
+/// `output` a `description`.
+fn required_inside(header: &str) -> (&'static str, &'static str) {
+    if header.starts_with("variable") {
+        ("validation {", "validation")
+    } else {
+        ("description", "description")
+    }
+}
+
 /// The top-level `variable` blocks without a `validation` block and `output` blocks without a
-/// `description` in one file (blocks open at the start of a line and close with a `}` there,
-/// as `terraform fmt` writes them).
+/// `description` in one file (blocks open at the end of a header line and close with a line
+/// that is only the closing brace, as `terraform fmt` writes them).
 fn undocumented_blocks(text: &str) -> Vec<String> {
     let mut out = Vec::new();
     let mut open: Option<(String, bool)> = None;
     for line in text.lines() {
         if let Some((header, found)) = &mut open {
-            let inner = line.trim_start();
-            let wanted = if header.starts_with("variable") {
-                "validation {"
-            } else {
-                "description"
-            };
-            if inner.starts_with(wanted) {
-                *found = true;
-            }
-            if line == "}" {
+            let (wanted, name) = required_inside(header);
+            *found |= line.trim_start().starts_with(wanted);
+            if line == BLOCK_CLOSE {
                 if !*found {
-                    out.push(format!("{header} has no {}", wanted.trim_end_matches(" {")));
+                    out.push(format!("{header} has no {name}"));
                 }
                 open = None;
             }
-        } else if (line.starts_with("variable \"") || line.starts_with("output \""))
-            && line.ends_with('{')
+        } else if let Some(header) = line.strip_suffix(BLOCK_OPEN)
+            && (header.starts_with("variable \"") || header.starts_with("output \""))
         {
-            open = Some((line.trim_end_matches(" {").to_owned(), false));
+            open = Some((header.to_owned(), false));
         }
     }
     out

@@ -341,6 +341,10 @@ const RUBRIC: &str = "Rubric (judge only from the images):\n\
 - rest_photographic: everything outside the target still reads as the original photograph.\n\
 - style_leaked: the medium's texture or colours appear outside the target.\n";
 
+/// The system text of both judging calls (the review and the comparison).
+const REVIEWER_SYSTEM: &str = "You are a strict reviewer of photo edits. You judge only what the \
+images show and answer only with JSON that matches the given schema.";
+
 /// The review of an edit. Images: the original, the result, the mask if any.
 pub fn review(spec: &EditSpec) -> VisionPrompt {
     let mut images = vec![ImageRole::Original, ImageRole::Result];
@@ -366,9 +370,7 @@ target as a handmade object in the medium; everything else should still be the p
         rule = USER_DATA_RULE,
     );
     VisionPrompt {
-        system: "You are a strict reviewer of photo edits. You judge only what the images show \
-and answer only with JSON that matches the given schema."
-            .to_owned(),
+        system: REVIEWER_SYSTEM.to_owned(),
         text,
         images,
     }
@@ -405,9 +407,7 @@ photograph of Image 1.\n\
         rule = USER_DATA_RULE,
     );
     VisionPrompt {
-        system: "You are a strict reviewer of photo edits. You judge only what the images show \
-and answer only with JSON that matches the given schema."
-            .to_owned(),
+        system: REVIEWER_SYSTEM.to_owned(),
         text,
         images,
     }
