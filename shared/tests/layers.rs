@@ -221,3 +221,47 @@ fn the_check_sees_grouped_and_plain_imports() {
     let text = "use crate::{store::Store, domain};\nlet x = crate::services::App::new();\n// crate::adapters in a comment\n";
     assert_eq!(crate_imports(&code(text)), ["store", "domain", "services"]);
 }
+
+/// What a use case names of the DynamoDB SDK: its transaction items and types stay inside
+/// `store`, whose methods are named for what they do (`Joined` carries writes between them).
+fn sdk_mentions(text: &str) -> Vec<&'static str> {
+    let code: String = text
+        .lines()
+        .map(|l| l.split("//").next().unwrap_or_default())
+        .collect::<Vec<_>>()
+        .join("\n");
+    ["aws_sdk_dynamodb", "TransactWriteItem"]
+        .into_iter()
+        .filter(|name| code.contains(name))
+        .collect()
+}
+
+#[test]
+fn no_use_case_names_the_dynamodb_sdk() {
+    let services = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/services");
+    let mut files = Vec::new();
+    rust_files(&services, &mut files);
+    let offenders: Vec<String> = files
+        .iter()
+        .filter_map(|file| {
+            let text = std::fs::read_to_string(file).expect("a readable source file");
+            let found = sdk_mentions(&text);
+            (!found.is_empty()).then(|| format!("{}: {}", file.display(), found.join(", ")))
+        })
+        .collect();
+    assert!(
+        offenders.is_empty(),
+        "services that name the DynamoDB SDK (move the write into a store method):\n{}",
+        offenders.join("\n")
+    );
+}
+
+#[test]
+fn the_sdk_check_sees_a_path_and_a_type_but_not_a_comment() {
+    let text = "use aws_sdk_dynamodb::types::Put;\nfn f() -> Vec<TransactWriteItem> {}\n// aws_sdk_dynamodb in a comment\n";
+    assert_eq!(
+        sdk_mentions(text),
+        ["aws_sdk_dynamodb", "TransactWriteItem"]
+    );
+    assert!(sdk_mentions("// TransactWriteItem only here\n").is_empty());
+}

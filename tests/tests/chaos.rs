@@ -30,11 +30,11 @@ use std::time::Duration;
 
 use atelier_model_server::samples;
 use atelier_shared::clock;
+use atelier_shared::domain::Job;
 use atelier_shared::domain::{AssetKind, JobId, JobState, UserId};
 use atelier_shared::domain::{LedgerKind, Micros};
 use atelier_shared::services::process::Step;
 use atelier_shared::services::{App, budget};
-use atelier_shared::store::schema::JobItem;
 use atelier_tests::stripe::{Event, StripeStandIn};
 use atelier_tests::{Harness, Reply, StandIn, iam, sha256};
 use atelier_wire_proxy::{Attribution, FaultKind, FaultPlan, Proxy};
@@ -512,7 +512,7 @@ async fn money_invariants_hold_under_faults() {
     let mut states: BTreeMap<&'static str, u64> = BTreeMap::new();
     let mut failures: BTreeMap<String, u64> = BTreeMap::new();
     for (user, id) in &all_jobs {
-        let job: Option<JobItem> = match JobId::parse(id) {
+        let job: Option<Job> = match JobId::parse(id) {
             Some(j) => clean.app.store.get_job(&j).await.ok().flatten(),
             None => None,
         };
@@ -520,8 +520,8 @@ async fn money_invariants_hold_under_faults() {
             violations.push(format!("{id}: charged job is missing"));
             continue;
         };
-        *states.entry(job.status.as_str()).or_default() += 1;
-        if let Some(f) = &job.failure {
+        *states.entry(job.status().as_str()).or_default() += 1;
+        if let Some(f) = job.failure() {
             *failures.entry(f.code.as_str().to_owned()).or_default() += 1;
         }
         let rows: Vec<_> = ledgers[user]
@@ -530,10 +530,10 @@ async fn money_invariants_hold_under_faults() {
             .collect();
         let debits = rows.iter().filter(|r| r.kind == LedgerKind::Debit).count();
         let refunds = rows.iter().filter(|r| r.kind == LedgerKind::Refund).count();
-        let refundable = matches!(job.status, JobState::Failed | JobState::Canceled);
+        let refundable = matches!(job.status(), JobState::Failed | JobState::Canceled);
         let calls = model.calls(id).await;
-        if !job.status.is_terminal() {
-            violations.push(format!("{id}: still {}", job.status.as_str()));
+        if !job.status().is_terminal() {
+            violations.push(format!("{id}: still {}", job.status().as_str()));
         }
         if debits != 1 {
             violations.push(format!("{id}: {debits} debits"));
@@ -541,7 +541,7 @@ async fn money_invariants_hold_under_faults() {
         if refunds > 1 || (refunds == 1 && !refundable) || (refundable && refunds != 1) {
             violations.push(format!(
                 "{id}: {refunds} refunds for a {} job",
-                job.status.as_str()
+                job.status().as_str()
             ));
         }
         if calls.edit > 1 {
@@ -551,16 +551,16 @@ async fn money_invariants_hold_under_faults() {
             ));
         }
         let events = webhook_events_of(&clean, id).await;
-        if job.status.is_terminal() && events != [job.status.as_str()] {
+        if job.status().is_terminal() && events != [job.status().as_str()] {
             violations.push(format!(
                 "{id}: {} but webhook events {events:?}",
-                job.status.as_str()
+                job.status().as_str()
             ));
         }
         if let Some(sha) = created_with.get(id) {
             kept_input_check(&clean, &job, sha, calls, &mut violations).await;
         }
-        histories.insert(id.clone(), (job.status, debits, refunds, calls));
+        histories.insert(id.clone(), (job.status(), debits, refunds, calls));
     }
     if let Ok(d) = budget::day(&clean.app, &day).await {
         if d.used_micros.saturating_add(d.reserved_micros) > d.cap_micros {
@@ -629,7 +629,7 @@ async fn money_invariants_hold_under_faults() {
 /// with, whatever reused its key; a job that reached the model has one.
 async fn kept_input_check(
     h: &Harness,
-    job: &JobItem,
+    job: &Job,
     created_with: &str,
     calls: atelier_tests::JobCalls,
     violations: &mut Vec<String>,
@@ -643,7 +643,7 @@ async fn kept_input_check(
             "{id}: kept input {} is not the photo it was created with ({created_with})",
             sha256(&bytes)
         )),
-        None if calls.check + calls.edit > 0 || job.status == JobState::Succeeded => {
+        None if calls.check + calls.edit > 0 || job.status() == JobState::Succeeded => {
             violations.push(format!("{id}: edited without a kept input"));
         }
         _ => {}

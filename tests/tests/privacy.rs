@@ -6,6 +6,7 @@ use atelier_model_server::samples;
 use atelier_shared::domain::{JobId, JobState, LedgerKind, UserId};
 use atelier_shared::services::privacy::{self, DeletedBy};
 use atelier_shared::services::process::{Outcome, Processor};
+use atelier_shared::store::Joined;
 use atelier_tests::{Harness, StandIn};
 use http::StatusCode;
 use serde_json::{Value, json};
@@ -319,13 +320,7 @@ async fn an_account_with_a_processing_edit_is_closed_at_once_and_deleted_once_it
     );
 
     // The processing edit ends (here as the sweeper ends a stuck one: failed and refunded).
-    let failure =
-        atelier_shared::domain::JobFailure::new(atelier_shared::domain::FailureCode::TimedOut);
-    h.app
-        .store
-        .fail_and_refund(&claimed, JobState::Processing, &failure, &now, Vec::new())
-        .await
-        .unwrap_or_else(|e| panic!("{e:?}"));
+    time_out(&h, &claimed, &now).await;
     let done = h.delete_account(&user).await;
 
     assert_eq!(done.status, StatusCode::OK, "{done:?}");
@@ -487,13 +482,7 @@ async fn a_deletion_left_pending_by_a_processing_edit_is_finished_by_a_sweep_onc
 
     // The processing edit ends (failed and refunded, as the sweeper ends a stuck one); the
     // user never asks again.
-    let failure =
-        atelier_shared::domain::JobFailure::new(atelier_shared::domain::FailureCode::TimedOut);
-    h.app
-        .store
-        .fail_and_refund(&claimed, JobState::Processing, &failure, &now, Vec::new())
-        .await
-        .unwrap_or_else(|e| panic!("{e:?}"));
+    time_out(&h, &claimed, &now).await;
     let after = sweep::sweep(&h.app, atelier_shared::clock::now(), SweepLimits::default()).await;
 
     assert_eq!((after.deletions_pending, after.deletions_finished), (0, 1));
@@ -589,13 +578,7 @@ async fn jobs_committed_just_before_the_close_are_canceled_waited_for_and_cleare
     );
     assert_eq!(h.job(&user, &queued).await.str("status"), "canceled");
 
-    let failure =
-        atelier_shared::domain::JobFailure::new(atelier_shared::domain::FailureCode::TimedOut);
-    h.app
-        .store
-        .fail_and_refund(&claimed, JobState::Processing, &failure, &now, Vec::new())
-        .await
-        .unwrap_or_else(|e| panic!("{e:?}"));
+    time_out(&h, &claimed, &now).await;
     let second = privacy::delete_account(&lagging, &user, &DeletedBy::User).await;
 
     assert!(
@@ -614,4 +597,15 @@ async fn jobs_committed_just_before_the_close_are_canceled_waited_for_and_cleare
     }
     assert!(h.objects_of(&user).await.is_empty());
     h.assert_audit_clean().await;
+}
+
+/// Ends a processing job as the sweeper ends a stuck one: failed (timed out) and refunded.
+async fn time_out(h: &Harness, claimed: &atelier_shared::domain::Job, now: &str) {
+    let failure =
+        atelier_shared::domain::JobFailure::new(atelier_shared::domain::FailureCode::TimedOut);
+    h.app
+        .store
+        .fail_and_refund(claimed, JobState::Processing, &failure, now, Joined::none())
+        .await
+        .unwrap_or_else(|e| panic!("{e:?}"));
 }

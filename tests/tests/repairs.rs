@@ -492,7 +492,7 @@ async fn stored_result_bytes(h: &Harness, job: &str) -> i64 {
     let key = item
         .ok()
         .flatten()
-        .and_then(|j| j.result)
+        .and_then(|j| j.result().cloned())
         .map(|r| r.asset_key)
         .unwrap_or_else(|| panic!("{job} has no result"));
     let head = h

@@ -422,7 +422,7 @@ async fn cancel_racing_a_claim_has_exactly_one_winner_and_refunds_only_when_canc
             cancel.status
         );
         assert_eq!(refunds_of(&rows, &id), usize::from(canceled), "{id}");
-        let job: JobItem = h
+        let job = h
             .app
             .store
             .get_job(&job_id(&id))
@@ -431,7 +431,7 @@ async fn cancel_racing_a_claim_has_exactly_one_winner_and_refunds_only_when_canc
             .flatten()
             .unwrap_or_else(|| panic!("job"));
         assert_eq!(
-            job.status,
+            job.status(),
             if canceled {
                 JobState::Canceled
             } else {
@@ -459,6 +459,7 @@ async fn a_sweep_over_ten_thousand_jobs_reads_only_the_twenty_that_need_action()
         .await
         .ok()
         .flatten()
+        .map(JobItem::from)
         .unwrap_or_else(|| panic!("job"));
     // 9,980 finished jobs of other users: what a busy table holds, none for the sweeper.
     let mut finished = Vec::new();
@@ -728,11 +729,11 @@ async fn a_healthy_backlog_is_delivered_in_full_with_at_most_three_messages_per_
         .flatten()
         .unwrap_or_else(|| panic!("the dropped job"));
     assert_eq!(
-        dropped_job.status,
+        dropped_job.status(),
         JobState::Succeeded,
         "the dropped send was recovered"
     );
-    assert!(dropped_job.dispatch_count >= 2, "{dropped_job:?}");
+    assert!(dropped_job.dispatch.count >= 2, "{dropped_job:?}");
     assert_eq!(clean.account(&user).await.body["in_flight"], 0);
     clean.assert_audit_clean().await;
 }

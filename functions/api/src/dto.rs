@@ -3,7 +3,7 @@
 use std::collections::BTreeMap;
 
 use atelier_shared::domain::{
-    AssetKind, JobState, Operation, ResultFormat, Strength, StyleId, Target,
+    AssetKind, Job, JobState, Operation, ResultFormat, Strength, StyleId, Target,
 };
 use atelier_shared::domain::{
     ComparisonOutcome, ComparisonRecord, JobFailure, LeakageRecord, LedgerKind, ReviewRecord,
@@ -12,7 +12,7 @@ use atelier_shared::domain::{
 use atelier_shared::services::jobs::ResultLinks;
 use atelier_shared::services::lineage::Lineage;
 use atelier_shared::services::uploads::UploadSlot;
-use atelier_shared::store::schema::{AccountItem, JobItem, LedgerItem};
+use atelier_shared::store::schema::{AccountItem, LedgerItem};
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
@@ -118,17 +118,16 @@ impl LineageView {
             .current
             .as_ref()
             .map_or(&l.root.job_id, |c| &c.job_id);
-        let version = |j: &JobItem| VersionView {
+        let version = |j: &Job| VersionView {
             job_id: j.job_id.to_string(),
             operation: j.operation,
-            status: j.status,
+            status: j.status(),
             instruction: j.repair.as_ref().map(|r| r.instruction.clone()),
-            review: j.result.as_ref().map(|r| ReviewView::from(&r.review)),
+            review: j.result().map(|r| ReviewView::from(&r.review)),
             comparison: j
-                .result
-                .as_ref()
+                .result()
                 .and_then(|r| r.comparison.as_ref().map(ComparisonView::from)),
-            retained_previous: j.result.as_ref().is_some_and(|r| r.retained_previous),
+            retained_previous: j.result().is_some_and(|r| r.retained_previous),
             current: &j.job_id == current,
         };
         LineageView {
@@ -181,14 +180,14 @@ pub struct ResultView {
 impl JobView {
     /// The full view: the result's download URLs and the lineage, or when the images expired.
     pub fn detailed(
-        j: JobItem,
+        j: Job,
         links: Option<ResultLinks>,
         lineage: Option<&Lineage>,
         retention_days: u32,
     ) -> JobView {
         let expired_at = atelier_shared::services::jobs::images_expired_at(&j, retention_days)
-            .filter(|_| j.images_deleted_at.is_none() && j.result.is_some());
-        let result = j.result.clone().zip(links).map(|(r, l)| ResultView {
+            .filter(|_| j.images_deleted_at.is_none() && j.result().is_some());
+        let result = j.result().cloned().zip(links).map(|(r, l)| ResultView {
             url: l.url,
             url_expires_at: l.expires_at,
             format: l.format,
@@ -209,13 +208,15 @@ impl JobView {
     }
 }
 
-impl From<JobItem> for JobView {
-    fn from(j: JobItem) -> JobView {
+impl From<Job> for JobView {
+    fn from(j: Job) -> JobView {
+        let status = j.status();
+        let failure = j.failure().cloned().map(FailureView::from);
         let r = j.request;
         JobView {
             id: j.job_id.to_string(),
             operation: j.operation,
-            status: j.status,
+            status,
             credits: j.credits.get(),
             settings: EditSettings {
                 style: r.style,
@@ -230,7 +231,7 @@ impl From<JobItem> for JobView {
             },
             created_at: j.created_at,
             updated_at: j.updated_at,
-            failure: j.failure.map(FailureView::from),
+            failure,
             result: None,
             repair: j.repair.map(|r| RepairView {
                 parent_job_id: r.root_job_id.to_string(),

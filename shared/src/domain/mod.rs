@@ -25,7 +25,7 @@ pub use failure::{FailureCode, JobFailure};
 pub use grant::{GrantNameError, GrantReason, Operator};
 pub use identity::{AddressHash, AddressKey, EmailStatus};
 pub use ids::{AssetId, Credits, IdempotencyKey, JobId, Operation, UserId};
-pub use job::JobState;
+pub use job::{CurrentVersion, Dispatch, Job, JobState, NewJob, RepairOf};
 pub use ledger::LedgerKind;
 pub use money::Micros;
 pub use pack::{Pack, PackError, PackId, Packs};

@@ -4,14 +4,13 @@
 //! booked, so the budget errs on the side of caution. [`PaidAttempt`] is the one way to make
 //! a paid call.
 
-use aws_sdk_dynamodb::types::TransactWriteItem;
-
 use super::App;
 use crate::adapters::model::catalogue::Model;
 use crate::adapters::model::{Billing, CallKind, EditReply, ModelError, Usage, VisionReply, cost};
 use crate::clock::{self, Instant};
 use crate::domain::{Credits, JobId, Micros, UserId};
 use crate::error::Error;
+use crate::store::Joined;
 use crate::store::budget::{ReserveOutcome, SettleOutcome};
 use crate::store::schema::{AttemptItem, BudgetDayItem, BudgetStandingItem, CallRecord};
 
@@ -303,15 +302,10 @@ impl PaidAttempt {
     /// The items that settle this attempt inside another transaction (delivery, or a failure
     /// with its refund): planned calls never made are recorded as skipped (cost 0), and the
     /// reservation moves to `used` at the real cost, or stays booked where a cost is unknown.
-    pub fn settlement_items(
-        self,
-        app: &App,
-        by: &str,
-        now: Instant,
-    ) -> Result<Vec<TransactWriteItem>, Error> {
+    pub fn settlement(self, app: &App, by: &str, now: Instant) -> Result<Joined, Error> {
         let item = self.closed(now);
         app.store
-            .settle_items(&item, settlement_cost(&item), by, &clock::format(now))
+            .settlement(&item, settlement_cost(&item), by, &clock::format(now))
     }
 
     /// Settles this attempt on its own.

@@ -3,15 +3,15 @@
 
 use super::App;
 use crate::clock;
+use crate::domain::Job;
 use crate::domain::{JobId, JobState, UserId};
 use crate::error::Error;
 use crate::store::jobs::FinishOutcome;
-use crate::store::schema::JobItem;
 
 /// Cancels the caller's job; returns it as it now stands.
-pub async fn cancel(app: &App, user: &UserId, id: &JobId) -> Result<JobItem, Error> {
+pub async fn cancel(app: &App, user: &UserId, id: &JobId) -> Result<Job, Error> {
     let job = super::jobs::get_job(app, user, id).await?;
-    match job.status {
+    match job.status() {
         JobState::Canceled => return Ok(job),
         JobState::Queued => {}
         state => return Err(Error::NotCancelable { state }),
@@ -33,7 +33,7 @@ pub async fn cancel(app: &App, user: &UserId, id: &JobId) -> Result<JobItem, Err
     }
     // Read back: a claim may have won the race, or a concurrent cancel.
     let now = super::jobs::get_job(app, user, id).await?;
-    match now.status {
+    match now.status() {
         JobState::Canceled => Ok(now),
         state => Err(Error::NotCancelable { state }),
     }

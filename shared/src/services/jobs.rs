@@ -2,12 +2,11 @@
 
 use super::App;
 use crate::adapters::assets::Assets;
-use crate::domain::{AssetKind, JobId, ResultFormat, UserId};
+use crate::domain::{AssetKind, Job, JobId, ResultFormat, UserId};
 use crate::error::Error;
-use crate::store::schema::JobItem;
 
 /// The caller's job, or `NotFound` (also for another user's job).
-pub async fn get_job(app: &App, user: &UserId, id: &JobId) -> Result<JobItem, Error> {
+pub async fn get_job(app: &App, user: &UserId, id: &JobId) -> Result<Job, Error> {
     match app.store.get_job(id).await? {
         Some(job) if &job.user_id == user => Ok(job),
         _ => Err(Error::NotFound { what: "edit" }),
@@ -20,7 +19,7 @@ pub async fn list_jobs(
     user: &UserId,
     limit: u16,
     cursor: Option<&str>,
-) -> Result<(Vec<JobItem>, Option<String>), Error> {
+) -> Result<(Vec<Job>, Option<String>), Error> {
     app.store.jobs_page(user, limit, cursor).await
 }
 
@@ -41,7 +40,7 @@ pub struct ResultLinks {
 
 /// The name a downloaded result is saved under: what was made and from which edit, e.g.
 /// `atelier-embroidery-pet-01jf3xk2.jpg` (ASCII only: it goes into a header).
-pub fn download_name(job: &JobItem, suffix: &str, format: ResultFormat) -> String {
+pub fn download_name(job: &Job, suffix: &str, format: ResultFormat) -> String {
     let id: String = job
         .job_id
         .as_str()
@@ -62,10 +61,10 @@ pub fn download_name(job: &JobItem, suffix: &str, format: ResultFormat) -> Strin
 /// candidate, as its master); none once its images were deleted or expired.
 pub async fn result_links(
     app: &App,
-    job: &JobItem,
+    job: &Job,
     format: ResultFormat,
 ) -> Result<Option<ResultLinks>, Error> {
-    let Some(result) = &job.result else {
+    let Some(result) = job.result() else {
         return Ok(None);
     };
     if job.images_deleted_at.is_some()
@@ -110,14 +109,14 @@ pub async fn result_links(
 /// written after the job was created, so the UTC midnight that starts the day of
 /// `created_at + days` is never later than the real expiry, and a job never hands out a link
 /// that is already dead (it may stop offering one up to a day early).
-pub fn images_expired_at(job: &JobItem, days: u32) -> Option<String> {
+pub fn images_expired_at(job: &Job, days: u32) -> Option<String> {
     expiry(job, days)
         .filter(|at| *at <= crate::clock::now())
         .map(crate::clock::format)
 }
 
-fn expiry(job: &JobItem, days: u32) -> Option<crate::clock::Instant> {
-    if !job.status.is_terminal() {
+fn expiry(job: &Job, days: u32) -> Option<crate::clock::Instant> {
+    if !job.status().is_terminal() {
         return None;
     }
     let created = crate::clock::parse(&job.created_at)?;
@@ -128,36 +127,26 @@ fn expiry(job: &JobItem, days: u32) -> Option<crate::clock::Instant> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::domain::{AssetId, Credits, EditRequest, IdempotencyKey, JobState, Operation};
-    use crate::store::schema::NewJob;
+    use crate::domain::job::State;
+    use crate::domain::job::fixtures::new_edit;
+    use crate::domain::{FailureCode, JobFailure, JobState};
 
-    fn job_created(at: crate::clock::Instant, status: JobState) -> JobItem {
-        let (Some(user), Some(key)) = (UserId::parse("alice"), IdempotencyKey::parse("k")) else {
-            panic!("test ids must parse");
-        };
-        let request = EditRequest {
-            style: Some("embroidery".into()),
-            target: Some("pet".into()),
-            original_asset_id: Some(AssetId::generate().as_str().to_owned()),
-            ..Default::default()
-        }
-        .validate()
-        .unwrap_or_else(|e| panic!("{e}"));
-        let mut job = JobItem::queued(
-            NewJob {
-                job_id: JobId::derive(&user, Operation::Edit, &key),
-                user_id: user,
-                operation: Operation::Edit,
-                request_hash: request.request_hash(),
-                request,
-                inputs: Vec::new(),
-                credits: Credits::new(4),
-                repair: None,
-            },
-            at,
-            std::time::Duration::from_secs(60),
+    fn job_created(at: crate::clock::Instant, status: JobState) -> Job {
+        let mut job = Job::queued(
+            new_edit(None),
+            &crate::clock::format(at),
+            &crate::clock::format(at + std::time::Duration::from_secs(60)),
         );
-        job.status = status;
+        job.state = match status {
+            JobState::Queued => job.state,
+            JobState::Processing => State::Processing {
+                started_at: job.created_at.clone(),
+            },
+            _ => State::Failed {
+                started_at: None,
+                failure: JobFailure::new(FailureCode::TimedOut),
+            },
+        };
         job
     }
 
@@ -166,8 +155,8 @@ mod tests {
         let day = time::Duration::days(1);
         let now = crate::clock::now();
         let cases = [
-            (now - day * 91, JobState::Succeeded, true, "past 90 days"),
-            (now - day * 89, JobState::Succeeded, false, "within 90 days"),
+            (now - day * 91, JobState::Failed, true, "past 90 days"),
+            (now - day * 89, JobState::Failed, false, "within 90 days"),
             (now - day * 91, JobState::Processing, false, "not finished"),
         ];
         for (created, status, expired, why) in cases {
@@ -175,7 +164,7 @@ mod tests {
             assert_eq!(images_expired_at(&job, 90).is_some(), expired, "{why}");
         }
         let created = time::macros::datetime!(2026-01-01 23:59:59 UTC);
-        let job = job_created(created, JobState::Succeeded);
+        let job = job_created(created, JobState::Failed);
         assert_eq!(
             expiry(&job, 90).map(crate::clock::format).as_deref(),
             Some("2026-04-01T00:00:00.000Z"),

@@ -3,19 +3,19 @@
 //! gone or another user's is no lineage at all.
 
 use super::App;
+use crate::domain::Job;
 use crate::error::Error;
-use crate::store::schema::JobItem;
 
 /// A lineage as its owner sees it: the root edit, its repairs oldest first.
 #[derive(Debug, Clone)]
 pub struct Lineage {
-    pub root: JobItem,
-    pub repairs: Vec<JobItem>,
+    pub root: Job,
+    pub repairs: Vec<Job>,
 }
 
 /// The lineage a job belongs to (the root and every repair), or `None` for an edit that was
 /// never repaired.
-pub async fn lineage_of(app: &App, job: &JobItem) -> Result<Option<Lineage>, Error> {
+pub async fn lineage_of(app: &App, job: &Job) -> Result<Option<Lineage>, Error> {
     let root = match &job.repair {
         None if job.repair_jobs.is_empty() => return Ok(None),
         None => job.clone(),

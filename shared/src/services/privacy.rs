@@ -8,11 +8,12 @@
 use super::App;
 use crate::adapters::assets::Assets;
 use crate::clock;
+use crate::domain::Job;
 use crate::domain::{AssetId, AssetKind, EmailStatus, JobId, JobState, ResultFormat, UserId};
 use crate::error::Error;
 use crate::store::accounts::Opening;
 use crate::store::jobs::FinishOutcome;
-use crate::store::schema::{AccountItem, JobItem, LedgerItem};
+use crate::store::schema::{AccountItem, LedgerItem};
 
 /// Deletes the caller's upload `id`. Refused while a queued or processing job of theirs
 /// reads it; an id that names no upload of theirs is `NotFound`.
@@ -33,7 +34,7 @@ pub async fn delete_asset(app: &App, user: &UserId, id: &AssetId) -> Result<(), 
     {
         return Err(Error::AssetInUse {
             job_id: job.job_id.clone(),
-            state: job.status,
+            state: job.status(),
         });
     }
     app.assets.delete(&key).await?;
@@ -45,7 +46,7 @@ pub async fn delete_asset(app: &App, user: &UserId, id: &AssetId) -> Result<(), 
 /// original, mask and style reference uploads, the kept inputs, the result, every repair's
 /// result and candidate). The jobs stay, marked, with their money fields and states; the
 /// edit can no longer be repaired. Returns the job `id` as it now stands.
-pub async fn delete_edit_images(app: &App, user: &UserId, id: &JobId) -> Result<JobItem, Error> {
+pub async fn delete_edit_images(app: &App, user: &UserId, id: &JobId) -> Result<Job, Error> {
     let job = super::jobs::get_job(app, user, id).await?;
     let root = match &job.repair {
         None => job.clone(),
@@ -57,7 +58,7 @@ pub async fn delete_edit_images(app: &App, user: &UserId, id: &JobId) -> Result<
     }
     let now = clock::format(clock::now());
     for j in &lineage {
-        if !j.status.is_terminal() || root.repair_active.is_some() {
+        if !j.status().is_terminal() || root.repair_active.is_some() {
             return Err(Error::ImagesInUse {
                 state: unfinished_state(&lineage),
             });
@@ -86,10 +87,10 @@ pub async fn delete_edit_images(app: &App, user: &UserId, id: &JobId) -> Result<
 }
 
 /// The state to report for a lineage that is not finished: its first unfinished job's.
-fn unfinished_state(lineage: &[JobItem]) -> JobState {
+fn unfinished_state(lineage: &[Job]) -> JobState {
     lineage
         .iter()
-        .map(|j| j.status)
+        .map(|j| j.status())
         .find(|s| !s.is_terminal())
         .unwrap_or(JobState::Queued)
 }
@@ -237,7 +238,7 @@ async fn close(app: &App, user: &UserId, by: &DeletedBy) -> Result<AccountItem, 
 
 /// Every job of the user, each read consistently, found by the ledger's debit rows (see
 /// [`finish_deletion`]).
-async fn every_job(app: &App, user: &UserId) -> Result<Vec<JobItem>, Error> {
+async fn every_job(app: &App, user: &UserId) -> Result<Vec<Job>, Error> {
     let mut jobs = Vec::new();
     for id in app.store.debited_job_ids(user).await? {
         match app.store.get_job(&id).await? {
@@ -258,7 +259,7 @@ async fn settle_unfinished(app: &App, user: &UserId) -> Result<(usize, usize), E
     let mut canceled = 0;
     let mut unfinished = 0;
     for job in every_job(app, user).await? {
-        if job.status == JobState::Queued {
+        if job.status() == JobState::Queued {
             let now = clock::format(clock::now());
             if app.store.cancel_and_refund(&job, &now).await? == FinishOutcome::Done {
                 tracing::info!(job_id = %job.job_id, credits = job.credits.get(), "job_canceled_refunded");
@@ -266,7 +267,7 @@ async fn settle_unfinished(app: &App, user: &UserId) -> Result<(usize, usize), E
                 continue;
             }
         }
-        if !job.status.is_terminal() {
+        if !job.status().is_terminal() {
             unfinished += 1;
         }
     }
@@ -329,7 +330,7 @@ pub struct ExportPage {
     pub account: Option<AccountItem>,
     pub ledger: Vec<LedgerItem>,
     /// Jobs with short-lived links to their images that still exist.
-    pub jobs: Vec<(JobItem, Option<super::jobs::ResultLinks>)>,
+    pub jobs: Vec<(Job, Option<super::jobs::ResultLinks>)>,
     pub next_cursor: Option<String>,
 }
 

@@ -10,6 +10,7 @@
 
 use super::App;
 use crate::clock;
+use crate::domain::Job;
 use crate::domain::{GrantReason, JobId, JobState, LedgerKind, Micros, Operator, UserId};
 use crate::error::Error;
 use crate::store::jobs::OperatorRefundOutcome;
@@ -23,7 +24,7 @@ pub type RefundReason = GrantReason;
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct UserView {
     pub account: AccountItem,
-    /// Newest first.
+    /// Newest first, as stored.
     pub recent_jobs: Vec<JobItem>,
     /// Newest first.
     pub recent_ledger: Vec<LedgerItem>,
@@ -39,7 +40,7 @@ pub async fn user(app: &App, user: &UserId, recent: u16) -> Result<Option<UserVi
     let (recent_ledger, _) = app.store.ledger_page(user, recent, None).await?;
     Ok(Some(UserView {
         account,
-        recent_jobs,
+        recent_jobs: recent_jobs.into_iter().map(JobItem::from).collect(),
         recent_ledger,
     }))
 }
@@ -70,7 +71,7 @@ pub async fn job(app: &App, id: &JobId) -> Result<Option<JobHistory>, Error> {
         .filter_map(|a| a.settled_cost_micros.map(Micros::get))
         .sum();
     Ok(Some(JobHistory {
-        job,
+        job: JobItem::from(job),
         attempts,
         ledger,
         settled_cost_micros,
@@ -78,7 +79,7 @@ pub async fn job(app: &App, id: &JobId) -> Result<Option<JobHistory>, Error> {
 }
 
 /// The owner's ledger rows that name `job` (a consistent read of the owner's ledger).
-async fn job_rows(app: &App, job: &JobItem) -> Result<Vec<LedgerItem>, Error> {
+async fn job_rows(app: &App, job: &Job) -> Result<Vec<LedgerItem>, Error> {
     let mut rows: Vec<LedgerItem> = app
         .store
         .ledger_rows(&job.user_id)
@@ -129,14 +130,14 @@ pub async fn refund(app: &App, id: &JobId, req: &RefundRequest) -> Result<Refund
     if let Some(row) = refunded {
         return Ok(RefundResult::AlreadyRefunded(Box::new(row)));
     }
-    match job.status {
-        JobState::Queued | JobState::Processing => return Ok(RefundResult::InFlight(job.status)),
+    match job.status() {
+        JobState::Queued | JobState::Processing => return Ok(RefundResult::InFlight(job.status())),
         JobState::Succeeded if !req.force => return Ok(RefundResult::Delivered),
         JobState::Succeeded => {}
         JobState::Failed | JobState::Canceled => {
             return Err(Error::corrupt(format!(
                 "job {id} is {} without its refund row",
-                job.status.as_str()
+                job.status().as_str()
             )));
         }
     }
@@ -164,7 +165,7 @@ pub async fn refund(app: &App, id: &JobId, req: &RefundRequest) -> Result<Refund
         }
         OperatorRefundOutcome::Exists(row) => RefundResult::AlreadyRefunded(row),
         // Finished jobs never change state; only a foreign write gets here.
-        OperatorRefundOutcome::NotDelivered => RefundResult::InFlight(job.status),
+        OperatorRefundOutcome::NotDelivered => RefundResult::InFlight(job.status()),
         OperatorRefundOutcome::AccountMissing => RefundResult::AccountMissing,
     })
 }

@@ -19,17 +19,18 @@
 
 use std::time::Duration;
 
-use aws_sdk_dynamodb::types::TransactWriteItem;
 use serde::Serialize;
 
 use super::App;
 use super::budget::{self, day_of};
 use crate::clock::{self, Instant};
+use crate::domain::Job;
 use crate::domain::{FailureCode, JobFailure, JobState};
 use crate::error::Error;
+use crate::store::Joined;
 use crate::store::budget::SettleOutcome;
 use crate::store::jobs::FinishOutcome;
-use crate::store::schema::{AttemptItem, JobItem};
+use crate::store::schema::AttemptItem;
 
 /// Pending account deletions one sweep finishes at most (each lists and deletes the user's
 /// objects); the rest wait for the next minute.
@@ -257,7 +258,7 @@ impl From<Error> for SweepError {
 /// only one sends) with the next re-send time, then its message is sent again.
 async fn requeue(
     app: &App,
-    job: &JobItem,
+    job: &Job,
     now: Instant,
     summary: &mut SweepSummary,
 ) -> Result<(), SweepError> {
@@ -278,7 +279,7 @@ async fn requeue(
                 JobState::Queued,
                 &JobFailure::new(FailureCode::DispatchLimit),
                 &stamp,
-                Vec::new(),
+                Joined::none(),
             )
             .await
             .map_err(SweepError::Refund)?
@@ -290,13 +291,13 @@ async fn requeue(
                     crate::adapters::metrics::RefundSource::Sweeper,
                     job.credits,
                 );
-                tracing::warn!(job_id = %job.job_id, created_at = %job.created_at, dispatches = job.dispatch_count, "job_queued_deadline_refunded");
+                tracing::warn!(job_id = %job.job_id, created_at = %job.created_at, dispatches = job.dispatch.count, "job_queued_deadline_refunded");
             }
             FinishOutcome::NotInState => summary.lost_races += 1,
         }
         return Ok(());
     }
-    let dispatches = job.dispatch_count.saturating_add(1);
+    let dispatches = job.dispatch.count.saturating_add(1);
     // The next visit: the next re-send, or the deadline if that comes first.
     let next = (now + limits.resend_wait(dispatches)).min(deadline);
     if !app
@@ -325,11 +326,11 @@ async fn requeue(
 /// their estimate), read consistently from the table.
 async fn settlements(
     app: &App,
-    job: &JobItem,
+    job: &Job,
     now: &str,
     summary: &mut SweepSummary,
-) -> Result<Vec<TransactWriteItem>, Error> {
-    let mut items = Vec::new();
+) -> Result<Joined, Error> {
+    let mut items = Joined::none();
     for attempt in app.store.attempts_of(&job.job_id).await? {
         if attempt.open_day.is_none() {
             continue;
@@ -339,14 +340,14 @@ async fn settlements(
             summary.reservations_kept_booked += 1;
         }
         summary.reservations_settled += 1;
-        items.extend(app.store.settle_items(&attempt, cost, "sweeper", now)?);
+        items = items.and(app.store.settlement(&attempt, cost, "sweeper", now)?);
     }
     Ok(items)
 }
 
 async fn fail_stuck(
     app: &App,
-    job: &JobItem,
+    job: &Job,
     now: Instant,
     summary: &mut SweepSummary,
 ) -> Result<(), SweepError> {
@@ -383,7 +384,7 @@ async fn fail_stuck(
                 crate::adapters::metrics::RefundSource::Sweeper,
                 job.credits,
             );
-            tracing::warn!(job_id = %job.job_id, started_at = ?job.started_at, "job_stuck_refunded");
+            tracing::warn!(job_id = %job.job_id, started_at = ?job.started_at(), "job_stuck_refunded");
         }
         FinishOutcome::NotInState => {
             // The consumer finished it after all; its settlements were not ours to make.

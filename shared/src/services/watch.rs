@@ -25,6 +25,7 @@ use sha2::{Digest, Sha256};
 use super::App;
 use super::jobs;
 use super::lineage::{self, Lineage};
+use crate::domain::Job;
 use crate::domain::{JobId, ResultFormat, UserId};
 use crate::error::Error;
 use crate::store::schema::{JobItem, attr};
@@ -112,7 +113,7 @@ impl Version {
 /// A job as its owner sees it at one moment: the job, its lineage, their version.
 #[derive(Debug, Clone)]
 pub struct Watched {
-    pub job: JobItem,
+    pub job: Job,
     pub lineage: Option<Lineage>,
     pub version: Version,
 }
@@ -126,7 +127,7 @@ const NOT_SHOWN: [&str; 4] = [
 ];
 
 impl Watched {
-    async fn of(app: &App, job: JobItem) -> Result<Watched, Error> {
+    async fn of(app: &App, job: Job) -> Result<Watched, Error> {
         let lineage = lineage::lineage_of(app, &job).await?;
         let expired =
             jobs::images_expired_at(&job, app.config.limits.result_retention_days).is_some();
@@ -139,7 +140,7 @@ impl Watched {
     }
 }
 
-fn version(job: &JobItem, lineage: Option<&Lineage>, expired: bool) -> Version {
+fn version(job: &Job, lineage: Option<&Lineage>, expired: bool) -> Version {
     let mut hash = Sha256::new();
     let items = std::iter::once(job).chain(
         lineage
@@ -148,7 +149,7 @@ fn version(job: &JobItem, lineage: Option<&Lineage>, expired: bool) -> Version {
     );
     for item in items {
         // A `serde_json::Value` map keeps its keys sorted: the same item hashes the same.
-        let mut value = serde_json::to_value(item).unwrap_or_default();
+        let mut value = serde_json::to_value(JobItem::from(item.clone())).unwrap_or_default();
         if let Some(fields) = value.as_object_mut() {
             for name in NOT_SHOWN {
                 fields.remove(name);
@@ -169,9 +170,9 @@ impl Watched {
             Some(l) => (&l.root, l.repairs.as_slice()),
             None => (&self.job, [].as_slice()),
         };
-        self.job.status.is_terminal()
+        self.job.status().is_terminal()
             && root.repair_active.is_none()
-            && repairs.iter().all(|r| r.status.is_terminal())
+            && repairs.iter().all(|r| r.status().is_terminal())
     }
 }
 
@@ -323,33 +324,11 @@ mod tests {
         );
     }
 
-    fn queued_job() -> JobItem {
-        use crate::domain::{AssetId, Credits, EditRequest, IdempotencyKey, Operation};
-        use crate::store::schema::NewJob;
-        let (Some(user), Some(key)) = (UserId::parse("alice"), IdempotencyKey::parse("k")) else {
-            panic!("test ids must parse");
-        };
-        let request = EditRequest {
-            style: Some("embroidery".into()),
-            target: Some("pet".into()),
-            original_asset_id: Some(AssetId::generate().as_str().to_owned()),
-            ..Default::default()
-        }
-        .validate()
-        .unwrap_or_else(|e| panic!("{e}"));
-        JobItem::queued(
-            NewJob {
-                job_id: JobId::derive(&user, Operation::Edit, &key),
-                user_id: user,
-                operation: Operation::Edit,
-                request_hash: request.request_hash(),
-                request,
-                inputs: Vec::new(),
-                credits: Credits::new(4),
-                repair: None,
-            },
-            crate::clock::now(),
-            Duration::from_secs(60),
+    fn queued_job() -> Job {
+        Job::queued(
+            crate::domain::job::fixtures::new_edit(None),
+            "2026-12-01T00:00:00.000Z",
+            "2026-12-01T00:01:00.000Z",
         )
     }
 
@@ -360,8 +339,10 @@ mod tests {
         assert_eq!(version(&job.clone(), None, false), seen, "the same job");
 
         let mut resent = job.clone();
-        resent.dispatch_count += 1;
-        resent.sweep_at = Some("2099-01-01T00:00:00.000Z".into());
+        resent.dispatch.count += 1;
+        resent.state = crate::domain::job::State::Queued {
+            resend_at: "2099-01-01T00:00:00.000Z".into(),
+        };
         assert_eq!(
             version(&resent, None, false),
             seen,
@@ -369,7 +350,9 @@ mod tests {
         );
 
         let mut claimed = job.clone();
-        claimed.status = crate::domain::JobState::Processing;
+        claimed.state = crate::domain::job::State::Processing {
+            started_at: "2026-12-01T00:00:01.000Z".into(),
+        };
         assert_ne!(version(&claimed, None, false), seen, "a new state");
         assert_ne!(version(&job, None, true), seen, "the images expired");
         assert_ne!(

@@ -14,7 +14,7 @@ use aws_sdk_dynamodb::types::{
 use super::schema::{
     AttemptItem, BUDGET_STANDING, BudgetDayItem, BudgetStandingItem, CallRecord, attr,
 };
-use super::{Store, TxOutcome, from_item, n, names, s, to_item};
+use super::{Joined, Store, TxOutcome, from_item, n, names, s, to_item};
 use crate::domain::{JobId, Micros};
 use crate::error::{AwsError, Error};
 
@@ -293,10 +293,21 @@ impl Store {
         Ok(())
     }
 
+    /// The writes that settle an attempt, to join another transaction (delivery settles the
+    /// review in the same round trip; see [`Store::settle_items`]).
+    pub fn settlement(
+        &self,
+        attempt: &AttemptItem,
+        cost: Micros,
+        by: &str,
+        now: &str,
+    ) -> Result<Joined, Error> {
+        self.settle_items(attempt, cost, by, now).map(Joined::from)
+    }
+
     /// The transaction items that settle an attempt: close it (recording `calls` and the
-    /// cost) and move its reservation to `used`. Returned so callers can join them to another
-    /// transaction (delivery settles the review in the same round trip).
-    pub fn settle_items(
+    /// cost) and move its reservation to `used`.
+    fn settle_items(
         &self,
         attempt: &AttemptItem,
         cost: Micros,

@@ -7,10 +7,11 @@ use aws_sdk_dynamodb::types::{
 
 use super::cursor;
 use super::schema::{JobItem, LedgerItem, attr, index, reference};
-use super::{Store, TxOutcome, from_item, n, names, s, to_item};
+use super::{Joined, Store, TxOutcome, from_item, job_from_item, n, names, s, to_item};
+use crate::domain::job::State;
 use crate::domain::webhooks::NewEvent;
 use crate::domain::{
-    Credits, FailureCode, JobFailure, JobId, JobResult, JobState, LedgerKind, UserId,
+    Credits, FailureCode, Job, JobFailure, JobId, JobResult, JobState, LedgerKind, UserId,
 };
 use crate::error::{AwsError, Error};
 
@@ -31,7 +32,7 @@ pub enum OperatorRefundOutcome {
 pub enum CreateOutcome<R = NoRefusal> {
     Created,
     /// A job with this id exists (returned by the failed put): the caller compares hashes.
-    Exists(Box<JobItem>),
+    Exists(Box<Job>),
     /// The account refused the debit.
     DebitRefused(DebitRefusal),
     /// The caller's own condition refused.
@@ -73,12 +74,16 @@ impl Store {
     /// returns the old job or account on a failed condition, so no read precedes this.
     pub async fn create_job_with_debit(
         &self,
-        job: &JobItem,
+        job: &Job,
         max_in_flight: u32,
         share_day: &str,
     ) -> Result<CreateOutcome, Error> {
         let items = vec![
-            self.put_new(&self.names.jobs_table, to_item(job)?, attr::JOB_ID)?,
+            self.put_new(
+                &self.names.jobs_table,
+                to_item(&JobItem::from(job.clone()))?,
+                attr::JOB_ID,
+            )?,
             self.account_debit(job, max_in_flight)?,
             self.ledger_debit(job)?,
             self.user_share_check(&job.user_id, share_day)?,
@@ -92,7 +97,7 @@ impl Store {
                 .item
                 .clone()
                 .ok_or_else(|| Error::corrupt("job condition failed without the old item"))?;
-            return Ok(CreateOutcome::Exists(Box::new(from_item(old)?)));
+            return Ok(CreateOutcome::Exists(Box::new(job_from_item(old)?)));
         }
         Self::debit_refusal(&reasons, 1, job).map(CreateOutcome::DebitRefused)
     }
@@ -102,7 +107,7 @@ impl Store {
     pub(crate) fn debit_refusal(
         reasons: &[super::CancelReason],
         index: usize,
-        job: &JobItem,
+        job: &Job,
     ) -> Result<DebitRefusal, Error> {
         if reasons.last().is_some_and(|r| r.condition_failed()) {
             return Ok(DebitRefusal::DailyLimitReached);
@@ -138,7 +143,7 @@ impl Store {
     /// refusal.
     pub(crate) fn account_debit(
         &self,
-        job: &JobItem,
+        job: &Job,
         max_in_flight: u32,
     ) -> Result<TransactWriteItem, Error> {
         let account = Update::builder()
@@ -161,7 +166,7 @@ impl Store {
     }
 
     /// The ledger row of a job's debit (`debit:job:<id>`, written at most once).
-    pub(crate) fn ledger_debit(&self, job: &JobItem) -> Result<TransactWriteItem, Error> {
+    pub(crate) fn ledger_debit(&self, job: &Job) -> Result<TransactWriteItem, Error> {
         let amount = job
             .credits
             .checked_neg()
@@ -178,18 +183,18 @@ impl Store {
     }
 
     /// A job by id, read consistently.
-    pub async fn get_job(&self, id: &JobId) -> Result<Option<JobItem>, Error> {
+    pub async fn get_job(&self, id: &JobId) -> Result<Option<Job>, Error> {
         self.read_job(id, true).await
     }
 
     /// A job by an eventually consistent read (half the read units of [`Store::get_job`]):
     /// only for watching a job a consistent read has already shown, where a stale answer
     /// merely delays noticing a change.
-    pub async fn peek_job(&self, id: &JobId) -> Result<Option<JobItem>, Error> {
+    pub async fn peek_job(&self, id: &JobId) -> Result<Option<Job>, Error> {
         self.read_job(id, false).await
     }
 
-    async fn read_job(&self, id: &JobId, consistent: bool) -> Result<Option<JobItem>, Error> {
+    async fn read_job(&self, id: &JobId, consistent: bool) -> Result<Option<Job>, Error> {
         let out = self
             .ddb
             .get_item()
@@ -199,7 +204,7 @@ impl Store {
             .send()
             .await
             .map_err(|e| AwsError::new("jobs.get", e))?;
-        out.item.map(from_item).transpose()
+        out.item.map(job_from_item).transpose()
     }
 
     /// One page of a user's jobs, newest first.
@@ -208,14 +213,19 @@ impl Store {
         user: &UserId,
         limit: u16,
         cursor: Option<&str>,
-    ) -> Result<(Vec<JobItem>, Option<String>), Error> {
+    ) -> Result<(Vec<Job>, Option<String>), Error> {
         let from = cursor::UserIndex {
             table: &self.names.jobs_table,
             index: index::JOBS_BY_USER,
             cursor_keys: &[attr::JOB_ID, attr::USER_ID, attr::USER_SORT],
             op: "jobs.page",
         };
-        self.user_page(from, user, limit, cursor).await
+        let (rows, next) = self.user_page::<JobItem>(from, user, limit, cursor).await?;
+        let jobs = rows
+            .into_iter()
+            .map(|row| Job::try_from(row).map_err(|e| Error::corrupt_by("read a job", e)))
+            .collect::<Result<_, _>>()?;
+        Ok((jobs, next))
     }
 }
 
@@ -230,7 +240,7 @@ pub enum FinishOutcome {
 impl Store {
     /// Compare-and-set `queued -> processing` (rule 5), returning the claimed job. `None`
     /// when the job is unknown, already claimed or finished: the caller does nothing.
-    pub async fn claim(&self, id: &JobId, now: &str) -> Result<Option<JobItem>, Error> {
+    pub async fn claim(&self, id: &JobId, now: &str) -> Result<Option<Job>, Error> {
         let res = self
             .ddb
             .update_item()
@@ -254,7 +264,7 @@ impl Store {
             .send()
             .await;
         match res {
-            Ok(out) => out.attributes.map(from_item).transpose(),
+            Ok(out) => out.attributes.map(job_from_item).transpose(),
             Err(e)
                 if e.as_service_error()
                     .is_some_and(|s| s.is_conditional_check_failed_exception()) =>
@@ -267,7 +277,7 @@ impl Store {
 
     /// The item that releases the job's in-flight slot on its account (and, for a refund,
     /// returns its credits), as a transaction item.
-    fn account_release(&self, job: &JobItem, refund: bool) -> Result<TransactWriteItem, Error> {
+    fn account_release(&self, job: &Job, refund: bool) -> Result<TransactWriteItem, Error> {
         let mut b = Update::builder()
             .table_name(&self.names.accounts_table)
             .key(attr::USER_ID, s(job.user_id.as_str()))
@@ -298,22 +308,18 @@ impl Store {
     /// most once), balance and in-flight count. Extra items (a budget settlement) may join.
     pub async fn fail_and_refund(
         &self,
-        job: &JobItem,
+        job: &Job,
         from: JobState,
         failure: &JobFailure,
         now: &str,
-        extra: Vec<TransactWriteItem>,
+        extra: Joined,
     ) -> Result<FinishOutcome, Error> {
         self.end_with_refund(job, from, JobState::Failed, failure, now, extra)
             .await
     }
 
     /// Cancels a queued job and refunds it, in one transaction; only the owner's queued job.
-    pub async fn cancel_and_refund(
-        &self,
-        job: &JobItem,
-        now: &str,
-    ) -> Result<FinishOutcome, Error> {
+    pub async fn cancel_and_refund(&self, job: &Job, now: &str) -> Result<FinishOutcome, Error> {
         let reason = JobFailure::new(FailureCode::Canceled);
         self.end_with_refund(
             job,
@@ -321,19 +327,19 @@ impl Store {
             JobState::Canceled,
             &reason,
             now,
-            Vec::new(),
+            Joined::none(),
         )
         .await
     }
 
     async fn end_with_refund(
         &self,
-        job: &JobItem,
+        job: &Job,
         from: JobState,
         to: JobState,
         failure: &JobFailure,
         now: &str,
-        extra: Vec<TransactWriteItem>,
+        extra: Joined,
     ) -> Result<FinishOutcome, Error> {
         let failure_value = serde_dynamo::to_attribute_value(failure)
             .map_err(|e| Error::corrupt_by("serialize the job's failure", e))?;
@@ -379,6 +385,7 @@ impl Store {
             items.push(self.outbox_put(&event, now)?);
         }
         let base_len = items.len();
+        let extra = extra.items();
         let with_extra = !extra.is_empty();
         let base = items.clone();
         items.extend(extra);
@@ -410,7 +417,7 @@ impl Store {
     /// most once whoever refunds it) and the balance.
     pub async fn refund_delivered(
         &self,
-        job: &JobItem,
+        job: &Job,
         row: &LedgerItem,
     ) -> Result<OperatorRefundOutcome, Error> {
         let check = ConditionCheck::builder()
@@ -445,10 +452,10 @@ impl Store {
     /// Extra items (the review's budget settlement) join the same transaction.
     pub async fn deliver(
         &self,
-        job: &JobItem,
+        job: &Job,
         result: &JobResult,
         now: &str,
-        extra: Vec<TransactWriteItem>,
+        extra: Joined,
     ) -> Result<FinishOutcome, Error> {
         let value = serde_dynamo::to_attribute_value(result)
             .map_err(|e| Error::corrupt_by("serialize the job's result", e))?;
@@ -477,7 +484,7 @@ impl Store {
         if let Some(event) = NewEvent::for_job(job.event_ref(), JobState::Succeeded, None, now) {
             items.push(self.outbox_put(&event, now)?);
         }
-        items.extend(extra);
+        items.extend(extra.items());
         match self.transact("jobs.deliver", items).await? {
             TxOutcome::Committed => Ok(FinishOutcome::Done),
             TxOutcome::Canceled(reasons) => {
@@ -500,7 +507,7 @@ impl Store {
         state: JobState,
         before: &str,
         limit: i32,
-    ) -> Result<(Vec<JobItem>, u64), Error> {
+    ) -> Result<(Vec<Job>, u64), Error> {
         let out = self
             .ddb
             .query()
@@ -519,7 +526,7 @@ impl Store {
             .items
             .unwrap_or_default()
             .into_iter()
-            .map(from_item)
+            .map(job_from_item)
             .collect::<Result<Vec<_>, _>>()?;
         Ok((jobs, read))
     }
@@ -527,7 +534,10 @@ impl Store {
     /// Records one more dispatch of a queued job, due again at `next` (its new `sweep_at`),
     /// unless another sweeper just did or the job left the queue. `true` when this caller
     /// should send the message.
-    pub async fn redispatch(&self, job: &JobItem, now: &str, next: &str) -> Result<bool, Error> {
+    pub async fn redispatch(&self, job: &Job, now: &str, next: &str) -> Result<bool, Error> {
+        let State::Queued { resend_at } = &job.state else {
+            return Ok(false);
+        };
         let res = self
             .ddb
             .update_item()
@@ -548,7 +558,7 @@ impl Store {
             .expression_attribute_values(":now", s(now))
             .expression_attribute_values(":next", s(next))
             .expression_attribute_values(":queued", s(JobState::Queued.as_str()))
-            .expression_attribute_values(":old", s(job.sweep_at.as_deref().unwrap_or_default()))
+            .expression_attribute_values(":old", s(resend_at))
             .send()
             .await;
         match res {

@@ -10,10 +10,10 @@ use aws_sdk_dynamodb::types::{
 };
 
 use super::jobs::CreateOutcome;
-use super::schema::{CurrentVersion, JobItem, attr};
-use super::{Store, TxOutcome, from_item, n, s, to_item};
+use super::schema::{JobItem, attr};
+use super::{Joined, Store, TxOutcome, job_from_item, n, s, to_item};
 use crate::domain::repair_request::{MAX_REPAIR_ATTEMPTS, MAX_REPAIRS};
-use crate::domain::{JobId, JobState};
+use crate::domain::{CurrentVersion, Job, JobId, JobState};
 use crate::error::{AwsError, Error};
 
 /// Why the lineage's root refused a repair slot.
@@ -37,13 +37,17 @@ impl Store {
     /// row, all or nothing.
     pub async fn create_repair_with_debit(
         &self,
-        repair: &JobItem,
+        repair: &Job,
         root: &JobId,
         max_in_flight: u32,
         share_day: &str,
     ) -> Result<CreateOutcome<LineageRefusal>, Error> {
         let items = vec![
-            self.put_new(&self.names.jobs_table, to_item(repair)?, attr::JOB_ID)?,
+            self.put_new(
+                &self.names.jobs_table,
+                to_item(&JobItem::from(repair.clone()))?,
+                attr::JOB_ID,
+            )?,
             self.take_repair_slot(repair, root)?,
             self.account_debit(repair, max_in_flight)?,
             self.ledger_debit(repair)?,
@@ -59,19 +63,21 @@ impl Store {
                 .item
                 .clone()
                 .ok_or_else(|| Error::corrupt("repair condition failed without the old item"))?;
-            return Ok(CreateOutcome::Exists(Box::new(from_item(old)?)));
+            return Ok(CreateOutcome::Exists(Box::new(job_from_item(old)?)));
         }
         if let Some(r) = reasons.get(1).filter(|r| r.condition_failed()) {
             let Some(old) = r.item.clone() else {
                 return Ok(CreateOutcome::Refused(LineageRefusal::RootMissing));
             };
-            let root: JobItem = from_item(old)?;
+            let root = job_from_item(old)?;
             return Ok(CreateOutcome::Refused(if root.user_id != repair.user_id {
                 LineageRefusal::RootMissing
             } else if root.images_deleted_at.is_some() {
                 LineageRefusal::ImagesDeleted
-            } else if root.status != JobState::Succeeded {
-                LineageRefusal::NotRepairable { state: root.status }
+            } else if root.status() != JobState::Succeeded {
+                LineageRefusal::NotRepairable {
+                    state: root.status(),
+                }
             } else if root.repairs_stopped {
                 LineageRefusal::Stopped
             } else if root.repairs_left() == 0 {
@@ -86,7 +92,7 @@ impl Store {
     /// The root's repair slot, taken in the repair's own transaction; its condition carries
     /// the lineage rules (root succeeded and the caller's, not stopped, none in flight, fewer
     /// than the limits), and `ALL_OLD` tells a refusal which rule refused.
-    fn take_repair_slot(&self, repair: &JobItem, root: &JobId) -> Result<TransactWriteItem, Error> {
+    fn take_repair_slot(&self, repair: &Job, root: &JobId) -> Result<TransactWriteItem, Error> {
         let slot = Update::builder()
             .table_name(&self.names.jobs_table)
             .key(attr::JOB_ID, s(root.as_str()))
@@ -160,7 +166,7 @@ impl Store {
         repair: &JobId,
         current: Option<&CurrentVersion>,
         stop: bool,
-    ) -> Result<TransactWriteItem, Error> {
+    ) -> Result<Joined, Error> {
         let mut b = Update::builder()
             .table_name(&self.names.jobs_table)
             .key(attr::JOB_ID, s(root.as_str()))
@@ -179,16 +185,16 @@ impl Store {
             }
             None => b.update_expression("SET #stopped = :stop REMOVE #active"),
         };
-        Ok(TransactWriteItem::builder()
-            .update(
-                b.build()
-                    .map_err(|e| AwsError::new("repairs.after.build", e))?,
-            )
-            .build())
+        let update = b
+            .build()
+            .map_err(|e| AwsError::new("repairs.after.build", e))?;
+        Ok(Joined::from(vec![
+            TransactWriteItem::builder().update(update).build(),
+        ]))
     }
 
     /// Jobs by id, read consistently, in the order asked (missing ones left out).
-    pub async fn get_jobs(&self, ids: &[JobId]) -> Result<Vec<JobItem>, Error> {
+    pub async fn get_jobs(&self, ids: &[JobId]) -> Result<Vec<Job>, Error> {
         let mut out = Vec::with_capacity(ids.len());
         for id in ids {
             if let Some(job) = self.get_job(id).await? {

@@ -173,6 +173,41 @@ pub(crate) fn from_item<T: serde::de::DeserializeOwned>(item: Item) -> Result<T,
         .map_err(|e| Error::corrupt_by(format!("deserialize {}", std::any::type_name::<T>()), e))
 }
 
+/// A stored job row as a domain [`Job`](crate::domain::Job); a malformed row is corrupt data.
+pub(crate) fn job_from_item(item: Item) -> Result<crate::domain::Job, Error> {
+    let row: schema::JobItem = from_item(item)?;
+    crate::domain::Job::try_from(row).map_err(|e| Error::corrupt_by("read a job", e))
+}
+
+/// Writes that join another transaction of the store (a budget settlement, a repair's update
+/// of its lineage): built by one store method, handed by a use case to another, opaque in
+/// between, so use cases never hold the SDK's transaction items.
+#[derive(Debug, Clone, Default)]
+pub struct Joined(Vec<TransactWriteItem>);
+
+impl Joined {
+    /// No writes to join.
+    pub fn none() -> Joined {
+        Joined::default()
+    }
+
+    /// These writes, then `more`.
+    pub fn and(mut self, more: Joined) -> Joined {
+        self.0.extend(more.0);
+        self
+    }
+
+    pub(crate) fn items(self) -> Vec<TransactWriteItem> {
+        self.0
+    }
+}
+
+impl From<Vec<TransactWriteItem>> for Joined {
+    fn from(items: Vec<TransactWriteItem>) -> Joined {
+        Joined(items)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     //! The retry policy of [`Store::transact`] against errors the local emulator never returns,

@@ -3,15 +3,15 @@
 //! finished. None touches money: balances, ledger rows and a job's money fields stay as they are.
 
 use super::schema::{AccountItem, DELETION_PENDING, JobItem, attr, index, reference};
-use super::{Item, Store, from_item, is_condition_failed, names, s, to_item};
-use crate::domain::{JobId, JobState, UserId};
+use super::{Item, Store, from_item, is_condition_failed, job_from_item, names, s, to_item};
+use crate::domain::{Job, JobId, JobState, UserId};
 use crate::error::{AwsError, Error};
 
 impl Store {
     /// Marks `job` as having had its images deleted (the first time only), under the
     /// condition that it is the caller's, finished and no repair of it is in flight. `false`
     /// when the condition refused: the caller reads the job again to say why.
-    pub async fn mark_images_deleted(&self, job: &JobItem, now: &str) -> Result<bool, Error> {
+    pub async fn mark_images_deleted(&self, job: &Job, now: &str) -> Result<bool, Error> {
         let res = self
             .ddb
             .update_item()
@@ -39,22 +39,22 @@ impl Store {
         }
     }
 
-    /// Puts back a finished job as `redacted` (see [`JobItem::redacted`]), only while it is
+    /// Puts back a finished job as `redacted` (see [`Job::redacted`]), only while it is
     /// still in the state it was read in with no repair in flight, so no concurrent change is
     /// overwritten. `false` when the condition refused.
-    pub async fn put_redacted(&self, redacted: &JobItem) -> Result<bool, Error> {
+    pub async fn put_redacted(&self, redacted: &Job) -> Result<bool, Error> {
         let res = self
             .ddb
             .put_item()
             .table_name(&self.names.jobs_table)
-            .set_item(Some(to_item(redacted)?))
+            .set_item(Some(to_item(&JobItem::from(redacted.clone()))?))
             .condition_expression(
                 "#user_id = :user AND #status = :status AND attribute_not_exists(#active)",
             )
             .set_expression_attribute_names(Some(names(&[attr::USER_ID, attr::STATUS])))
             .expression_attribute_names("#active", attr::REPAIR_ACTIVE)
             .expression_attribute_values(":user", s(redacted.user_id.as_str()))
-            .expression_attribute_values(":status", s(redacted.status.as_str()))
+            .expression_attribute_values(":status", s(redacted.status().as_str()))
             .send()
             .await;
         match res {
@@ -124,7 +124,7 @@ impl Store {
 
     /// The user's jobs still queued or processing (every page of the user's index, filtered):
     /// at most the in-flight limit match, but every job of the user is read.
-    pub async fn unfinished_jobs(&self, user: &UserId) -> Result<Vec<JobItem>, Error> {
+    pub async fn unfinished_jobs(&self, user: &UserId) -> Result<Vec<Job>, Error> {
         let mut found = Vec::new();
         let mut start: Option<Item> = None;
         loop {
@@ -144,7 +144,7 @@ impl Store {
                 .await
                 .map_err(|e| AwsError::new("privacy.unfinished_jobs", e))?;
             for item in out.items.unwrap_or_default() {
-                found.push(from_item(item)?);
+                found.push(job_from_item(item)?);
             }
             match out.last_evaluated_key {
                 Some(k) if !k.is_empty() => start = Some(k),

@@ -5,12 +5,11 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::clock::{self, Instant};
 use crate::config::{Resources, env};
-use crate::domain::repair_request;
+use crate::domain::job::{CurrentVersion, Dispatch, Job, RepairOf, State};
 use crate::domain::{
-    AddressHash, AssetKind, Credits, EditSpec, InputVersion, JobFailure, JobId, JobResult,
-    JobState, LedgerKind, Micros, Operation, UserId,
+    AddressHash, Credits, EditSpec, InputVersion, JobFailure, JobId, JobResult, JobState,
+    LedgerKind, Micros, Operation, UserId,
 };
 
 /// Attribute names. Expressions bind these through `#placeholders`.
@@ -627,7 +626,8 @@ impl LedgerItem {
     }
 }
 
-/// A job.
+/// A job's row. Use cases see it as a [`Job`]: read through `TryFrom` (a row whose state
+/// lacks what it must carry is refused, never unwrapped), written through `From`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct JobItem {
     pub job_id: JobId,
@@ -684,157 +684,122 @@ fn is_zero(n: &u32) -> bool {
     *n == 0
 }
 
-/// What a new job is made of; [`JobItem::queued`] adds the bookkeeping.
-#[derive(Debug, Clone)]
-pub struct NewJob {
-    /// Derived from the user, the operation and the Idempotency-Key.
-    pub job_id: JobId,
-    pub user_id: UserId,
-    pub operation: Operation,
-    pub request: EditSpec,
-    pub request_hash: String,
-    /// What each input's upload held when the job was priced (see [`JobItem::inputs`]).
-    pub inputs: Vec<InputVersion>,
-    pub credits: Credits,
-    /// A repair: which lineage, what to improve.
-    pub repair: Option<RepairOf>,
+/// A stored job row that does not make a [`Job`]: a state without what it must carry.
+#[derive(Debug, thiserror::Error)]
+pub enum MalformedJob {
+    #[error("job {0} is {1} without `{2}`")]
+    Missing(JobId, &'static str, &'static str),
 }
 
-impl JobItem {
-    /// What a webhook event about this job reports.
-    pub fn event_ref(&self) -> crate::domain::webhooks::JobRef<'_> {
-        crate::domain::webhooks::JobRef {
-            job_id: &self.job_id,
-            user_id: &self.user_id,
-            operation: self.operation,
-            root_job_id: self.repair.as_ref().map(|r| &r.root_job_id),
-        }
-    }
+impl TryFrom<JobItem> for Job {
+    type Error = MalformedJob;
 
-    /// A new job, queued at `now` and counted as dispatched once (the submit rings the queue
-    /// right after the commit; if that fails the sweeper re-sends), in the sweeper's index
-    /// under `sweep_at`: for a queued job, when its next re-send is due (`resend_after` from
-    /// now).
-    pub fn queued(new: NewJob, now: Instant, resend_after: std::time::Duration) -> JobItem {
-        let NewJob {
-            job_id,
-            user_id,
-            operation,
-            request,
-            request_hash,
-            inputs,
-            credits,
-            repair,
-        } = new;
-        let resend_at = clock::format(now + resend_after);
-        let now = clock::format(now);
-        JobItem {
-            user_sort: format!("{now}#{job_id}"),
-            job_id,
-            user_id,
-            operation,
-            status: JobState::Queued,
-            request,
-            request_hash,
-            inputs,
-            credits,
-            dispatch_count: 1,
-            dispatched_at: now.clone(),
-            sweep_state: Some(JobState::Queued),
-            sweep_at: Some(resend_at),
-            failure: None,
-            started_at: None,
-            result: None,
-            repair,
-            repairs_used: 0,
-            repair_attempts: 0,
-            repairs_stopped: false,
-            repair_active: None,
-            current: None,
-            repair_jobs: Vec::new(),
-            images_deleted_at: None,
-            created_at: now.clone(),
-            updated_at: now,
-        }
-    }
-
-    /// The ETag an input of `kind` had at submit, if the job recorded one.
-    pub fn input_etag(&self, kind: AssetKind) -> Option<&str> {
-        self.inputs
-            .iter()
-            .find(|i| i.kind == kind)
-            .map(|i| i.etag.as_str())
-    }
-
-    /// The id of the lineage's root: the job itself, or the edit a repair belongs to.
-    pub fn root_id(&self) -> &JobId {
-        self.repair
-            .as_ref()
-            .map_or(&self.job_id, |r| &r.root_job_id)
-    }
-
-    /// The image the user holds for this lineage (on a root job): the last accepted repair's,
-    /// or the edit's own result.
-    pub fn current_asset_key(&self) -> Option<&str> {
-        self.current
-            .as_ref()
-            .map(|c| c.asset_key.as_str())
-            .or(self.result.as_ref().map(|r| r.asset_key.as_str()))
-    }
-
-    /// Repairs this lineage's root still accepts (the number the repair submit's condition
-    /// is made of, see [`repair_request::repairs_left`]).
-    pub fn repairs_left(&self) -> u32 {
-        repair_request::repairs_left(
-            self.repairs_used,
-            self.repair_attempts,
-            self.repairs_stopped,
-        )
+    fn try_from(item: JobItem) -> Result<Job, MalformedJob> {
+        let state = job_state(&item)?;
+        Ok(Job {
+            job_id: item.job_id,
+            user_id: item.user_id,
+            operation: item.operation,
+            request: item.request,
+            request_hash: item.request_hash,
+            inputs: item.inputs,
+            credits: item.credits,
+            state,
+            dispatch: Dispatch {
+                count: item.dispatch_count,
+                at: item.dispatched_at,
+            },
+            repair: item.repair,
+            repairs_used: item.repairs_used,
+            repair_attempts: item.repair_attempts,
+            repairs_stopped: item.repairs_stopped,
+            repair_active: item.repair_active,
+            current: item.current,
+            repair_jobs: item.repair_jobs,
+            created_at: item.created_at,
+            updated_at: item.updated_at,
+            images_deleted_at: item.images_deleted_at,
+        })
     }
 }
 
-impl JobItem {
-    /// This job as it stays after its owner's account is deleted: money fields, states,
-    /// ids and the request's settings kept; every text the user wrote (custom style, target
-    /// description, locks, a repair's instruction) and every text a model wrote about the
-    /// photo (observation, review and comparison notes, clarifying questions) cleared; the
-    /// images marked deleted at `now` (or when they first were).
-    pub fn redacted(&self, now: &str) -> JobItem {
-        let mut job = self.clone();
-        job.request.custom_style = None;
-        job.request.target_description = None;
-        job.request.locks.clear();
-        if let Some(r) = job.repair.as_mut() {
-            r.instruction.clear();
-        }
-        if let Some(f) = job.failure.as_mut() {
-            f.questions.clear();
-        }
-        if let Some(r) = job.result.as_mut() {
-            r.observation = None;
-            r.review.notes.clear();
-            if let Some(c) = r.comparison.as_mut() {
-                c.notes.clear();
+/// The state a row's `status` names, with what it must carry (moved out of the row).
+fn job_state(item: &JobItem) -> Result<State, MalformedJob> {
+    let missing = |what| MalformedJob::Missing(item.job_id.clone(), item.status.as_str(), what);
+    let failure = || item.failure.clone().ok_or_else(|| missing(attr::FAILURE));
+    Ok(match item.status {
+        JobState::Queued => State::Queued {
+            resend_at: item
+                .sweep_at
+                .clone()
+                .ok_or_else(|| missing(attr::SWEEP_AT))?,
+        },
+        JobState::Processing => State::Processing {
+            started_at: item
+                .started_at
+                .clone()
+                .ok_or_else(|| missing(attr::STARTED_AT))?,
+        },
+        JobState::Succeeded => State::Succeeded {
+            started_at: item.started_at.clone(),
+            result: item.result.clone().ok_or_else(|| missing(attr::RESULT))?,
+        },
+        JobState::Failed => State::Failed {
+            started_at: item.started_at.clone(),
+            failure: failure()?,
+        },
+        JobState::Canceled => State::Canceled {
+            failure: failure()?,
+        },
+    })
+}
+
+impl From<Job> for JobItem {
+    /// The row of a job: the sweeper's index fields follow from its state (a queued job is
+    /// due at its re-send, a processing one from its claim; a final one leaves the index).
+    fn from(job: Job) -> JobItem {
+        let status = job.status();
+        let (sweep_at, started_at, result, failure) = match job.state {
+            State::Queued { resend_at } => (Some(resend_at), None, None, None),
+            State::Processing { started_at } => {
+                (Some(started_at.clone()), Some(started_at), None, None)
             }
+            State::Succeeded { started_at, result } => (None, started_at, Some(result), None),
+            State::Failed {
+                started_at,
+                failure,
+            } => (None, started_at, None, Some(failure)),
+            State::Canceled { failure } => (None, None, None, Some(failure)),
+        };
+        JobItem {
+            user_sort: format!("{}#{}", job.created_at, job.job_id),
+            job_id: job.job_id,
+            user_id: job.user_id,
+            operation: job.operation,
+            status,
+            request: job.request,
+            request_hash: job.request_hash,
+            inputs: job.inputs,
+            credits: job.credits,
+            created_at: job.created_at,
+            updated_at: job.updated_at,
+            dispatch_count: job.dispatch.count,
+            dispatched_at: job.dispatch.at,
+            sweep_state: sweep_at.is_some().then_some(status),
+            sweep_at,
+            failure,
+            started_at,
+            result,
+            repair: job.repair,
+            repairs_used: job.repairs_used,
+            repair_attempts: job.repair_attempts,
+            repairs_stopped: job.repairs_stopped,
+            repair_active: job.repair_active,
+            current: job.current,
+            repair_jobs: job.repair_jobs,
+            images_deleted_at: job.images_deleted_at,
         }
-        job.images_deleted_at.get_or_insert_with(|| now.to_owned());
-        job
     }
-}
-
-/// What makes a job a repair.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct RepairOf {
-    pub root_job_id: JobId,
-    pub instruction: String,
-}
-
-/// The version of a lineage the user holds.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct CurrentVersion {
-    /// The job whose image it is (the root, or a repair).
-    pub job_id: JobId,
-    pub asset_key: String,
 }
 
 /// The daily cost breaker's item for one UTC day. Micro-dollars, integers.
@@ -996,36 +961,23 @@ pub struct AttemptItem {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::domain::{EditRequest, IdempotencyKey};
+    use crate::clock;
+    use crate::domain::NewJob;
+    use crate::domain::job::fixtures::new_edit as new_job;
 
-    fn new_job(repair: Option<RepairOf>) -> NewJob {
-        let (Some(user), Some(key)) = (UserId::parse("alice"), IdempotencyKey::parse("k-1")) else {
-            panic!("test ids must parse");
-        };
-        let request = EditRequest {
-            style: Some("embroidery".into()),
-            target: Some("pet".into()),
-            original_asset_id: Some(crate::domain::AssetId::generate().as_str().to_owned()),
-            ..Default::default()
-        }
-        .validate()
-        .unwrap_or_else(|e| panic!("{e}"));
-        NewJob {
-            job_id: JobId::derive(&user, Operation::Edit, &key),
-            user_id: user,
-            operation: Operation::Edit,
-            request_hash: request.request_hash(),
-            request,
-            inputs: Vec::new(),
-            credits: Credits::new(4),
-            repair,
-        }
+    /// The row of a new job queued at `now`, due for a re-send `wait` later.
+    fn queued(new: NewJob, now: clock::Instant, wait: std::time::Duration) -> JobItem {
+        JobItem::from(Job::queued(
+            new,
+            &clock::format(now),
+            &clock::format(now + wait),
+        ))
     }
 
     #[test]
     fn a_queued_job_is_dispatched_once_and_waits_in_the_sweepers_index_until_its_resend_is_due() {
         let now = time::macros::datetime!(2026-01-02 03:04:05.006 UTC);
-        let job = JobItem::queued(new_job(None), now, std::time::Duration::from_secs(60));
+        let job = queued(new_job(None), now, std::time::Duration::from_secs(60));
         let at = "2026-01-02T03:04:05.006Z";
         assert_eq!(job.status, JobState::Queued);
         assert_eq!(job.credits, Credits::new(4));
@@ -1036,45 +988,6 @@ mod tests {
         }
         assert_eq!(job.sweep_at.as_deref(), Some("2026-01-02T03:05:05.006Z"));
         assert_eq!(job.user_sort, format!("{at}#{}", job.job_id));
-    }
-
-    #[test]
-    fn a_redacted_job_keeps_its_money_and_settings_and_loses_every_text_about_the_photo() {
-        let mut new = new_job(Some(RepairOf {
-            root_job_id: JobId::derive(
-                &UserId::parse("alice").unwrap_or_else(|| panic!("id")),
-                Operation::Edit,
-                &IdempotencyKey::parse("root").unwrap_or_else(|| panic!("key")),
-            ),
-            instruction: "make the grey cat's ears finer".into(),
-        }));
-        new.request.custom_style = Some("in pastel wool".into());
-        new.request.target_description = Some("the grey cat on the left".into());
-        new.request.locks = vec!["the red collar".into()];
-        let job = JobItem::queued(new, clock::now(), std::time::Duration::from_secs(60));
-
-        let redacted = job.redacted("2026-12-01T00:00:00.000Z");
-
-        assert_eq!(redacted.credits, job.credits);
-        assert_eq!(redacted.status, job.status);
-        assert_eq!(redacted.request_hash, job.request_hash);
-        assert_eq!(redacted.request.style, job.request.style);
-        assert_eq!(redacted.request.custom_style, None);
-        assert_eq!(redacted.request.target_description, None);
-        assert!(redacted.request.locks.is_empty());
-        assert_eq!(redacted.repair.map(|r| r.instruction), Some(String::new()));
-        assert_eq!(
-            redacted.images_deleted_at.as_deref(),
-            Some("2026-12-01T00:00:00.000Z")
-        );
-        let again = job
-            .redacted("2026-12-01T00:00:00.000Z")
-            .redacted("2027-01-01T00:00:00.000Z");
-        assert_eq!(
-            again.images_deleted_at.as_deref(),
-            Some("2026-12-01T00:00:00.000Z"),
-            "the first deletion's time is kept"
-        );
     }
 
     #[test]
@@ -1105,10 +1018,10 @@ mod tests {
         ];
         let now = clock::now();
         let wait = std::time::Duration::from_secs(60);
-        assert_eq!(names(&JobItem::queued(new_job(None), now, wait)), edit);
+        assert_eq!(names(&queued(new_job(None), now, wait)), edit);
 
-        let root = JobItem::queued(new_job(None), now, wait).job_id;
-        let repair = JobItem::queued(
+        let root = queued(new_job(None), now, wait).job_id;
+        let repair = queued(
             new_job(Some(RepairOf {
                 root_job_id: root,
                 instruction: "finer".into(),
@@ -1120,5 +1033,48 @@ mod tests {
         with_repair.push(attr::REPAIR);
         with_repair.sort_unstable();
         assert_eq!(names(&repair), with_repair);
+    }
+
+    #[test]
+    fn every_stored_state_reads_as_a_job_and_writes_back_as_the_same_row() {
+        let now = clock::now();
+        let row = queued(new_job(None), now, std::time::Duration::from_secs(60));
+        let mut claimed = row.clone();
+        claimed.status = JobState::Processing;
+        claimed.sweep_state = Some(JobState::Processing);
+        claimed.started_at = Some("2026-01-02T03:04:05.006Z".into());
+        claimed.sweep_at.clone_from(&claimed.started_at);
+        let mut failed = claimed.clone();
+        failed.status = JobState::Failed;
+        failed.sweep_state = None;
+        failed.sweep_at = None;
+        failed.failure = Some(JobFailure::new(crate::domain::FailureCode::TimedOut));
+        let mut canceled = row.clone();
+        canceled.status = JobState::Canceled;
+        canceled.sweep_state = None;
+        canceled.sweep_at = None;
+        canceled.failure = Some(JobFailure::new(crate::domain::FailureCode::Canceled));
+        for item in [row, claimed, failed, canceled] {
+            let job = Job::try_from(item.clone()).unwrap_or_else(|e| panic!("{e}"));
+            assert_eq!(job.status(), item.status);
+            assert_eq!(JobItem::from(job), item);
+        }
+    }
+
+    #[test]
+    fn a_row_whose_state_lacks_what_it_must_carry_is_refused_with_its_id() {
+        let mut row = queued(
+            new_job(None),
+            clock::now(),
+            std::time::Duration::from_secs(60),
+        );
+        row.status = JobState::Succeeded;
+        let refused = Job::try_from(row.clone())
+            .map(|_| ())
+            .map_err(|e| e.to_string());
+        assert_eq!(
+            refused,
+            Err(format!("job {} is succeeded without `result`", row.job_id))
+        );
     }
 }

@@ -808,7 +808,7 @@ async fn succeeded(h: &Harness, ids: &HashSet<String>) -> Result<usize> {
     let mut succeeded = 0;
     for id in ids {
         let job = h.app.store.get_job(&job_id(id)?).await;
-        if matches!(job, Ok(Some(ref j)) if format!("{:?}", j.status).eq_ignore_ascii_case("succeeded"))
+        if matches!(job, Ok(Some(ref j)) if format!("{:?}", j.status()).eq_ignore_ascii_case("succeeded"))
         {
             succeeded += 1;
         }

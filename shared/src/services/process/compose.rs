@@ -7,16 +7,16 @@ use image::RgbaImage;
 use super::Stop;
 use super::inputs::{Inputs, internal_image};
 use crate::adapters::model::TargetBox;
+use crate::domain::Job;
 use crate::domain::imaging::{self, DecodeLimits, Mask};
 use crate::domain::{FailureCode, LeakageRecord, Target};
-use crate::store::schema::JobItem;
 
 /// Soft edge of the composite, inside the selection only.
 const FEATHER_PX: u32 = 4;
 
 /// The edited image at the photo's size and its measured leakage, if the selection is known.
 pub(super) fn compose(
-    job: &JobItem,
+    job: &Job,
     inputs: &Inputs,
     edited: &[u8],
     target_box: Option<TargetBox>,

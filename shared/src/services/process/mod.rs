@@ -25,20 +25,19 @@ mod repair_job;
 use std::future::Future;
 use std::time::{Duration, Instant as Deadline};
 
-use aws_sdk_dynamodb::types::TransactWriteItem;
-
 pub use fault::Step;
 
 use super::App;
 use super::budget::{self, Billed, PaidAttempt, Refusal, Reservation, ReserveRequest};
 use crate::adapters::model::{CallKind, ModelClient, ModelConfig, ModelError, cost};
 use crate::clock::{self, Instant};
+use crate::domain::Job;
 use crate::domain::{
     Credits, FailureCode, JobFailure, JobId, JobResult, JobState, Micros, ReviewVerdict,
 };
 use crate::error::Error;
+use crate::store::Joined;
 use crate::store::jobs::FinishOutcome;
-use crate::store::schema::JobItem;
 
 /// Allowance for the edit prompt's length before the observation is known.
 pub(crate) const EDIT_PROMPT_ALLOWANCE_CHARS: usize = 6_000;
@@ -334,7 +333,7 @@ impl Processor {}
 /// whichever step stops the job, that reservation settles in the refund's transaction.
 struct Run<'a> {
     p: &'a Processor,
-    job: &'a JobItem,
+    job: &'a Job,
     paid: Option<PaidAttempt>,
     deadline: Deadline,
 }
@@ -463,10 +462,10 @@ impl Run<'_> {
     }
 
     /// The items that settle the reservation in force inside the job's final transaction.
-    fn settlement(&mut self, now: Instant) -> Result<Vec<TransactWriteItem>, Error> {
+    fn settlement(&mut self, now: Instant) -> Result<Joined, Error> {
         match self.paid.take() {
-            Some(paid) => paid.settlement_items(&self.p.app, "consumer", now),
-            None => Ok(Vec::new()),
+            Some(paid) => paid.settlement(&self.p.app, "consumer", now),
+            None => Ok(Joined::none()),
         }
     }
 
@@ -475,11 +474,10 @@ impl Run<'_> {
     async fn deliver(
         &mut self,
         result: JobResult,
-        lineage: Option<TransactWriteItem>,
+        lineage: Option<Joined>,
     ) -> Result<Outcome, Stop> {
         let now = clock::now();
-        let mut items = self.settlement(now)?;
-        items.extend(lineage);
+        let items = self.settlement(now)?.and(lineage.unwrap_or_default());
         let verdict = result.review.verdict;
         let store = &self.p.app.store;
         match store

@@ -25,12 +25,12 @@ use crate::domain::{
     ComparisonOutcome, ComparisonRecord, FailureCode, JobId, JobResult, LeakageRecord,
     ReviewRecord, ReviewVerdict,
 };
+use crate::domain::{CurrentVersion, Job, RepairOf};
 use crate::error::Error;
-use crate::store::schema::{CurrentVersion, JobItem, RepairOf};
 
 /// The version a repair starts from.
 struct Base {
-    root: JobItem,
+    root: Job,
     /// The job whose image the user holds (the root or an earlier repair) and its key.
     current_job: JobId,
     current_key: String,
@@ -85,8 +85,7 @@ impl Run<'_> {
             Some(root) if root.user_id == self.job.user_id => root,
             _ => return Err(missing()),
         };
-        let (Some(current_key), Some(result)) = (root.current_asset_key(), root.result.as_ref())
-        else {
+        let (Some(current_key), Some(result)) = (root.current_asset_key(), root.result()) else {
             return Err(missing());
         };
         Ok(Base {
@@ -267,14 +266,14 @@ impl Run<'_> {
     }
 
     /// The result of the version `job` delivered (the root's, or an earlier repair's).
-    async fn result_of(&self, root: &JobItem, job: &JobId) -> Result<JobResult, Stop> {
+    async fn result_of(&self, root: &Job, job: &JobId) -> Result<JobResult, Stop> {
         let owner = if *job == root.job_id {
             Some(root.clone())
         } else {
             self.p.app.store.get_job(job).await?
         };
         owner
-            .and_then(|j| j.result)
+            .and_then(|j| j.result().cloned())
             .ok_or_else(|| Stop::fail(FailureCode::RepairBaseMissing))
     }
 }

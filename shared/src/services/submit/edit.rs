@@ -11,11 +11,11 @@ use crate::adapters::assets::Assets;
 use crate::clock;
 use crate::domain::pricing;
 use crate::domain::{EditSpec, IdempotencyKey, InputVersion, JobId, Operation, UserId};
+use crate::domain::{Job, NewJob};
 use crate::error::Error;
 use crate::services::App;
 use crate::services::budget::day_of;
 use crate::store::jobs::NoRefusal;
-use crate::store::schema::{JobItem, NewJob};
 
 /// Submits an edit on behalf of `user`.
 pub async fn submit_edit(
@@ -30,7 +30,7 @@ pub async fn submit_edit(
     let inputs = input_versions(app, user, &spec).await?;
 
     let now = clock::now();
-    let job = JobItem::queued(
+    let job = Job::queued(
         NewJob {
             job_id,
             user_id: user.clone(),
@@ -41,8 +41,8 @@ pub async fn submit_edit(
             credits: price,
             repair: None,
         },
-        now,
-        app.config.limits.first_resend_after(),
+        &clock::format(now),
+        &clock::format(now + app.config.limits.first_resend_after()),
     );
 
     let max_in_flight = app.config.limits.max_in_flight;

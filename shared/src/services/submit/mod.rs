@@ -15,15 +15,15 @@ pub mod repair;
 pub use edit::submit_edit;
 pub use repair::submit_repair;
 
+use crate::domain::Job;
 use crate::error::Error;
 use crate::services::App;
 use crate::store::jobs::{CreateOutcome, DebitRefusal};
-use crate::store::schema::JobItem;
 
 /// A submitted edit or repair.
 #[derive(Debug, Clone)]
 pub struct Submitted {
-    pub job: JobItem,
+    pub job: Job,
     /// The same request had been made before with this key: nothing new was charged.
     pub replayed: bool,
 }
@@ -33,7 +33,7 @@ pub struct Submitted {
 /// queue. A refusal of the path's own conditions becomes the error `refused` makes of it.
 pub(crate) async fn create_charged<R, Tx>(
     app: &App,
-    job: &JobItem,
+    job: &Job,
     transaction: impl Fn() -> Tx,
     refused: impl FnOnce(R) -> Error,
 ) -> Result<Submitted, Error>
@@ -80,7 +80,7 @@ where
     ))
 }
 
-fn log_created(job: &JobItem) {
+fn log_created(job: &Job) {
     match &job.repair {
         None => {
             tracing::info!(user_id = %job.user_id, job_id = %job.job_id, credits = job.credits.get(), "job_created");
@@ -93,7 +93,7 @@ fn log_created(job: &JobItem) {
 
 /// The key was used before: the same request (same hash, same user, same operation) is a
 /// replay of `old`, nothing charged; anything else is a conflict. Never skipped.
-fn replay_or_conflict(old: JobItem, new: &JobItem) -> Result<Submitted, Error> {
+fn replay_or_conflict(old: Job, new: &Job) -> Result<Submitted, Error> {
     if old.request_hash == new.request_hash
         && old.user_id == new.user_id
         && old.operation == new.operation
@@ -112,7 +112,7 @@ fn replay_or_conflict(old: JobItem, new: &JobItem) -> Result<Submitted, Error> {
 }
 
 /// The error for an account that refused to pay for `job`.
-fn debit_refused(refusal: DebitRefusal, job: &JobItem, max_in_flight: u32) -> Error {
+fn debit_refused(refusal: DebitRefusal, job: &Job, max_in_flight: u32) -> Error {
     match refusal {
         // Still missing after it was created: only a deleted account does this.
         DebitRefusal::AccountMissing => Error::NotFound { what: "account" },
@@ -139,10 +139,10 @@ fn debit_refused(refusal: DebitRefusal, job: &JobItem, max_in_flight: u32) -> Er
 mod tests {
     use super::*;
     use crate::clock;
+    use crate::domain::NewJob;
     use crate::domain::{AssetId, Credits, EditRequest, IdempotencyKey, JobId, Operation, UserId};
-    use crate::store::schema::NewJob;
 
-    fn job(user: &str, operation: Operation, style: &str) -> JobItem {
+    fn job(user: &str, operation: Operation, style: &str) -> Job {
         let (Some(user), Some(key)) = (UserId::parse(user), IdempotencyKey::parse("key-1")) else {
             panic!("test ids must parse");
         };
@@ -165,7 +165,8 @@ mod tests {
             credits: Credits::new(4),
             repair: None,
         };
-        JobItem::queued(new, clock::now(), std::time::Duration::from_secs(60))
+        let now = clock::format(clock::now());
+        Job::queued(new, &now, &now)
     }
 
     #[test]

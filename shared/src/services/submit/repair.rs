@@ -9,11 +9,11 @@ use super::Submitted;
 use crate::clock;
 use crate::domain::pricing;
 use crate::domain::{IdempotencyKey, JobId, JobState, Operation, RepairSpec, UserId};
+use crate::domain::{Job, NewJob, RepairOf};
 use crate::error::Error;
 use crate::services::App;
 use crate::services::budget::day_of;
 use crate::store::lineage::LineageRefusal;
-use crate::store::schema::{JobItem, NewJob, RepairOf};
 
 /// Submits a repair of `target` (the original edit or any succeeded repair of it) on behalf
 /// of `user`. The repair edits the version the user holds when it runs.
@@ -33,14 +33,14 @@ pub async fn submit_repair(
     let request_hash = spec.request_hash(&root.job_id);
     // Finished jobs never change state, so this read cannot turn a replay into a refusal; a
     // replay is otherwise answered by the transaction (the job's put fails first).
-    if target.status != JobState::Succeeded {
+    if target.status() != JobState::Succeeded {
         return Err(Error::NotRepairable {
-            state: target.status,
+            state: target.status(),
         });
     }
     let price = pricing::price(Operation::Repair, &root.request).credits;
     let now = clock::now();
-    let job = JobItem::queued(
+    let job = Job::queued(
         NewJob {
             job_id,
             user_id: user.clone(),
@@ -54,8 +54,8 @@ pub async fn submit_repair(
                 instruction: spec.instruction,
             }),
         },
-        now,
-        app.config.limits.first_resend_after(),
+        &clock::format(now),
+        &clock::format(now + app.config.limits.first_resend_after()),
     );
     let max_in_flight = app.config.limits.max_in_flight;
     let share_day = day_of(now);
