@@ -276,20 +276,20 @@ impl Store {
     ) -> Result<(), Error> {
         let value = serde_dynamo::to_attribute_value(record)
             .map_err(|e| Error::corrupt_by("serialize the call record", e))?;
-        self.ddb
-            .update_item()
-            .table_name(&self.names.attempts_table)
-            .key(attr::JOB_ID, s(job.as_str()))
-            .key(attr::ATTEMPT, s(attempt))
-            .update_expression("SET #calls.#call = :r")
-            .condition_expression("attribute_exists(#attempt)")
-            .expression_attribute_names("#calls", attr::CALLS)
-            .expression_attribute_names("#call", call)
-            .expression_attribute_names("#attempt", attr::ATTEMPT)
-            .expression_attribute_values(":r", value)
-            .send()
-            .await
-            .map_err(|e| AwsError::new("attempts.record_call", e))?;
+        self.update_at(
+            &self.names.attempts_table,
+            (attr::JOB_ID, job.as_str()),
+            (attr::ATTEMPT, attempt),
+        )
+        .update_expression("SET #calls.#call = :r")
+        .condition_expression("attribute_exists(#attempt)")
+        .expression_attribute_names("#calls", attr::CALLS)
+        .expression_attribute_names("#call", call)
+        .expression_attribute_names("#attempt", attr::ATTEMPT)
+        .expression_attribute_values(":r", value)
+        .send()
+        .await
+        .map_err(|e| AwsError::new("attempts.record_call", e))?;
         Ok(())
     }
 

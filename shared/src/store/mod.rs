@@ -155,6 +155,22 @@ pub(crate) fn names(list: &[&str]) -> HashMap<String, String> {
         .collect()
 }
 
+impl Store {
+    /// An update of the item of `table` under a partition and a sort key (both strings).
+    pub(crate) fn update_at(
+        &self,
+        table: &str,
+        (pk, pk_value): (&str, &str),
+        (sk, sk_value): (&str, &str),
+    ) -> aws_sdk_dynamodb::operation::update_item::builders::UpdateItemFluentBuilder {
+        self.ddb
+            .update_item()
+            .table_name(table)
+            .key(pk, s(pk_value))
+            .key(sk, s(sk_value))
+    }
+}
+
 pub(crate) fn s(v: impl Into<String>) -> AttributeValue {
     AttributeValue::S(v.into())
 }

@@ -52,6 +52,18 @@ fn free_slots(row: &Item, slots: usize, now: i64) -> Vec<usize> {
 }
 
 impl Store {
+    /// An update of `user`'s row of long-poll slots.
+    fn waits_row(
+        &self,
+        user: &UserId,
+    ) -> aws_sdk_dynamodb::operation::update_item::builders::UpdateItemFluentBuilder {
+        self.update_at(
+            &self.names.quotas_table,
+            (attr::USER_ID, user.as_str()),
+            (attr::QUOTA, WAITS_QUOTA),
+        )
+    }
+
     /// Takes slot `slot.index` of `user`'s row for `slot.holder` until `until` (unix seconds),
     /// if it is free at `now`; the row expires (TTL) at `expires_at`.
     pub async fn take_wait_slot(
@@ -62,11 +74,7 @@ impl Store {
         (now, until, expires_at): (i64, i64, i64),
     ) -> Result<Take, Error> {
         let res = self
-            .ddb
-            .update_item()
-            .table_name(&self.names.quotas_table)
-            .key(attr::USER_ID, s(user.as_str()))
-            .key(attr::QUOTA, s(WAITS_QUOTA))
+            .waits_row(user)
             .update_expression("SET #until = :until, #holder = :holder, #expires_at = :expires_at")
             .condition_expression("attribute_not_exists(#until) OR #until <= :now")
             .expression_attribute_names("#until", until_attr(slot.index))
@@ -97,11 +105,7 @@ impl Store {
     /// taken by another wait since). `false` when it was no longer held.
     pub async fn release_wait_slot(&self, user: &UserId, slot: &WaitSlot) -> Result<bool, Error> {
         let res = self
-            .ddb
-            .update_item()
-            .table_name(&self.names.quotas_table)
-            .key(attr::USER_ID, s(user.as_str()))
-            .key(attr::QUOTA, s(WAITS_QUOTA))
+            .waits_row(user)
             .update_expression("REMOVE #until, #holder")
             .condition_expression("#holder = :holder")
             .expression_attribute_names("#until", until_attr(slot.index))
