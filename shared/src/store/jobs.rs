@@ -223,7 +223,7 @@ impl Store {
         let (rows, next) = self.user_page::<JobItem>(from, user, limit, cursor).await?;
         let jobs = rows
             .into_iter()
-            .map(|row| Job::try_from(row).map_err(|e| Error::corrupt_by("read a job", e)))
+            .map(super::job_from_row)
             .collect::<Result<_, _>>()?;
         Ok((jobs, next))
     }

@@ -189,9 +189,13 @@ pub(crate) fn from_item<T: serde::de::DeserializeOwned>(item: Item) -> Result<T,
         .map_err(|e| Error::corrupt_by(format!("deserialize {}", std::any::type_name::<T>()), e))
 }
 
-/// A stored job row as a domain [`Job`](crate::domain::Job); a malformed row is corrupt data.
+/// A stored job item as a domain [`Job`](crate::domain::Job); a malformed row is corrupt data.
 pub(crate) fn job_from_item(item: Item) -> Result<crate::domain::Job, Error> {
-    let row: schema::JobItem = from_item(item)?;
+    job_from_row(from_item(item)?)
+}
+
+/// A job's row as a domain [`Job`](crate::domain::Job); a malformed row is corrupt data.
+pub(crate) fn job_from_row(row: schema::JobItem) -> Result<crate::domain::Job, Error> {
     crate::domain::Job::try_from(row).map_err(|e| Error::corrupt_by("read a job", e))
 }
 
