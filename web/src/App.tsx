@@ -6,8 +6,7 @@ import { Editor } from './Editor';
 import { JobPanel } from './JobPanel';
 import { History, Ledger } from './Lists';
 import { BuyCredits, CHECKOUT_SESSION, CREDITS_ARRIVED } from './BuyCredits';
-
-const CURRENT_JOB = 'atelier.job';
+import { parseRoute, pathOf, type Route } from './route';
 
 export function App() {
   const [session, setSession] = useState<Session | null>(() => {
@@ -16,8 +15,18 @@ export function App() {
     return s;
   });
   const [account, setAccount] = useState<Account | null>(null);
-  const [jobId, setJobId] = useState<string | null>(() => sessionStorage.getItem(CURRENT_JOB));
-  const [view, setView] = useState<'edit' | 'history' | 'account'>('edit');
+  const [route, setRoute] = useState<Route>(() => parseRoute(location.pathname));
+  useEffect(() => {
+    const back = () => { setRoute(parseRoute(location.pathname)); };
+    window.addEventListener('popstate', back);
+    return () => { window.removeEventListener('popstate', back); };
+  }, []);
+  const go = useCallback((r: Route) => {
+    if (pathOf(r) !== location.pathname) history.pushState(null, '', pathOf(r));
+    setRoute(r);
+  }, []);
+  const view = route.page;
+  const jobId = route.page === 'edit' ? route.job : null;
   const [error, setError] = useState<string | null>(null);
   const [notice, setNotice] = useState<string | null>(null);
 
@@ -52,12 +61,7 @@ export function App() {
     return () => { window.removeEventListener(CREDITS_ARRIVED, refresh); };
   }, [session, refresh]);
 
-  const openJob = useCallback((id: string | null) => {
-    if (id) sessionStorage.setItem(CURRENT_JOB, id);
-    else sessionStorage.removeItem(CURRENT_JOB);
-    setJobId(id);
-    setView('edit');
-  }, []);
+  const openJob = useCallback((id: string | null) => { go({ page: 'edit', job: id }); }, [go]);
   const onSubmitted = useCallback((id: string) => {
     openJob(id);
     refresh();
@@ -71,9 +75,9 @@ export function App() {
       <header className="top">
         <h1>Atelier</h1>
         <nav aria-label="Main">
-          <button type="button" aria-current={view === 'edit' ? 'page' : undefined} onClick={() => setView('edit')}>Edit</button>
-          <button type="button" aria-current={view === 'history' ? 'page' : undefined} onClick={() => setView('history')}>History</button>
-          <button type="button" aria-current={view === 'account' ? 'page' : undefined} onClick={() => setView('account')}>Account</button>
+          <button type="button" aria-current={view === 'edit' ? 'page' : undefined} onClick={() => go({ page: 'edit', job: null })}>Edit</button>
+          <button type="button" aria-current={view === 'history' ? 'page' : undefined} onClick={() => go({ page: 'history' })}>History</button>
+          <button type="button" aria-current={view === 'account' ? 'page' : undefined} onClick={() => go({ page: 'account' })}>Account</button>
         </nav>
         <p className="balance" aria-live="polite">
           <span data-testid="balance">{account ? String(account.balance) : '…'}</span> credits
@@ -157,7 +161,7 @@ function SignIn() {
       <button
         type="button"
         onClick={() => {
-          oidcManager().signinRedirect().catch((err: unknown) => setError(err instanceof Error ? err.message : String(err)));
+          oidcManager().signinRedirect({ state: location.pathname }).catch((err: unknown) => setError(err instanceof Error ? err.message : String(err)));
         }}
       >
         Sign in

@@ -157,6 +157,10 @@ test('a double click on submit makes one job and one charge', async ({ page }) =
   // What the person sees agrees: one edit in the history, the grant and one debit in the ledger.
   await page.getByRole('button', { name: 'History' }).click();
   await expect(page.getByRole('region', { name: 'Your edits' }).getByRole('listitem')).toHaveCount(1);
+  // Pages have addresses: a reload keeps History, with the edit's thumbnail.
+  await expect(page).toHaveURL(/\/history$/);
+  await page.reload();
+  await expect(page.getByRole('region', { name: 'Your edits' }).getByRole('listitem')).toHaveCount(1);
   await page.getByRole('button', { name: 'Account' }).click();
   const rows = page.getByTestId('ledger').getByRole('row');
   await expect(rows).toHaveCount(2);
@@ -167,6 +171,10 @@ test('a double click on submit makes one job and one charge', async ({ page }) =
   // The ledger's row of the edit opens it.
   await rows.nth(0).getByRole('button', { name: 'Paid for an edit' }).click();
   await expect(page.getByTestId('status')).toHaveAttribute('data-status', 'succeeded');
+  await expect(page).toHaveURL(/\/edits\/job_[0-9a-z]{26}$/);
+  // Back returns to the ledger, inside the app.
+  await page.goBack();
+  await expect(page.getByTestId('ledger').getByRole('row')).toHaveCount(2);
 });
 
 test('a reload while submitting sends the same key again: still one job and one charge', async ({ page }) => {
@@ -234,10 +242,12 @@ test('a photo over the API limit is reduced with a note; one within it is sent a
   await page.getByLabel('Choose a photo').setInputFiles({ name: 'wide.png', mimeType: 'image/png', buffer: Buffer.from(wide, 'base64') });
   await expect(page.getByText(/uploaded$/)).toHaveText('8192 × 59 pixels, uploaded');
   await expect(page.getByTestId('reduced')).toContainText('8300 × 60 pixels');
-  // A photo within the limits goes to the bucket byte for byte as chosen (full resolution).
-  const put = page.waitForRequest((r) => r.method() === 'PUT');
+  // A photo within the limits is sent as chosen (full resolution): the upload slot is asked for
+  // the file's own type and exact size, and the signed PUT carries exactly that many bytes.
+  const slot = page.waitForRequest((r) => r.url().endsWith('/v1/uploads') && r.method() === 'POST');
   await upload(page, 'single_pet.png');
-  expect((await put).postDataBuffer()?.equals(await readFile(join(samples, 'single_pet.png')))).toBe(true);
+  const file = await readFile(join(samples, 'single_pet.png'));
+  expect((await slot).postDataJSON()).toEqual({ kind: 'original', content_type: 'image/png', bytes: file.length });
 });
 
 test.describe('at a phone width', () => {
