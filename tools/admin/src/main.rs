@@ -17,6 +17,7 @@ use atelier_shared::store::schema::TABLES;
 use atelier_shared::store::user_share::ShareChange;
 use clap::{Parser, Subcommand};
 
+mod deployment;
 mod exit;
 mod webhook;
 
@@ -27,6 +28,16 @@ mod webhook;
     after_help = "Exit status: 0 done; 1 refused by a rule (nothing changed) or the audit found offenders; 2 bad usage or configuration; 3 not found; 4 AWS failed (safe to retry); 5 not finished yet (run it again)."
 )]
 struct Cli {
+    /// Work on this deployed CloudFormation stack (the CDK app's, e.g. Atelier-dev): its
+    /// outputs name the tables, queue and bucket, so no ATELIER_* variable is needed.
+    #[arg(long, global = true, conflicts_with = "tf_output")]
+    stack: Option<String>,
+    /// Work on the deployment `terraform output -json > FILE` describes.
+    #[arg(long, global = true, value_name = "FILE")]
+    tf_output: Option<std::path::PathBuf>,
+    /// The AWS region [default: the AWS configuration's].
+    #[arg(long, global = true)]
+    region: Option<String>,
     #[command(subcommand)]
     command: Command,
 }
@@ -358,14 +369,45 @@ async fn refund(app: &App, id: &JobId, req: &support::RefundRequest) -> anyhow::
     Ok(ExitCode::SUCCESS)
 }
 
+/// Where the commands work: the AWS configuration and the deployment's names (set once, in
+/// `main`, before any command runs).
+static TARGET: std::sync::OnceLock<(aws_config::SdkConfig, deployment::Deployed)> =
+    std::sync::OnceLock::new();
+
 async fn app() -> anyhow::Result<App> {
-    let config = Config::from_env().context("reading configuration")?;
-    Ok(App::new(config, &Clients::from_env().await))
+    let Some((sdk, deployed)) = TARGET.get() else {
+        bail!("the deployment was not resolved")
+    };
+    let config = Config::from_lookup(|k| deployed.get(k)).context("reading configuration")?;
+    Ok(App::new(config, &Clients::new(sdk)))
+}
+
+/// Resolves `--region`, and `--stack` or `--tf-output`, into [`TARGET`].
+async fn resolve_target(cli: &Cli) -> anyhow::Result<()> {
+    let mut loader = aws_config::defaults(aws_config::BehaviorVersion::latest());
+    if let Some(region) = &cli.region {
+        loader = loader.region(aws_config::Region::new(region.clone()));
+    }
+    let sdk = loader.load().await;
+    let deployed = match (&cli.stack, &cli.tf_output) {
+        (Some(stack), _) => deployment::Deployed::from_stack_outputs(
+            &deployment::stack_outputs(&sdk, stack).await?,
+        )?,
+        (None, Some(file)) => deployment::Deployed::from_terraform_file(file)?,
+        (None, None) => deployment::Deployed::default(),
+    };
+    let _ = TARGET.set((sdk, deployed));
+    Ok(())
 }
 
 #[tokio::main]
 async fn main() -> ExitCode {
-    match run(Cli::parse()).await {
+    let cli = Cli::parse();
+    let resolved = match resolve_target(&cli).await {
+        Ok(()) => run(cli).await,
+        Err(e) => Err(e),
+    };
+    match resolved {
         Ok(code) => code,
         Err(e) => {
             eprintln!("atelier-admin: {e:#}");
