@@ -104,7 +104,7 @@ async fn rerunning_a_grant_with_another_amount_is_refused_naming_the_granted_amo
 
     let other = grant(&user, 50, "promo-1", &[]).await;
 
-    assert_ne!(other.code, Some(0), "{other:?}");
+    assert_eq!(other.code, Some(1), "refused by a rule: {other:?}");
     assert!(other.stderr.contains("refused"), "{other:?}");
     assert!(
         other.stderr.contains("already granted 20 credits"),
@@ -327,19 +327,49 @@ async fn user_delete_by_an_operator_closes_the_account_records_them_and_a_rerun_
         .await;
     let ledger_before = h.ledger(&user).await.len();
 
-    let anonymous = admin(&["user", "delete", user.as_str()], &[]).await;
-    let deleted = admin(
+    let anonymous = admin(&["user", "delete", user.as_str(), "--yes"], &[]).await;
+    let unconfirmed = admin(
         &["user", "delete", user.as_str(), "--operator", "jane"],
         &[],
     )
     .await;
-    let again = admin(&["user", "delete", user.as_str(), "--operator", "joe"], &[]).await;
+    assert_eq!(
+        h.objects_of(&user).await.len(),
+        1,
+        "nothing deleted unconfirmed"
+    );
+    let deleted = admin(
+        &[
+            "user",
+            "delete",
+            user.as_str(),
+            "--operator",
+            "jane",
+            "--yes",
+        ],
+        &[],
+    )
+    .await;
+    let again = admin(
+        &[
+            "user",
+            "delete",
+            user.as_str(),
+            "--operator",
+            "joe",
+            "--yes",
+        ],
+        &[],
+    )
+    .await;
 
     assert_eq!(
         anonymous.code,
         Some(2),
         "the operator is required: {anonymous:?}"
     );
+    assert_eq!(unconfirmed.code, Some(2), "{unconfirmed:?}");
+    assert!(unconfirmed.stderr.contains("pass --yes"), "{unconfirmed:?}");
     assert_eq!(deleted.code, Some(0), "{deleted:?}");
     assert!(deleted.stdout.contains("\"deleted\""), "{deleted:?}");
     assert_eq!(again.code, Some(0), "{again:?}");
@@ -359,4 +389,34 @@ async fn user_delete_by_an_operator_closes_the_account_records_them_and_a_rerun_
     assert!(account.deleted_at.is_some());
     assert_eq!(h.ledger(&user).await.len(), ledger_before);
     h.assert_audit_clean().await;
+}
+
+#[tokio::test]
+async fn a_missing_job_or_user_exits_3_and_a_malformed_id_exits_2() {
+    let h = Harness::new().await;
+    let stranger = h.user();
+    let no_job = admin(&["job", "show", "job_00000000000000000000000000"], &[]).await;
+    let no_user = admin(&["user", "show", stranger.as_str()], &[]).await;
+    let malformed = admin(&["job", "show", "not-a-job"], &[]).await;
+
+    assert_eq!(no_job.code, Some(3), "{no_job:?}");
+    assert_eq!(no_user.code, Some(3), "{no_user:?}");
+    assert_eq!(malformed.code, Some(2), "{malformed:?}");
+}
+
+#[tokio::test]
+async fn budget_show_gives_dollars_beside_micro_dollars() {
+    let _h = Harness::new().await;
+    let shown = admin(&["budget", "show"], &[]).await;
+    assert_eq!(shown.code, Some(0), "{shown:?}");
+    let v: serde_json::Value =
+        serde_json::from_str(&shown.stdout).unwrap_or_else(|e| panic!("{e}: {shown:?}"));
+    let cap = v["cap_micros"].as_i64().unwrap_or(-1);
+    let dollars = v["usd"]["cap"].as_str().unwrap_or_default();
+    let (whole, fraction) = dollars.split_once('.').unwrap_or_default();
+    let micros = format!("{whole}{fraction:0<6}")
+        .parse::<i64>()
+        .unwrap_or(-2);
+    assert!(fraction.len() >= 2, "{v}");
+    assert_eq!(micros, cap, "{v}");
 }

@@ -301,6 +301,18 @@ async fn failures_print_the_problem_code_and_exit_non_zero() {
     );
 
     local.login().await;
+    let too_many_locks = local
+        .atelier(&[
+            "edit", &photo_arg, "--style", "origami", "--target", "pet", "--lock", "a", "--lock",
+            "b", "--lock", "c", "--lock", "d",
+        ])
+        .await;
+    assert_eq!(too_many_locks.code, Some(1), "{too_many_locks:#?}");
+    assert!(
+        too_many_locks.stderr.contains("VALIDATION_FAILED (422)")
+            && too_many_locks.stderr.contains("locks: at most 3 locks"),
+        "the code and the field error: {too_many_locks:#?}"
+    );
     let unknown = local
         .atelier(&[
             "edit",
@@ -311,12 +323,14 @@ async fn failures_print_the_problem_code_and_exit_non_zero() {
             "pet",
         ])
         .await;
-    assert_eq!(unknown.code, Some(1), "{unknown:#?}");
+    assert_eq!(unknown.code, Some(2), "a usage error: {unknown:#?}");
     assert!(
-        unknown.stderr.contains("VALIDATION_FAILED (422)")
-            && unknown.stderr.contains("style: is not a style"),
-        "the code and the field error: {unknown:#?}"
+        unknown
+            .stderr
+            .contains("possible values: embroidery, needle_felt"),
+        "the choices are listed: {unknown:#?}"
     );
+    assert_eq!(local.balance().await, 6, "nothing charged");
 
     // 6 credits: a background (5) leaves 1, too little for a pet (4).
     let background = local
@@ -462,7 +476,7 @@ async fn login_with_oidc_signs_in_in_a_browser_through_a_loopback_redirect_and_r
     use tokio::io::AsyncBufReadExt;
     let local = start().await;
     let mut child = tokio::process::Command::new(binary().await)
-        .args(["login", "--oidc"])
+        .args(["login"])
         .env("ATELIER_HOME", local.home())
         .env("ATELIER_API", &local.api)
         .env_remove("ATELIER_TOKEN")
@@ -517,4 +531,61 @@ async fn login_with_oidc_signs_in_in_a_browser_through_a_loopback_redirect_and_r
         renewed["logins"][&local.api]["token"], old,
         "a renewed token is saved"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn logout_forgets_the_login_and_with_token_reads_it_from_standard_input() {
+    use tokio::io::AsyncWriteExt;
+    let local = start().await;
+    local.login().await;
+    assert_eq!(local.balance().await, 6);
+    let path = local.home().join("config.json");
+    let saved: Value =
+        serde_json::from_slice(&std::fs::read(&path).unwrap_or_default()).unwrap_or_default();
+    let token = saved["logins"][&local.api]["token"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+
+    let out = local.atelier(&["logout"]).await;
+    assert_eq!(out.code, Some(0), "{out:#?}");
+    let after = local.atelier(&["balance"]).await;
+    assert_eq!(after.code, Some(1), "{after:#?}");
+    assert!(after.stderr.contains("not logged in"), "{after:#?}");
+
+    let mut child = tokio::process::Command::new(binary().await)
+        .args(["login", "--with-token"])
+        .env("ATELIER_HOME", local.home())
+        .env("ATELIER_API", &local.api)
+        .env_remove("ATELIER_TOKEN")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("{e}"));
+    let mut stdin = child.stdin.take().unwrap_or_else(|| panic!("no stdin"));
+    stdin
+        .write_all(format!("{token}\n").as_bytes())
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    drop(stdin);
+    let out = child
+        .wait_with_output()
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(local.balance().await, 6, "the same user, logged in again");
+}
+
+#[tokio::test]
+async fn completions_are_printed_for_a_shell() {
+    let local = start().await;
+    let bash = local.atelier(&["completions", "bash"]).await;
+    assert_eq!(bash.code, Some(0), "{bash:#?}");
+    assert!(
+        bash.stdout.contains("atelier") && bash.stdout.contains("logout"),
+        "{bash:#?}"
+    );
+    let unknown = local.atelier(&["completions", "tcsh"]).await;
+    assert_eq!(unknown.code, Some(2), "{unknown:#?}");
 }

@@ -147,40 +147,22 @@ impl Cloud {
             .ok_or_else(|| format!("stack output {key} missing").into())
     }
 
-    /// What `atelier-admin` needs: the deployed names, from the stack outputs (tables by the
-    /// schema's variable names).
-    fn admin_env(&self) -> Res<Vec<(String, String)>> {
-        let schema: Vec<Value> = serde_json::from_str(&std::fs::read_to_string(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/../infra/schema.json"
-        ))?)?;
-        let mut env = vec![
-            // The test's webhook receiver listens on the loopback, as in every local run.
-            (
-                "ATELIER_WEBHOOK_PRIVATE_ADDRESSES".to_owned(),
-                "allow".to_owned(),
-            ),
-            ("ATELIER_QUEUE_URL".to_owned(), self.output("QueueUrl")?),
-            ("ATELIER_BUCKET".to_owned(), self.output("BucketName")?),
-        ];
-        for t in schema {
-            let logical = t["logical"].as_str().unwrap_or_default();
-            let name = t["env"].as_str().unwrap_or_default();
-            env.push((
-                name.to_owned(),
-                self.output(&format!("{}TableName", pascal(logical)))?,
-            ));
-        }
-        Ok(env)
-    }
-
+    /// `atelier-admin --stack NAME`, as an operator runs it: the stack's outputs name the
+    /// tables, queue and bucket; no ATELIER_* variable is passed but the one that lets the
+    /// test's loopback webhook receiver be added (as in every local run).
     fn admin(&self, args: &[&str]) -> Res<std::process::Output> {
-        let out = std::process::Command::new(var("CLOUD_E2E_ADMIN_BIN")?)
+        let stack = var("CLOUD_E2E_STACK")?;
+        let mut command = std::process::Command::new(var("CLOUD_E2E_ADMIN_BIN")?);
+        for (name, _) in std::env::vars().filter(|(n, _)| n.starts_with("ATELIER_")) {
+            command.env_remove(name);
+        }
+        let out = command
+            .args(["--stack", &stack])
             .args(args)
-            .envs(self.admin_env()?)
+            .env("ATELIER_WEBHOOK_PRIVATE_ADDRESSES", "allow")
             .output()?;
         eprintln!(
-            "atelier-admin {}: {}\n{}{}",
+            "atelier-admin --stack {stack} {}: {}\n{}{}",
             args.join(" "),
             out.status,
             String::from_utf8_lossy(&out.stdout),
@@ -188,18 +170,6 @@ impl Cloud {
         );
         Ok(out)
     }
-}
-
-fn pascal(s: &str) -> String {
-    s.split(|c: char| !c.is_ascii_alphanumeric())
-        .filter(|w| !w.is_empty())
-        .map(|w| {
-            let mut c = w.chars();
-            c.next()
-                .map(|f| f.to_ascii_uppercase().to_string() + c.as_str())
-                .unwrap_or_default()
-        })
-        .collect()
 }
 
 /// The operator's AWS (the account's root on the local cloud).

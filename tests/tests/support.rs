@@ -92,7 +92,7 @@ async fn refunding_a_failed_job_is_refused_as_already_refunded_and_changes_nothi
 
     let run = refund(&id, &["--force"]).await;
 
-    assert_eq!(run.code, Some(2), "{run:?}");
+    assert_eq!(run.code, Some(1), "refused by a rule: {run:?}");
     assert!(run.stderr.contains("refunded already"), "{run:?}");
     assert_eq!(h.balance(&user).await, before);
     h.assert_audit_clean().await;
@@ -105,7 +105,7 @@ async fn a_delivered_job_is_refunded_only_with_force_and_a_rerun_refunds_nothing
     let before = h.balance(&user).await;
 
     let without_force = refund(&id, &[]).await;
-    assert_eq!(without_force.code, Some(2), "{without_force:?}");
+    assert_eq!(without_force.code, Some(1), "{without_force:?}");
     assert!(
         without_force.stderr.contains("--force"),
         "{without_force:?}"
@@ -180,7 +180,7 @@ async fn refunding_a_queued_job_is_refused_while_the_pipeline_owns_it() {
 
     let run = refund(&id, &["--force"]).await;
 
-    assert_eq!(run.code, Some(2), "{run:?}");
+    assert_eq!(run.code, Some(1), "{run:?}");
     assert!(run.stderr.contains("queued"), "{run:?}");
     assert_eq!(h.balance(&user).await, before);
 }
@@ -208,5 +208,5 @@ async fn user_show_prints_the_balance_in_flight_count_and_newest_jobs_and_rows()
         "newest first: {view:#}"
     );
     let unknown = admin(&["user", "show", "nobody-here"], &[]).await;
-    assert_eq!(unknown.code, Some(2), "{unknown:?}");
+    assert_eq!(unknown.code, Some(3), "not found: {unknown:?}");
 }

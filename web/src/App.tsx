@@ -5,9 +5,8 @@ import { oidcManager, oidcSession, saveSession, savedSession, sessionOf, type Se
 import { Editor } from './Editor';
 import { JobPanel } from './JobPanel';
 import { History, Ledger } from './Lists';
-import { BuyCredits } from './BuyCredits';
-
-const CURRENT_JOB = 'atelier.job';
+import { BuyCredits, CHECKOUT_SESSION, CREDITS_ARRIVED } from './BuyCredits';
+import { parseRoute, pathOf, type Route } from './route';
 
 export function App() {
   const [session, setSession] = useState<Session | null>(() => {
@@ -16,15 +15,26 @@ export function App() {
     return s;
   });
   const [account, setAccount] = useState<Account | null>(null);
-  const [jobId, setJobId] = useState<string | null>(() => sessionStorage.getItem(CURRENT_JOB));
-  const [view, setView] = useState<'edit' | 'history' | 'account'>('edit');
+  const [route, setRoute] = useState<Route>(() => parseRoute(location.pathname));
+  useEffect(() => {
+    const back = () => { setRoute(parseRoute(location.pathname)); };
+    window.addEventListener('popstate', back);
+    return () => { window.removeEventListener('popstate', back); };
+  }, []);
+  const go = useCallback((r: Route) => {
+    if (pathOf(r) !== location.pathname) history.pushState(null, '', pathOf(r));
+    setRoute(r);
+  }, []);
+  const view = route.page;
+  const jobId = route.page === 'edit' ? route.job : null;
   const [error, setError] = useState<string | null>(null);
-  const [needCredits, setNeedCredits] = useState(false);
+  const [notice, setNotice] = useState<string | null>(null);
 
   const signIn = useCallback((s: Session | null) => {
     saveSession(s);
     setToken(s?.token ?? null);
     setSession(s);
+    setError(null);
   }, []);
 
   useEffect(() => {
@@ -40,31 +50,23 @@ export function App() {
   }, [session, signIn]);
 
   const refresh = useCallback(() => {
-    api.account().then(setAccount, (e: unknown) => {
+    api.account().then((a) => { setAccount(a); setError(null); }, (e: unknown) => {
       if (e instanceof ApiError && e.status === 401) signIn(null);
       else setError(explain(e));
     });
   }, [signIn]);
   useEffect(() => {
     if (session) refresh();
+    window.addEventListener(CREDITS_ARRIVED, refresh);
+    return () => { window.removeEventListener(CREDITS_ARRIVED, refresh); };
   }, [session, refresh]);
 
-  const openJob = useCallback((id: string | null) => {
-    if (id) sessionStorage.setItem(CURRENT_JOB, id);
-    else sessionStorage.removeItem(CURRENT_JOB);
-    setJobId(id);
-    setView('edit');
-  }, []);
+  const openJob = useCallback((id: string | null) => { go({ page: 'edit', job: id }); }, [go]);
   const onSubmitted = useCallback((id: string) => {
     openJob(id);
     refresh();
-    setNeedCredits(false);
-    setError(null);
   }, [openJob, refresh]);
-  const onEditError = useCallback((e: unknown) => {
-    setError(explain(e));
-    if (e instanceof ApiError && e.status === 402) setNeedCredits(true);
-  }, []);
+  useCheckoutReturn(session !== null, setNotice);
 
   if (!session) return <SignIn />;
 
@@ -73,9 +75,9 @@ export function App() {
       <header className="top">
         <h1>Atelier</h1>
         <nav aria-label="Main">
-          <button type="button" aria-current={view === 'edit' ? 'page' : undefined} onClick={() => setView('edit')}>Edit</button>
-          <button type="button" aria-current={view === 'history' ? 'page' : undefined} onClick={() => setView('history')}>History</button>
-          <button type="button" aria-current={view === 'account' ? 'page' : undefined} onClick={() => setView('account')}>Account</button>
+          <button type="button" aria-current={view === 'edit' ? 'page' : undefined} onClick={() => go({ page: 'edit', job: null })}>Edit</button>
+          <button type="button" aria-current={view === 'history' ? 'page' : undefined} onClick={() => go({ page: 'history' })}>History</button>
+          <button type="button" aria-current={view === 'account' ? 'page' : undefined} onClick={() => go({ page: 'account' })}>Account</button>
         </nav>
         <p className="balance" aria-live="polite">
           <span data-testid="balance">{account ? String(account.balance) : '…'}</span> credits
@@ -84,12 +86,12 @@ export function App() {
       </header>
       <main>
         {error && <p role="alert" className="error">{error}</p>}
+        {notice && <p role="status" className="notice" data-testid="notice">{notice}</p>}
         {account && <SignupNote grant={account.signup_grant} />}
-        {needCredits && <BuyCredits onError={setError} />}
         {view === 'edit' && (jobId ? (
-          <JobPanel id={jobId} onClose={() => openJob(null)} onChange={refresh} onOpen={openJob} onError={onEditError} />
+          <JobPanel id={jobId} onClose={() => openJob(null)} onChange={refresh} onOpen={openJob} />
         ) : (
-          <Editor onSubmitted={onSubmitted} onError={onEditError} />
+          <Editor onSubmitted={onSubmitted} balance={account ? account.balance : null} />
         ))}
         {view === 'history' && <History onOpen={openJob} />}
         {view === 'account' && (
@@ -99,12 +101,44 @@ export function App() {
               <p>Balance: {account ? String(account.balance) : '…'} credits. Edits in progress: {account ? String(account.in_flight) : '…'}.</p>
               <BuyCredits onError={setError} />
             </section>
-            <Ledger />
+            <Ledger onOpen={openJob} />
           </>
         )}
       </main>
     </>
   );
+}
+
+/** Back from the payment page (`?checkout=success|cancel`): says what happened, waits for the
+ *  credits to arrive (the payment provider's webhook may come a moment later), and takes the
+ *  parameter out of the address so a reload does not say it again. */
+function useCheckoutReturn(signedIn: boolean, say: (m: string | null) => void) {
+  useEffect(() => {
+    const params = new URLSearchParams(location.search);
+    const outcome = params.get('checkout');
+    if (!signedIn || !outcome) return;
+    history.replaceState(null, '', location.pathname);
+    if (outcome !== 'success') {
+      say('Payment canceled: nothing was charged.');
+      return;
+    }
+    say('Payment received. Your credits arrive in a moment…');
+    const session = sessionStorage.getItem(CHECKOUT_SESSION);
+    sessionStorage.removeItem(CHECKOUT_SESSION);
+    let stop = false;
+    void (async () => {
+      for (let i = 0; i < 30 && !stop && session; i += 1) {
+        const row = (await api.ledger()).items.find((r) => r.reference === `purchase:${session}`);
+        if (row) {
+          say(`+${String(row.amount)} credits added. Thank you!`);
+          window.dispatchEvent(new Event(CREDITS_ARRIVED));
+          return;
+        }
+        await new Promise((r) => setTimeout(r, 1000));
+      }
+    })();
+    return () => { stop = true; };
+  }, [signedIn, say]);
 }
 
 /** Why an account has no signup credits, when it has none: a state, not an error. */
@@ -127,7 +161,7 @@ function SignIn() {
       <button
         type="button"
         onClick={() => {
-          oidcManager().signinRedirect().catch((err: unknown) => setError(err instanceof Error ? err.message : String(err)));
+          oidcManager().signinRedirect({ state: location.pathname }).catch((err: unknown) => setError(err instanceof Error ? err.message : String(err)));
         }}
       >
         Sign in

@@ -1,6 +1,12 @@
 import { useEffect, useState } from 'react';
 import { api, explain, type Pack } from './api/client';
 
+/** The checkout session being paid, kept across the payment page so the return can find its
+ *  ledger row (`purchase:<session>`). */
+export const CHECKOUT_SESSION = 'atelier.checkout';
+/** Dispatched on `window` when bought credits are on the ledger. */
+export const CREDITS_ARRIVED = 'atelier:credits';
+
 /** The packs for sale; buying opens the payment provider's checkout page. */
 export function BuyCredits(props: { onError: (m: string) => void }) {
   const { onError } = props;
@@ -11,6 +17,7 @@ export function BuyCredits(props: { onError: (m: string) => void }) {
   const buy = async (pack: string) => {
     try {
       const session = await api.checkout(pack, crypto.randomUUID());
+      sessionStorage.setItem(CHECKOUT_SESSION, session.id);
       location.assign(session.url);
     } catch (e) {
       onError(explain(e));

@@ -1,6 +1,8 @@
 import { useCallback, useEffect, useRef, useState } from 'react';
-import { ApiError, api, type EditRequest, type Quote, type Strength, type Style, type Target } from './api/client';
+import { ApiError, api, explain, type EditRequest, type Quote, type Strength, type Style, type Target } from './api/client';
 import { Brush, type BrushHandle } from './Brush';
+import { BuyCredits } from './BuyCredits';
+import { InlineError } from './InlineError';
 import { preparePhoto, type Photo } from './image';
 import { begin, finish, pending } from './submit';
 
@@ -25,8 +27,15 @@ export async function sendPending(): Promise<string | null> {
   }
 }
 
-export function Editor(props: { onSubmitted: (id: string) => void; onError: (e: unknown) => void; description?: string }) {
-  const { onSubmitted, onError } = props;
+export function Editor(props: { onSubmitted: (id: string) => void; balance: number | null; description?: string }) {
+  const { onSubmitted } = props;
+  // Errors show beside the button that caused them; the next success clears them.
+  const [error, setError] = useState<string | null>(null);
+  const [refused402, setRefused402] = useState(false);
+  const onError = useCallback((e: unknown) => {
+    setError(explain(e));
+    setRefused402(e instanceof ApiError && e.status === 402);
+  }, []);
   const [styles, setStyles] = useState<Style[]>([]);
   const [photo, setPhoto] = useState<Photo | null>(null);
   const [originalId, setOriginalId] = useState<string | null>(null);
@@ -83,11 +92,13 @@ export function Editor(props: { onSubmitted: (id: string) => void; onError: (e: 
     if (!file) return;
     setBusy('Preparing your photo…');
     try {
+      setPhoto(null);
+      setOriginalId(null);
       const p = await preparePhoto(file);
       setPhoto(p);
-      setOriginalId(null);
       const id = await api.upload('original', p.blob);
       setOriginalId(id);
+      setError(null);
     } catch (e) {
       onError(e);
     } finally {
@@ -112,7 +123,8 @@ export function Editor(props: { onSubmitted: (id: string) => void; onError: (e: 
     }
   };
 
-  const ready = current !== null && quote !== null;
+  const short = quote && props.balance !== null ? quote.credits - props.balance : 0;
+  const ready = current !== null && quote !== null && short <= 0;
   return (
     <form className="editor" onSubmit={(e) => { e.preventDefault(); void submit(); }} aria-busy={busy !== null}>
       <h2>New edit</h2>
@@ -120,6 +132,12 @@ export function Editor(props: { onSubmitted: (id: string) => void; onError: (e: 
         <legend>1. Your photo</legend>
         <label htmlFor="photo">Choose a photo (PNG, JPEG or WebP)</label>
         <input id="photo" type="file" accept="image/png,image/jpeg,image/webp" onChange={(e) => void choosePhoto(e.target.files?.[0])} />
+        {photo && target !== 'brush' && <img className="preview" src={photo.url} alt="Your photo" data-testid="preview" />}
+        {photo?.reducedFrom && (
+          <p className="hint" data-testid="reduced">
+            Your photo is {String(photo.reducedFrom.width)} × {String(photo.reducedFrom.height)} pixels, over the 40-megapixel limit, so it was reduced; the result will be this size.
+          </p>
+        )}
         {photo && <p className="hint">{String(photo.width)} × {String(photo.height)} pixels{originalId ? ', uploaded' : ', uploading…'}</p>}
       </fieldset>
       <fieldset>
@@ -163,7 +181,10 @@ export function Editor(props: { onSubmitted: (id: string) => void; onError: (e: 
         {quote ? `Price: ${String(quote.credits)} credits` : 'Choose a photo, what to redraw and a medium to see the price.'}
       </p>
       {busy && <p role="status">{busy}</p>}
+      {short > 0 && <p className="short" data-testid="short">You need {String(short)} more credit{short === 1 ? '' : 's'} for this edit.</p>}
       <button type="submit" disabled={!ready || busy !== null}>Make it{quote ? ` — ${String(quote.credits)} credits` : ''}</button>
+      <InlineError message={error} />
+      {(short > 0 || refused402) && <BuyCredits onError={setError} />}
     </form>
   );
 }

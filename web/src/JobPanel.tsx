@@ -1,5 +1,6 @@
-import { useEffect, useState } from 'react';
-import { api, type Job } from './api/client';
+import { useCallback, useEffect, useState } from 'react';
+import { api, explain, type Job } from './api/client';
+import { InlineError } from './InlineError';
 import { sendPending } from './Editor';
 import { statusText } from './Lists';
 import { begin } from './submit';
@@ -11,9 +12,13 @@ const VERDICT = {
 } as const;
 
 /** One job: its state while it runs, then the result, or why it failed and what to do. */
-export function JobPanel(props: { id: string; onClose: () => void; onChange: () => void; onOpen: (id: string) => void; onError: (e: unknown) => void }) {
-  const { id, onChange, onError } = props;
+export function JobPanel(props: { id: string; onClose: () => void; onChange: () => void; onOpen: (id: string) => void }) {
+  const { id, onChange } = props;
   const [job, setJob] = useState<Job | null>(null);
+  // Shown under the panel's actions (cancel, answer, repair), where the person pressed.
+  const [error, setError] = useState<string | null>(null);
+  const onError = useCallback((e: unknown) => { setError(explain(e)); }, []);
+  const open = useCallback((next: string) => { setError(null); props.onOpen(next); }, [props]);
   useEffect(() => {
     // A long-poll: each read after the first waits on the server until the job changes.
     let stop = false;
@@ -53,9 +58,10 @@ export function JobPanel(props: { id: string; onClose: () => void; onChange: () 
       {job.status === 'queued' && (
         <button type="button" onClick={() => { void api.cancel(job.id).then(setJob, onError).finally(onChange); }}>Cancel and refund</button>
       )}
-      {job.failure && <Failure job={job} onOpen={props.onOpen} onError={onError} />}
+      {job.failure && <Failure job={job} onOpen={open} onError={onError} />}
       {job.result && <Result job={job} />}
-      {job.status === 'succeeded' && <Repair job={job} onOpen={props.onOpen} onError={onError} />}
+      {job.status === 'succeeded' && <Repair job={job} onOpen={open} onError={onError} />}
+      <InlineError message={error} />
       {job.lineage && (
         <section aria-labelledby="versions">
           <h3 id="versions">Versions</h3>
@@ -91,7 +97,7 @@ function Failure(props: { job: Job; onOpen: (id: string) => void; onError: (e: u
   };
   return (
     <div className="failure">
-      <p>{f.message} Your credits were refunded.</p>
+      <p>{f.message} <strong>Refunded {String(props.job.credits)} credits.</strong></p>
       {f.code === 'NEEDS_CLARIFICATION' && (
         <form onSubmit={(e) => { e.preventDefault(); resubmit(); }}>
           <ul>{f.questions?.map((q) => <li key={q}>{q}</li>)}</ul>

@@ -1,5 +1,5 @@
 import { useEffect, useState } from 'react';
-import { api, explain, type Job, type LedgerPage } from './api/client';
+import { api, explain, type Job, type LedgerPage, type Schemas } from './api/client';
 
 const STATUS: Record<Job['status'], string> = {
   queued: 'Waiting to start',
@@ -41,8 +41,35 @@ export function History(props: { onOpen: (id: string) => void }) {
   );
 }
 
-/** Ledger rows, newest first, a page at a time. */
-export function Ledger() {
+type LedgerRow = LedgerPage['items'][number];
+
+/** What a ledger row is, in a person's words. */
+const KIND: Record<Schemas['LedgerKind'], string> = {
+  grant: 'Credits from Atelier',
+  debit: 'Paid for an edit',
+  refund: 'Refunded',
+  purchase: 'Bought credits',
+  purchase_reversal: 'Purchase refunded by the payment provider',
+  reversal_restored: 'Credits restored',
+};
+
+/** Why an edit was refunded: the failure code on the row (none: the edit was canceled). */
+const REFUND_WHY: Partial<Record<Schemas['FailureCode'], string>> = {
+  NEEDS_CLARIFICATION: 'we needed to know which one you meant',
+  DAILY_LIMIT_REACHED: "the day's limit was reached",
+  BUDGET_PAUSED: 'edits were paused',
+  INVALID_IMAGE: 'the photo could not be read',
+};
+
+function rowText(r: LedgerRow): string {
+  if (r.kind === 'grant' && r.reference === 'grant:signup') return 'Welcome credits';
+  if (r.kind !== 'refund') return KIND[r.kind];
+  if (!r.reason) return 'Refunded';
+  return `Refunded: ${REFUND_WHY[r.reason as Schemas['FailureCode']] ?? 'the edit could not be made'}`;
+}
+
+/** Ledger rows, newest first, a page at a time; a row of an edit opens it. */
+export function Ledger(props: { onOpen: (id: string) => void }) {
   const [page, setPage] = useState<LedgerPage | null>(null);
   const [rows, setRows] = useState<LedgerPage['items']>([]);
   const [error, setError] = useState<string | null>(null);
@@ -63,7 +90,11 @@ export function Ledger() {
           {rows.map((r) => (
             <tr key={`${r.reference}-${r.kind}`}>
               <td>{new Date(r.created_at).toLocaleString()}</td>
-              <td>{r.kind.replace(/_/g, ' ')}{r.reason ? ` (${r.reason})` : ''}</td>
+              <td>
+                {r.job_id ? (
+                  <button type="button" className="link" onClick={() => props.onOpen(r.job_id ?? '')}>{rowText(r)}</button>
+                ) : rowText(r)}
+              </td>
               <td>{r.amount > 0 ? `+${String(r.amount)}` : String(r.amount)}</td>
             </tr>
           ))}

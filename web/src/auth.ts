@@ -5,6 +5,7 @@
 // live in session storage (gone with the tab), never in the bundle.
 import { UserManager, WebStorageStateStore, type User } from 'oidc-client-ts';
 import { API_BASE } from './api/client';
+import { parseRoute, pathOf } from './route';
 
 const TOKEN_KEY = 'atelier.token';
 
@@ -54,7 +55,10 @@ export async function oidcSession(mgr: UserManager): Promise<Session | null> {
   const params = new URLSearchParams(location.search);
   if (params.has('code') && params.has('state')) {
     const user = await mgr.signinRedirectCallback();
-    history.replaceState(null, '', '/');
+    // Back to the page the sign-in started from (only ever one of the app's own pages).
+    const back = typeof user.state === 'string' ? pathOf(parseRoute(user.state)) : '/';
+    history.replaceState(null, '', back);
+    window.dispatchEvent(new PopStateEvent('popstate'));
     return sessionOf(user);
   }
   const user = await mgr.getUser();

@@ -36,6 +36,9 @@ async function shot(page: Page, name: string): Promise<void> {
 async function upload(page: Page, file: string): Promise<void> {
   await page.getByLabel('Choose a photo').setInputFiles(join(samples, file));
   await expect(page.getByText(/uploaded$/)).toBeVisible();
+  // The photo is shown as soon as it is chosen, at its own size (not reduced).
+  await expect(page.getByTestId('preview')).toBeVisible();
+  await expect(page.getByTestId('reduced')).toHaveCount(0);
 }
 
 test('a brushed edit: upload, paint, pick a medium, see the price, pay, watch it deliver, compare, download', async ({ page }) => {
@@ -130,7 +133,7 @@ test('two pets: the questions, an answer, then delivered (the first try refunded
   await page.getByText('Linocut', { exact: true }).click();
   await page.getByRole('button', { name: /Make it/ }).click();
   await expect(page.getByTestId('status')).toHaveAttribute('data-status', 'failed', { timeout: 60_000 });
-  await expect(page.getByText('Your credits were refunded.')).toBeVisible();
+  await expect(page.getByText('Refunded 4 credits.')).toBeVisible();
   await expect(page.getByTestId('balance')).toHaveText('6');
   await shot(page, 'clarification');
   await page.getByLabel('Your answer').fill('the cat on the left');
@@ -154,11 +157,24 @@ test('a double click on submit makes one job and one charge', async ({ page }) =
   // What the person sees agrees: one edit in the history, the grant and one debit in the ledger.
   await page.getByRole('button', { name: 'History' }).click();
   await expect(page.getByRole('region', { name: 'Your edits' }).getByRole('listitem')).toHaveCount(1);
+  // Pages have addresses: a reload keeps History, with the edit's thumbnail.
+  await expect(page).toHaveURL(/\/history$/);
+  await page.reload();
+  await expect(page.getByRole('region', { name: 'Your edits' }).getByRole('listitem')).toHaveCount(1);
   await page.getByRole('button', { name: 'Account' }).click();
   const rows = page.getByTestId('ledger').getByRole('row');
   await expect(rows).toHaveCount(2);
+  await expect(rows.nth(0)).toContainText('Paid for an edit');
   await expect(rows.nth(0)).toContainText('-4');
+  await expect(rows.nth(1)).toContainText('Welcome credits');
   await expect(rows.nth(1)).toContainText('+6');
+  // The ledger's row of the edit opens it.
+  await rows.nth(0).getByRole('button', { name: 'Paid for an edit' }).click();
+  await expect(page.getByTestId('status')).toHaveAttribute('data-status', 'succeeded');
+  await expect(page).toHaveURL(/\/edits\/job_[0-9a-z]{26}$/);
+  // Back returns to the ledger, inside the app.
+  await page.goBack();
+  await expect(page.getByTestId('ledger').getByRole('row')).toHaveCount(2);
 });
 
 test('a reload while submitting sends the same key again: still one job and one charge', async ({ page }) => {
@@ -189,13 +205,49 @@ test('not enough credits leads to buying a pack', async ({ page }) => {
   await page.getByRole('button', { name: 'New edit' }).click();
   await upload(page, 'single_pet.png');
   await page.getByText('Crochet', { exact: true }).click();
-  await page.getByRole('button', { name: /Make it/ }).click();
-  await expect(page.getByRole('alert')).toContainText('Not enough credits');
+  // Said before pressing, beside the button, with the packs right there.
+  await expect(page.getByTestId('short')).toHaveText('You need 2 more credits for this edit.');
+  await expect(page.getByRole('button', { name: /Make it/ })).toBeDisabled();
   await page.getByRole('button', { name: /^50 credits/ }).click();
   await expect(page.getByRole('heading', { name: 'Stand-in Stripe Checkout' })).toBeVisible();
   await page.getByRole('button', { name: 'Pay' }).click();
-  await page.goto('/');
-  await expect(page.getByTestId('balance')).toHaveText('52', { timeout: 15_000 });
+  // Back in the app, as Stripe Checkout sends a browser to the success URL.
+  await expect(page.getByTestId('notice')).toHaveText('+50 credits added. Thank you!', { timeout: 15_000 });
+  await expect(page.getByTestId('balance')).toHaveText('52');
+  expect(new URL(page.url()).search).toBe('');
+});
+
+test('a file that is not a photo is named beside the chooser, and the next photo clears it', async ({ page }) => {
+  await signIn(page, 'notphoto');
+  await page.getByLabel('Choose a photo').setInputFiles({ name: 'notes.png', mimeType: 'image/png', buffer: Buffer.from('not an image at all') });
+  await expect(page.getByRole('alert')).toHaveText('This file is not a photo we can read. Choose a PNG, JPEG or WebP image.');
+  await expect(page.getByRole('alert')).toBeFocused();
+  await upload(page, 'single_pet.png');
+  await expect(page.getByRole('alert')).toHaveCount(0);
+});
+
+test('a photo over the API limit is reduced with a note; one within it is sent as it is', async ({ page }) => {
+  await signIn(page, 'reduce');
+  const wide = await page.evaluate(async () => {
+    const c = document.createElement('canvas');
+    c.width = 8300;
+    c.height = 60;
+    const ctx = c.getContext('2d');
+    if (!ctx) throw new Error('no 2d');
+    ctx.fillStyle = '#a0522d';
+    ctx.fillRect(0, 0, c.width, c.height);
+    const blob = await new Promise<Blob | null>((r) => { c.toBlob(r, 'image/png'); });
+    return btoa(String.fromCharCode(...new Uint8Array(await (blob ?? new Blob()).arrayBuffer())));
+  });
+  await page.getByLabel('Choose a photo').setInputFiles({ name: 'wide.png', mimeType: 'image/png', buffer: Buffer.from(wide, 'base64') });
+  await expect(page.getByText(/uploaded$/)).toHaveText('8192 × 59 pixels, uploaded');
+  await expect(page.getByTestId('reduced')).toContainText('8300 × 60 pixels');
+  // A photo within the limits is sent as chosen (full resolution): the upload slot is asked for
+  // the file's own type and exact size, and the signed PUT carries exactly that many bytes.
+  const slot = page.waitForRequest((r) => r.url().endsWith('/v1/uploads') && r.method() === 'POST');
+  await upload(page, 'single_pet.png');
+  const file = await readFile(join(samples, 'single_pet.png'));
+  expect((await slot).postDataJSON()).toEqual({ kind: 'original', content_type: 'image/png', bytes: file.length });
 });
 
 test.describe('at a phone width', () => {

@@ -33,6 +33,7 @@ use anyhow::{Context, Result, bail};
 mod bench;
 mod bench_cloud;
 mod cloud;
+mod deny;
 mod fn_lengths;
 mod fuzz;
 mod infra;
@@ -106,13 +107,14 @@ fn main() -> ExitCode {
         Some("cloud") => cloud::cloud(),
         Some("fuzz") => fuzz::fuzz(&args[1..]),
         Some("fn-lengths") => fn_lengths::fn_lengths(&args[1..]),
+        Some("deny") => deny::deny(),
         Some("web-test") => web_test_only(),
         Some("bench") => bench::bench_all(&args[1..]),
         Some("bench-cloud") => bench_cloud::bench_cloud(&args[1..]),
         Some("cloud-test") => cloud::cloud_test(false).map(|()| ExitCode::SUCCESS),
         _ => {
             eprintln!(
-                "usage: cargo xtask <dev | test [cargo test args] | token --user NAME | admin ARGS | ministack | package [--arch x86_64|arm64] | infra-test | infra-schema | cloud | cloud-test | fuzz [--requests N] [--seed S] | fn-lengths [--ratchet] | web-test | bench [--jobs N] [--workers K] [--model-ms L] [--no-cloud] | bench-cloud [--jobs N] [--model-ms L]>"
+                "usage: cargo xtask <dev | test [cargo test args] | token --user NAME | admin ARGS | ministack | package [--arch x86_64|arm64] | infra-test | infra-schema | cloud | cloud-test | fuzz [--requests N] [--seed S] | fn-lengths [--ratchet] | deny | web-test | bench [--jobs N] [--workers K] [--model-ms L] [--no-cloud] | bench-cloud [--jobs N] [--model-ms L]>"
             );
             return ExitCode::from(2);
         }

@@ -47,6 +47,24 @@ impl Micros {
     }
 }
 
+impl Micros {
+    /// The amount in dollars, exactly (integer arithmetic), with at least two decimals:
+    /// `12500000` is `"12.50"`, `1234` is `"0.001234"` (what an operator reads beside the
+    /// micro-dollars).
+    pub fn dollars(self) -> String {
+        let sign = if self.0 < 0 { "-" } else { "" };
+        let abs = self.0.unsigned_abs();
+        let cents_and_below = format!("{:06}", abs % 1_000_000);
+        let trimmed = cents_and_below.trim_end_matches('0');
+        let decimals = if trimmed.len() < 2 {
+            &cents_and_below[..2]
+        } else {
+            trimmed
+        };
+        format!("{sign}{}.{decimals}", abs / 1_000_000)
+    }
+}
+
 impl std::fmt::Display for Micros {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "{}", self.0)
@@ -62,6 +80,16 @@ impl std::iter::Sum for Micros {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn dollars_are_exact_with_at_least_two_decimals() {
+        assert_eq!(Micros::new(12_500_000).dollars(), "12.50");
+        assert_eq!(Micros::new(1_234).dollars(), "0.001234");
+        assert_eq!(Micros::new(0).dollars(), "0.00");
+        assert_eq!(Micros::new(-40_000).dollars(), "-0.04");
+        assert_eq!(Micros::MAX.dollars(), "9223372036854.775807");
+        assert_eq!(Micros::new(i64::MIN).dollars(), "-9223372036854.775808");
+    }
 
     #[test]
     fn arithmetic_saturates_instead_of_wrapping() {

@@ -17,14 +17,27 @@ use atelier_shared::store::schema::TABLES;
 use atelier_shared::store::user_share::ShareChange;
 use clap::{Parser, Subcommand};
 
+mod deployment;
+mod exit;
 mod webhook;
 
 #[derive(Parser)]
 #[command(
     name = "atelier-admin",
-    about = "Operate Atelier: grants, refunds, support look-ups, audits, schema"
+    about = "Operate Atelier: grants, refunds, support look-ups, audits, schema",
+    after_help = "Exit status: 0 done; 1 refused by a rule (nothing changed) or the audit found offenders; 2 bad usage or configuration; 3 not found; 4 AWS failed (safe to retry); 5 not finished yet (run it again)."
 )]
 struct Cli {
+    /// Work on this deployed CloudFormation stack (the CDK app's, e.g. Atelier-dev): its
+    /// outputs name the tables, queue and bucket, so no ATELIER_* variable is needed.
+    #[arg(long, global = true, conflicts_with = "tf_output")]
+    stack: Option<String>,
+    /// Work on the deployment `terraform output -json > FILE` describes.
+    #[arg(long, global = true, value_name = "FILE")]
+    tf_output: Option<std::path::PathBuf>,
+    /// The AWS region [default: the AWS configuration's].
+    #[arg(long, global = true)]
+    region: Option<String>,
     #[command(subcommand)]
     command: Command,
 }
@@ -117,10 +130,13 @@ enum UserAction {
     /// Delete a user's account: closed at once (recorded as closed by this operator), queued
     /// edits canceled and refunded, then, once no edit is processing, every image deleted and
     /// every edit's personal text cleared. The ledger stays. Idempotent: rerun it to finish a
-    /// deletion that was interrupted. Exits 0 when done, 3 when edits were still processing
-    /// after --wait seconds (run it again later).
+    /// deletion that was interrupted. Exits 0 when done, 5 when edits were still processing
+    /// after --wait seconds (run it again later). Asks to type the user id unless --yes.
     Delete {
         user: String,
+        /// Delete without asking (scripts; without a terminal it is required).
+        #[arg(long)]
+        yes: bool,
         /// Who deletes (recorded on the account); default: $ATELIER_OPERATOR.
         #[arg(long)]
         operator: Option<String>,
@@ -265,11 +281,32 @@ async fn delete_user(
                 eprintln!(
                     "{user} is closed, but {processing} edits are still processing; run this again to finish"
                 );
-                return Ok(ExitCode::from(3));
+                return Ok(ExitCode::from(exit::UNFINISHED));
             }
             AccountDeletion::Pending { .. } => tokio::time::sleep(POLL).await,
         }
     }
+}
+
+/// An account deletion cannot be undone: `--yes`, or the user id typed back at a terminal.
+fn confirm_deletion(user: &UserId, yes: bool) -> anyhow::Result<()> {
+    use std::io::{BufRead, IsTerminal, Write};
+    if yes {
+        return Ok(());
+    }
+    if !std::io::stdin().is_terminal() {
+        bail!("deleting {user} cannot be undone: pass --yes to confirm (no terminal to ask on)");
+    }
+    eprint!("Deleting {user} cannot be undone. Type the user id to confirm: ");
+    std::io::stderr().flush()?;
+    let mut typed = String::new();
+    std::io::stdin().lock().read_line(&mut typed)?;
+    if typed.trim() != user.as_str() {
+        return Err(exit::refused(format!(
+            "{user} not deleted: the id typed did not match"
+        )));
+    }
+    Ok(())
 }
 
 /// `--operator`, else `$ATELIER_OPERATOR`: who did it is always recorded.
@@ -307,35 +344,74 @@ async fn refund(app: &App, id: &JobId, req: &support::RefundRequest) -> anyhow::
                 row.reason.as_deref().unwrap_or("-")
             );
             if !same {
-                bail!("refused: {what}");
+                return Err(exit::refused(what));
             }
             println!("{what}");
         }
-        RefundResult::InFlight(state) => bail!(
-            "refused: job {id} is {}; the pipeline delivers or refunds it (see `job show`); nothing changed",
-            state.as_str()
-        ),
-        RefundResult::Delivered => bail!(
-            "refused: job {id} was delivered; pass --force (with --reason) to refund it anyway; nothing changed"
-        ),
-        RefundResult::JobMissing => bail!("refused: no job {id}"),
-        RefundResult::AccountMissing => bail!("refused: the owner of job {id} has no account"),
+        RefundResult::InFlight(state) => {
+            return Err(exit::refused(format!(
+                "job {id} is {}; the pipeline delivers or refunds it (see `job show`); nothing changed",
+                state.as_str()
+            )));
+        }
+        RefundResult::Delivered => {
+            return Err(exit::refused(format!(
+                "job {id} was delivered; pass --force (with --reason) to refund it anyway; nothing changed"
+            )));
+        }
+        RefundResult::JobMissing => return Err(exit::not_found(format!("no job {id}"))),
+        RefundResult::AccountMissing => {
+            return Err(exit::not_found(format!(
+                "the owner of job {id} has no account"
+            )));
+        }
     }
     Ok(ExitCode::SUCCESS)
 }
 
+/// Where the commands work: the AWS configuration and the deployment's names (set once, in
+/// `main`, before any command runs).
+static TARGET: std::sync::OnceLock<(aws_config::SdkConfig, deployment::Deployed)> =
+    std::sync::OnceLock::new();
+
 async fn app() -> anyhow::Result<App> {
-    let config = Config::from_env().context("reading configuration")?;
-    Ok(App::new(config, &Clients::from_env().await))
+    let Some((sdk, deployed)) = TARGET.get() else {
+        bail!("the deployment was not resolved")
+    };
+    let config = Config::from_lookup(|k| deployed.get(k)).context("reading configuration")?;
+    Ok(App::new(config, &Clients::new(sdk)))
+}
+
+/// Resolves `--region`, and `--stack` or `--tf-output`, into [`TARGET`].
+async fn resolve_target(cli: &Cli) -> anyhow::Result<()> {
+    let mut loader = aws_config::defaults(aws_config::BehaviorVersion::latest());
+    if let Some(region) = &cli.region {
+        loader = loader.region(aws_config::Region::new(region.clone()));
+    }
+    let sdk = loader.load().await;
+    let deployed = match (&cli.stack, &cli.tf_output) {
+        (Some(stack), _) => deployment::Deployed::from_stack_outputs(
+            &deployment::stack_outputs(&sdk, stack).await?,
+        )?,
+        (None, Some(file)) => deployment::Deployed::from_terraform_file(file)?,
+        (None, None) => deployment::Deployed::default(),
+    };
+    let _ = TARGET.set((sdk, deployed));
+    Ok(())
 }
 
 #[tokio::main]
 async fn main() -> ExitCode {
-    match run(Cli::parse()).await {
+    let cli = Cli::parse();
+    let resolved = match resolve_target(&cli).await {
+        Ok(()) => run(cli).await,
+        Err(e) => Err(e),
+    };
+    match resolved {
         Ok(code) => code,
         Err(e) => {
             eprintln!("atelier-admin: {e:#}");
-            ExitCode::from(2)
+            exit::code_of(&e)
         }
     }
 }
@@ -359,12 +435,14 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             action:
                 UserAction::Delete {
                     user,
+                    yes,
                     operator,
                     wait,
                 },
         } => {
             let user = user_arg(&user)?;
             let by = DeletedBy::Operator(operator_from(operator)?);
+            confirm_deletion(&user, yes)?;
             delete_user(&app().await?, &user, &by, wait).await
         }
         Command::User {
@@ -372,7 +450,7 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         } => {
             let user = user_arg(&user)?;
             let Some(view) = support::user(&app().await?, &user, recent).await? else {
-                bail!("no account for {user}")
+                return Err(exit::not_found(format!("no account for {user}")));
             };
             print_json(&view)
         }
@@ -381,7 +459,7 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         } => {
             let id = job_id(&id)?;
             let Some(history) = support::job(&app().await?, &id).await? else {
-                bail!("no job {id}")
+                return Err(exit::not_found(format!("no job {id}")));
             };
             print_json(&history)
         }
@@ -468,13 +546,17 @@ async fn grant(
             "already granted: {credits} credits to {user} for reason {reason:?}{}; nothing changed",
             by(operator)
         ),
-        GrantResult::AmountDiffers { existing, operator } => bail!(
-            "refused: {user} was already granted {existing} credits for reason {reason:?}{}, not {credits}; nothing changed (a different grant needs a new reason)",
-            by(operator)
-        ),
-        GrantResult::UnknownUser => bail!(
-            "refused: {user} has no account; check --user, or pass --create to create it (with its signup grant)"
-        ),
+        GrantResult::AmountDiffers { existing, operator } => {
+            return Err(exit::refused(format!(
+                "{user} was already granted {existing} credits for reason {reason:?}{}, not {credits}; nothing changed (a different grant needs a new reason)",
+                by(operator)
+            )));
+        }
+        GrantResult::UnknownUser => {
+            return Err(exit::not_found(format!(
+                "{user} has no account; check --user, or pass --create to create it (with its signup grant)"
+            )));
+        }
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -536,6 +618,12 @@ async fn budget_command(action: BudgetAction, day: Option<String>) -> anyhow::Re
             "day": item.day, "halted": item.halted, "cap_micros": item.cap_micros,
             "used_micros": item.used_micros, "reserved_micros": item.reserved_micros,
             "headroom_micros": item.headroom_micros,
+            "usd": {
+                "cap": item.cap_micros.dollars(),
+                "used": item.used_micros.dollars(),
+                "reserved": item.reserved_micros.dollars(),
+                "headroom": item.headroom_micros.dollars(),
+            },
             "standing": standing,
             "user_share_default_micros": app.config.limits.user_daily_share_micros,
             "top_spenders": top,
@@ -560,7 +648,9 @@ async fn release(user: &str, operator: Option<String>) -> anyhow::Result<ExitCod
             println!("released {user} (the hold was for {reason})");
         }
         ReleaseOutcome::NotOnHold => println!("{user} is not on hold; nothing changed"),
-        ReleaseOutcome::AccountMissing => bail!("refused: {user} has no account"),
+        ReleaseOutcome::AccountMissing => {
+            return Err(exit::not_found(format!("{user} has no account")));
+        }
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -3,7 +3,6 @@
 
 use std::process::ExitCode;
 
-use anyhow::bail;
 use atelier_shared::clock;
 use atelier_shared::services::App;
 use atelier_shared::services::webhooks;
@@ -68,7 +67,9 @@ pub async fn run(app: &App, action: WebhookAction) -> anyhow::Result<ExitCode> {
         WebhookAction::Deliveries { event_id } => {
             let (event, attempts) = store.webhook_event_rows(&event_id).await?;
             let Some(event) = event else {
-                bail!("no webhook event {event_id}")
+                return Err(crate::exit::not_found(format!(
+                    "no webhook event {event_id}"
+                )));
             };
             json!({
                 "id": event.hook_pk,
@@ -91,7 +92,9 @@ pub async fn run(app: &App, action: WebhookAction) -> anyhow::Result<ExitCode> {
         WebhookAction::Replay { event_id } => {
             let now = clock::format(clock::now());
             if !store.replay_webhook_event(&event_id, &now).await? {
-                bail!("no webhook event {event_id}")
+                return Err(crate::exit::not_found(format!(
+                    "no webhook event {event_id}"
+                )));
             }
             json!({ "replayed": event_id, "due_at": now })
         }

@@ -133,7 +133,7 @@ impl fmt::Display for Problem {
         if self.status == 401 {
             write!(
                 f,
-                "\n  log in with `atelier login --user NAME` (local) or `atelier login --token TOKEN`, or set ATELIER_TOKEN"
+                "\n  log in with `atelier login` (`--user NAME` on a local run, `--with-token` to read one from stdin), or set ATELIER_TOKEN"
             )?;
         }
         Ok(())

@@ -194,7 +194,6 @@ impl Ctx {
 
 // ---- login ----
 
-/// `login --user NAME`: a dev token from the local dev issuer. `login --token T`: store a token.
 /// How `login` gets its token.
 #[derive(Debug, Clone, Copy)]
 pub enum LoginWith<'a> {
@@ -203,7 +202,12 @@ pub enum LoginWith<'a> {
     /// A dev token for this user from the local issuer (`POST {issuer}/token`).
     DevUser(&'a str),
     /// OpenID Connect in a browser: code + PKCE with a loopback redirect.
-    Oidc { client_id: &'a str },
+    Oidc {
+        client_id: &'a str,
+        /// Open the address in the user's browser (only on a terminal: a script or a test
+        /// reads the printed address instead).
+        open_browser: bool,
+    },
 }
 
 /// A dev ID token from the local issuer.
@@ -225,7 +229,7 @@ async fn dev_login(ctx: &Ctx, user: &str, issuer: &str) -> anyhow::Result<Login>
         expires_in: u64,
     }
     let issued: Issued = reply.json(&url).with_context(|| {
-        format!("getting a dev token from {url} (only a local run serves the dev issuer; elsewhere use --oidc or --token)")
+        format!("getting a dev token from {url} (only a local run serves the dev issuer; elsewhere `atelier login` signs in in a browser)")
     })?;
     Ok(Login {
         user: crate::config::token_subject(&issued.token).or(Some(user.to_owned())),
@@ -248,10 +252,16 @@ pub async fn login(ctx: &Ctx, with: LoginWith<'_>, issuer: Option<&str>) -> anyh
             refresh: None,
         },
         LoginWith::DevUser(user) => dev_login(ctx, user, &issuer).await?,
-        LoginWith::Oidc { client_id } => {
+        LoginWith::Oidc {
+            client_id,
+            open_browser,
+        } => {
             let (tokens, refresh) =
                 crate::oidc::sign_in(&reqwest::Client::new(), &issuer, client_id, |url| {
                     eprintln!("Open this address in a browser to sign in:\n  {url}");
+                    if open_browser {
+                        open_in_browser(url);
+                    }
                 })
                 .await?;
             Login {
@@ -275,6 +285,27 @@ pub async fn login(ctx: &Ctx, with: LoginWith<'_>, issuer: Option<&str>) -> anyh
         ctx.home.join("config.json").display()
     ));
     Ok(())
+}
+
+/// `logout`: forgets the saved login for the API (other APIs' logins stay).
+pub fn logout(ctx: &Ctx) -> anyhow::Result<()> {
+    let mut saved = Saved::load(&ctx.home)?;
+    let api = ctx.api.base().to_owned();
+    if saved.logins.remove(&api).is_none() {
+        ctx.say(format!("Not logged in to {api}"));
+        return Ok(());
+    }
+    saved.save(&ctx.home)?;
+    ctx.say(format!("Logged out of {api}"));
+    Ok(())
+}
+
+/// Opens `url` in the user's browser when a person is at the terminal; a script, a test or a
+/// remote shell gets the printed address only.
+fn open_in_browser(url: &str) {
+    if std::io::stderr().is_terminal() && webbrowser::open(url).is_err() {
+        eprintln!("(no browser could be opened here: open the address yourself)");
+    }
 }
 
 // ---- reading ----
@@ -475,9 +506,11 @@ fn edit_body(o: &EditOptions, assets: &BTreeMap<String, String>) -> Value {
     set("original_asset_id", assets.get("original"));
     set("mask_asset_id", assets.get("mask"));
     set("style_reference_asset_id", assets.get("style_reference"));
-    set("strength", o.strength.as_ref());
     set("custom_style", o.custom_style.as_ref());
     set("target_description", o.describe.as_ref());
+    if let Some(strength) = o.strength {
+        body["strength"] = json!(strength);
+    }
     if !o.lock.is_empty() {
         body["locks"] = json!(o.lock);
     }
@@ -545,8 +578,8 @@ pub async fn edit(ctx: &Ctx, args: &EditArgs) -> anyhow::Result<()> {
     let command = format!(
         "edit {} --style {} --target {}",
         args.photo.display(),
-        o.style,
-        o.target
+        crate::choices::wire(o.style),
+        crate::choices::wire(o.target)
     );
     // A resumed entry's key may already have been sent: it must never be dropped before the
     // server has answered a submit with it.
@@ -583,7 +616,7 @@ pub async fn edit(ctx: &Ctx, args: &EditArgs) -> anyhow::Result<()> {
             .map(|s| s.to_string_lossy().into_owned())
             .unwrap_or_else(|| "photo".into());
         args.photo
-            .with_file_name(format!("{stem}-{}.png", o.style.trim()))
+            .with_file_name(format!("{stem}-{}.png", crate::choices::wire(o.style)))
     };
     let follow = Follow {
         out: args.out.clone().or(Some(default_out)),
@@ -1027,8 +1060,8 @@ mod tests {
     #[test]
     fn the_edit_body_names_the_api_fields_and_omits_what_was_not_given() {
         let o = EditOptions {
-            style: "embroidery".into(),
-            target: "brush".into(),
+            style: crate::choices::Style::Embroidery,
+            target: crate::choices::Target::Brush,
             mask: None,
             describe: Some("the grey cat".into()),
             strength: None,
@@ -1071,7 +1104,7 @@ fn stand_in_checkout(url: &str) -> bool {
 
 /// Buys a pack: a Checkout Session whose URL is printed (open it to pay). On a local run the
 /// session is the stand-in Stripe's: it is paid there and the credits are awaited.
-pub async fn buy(ctx: &Ctx, pack: &str, timeout: u64) -> anyhow::Result<()> {
+pub async fn buy(ctx: &Ctx, pack: &str, web: bool, timeout: u64) -> anyhow::Result<()> {
     let before: Account = ctx.api.get("/v1/account").await?;
     // A fresh key per purchase; a retry inside `send` reuses it, so one command is one session.
     let key = uuid::Uuid::new_v4().to_string();
@@ -1094,6 +1127,9 @@ pub async fn buy(ctx: &Ctx, pack: &str, timeout: u64) -> anyhow::Result<()> {
     }
     let checkout: Checkout = ctx.decode(reply.json("checkout")?, "checkout")?;
     ctx.say(format!("Checkout {}: pay at {}", checkout.id, checkout.url));
+    if web {
+        open_in_browser(&checkout.url);
+    }
     if !stand_in_checkout(&checkout.url) {
         ctx.say("Credits arrive when Stripe confirms the payment; see `atelier balance`.");
         return Ok(());

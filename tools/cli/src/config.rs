@@ -54,7 +54,7 @@ pub async fn current_login(
     };
     let tokens = crate::oidc::renew(&reqwest::Client::new(), refresh)
         .await
-        .context("renewing the login: run `atelier login --oidc` again")?;
+        .context("renewing the login: run `atelier login` again")?;
     let renewed = Login {
         user: token_subject(&tokens.id_token).or(login.user),
         token: tokens.id_token,

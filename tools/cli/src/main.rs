@@ -4,6 +4,7 @@
 //! Exit status: 0 done; 1 the server refused, the job failed, or the network gave up (the
 //! message names the problem `code`); 2 bad usage; 3 only with the kill test's hook.
 
+mod choices;
 mod client;
 mod commands;
 mod config;
@@ -17,6 +18,7 @@ use anyhow::Context;
 use clap::{Args, Parser, Subcommand};
 use sha2::Digest;
 
+use crate::choices::{Strength, Style, Target};
 use crate::client::{Api, Hook};
 use crate::commands::Ctx;
 use crate::config::Saved;
@@ -40,25 +42,16 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Log in: in a browser at the issuer (--oidc: code + PKCE, a loopback redirect), a dev
-    /// token from the local dev issuer (--user), or a token you already have (--token).
-    Login {
-        /// Get a dev token for this user from the local dev issuer.
-        #[arg(long, conflicts_with_all = ["token", "oidc"], required_unless_present_any = ["token", "oidc"])]
-        user: Option<String>,
-        /// Sign in in a browser at the issuer (OpenID Connect, code + PKCE); the ID token is
-        /// renewed with its refresh token.
-        #[arg(long, conflicts_with = "token")]
-        oidc: bool,
-        /// The app client id for --oidc.
-        #[arg(long, default_value = "atelier")]
-        client_id: String,
-        /// Store this bearer token (from a real identity provider).
-        #[arg(long)]
-        token: Option<String>,
-        /// The dev issuer [default: API/dev-issuer].
-        #[arg(long)]
-        issuer: Option<String>,
+    /// Log in: in your browser at the identity provider (OpenID Connect, code + PKCE, a
+    /// loopback redirect; the token is renewed with its refresh token), or with a token read
+    /// from standard input (--with-token), or as a dev user of the local issuer (--user).
+    Login(LoginArgs),
+    /// Forget the saved login for the API (the next command asks you to log in).
+    Logout,
+    /// Print a completion script: `atelier completions bash > ~/.local/share/bash-completion/completions/atelier`.
+    Completions {
+        /// bash, zsh, fish, elvish or powershell.
+        shell: clap_complete::Shell,
     },
     /// The styles (media) on offer.
     Styles,
@@ -87,6 +80,9 @@ enum Command {
     /// stand-in Stripe is paid at once and the command waits for the credits.
     Buy {
         pack: String,
+        /// Open the checkout page in your browser.
+        #[arg(long)]
+        web: bool,
         /// Stop waiting for the credits after this many seconds (local runs).
         #[arg(long, default_value_t = 60)]
         timeout: u64,
@@ -100,24 +96,48 @@ enum Command {
     },
 }
 
+/// How `login` gets its token (the browser when no flag says otherwise).
+#[derive(Args, Debug)]
+struct LoginArgs {
+    /// A dev token for this user from the local dev issuer (local runs only).
+    #[arg(long, conflicts_with = "with_token")]
+    user: Option<String>,
+    /// Read a token from standard input (so it never lands in the shell's history):
+    /// `atelier login --with-token < token.txt`.
+    #[arg(long)]
+    with_token: bool,
+    /// Print the sign-in address instead of opening a browser (a remote shell).
+    #[arg(long)]
+    no_browser: bool,
+    /// The app client id at the identity provider.
+    #[arg(long, default_value = "atelier")]
+    client_id: String,
+    /// The issuer [default: API/dev-issuer].
+    #[arg(long)]
+    issuer: Option<String>,
+    /// The browser sign-in (now the default; kept so existing scripts still run).
+    #[arg(long, hide = true)]
+    oidc: bool,
+}
+
 /// What to edit and how (the fields of the API's edit request).
 #[derive(Args, Debug, Clone)]
 pub struct EditOptions {
-    /// A style id (see `atelier styles`), e.g. embroidery.
-    #[arg(long)]
-    pub style: String,
-    /// pet, person, background or brush.
-    #[arg(long)]
-    pub target: String,
+    /// The medium (`atelier styles` describes each).
+    #[arg(long, value_enum)]
+    pub style: Style,
+    /// Which part of the photo is redrawn (brush needs --mask).
+    #[arg(long, value_enum)]
+    pub target: Target,
     /// A PNG mask the size of the photo (required for --target brush).
     #[arg(long)]
     pub mask: Option<PathBuf>,
     /// Which pet or person is meant, e.g. "the grey cat on the left".
     #[arg(long)]
     pub describe: Option<String>,
-    /// subtle, balanced (default) or strong.
-    #[arg(long)]
-    pub strength: Option<String>,
+    /// How far the medium goes [default: balanced].
+    #[arg(long, value_enum)]
+    pub strength: Option<Strength>,
     /// An image whose medium is borrowed (+1 credit).
     #[arg(long)]
     pub style_ref: Option<PathBuf>,
@@ -180,29 +200,33 @@ async fn main() -> ExitCode {
 }
 
 async fn run(cli: Cli) -> anyhow::Result<()> {
+    if let Command::Completions { shell } = cli.command {
+        let mut command = <Cli as clap::CommandFactory>::command();
+        clap_complete::generate(shell, &mut command, "atelier", &mut std::io::stdout());
+        return Ok(());
+    }
     let home = config::home()?;
     let mut saved = Saved::load(&home)?;
     let api_url = config::api_url(cli.api.as_deref(), &saved);
     let login = match cli.command {
-        Command::Login { .. } => None,
+        Command::Login(_) | Command::Logout => None,
         _ => config::current_login(&home, &mut saved, &api_url).await?,
     };
-    let login = login.as_ref();
     let token = std::env::var("ATELIER_TOKEN")
         .ok()
         .filter(|t| !t.trim().is_empty())
-        .or_else(|| login.map(|l| l.token.clone()));
+        .or_else(|| login.as_ref().map(|l| l.token.clone()));
     // The fingerprint's user: the token's subject, else (an opaque token) a digest of it.
     let user = token
         .as_deref()
         .map(|t| config::token_subject(t).unwrap_or_else(|| hex::encode(sha2::Sha256::digest(t))));
     let needs_token = !matches!(
         cli.command,
-        Command::Login { .. } | Command::Styles | Command::Packs
+        Command::Login(_) | Command::Logout | Command::Styles | Command::Packs
     );
     if needs_token && token.is_none() {
         anyhow::bail!(
-            "not logged in to {api_url}: run `atelier login --user NAME` (local dev issuer) or `atelier login --token TOKEN`, or set ATELIER_TOKEN"
+            "not logged in to {api_url}: run `atelier login` (or `atelier login --user NAME` on a local run), or set ATELIER_TOKEN"
         );
     }
     let hook = if std::env::var("ATELIER_CLI_EXIT_AFTER_SUBMIT_SENT").as_deref() == Ok("1") {
@@ -217,33 +241,42 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
         json: cli.json,
         hook,
     };
-    match cli.command {
-        Command::Login {
-            user,
-            token,
-            oidc,
-            client_id,
-            issuer,
-        } => {
-            let with = match (token.as_deref(), user.as_deref()) {
-                (Some(token), _) => commands::LoginWith::Token(token),
-                (None, Some(user)) if !oidc => commands::LoginWith::DevUser(user),
-                _ => commands::LoginWith::Oidc {
-                    client_id: &client_id,
-                },
-            };
-            commands::login(&ctx, with, issuer.as_deref()).await
-        }
-        Command::Styles => commands::styles(&ctx).await,
-        Command::Quote { photo, options } => commands::quote(&ctx, &photo, &options).await,
-        Command::Edit(args) => commands::edit(&ctx, &args).await,
-        Command::Repair(args) => commands::repair(&ctx, &args).await,
-        Command::Cancel { job } => commands::cancel(&ctx, &job).await,
-        Command::Jobs { limit } => commands::jobs(&ctx, limit).await,
-        Command::Job { id } => commands::job(&ctx, &id).await,
-        Command::Balance => commands::balance(&ctx).await,
-        Command::Buy { pack, timeout } => commands::buy(&ctx, &pack, timeout).await,
-        Command::Packs => commands::packs(&ctx).await,
-        Command::Ledger { limit } => commands::ledger(&ctx, limit).await,
+    dispatch(&ctx, cli.command).await
+}
+
+async fn dispatch(ctx: &Ctx, command: Command) -> anyhow::Result<()> {
+    match command {
+        Command::Login(args) => login(ctx, &args).await,
+        Command::Logout => commands::logout(ctx),
+        Command::Completions { .. } => Ok(()),
+        Command::Styles => commands::styles(ctx).await,
+        Command::Quote { photo, options } => commands::quote(ctx, &photo, &options).await,
+        Command::Edit(args) => commands::edit(ctx, &args).await,
+        Command::Repair(args) => commands::repair(ctx, &args).await,
+        Command::Cancel { job } => commands::cancel(ctx, &job).await,
+        Command::Jobs { limit } => commands::jobs(ctx, limit).await,
+        Command::Job { id } => commands::job(ctx, &id).await,
+        Command::Balance => commands::balance(ctx).await,
+        Command::Buy { pack, web, timeout } => commands::buy(ctx, &pack, web, timeout).await,
+        Command::Packs => commands::packs(ctx).await,
+        Command::Ledger { limit } => commands::ledger(ctx, limit).await,
     }
+}
+
+async fn login(ctx: &Ctx, args: &LoginArgs) -> anyhow::Result<()> {
+    let token;
+    let with = if args.with_token {
+        token =
+            std::io::read_to_string(std::io::stdin()).context("reading the token from stdin")?;
+        anyhow::ensure!(!token.trim().is_empty(), "no token on standard input");
+        commands::LoginWith::Token(token.trim())
+    } else if let Some(user) = args.user.as_deref() {
+        commands::LoginWith::DevUser(user)
+    } else {
+        commands::LoginWith::Oidc {
+            client_id: &args.client_id,
+            open_browser: !args.no_browser,
+        }
+    };
+    commands::login(ctx, with, args.issuer.as_deref()).await
 }

@@ -336,11 +336,36 @@ async fn checkout_page(State(shared): State<Shared>, Path(id): Path<String>) -> 
     .into_response()
 }
 
-/// Pays a session: a PaymentIntent and a Charge, and `checkout.session.completed`.
-async fn pay(State(shared): State<Shared>, Path(id): Path<String>) -> Response {
+/// Pays a session: a PaymentIntent and a Charge, and `checkout.session.completed`. A browser
+/// (the checkout page's form, `Accept: text/html`) is then sent to the session's `success_url`,
+/// as Stripe Checkout does; a script gets the event as JSON.
+async fn pay(
+    State(shared): State<Shared>,
+    Path(id): Path<String>,
+    headers: axum::http::HeaderMap,
+) -> Response {
+    let browser = headers
+        .get(axum::http::header::ACCEPT)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|a| a.contains("text/html"));
+    let paid = charge_session(&shared, &id).await;
+    let success = shared.books().sessions.get(&id).and_then(|s| {
+        let url = s.json["success_url"].as_str()?;
+        Some(url.replace("{CHECKOUT_SESSION_ID}", &id))
+    });
+    match success {
+        Some(url) if browser && paid.status().is_success() => {
+            axum::response::Redirect::to(&url).into_response()
+        }
+        _ => paid,
+    }
+}
+
+/// Marks a session paid and emits its `checkout.session.completed`.
+async fn charge_session(shared: &Shared, id: &str) -> Response {
     let session = {
         let mut books = shared.books();
-        let Some(s) = books.sessions.get_mut(&id) else {
+        let Some(s) = books.sessions.get_mut(id) else {
             return stripe_error(
                 StatusCode::NOT_FOUND,
                 "invalid_request_error",
@@ -360,10 +385,10 @@ async fn pay(State(shared): State<Shared>, Path(id): Path<String>) -> Response {
         s.json["status"] = json!("complete");
         s.charge = Some(new_id("ch"));
         let json = s.json.clone();
-        books.payments.insert(pi, id.clone());
+        books.payments.insert(pi, id.to_owned());
         json
     };
-    emit(&shared, "checkout.session.completed", session).await
+    emit(shared, "checkout.session.completed", session).await
 }
 
 /// The charge of a paid PaymentIntent, as Stripe shows it.

@@ -128,10 +128,12 @@ export const api = {
 
 /** A sentence a person can act on, from a problem's stable code. */
 export function explain(e: unknown): string {
+  // fetch rejects with a TypeError when the network fails; the app's own errors say what happened.
+  if (e instanceof Error && !(e instanceof ApiError) && !(e instanceof TypeError)) return e.message;
   if (!(e instanceof ApiError)) return 'Something went wrong. Check your connection and try again.';
   switch (e.code) {
     case 'INSUFFICIENT_CREDITS':
-      return `Not enough credits: this edit costs ${String(e.problem?.price ?? '?')}, you have ${String(e.problem?.balance ?? '?')}. Buy a pack below.`;
+      return `Not enough credits: this costs ${String(e.problem?.price ?? '?')}, you have ${String(e.problem?.balance ?? '?')}. Buy a pack below.`;
     case 'TOO_MANY_IN_FLIGHT':
     case 'DAILY_LIMIT_REACHED':
     case 'UPLOAD_LIMIT_REACHED':
