@@ -11,6 +11,7 @@ pub mod authorizer;
 pub mod cors;
 pub mod issuer;
 pub mod oidc;
+pub mod hooks;
 pub mod poller;
 pub mod serve;
 
