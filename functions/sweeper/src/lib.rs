@@ -9,6 +9,7 @@
 use atelier_shared::adapters::webhooks::client::WebhookClient;
 use atelier_shared::clock::Instant;
 use atelier_shared::domain::UserId;
+use atelier_shared::domain::webhooks::DeliveryMessage;
 use atelier_shared::services::App;
 use atelier_shared::services::audit::{AuditPass, PassEnd};
 use atelier_shared::services::guard::{self, LedgerChange, StreamEventName};
@@ -16,7 +17,6 @@ use atelier_shared::services::sweep::{self, SweepLimits, SweepSummary};
 use atelier_shared::services::webhooks;
 use aws_lambda_events::dynamodb;
 use aws_lambda_events::sqs::{BatchItemFailure, SqsBatchResponse, SqsEvent};
-use atelier_shared::domain::webhooks::DeliveryMessage;
 use serde::Deserialize;
 use serde_json::Value;
 
@@ -182,7 +182,11 @@ pub fn webhook_stream_events(batch: dynamodb::Event) -> Vec<String> {
 /// One delivery batch: every message at once (one endpoint's slow answer never holds up
 /// another's), each ONE POST. A message whose records could not be written is reported as a
 /// batch item failure (the queue redelivers it); an unreadable one too (to the DLQ after five).
-pub async fn deliver_webhooks(app: &App, http: &WebhookClient, batch: SqsEvent) -> SqsBatchResponse {
+pub async fn deliver_webhooks(
+    app: &App,
+    http: &WebhookClient,
+    batch: SqsEvent,
+) -> SqsBatchResponse {
     let work = batch.records.into_iter().map(|record| async move {
         let id = record.message_id.clone().unwrap_or_default();
         let msg: DeliveryMessage = match record.body.as_deref().map(serde_json::from_str) {

@@ -102,7 +102,11 @@ pub async fn fan_out(hooks: Hooks<'_>, event_ids: &[String]) -> Result<usize, Er
         })
         .collect();
     hooks.queue.send(&messages).await?;
-    tracing::info!(events = event_ids.len(), messages = messages.len(), "webhooks_fanned_out");
+    tracing::info!(
+        events = event_ids.len(),
+        messages = messages.len(),
+        "webhooks_fanned_out"
+    );
     Ok(messages.len())
 }
 
@@ -132,7 +136,10 @@ pub async fn deliver(
         .take_webhook_slot(&ep.hook_sk, slots, &holder, &now_s, &lease_s)
         .await?
     else {
-        hooks.queue.send(&[(msg.clone(), SLOT_BUSY_DELAY_SECS)]).await?;
+        hooks
+            .queue
+            .send(&[(msg.clone(), SLOT_BUSY_DELAY_SECS)])
+            .await?;
         tracing::info!(event_id = %msg.event_id, endpoint = %ep.hook_sk, "webhook_endpoint_busy");
         return Ok(Outcome::Busy);
     };
@@ -157,7 +164,14 @@ async fn attempt_once(
     let now_s = clock::format(now);
     let expires = crate::domain::webhooks::expires_at(now);
     let Some(row) = store
-        .claim_webhook_attempt(&event.hook_pk, &ep.hook_sk, msg.attempt, &now_s, lease, expires)
+        .claim_webhook_attempt(
+            &event.hook_pk,
+            &ep.hook_sk,
+            msg.attempt,
+            &now_s,
+            lease,
+            expires,
+        )
         .await?
     else {
         tracing::info!(event_id = %msg.event_id, endpoint = %ep.hook_sk, attempt = msg.attempt, "webhook_attempt_duplicate");
@@ -182,12 +196,20 @@ async fn attempt_once(
     store
         .end_webhook_attempt(&event.hook_pk, &ep.hook_sk, msg.attempt, &end)
         .await?;
-    if let AttemptEnd::Retry { next_due, queued: false } = &end {
+    if let AttemptEnd::Retry {
+        next_due,
+        queued: false,
+    } = &end
+    {
         store
             .set_webhook_event_due(&event.hook_pk, Some(next_due), true)
             .await?;
     }
-    Ok(if ok { Outcome::Delivered } else { Outcome::Failed })
+    Ok(if ok {
+        Outcome::Delivered
+    } else {
+        Outcome::Failed
+    })
 }
 
 /// What ends an attempt: delivered; a retry on the schedule (a delayed message sent now when
@@ -257,7 +279,10 @@ pub async fn redrive_due(
             .store
             .webhook_events_due(&clock::format(now), BATCH)
             .await?;
-        let fresh: Vec<_> = due.into_iter().filter(|e| seen.insert(e.hook_pk.clone())).collect();
+        let fresh: Vec<_> = due
+            .into_iter()
+            .filter(|e| seen.insert(e.hook_pk.clone()))
+            .collect();
         if fresh.is_empty() {
             break;
         }
@@ -323,7 +348,9 @@ async fn redrive_event(
     summary.enqueued += messages.len() as u64;
     if next.is_some() {
         let age = clock::parse(&event.created_at).map_or(0, |t| (now - t).whole_seconds());
-        summary.oldest_pending_secs = summary.oldest_pending_secs.max(u64::try_from(age).unwrap_or(0));
+        summary.oldest_pending_secs = summary
+            .oldest_pending_secs
+            .max(u64::try_from(age).unwrap_or(0));
     } else {
         summary.closed += 1;
     }

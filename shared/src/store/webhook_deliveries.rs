@@ -15,10 +15,17 @@ use crate::error::{AwsError, Error};
 /// How an attempt ended, as recorded on its delivery row.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum AttemptEnd {
-    Delivered { at: String },
+    Delivered {
+        at: String,
+    },
     /// The next attempt is due at `next_due`; `queued` when a delayed message carries it.
-    Retry { next_due: String, queued: bool },
-    GaveUp { at: String },
+    Retry {
+        next_due: String,
+        queued: bool,
+    },
+    GaveUp {
+        at: String,
+    },
 }
 
 impl Store {
@@ -303,9 +310,7 @@ impl Store {
                 .key(attr::HOOK_PK, s(WEBHOOK_SLOTS))
                 .key(attr::HOOK_SK, s(key.as_str()))
                 .update_expression("SET #lease_until = :lease, #holder = :h")
-                .condition_expression(
-                    "attribute_not_exists(#lease_until) OR #lease_until < :now",
-                )
+                .condition_expression("attribute_not_exists(#lease_until) OR #lease_until < :now")
                 .expression_attribute_names("#lease_until", attr::LEASE_UNTIL)
                 .expression_attribute_names("#holder", attr::HOLDER)
                 .expression_attribute_values(":lease", s(lease_until))

@@ -57,7 +57,9 @@ pub async fn outbox_once(
     let due = app.store.webhook_events_due(&horizon, 1000).await?;
     let new: Vec<String> = due
         .into_iter()
-        .filter(|e| atelier_shared::clock::parse(&e.created_at).is_some_and(|t| t + REDRIVE_GRACE > now))
+        .filter(|e| {
+            atelier_shared::clock::parse(&e.created_at).is_some_and(|t| t + REDRIVE_GRACE > now)
+        })
         .map(|e| e.hook_pk)
         .filter(|id| seen.insert(id.clone()))
         .collect();

@@ -9,9 +9,9 @@
 
 pub mod authorizer;
 pub mod cors;
+pub mod hooks;
 pub mod issuer;
 pub mod oidc;
-pub mod hooks;
 pub mod poller;
 pub mod serve;
 

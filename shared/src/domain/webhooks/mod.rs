@@ -297,14 +297,19 @@ mod tests {
     #[test]
     fn failures_follow_svix_schedule_queue_short_waits_and_record_long_ones() {
         let p = RetryPolicy::default();
-        let plans: Vec<NextAttempt> = (1..=p.attempts()).map(|n| NextAttempt::after(&p, n)).collect();
+        let plans: Vec<NextAttempt> = (1..=p.attempts())
+            .map(|n| NextAttempt::after(&p, n))
+            .collect();
         assert_eq!(plans[0], NextAttempt::Queued { delay_secs: 5 });
         assert_eq!(plans[1], NextAttempt::Queued { delay_secs: 300 });
         assert_eq!(plans[2], NextAttempt::Recorded { after_secs: 1800 });
         assert_eq!(plans[6], NextAttempt::Recorded { after_secs: 36_000 });
         assert_eq!(plans[7], NextAttempt::GiveUp, "eight attempts in all");
         let total: u64 = SCHEDULE_SECS.iter().sum();
-        assert_eq!(total, 99_305, "about 27.6 h from the first attempt to the last");
+        assert_eq!(
+            total, 99_305,
+            "about 27.6 h from the first attempt to the last"
+        );
     }
 
     #[test]
