@@ -17,17 +17,34 @@ use atelier_shared::services::webhooks;
 use aws_lambda_events::sqs::{SqsEvent, SqsMessage};
 use aws_sdk_sqs::Client;
 
-/// Runs the outbox poller and `workers` delivery pollers until the task is dropped.
-pub async fn run(app: App, http: WebhookClient, sqs: Client, workers: usize) {
+/// Runs the outbox poller and the delivery queue's mapping, with at most `concurrency`
+/// batches being handled at once (the mapping's concurrency: a batch held by a slow
+/// receiver does not stop the next batch from being received), until the task is dropped.
+pub async fn run(app: App, http: WebhookClient, sqs: Client, concurrency: usize) {
     let mut tasks = Vec::new();
-    for worker in 0..workers.max(1) {
+    let permits = std::sync::Arc::new(tokio::sync::Semaphore::new(concurrency.max(1)));
+    {
         let (app, http, sqs) = (app.clone(), http.clone(), sqs.clone());
         tasks.push(tokio::spawn(async move {
             loop {
-                if let Err(e) = deliveries_once(&app, &http, &sqs, 2).await {
-                    tracing::warn!(worker, error = %atelier_shared::error::chain(&e), "hooks_poll_failed");
-                    tokio::time::sleep(Duration::from_secs(1)).await;
-                }
+                let Ok(permit) = permits.clone().acquire_owned().await else {
+                    return;
+                };
+                let batch = match receive(&app, &sqs, 2).await {
+                    Ok(batch) => batch,
+                    Err(e) => {
+                        tracing::warn!(error = %atelier_shared::error::chain(&e), "hooks_poll_failed");
+                        tokio::time::sleep(Duration::from_secs(1)).await;
+                        continue;
+                    }
+                };
+                let (app, http, sqs) = (app.clone(), http.clone(), sqs.clone());
+                tokio::spawn(async move {
+                    if let Err(e) = handle(&app, &http, &sqs, batch).await {
+                        tracing::warn!(error = %atelier_shared::error::chain(&e), "hooks_delete_failed");
+                    }
+                    drop(permit);
+                });
             }
         }));
     }
@@ -75,16 +92,39 @@ pub async fn deliveries_once(
     sqs: &Client,
     wait_secs: i32,
 ) -> Result<usize, aws_sdk_sqs::Error> {
-    let url = app.hooks_queue.url();
+    let messages = receive(app, sqs, wait_secs).await?;
+    let count = messages.len();
+    handle(app, http, sqs, messages).await?;
+    Ok(count)
+}
+
+/// Up to ten messages of the delivery queue.
+async fn receive(
+    app: &App,
+    sqs: &Client,
+    wait_secs: i32,
+) -> Result<Vec<aws_sdk_sqs::types::Message>, aws_sdk_sqs::Error> {
     let out = sqs
         .receive_message()
-        .queue_url(url)
+        .queue_url(app.hooks_queue.url())
         .max_number_of_messages(10)
         .wait_time_seconds(wait_secs)
         .send()
         .await?;
-    let messages = out.messages.unwrap_or_default();
-    let count = messages.len();
+    Ok(out.messages.unwrap_or_default())
+}
+
+/// One batch through the sweeper's handler; deletes what it did not report as failed.
+async fn handle(
+    app: &App,
+    http: &WebhookClient,
+    sqs: &Client,
+    messages: Vec<aws_sdk_sqs::types::Message>,
+) -> Result<(), aws_sdk_sqs::Error> {
+    if messages.is_empty() {
+        return Ok(());
+    }
+    let url = app.hooks_queue.url();
     let mut event = SqsEvent::default();
     for m in &messages {
         let mut record = SqsMessage::default();
@@ -108,5 +148,5 @@ pub async fn deliveries_once(
                 .await?;
         }
     }
-    Ok(count)
+    Ok(())
 }

@@ -231,9 +231,9 @@ async fn stand_in_model() -> anyhow::Result<Option<atelier_model_server::ServerH
     Ok(Some(server))
 }
 
-/// The delivery queue mapping's concurrency, locally (each poller takes ten messages and
-/// makes their POSTs at once).
-const HOOK_WORKERS: usize = 4;
+/// The delivery queue mapping's concurrency, locally: batches (of up to ten messages, their
+/// POSTs made at once) handled at the same time.
+const HOOK_WORKERS: usize = 8;
 
 /// The EventBridge schedule: one sweep and the webhook safety net's round a minute.
 async fn sweep_every_minute(
