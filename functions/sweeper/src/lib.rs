@@ -277,6 +277,30 @@ mod tests {
     }
 
     #[test]
+    fn webhook_stream_records_and_delivery_messages_are_told_apart_from_the_ledger_stream() {
+        let raw = include_str!("fixtures/webhooks-stream.json");
+        let stream = serde_json::from_str(raw).unwrap_or(Value::Null);
+        let Ok(SweeperEvent::WebhookStream(batch)) = parse(stream) else {
+            panic!("a webhooks-table batch is the webhook stream");
+        };
+        assert_eq!(
+            webhook_stream_events(batch),
+            ["evt_job-1_succeeded", "evt_purchase_cs_1"],
+            "only new event rows: not an attempt row, not a modified event"
+        );
+        let sqs = json!({ "Records": [{
+            "messageId": "m-1", "receiptHandle": "r", "eventSource": "aws:sqs",
+            "body": "{\"eventId\":\"evt_a\",\"endpointId\":\"ep_1\",\"attempt\":1}",
+            "eventSourceARN": "arn:aws:sqs:eu-west-1:123456789012:atelier-webhooks"
+        }] });
+        assert!(
+            matches!(parse(sqs), Ok(SweeperEvent::WebhookDeliveries(b)) if b.records.len() == 1)
+        );
+        let ledger = serde_json::from_str(RECORDED).unwrap_or(Value::Null);
+        assert!(matches!(parse(ledger), Ok(SweeperEvent::LedgerStream(_))));
+    }
+
+    #[test]
     fn unknown_or_malformed_events_are_clear_errors() {
         let cases = [
             (json!({}), "no known field"),
