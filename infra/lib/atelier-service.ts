@@ -986,6 +986,7 @@ export class AtelierService extends Construct {
     const webhooksDef = this.schemaDefs.find((d) => d.logical === 'webhooks');
     if (webhooksDef && this.tables.webhooks) {
       addWebhooks({
+        scope: this,
         table: this.tables.webhooks,
         dueIndex: webhooksDef.indexes[0]?.name ?? 'webhooks_due',
         writers: [api, consumer],

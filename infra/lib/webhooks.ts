@@ -9,6 +9,7 @@
  * GetItem/PutItem/UpdateItem for attempts, delivery rows, slots and endpoint failure counts).
  */
 import { metricName } from './metrics';
+import type { Construct } from 'constructs';
 import { Duration } from 'aws-cdk-lib';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
@@ -25,6 +26,8 @@ export const WEBHOOK_OLDEST_UNDELIVERED_AGE = metricName('webhookOldestUndeliver
 export const WEBHOOK_OLDEST_ALARM_SECS = 3600;
 
 export interface WebhookProps {
+  /** Where the stream's mapping is made (the service construct). */
+  readonly scope: Construct;
   readonly table: dynamodb.ITable;
   /** The due index's name (from the schema). */
   readonly dueIndex: string;
@@ -58,7 +61,7 @@ export function addWebhooks(p: WebhookProps): void {
       resources: [streamArn],
     }),
   );
-  new lambda.CfnEventSourceMapping(p.table.stack, 'WebhookStreamToSweeper', {
+  new lambda.CfnEventSourceMapping(p.scope, 'WebhookStreamToSweeper', {
     functionName: p.sweeper.functionName,
     eventSourceArn: streamArn,
     startingPosition: 'LATEST',
