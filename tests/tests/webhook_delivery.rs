@@ -51,7 +51,12 @@ async fn a_healthy_endpoint_gets_each_event_in_seconds_while_another_hangs_and_a
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(20);
-    let h = Harness::isolated(|c| c.max_in_flight = 1000).await;
+    let h = Harness::isolated(|c| {
+        c.max_in_flight = 10_000;
+        c.upload_slots_per_day = 10_000;
+        c.upload_bytes_per_day = 1 << 40;
+    })
+    .await;
     let healthy = Receiver::start(&[], Duration::ZERO).await;
     let hanging = Receiver::start(&[], Duration::from_secs(3600)).await;
     let failing = Receiver::start(&vec![500; 10 * n], Duration::ZERO).await;
