@@ -520,6 +520,7 @@ mod tests {
             dim::EVENT_NAME,
             dim::PACK,
             dim::CURRENCY,
+            dim::ENDPOINT,
         ];
         for m in Metric::ALL {
             for d in m.dimensions() {
