@@ -69,7 +69,7 @@ async fn a_healthy_endpoint_gets_each_event_in_seconds_while_another_hangs_and_a
         h.app.clone(),
         http,
         h.clients.sqs.clone(),
-        8,
+        16,
     ));
     let user = h.user();
     h.fund_to(&user, 1_000_000).await;

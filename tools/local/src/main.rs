@@ -233,7 +233,7 @@ async fn stand_in_model() -> anyhow::Result<Option<atelier_model_server::ServerH
 
 /// The delivery queue mapping's concurrency, locally: batches (of up to ten messages, their
 /// POSTs made at once) handled at the same time.
-const HOOK_WORKERS: usize = 8;
+const HOOK_WORKERS: usize = 16;
 
 /// The EventBridge schedule: one sweep and the webhook safety net's round a minute.
 async fn sweep_every_minute(
