@@ -36,6 +36,7 @@ export function outputRole(key: string, schema: readonly TableDef[]): { service:
   const fixed: Record<string, { service: Service; name: string }> = {
     QueueUrl: { service: 'sqs', name: 'jobs' },
     DeadLetterQueueUrl: { service: 'sqs', name: 'dead-letter' },
+    WebhookQueueUrl: { service: 'sqs', name: 'webhooks' },
     BucketName: { service: 's3', name: 'assets' },
     ProviderKeySecretArn: { service: 'secretsmanager', name: 'model-provider-key' },
     GeminiKeySecretArn: { service: 'secretsmanager', name: 'gemini-key' },

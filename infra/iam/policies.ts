@@ -168,6 +168,7 @@ export function terraformTestFile(schema: readonly TableDef[]): string {
   overrides.push(['aws_s3_bucket.assets', { arn: arn.bucket('assets'), id: 'assets', bucket: 'assets' }]);
   overrides.push(['aws_sqs_queue.jobs', { arn: arn.queue('jobs') }]);
   overrides.push(['aws_sqs_queue.dead_letter', { arn: arn.queue('dead-letter') }]);
+  overrides.push(['aws_sqs_queue.webhooks', { arn: arn.queue('webhooks') }]);
   overrides.push(['aws_secretsmanager_secret.provider_key', { arn: arn.secret('model-provider-key') }]);
   overrides.push(['aws_secretsmanager_secret.gemini_key', { arn: arn.secret('gemini-key') }]);
   overrides.push(['aws_secretsmanager_secret.stripe_keys', { arn: arn.secret('stripe-keys') }]);

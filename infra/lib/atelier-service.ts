@@ -336,6 +336,8 @@ export class AtelierService extends Construct {
   readonly functions: Record<FunctionKey, lambda.Function>;
   /** The job queue (the consumer's event source). */
   readonly queue: sqs.Queue;
+  /** The webhook delivery queue: one message per (event, endpoint) attempt, consumed by the sweeper. */
+  readonly webhookQueue: sqs.Queue;
   readonly deadLetterQueue: sqs.Queue;
   /** The private assets bucket: uploads/ and results/. */
   readonly bucket: s3.Bucket;
@@ -455,6 +457,25 @@ export class AtelierService extends Construct {
       encryption: sqs.QueueEncryption.SQS_MANAGED,
       enforceSSL: true,
       deadLetterQueue: { queue: this.deadLetterQueue, maxReceiveCount: MAX_RECEIVE_COUNT },
+      removalPolicy,
+    });
+    const webhookDlq = new sqs.Queue(this, 'WebhookDeadLetterQueue', {
+      retentionPeriod: Duration.days(14),
+      encryption: sqs.QueueEncryption.SQS_MANAGED,
+      enforceSSL: true,
+      removalPolicy,
+    });
+    Validations.of(webhookDlq).acknowledge({
+      id: 'AwsSolutions-SQS3',
+      reason: 'This is the dead-letter queue of WebhookQueue; a DLQ of a DLQ would only hide messages further.',
+    });
+    this.webhookQueue = new sqs.Queue(this, 'WebhookQueue', {
+      // At least the sweeper's timeout (a batch of POSTs of 15 s each, made at once).
+      visibilityTimeout: Duration.minutes(2),
+      retentionPeriod: Duration.days(4),
+      encryption: sqs.QueueEncryption.SQS_MANAGED,
+      enforceSSL: true,
+      deadLetterQueue: { queue: webhookDlq, maxReceiveCount: MAX_RECEIVE_COUNT },
       removalPolicy,
     });
     Validations.of(this.deadLetterQueue).acknowledge({
@@ -965,10 +986,12 @@ export class AtelierService extends Construct {
     const webhooksDef = this.schemaDefs.find((d) => d.logical === 'webhooks');
     if (webhooksDef && this.tables.webhooks) {
       addWebhooks({
+        scope: this,
         table: this.tables.webhooks,
         dueIndex: webhooksDef.indexes[0]?.name ?? 'webhooks_due',
         writers: [api, consumer],
         sweeper,
+        queue: this.webhookQueue,
         namespace: METRICS.namespace,
         alarm,
       });
@@ -1162,6 +1185,7 @@ export class AtelierService extends Construct {
       pattern ? checkPattern(name, value ?? fallback, pattern) : (value ?? fallback);
     const values: Record<string, () => string> = {
       ATELIER_QUEUE_URL: () => this.queue.queueUrl,
+      ATELIER_WEBHOOK_QUEUE_URL: () => this.webhookQueue.queueUrl,
       ATELIER_BUCKET: () => this.bucket.bucketName,
       ATELIER_MAX_IN_FLIGHT: int('maxInFlight', () => p.maxInFlight),
       ATELIER_RESULT_RETENTION_DAYS: int('resultRetentionDays', () => p.resultRetentionDays),

@@ -339,6 +339,10 @@ export class AtelierStack extends Stack {
     }
     new CfnOutput(this, 'QueueUrl', { value: this.queue.queueUrl });
     new CfnOutput(this, 'DeadLetterQueueUrl', { value: this.deadLetterQueue.queueUrl });
+    new CfnOutput(this, 'WebhookQueueUrl', {
+      value: service.webhookQueue.queueUrl,
+      description: 'The webhook delivery queue (one message per event and endpoint; the sweeper consumes it)',
+    });
     new CfnOutput(this, 'BucketName', { value: this.bucket.bucketName });
     new CfnOutput(this, 'ProviderKeySecretArn', { value: this.providerKey.secretArn });
     new CfnOutput(this, 'GeminiKeySecretArn', { value: service.geminiKey.secretArn });

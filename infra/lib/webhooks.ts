@@ -2,25 +2,39 @@
  * Signed webhooks (shared/src/domain/webhooks/, shared/src/services/webhooks.rs): the rights and the
  * alarm of the webhook outbox. The table itself comes from the code's schema like every
  * other (`webhooks`). Every function that ends a job or grants a purchase writes the event row
- * in that same transaction (PutItem); the sweeper delivers due events once a minute (Query on
- * the due index, GetItem/PutItem/UpdateItem for rounds, attempts and endpoint failure counts).
+ * in that same transaction (PutItem). The table's stream (KEYS_ONLY, filtered to new event rows)
+ * invokes the sweeper, which fans out one message per (event, endpoint) onto the delivery queue;
+ * the sweeper consumes that queue (ReportBatchItemFailures), one POST per message, and its
+ * minute's round re-drives anything due and unsent (Query on the due index,
+ * GetItem/PutItem/UpdateItem for attempts, delivery rows, slots and endpoint failure counts).
  */
 import { metricName } from './metrics';
+import type { Construct } from 'constructs';
 import { Duration } from 'aws-cdk-lib';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as iam from 'aws-cdk-lib/aws-iam';
-import type * as lambda from 'aws-cdk-lib/aws-lambda';
+import * as lambda from 'aws-cdk-lib/aws-lambda';
+import * as sqs from 'aws-cdk-lib/aws-sqs';
+import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 
 /** The metric the delivery worker emits when it disables an endpoint (shared/src/adapters/metrics.rs). */
 export const WEBHOOK_ENDPOINTS_DISABLED = metricName('webhookEndpointsDisabled');
+/** The age of the oldest event the sweeper's round found still undelivered. */
+export const WEBHOOK_OLDEST_UNDELIVERED_AGE = metricName('webhookOldestUndeliveredAge');
+/** The oldest-undelivered age (seconds) that alarms: an hour, well past the first retries. */
+export const WEBHOOK_OLDEST_ALARM_SECS = 3600;
 
 export interface WebhookProps {
+  /** Where the stream's mapping is made (the service construct). */
+  readonly scope: Construct;
   readonly table: dynamodb.ITable;
   /** The due index's name (from the schema). */
   readonly dueIndex: string;
   readonly writers: lambda.IFunction[];
   readonly sweeper: lambda.IFunction;
+  /** The delivery queue. */
+  readonly queue: sqs.IQueue;
   readonly namespace: string;
   /** Makes an alarm with the stack's notification action. */
   readonly alarm: (id: string, props: cloudwatch.AlarmProps) => cloudwatch.Alarm;
@@ -37,6 +51,46 @@ export function addWebhooks(p: WebhookProps): void {
       resources: [p.table.tableArn, `${p.table.tableArn}/index/${p.dueIndex}`],
     }),
   );
+  // The stream of new event rows (KEYS_ONLY: the fan-out needs the id, never the body).
+  const cfnTable = p.table.node.defaultChild as dynamodb.CfnTable;
+  cfnTable.streamSpecification = { streamViewType: dynamodb.StreamViewType.KEYS_ONLY };
+  const streamArn = cfnTable.attrStreamArn;
+  p.sweeper.addToRolePolicy(
+    new iam.PolicyStatement({
+      actions: ['dynamodb:DescribeStream', 'dynamodb:GetRecords', 'dynamodb:GetShardIterator'],
+      resources: [streamArn],
+    }),
+  );
+  new lambda.CfnEventSourceMapping(p.scope, 'WebhookStreamToSweeper', {
+    functionName: p.sweeper.functionName,
+    eventSourceArn: streamArn,
+    startingPosition: 'LATEST',
+    batchSize: 100,
+    maximumBatchingWindowInSeconds: 0,
+    bisectBatchOnFunctionError: true,
+    maximumRetryAttempts: 10,
+    filterCriteria: {
+      filters: [{ pattern: JSON.stringify({ eventName: ['INSERT'], dynamodb: { Keys: { hook_sk: { S: ['event'] } } } }) }],
+    },
+  });
+  p.queue.grantSendMessages(p.sweeper);
+  p.sweeper.addEventSource(new SqsEventSource(p.queue, { batchSize: 10, reportBatchItemFailures: true }));
+  p.alarm('WebhookOldestUndelivered', {
+    alarmDescription:
+      `An event has waited over ${WEBHOOK_OLDEST_ALARM_SECS / 60} minutes for an endpoint: receivers are failing or deliveries are stuck. ` +
+      'Look at WebhookAttempts by Endpoint and Outcome, the sweeper logs (webhook_attempt, webhooks_redriven) and the WebhookQueue dead-letter queue.',
+    metric: new cloudwatch.Metric({
+      namespace: p.namespace,
+      metricName: WEBHOOK_OLDEST_UNDELIVERED_AGE,
+      dimensionsMap: { FunctionName: p.sweeper.functionName },
+      period: Duration.minutes(5),
+      statistic: 'Maximum',
+    }),
+    threshold: WEBHOOK_OLDEST_ALARM_SECS,
+    evaluationPeriods: 3,
+    comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+    treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+  });
   p.alarm('WebhookEndpointDisabled', {
     alarmDescription:
       'A webhook endpoint failed every delivery round for about three days and was disabled: its receiver gets no events. ' +

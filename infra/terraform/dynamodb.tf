@@ -10,8 +10,8 @@ resource "aws_dynamodb_table" "this" {
   range_key                   = try(each.value.sort_key.name, null)
   deletion_protection_enabled = var.production
   # The ledger tamper alarm (guard.tf): keys only, the alarm names the row, never its amounts.
-  stream_enabled   = each.key == "ledger"
-  stream_view_type = each.key == "ledger" ? "KEYS_ONLY" : null
+  stream_enabled   = contains(["ledger", "webhooks"], each.key)
+  stream_view_type = contains(["ledger", "webhooks"], each.key) ? "KEYS_ONLY" : null
 
   dynamic "attribute" {
     # Every key attribute of the table and its indexes, once.

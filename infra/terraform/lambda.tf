@@ -13,6 +13,7 @@ locals {
     { for name, t in local.schema : t.env => aws_dynamodb_table.this[name].name },
     {
       ATELIER_QUEUE_URL                = aws_sqs_queue.jobs.url
+      ATELIER_WEBHOOK_QUEUE_URL        = aws_sqs_queue.webhooks.url
       ATELIER_BUCKET                   = aws_s3_bucket.assets.bucket
       ATELIER_MAX_IN_FLIGHT            = tostring(var.max_in_flight)
       ATELIER_RESULT_RETENTION_DAYS    = tostring(var.result_retention_days)

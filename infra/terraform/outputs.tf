@@ -18,6 +18,11 @@ output "dead_letter_queue_url" {
   value       = aws_sqs_queue.dead_letter.url
 }
 
+output "webhook_queue_url" {
+  description = "URL of the webhook delivery queue (ATELIER_WEBHOOK_QUEUE_URL; one message per event and endpoint, consumed by the sweeper)."
+  value       = aws_sqs_queue.webhooks.url
+}
+
 output "bucket_name" {
   description = "The private assets bucket: uploads/ and results/ (ATELIER_BUCKET)."
   value       = aws_s3_bucket.assets.bucket

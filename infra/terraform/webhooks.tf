@@ -1,8 +1,11 @@
 # Signed webhooks (../../shared/src/domain/webhooks/): the outbox's rights and the disabled-endpoint
 # alarm. The table comes from the code's schema like every other ("webhooks"). The api and
 # consumer write an event row in the transaction that ends a job or grants a purchase
-# (PutItem); the sweeper also delivers due events once a minute (Query on the due index,
-# GetItem/PutItem/UpdateItem for rounds, attempts and endpoint failure counts).
+# (PutItem). The table's KEYS_ONLY stream, filtered to new event rows, invokes the sweeper,
+# which fans out one message per (event, endpoint) onto the delivery queue (sqs.tf); the
+# sweeper consumes that queue (ReportBatchItemFailures), one POST per message, and its
+# minute's round re-drives anything due and unsent (Query on the due index,
+# GetItem/PutItem/UpdateItem for attempts, delivery rows, slots and endpoint failure counts).
 # Keep in step with ../lib/webhooks.ts.
 
 locals {
@@ -29,6 +32,65 @@ resource "aws_iam_role_policy" "webhooks" {
   name     = "webhook-outbox"
   role     = aws_iam_role.function[each.key].id
   policy   = data.aws_iam_policy_document.webhooks[each.key].json
+}
+
+data "aws_iam_policy_document" "webhook_delivery" {
+  statement {
+    sid       = "WebhookStream"
+    actions   = ["dynamodb:DescribeStream", "dynamodb:GetRecords", "dynamodb:GetShardIterator"]
+    resources = [aws_dynamodb_table.this["webhooks"].stream_arn]
+  }
+  statement {
+    sid       = "WebhookQueue"
+    actions   = ["sqs:SendMessage", "sqs:ReceiveMessage", "sqs:DeleteMessage", "sqs:ChangeMessageVisibility", "sqs:GetQueueAttributes"]
+    resources = [aws_sqs_queue.webhooks.arn]
+  }
+}
+
+resource "aws_iam_role_policy" "webhook_delivery" {
+  name   = "webhook-delivery"
+  role   = aws_iam_role.function["sweeper"].id
+  policy = data.aws_iam_policy_document.webhook_delivery.json
+}
+
+resource "aws_lambda_event_source_mapping" "webhook_stream" {
+  function_name                      = aws_lambda_function.this["sweeper"].function_name
+  event_source_arn                   = aws_dynamodb_table.this["webhooks"].stream_arn
+  starting_position                  = "LATEST"
+  batch_size                         = 100
+  maximum_batching_window_in_seconds = 0
+  bisect_batch_on_function_error     = true
+  maximum_retry_attempts             = 10
+  filter_criteria {
+    filter {
+      pattern = jsonencode({ eventName = ["INSERT"], dynamodb = { Keys = { hook_sk = { S = ["event"] } } } })
+    }
+  }
+  depends_on = [aws_iam_role_policy.webhook_delivery]
+}
+
+resource "aws_lambda_event_source_mapping" "webhook_queue" {
+  function_name           = aws_lambda_function.this["sweeper"].function_name
+  event_source_arn        = aws_sqs_queue.webhooks.arn
+  batch_size              = 10
+  function_response_types = ["ReportBatchItemFailures"]
+  depends_on              = [aws_iam_role_policy.webhook_delivery]
+}
+
+resource "aws_cloudwatch_metric_alarm" "webhook_oldest_undelivered" {
+  alarm_name          = "${var.name_prefix}-webhook-oldest-undelivered"
+  alarm_description   = "An event has waited over 60 minutes for an endpoint: receivers are failing or deliveries are stuck. Look at WebhookAttempts by Endpoint and Outcome, the sweeper logs (webhook_attempt, webhooks_redriven) and the webhooks dead-letter queue."
+  namespace           = local.metric_namespace
+  metric_name         = local.metric.webhookOldestUndeliveredAge
+  dimensions          = { FunctionName = aws_lambda_function.this["sweeper"].function_name }
+  statistic           = "Maximum"
+  period              = 300
+  threshold           = 3600
+  evaluation_periods  = 3
+  comparison_operator = "GreaterThanThreshold"
+  treat_missing_data  = "notBreaching"
+  alarm_actions       = [aws_sns_topic.alarms.arn]
+  tags                = local.tags
 }
 
 resource "aws_cloudwatch_metric_alarm" "webhook_endpoint_disabled" {

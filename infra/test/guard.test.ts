@@ -16,12 +16,16 @@ describe('the ledger tamper alarm', () => {
   const ledger = s.json.Resources[tableId(s, 'ledger')]!.Properties!;
   const sweeper = functionId(s, 'sweeper');
   const mappings = resourcesOfType(s.json, 'AWS::Lambda::EventSourceMapping').map(([, r]) => r.Properties!);
-  const streamMapping = mappings.find((m) => JSON.stringify(m.EventSourceArn).includes('StreamArn'));
+  const streamMapping = mappings.find((m) => JSON.stringify(m.EventSourceArn).includes(`"${tableId(s, 'ledger')}","StreamArn"`));
 
-  it('streams the ledger table’s keys, and no other table', () => {
+  it('streams the ledger table’s keys and the webhooks table’s (the delivery fan-out), and no other table', () => {
     assert.deepEqual(ledger.StreamSpecification, { StreamViewType: 'KEYS_ONLY' });
     const streamed = resourcesOfType(s.json, 'AWS::DynamoDB::Table').filter(([, r]) => r.Properties?.StreamSpecification);
-    assert.equal(streamed.length, 1);
+    assert.deepEqual(
+      streamed.map(([id]) => id).sort(),
+      [tableId(s, 'ledger'), tableId(s, 'webhooks')].sort(),
+    );
+    for (const [, r] of streamed) assert.deepEqual(r.Properties?.StreamSpecification, { StreamViewType: 'KEYS_ONLY' });
   });
 
   it('maps the stream to the sweeper, filtered to MODIFY and REMOVE, bisecting a failing batch', () => {

@@ -45,6 +45,7 @@ const REVIEWED = [
   'Web/Distribution: AwsSolutions-CFR2',
   'Web/Distribution: AwsSolutions-CFR3',
   'Web/Distribution: AwsSolutions-CFR4',
+  'WebhookDeadLetterQueue: AwsSolutions-SQS3',
 ];
 
 function acknowledgments(root: IConstruct, stack: Stack): { where: string; id: string; reason: string }[] {

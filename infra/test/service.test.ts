@@ -65,8 +65,8 @@ describe('AtelierService in a stack of its own', () => {
     }
   });
 
-  it('creates the job queue with its dead-letter queue', () => {
-    assert.equal(resourcesOfType(t.json, 'AWS::SQS::Queue').length, 2);
+  it('creates the job queue and the webhook delivery queue, each with its dead-letter queue', () => {
+    assert.equal(resourcesOfType(t.json, 'AWS::SQS::Queue').length, 4);
     t.template.hasResourceProperties('AWS::SQS::Queue', {
       RedrivePolicy: {
         deadLetterTargetArn: { 'Fn::GetAtt': [logicalId(t.stack, t.service.deadLetterQueue), 'Arn'] },
@@ -120,7 +120,7 @@ describe('AtelierService in a stack of its own', () => {
       BUDGET_ALERT_PERCENTS.length +
       OUTAGE_CODES.length +
       ['LedgerRowModified', 'LedgerRowRemoved', 'AuditOffenders', 'DeliveryTimeP95'].length /* ledger-guard.ts */ +
-      ['WebhookEndpointDisabled'].length /* webhooks.ts */ +
+      ['WebhookEndpointDisabled', 'WebhookOldestUndelivered'].length /* webhooks.ts */ +
       ['ModelShutdownNear', 'ModelUnavailable'].length /* models.ts */ +
       ['SweeperNotRunning', 'PaymentSignatureInvalid'].length;
     assert.equal(alarms.length, expected);

@@ -214,12 +214,12 @@ describe('queue and consumer', () => {
     assert.ok(STUCK_AFTER.toSeconds() > CONSUMER_TIMEOUT.toSeconds());
   });
 
-  it('encrypts both queues and refuses plain HTTP', () => {
+  it('encrypts every queue and refuses plain HTTP', () => {
     for (const q of [queueId, dlqId]) {
       assert.equal(s.json.Resources[q]!.Properties!.SqsManagedSseEnabled, true);
     }
     const policies = resourcesOfType(s.json, 'AWS::SQS::QueuePolicy').map(([, r]) => JSON.stringify(r.Properties));
-    assert.equal(policies.filter((p) => p.includes('"aws:SecureTransport":"false"')).length, 2);
+    assert.equal(policies.filter((p) => p.includes('"aws:SecureTransport":"false"')).length, 4);
   });
 });
 
@@ -471,7 +471,7 @@ describe('alarms', () => {
     for (const a of budget) assert.equal(a.ComparisonOperator, 'GreaterThanOrEqualToThreshold');
     const webhooks = find(WEBHOOK_ENDPOINTS_DISABLED, METRICS.namespace);
     assert.deepEqual(webhooks?.Dimensions, [{ Name: 'FunctionName', Value: { Ref: functionId(s, 'sweeper') } }]);
-    assert.equal(alarms.length, 26, 'with ModelShutdownNear, ModelUnavailable, SweeperNotRunning and PaymentSignatureInvalid');
+    assert.equal(alarms.length, 27, 'with ModelShutdownNear, ModelUnavailable, SweeperNotRunning, PaymentSignatureInvalid and WebhookOldestUndelivered');
     for (const a of alarms) {
       assert.deepEqual(a.AlarmActions, [{ Ref: topic }]);
       // Silence is normal for every alarm but one: a sweeper that stops running is silent.

@@ -43,10 +43,10 @@ pub mod env {
             "DynamoDB table of signup grants by the keyed hash of the verified address (never the address): one grant per address";
         WEBHOOKS_TABLE = "ATELIER_WEBHOOKS_TABLE", true,
             "DynamoDB table of the webhook outbox: endpoints, events and their delivery log";
-        WEBHOOK_RETRY_BASE_SECS = "ATELIER_WEBHOOK_RETRY_BASE_SECS", false,
-            "first wait before a failed webhook delivery is retried; each later wait doubles, up to 6 h (default 30)";
+        WEBHOOK_QUEUE_URL = "ATELIER_WEBHOOK_QUEUE_URL", true,
+            "SQS queue URL of webhook deliveries: one message per (event, endpoint) attempt, consumed by the sweeper";
         WEBHOOK_TIMEOUT_SECS = "ATELIER_WEBHOOK_TIMEOUT_SECS", false,
-            "how long one webhook POST may take before it counts as failed (default 10)";
+            "how long one webhook POST may take before it counts as failed (default 15, as Svix)";
         WEBHOOK_PRIVATE_ADDRESSES = "ATELIER_WEBHOOK_PRIVATE_ADDRESSES", false,
             "refuse (default): webhooks go only to public addresses, checked after DNS resolution at each send and when an endpoint is added; allow: also loopback, private and link-local ones (local runs only, where the receivers are on this machine)";
         QUEUE_URL = "ATELIER_QUEUE_URL", true, "SQS queue URL of the job doorbell";
@@ -140,6 +140,7 @@ pub struct Resources {
     pub signups_table: String,
     pub webhooks_table: String,
     pub queue_url: String,
+    pub webhook_queue_url: String,
     pub bucket: String,
 }
 
@@ -159,6 +160,10 @@ impl Resources {
             webhooks_table: format!("{prefix}-webhooks"),
             queue_url: format!(
                 "{}/000000000000/{prefix}-jobs",
+                endpoint.trim_end_matches('/')
+            ),
+            webhook_queue_url: format!(
+                "{}/000000000000/{prefix}-webhooks",
                 endpoint.trim_end_matches('/')
             ),
             bucket: format!("{prefix}-assets"),
@@ -183,6 +188,7 @@ impl Resources {
             (env::SIGNUPS_TABLE, self.signups_table.clone()),
             (env::WEBHOOKS_TABLE, self.webhooks_table.clone()),
             (env::QUEUE_URL, self.queue_url.clone()),
+            (env::WEBHOOK_QUEUE_URL, self.webhook_queue_url.clone()),
             (env::BUCKET, self.bucket.clone()),
         ]
     }
@@ -292,6 +298,8 @@ pub struct WebhookSettings {
     pub retry: crate::domain::webhooks::RetryPolicy,
     /// One POST's limit.
     pub timeout_secs: u64,
+    /// POSTs one endpoint may have in flight at once (a slow receiver is not flooded).
+    pub endpoint_concurrency: u32,
     /// Whether endpoints may be inside the network (local runs only).
     pub private_addresses: crate::adapters::webhooks::PrivateAddresses,
 }
@@ -300,7 +308,8 @@ impl Default for WebhookSettings {
     fn default() -> WebhookSettings {
         WebhookSettings {
             retry: crate::domain::webhooks::RetryPolicy::default(),
-            timeout_secs: 10,
+            timeout_secs: 15,
+            endpoint_concurrency: 4,
             private_addresses: crate::adapters::webhooks::PrivateAddresses::Refuse,
         }
     }
@@ -310,17 +319,9 @@ impl WebhookSettings {
     fn from_lookup(get: &Get<'_>) -> Result<WebhookSettings, ConfigError> {
         let defaults = WebhookSettings::default();
         Ok(WebhookSettings {
-            retry: crate::domain::webhooks::RetryPolicy {
-                base_secs: number(
-                    get,
-                    env::WEBHOOK_RETRY_BASE_SECS,
-                    defaults.retry.base_secs,
-                    1,
-                    3600,
-                )?,
-                ..defaults.retry
-            },
+            retry: defaults.retry,
             timeout_secs: number(get, env::WEBHOOK_TIMEOUT_SECS, defaults.timeout_secs, 1, 30)?,
+            endpoint_concurrency: defaults.endpoint_concurrency,
             private_addresses: private_addresses(get)?,
         })
     }
@@ -456,6 +457,7 @@ impl Resources {
             signups_table: required(get, env::SIGNUPS_TABLE)?,
             webhooks_table: required(get, env::WEBHOOKS_TABLE)?,
             queue_url: required(get, env::QUEUE_URL)?,
+            webhook_queue_url: required(get, env::WEBHOOK_QUEUE_URL)?,
             bucket: required(get, env::BUCKET)?,
         })
     }

@@ -168,6 +168,10 @@ fn local_env(port: u16, prefix: &str) -> Vec<(String, String)> {
             "ATELIER_QUEUE_URL".into(),
             format!("{endpoint}/000000000000/{prefix}-jobs"),
         ),
+        (
+            "ATELIER_WEBHOOK_QUEUE_URL".into(),
+            format!("{endpoint}/000000000000/{prefix}-webhooks"),
+        ),
         ("ATELIER_BUCKET".into(), format!("{prefix}-assets")),
         (
             "ATELIER_STATE_DIR".into(),

@@ -1,18 +1,22 @@
-//! The sweeper function: one bounded sweep per minute's EventBridge tick, one pass of the
-//! daily audit (`{"task":"audit"}`), and the ledger tamper alarm (DynamoDB stream records
-//! from the ledger table). The event is parsed into [`SweeperEvent`] here, by shape; the
+//! The sweeper function: one bounded sweep per minute's EventBridge tick (and the webhook
+//! safety net's round), one pass of the daily audit (`{"task":"audit"}`), the ledger tamper
+//! alarm (DynamoDB stream records from the ledger table), the webhook fan-out (stream records
+//! of new event rows from the webhooks table) and webhook delivery (SQS records from the
+//! delivery queue). The event is parsed into [`SweeperEvent`] here, by shape; the
 //! decisions are in `shared` (`services::sweep`, `services::guard`). The clock is a parameter,
 //! so tests move time instead of sleeping.
 
 use atelier_shared::adapters::webhooks::client::WebhookClient;
 use atelier_shared::clock::Instant;
 use atelier_shared::domain::UserId;
+use atelier_shared::domain::webhooks::DeliveryMessage;
 use atelier_shared::services::App;
 use atelier_shared::services::audit::{AuditPass, PassEnd};
 use atelier_shared::services::guard::{self, LedgerChange, StreamEventName};
 use atelier_shared::services::sweep::{self, SweepLimits, SweepSummary};
 use atelier_shared::services::webhooks;
 use aws_lambda_events::dynamodb;
+use aws_lambda_events::sqs::{BatchItemFailure, SqsBatchResponse, SqsEvent};
 use serde::Deserialize;
 use serde_json::Value;
 
@@ -30,6 +34,10 @@ pub enum SweeperEvent {
     Audit { after: Option<UserId> },
     /// Records from the ledger table's stream.
     LedgerStream(dynamodb::Event),
+    /// Records from the webhooks table's stream (new event rows).
+    WebhookStream(dynamodb::Event),
+    /// Messages from the webhook delivery queue.
+    WebhookDeliveries(SqsEvent),
 }
 
 /// An event the sweeper does not know, or a known shape with a bad field.
@@ -70,9 +78,26 @@ impl SweeperEvent {
     /// EventBridge `Scheduled Event` (the minute's tick).
     pub fn parse(event: Value) -> Result<SweeperEvent, EventError> {
         let malformed = |shape| move |source| EventError::Malformed { shape, source };
-        if event.get("Records").is_some() {
-            let batch = serde_json::from_value(event).map_err(malformed("stream"))?;
-            return Ok(SweeperEvent::LedgerStream(batch));
+        if let Some(records) = event.get("Records") {
+            let source = records
+                .get(0)
+                .and_then(|r| r.get("eventSource"))
+                .and_then(Value::as_str);
+            if source == Some("aws:sqs") {
+                let batch = serde_json::from_value(event).map_err(malformed("sqs"))?;
+                return Ok(SweeperEvent::WebhookDeliveries(batch));
+            }
+            let batch: dynamodb::Event =
+                serde_json::from_value(event).map_err(malformed("stream"))?;
+            let hooks = batch
+                .records
+                .first()
+                .is_some_and(|r| webhooks::is_webhooks_key(&r.change.keys));
+            return Ok(if hooks {
+                SweeperEvent::WebhookStream(batch)
+            } else {
+                SweeperEvent::LedgerStream(batch)
+            });
         }
         if event.get("task").is_some() {
             let task: AuditTask = serde_json::from_value(event).map_err(malformed("task"))?;
@@ -115,23 +140,83 @@ pub fn audit_continuation(pass: &AuditPass) -> Option<Value> {
     }
 }
 
-/// The webhook deliveries due at `now`, after the sweep and within the rest of the
-/// function's minute: the outbox's worker (`services::webhooks`). A failure is logged and
-/// left to the next tick; it never fails the sweep.
-pub async fn deliver_webhooks(app: &App, http: &WebhookClient, now: Instant) {
+/// The webhook safety net at `now`, after the sweep and within the rest of the function's
+/// minute: re-drives (enqueues, never POSTs) any attempt due and unclaimed. A failure is
+/// logged and left to the next tick; it never fails the sweep.
+pub async fn redrive_webhooks(app: &App, http: &WebhookClient, now: Instant) {
     let budget = std::time::Duration::from_secs(30);
-    match webhooks::deliver_due(&app.store, http, &app.config.webhooks, now, budget).await {
+    match webhooks::redrive_due(hooks(app, http), now, budget).await {
         Ok(s) if s.events > 0 => tracing::info!(
             events = s.events,
-            delivered = s.delivered,
-            failed = s.failed,
-            endpoints_disabled = s.endpoints_disabled,
-            errors = s.errors,
-            "webhooks_delivered"
+            enqueued = s.enqueued,
+            closed = s.closed,
+            oldest_pending_secs = s.oldest_pending_secs,
+            "webhooks_redriven"
         ),
         Ok(_) => {}
-        Err(e) => tracing::warn!(error = %e, "webhooks_delivery_failed"),
+        Err(e) => tracing::warn!(error = %e, "webhooks_redrive_failed"),
     }
+}
+
+/// The delivery context of this process.
+pub fn hooks<'a>(app: &'a App, http: &'a WebhookClient) -> webhooks::Hooks<'a> {
+    webhooks::Hooks {
+        store: &app.store,
+        http,
+        settings: &app.config.webhooks,
+        queue: &app.hooks_queue,
+    }
+}
+
+/// The event ids of the new event rows in a webhooks-table stream batch (other rows and
+/// other event names are skipped: the mapping's filter normally keeps them out).
+pub fn webhook_stream_events(batch: dynamodb::Event) -> Vec<String> {
+    batch
+        .records
+        .into_iter()
+        .filter(|r| r.event_name == "INSERT")
+        .filter_map(|r| webhooks::stream_event_id(r.change.keys))
+        .collect()
+}
+
+/// One delivery batch: every message at once (one endpoint's slow answer never holds up
+/// another's), each ONE POST. A message whose records could not be written is reported as a
+/// batch item failure (the queue redelivers it); an unreadable one too (to the DLQ after five).
+pub async fn deliver_webhooks(
+    app: &App,
+    http: &WebhookClient,
+    batch: SqsEvent,
+) -> SqsBatchResponse {
+    let work = batch.records.into_iter().map(|record| async move {
+        let id = record.message_id.clone().unwrap_or_default();
+        let msg: DeliveryMessage = match record.body.as_deref().map(serde_json::from_str) {
+            Some(Ok(m)) => m,
+            _ => {
+                tracing::error!(message_id = %id, "webhook_message_unreadable");
+                return Some(id);
+            }
+        };
+        let now = atelier_shared::clock::now();
+        match webhooks::deliver(hooks(app, http), &msg, now).await {
+            Ok(_) => None,
+            Err(e) => {
+                tracing::warn!(error = %e, event_id = %msg.event_id, endpoint = %msg.endpoint_id, "webhook_delivery_failed");
+                Some(id)
+            }
+        }
+    });
+    let failed = futures::future::join_all(work).await;
+    let mut response = SqsBatchResponse::default();
+    response.batch_item_failures = failed
+        .into_iter()
+        .flatten()
+        .map(|item_identifier| {
+            let mut f = BatchItemFailure::default();
+            f.item_identifier = item_identifier;
+            f
+        })
+        .collect();
+    response
 }
 
 /// A sweep that owed refunds and could not make them.
@@ -189,6 +274,30 @@ mod tests {
         );
         let stream = serde_json::from_str(RECORDED).unwrap_or(Value::Null);
         assert!(matches!(parse(stream), Ok(SweeperEvent::LedgerStream(b)) if b.records.len() == 3));
+    }
+
+    #[test]
+    fn webhook_stream_records_and_delivery_messages_are_told_apart_from_the_ledger_stream() {
+        let raw = include_str!("fixtures/webhooks-stream.json");
+        let stream = serde_json::from_str(raw).unwrap_or(Value::Null);
+        let Ok(SweeperEvent::WebhookStream(batch)) = parse(stream) else {
+            panic!("a webhooks-table batch is the webhook stream");
+        };
+        assert_eq!(
+            webhook_stream_events(batch),
+            ["evt_job-1_succeeded", "evt_purchase_cs_1"],
+            "only new event rows: not an attempt row, not a modified event"
+        );
+        let sqs = json!({ "Records": [{
+            "messageId": "m-1", "receiptHandle": "r", "eventSource": "aws:sqs",
+            "body": "{\"eventId\":\"evt_a\",\"endpointId\":\"ep_1\",\"attempt\":1}",
+            "eventSourceARN": "arn:aws:sqs:eu-west-1:123456789012:atelier-webhooks"
+        }] });
+        assert!(
+            matches!(parse(sqs), Ok(SweeperEvent::WebhookDeliveries(b)) if b.records.len() == 1)
+        );
+        let ledger = serde_json::from_str(RECORDED).unwrap_or(Value::Null);
+        assert!(matches!(parse(ledger), Ok(SweeperEvent::LedgerStream(_))));
     }
 
     #[test]

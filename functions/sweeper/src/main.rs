@@ -1,7 +1,9 @@
 //! Lambda entry point: wires configuration, telemetry and clients, then on each event: a
 //! sweep (the minute's tick; an invocation whose sweep could not make a refund it owed
-//! fails), one audit pass (the daily task; an unfinished audit continues in a new
-//! asynchronous invocation of this function), or the ledger tamper alarm (stream records).
+//! fails, and the webhook safety net's round follows), one audit pass (the daily task; an
+//! unfinished audit continues in a new asynchronous invocation of this function), the ledger
+//! tamper alarm (ledger stream records), the webhook fan-out (webhooks stream records) or
+//! webhook deliveries (delivery queue messages, each one POST).
 
 use std::time::{Duration, SystemTime};
 
@@ -37,7 +39,7 @@ async fn main() -> Result<(), lambda_runtime::Error> {
         let out = match SweeperEvent::parse(event.payload) {
             Ok(SweeperEvent::Tick) => {
                 let summary = atelier_sweeper::handle(app, atelier_shared::clock::now()).await;
-                atelier_sweeper::deliver_webhooks(app, http, atelier_shared::clock::now()).await;
+                atelier_sweeper::redrive_webhooks(app, http, atelier_shared::clock::now()).await;
                 atelier_shared::adapters::metrics::flush();
                 // The summary is logged either way (sweep_completed); a refund that could
                 // not be made fails the invocation, so the function's Errors metric sees it.
@@ -58,6 +60,21 @@ async fn main() -> Result<(), lambda_runtime::Error> {
                     continue_audit(lambda, next).await?;
                 }
                 json!({ "accounts": pass.report.accounts, "offenders": pass.report.offenders.len() })
+            }
+            Ok(SweeperEvent::WebhookStream(batch)) => {
+                let events = atelier_sweeper::webhook_stream_events(batch);
+                let hooks = atelier_sweeper::hooks(app, http);
+                // A failure fails the batch: the mapping retries it (nothing was sent twice
+                // that matters: a duplicate message finds its attempt claimed).
+                let sent = atelier_shared::services::webhooks::fan_out(hooks, &events)
+                    .await
+                    .inspect_err(|e| tracing::error!(error = %e, "webhooks_fan_out_failed"))?;
+                json!({ "messages": sent })
+            }
+            Ok(SweeperEvent::WebhookDeliveries(batch)) => {
+                let response = atelier_sweeper::deliver_webhooks(app, http, batch).await;
+                atelier_shared::adapters::metrics::flush();
+                serde_json::to_value(response)?
             }
             Ok(SweeperEvent::LedgerStream(batch)) => {
                 let changes = atelier_sweeper::ledger_stream(batch);

@@ -68,8 +68,13 @@ pub enum Metric {
     AuditOffenders,
     /// Scheduled audit: accounts one pass checked.
     AuditedAccounts,
-    /// One webhook POST (`Outcome` = `delivered` or `failed`).
+    /// One webhook POST (`Outcome` = `delivered` or `failed`, `Endpoint` = the endpoint id).
     WebhookAttempts,
+    /// One webhook POST's time until its answer or timeout (`Endpoint`).
+    WebhookAttemptLatency,
+    /// The sweeper's round: age in seconds of the oldest event it found with an endpoint still
+    /// to serve (alarmed on: deliveries are stuck).
+    WebhookOldestUndeliveredAge,
     /// An endpoint disabled after failing every round of a long run (alarmed on).
     WebhookEndpointsDisabled,
     /// The provider answered "no such model" for a configured model: an outage (alarmed on).
@@ -106,7 +111,7 @@ pub fn export() -> serde_json::Value {
 pub const NO_SHUTDOWN_DAYS: i64 = 9_999;
 
 impl Metric {
-    pub const ALL: [Metric; 27] = [
+    pub const ALL: [Metric; 29] = [
         Metric::JobsFinished,
         Metric::ModelCalls,
         Metric::ModelCallLatency,
@@ -128,6 +133,8 @@ impl Metric {
         Metric::AuditOffenders,
         Metric::AuditedAccounts,
         Metric::WebhookAttempts,
+        Metric::WebhookAttemptLatency,
+        Metric::WebhookOldestUndeliveredAge,
         Metric::WebhookEndpointsDisabled,
         Metric::ModelUnavailable,
         Metric::ModelDaysToShutdown,
@@ -160,6 +167,8 @@ impl Metric {
             Metric::AuditOffenders => "AuditOffenders",
             Metric::AuditedAccounts => "AuditedAccounts",
             Metric::WebhookAttempts => "WebhookAttempts",
+            Metric::WebhookAttemptLatency => "WebhookAttemptLatency",
+            Metric::WebhookOldestUndeliveredAge => "WebhookOldestUndeliveredAge",
             Metric::WebhookEndpointsDisabled => "WebhookEndpointsDisabled",
             Metric::ModelUnavailable => "ModelUnavailable",
             Metric::ModelDaysToShutdown => "ModelDaysToShutdown",
@@ -172,9 +181,11 @@ impl Metric {
     /// The CloudWatch unit.
     pub const fn unit(self) -> Unit {
         match self {
-            Metric::ModelCallLatency | Metric::QueueWait | Metric::DeliveryTime => {
-                Unit::Milliseconds
-            }
+            Metric::ModelCallLatency
+            | Metric::QueueWait
+            | Metric::DeliveryTime
+            | Metric::WebhookAttemptLatency => Unit::Milliseconds,
+            Metric::WebhookOldestUndeliveredAge => Unit::Seconds,
             Metric::BudgetUsedPercent
             | Metric::BudgetSpentPercent
             | Metric::BudgetReservedPercent => Unit::Percent,
@@ -192,7 +203,9 @@ impl Metric {
             Metric::Refusals => &[dim::STATUS, dim::CODE],
             Metric::SweeperActions => &[dim::ACTION],
             Metric::LedgerRowsChanged => &[dim::EVENT_NAME],
-            Metric::WebhookAttempts | Metric::PaymentEvents => &[dim::OUTCOME],
+            Metric::WebhookAttempts => &[dim::OUTCOME, dim::ENDPOINT],
+            Metric::WebhookAttemptLatency => &[dim::ENDPOINT],
+            Metric::PaymentEvents => &[dim::OUTCOME],
             Metric::PurchasedCredits => &[dim::PACK],
             Metric::PurchaseRevenue => &[dim::PACK, dim::CURRENCY],
             _ => &[],
@@ -217,6 +230,8 @@ pub mod dim {
     pub const PACK: &str = "Pack";
     /// ISO 4217, lower case.
     pub const CURRENCY: &str = "Currency";
+    /// A webhook endpoint's id (a handful, added by the operator).
+    pub const ENDPOINT: &str = "Endpoint";
 }
 
 /// How a job ended, as the `Outcome` dimension says it.
@@ -333,10 +348,19 @@ pub fn job_finished(end: JobEnd) {
         .increment(1);
 }
 
-/// One webhook POST ended: answered 2xx or not.
-pub fn webhook_attempt(delivered: bool) {
+/// One webhook POST to `endpoint` ended after `millis`: answered 2xx or not.
+pub fn webhook_attempt(endpoint: &str, delivered: bool, millis: u64) {
     let outcome = if delivered { "delivered" } else { "failed" };
-    metrics::counter!(Metric::WebhookAttempts.name(), dim::OUTCOME => outcome).increment(1);
+    let ep = endpoint.to_owned();
+    metrics::counter!(Metric::WebhookAttempts.name(), dim::OUTCOME => outcome, dim::ENDPOINT => ep.clone())
+        .increment(1);
+    metrics::histogram!(Metric::WebhookAttemptLatency.name(), dim::ENDPOINT => ep)
+        .record(millis as f64);
+}
+
+/// The sweeper's round found its oldest event still to deliver `secs` old (0: none).
+pub fn webhook_oldest_pending(secs: u64) {
+    metrics::gauge!(Metric::WebhookOldestUndeliveredAge.name()).set(secs as f64);
 }
 
 /// A payment provider's webhook delivery was handled with `outcome` (see
@@ -496,6 +520,7 @@ mod tests {
             dim::EVENT_NAME,
             dim::PACK,
             dim::CURRENCY,
+            dim::ENDPOINT,
         ];
         for m in Metric::ALL {
             for d in m.dimensions() {

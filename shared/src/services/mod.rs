@@ -32,6 +32,8 @@ pub struct App {
     pub config: Config,
     pub store: Store,
     pub queue: Queue,
+    /// The webhook delivery queue.
+    pub hooks_queue: crate::adapters::webhooks::queue::DeliveryQueue,
     pub assets: Assets,
     /// Stripe, when buying credits is configured (the API only).
     pub stripe: Option<Stripe>,
@@ -43,6 +45,10 @@ impl App {
         App {
             store: Store::new(clients.dynamodb.clone(), r.clone()),
             queue: Queue::new(clients.sqs.clone(), r.queue_url.clone()),
+            hooks_queue: crate::adapters::webhooks::queue::DeliveryQueue::new(
+                clients.sqs.clone(),
+                r.webhook_queue_url.clone(),
+            ),
             assets: Assets::new(clients.s3.clone(), r.bucket.clone()),
             config,
             stripe: None,

@@ -1,204 +1,420 @@
 //! Webhook delivery and the operator's endpoint commands.
 //!
-//! [`deliver_due`] runs one delivery round for each due outbox event: it POSTs the event's
-//! stored body, signed with every live secret of each active endpoint that has not yet had it,
-//! records every attempt in the event's delivery log, and schedules the next round with
-//! exponential backoff (the policy in [`crate::domain::webhooks::RetryPolicy`]). It never touches a
-//! job: a slow or failing receiver costs only the worker's time. An endpoint that has failed
-//! every attempt for `disable_after_secs` (three days) is disabled (metric
-//! `WebhookEndpointsDisabled`, alarmed). The worker writes an endpoint only through conditional
-//! updates of its failure fields, so an operator's remove or rotation is never undone; every
-//! POST goes through [`WebhookClient`] (no redirects; public addresses only outside local runs).
+//! Delivery is started by the change, not by the clock: the event row commits with the change
+//! (the outbox), the webhooks table's stream hands new event rows to [`fan_out`], which puts
+//! one message per (event, endpoint) on the delivery queue, and each message makes ONE POST
+//! ([`deliver`]): signed with every live secret of the endpoint, limited to the settings'
+//! timeout (15 s, as Svix), recorded in the event's delivery log. A failure schedules the next
+//! attempt on Svix's schedule ([`NextAttempt`]): a delayed message for waits up to 15 min, a
+//! recorded due time for longer ones. So attempts to one endpoint never wait for another's,
+//! and each endpoint has at most `endpoint_concurrency` POSTs in flight (slots in DynamoDB; a
+//! message that finds none comes back a little later). [`redrive_due`], in the sweeper's
+//! minute, is the safety net: it enqueues any attempt due and unclaimed (a lost stream record,
+//! a lost message, a crashed deliverer) and closes events whose deliveries all ended. Order
+//! per endpoint is not promised; every attempt of an event carries the same `webhook-id`.
+//!
+//! An endpoint that has failed every attempt for `disable_after_secs` (three days) is
+//! disabled (metric `WebhookEndpointsDisabled`, alarmed). The worker writes an endpoint only
+//! through conditional updates of its failure fields, so an operator's remove or rotation is
+//! never undone; every POST goes through [`WebhookClient`] (no redirects; public addresses
+//! only outside local runs).
 
 use std::time::{Duration, Instant as StdInstant};
 
 use crate::adapters::webhooks::client::WebhookClient;
+use crate::adapters::webhooks::queue::DeliveryQueue;
 use crate::adapters::webhooks::{UrlError, validate_url};
 use crate::clock::{self, Instant};
 use crate::config::WebhookSettings;
 use crate::domain::webhooks::sign::{self, Secret};
+use crate::domain::webhooks::{DeliveryMessage, NextAttempt, REDRIVE_GRACE};
 use crate::error::Error;
 use crate::store::Store;
 use crate::store::schema::{
-    WEBHOOK_ENDPOINTS, WebhookAttemptItem, WebhookEndpointItem, WebhookEventItem, WebhookSecret,
-    webhook_attempt_key,
+    WEBHOOK_ENDPOINTS, WebhookAttemptItem, WebhookDeliveryItem, WebhookEndpointItem,
+    WebhookEventItem, WebhookSecret, webhook_attempt_key,
 };
+use crate::store::webhook_deliveries::AttemptEnd;
 use crate::store::webhooks::EndpointChange;
 
 /// How long a rotated-out secret keeps signing (receivers switch within this).
 pub const ROTATION_OVERLAP: Duration = Duration::from_secs(24 * 3600);
-/// Events one call of [`deliver_due`] takes on.
-pub const BATCH: i32 = 25;
+/// Due events one query of [`redrive_due`] reads.
+pub const BATCH: i32 = 100;
 /// The longest error text kept in the delivery log.
 const MAX_ERROR_LEN: usize = 200;
+/// A message that found every slot of its endpoint held comes back after this.
+pub const SLOT_BUSY_DELAY_SECS: u64 = 2;
+/// A claim's lease beyond the POST's own timeout (the records around it).
+const LEASE_MARGIN: Duration = Duration::from_secs(30);
 
-/// What one call of [`deliver_due`] did.
-#[derive(Debug, Default, Clone, PartialEq, Eq)]
-pub struct DeliverySummary {
-    pub events: u64,
-    pub delivered: u64,
-    pub failed: u64,
-    pub endpoints_disabled: u64,
-    pub errors: u64,
+/// What delivery needs: the table, the HTTP client, the settings and the delivery queue.
+#[derive(Debug, Clone, Copy)]
+pub struct Hooks<'a> {
+    pub store: &'a Store,
+    pub http: &'a WebhookClient,
+    pub settings: &'a WebhookSettings,
+    pub queue: &'a DeliveryQueue,
 }
 
-/// Runs one round for each event due at `now` (at most [`BATCH`]), starting no new event
-/// after `budget` has passed (the caller's own time limit). The endpoints are read afresh for
-/// each event, so an operator's remove or rotation applies from the next event on, and every
-/// write to an endpoint is conditional on the generation read (see [`settle_endpoints`]).
-pub async fn deliver_due(
-    store: &Store,
-    http: &WebhookClient,
-    settings: &WebhookSettings,
+/// How one delivery message ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    /// The endpoint answered 2xx.
+    Delivered,
+    /// It did not; the next attempt is scheduled (or the schedule is over).
+    Failed,
+    /// Every slot of the endpoint was held: the message was sent again a little later.
+    Busy,
+    /// Nothing to do: the attempt was already claimed or made, or the endpoint or event is
+    /// gone or disabled.
+    Skipped,
+}
+
+/// The active endpoints.
+async fn active_endpoints(store: &Store) -> Result<Vec<WebhookEndpointItem>, Error> {
+    Ok(store
+        .webhook_endpoints()
+        .await?
+        .into_iter()
+        .filter(|e| e.disabled_at.is_none())
+        .collect())
+}
+
+/// The stream's new events: one first-attempt message per (event, active endpoint), sent at
+/// once. Returns how many were sent.
+pub async fn fan_out(hooks: Hooks<'_>, event_ids: &[String]) -> Result<usize, Error> {
+    if event_ids.is_empty() {
+        return Ok(0);
+    }
+    let endpoints = active_endpoints(hooks.store).await?;
+    let messages: Vec<(DeliveryMessage, u64)> = event_ids
+        .iter()
+        .flat_map(|event| {
+            endpoints.iter().map(move |ep| {
+                let m = DeliveryMessage {
+                    event_id: event.clone(),
+                    endpoint_id: ep.hook_sk.clone(),
+                    attempt: 1,
+                };
+                (m, 0)
+            })
+        })
+        .collect();
+    hooks.queue.send(&messages).await?;
+    tracing::info!(
+        events = event_ids.len(),
+        messages = messages.len(),
+        "webhooks_fanned_out"
+    );
+    Ok(messages.len())
+}
+
+/// One message: takes a slot of its endpoint, claims its attempt, POSTs once, records it and
+/// schedules what follows. A duplicate message (its attempt claimed or made) does nothing.
+pub async fn deliver(
+    hooks: Hooks<'_>,
+    msg: &DeliveryMessage,
+    now: Instant,
+) -> Result<Outcome, Error> {
+    let store = hooks.store;
+    let Some(ep) = store
+        .webhook_endpoint(&msg.endpoint_id)
+        .await?
+        .filter(|e| e.disabled_at.is_none())
+    else {
+        return Ok(Outcome::Skipped);
+    };
+    let Some(event) = store.webhook_event(&msg.event_id).await? else {
+        return Ok(Outcome::Skipped);
+    };
+    let lease = now + Duration::from_secs(hooks.settings.timeout_secs) + LEASE_MARGIN;
+    let (now_s, lease_s) = (clock::format(now), clock::format(lease));
+    let holder = format!("{}#{}", msg.event_id, msg.attempt);
+    let slots = hooks.settings.endpoint_concurrency;
+    let Some(slot) = store
+        .take_webhook_slot(&ep.hook_sk, slots, &holder, &now_s, &lease_s)
+        .await?
+    else {
+        hooks
+            .queue
+            .send(&[(msg.clone(), SLOT_BUSY_DELAY_SECS)])
+            .await?;
+        tracing::info!(event_id = %msg.event_id, endpoint = %ep.hook_sk, "webhook_endpoint_busy");
+        return Ok(Outcome::Busy);
+    };
+    let outcome = attempt_once(hooks, msg, &event, &ep, now, &lease_s).await;
+    if let Err(e) = store.give_webhook_slot(&slot, &holder).await {
+        tracing::warn!(error = %e, "webhook_slot_give_failed");
+    }
+    outcome
+}
+
+/// The claimed part of [`deliver`]: the POST, its record, the endpoint's failure state and
+/// the next attempt.
+async fn attempt_once(
+    hooks: Hooks<'_>,
+    msg: &DeliveryMessage,
+    event: &WebhookEventItem,
+    ep: &WebhookEndpointItem,
+    now: Instant,
+    lease: &str,
+) -> Result<Outcome, Error> {
+    let store = hooks.store;
+    let now_s = clock::format(now);
+    let expires = crate::domain::webhooks::expires_at(now);
+    let Some(row) = store
+        .claim_webhook_attempt(
+            &event.hook_pk,
+            &ep.hook_sk,
+            msg.attempt,
+            &now_s,
+            lease,
+            expires,
+        )
+        .await?
+    else {
+        tracing::info!(event_id = %msg.event_id, endpoint = %ep.hook_sk, attempt = msg.attempt, "webhook_attempt_duplicate");
+        return Ok(Outcome::Skipped);
+    };
+    let attempt = post(hooks.http, hooks.settings, now, event, ep, msg.attempt).await;
+    let ok = attempt.status_code.is_some_and(|c| (200..300).contains(&c));
+    crate::adapters::metrics::webhook_attempt(&ep.hook_sk, ok, attempt.millis);
+    tracing::info!(
+        event_id = %event.hook_pk,
+        endpoint = %ep.hook_sk,
+        attempt = msg.attempt,
+        status = attempt.status_code,
+        millis = attempt.millis,
+        "webhook_attempt"
+    );
+    if let Err(e) = store.put_webhook_attempt(&attempt).await {
+        tracing::warn!(error = %e, "webhook_attempt_log_failed");
+    }
+    settle_endpoint(store, hooks.settings, now, ep, ok).await?;
+    let end = schedule_next(hooks, msg, &row, ok, now).await?;
+    store
+        .end_webhook_attempt(&event.hook_pk, &ep.hook_sk, msg.attempt, &end)
+        .await?;
+    if let AttemptEnd::Retry {
+        next_due,
+        queued: false,
+    } = &end
+    {
+        store
+            .set_webhook_event_due(&event.hook_pk, Some(next_due), true)
+            .await?;
+    }
+    Ok(if ok {
+        Outcome::Delivered
+    } else {
+        Outcome::Failed
+    })
+}
+
+/// What ends an attempt: delivered; a retry on the schedule (a delayed message sent now when
+/// the wait fits a queue's delay, else a due time the sweeper's round honours); or the end
+/// of the schedule.
+async fn schedule_next(
+    hooks: Hooks<'_>,
+    msg: &DeliveryMessage,
+    row: &WebhookDeliveryItem,
+    ok: bool,
+    now: Instant,
+) -> Result<AttemptEnd, Error> {
+    let at = clock::format(now);
+    if ok {
+        return Ok(AttemptEnd::Delivered { at });
+    }
+    let made = msg.attempt.saturating_sub(row.run_start);
+    Ok(match NextAttempt::after(&hooks.settings.retry, made) {
+        NextAttempt::GiveUp => AttemptEnd::GaveUp { at },
+        NextAttempt::Recorded { after_secs } => AttemptEnd::Retry {
+            next_due: clock::format(now + Duration::from_secs(after_secs)),
+            queued: false,
+        },
+        NextAttempt::Queued { delay_secs } => {
+            let next = DeliveryMessage {
+                attempt: msg.attempt + 1,
+                ..msg.clone()
+            };
+            // Sent before the row says so: if the send fails, the row still shows the
+            // attempt unmade and the sweeper's round re-drives it after the grace.
+            hooks.queue.send(&[(next, delay_secs)]).await?;
+            AttemptEnd::Retry {
+                next_due: clock::format(now + Duration::from_secs(delay_secs)),
+                queued: true,
+            }
+        }
+    })
+}
+
+/// What one call of [`redrive_due`] did.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct RedriveSummary {
+    /// Due events looked at.
+    pub events: u64,
+    /// Attempts enqueued again.
+    pub enqueued: u64,
+    /// Events whose every delivery ended (they leave the due index).
+    pub closed: u64,
+    /// Seconds since the oldest looked-at event that still has an endpoint to serve was made.
+    pub oldest_pending_secs: u64,
+}
+
+/// The safety net, in the sweeper's minute: every due event (oldest due first, within
+/// `budget`): enqueues each endpoint's attempt that is due and unclaimed, and moves the event
+/// to its next look, or closes it when every delivery ended. It never POSTs.
+pub async fn redrive_due(
+    hooks: Hooks<'_>,
     now: Instant,
     budget: Duration,
-) -> Result<DeliverySummary, Error> {
+) -> Result<RedriveSummary, Error> {
     let started = StdInstant::now();
-    let due = store.webhook_events_due(&clock::format(now), BATCH).await?;
-    let mut summary = DeliverySummary::default();
-    for mut event in due {
-        if started.elapsed() > budget {
+    let endpoints = active_endpoints(hooks.store).await?;
+    let mut summary = RedriveSummary::default();
+    let mut seen = std::collections::HashSet::new();
+    while started.elapsed() <= budget {
+        let due = hooks
+            .store
+            .webhook_events_due(&clock::format(now), BATCH)
+            .await?;
+        let fresh: Vec<_> = due
+            .into_iter()
+            .filter(|e| seen.insert(e.hook_pk.clone()))
+            .collect();
+        if fresh.is_empty() {
             break;
         }
-        summary.events += 1;
-        let endpoints: Vec<WebhookEndpointItem> = store
-            .webhook_endpoints()
-            .await?
-            .into_iter()
-            .filter(|e| e.disabled_at.is_none())
-            .collect();
-        let failed = round(
-            store,
-            http,
-            settings,
-            now,
-            &mut event,
-            &endpoints,
-            &mut summary,
-        )
-        .await;
-        let disabled = settle_endpoints(
-            store,
-            settings,
-            now,
-            &endpoints,
-            &failed,
-            &event,
-            &mut summary,
-        )
-        .await?;
-        let all_served = endpoints
-            .iter()
-            .filter(|e| !disabled.contains(&e.hook_sk))
-            .all(|e| event.delivered_to.contains(&e.hook_sk));
-        let next = (!all_served && event.rounds < settings.retry.give_up_after)
-            .then(|| clock::format(now + settings.retry.wait_after(event.rounds)));
-        if !store.finish_webhook_round(&event, next.as_deref()).await? {
-            tracing::info!(event_id = %event.hook_pk, "webhook_round_lost_race");
+        for event in fresh {
+            if started.elapsed() > budget {
+                break;
+            }
+            redrive_event(hooks, &event, &endpoints, now, &mut summary).await?;
         }
     }
+    crate::adapters::metrics::webhook_oldest_pending(summary.oldest_pending_secs);
     Ok(summary)
 }
 
-/// Records a round's outcome on each endpoint it reached, with conditional updates of the
-/// failure fields only: an endpoint removed or rotated since it was read is left as the
-/// operator made it. Returns the endpoints disabled now.
-async fn settle_endpoints(
+/// One event of [`redrive_due`].
+async fn redrive_event(
+    hooks: Hooks<'_>,
+    event: &WebhookEventItem,
+    endpoints: &[WebhookEndpointItem],
+    now: Instant,
+    summary: &mut RedriveSummary,
+) -> Result<(), Error> {
+    summary.events += 1;
+    let rows = hooks.store.webhook_deliveries(&event.hook_pk).await?;
+    let now_s = clock::format(now);
+    let mut messages = Vec::new();
+    let mut next: Option<Instant> = None;
+    for ep in endpoints {
+        let row = rows.iter().find(|r| r.endpoint_id == ep.hook_sk);
+        let due = match row {
+            Some(r) if r.ended() => continue,
+            Some(r) => row_due(r).unwrap_or(now),
+            None => now,
+        };
+        if due > now {
+            next = Some(next.map_or(due, |n| n.min(due)));
+            continue;
+        }
+        let attempts = row.map_or(0, |r| r.attempts);
+        let take = match row {
+            Some(_) => {
+                hooks
+                    .store
+                    .requeue_webhook_delivery(&event.hook_pk, &ep.hook_sk, attempts, &now_s)
+                    .await?
+            }
+            None => true,
+        };
+        if take {
+            messages.push((
+                DeliveryMessage {
+                    event_id: event.hook_pk.clone(),
+                    endpoint_id: ep.hook_sk.clone(),
+                    attempt: attempts + 1,
+                },
+                0,
+            ));
+        }
+        let again = now + REDRIVE_GRACE;
+        next = Some(next.map_or(again, |n| n.min(again)));
+    }
+    hooks.queue.send(&messages).await?;
+    summary.enqueued += messages.len() as u64;
+    if next.is_some() {
+        let age = clock::parse(&event.created_at).map_or(0, |t| (now - t).whole_seconds());
+        summary.oldest_pending_secs = summary
+            .oldest_pending_secs
+            .max(u64::try_from(age).unwrap_or(0));
+    } else {
+        summary.closed += 1;
+    }
+    let next = next.map(clock::format);
+    hooks
+        .store
+        .set_webhook_event_due(&event.hook_pk, next.as_deref(), false)
+        .await
+}
+
+/// When a row's next attempt is overdue: its due time, plus the grace when a message (or a
+/// live claim) should have made it by then.
+fn row_due(row: &WebhookDeliveryItem) -> Option<Instant> {
+    let due = clock::parse(row.next_due.as_deref()?)?;
+    Some(if row.queued { due + REDRIVE_GRACE } else { due })
+}
+
+/// Records an attempt's outcome on its endpoint, with a conditional update of the failure
+/// fields only: an endpoint removed or rotated since it was read is left as the operator
+/// made it. Disables it once it has failed for the policy's whole window.
+async fn settle_endpoint(
     store: &Store,
     settings: &WebhookSettings,
     now: Instant,
-    endpoints: &[WebhookEndpointItem],
-    failed: &[String],
-    event: &WebhookEventItem,
-    summary: &mut DeliverySummary,
-) -> Result<Vec<String>, Error> {
+    ep: &WebhookEndpointItem,
+    ok: bool,
+) -> Result<(), Error> {
     let now_s = clock::format(now);
-    let mut disabled = Vec::new();
-    for ep in endpoints {
-        let change = if failed.contains(&ep.hook_sk) {
-            EndpointChange::Failed { now: now_s.clone() }
-        } else if event.delivered_to.contains(&ep.hook_sk)
-            && (ep.failed_rounds > 0 || ep.failing_since.is_some())
-        {
-            EndpointChange::Served
-        } else {
-            continue;
-        };
-        let Some(after) = store
-            .update_webhook_endpoint(&ep.hook_sk, ep.generation, &change)
-            .await?
-        else {
-            tracing::info!(endpoint = %ep.hook_sk, "webhook_endpoint_changed_during_round");
-            continue;
-        };
-        let Some(since) = after.failing_since.as_deref() else {
-            continue;
-        };
-        if !failing_too_long(since, now, settings) {
-            continue;
-        }
-        let disable = EndpointChange::Disable { now: now_s.clone() };
-        if store
-            .update_webhook_endpoint(&ep.hook_sk, ep.generation, &disable)
-            .await?
-            .is_some()
-        {
-            summary.endpoints_disabled += 1;
-            crate::adapters::metrics::webhook_endpoint_disabled();
-            tracing::warn!(endpoint = %ep.hook_sk, since = %since, attempts = after.failed_rounds, "webhook_endpoint_disabled");
-            disabled.push(ep.hook_sk.clone());
-        }
+    let change = if !ok {
+        EndpointChange::Failed { now: now_s.clone() }
+    } else if ep.failed_rounds > 0 || ep.failing_since.is_some() {
+        EndpointChange::Served
+    } else {
+        return Ok(());
+    };
+    let Some(after) = store
+        .update_webhook_endpoint(&ep.hook_sk, ep.generation, &change)
+        .await?
+    else {
+        tracing::info!(endpoint = %ep.hook_sk, "webhook_endpoint_changed_during_attempt");
+        return Ok(());
+    };
+    let Some(since) = after.failing_since.as_deref() else {
+        return Ok(());
+    };
+    if !failing_too_long(since, now, settings) {
+        return Ok(());
     }
-    Ok(disabled)
+    let disable = EndpointChange::Disable { now: now_s };
+    if store
+        .update_webhook_endpoint(&ep.hook_sk, ep.generation, &disable)
+        .await?
+        .is_some()
+    {
+        crate::adapters::metrics::webhook_endpoint_disabled();
+        tracing::warn!(endpoint = %ep.hook_sk, since = %since, attempts = after.failed_rounds, "webhook_endpoint_disabled");
+    }
+    Ok(())
 }
 
 /// Whether an endpoint failing since `since` has failed for the policy's whole window.
 fn failing_too_long(since: &str, now: Instant, settings: &WebhookSettings) -> bool {
     let window = Duration::from_secs(settings.retry.disable_after_secs);
     clock::parse(since).is_some_and(|t| now - t >= window)
-}
-
-/// One round of one event: a POST to each active endpoint it has not reached. Returns the
-/// endpoints that failed; `event` comes back with its round counted and served endpoints added.
-async fn round(
-    store: &Store,
-    http: &WebhookClient,
-    settings: &WebhookSettings,
-    now: Instant,
-    event: &mut WebhookEventItem,
-    endpoints: &[WebhookEndpointItem],
-    summary: &mut DeliverySummary,
-) -> Vec<String> {
-    event.rounds += 1;
-    let mut failed = Vec::new();
-    for ep in endpoints {
-        if event.delivered_to.contains(&ep.hook_sk) {
-            continue;
-        }
-        let attempt = post(http, settings, now, event, ep).await;
-        let ok = attempt.status_code.is_some_and(|c| (200..300).contains(&c));
-        crate::adapters::metrics::webhook_attempt(ok);
-        tracing::info!(
-            event_id = %event.hook_pk,
-            endpoint = %ep.hook_sk,
-            round = event.rounds,
-            status = attempt.status_code,
-            millis = attempt.millis,
-            "webhook_attempt"
-        );
-        if let Err(e) = store.put_webhook_attempt(&attempt).await {
-            summary.errors += 1;
-            tracing::warn!(error = %e, "webhook_attempt_log_failed");
-        }
-        if ok {
-            summary.delivered += 1;
-            event.delivered_to.push(ep.hook_sk.clone());
-        } else {
-            summary.failed += 1;
-            failed.push(ep.hook_sk.clone());
-        }
-    }
-    failed
 }
 
 /// The secrets that sign at `now`: every one not yet expired, newest first.
@@ -211,20 +427,21 @@ fn live_secrets(ep: &WebhookEndpointItem, now: &str) -> Vec<Secret> {
         .collect()
 }
 
-/// POSTs `event` to `ep` once and describes the attempt for the log.
+/// POSTs `event` to `ep` once (attempt `n`) and describes the attempt for the log.
 async fn post(
     http: &WebhookClient,
     settings: &WebhookSettings,
     now: Instant,
     event: &WebhookEventItem,
     ep: &WebhookEndpointItem,
+    n: u32,
 ) -> WebhookAttemptItem {
     let now_s = clock::format(now);
     let mut attempt = WebhookAttemptItem {
         hook_pk: event.hook_pk.clone(),
-        hook_sk: webhook_attempt_key(event.rounds, &ep.hook_sk),
+        hook_sk: webhook_attempt_key(n, &ep.hook_sk),
         endpoint_id: ep.hook_sk.clone(),
-        round: event.rounds,
+        round: n,
         at: now_s.clone(),
         status_code: None,
         error: None,
@@ -357,4 +574,23 @@ async fn find(store: &Store, id: &str) -> Result<WebhookEndpointItem, EndpointEr
         .into_iter()
         .find(|e| e.hook_sk == id)
         .ok_or_else(|| EndpointError::NotFound(id.to_owned()))
+}
+
+/// The key of a webhooks-table stream record.
+#[derive(Debug, serde::Deserialize)]
+struct StreamKey {
+    hook_pk: String,
+    hook_sk: String,
+}
+
+/// Whether stream keys are the webhooks table's (`hook_pk`, `hook_sk`), not another table's.
+pub fn is_webhooks_key(keys: &serde_dynamo::Item) -> bool {
+    keys.contains_key(crate::store::schema::attr::HOOK_PK)
+}
+
+/// The event id of a new event row's stream keys; `None` for any other row (an attempt, a
+/// delivery row, an endpoint), which the mapping's filter normally keeps out.
+pub fn stream_event_id(keys: serde_dynamo::Item) -> Option<String> {
+    let key: StreamKey = serde_dynamo::from_item(keys).ok()?;
+    (key.hook_sk == crate::store::schema::WEBHOOK_EVENT).then_some(key.hook_pk)
 }

@@ -15,6 +15,7 @@ pub mod readiness;
 pub mod schema;
 pub mod user_share;
 pub mod waits;
+pub mod webhook_deliveries;
 pub mod webhooks;
 
 use std::collections::HashMap;

@@ -107,9 +107,22 @@ async fn ensure_table(clients: &Clients, def: &TableDef, name: &str) -> Result<(
     Ok(())
 }
 
-/// The jobs queue and its dead-letter queue (five receives, then the DLQ).
+/// The jobs queue and the webhook delivery queue, each with its dead-letter queue (five
+/// receives, then the DLQ).
 async fn ensure_queues(clients: &Clients, r: &Resources) -> Result<(), AwsError> {
-    let dlq_name = format!("{}-dlq", r.queue_name());
+    ensure_queue(clients, r.queue_name(), "360").await?;
+    let hooks = r
+        .webhook_queue_url
+        .rsplit('/')
+        .next()
+        .unwrap_or(&r.webhook_queue_url);
+    // Longer than one delivery batch (a 15 s POST, its records, the next message).
+    ensure_queue(clients, hooks, "60").await
+}
+
+/// One queue named `name` with its dead-letter queue `<name>-dlq`.
+async fn ensure_queue(clients: &Clients, name: &str, visibility: &str) -> Result<(), AwsError> {
+    let dlq_name = format!("{name}-dlq");
     let dlq = clients
         .sqs
         .create_queue()
@@ -134,8 +147,8 @@ async fn ensure_queues(clients: &Clients, r: &Resources) -> Result<(), AwsError>
     clients
         .sqs
         .create_queue()
-        .queue_name(r.queue_name())
-        .attributes(QueueAttributeName::VisibilityTimeout, "360")
+        .queue_name(name)
+        .attributes(QueueAttributeName::VisibilityTimeout, visibility)
         .attributes(QueueAttributeName::RedrivePolicy, redrive)
         .send()
         .await

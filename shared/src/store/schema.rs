@@ -142,6 +142,19 @@ pub mod attr {
     pub const DISABLED_AT: &str = "disabled_at";
     pub const FAILED_ROUNDS: &str = "failed_rounds";
     pub const FAILING_SINCE: &str = "failing_since";
+    /// webhooks, on an (event, endpoint) delivery row: attempts claimed so far (every run),
+    /// the count when the current run began (a replay starts a new run), the claim's lease,
+    /// when the next attempt is due, whether a queue message carries it, and the end.
+    pub const ATTEMPTS: &str = "attempts";
+    pub const RUN_START: &str = "run_start";
+    pub const LEASE_UNTIL: &str = "lease_until";
+    pub const NEXT_DUE: &str = "next_due";
+    pub const QUEUED: &str = "queued";
+    pub const DELIVERED_AT: &str = "delivered_at";
+    pub const GAVE_UP_AT: &str = "gave_up_at";
+    pub const ENDPOINT_ID: &str = "endpoint_id";
+    /// webhooks, on an endpoint's slot row: who holds it (a message id).
+    pub const HOLDER: &str = "holder";
     /// webhooks: an endpoint's version, one up at every operator's change of its secrets: the
     /// delivery worker's writes are conditional on the version it read.
     pub const GENERATION: &str = "generation";
@@ -406,6 +419,50 @@ pub const WEBHOOK_ENDPOINTS: &str = "endpoints";
 pub const WEBHOOK_EVENT: &str = "event";
 /// The `due_state` of an event with a delivery round to run.
 pub const WEBHOOK_PENDING: &str = "pending";
+
+/// The prefix of an (event, endpoint) delivery row's sort key.
+pub const WEBHOOK_DELIVERY_PREFIX: &str = "delivery#";
+/// The partition of the endpoints' concurrency slots (`<endpoint id>#<slot>`).
+pub const WEBHOOK_SLOTS: &str = "slots";
+
+/// An (event, endpoint) delivery row's sort key: `delivery#<endpoint id>`.
+pub fn webhook_delivery_key(endpoint: &str) -> String {
+    format!("{WEBHOOK_DELIVERY_PREFIX}{endpoint}")
+}
+
+/// The state of one event's delivery to one endpoint (absent until its first attempt is
+/// claimed). Attempt `n` is claimed once: only when `attempts` is `n - 1` and no live lease
+/// holds it, so a duplicate message or a re-drive beside a late message sends nothing twice.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WebhookDeliveryItem {
+    /// The event id.
+    pub hook_pk: String,
+    /// [`webhook_delivery_key`].
+    pub hook_sk: String,
+    pub endpoint_id: String,
+    pub attempts: u32,
+    #[serde(default)]
+    pub run_start: u32,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lease_until: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub next_due: Option<String>,
+    #[serde(default)]
+    pub queued: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub delivered_at: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gave_up_at: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expires_at: Option<i64>,
+}
+
+impl WebhookDeliveryItem {
+    /// Delivered, or the schedule is over: nothing more to send.
+    pub fn ended(&self) -> bool {
+        self.delivered_at.is_some() || self.gave_up_at.is_some()
+    }
+}
 
 /// A delivery attempt's sort key: `attempt#<round, 4 digits>#<endpoint id>`, in order.
 pub fn webhook_attempt_key(round: u32, endpoint: &str) -> String {

@@ -28,7 +28,12 @@ impl Store {
             body: event.body.clone(),
             created_at: now.to_owned(),
             due_state: Some(WEBHOOK_PENDING.to_owned()),
-            due_at: Some(now.to_owned()),
+            // The stream starts delivery at once; the sweeper's round looks after the grace
+            // (a lost stream record, a crashed deliverer) and closes the event.
+            due_at: Some(crate::clock::format(
+                crate::clock::parse(now).unwrap_or_else(crate::clock::now)
+                    + crate::domain::webhooks::REDRIVE_GRACE,
+            )),
             rounds: 0,
             delivered_to: Vec::new(),
             expires_at: Some(crate::domain::webhooks::expires_at(
@@ -76,9 +81,12 @@ impl Store {
             let is_event = item
                 .get(attr::HOOK_SK)
                 .is_some_and(|v| v.as_s().is_ok_and(|k| k == WEBHOOK_EVENT));
+            let is_attempt = item
+                .get(attr::HOOK_SK)
+                .is_some_and(|v| v.as_s().is_ok_and(|k| k.starts_with("attempt#")));
             if is_event {
                 event = Some(from_item(item)?);
-            } else {
+            } else if is_attempt {
                 attempts.push(from_item(item)?);
             }
         }
@@ -121,56 +129,8 @@ impl Store {
         Ok(())
     }
 
-    /// Ends a round of `event` (read with `rounds = old_rounds`): the new round count and
-    /// endpoints served, and the next round's time, or none (delivered or given up). `false`
-    /// when another worker ended this round first (its result stands).
-    pub async fn finish_webhook_round(
-        &self,
-        event: &WebhookEventItem,
-        next_due: Option<&str>,
-    ) -> Result<bool, Error> {
-        let delivered =
-            AttributeValue::L(event.delivered_to.iter().map(|e| s(e.as_str())).collect());
-        let mut b = self
-            .ddb
-            .update_item()
-            .table_name(&self.names.webhooks_table)
-            .key(attr::HOOK_PK, s(event.hook_pk.as_str()))
-            .key(attr::HOOK_SK, s(WEBHOOK_EVENT))
-            .condition_expression("#rounds = :old")
-            .expression_attribute_names("#rounds", attr::ROUNDS)
-            .expression_attribute_names("#delivered_to", attr::DELIVERED_TO)
-            .expression_attribute_names("#due_at", attr::DUE_AT)
-            .expression_attribute_values(
-                ":old",
-                super::n(i64::from(event.rounds.saturating_sub(1))),
-            )
-            .expression_attribute_values(":rounds", super::n(i64::from(event.rounds)))
-            .expression_attribute_values(":d", delivered);
-        b = match next_due {
-            Some(at) => b
-                .update_expression("SET #rounds = :rounds, #delivered_to = :d, #due_at = :at")
-                .expression_attribute_values(":at", s(at)),
-            None => b
-                .update_expression(
-                    "SET #rounds = :rounds, #delivered_to = :d REMOVE #due_state, #due_at",
-                )
-                .expression_attribute_names("#due_state", attr::DUE_STATE),
-        };
-        match b.send().await {
-            Ok(_) => Ok(true),
-            Err(e)
-                if e.as_service_error()
-                    .is_some_and(|s| s.is_conditional_check_failed_exception()) =>
-            {
-                Ok(false)
-            }
-            Err(e) => Err(AwsError::new("webhooks.finish_round", e).into()),
-        }
-    }
-
-    /// Makes an event due again now (an operator's replay): a fresh run of rounds to every
-    /// active endpoint, the delivery log kept, the event kept a full retention from now.
+    /// Makes an event due again now (an operator's replay): a fresh run of the schedule to
+    /// every active endpoint, the delivery log kept, the event kept a full retention from now.
     pub async fn replay_webhook_event(&self, event_id: &str, now: &str) -> Result<bool, Error> {
         let expires = crate::domain::webhooks::expires_at(
             crate::clock::parse(now).unwrap_or_else(crate::clock::now),
@@ -199,15 +159,22 @@ impl Store {
             .send()
             .await;
         match res {
-            Ok(_) => Ok(true),
+            Ok(_) => {}
             Err(e)
                 if e.as_service_error()
                     .is_some_and(|s| s.is_conditional_check_failed_exception()) =>
             {
-                Ok(false)
+                return Ok(false);
             }
-            Err(e) => Err(AwsError::new("webhooks.replay", e).into()),
+            Err(e) => return Err(AwsError::new("webhooks.replay", e).into()),
         }
+        // Each endpoint's delivery starts a new run of the schedule; the sweeper's next round
+        // enqueues them (the event is due now).
+        for d in self.webhook_deliveries(event_id).await? {
+            self.restart_webhook_delivery(event_id, &d.endpoint_id, now)
+                .await?;
+        }
+        Ok(true)
     }
 
     /// Every endpoint, active or disabled.

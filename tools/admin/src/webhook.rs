@@ -71,17 +71,23 @@ pub async fn run(app: &App, action: WebhookAction) -> anyhow::Result<ExitCode> {
                     "no webhook event {event_id}"
                 )));
             };
+            let deliveries = store.webhook_deliveries(&event_id).await?;
             json!({
                 "id": event.hook_pk,
                 "type": event.kind,
                 "created_at": event.created_at,
                 "pending": event.due_state.is_some(),
-                "next_attempt_at": event.due_at,
-                "rounds": event.rounds,
-                "delivered_to": event.delivered_to,
+                "next_look_at": event.due_at,
+                "deliveries": deliveries.iter().map(|d| json!({
+                    "endpoint": d.endpoint_id,
+                    "attempts": d.attempts - d.run_start,
+                    "delivered_at": d.delivered_at,
+                    "gave_up_at": d.gave_up_at,
+                    "next_attempt_at": if d.ended() { None } else { d.next_due.clone() },
+                })).collect::<Vec<_>>(),
                 "attempts": attempts.iter().map(|a| json!({
                     "endpoint": a.endpoint_id,
-                    "round": a.round,
+                    "attempt": a.round,
                     "at": a.at,
                     "status": a.status_code,
                     "error": a.error,
@@ -96,6 +102,7 @@ pub async fn run(app: &App, action: WebhookAction) -> anyhow::Result<ExitCode> {
                     "no webhook event {event_id}"
                 )));
             }
+            // The sweeper's next round enqueues the new run (within a minute).
             json!({ "replayed": event_id, "due_at": now })
         }
     };

@@ -9,6 +9,7 @@
 
 pub mod authorizer;
 pub mod cors;
+pub mod hooks;
 pub mod issuer;
 pub mod oidc;
 pub mod poller;

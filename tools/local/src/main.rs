@@ -181,7 +181,16 @@ async fn serve(
     let timeout = std::time::Duration::from_secs(app.config.limits.consumer_timeout_secs);
     processor.check_fits(timeout)?;
     let processor = Arc::new(processor);
-    let sweeper = tokio::spawn(sweep_every_minute(app.clone()));
+    let http = atelier_shared::adapters::webhooks::client::WebhookClient::new(
+        app.config.webhooks.private_addresses,
+    )?;
+    let sweeper = tokio::spawn(sweep_every_minute(app.clone(), http.clone()));
+    let hooks = tokio::spawn(atelier_local::hooks::run(
+        app.clone(),
+        http,
+        clients.sqs.clone(),
+        HOOK_WORKERS,
+    ));
     let poller = tokio::spawn(atelier_local::poller::run(
         processor,
         clients.sqs.clone(),
@@ -203,6 +212,7 @@ async fn serve(
     serve_until_ctrl_c(listener, router).await?;
     poller.abort();
     sweeper.abort();
+    hooks.abort();
     Ok(())
 }
 
@@ -221,19 +231,20 @@ async fn stand_in_model() -> anyhow::Result<Option<atelier_model_server::ServerH
     Ok(Some(server))
 }
 
-/// The EventBridge schedule: one sweep and one webhook delivery round a minute.
-async fn sweep_every_minute(app: App) {
+/// The delivery queue mapping's concurrency, locally: batches (of up to ten messages, their
+/// POSTs made at once) handled at the same time.
+const HOOK_WORKERS: usize = 16;
+
+/// The EventBridge schedule: one sweep and the webhook safety net's round a minute.
+async fn sweep_every_minute(
+    app: App,
+    http: atelier_shared::adapters::webhooks::client::WebhookClient,
+) {
     let mut tick = tokio::time::interval(std::time::Duration::from_secs(60));
-    let http = match atelier_shared::adapters::webhooks::client::WebhookClient::new(
-        app.config.webhooks.private_addresses,
-    ) {
-        Ok(http) => http,
-        Err(e) => return tracing::error!(error = %e, "webhook_client_failed"),
-    };
     loop {
         tick.tick().await;
         atelier_sweeper::handle(&app, atelier_shared::clock::now()).await;
-        atelier_sweeper::deliver_webhooks(&app, &http, atelier_shared::clock::now()).await;
+        atelier_sweeper::redrive_webhooks(&app, &http, atelier_shared::clock::now()).await;
     }
 }
 

@@ -5,6 +5,7 @@
 
 pub mod address;
 pub mod client;
+pub mod queue;
 
 /// The longest endpoint URL accepted.
 pub const MAX_URL_LEN: usize = 2048;

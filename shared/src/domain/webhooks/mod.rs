@@ -212,40 +212,82 @@ pub fn expires_at(now: time::OffsetDateTime) -> i64 {
     (now + RETENTION).unix_timestamp()
 }
 
-/// Retry policy: the wait before attempt round `n + 1` after `n` failed rounds doubles from
-/// `base_secs` up to `max_secs`; after `give_up_after` rounds the event stops. An endpoint
+/// Svix's schedule: the waits before attempts 2, 3, … after each failed attempt (attempt 1
+/// is immediate): 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h — eight attempts over about
+/// 28 hours, then the event gives up for that endpoint.
+pub const SCHEDULE_SECS: [u64; 7] = [5, 300, 1800, 7200, 18_000, 36_000, 36_000];
+
+/// The longest wait a queue message can carry (SQS `DelaySeconds`); a longer one is recorded
+/// as due and re-driven by the sweeper's round.
+pub const MAX_QUEUE_DELAY_SECS: u64 = 900;
+
+/// Retry policy: the wait after each failed attempt follows [`SCHEDULE_SECS`]; an endpoint
 /// that has failed every attempt for `disable_after_secs` is disabled.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RetryPolicy {
-    pub base_secs: u64,
-    pub max_secs: u64,
-    pub give_up_after: u32,
     pub disable_after_secs: u64,
 }
 
 impl Default for RetryPolicy {
-    /// 30 s doubling to 6 h: 18 rounds span about three days (the "long run" before an
-    /// endpoint is disabled).
     fn default() -> RetryPolicy {
         RetryPolicy {
-            base_secs: 30,
-            max_secs: 6 * 3600,
-            give_up_after: 18,
             disable_after_secs: 3 * 86_400,
         }
     }
 }
 
 impl RetryPolicy {
-    /// The wait after `failed` failed rounds (1 = the first failure).
-    pub fn wait_after(&self, failed: u32) -> std::time::Duration {
-        let shift = failed.saturating_sub(1).min(30);
-        let secs = self
-            .base_secs
-            .saturating_mul(1u64 << shift)
-            .min(self.max_secs);
-        std::time::Duration::from_secs(secs)
+    /// The wait after attempt `made` (1 = the first) failed; `None` once the schedule is over.
+    pub fn wait_after(&self, made: u32) -> Option<std::time::Duration> {
+        let i = usize::try_from(made.checked_sub(1)?).ok()?;
+        SCHEDULE_SECS
+            .get(i)
+            .map(|s| std::time::Duration::from_secs(*s))
     }
+
+    /// Attempts one event makes to one endpoint at most.
+    pub fn attempts(&self) -> u32 {
+        SCHEDULE_SECS.len() as u32 + 1
+    }
+}
+
+/// How the next attempt after a failure is scheduled.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NextAttempt {
+    /// A queue message delayed by this many seconds (≤ [`MAX_QUEUE_DELAY_SECS`]).
+    Queued { delay_secs: u64 },
+    /// Recorded as due after this many seconds: the sweeper's round enqueues it then.
+    Recorded { after_secs: u64 },
+    /// The schedule is over: no more attempts for this endpoint.
+    GiveUp,
+}
+
+impl NextAttempt {
+    /// The plan after attempt `made` failed.
+    pub fn after(policy: &RetryPolicy, made: u32) -> NextAttempt {
+        match policy.wait_after(made).map(|w| w.as_secs()) {
+            None => NextAttempt::GiveUp,
+            Some(s) if s <= MAX_QUEUE_DELAY_SECS => NextAttempt::Queued { delay_secs: s },
+            Some(s) => NextAttempt::Recorded { after_secs: s },
+        }
+    }
+}
+
+/// How long a due attempt may stay unclaimed (its message late or lost, its deliverer
+/// crashed) before the sweeper's round enqueues it again; also the round's first look at a
+/// new event, which the stream has normally delivered by then.
+pub const REDRIVE_GRACE: std::time::Duration = std::time::Duration::from_secs(120);
+
+/// One delivery-queue message: attempt `attempt` of event `event_id` to endpoint
+/// `endpoint_id`. The attempt number makes it idempotent: a duplicate (a stream record seen
+/// twice, the sweeper's re-drive beside a late message) finds the attempt already claimed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DeliveryMessage {
+    #[serde(rename = "eventId")]
+    pub event_id: String,
+    #[serde(rename = "endpointId")]
+    pub endpoint_id: String,
+    pub attempt: u32,
 }
 
 #[cfg(test)]
@@ -253,15 +295,21 @@ mod tests {
     use super::*;
 
     #[test]
-    fn waits_double_up_to_the_ceiling_and_span_days() {
+    fn failures_follow_svix_schedule_queue_short_waits_and_record_long_ones() {
         let p = RetryPolicy::default();
-        let waits: Vec<u64> = (1..=p.give_up_after)
-            .map(|n| p.wait_after(n).as_secs())
+        let plans: Vec<NextAttempt> = (1..=p.attempts())
+            .map(|n| NextAttempt::after(&p, n))
             .collect();
-        assert_eq!(&waits[..4], &[30, 60, 120, 240]);
-        assert_eq!(waits.last(), Some(&(6 * 3600)));
-        let total: u64 = waits.iter().sum();
-        assert!((2 * 86_400..4 * 86_400).contains(&total), "{total} s");
+        assert_eq!(plans[0], NextAttempt::Queued { delay_secs: 5 });
+        assert_eq!(plans[1], NextAttempt::Queued { delay_secs: 300 });
+        assert_eq!(plans[2], NextAttempt::Recorded { after_secs: 1800 });
+        assert_eq!(plans[6], NextAttempt::Recorded { after_secs: 36_000 });
+        assert_eq!(plans[7], NextAttempt::GiveUp, "eight attempts in all");
+        let total: u64 = SCHEDULE_SECS.iter().sum();
+        assert_eq!(
+            total, 99_305,
+            "about 27.6 h from the first attempt to the last"
+        );
     }
 
     #[test]
