@@ -471,7 +471,11 @@ describe('alarms', () => {
     for (const a of budget) assert.equal(a.ComparisonOperator, 'GreaterThanOrEqualToThreshold');
     const webhooks = find(WEBHOOK_ENDPOINTS_DISABLED, METRICS.namespace);
     assert.deepEqual(webhooks?.Dimensions, [{ Name: 'FunctionName', Value: { Ref: functionId(s, 'sweeper') } }]);
-    assert.equal(alarms.length, 26, 'with ModelShutdownNear, ModelUnavailable, SweeperNotRunning and PaymentSignatureInvalid');
+    assert.equal(
+      alarms.length,
+      28,
+      'with ModelShutdownNear, ModelUnavailable, SweeperNotRunning, PaymentSignatureInvalid and a ProviderBreakerOpen per provider',
+    );
     for (const a of alarms) {
       assert.deepEqual(a.AlarmActions, [{ Ref: topic }]);
       // Silence is normal for every alarm but one: a sweeper that stops running is silent.

@@ -30,9 +30,11 @@ use aws_sdk_dynamodb::types::TransactWriteItem;
 pub use fault::Step;
 
 use super::App;
+use super::breaker::{self, Gate};
 use super::budget::{self, Billed, PaidAttempt, Refusal, Reservation, ReserveRequest};
 use crate::adapters::model::{CallKind, ModelClient, ModelConfig, ModelError, cost};
 use crate::clock::{self, Instant};
+use crate::domain::breaker::CallOutcome;
 use crate::domain::{
     Credits, FailureCode, JobFailure, JobId, JobResult, JobState, Micros, ReviewVerdict,
 };
@@ -320,6 +322,16 @@ fn estimate_on(
     )
 }
 
+/// What a call's outcome means to its provider's circuit breaker: only a definite failure
+/// counts against it, only an answer for it.
+fn breaker_outcome<T>(reply: &Result<T, ModelError>) -> CallOutcome {
+    match reply {
+        Ok(_) => CallOutcome::Success,
+        Err(e) if e.is_definite() => CallOutcome::Definite,
+        Err(_) => CallOutcome::Other,
+    }
+}
+
 /// What a call's estimate is computed from: the sizes of the images it sends and the length
 /// of its prompt.
 #[derive(Debug, Clone, Copy)]
@@ -399,10 +411,12 @@ impl Run<'_> {
     /// Makes the paid call of `kind` under the reservation in force (never without one), on
     /// the providers of its kind in order (docs/design.md rule 15): the first as planned; after
     /// a definite failure ([`ModelError::is_definite`]) the next one as a new planned call of
-    /// the same attempt, reserved at that provider's price before it is made. An ambiguous
-    /// failure, a refused extension or too little time left ends it with the last error.
-    /// `first` is the first provider's client as the caller bounded it in time ([`Run::model_for`]);
-    /// `ask` makes the call on a client.
+    /// the same attempt, reserved at that provider's price before it is made. A provider whose
+    /// circuit breaker is open is passed over without a call or a reservation
+    /// ([`breaker::admit`]); when every one is, the call ends as [`ModelError::ProvidersOpen`].
+    /// An ambiguous failure, a refused extension or too little time left ends it with the last
+    /// error. `first` is the first provider's client as the caller bounded it in time
+    /// ([`Run::model_for`]); `ask` makes the call on a client.
     async fn paid_call<T: Billed, F: Future<Output = Result<T, ModelError>>>(
         &mut self,
         kind: CallKind,
@@ -421,37 +435,59 @@ impl Run<'_> {
                 },
             };
             let model = client.model(kind);
-            let key = if i == 0 {
-                kind.as_str().to_owned()
-            } else {
-                budget::failover_key(kind, model.provider)
+            let gate = breaker::admit(&self.p.app, model.provider, clock::now()).await;
+            if gate == Gate::Skip {
+                tracing::info!(job_id = %self.job.job_id, call = %kind, provider = %model.provider, "provider_breaker_skipped");
+                continue;
+            }
+            // The first provider's call is the one planned with the reservation; any later
+            // one is a failover, planned and reserved now.
+            let key = match i == 0 {
+                true => kind.as_str().to_owned(),
+                false => budget::failover_key(kind, model.provider),
             };
+            if i > 0 && !self.extend_for(kind, &key, &client, sized).await? {
+                break;
+            }
             let Some(paid) = self.paid.as_mut() else {
                 return Err(Error::corrupt(format!("{kind} call without a reservation")).into());
             };
-            if i > 0 {
-                let estimate = estimate_on(&client, kind, sized.images, sized.prompt_chars);
-                if let Some(refusal) = paid
-                    .extend(&self.p.app, &key, estimate, clock::now())
-                    .await?
-                {
-                    tracing::warn!(job_id = %self.job.job_id, call = %kind, provider = %model.provider, refusal = ?refusal, "failover_refused");
-                    break;
-                }
-                tracing::warn!(job_id = %self.job.job_id, call = %kind, provider = %model.provider, "failover");
-            }
-            match paid
+            let reply = paid
                 .call_as(&self.p.app, kind, &key, model, ask(client.clone()))
-                .await?
-            {
+                .await?;
+            let outcome = breaker_outcome(&reply);
+            breaker::record(&self.p.app, model.provider, gate, outcome, clock::now()).await;
+            match reply {
                 Err(e) if e.is_definite() && i + 1 < providers.len() => last = Some(e),
                 done => return Ok(done),
             }
         }
-        match last {
-            Some(e) => Ok(Err(e)),
-            None => Err(Error::corrupt(format!("{kind}: the first provider was not asked")).into()),
+        Ok(Err(last.unwrap_or(ModelError::ProvidersOpen { call: kind })))
+    }
+
+    /// Plans the failover call `key` on the attempt in force, reserved at `client`'s price;
+    /// `false` when the day or the user's share refuses it (the call is then not made).
+    async fn extend_for(
+        &mut self,
+        kind: CallKind,
+        key: &str,
+        client: &ModelClient,
+        sized: Sized<'_>,
+    ) -> Result<bool, Stop> {
+        let Some(paid) = self.paid.as_mut() else {
+            return Err(Error::corrupt(format!("{kind} call without a reservation")).into());
+        };
+        let provider = client.model(kind).provider;
+        let estimate = estimate_on(client, kind, sized.images, sized.prompt_chars);
+        if let Some(refusal) = paid
+            .extend(&self.p.app, key, estimate, clock::now())
+            .await?
+        {
+            tracing::warn!(job_id = %self.job.job_id, call = %kind, provider = %provider, refusal = ?refusal, "failover_refused");
+            return Ok(false);
         }
+        tracing::warn!(job_id = %self.job.job_id, call = %kind, provider = %provider, "failover");
+        Ok(true)
     }
 
     /// Settles the reservation in force on its own (before a later step reserves again).
