@@ -29,12 +29,12 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use atelier_model_server::samples;
+use atelier_shared::adapters::model::catalogue::Provider;
 use atelier_shared::clock;
+use atelier_shared::domain::breaker::{BreakerSettings, Phase};
 use atelier_shared::domain::{AssetKind, JobId, JobState, UserId};
 use atelier_shared::domain::{LedgerKind, Micros};
 use atelier_shared::services::process::Step;
-use atelier_shared::adapters::model::catalogue::Provider;
-use atelier_shared::domain::breaker::{BreakerSettings, Phase};
 use atelier_shared::services::{App, breaker, budget};
 use atelier_shared::store::schema::JobItem;
 use atelier_tests::stripe::{Event, StripeStandIn};
@@ -732,7 +732,9 @@ async fn paid_call_checks(
                 continue;
             }
             if !a.planned.contains(key) {
-                violations.push(format!("{id}: call {key} made without being planned: {a:?}"));
+                violations.push(format!(
+                    "{id}: call {key} made without being planned: {a:?}"
+                ));
             }
             if key.contains('@') {
                 tally.add("calls_failed_over");

@@ -294,12 +294,14 @@ async fn after_three_definite_failures_the_breaker_opens_and_later_jobs_make_no_
         let up = second.calls(id).await;
         assert_eq!((up.check, up.edit, up.review), (1, 1, 1), "{id}");
         for a in attempts(&h, id).await {
-            let first_call = a.planned.first().unwrap_or_else(|| panic!("{a:?}"));
-            let recorded = a.calls.get(first_call).unwrap_or_else(|| panic!("{a:?}"));
+            assert!(
+                a.planned.iter().all(|k| k.ends_with("@gemini")),
+                "nothing planned nor reserved at the open provider: {a:?}"
+            );
             assert_eq!(
-                (recorded.outcome.as_str(), recorded.cost_micros),
-                ("skipped", Some(Micros::ZERO)),
-                "the open provider's planned call is never made nor paid: {a:?}"
+                a.planned.len(),
+                a.calls.len(),
+                "every planned call made: {a:?}"
             );
         }
     }
@@ -322,11 +324,11 @@ async fn after_three_definite_failures_the_breaker_opens_and_later_jobs_make_no_
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn after_the_cool_down_exactly_one_probe_reaches_the_first_provider_and_its_success_closes_it()
  {
-    let cooldown = Duration::from_secs(10);
+    let cooldown = Duration::from_secs(30);
     let h = Harness::isolated(|l| {
         l.breaker = BreakerSettings {
             failures: 1,
-            cooldown_ms: 10_000,
+            cooldown_ms: 30_000,
         }
     })
     .await;
@@ -437,12 +439,16 @@ async fn with_every_provider_open_a_job_fails_and_is_refunded_without_a_call() {
         assert_eq!(first.calls(id).await, Default::default(), "{id}");
         assert_eq!(second.calls(id).await, Default::default(), "{id}");
         let a = &attempts(&h, id).await[0];
-        assert_eq!(
-            a.planned,
-            ["check", "edit"],
-            "nothing reserved at an open provider: {a:?}"
+        assert_eq!(a.planned, ["check", "edit"], "no failover planned: {a:?}");
+        assert!(
+            a.calls.values().all(|c| c.outcome == "skipped"),
+            "no call made: {a:?}"
         );
-        assert_eq!(a.settled_cost_micros, Some(Micros::ZERO), "{a:?}");
+        assert_eq!(
+            a.settled_cost_micros,
+            Some(Micros::ZERO),
+            "its reservation released: {a:?}"
+        );
     }
     h.assert_audit_clean().await;
 }

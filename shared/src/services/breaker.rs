@@ -37,6 +37,15 @@ pub async fn state(app: &App, provider: Provider) -> Result<BreakerState, Error>
     app.store.get_breaker(provider.as_str()).await
 }
 
+/// Whether `provider`'s breaker would pass a call over at `now` (open, or its probe taken),
+/// read without claiming anything; `false` when it cannot be read.
+pub async fn passes_over(app: &App, provider: Provider, now: Instant) -> bool {
+    let s = app.config.limits.breaker;
+    state(app, provider)
+        .await
+        .is_ok_and(|state| state.admit(unix_ms(now), &s) == Admit::Skip)
+}
+
 /// Whether a call to `provider` may be made at `now`; claims the probe when the breaker is
 /// half-open and the probe free (one consumer wins it; the others skip).
 pub async fn admit(app: &App, provider: Provider, now: Instant) -> Gate {

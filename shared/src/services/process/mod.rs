@@ -297,12 +297,6 @@ impl Processor {
             crate::adapters::metrics::budget(d.used_micros, d.reserved_micros, d.cap_micros);
         }
     }
-
-    /// A call's cost estimate on its first provider at the configured quality, to reserve
-    /// before making it.
-    fn estimate(&self, kind: CallKind, images: &[(u32, u32)], prompt_chars: usize) -> Micros {
-        estimate_on(self.providers.first(kind), kind, images, prompt_chars)
-    }
 }
 
 /// A call's cost estimate on `model` (its catalogue row and quality). A Gemini edit sends the
@@ -320,6 +314,15 @@ fn estimate_on(
         prompt_chars,
         model.config().quality,
     )
+}
+
+/// The planned-call name of a call of `kind` on the `i`-th provider of its list, `client`:
+/// the kind itself on the first (`edit`), a failover key on a later one (`edit@gemini`).
+fn call_key(i: usize, kind: CallKind, client: &ModelClient) -> String {
+    match i {
+        0 => kind.as_str().to_owned(),
+        _ => budget::failover_key(kind, client.model(kind).provider),
+    }
 }
 
 /// What a call's outcome means to its provider's circuit breaker: only a definite failure
@@ -360,20 +363,27 @@ impl Run<'_> {
         }
     }
 
-    /// Reserves `estimate` for the `planned` calls; the failure it means when the day's
-    /// budget (`BUDGET_PAUSED`) or the owner's share of it (`DAILY_LIMIT_REACHED`) refuses.
+    /// Reserves the `calls` (each planned at the provider expected to serve it, at its price:
+    /// [`Run::planned_at`]); the failure it means when the day's budget (`BUDGET_PAUSED`) or
+    /// the owner's share of it (`DAILY_LIMIT_REACHED`) refuses.
     async fn reserve(
         &mut self,
         attempt: &str,
-        planned: &[CallKind],
-        estimate: Micros,
+        calls: &[(CallKind, Sized<'_>)],
         sale_credits: Credits,
     ) -> Result<Result<(), FailureCode>, Stop> {
+        let mut planned = Vec::new();
+        let mut estimate = Micros::ZERO;
+        for (kind, sized) in calls {
+            let (key, cost) = self.planned_at(*kind, *sized).await;
+            planned.push(key);
+            estimate = estimate.saturating_add(cost);
+        }
         let request = ReserveRequest {
             job: &self.job.job_id,
             user: &self.job.user_id,
             attempt,
-            planned,
+            planned: &planned,
             estimate,
             sale_credits,
         };
@@ -385,6 +395,27 @@ impl Run<'_> {
             Reservation::Refused(Refusal::Paused) => Ok(Err(FailureCode::BudgetPaused)),
             Reservation::Refused(Refusal::UserShare) => Ok(Err(FailureCode::DailyLimitReached)),
         }
+    }
+
+    /// Where a call of `kind` is planned: the first provider of its list whose circuit breaker
+    /// would not pass it over now (read, not claimed), so nothing is reserved at an open
+    /// provider; the first when every one would. Its planned-call name and estimate there.
+    async fn planned_at(&self, kind: CallKind, sized: Sized<'_>) -> (String, Micros) {
+        let providers = self.p.providers.of(kind);
+        let now = clock::now();
+        let mut at = 0;
+        for (i, client) in providers.iter().enumerate() {
+            if !breaker::passes_over(&self.p.app, client.model(kind).provider, now).await {
+                at = i;
+                break;
+            }
+        }
+        let client = providers.get(at).unwrap_or(self.p.providers.first(kind));
+        let key = call_key(at, kind, client);
+        (
+            key,
+            estimate_on(client, kind, sized.images, sized.prompt_chars),
+        )
     }
 
     /// The first provider's client for a call of `kind` starting now ([`Run::bounded`]).
@@ -440,13 +471,11 @@ impl Run<'_> {
                 tracing::info!(job_id = %self.job.job_id, call = %kind, provider = %model.provider, "provider_breaker_skipped");
                 continue;
             }
-            // The first provider's call is the one planned with the reservation; any later
-            // one is a failover, planned and reserved now.
-            let key = match i == 0 {
-                true => kind.as_str().to_owned(),
-                false => budget::failover_key(kind, model.provider),
-            };
-            if i > 0 && !self.extend_for(kind, &key, &client, sized).await? {
+            // A call the reservation did not plan at this provider (a failover, or a breaker
+            // that changed since) is planned and reserved now, before it is made.
+            let key = call_key(i, kind, &client);
+            let planned = self.paid.as_ref().is_some_and(|p| p.plans(&key));
+            if !planned && !self.extend_for(kind, &key, &client, sized).await? {
                 break;
             }
             let Some(paid) = self.paid.as_mut() else {
