@@ -405,7 +405,10 @@ impl Run<'_> {
         let now = clock::now();
         let mut at = 0;
         for (i, client) in providers.iter().enumerate() {
-            if !breaker::passes_over(&self.p.app, client.model(kind).provider, now).await {
+            // With one provider there is nowhere else to plan: no read.
+            if providers.len() == 1
+                || !breaker::passes_over(&self.p.app, client.model(kind).provider, now).await
+            {
                 at = i;
                 break;
             }
