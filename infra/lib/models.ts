@@ -31,8 +31,11 @@ export interface ModelCatalogue {
     readonly namespace: string;
     readonly days_to_shutdown: string;
     readonly model_unavailable: string;
+    readonly provider_breaker: string;
     readonly no_shutdown_days: number;
   };
+  /** Every model provider, each with its own circuit breaker (docs/design.md rule 15). */
+  readonly providers: readonly string[];
   readonly models: readonly CatalogueModel[];
 }
 
@@ -90,7 +93,10 @@ export interface ModelAlarmProps {
   readonly alarm: (id: string, props: cloudwatch.AlarmProps) => cloudwatch.Alarm;
 }
 
-/** The shutdown warning (daily, from the sweeper's audit task) and the outage alarm. */
+/**
+ * The shutdown warning (daily, from the sweeper's audit task), the outage alarm, and one alarm
+ * per provider whose circuit breaker opened (ProviderBreakerOpen<provider>).
+ */
 export function addModelAlarms(p: ModelAlarmProps): void {
   const { metrics, shutdown_warning_days: days } = p.catalogue;
   p.alarm('ModelShutdownNear', {
@@ -125,4 +131,24 @@ export function addModelAlarms(p: ModelAlarmProps): void {
     comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
     treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
   });
+  for (const provider of p.catalogue.providers) {
+    const id = provider.charAt(0).toUpperCase() + provider.slice(1);
+    p.alarm(`ProviderBreakerOpen${id}`, {
+      alarmDescription:
+        `The ${provider} circuit breaker opened: ${provider} failed definitely (connection refused, 429, 5xx, no such model) ATELIER_BREAKER_FAILURES times in a row, ` +
+        'so its calls go straight to the next provider of ATELIER_EDIT_PROVIDERS / ATELIER_VISION_PROVIDERS, or fail and are refunded when none is left. ' +
+        'It re-fires while each probe after a cool-down fails, and clears once a probe succeeds (provider_breaker_closed in the consumer log). See docs/operations.md.',
+      metric: new cloudwatch.Metric({
+        namespace: metrics.namespace,
+        metricName: metrics.provider_breaker,
+        dimensionsMap: { FunctionName: p.consumer.functionName, Provider: provider, Transition: 'opened' },
+        period: Duration.minutes(5),
+        statistic: 'Sum',
+      }),
+      threshold: 1,
+      evaluationPeriods: 1,
+      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+      treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+    });
+  }
 }

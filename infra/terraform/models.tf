@@ -43,3 +43,21 @@ resource "aws_cloudwatch_metric_alarm" "model_unavailable" {
   alarm_actions       = [aws_sns_topic.alarms.arn]
   tags                = local.tags
 }
+
+# One alarm per provider whose circuit breaker opened (docs/design.md rule 15).
+resource "aws_cloudwatch_metric_alarm" "provider_breaker_open" {
+  for_each            = toset(local.models.providers)
+  alarm_name          = "${var.name_prefix}-provider-breaker-open-${each.key}"
+  alarm_description   = "The ${each.key} circuit breaker opened: ${each.key} failed definitely (connection refused, 429, 5xx, no such model) ATELIER_BREAKER_FAILURES times in a row, so its calls go straight to the next provider of the provider lists, or fail and are refunded when none is left. It re-fires while each probe after a cool-down fails, and clears once a probe succeeds (provider_breaker_closed in the consumer log). See docs/operations.md."
+  namespace           = local.models.metrics.namespace
+  metric_name         = local.models.metrics.provider_breaker
+  dimensions          = { FunctionName = aws_lambda_function.this["consumer"].function_name, Provider = each.key, Transition = "opened" }
+  statistic           = "Sum"
+  period              = 300
+  threshold           = 1
+  evaluation_periods  = 1
+  comparison_operator = "GreaterThanOrEqualToThreshold"
+  treat_missing_data  = "notBreaching"
+  alarm_actions       = [aws_sns_topic.alarms.arn]
+  tags                = local.tags
+}

@@ -83,4 +83,18 @@ describe('the models of a deployment', () => {
     assert.equal(outage.Threshold, 1);
     assert.equal(outage.Statistic, 'Sum');
   });
+
+  it('alarms when any provider\'s circuit breaker opens, one alarm per provider', () => {
+    const alarms = resourcesOfType(teamStack(), 'AWS::CloudWatch::Alarm').map(([, r]) => r.Properties ?? {});
+    const breakers = alarms.filter((a) => a.MetricName === CATALOGUE.metrics.provider_breaker);
+    const dims = (a: Record<string, any>, name: string) =>
+      (a.Dimensions as { Name: string; Value: unknown }[]).find((d) => d.Name === name)?.Value;
+    assert.deepEqual(breakers.map((a) => dims(a, 'Provider')).sort(), [...CATALOGUE.providers].sort());
+    for (const a of breakers) {
+      assert.equal(dims(a, 'Transition'), 'opened');
+      assert.equal(a.Threshold, 1);
+      assert.equal(a.Statistic, 'Sum');
+      assert.equal(a.ComparisonOperator, 'GreaterThanOrEqualToThreshold');
+    }
+  });
 });

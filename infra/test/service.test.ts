@@ -122,6 +122,7 @@ describe('AtelierService in a stack of its own', () => {
       ['LedgerRowModified', 'LedgerRowRemoved', 'AuditOffenders', 'DeliveryTimeP95'].length /* ledger-guard.ts */ +
       ['WebhookEndpointDisabled', 'WebhookOldestUndelivered'].length /* webhooks.ts */ +
       ['ModelShutdownNear', 'ModelUnavailable'].length /* models.ts */ +
+      ['ProviderBreakerOpenOpenai', 'ProviderBreakerOpenGemini'].length /* models.ts, one per provider */ +
       ['SweeperNotRunning', 'PaymentSignatureInvalid'].length;
     assert.equal(alarms.length, expected);
     const topic = logicalId(t.stack, t.service.alarmTopic);

@@ -471,7 +471,11 @@ describe('alarms', () => {
     for (const a of budget) assert.equal(a.ComparisonOperator, 'GreaterThanOrEqualToThreshold');
     const webhooks = find(WEBHOOK_ENDPOINTS_DISABLED, METRICS.namespace);
     assert.deepEqual(webhooks?.Dimensions, [{ Name: 'FunctionName', Value: { Ref: functionId(s, 'sweeper') } }]);
-    assert.equal(alarms.length, 27, 'with ModelShutdownNear, ModelUnavailable, SweeperNotRunning, PaymentSignatureInvalid and WebhookOldestUndelivered');
+    assert.equal(
+      alarms.length,
+      29,
+      'with ModelShutdownNear, ModelUnavailable, SweeperNotRunning, PaymentSignatureInvalid, WebhookOldestUndelivered and a ProviderBreakerOpen per provider',
+    );
     for (const a of alarms) {
       assert.deepEqual(a.AlarmActions, [{ Ref: topic }]);
       // Silence is normal for every alarm but one: a sweeper that stops running is silent.

@@ -5,6 +5,7 @@ use std::collections::HashMap;
 
 use crate::adapters::model::catalogue::{self, Model, Provider, Serves};
 use crate::domain::Micros;
+use crate::domain::breaker::BreakerSettings;
 use crate::domain::identity::{ADDRESS_KEY_MIN_BYTES, AddressKey};
 
 /// Every environment variable the code reads: ONE table. The constants, [`env::ALL`] (what
@@ -97,6 +98,10 @@ pub mod env {
             "providers of the edit in failover order, comma-separated, of openai and gemini: the first serves, the next only after a definite failure of the one before (default openai)";
         VISION_PROVIDERS = "ATELIER_VISION_PROVIDERS", false,
             "providers of the readiness check, review and comparison in failover order, comma-separated, of openai and gemini (default openai)";
+        BREAKER_FAILURES = "ATELIER_BREAKER_FAILURES", false,
+            "consecutive definite failures (connection refused, 429, a 5xx other than 504, no such model) that open a model provider's circuit breaker, sending its calls straight to the next provider of the list (default 5)";
+        BREAKER_COOLDOWN_SECS = "ATELIER_BREAKER_COOLDOWN_SECS", false,
+            "seconds a provider's open circuit breaker stays open before one probe call may go through (default 60)";
         GEMINI_BASE_URL = "ATELIER_GEMINI_BASE_URL", false,
             "Gemini API base URL (default: the stand-in server on 127.0.0.1:8788 without a key, https://generativelanguage.googleapis.com with one); used only when a provider list names gemini";
         GEMINI_API_KEY_SECRET_ID = "ATELIER_GEMINI_API_KEY_SECRET_ID", false,
@@ -219,6 +224,8 @@ pub struct Limits {
     pub requeue_max_secs: u64,
     /// A job still queued this long after it was created is failed and refunded.
     pub queued_deadline_secs: u64,
+    /// Rule 15: when a model provider's circuit breaker opens and how long it stays open.
+    pub breaker: BreakerSettings,
 }
 
 impl Default for Limits {
@@ -238,6 +245,7 @@ impl Default for Limits {
             requeue_after_secs: 60,
             requeue_max_secs: 900,
             queued_deadline_secs: 3600,
+            breaker: BreakerSettings::default(),
         }
     }
 }
@@ -602,8 +610,33 @@ impl Limits {
             requeue_after_secs,
             requeue_max_secs,
             queued_deadline_secs,
+            breaker: breaker(get)?,
         })
     }
+}
+
+/// [`env::BREAKER_FAILURES`] and [`env::BREAKER_COOLDOWN_SECS`].
+fn breaker(get: &Get<'_>) -> Result<BreakerSettings, ConfigError> {
+    let defaults = BreakerSettings::default();
+    let failures = number(
+        get,
+        env::BREAKER_FAILURES,
+        defaults.failures.into(),
+        1,
+        1_000,
+    )?;
+    let cooldown_secs = number(
+        get,
+        env::BREAKER_COOLDOWN_SECS,
+        u64::try_from(defaults.cooldown_ms / 1_000).unwrap_or(60),
+        1,
+        3_600,
+    )?;
+    Ok(BreakerSettings {
+        failures: u32::try_from(failures).unwrap_or(defaults.failures),
+        cooldown_ms: i64::try_from(cooldown_secs.saturating_mul(1_000))
+            .unwrap_or(defaults.cooldown_ms),
+    })
 }
 
 /// [`env::ADDRESS_KEY`], when set: at least [`ADDRESS_KEY_MIN_BYTES`] bytes.

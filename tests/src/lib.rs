@@ -467,6 +467,43 @@ impl StandIn {
         }
     }
 
+    /// Removes every scripted fault (the stand-in answers normally again).
+    pub async fn clear_faults(&self) {
+        let res = self
+            .http
+            .delete(format!("{}/_stand-in/faults", self.base_url))
+            .send()
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert!(
+            res.status().is_success(),
+            "faults not cleared: {}",
+            res.status()
+        );
+    }
+
+    /// A client of this stand-in over Gemini's wire, with the catalogue's Gemini models.
+    pub fn gemini_client(&self) -> atelier_shared::adapters::model::ModelClient {
+        use atelier_shared::adapters::model::catalogue::{self, find};
+        let mut config = atelier_shared::adapters::model::ModelConfig::new(self.base_url.clone());
+        config.image_model =
+            find(catalogue::DEFAULT_GEMINI_IMAGE_MODEL).unwrap_or_else(|| panic!("row"));
+        config.vision_model =
+            find(catalogue::DEFAULT_GEMINI_VISION_MODEL).unwrap_or_else(|| panic!("row"));
+        atelier_shared::adapters::model::ModelClient::new(config).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    /// A client of this stand-in over OpenAI's wire whose calls time out after `timeout`.
+    pub fn openai_client(
+        &self,
+        timeout: std::time::Duration,
+    ) -> atelier_shared::adapters::model::ModelClient {
+        let mut config = atelier_shared::adapters::model::ModelConfig::new(self.base_url.clone());
+        config.vision_timeout = timeout;
+        config.edit_timeout = timeout;
+        atelier_shared::adapters::model::ModelClient::new(config).unwrap_or_else(|e| panic!("{e}"))
+    }
+
     /// Scripts a fault (`{"call": …, "fault": …, "job": …}`).
     pub async fn fault(&self, rule: Value) {
         let res = self
@@ -492,12 +529,24 @@ impl Harness {
         model: &StandIn,
         timeout: std::time::Duration,
     ) -> atelier_shared::services::process::Processor {
-        let mut config = atelier_shared::adapters::model::ModelConfig::new(model.base_url.clone());
-        config.vision_timeout = timeout;
-        config.edit_timeout = timeout;
-        let client = atelier_shared::adapters::model::ModelClient::new(config)
-            .unwrap_or_else(|e| panic!("{e}"));
-        atelier_shared::services::process::Processor::new(self.app.clone(), client)
+        atelier_shared::services::process::Processor::new(
+            self.app.clone(),
+            model.openai_client(timeout),
+        )
+    }
+
+    /// A processor with two providers for every call: `first` over OpenAI's wire (its calls
+    /// timing out after `timeout`), then `second` over Gemini's (docs/design.md rule 15).
+    pub fn processor_with_failover(
+        &self,
+        first: &StandIn,
+        second: &StandIn,
+        timeout: std::time::Duration,
+    ) -> atelier_shared::services::process::Processor {
+        use atelier_shared::services::process::{Processor, Providers};
+        let order = vec![first.openai_client(timeout), second.gemini_client()];
+        let providers = Providers::new(order.clone(), order).unwrap_or_else(|| panic!("providers"));
+        Processor::with_providers(self.app.clone(), providers)
     }
 
     /// A harness on a stack of its own (tables, queue, bucket made from the same definition

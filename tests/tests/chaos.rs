@@ -29,12 +29,14 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use atelier_model_server::samples;
+use atelier_shared::adapters::model::catalogue::Provider;
 use atelier_shared::clock;
 use atelier_shared::domain::Job;
+use atelier_shared::domain::breaker::{BreakerSettings, Phase};
 use atelier_shared::domain::{AssetKind, JobId, JobState, UserId};
 use atelier_shared::domain::{LedgerKind, Micros};
 use atelier_shared::services::process::Step;
-use atelier_shared::services::{App, budget};
+use atelier_shared::services::{App, breaker, budget};
 use atelier_tests::stripe::{Event, StripeStandIn};
 use atelier_tests::{Harness, Reply, StandIn, iam, sha256};
 use atelier_wire_proxy::{Attribution, FaultKind, FaultPlan, Proxy};
@@ -123,6 +125,7 @@ async fn money_invariants_hold_under_faults() {
     let clean = Harness::isolated(|l| {
         l.max_in_flight = 6;
         l.user_daily_share_micros = Micros::new(CHAOS_USER_SHARE_MICROS);
+        l.breaker = CHAOS_BREAKER;
     })
     .await
     .with_stripe(&stripe);
@@ -161,11 +164,13 @@ async fn money_invariants_hold_under_faults() {
     let faulty = function("api").await.with_stripe(&stripe);
     let consumer = function("consumer").await;
     let sweeper = function("sweeper").await;
-    let model = StandIn::start().await;
+    // Two providers for every call: `model` first (over OpenAI's wire), `second` after a
+    // definite failure of the first or while its breaker is open (over Gemini's).
+    let (model, second) = (StandIn::start().await, StandIn::start().await);
     // Model calls wait long enough for a busy machine; a `timeout` fault gets a consumer
     // whose calls give up after a second (the fault holds its request for three).
-    let processor = consumer.processor_with_timeout(&model, Duration::from_secs(60));
-    let impatient = consumer.processor_with_timeout(&model, Duration::from_secs(1));
+    let processor = consumer.processor_with_failover(&model, &second, Duration::from_secs(60));
+    let impatient = consumer.processor_with_failover(&model, &second, Duration::from_secs(1));
 
     // Users with balances for about three quarters of their jobs.
     let users: Vec<UserId> = (0..(jobs / 5).max(2)).map(|_| clean.user()).collect();
@@ -366,10 +371,16 @@ async fn money_invariants_hold_under_faults() {
             queued.push((user.clone(), id));
         }
 
-        // Deliveries: model faults per job, consumers dying at a step, duplicates at once.
+        // Deliveries: model faults per job, consumers dying at a step, duplicates at once;
+        // in some batches the first provider is down for every call (definitely or not).
+        let outage = Outage::of_batch(this_batch);
+        outage.start(&model, &mut tally).await;
         let mut runs = Vec::new();
         for (_, id) in &queued {
-            let mut p = processor.clone();
+            let mut p = match outage {
+                Outage::Ambiguous => impatient.clone(),
+                Outage::None | Outage::Definite => processor.clone(),
+            };
             if rng.gen_bool(0.3) {
                 let (call, fault) = MODEL_FAULTS[rng.gen_range(0..MODEL_FAULTS.len())];
                 let mut rule = json!({ "call": call, "fault": fault, "job": id });
@@ -398,6 +409,10 @@ async fn money_invariants_hold_under_faults() {
             }
         }))
         .await;
+        if outage != Outage::None {
+            model.clear_faults().await;
+        }
+        tally.add(breaker_phase(&clean).await);
 
         // Repairs of some delivered edits, retried like submits.
         for (user, id) in &queued {
@@ -531,7 +546,14 @@ async fn money_invariants_hold_under_faults() {
         let debits = rows.iter().filter(|r| r.kind == LedgerKind::Debit).count();
         let refunds = rows.iter().filter(|r| r.kind == LedgerKind::Refund).count();
         let refundable = matches!(job.status(), JobState::Failed | JobState::Canceled);
-        let calls = model.calls(id).await;
+        let (first, failover) = (model.calls(id).await, second.calls(id).await);
+        let calls = atelier_tests::JobCalls {
+            check: first.check + failover.check,
+            edit: first.edit + failover.edit,
+            review: first.review + failover.review,
+            compare: first.compare + failover.compare,
+        };
+        paid_call_checks(&clean, &job, &mut tally, &mut violations).await;
         if !job.status().is_terminal() {
             violations.push(format!("{id}: still {}", job.status().as_str()));
         }
@@ -544,10 +566,10 @@ async fn money_invariants_hold_under_faults() {
                 job.status().as_str()
             ));
         }
-        if calls.edit > 1 {
+        if first.edit > 1 || failover.edit > 1 {
             violations.push(format!(
-                "{id}: {} paid edit calls for one charge",
-                calls.edit
+                "{id}: edit calls {} on the first provider and {} on the second for one charge",
+                first.edit, failover.edit
             ));
         }
         let events = webhook_events_of(&clean, id).await;
@@ -611,7 +633,11 @@ async fn money_invariants_hold_under_faults() {
         "chaos: wire faults {wire:?} over {} requests",
         proxy.counts().total()
     );
-    println!("chaos: stand-in calls {:?}", model_total(&model).await);
+    println!(
+        "chaos: stand-in calls {:?}, on the second provider {:?}",
+        model_total(&model).await,
+        model_total(&second).await
+    );
     if !violations.is_empty() {
         for v in &violations {
             let id = v.split(':').next().unwrap_or_default();
@@ -623,6 +649,107 @@ async fn money_invariants_hold_under_faults() {
         );
     }
     println!("chaos: seed {seed}: 0 violations");
+}
+
+/// The breaker of the chaos run's providers: opened by three definite failures in a row, a
+/// probe two seconds later, so a batch of outage opens it and the batches after it see it
+/// half-open, probed, and closed again.
+const CHAOS_BREAKER: BreakerSettings = BreakerSettings {
+    failures: 3,
+    cooldown_ms: 2_000,
+};
+
+/// The provider-outage class: batches during which the first provider fails every call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Outage {
+    None,
+    /// A 503 for every call: definite, failed over, and it opens the breaker.
+    Definite,
+    /// Every call held past the consumer's timeout: ambiguous, never failed over, and the
+    /// breaker neither opens nor closes on it.
+    Ambiguous,
+}
+
+impl Outage {
+    /// Two batches in ten definitely down (the breaker opens, is probed while still down,
+    /// and closes after), one ambiguously (the first batch, with the breaker closed).
+    fn of_batch(batch: usize) -> Outage {
+        match batch % 10 {
+            1 | 2 => Outage::Definite,
+            0 => Outage::Ambiguous,
+            _ => Outage::None,
+        }
+    }
+
+    async fn start(self, model: &StandIn, tally: &mut Tally) {
+        match self {
+            Outage::None => {}
+            Outage::Definite => {
+                model
+                    .fault(json!({ "call": "any", "fault": "error_503" }))
+                    .await;
+                tally.add("provider_outage_batches_definite");
+            }
+            Outage::Ambiguous => {
+                model
+                    .fault(json!({ "call": "any", "fault": "timeout", "ms": 3_000 }))
+                    .await;
+                tally.add("provider_outage_batches_ambiguous");
+            }
+        }
+    }
+}
+
+/// The first provider's breaker after a batch, as a tally key.
+async fn breaker_phase(h: &Harness) -> &'static str {
+    let now = breaker::unix_ms(clock::now());
+    match breaker::state(&h.app, Provider::OpenAi).await {
+        Ok(s) => match s.phase(now, &h.app.config.limits.breaker) {
+            Phase::Closed => "breaker_closed_after_batch",
+            Phase::Open => "breaker_open_after_batch",
+            Phase::HalfOpen => "breaker_half_open_after_batch",
+        },
+        Err(_) => "breaker_unreadable_after_batch",
+    }
+}
+
+/// Rule 15 at rest, from the job's attempts: no call kind paid twice for one charge (a call
+/// counts as paid unless it is booked free: skipped, or a definite failure); no failover after
+/// an ambiguous outcome; every call a failover made was planned (reserved) first.
+async fn paid_call_checks(h: &Harness, job: &Job, tally: &mut Tally, violations: &mut Vec<String>) {
+    let id = &job.job_id;
+    let attempts = h.app.store.attempts_of(id).await.unwrap_or_default();
+    let mut paid: BTreeMap<&str, u32> = BTreeMap::new();
+    for a in &attempts {
+        for (key, call) in &a.calls {
+            let kind = key.split('@').next().unwrap_or(key);
+            if call.outcome == "skipped" {
+                continue;
+            }
+            if !a.planned.contains(key) {
+                violations.push(format!(
+                    "{id}: call {key} made without being planned: {a:?}"
+                ));
+            }
+            if key.contains('@') {
+                tally.add("calls_failed_over");
+                if a.calls.get(kind).is_some_and(|c| c.cost_micros.is_none()) {
+                    violations.push(format!("{id}: {key} failed over after an ambiguous {kind}"));
+                }
+                if a.calls.get(kind).is_some_and(|c| c.outcome == "skipped") {
+                    tally.add("calls_passed_over_open_breaker");
+                }
+            }
+            if call.cost_micros != Some(Micros::ZERO) {
+                *paid.entry(kind).or_default() += 1;
+            }
+        }
+    }
+    for (kind, n) in paid {
+        if n > 1 {
+            violations.push(format!("{id}: {n} paid {kind} calls for one charge"));
+        }
+    }
 }
 
 /// Rule 2 at rest: an edit's kept original is byte-identical to the photo it was created

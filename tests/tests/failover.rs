@@ -8,11 +8,12 @@
 use std::time::Duration;
 
 use atelier_model_server::samples;
-use atelier_shared::adapters::model::catalogue::{self, find};
-use atelier_shared::adapters::model::{ModelClient, ModelConfig, Usage, cost};
+use atelier_shared::adapters::model::catalogue::{Provider, find};
+use atelier_shared::adapters::model::{Usage, cost};
+use atelier_shared::domain::breaker::{BreakerSettings, BreakerState, Phase};
 use atelier_shared::domain::{FailureCode, JobId, Micros, UserId};
-use atelier_shared::services::budget;
-use atelier_shared::services::process::{Outcome, Processor, Providers};
+use atelier_shared::services::process::Outcome;
+use atelier_shared::services::{breaker, budget, support};
 use atelier_shared::store::schema::AttemptItem;
 use atelier_tests::{Harness, StandIn};
 use futures::future::join_all;
@@ -20,29 +21,6 @@ use serde_json::json;
 
 fn job_id(id: &str) -> JobId {
     JobId::parse(id).unwrap_or_else(|| panic!("job id {id}"))
-}
-
-fn openai(model: &StandIn, timeout: Duration) -> ModelClient {
-    let mut config = ModelConfig::new(model.base_url.clone());
-    config.vision_timeout = timeout;
-    config.edit_timeout = timeout;
-    ModelClient::new(config).unwrap_or_else(|e| panic!("{e}"))
-}
-
-fn gemini(model: &StandIn) -> ModelClient {
-    let mut config = ModelConfig::new(model.base_url.clone());
-    config.image_model =
-        find(catalogue::DEFAULT_GEMINI_IMAGE_MODEL).unwrap_or_else(|| panic!("row"));
-    config.vision_model =
-        find(catalogue::DEFAULT_GEMINI_VISION_MODEL).unwrap_or_else(|| panic!("row"));
-    ModelClient::new(config).unwrap_or_else(|e| panic!("{e}"))
-}
-
-/// OpenAI first and Gemini second, for every call kind.
-fn processor(h: &Harness, first: ModelClient, second: ModelClient) -> Processor {
-    let order = vec![first, second];
-    let providers = Providers::new(order.clone(), order).unwrap_or_else(|| panic!("providers"));
-    Processor::with_providers(h.app.clone(), providers)
 }
 
 /// `jobs` users, each submitting one edit of the sample pet.
@@ -118,12 +96,13 @@ fn assert_booked_at_the_serving_price(a: &AttemptItem) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn with_the_first_provider_down_a_burst_of_jobs_is_delivered_by_the_second_each_charged_once()
 {
-    let h = Harness::isolated(|_| {}).await;
+    // A breaker that never opens: every job meets the first provider's 503 itself.
+    let h = Harness::isolated(|l| l.breaker.failures = 1_000).await;
     let (first, second) = (StandIn::start().await, StandIn::start().await);
     first
         .fault(json!({ "call": "any", "fault": "error_503" }))
         .await;
-    let p = processor(&h, openai(&first, Duration::from_secs(60)), gemini(&second));
+    let p = h.processor_with_failover(&first, &second, Duration::from_secs(60));
     let jobs = burst(&h, 50).await;
 
     let ids: Vec<JobId> = jobs.iter().map(|(_, id, _)| job_id(id)).collect();
@@ -173,12 +152,13 @@ async fn with_the_first_provider_down_a_burst_of_jobs_is_delivered_by_the_second
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_first_provider_that_times_out_after_the_request_is_never_failed_over() {
-    let h = Harness::isolated(|_| {}).await;
+    // A breaker that would open at the second definite failure: timeouts are not definite.
+    let h = Harness::isolated(|l| l.breaker.failures = 2).await;
     let (first, second) = (StandIn::start().await, StandIn::start().await);
     first
         .fault(json!({ "call": "any", "fault": "timeout", "ms": 5_000 }))
         .await;
-    let p = processor(&h, openai(&first, Duration::from_secs(1)), gemini(&second));
+    let p = h.processor_with_failover(&first, &second, Duration::from_secs(1));
     let jobs = burst(&h, 5).await;
 
     let ids: Vec<JobId> = jobs.iter().map(|(_, id, _)| job_id(id)).collect();
@@ -209,6 +189,265 @@ async fn a_first_provider_that_times_out_after_the_request_is_never_failed_over(
             a.settled_cost_micros,
             Some(a.reserved_micros),
             "its reservation stays booked: {a:?}"
+        );
+    }
+    assert_eq!(
+        breaker_of(&h, Provider::OpenAi).await,
+        BreakerState::default(),
+        "ambiguous timeouts neither count nor open the breaker"
+    );
+    h.assert_audit_clean().await;
+}
+
+async fn breaker_of(h: &Harness, provider: Provider) -> BreakerState {
+    breaker::state(&h.app, provider)
+        .await
+        .unwrap_or_else(|e| panic!("{e:?}"))
+}
+
+async fn phase_of(h: &Harness, provider: Provider) -> Phase {
+    let now = breaker::unix_ms(atelier_shared::clock::now());
+    breaker_of(h, provider)
+        .await
+        .phase(now, &h.app.config.limits.breaker)
+}
+
+/// Every call of `jobs` that reached `model`, of any kind.
+async fn calls_reaching(model: &StandIn, jobs: &[(UserId, String, i64)]) -> u64 {
+    let mut n = 0;
+    for (_, id, _) in jobs {
+        let c = model.calls(id).await;
+        n += c.check + c.edit + c.review + c.compare;
+    }
+    n
+}
+
+/// Processes `jobs` all at once; each must be delivered.
+async fn deliver_all(
+    p: &atelier_shared::services::process::Processor,
+    jobs: &[(UserId, String, i64)],
+) {
+    let ids: Vec<JobId> = jobs.iter().map(|(_, id, _)| job_id(id)).collect();
+    let outcomes = join_all(ids.iter().map(|id| p.process(id))).await;
+    for (id, outcome) in ids.iter().zip(outcomes) {
+        assert!(
+            matches!(outcome, Ok(Outcome::Delivered { .. })),
+            "{id}: {outcome:?}"
+        );
+    }
+}
+
+/// Each job charged the same once, every attempt settled at its serving price, nothing
+/// left reserved, the day under its cap, the books clean.
+async fn assert_charged_once_and_settled(h: &Harness, jobs: &[(UserId, String, i64)]) {
+    let mut charged = Vec::new();
+    for (user, id, before) in jobs {
+        charged.push(before - h.balance(user).await);
+        for a in &attempts(h, id).await {
+            assert!(a.open_day.is_none(), "settled: {a:?}");
+            assert_booked_at_the_serving_price(a);
+        }
+    }
+    assert!(
+        charged.iter().all(|c| *c == charged[0] && *c > 0),
+        "each job charged once: {charged:?}"
+    );
+    let day = budget::day(&h.app, &budget::day_of(atelier_shared::clock::now()))
+        .await
+        .unwrap_or_else(|e| panic!("{e:?}"));
+    assert_eq!(day.reserved_micros, Micros::ZERO, "{day:?}");
+    assert!(day.used_micros <= day.cap_micros, "{day:?}");
+    h.assert_audit_clean().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn after_three_definite_failures_the_breaker_opens_and_later_jobs_make_no_call_to_the_first_provider()
+ {
+    let h = Harness::isolated(|l| {
+        l.breaker = BreakerSettings {
+            failures: 3,
+            cooldown_ms: 600_000,
+        }
+    })
+    .await;
+    let (first, second) = (StandIn::start().await, StandIn::start().await);
+    first
+        .fault(json!({ "call": "any", "fault": "error_503" }))
+        .await;
+    let p = h.processor_with_failover(&first, &second, Duration::from_secs(60));
+
+    // One job meets the outage three times (check, edit, review): the third failure opens it.
+    let opener = burst(&h, 1).await;
+    deliver_all(&p, &opener).await;
+    assert_eq!(calls_reaching(&first, &opener).await, 3);
+    assert_eq!(phase_of(&h, Provider::OpenAi).await, Phase::Open);
+
+    let later = burst(&h, 12).await;
+    deliver_all(&p, &later).await;
+
+    assert_eq!(
+        calls_reaching(&first, &later).await,
+        0,
+        "no call at all to an open provider"
+    );
+    for (_, id, _) in &later {
+        let up = second.calls(id).await;
+        assert_eq!((up.check, up.edit, up.review), (1, 1, 1), "{id}");
+        for a in attempts(&h, id).await {
+            assert!(
+                a.planned.iter().all(|k| k.ends_with("@gemini")),
+                "nothing planned nor reserved at the open provider: {a:?}"
+            );
+            assert_eq!(
+                a.planned.len(),
+                a.calls.len(),
+                "every planned call made: {a:?}"
+            );
+        }
+    }
+    // Operators see which provider served each call (`atelier-admin job show`); users do not.
+    let (user, id, _) = &later[0];
+    let history = support::job(&h.app, &job_id(id))
+        .await
+        .unwrap_or_else(|e| panic!("{e:?}"))
+        .unwrap_or_else(|| panic!("{id}"));
+    let edit = &history.attempts[0].calls["edit@gemini"];
+    assert_eq!(edit.provider.as_deref(), Some("gemini"), "{edit:?}");
+    let shown = h.job(user, id).await.body.to_string();
+    assert!(
+        !shown.contains("gemini"),
+        "the user's view names no provider: {shown}"
+    );
+    assert_charged_once_and_settled(&h, &[opener, later].concat()).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn after_the_cool_down_exactly_one_probe_reaches_the_first_provider_and_its_success_closes_it()
+ {
+    let cooldown = Duration::from_secs(30);
+    let h = Harness::isolated(|l| {
+        l.breaker = BreakerSettings {
+            failures: 1,
+            cooldown_ms: 30_000,
+        }
+    })
+    .await;
+    let (first, second) = (StandIn::start().await, StandIn::start().await);
+    first
+        .fault(json!({ "call": "any", "fault": "error_503" }))
+        .await;
+    // The second provider's check asks a question: each job of the burst makes one call (its
+    // check) and stops, refunded, so the whole burst fits in one cool-down on a busy machine.
+    second
+        .fault(json!({ "call": "check", "fault": "not_ready" }))
+        .await;
+    let p = h.processor_with_failover(&first, &second, Duration::from_secs(60));
+    let clarify = Some(Outcome::Failed {
+        code: FailureCode::NeedsClarification,
+    });
+    let opener = burst(&h, 1).await;
+    assert_eq!(p.process(&job_id(&opener[0].1)).await.ok(), clarify);
+    assert_eq!(
+        calls_reaching(&first, &opener).await,
+        1,
+        "opened by its check"
+    );
+
+    // Still down after the cool-down: a concurrent burst lets exactly one probe through,
+    // whose failure opens the breaker again.
+    let waiting = burst(&h, 10).await;
+    tokio::time::sleep(cooldown).await;
+    let started = std::time::Instant::now();
+    let ids: Vec<JobId> = waiting.iter().map(|(_, id, _)| job_id(id)).collect();
+    let outcomes = join_all(ids.iter().map(|id| p.process(id))).await;
+    assert!(
+        started.elapsed() < cooldown,
+        "the burst must end within one cool-down to count one probe: {:?}",
+        started.elapsed()
+    );
+    assert_eq!(
+        calls_reaching(&first, &waiting).await,
+        1,
+        "exactly one probe"
+    );
+    assert_eq!(phase_of(&h, Provider::OpenAi).await, Phase::Open);
+    for ((user, id, before), outcome) in waiting.iter().zip(outcomes) {
+        assert_eq!(outcome.ok(), clarify, "{id}");
+        assert_eq!(second.calls(id).await.check, 1, "{id}");
+        assert_eq!(h.balance(user).await, *before, "{id}: refunded");
+    }
+
+    // Back up: after the next cool-down the probe succeeds and closes it, and the calls after
+    // it go to the first provider again.
+    first.clear_faults().await;
+    let back = burst(&h, 2).await;
+    tokio::time::sleep(cooldown).await;
+    deliver_all(&p, &back[..1]).await;
+    assert_eq!(phase_of(&h, Provider::OpenAi).await, Phase::Closed);
+    deliver_all(&p, &back[1..]).await;
+    for (_, id, _) in &back {
+        let (down, up) = (first.calls(id).await, second.calls(id).await);
+        assert_eq!((down.check, down.edit, down.review), (1, 1, 1), "{id}");
+        assert_eq!(up, Default::default(), "{id}: nothing failed over");
+    }
+    assert_eq!(
+        breaker_of(&h, Provider::OpenAi).await,
+        BreakerState::default()
+    );
+    assert_charged_once_and_settled(&h, &back).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn with_every_provider_open_a_job_fails_and_is_refunded_without_a_call() {
+    let h = Harness::isolated(|l| {
+        l.breaker = BreakerSettings {
+            failures: 1,
+            cooldown_ms: 600_000,
+        }
+    })
+    .await;
+    let (first, second) = (StandIn::start().await, StandIn::start().await);
+    for model in [&first, &second] {
+        model
+            .fault(json!({ "call": "any", "fault": "error_503" }))
+            .await;
+    }
+    let p = h.processor_with_failover(&first, &second, Duration::from_secs(60));
+    let opener = burst(&h, 1).await;
+    let jobs = burst(&h, 4).await;
+    let outcome = p.process(&job_id(&opener[0].1)).await;
+    assert_eq!(
+        outcome.ok(),
+        Some(Outcome::Failed {
+            code: FailureCode::CheckFailed
+        })
+    );
+    assert_eq!(phase_of(&h, Provider::Gemini).await, Phase::Open);
+
+    let ids: Vec<JobId> = jobs.iter().map(|(_, id, _)| job_id(id)).collect();
+    let outcomes = join_all(ids.iter().map(|id| p.process(id))).await;
+
+    for ((user, id, before), outcome) in jobs.iter().zip(outcomes) {
+        assert_eq!(
+            outcome.ok(),
+            Some(Outcome::Failed {
+                code: FailureCode::CheckFailed
+            }),
+            "{id}"
+        );
+        assert_eq!(h.balance(user).await, *before, "{id}: refunded");
+        assert_eq!(first.calls(id).await, Default::default(), "{id}");
+        assert_eq!(second.calls(id).await, Default::default(), "{id}");
+        let a = &attempts(&h, id).await[0];
+        assert_eq!(a.planned, ["check", "edit"], "no failover planned: {a:?}");
+        assert!(
+            a.calls.values().all(|c| c.outcome == "skipped"),
+            "no call made: {a:?}"
+        );
+        assert_eq!(
+            a.settled_cost_micros,
+            Some(Micros::ZERO),
+            "its reservation released: {a:?}"
         );
     }
     h.assert_audit_clean().await;

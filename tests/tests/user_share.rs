@@ -253,7 +253,7 @@ async fn reserve_for(h: &Harness, user: &UserId, micros: i64) -> PaidAttempt {
         job: &job,
         user,
         attempt: "01-check-edit",
-        planned: &[atelier_shared::adapters::model::CallKind::Check],
+        planned: &["check".to_owned()],
         estimate: Micros::new(micros),
         sale_credits: Credits::ZERO,
     };

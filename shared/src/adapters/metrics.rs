@@ -86,6 +86,9 @@ pub enum Metric {
     /// `restored`, `duplicate`, `ignored`, `signature_invalid`, `malformed`,
     /// `not_yet_recorded`, `not_configured`, `failed`); `signature_invalid` is alarmed on.
     PaymentEvents,
+    /// A model provider's circuit breaker changed phase (`Provider`, `Transition` = `opened`,
+    /// `half_open`, `closed`); `opened` is alarmed on per provider.
+    ProviderBreaker,
     /// Credits a purchase granted (`Pack`).
     PurchasedCredits,
     /// What a granted purchase was paid, in the currency's minor unit (`Pack`, `Currency`).
@@ -111,7 +114,7 @@ pub fn export() -> serde_json::Value {
 pub const NO_SHUTDOWN_DAYS: i64 = 9_999;
 
 impl Metric {
-    pub const ALL: [Metric; 29] = [
+    pub const ALL: [Metric; 30] = [
         Metric::JobsFinished,
         Metric::ModelCalls,
         Metric::ModelCallLatency,
@@ -139,6 +142,7 @@ impl Metric {
         Metric::ModelUnavailable,
         Metric::ModelDaysToShutdown,
         Metric::PaymentEvents,
+        Metric::ProviderBreaker,
         Metric::PurchasedCredits,
         Metric::PurchaseRevenue,
     ];
@@ -173,6 +177,7 @@ impl Metric {
             Metric::ModelUnavailable => "ModelUnavailable",
             Metric::ModelDaysToShutdown => "ModelDaysToShutdown",
             Metric::PaymentEvents => "PaymentEvents",
+            Metric::ProviderBreaker => "ProviderBreaker",
             Metric::PurchasedCredits => "PurchasedCredits",
             Metric::PurchaseRevenue => "PurchaseRevenue",
         }
@@ -206,6 +211,7 @@ impl Metric {
             Metric::WebhookAttempts => &[dim::OUTCOME, dim::ENDPOINT],
             Metric::WebhookAttemptLatency => &[dim::ENDPOINT],
             Metric::PaymentEvents => &[dim::OUTCOME],
+            Metric::ProviderBreaker => &[dim::PROVIDER, dim::TRANSITION],
             Metric::PurchasedCredits => &[dim::PACK],
             Metric::PurchaseRevenue => &[dim::PACK, dim::CURRENCY],
             _ => &[],
@@ -232,6 +238,10 @@ pub mod dim {
     pub const CURRENCY: &str = "Currency";
     /// A webhook endpoint's id (a handful, added by the operator).
     pub const ENDPOINT: &str = "Endpoint";
+    /// A model provider of the catalogue (`openai`, `gemini`).
+    pub const PROVIDER: &str = "Provider";
+    /// A circuit breaker's change of phase (`opened`, `half_open`, `closed`).
+    pub const TRANSITION: &str = "Transition";
 }
 
 /// How a job ended, as the `Outcome` dimension says it.
@@ -416,6 +426,12 @@ pub fn model_unavailable() {
     metrics::counter!(Metric::ModelUnavailable.name()).increment(1);
 }
 
+/// A provider's circuit breaker changed phase (`opened`, `half_open`, `closed`).
+pub fn provider_breaker(provider: &'static str, transition: &'static str) {
+    metrics::counter!(Metric::ProviderBreaker.name(), dim::PROVIDER => provider, dim::TRANSITION => transition)
+        .increment(1);
+}
+
 /// The daily lifecycle check: days until the nearest announced shutdown of a configured model.
 pub fn model_days_to_shutdown(days: i64) {
     metrics::gauge!(Metric::ModelDaysToShutdown.name()).set(days as f64);
@@ -521,6 +537,8 @@ mod tests {
             dim::PACK,
             dim::CURRENCY,
             dim::ENDPOINT,
+            dim::PROVIDER,
+            dim::TRANSITION,
         ];
         for m in Metric::ALL {
             for d in m.dimensions() {

@@ -2,6 +2,7 @@
 //! built by a fallible constructor at the edge, so holding one means it is valid; storage uses
 //! `#[serde(transparent)]` forms.
 
+pub mod breaker;
 pub mod edit;
 pub mod failure;
 pub mod grant;

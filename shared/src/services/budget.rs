@@ -95,8 +95,10 @@ pub struct ReserveRequest<'a> {
     /// Unique per job, e.g. `01-check-edit`: a second reservation of the same name is refused,
     /// so a step that runs twice cannot pay twice.
     pub attempt: &'a str,
-    /// Calls covered, in order. Only these can be made through the attempt.
-    pub planned: &'a [CallKind],
+    /// Calls covered, in order, by planned-call name (`check`, or `check@gemini` for a call
+    /// planned at a later provider, [`failover_key`]). Only these can be made through the
+    /// attempt without extending it first.
+    pub planned: &'a [String],
     pub estimate: Micros,
     /// Credits sold with this attempt (the job's price on its first attempt, else 0).
     pub sale_credits: Credits,
@@ -145,7 +147,7 @@ impl PaidAttempt {
             day: day_of(now),
             user_id: Some(req.user.clone()),
             reserved_micros: req.estimate,
-            planned: req.planned.iter().map(|k| k.as_str().to_owned()).collect(),
+            planned: req.planned.to_vec(),
             sale_credits: req.sale_credits,
             price_table: cost::PRICE_TABLE.to_owned(),
             calls: Default::default(),
@@ -264,6 +266,11 @@ impl PaidAttempt {
         // the failing transaction must count it (never as "skipped").
         self.item.calls.insert(key.to_owned(), record);
         saved.map(|()| reply)
+    }
+
+    /// Whether `key` is a planned call of this attempt.
+    pub fn plans(&self, key: &str) -> bool {
+        self.item.planned.iter().any(|p| p == key)
     }
 
     /// Plans one more call on this attempt, `key`, reserved at `estimate` before it is made

@@ -3,6 +3,7 @@
 
 pub mod accounts;
 pub mod audit;
+pub mod breaker;
 pub mod budget;
 pub mod cancel;
 pub mod guard;

@@ -2,6 +2,7 @@
 //! conditional transactions that the money rules are made of.
 
 pub mod accounts;
+pub mod breaker;
 pub mod budget;
 pub mod cursor;
 pub mod jobs;

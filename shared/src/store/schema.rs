@@ -1135,3 +1135,25 @@ mod tests {
         );
     }
 }
+
+/// The budget table's key of a model provider's circuit breaker (docs/design.md rule 15):
+/// never a date, [`BUDGET_STANDING`] nor a user's key. The consumer already reads and writes
+/// this table, so the breaker needs no new permission.
+pub fn breaker_key(provider: &str) -> String {
+    format!("breaker#{provider}")
+}
+
+/// A provider's circuit breaker, shared by every consumer ([`crate::domain::breaker`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BreakerItem {
+    /// [`breaker_key`].
+    pub day: String,
+    #[serde(default)]
+    pub failures: u32,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub opened_ms: Option<i64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub probe_ms: Option<i64>,
+    #[serde(default)]
+    pub updated_at: String,
+}

@@ -482,8 +482,10 @@ pub fn export() -> serde_json::Value {
             "namespace": crate::adapters::metrics::NAMESPACE,
             "days_to_shutdown": crate::adapters::metrics::Metric::ModelDaysToShutdown.name(),
             "model_unavailable": crate::adapters::metrics::Metric::ModelUnavailable.name(),
+            "provider_breaker": crate::adapters::metrics::Metric::ProviderBreaker.name(),
             "no_shutdown_days": crate::adapters::metrics::NO_SHUTDOWN_DAYS,
         },
+        "providers": Provider::ALL.map(Provider::as_str),
         "models": rows,
     })
 }

@@ -272,6 +272,10 @@ pub enum ModelError {
         #[source]
         source: reqwest::Error,
     },
+    /// Every provider of the call has its circuit breaker open (docs/design.md rule 15):
+    /// nothing was sent, nothing reserved at them.
+    #[error("{call} call not sent: every provider's circuit breaker is open")]
+    ProvidersOpen { call: CallKind },
     #[error("{call} call: the answer is malformed")]
     Malformed {
         call: CallKind,
@@ -300,6 +304,7 @@ impl ModelError {
             | ModelError::Timeout { call, .. }
             | ModelError::Http { call, .. }
             | ModelError::Transport { call, .. }
+            | ModelError::ProvidersOpen { call }
             | ModelError::Malformed { call, .. } => Some(*call),
         }
     }
@@ -313,7 +318,9 @@ impl ModelError {
     /// have been generated and billed.
     pub fn billing(&self) -> Billing {
         match self {
-            ModelError::Build { .. } | ModelError::InvalidInput { .. } => Billing::NotBilled,
+            ModelError::Build { .. }
+            | ModelError::InvalidInput { .. }
+            | ModelError::ProvidersOpen { .. } => Billing::NotBilled,
             ModelError::Http { status, .. } if (400..500).contains(status) => Billing::NotBilled,
             ModelError::Http { .. } if self.is_definite() => Billing::NotBilled,
             ModelError::Timeout { source, .. } | ModelError::Transport { source, .. }
@@ -366,6 +373,7 @@ impl ModelError {
             }
             ModelError::Build { .. }
             | ModelError::InvalidInput { .. }
+            | ModelError::ProvidersOpen { .. }
             | ModelError::Malformed { .. } => false,
         }
     }
@@ -382,6 +390,7 @@ impl ModelError {
             ModelError::Http { .. } => "model_provider_error",
             ModelError::Transport { .. } => "model_transport",
             ModelError::Malformed { .. } => "model_malformed",
+            ModelError::ProvidersOpen { .. } => "provider_outage",
         }
     }
 }

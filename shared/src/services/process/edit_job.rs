@@ -81,26 +81,21 @@ impl Run<'_> {
             edit_roles.push(ImageRole::StyleReference);
         }
         let check_sizes = inputs.vision_sizes(&prompt);
-        let estimate = p
-            .estimate(CallKind::Check, &check_sizes, prompt_chars(&prompt))
-            .saturating_add(p.estimate(
-                CallKind::Edit,
-                &inputs.edit_sizes(&edit_roles),
-                EDIT_PROMPT_ALLOWANCE_CHARS,
-            ));
-        let planned = [CallKind::Check, CallKind::Edit];
-        if let Err(code) = self
-            .reserve("01-check-edit", &planned, estimate, job.credits)
-            .await?
-        {
-            return Err(Stop::fail(code));
-        }
-        self.crash(Step::AfterReserve)?;
-
+        let edit_sizes = inputs.edit_sizes(&edit_roles);
         let sized = Sized {
             images: &check_sizes,
             prompt_chars: prompt_chars(&prompt),
         };
+        let edit_sized = Sized {
+            images: &edit_sizes,
+            prompt_chars: EDIT_PROMPT_ALLOWANCE_CHARS,
+        };
+        let planned = [(CallKind::Check, sized), (CallKind::Edit, edit_sized)];
+        if let Err(code) = self.reserve("01-check-edit", &planned, job.credits).await? {
+            return Err(Stop::fail(code));
+        }
+        self.crash(Step::AfterReserve)?;
+
         let ask = |m: ModelClient| {
             let (id, prompt, images) = (&job.job_id, &prompt, &images);
             async move { m.check_readiness(id, prompt, images).await }
@@ -185,7 +180,7 @@ impl Run<'_> {
 
     /// Review after, under its own reservation; no review is never a pass.
     async fn review(&mut self, inputs: &Inputs, result: &RgbaImage) -> Result<ReviewRecord, Stop> {
-        let (p, job) = (self.p, self.job);
+        let job = self.job;
         let Some(model) = self.model_for(CallKind::Review, Duration::ZERO) else {
             return Ok(ReviewRecord::not_verified(
                 "The review was skipped: not enough time was left to run it.",
@@ -194,9 +189,12 @@ impl Run<'_> {
         let prompt = prompts::review(&job.request);
         let images = vision_images(inputs, &prompt, &[(ImageRole::Result, result)])?;
         let sizes = inputs.vision_sizes(&prompt);
-        let estimate = p.estimate(CallKind::Review, &sizes, prompt_chars(&prompt));
+        let sized = Sized {
+            images: &sizes,
+            prompt_chars: prompt_chars(&prompt),
+        };
         if let Err(code) = self
-            .reserve("02-review", &[CallKind::Review], estimate, Credits::ZERO)
+            .reserve("02-review", &[(CallKind::Review, sized)], Credits::ZERO)
             .await?
         {
             return Ok(ReviewRecord::not_verified(match code {
@@ -206,10 +204,6 @@ impl Run<'_> {
                 _ => "The review was skipped because reviews are paused.",
             }));
         }
-        let sized = Sized {
-            images: &sizes,
-            prompt_chars: prompt_chars(&prompt),
-        };
         let ask = |m: ModelClient| {
             let (id, prompt, images) = (&job.job_id, &prompt, &images);
             async move { m.review(id, prompt, images).await }

@@ -28,10 +28,12 @@ use std::time::{Duration, Instant as Deadline};
 pub use fault::Step;
 
 use super::App;
+use super::breaker::{self, Gate};
 use super::budget::{self, Billed, PaidAttempt, Refusal, Reservation, ReserveRequest};
 use crate::adapters::model::{CallKind, ModelClient, ModelConfig, ModelError, cost};
 use crate::clock::{self, Instant};
 use crate::domain::Job;
+use crate::domain::breaker::CallOutcome;
 use crate::domain::{
     Credits, FailureCode, JobFailure, JobId, JobResult, JobState, Micros, ReviewVerdict,
 };
@@ -294,12 +296,6 @@ impl Processor {
             crate::adapters::metrics::budget(d.used_micros, d.reserved_micros, d.cap_micros);
         }
     }
-
-    /// A call's cost estimate on its first provider at the configured quality, to reserve
-    /// before making it.
-    fn estimate(&self, kind: CallKind, images: &[(u32, u32)], prompt_chars: usize) -> Micros {
-        estimate_on(self.providers.first(kind), kind, images, prompt_chars)
-    }
 }
 
 /// A call's cost estimate on `model` (its catalogue row and quality). A Gemini edit sends the
@@ -317,6 +313,25 @@ fn estimate_on(
         prompt_chars,
         model.config().quality,
     )
+}
+
+/// The planned-call name of a call of `kind` on the `i`-th provider of its list, `client`:
+/// the kind itself on the first (`edit`), a failover key on a later one (`edit@gemini`).
+fn call_key(i: usize, kind: CallKind, client: &ModelClient) -> String {
+    match i {
+        0 => kind.as_str().to_owned(),
+        _ => budget::failover_key(kind, client.model(kind).provider),
+    }
+}
+
+/// What a call's outcome means to its provider's circuit breaker: only a definite failure
+/// counts against it, only an answer for it.
+fn breaker_outcome<T>(reply: &Result<T, ModelError>) -> CallOutcome {
+    match reply {
+        Ok(_) => CallOutcome::Success,
+        Err(e) if e.is_definite() => CallOutcome::Definite,
+        Err(_) => CallOutcome::Other,
+    }
 }
 
 /// What a call's estimate is computed from: the sizes of the images it sends and the length
@@ -347,20 +362,27 @@ impl Run<'_> {
         }
     }
 
-    /// Reserves `estimate` for the `planned` calls; the failure it means when the day's
-    /// budget (`BUDGET_PAUSED`) or the owner's share of it (`DAILY_LIMIT_REACHED`) refuses.
+    /// Reserves the `calls` (each planned at the provider expected to serve it, at its price:
+    /// [`Run::planned_at`]); the failure it means when the day's budget (`BUDGET_PAUSED`) or
+    /// the owner's share of it (`DAILY_LIMIT_REACHED`) refuses.
     async fn reserve(
         &mut self,
         attempt: &str,
-        planned: &[CallKind],
-        estimate: Micros,
+        calls: &[(CallKind, Sized<'_>)],
         sale_credits: Credits,
     ) -> Result<Result<(), FailureCode>, Stop> {
+        let mut planned = Vec::new();
+        let mut estimate = Micros::ZERO;
+        for (kind, sized) in calls {
+            let (key, cost) = self.planned_at(*kind, *sized).await;
+            planned.push(key);
+            estimate = estimate.saturating_add(cost);
+        }
         let request = ReserveRequest {
             job: &self.job.job_id,
             user: &self.job.user_id,
             attempt,
-            planned,
+            planned: &planned,
             estimate,
             sale_credits,
         };
@@ -372,6 +394,30 @@ impl Run<'_> {
             Reservation::Refused(Refusal::Paused) => Ok(Err(FailureCode::BudgetPaused)),
             Reservation::Refused(Refusal::UserShare) => Ok(Err(FailureCode::DailyLimitReached)),
         }
+    }
+
+    /// Where a call of `kind` is planned: the first provider of its list whose circuit breaker
+    /// would not pass it over now (read, not claimed), so nothing is reserved at an open
+    /// provider; the first when every one would. Its planned-call name and estimate there.
+    async fn planned_at(&self, kind: CallKind, sized: Sized<'_>) -> (String, Micros) {
+        let providers = self.p.providers.of(kind);
+        let now = clock::now();
+        let mut at = 0;
+        for (i, client) in providers.iter().enumerate() {
+            // With one provider there is nowhere else to plan: no read.
+            if providers.len() == 1
+                || !breaker::passes_over(&self.p.app, client.model(kind).provider, now).await
+            {
+                at = i;
+                break;
+            }
+        }
+        let client = providers.get(at).unwrap_or(self.p.providers.first(kind));
+        let key = call_key(at, kind, client);
+        (
+            key,
+            estimate_on(client, kind, sized.images, sized.prompt_chars),
+        )
     }
 
     /// The first provider's client for a call of `kind` starting now ([`Run::bounded`]).
@@ -398,10 +444,12 @@ impl Run<'_> {
     /// Makes the paid call of `kind` under the reservation in force (never without one), on
     /// the providers of its kind in order (docs/design.md rule 15): the first as planned; after
     /// a definite failure ([`ModelError::is_definite`]) the next one as a new planned call of
-    /// the same attempt, reserved at that provider's price before it is made. An ambiguous
-    /// failure, a refused extension or too little time left ends it with the last error.
-    /// `first` is the first provider's client as the caller bounded it in time ([`Run::model_for`]);
-    /// `ask` makes the call on a client.
+    /// the same attempt, reserved at that provider's price before it is made. A provider whose
+    /// circuit breaker is open is passed over without a call or a reservation
+    /// ([`breaker::admit`]); when every one is, the call ends as [`ModelError::ProvidersOpen`].
+    /// An ambiguous failure, a refused extension or too little time left ends it with the last
+    /// error. `first` is the first provider's client as the caller bounded it in time
+    /// ([`Run::model_for`]); `ask` makes the call on a client.
     async fn paid_call<T: Billed, F: Future<Output = Result<T, ModelError>>>(
         &mut self,
         kind: CallKind,
@@ -420,37 +468,57 @@ impl Run<'_> {
                 },
             };
             let model = client.model(kind);
-            let key = if i == 0 {
-                kind.as_str().to_owned()
-            } else {
-                budget::failover_key(kind, model.provider)
-            };
+            let gate = breaker::admit(&self.p.app, model.provider, clock::now()).await;
+            if gate == Gate::Skip {
+                tracing::info!(job_id = %self.job.job_id, call = %kind, provider = %model.provider, "provider_breaker_skipped");
+                continue;
+            }
+            // A call the reservation did not plan at this provider (a failover, or a breaker
+            // that changed since) is planned and reserved now, before it is made.
+            let key = call_key(i, kind, &client);
+            let planned = self.paid.as_ref().is_some_and(|p| p.plans(&key));
+            if !planned && !self.extend_for(kind, &key, &client, sized).await? {
+                break;
+            }
             let Some(paid) = self.paid.as_mut() else {
                 return Err(Error::corrupt(format!("{kind} call without a reservation")).into());
             };
-            if i > 0 {
-                let estimate = estimate_on(&client, kind, sized.images, sized.prompt_chars);
-                if let Some(refusal) = paid
-                    .extend(&self.p.app, &key, estimate, clock::now())
-                    .await?
-                {
-                    tracing::warn!(job_id = %self.job.job_id, call = %kind, provider = %model.provider, refusal = ?refusal, "failover_refused");
-                    break;
-                }
-                tracing::warn!(job_id = %self.job.job_id, call = %kind, provider = %model.provider, "failover");
-            }
-            match paid
+            let reply = paid
                 .call_as(&self.p.app, kind, &key, model, ask(client.clone()))
-                .await?
-            {
+                .await?;
+            let outcome = breaker_outcome(&reply);
+            breaker::record(&self.p.app, model.provider, gate, outcome, clock::now()).await;
+            match reply {
                 Err(e) if e.is_definite() && i + 1 < providers.len() => last = Some(e),
                 done => return Ok(done),
             }
         }
-        match last {
-            Some(e) => Ok(Err(e)),
-            None => Err(Error::corrupt(format!("{kind}: the first provider was not asked")).into()),
+        Ok(Err(last.unwrap_or(ModelError::ProvidersOpen { call: kind })))
+    }
+
+    /// Plans the failover call `key` on the attempt in force, reserved at `client`'s price;
+    /// `false` when the day or the user's share refuses it (the call is then not made).
+    async fn extend_for(
+        &mut self,
+        kind: CallKind,
+        key: &str,
+        client: &ModelClient,
+        sized: Sized<'_>,
+    ) -> Result<bool, Stop> {
+        let Some(paid) = self.paid.as_mut() else {
+            return Err(Error::corrupt(format!("{kind} call without a reservation")).into());
+        };
+        let provider = client.model(kind).provider;
+        let estimate = estimate_on(client, kind, sized.images, sized.prompt_chars);
+        if let Some(refusal) = paid
+            .extend(&self.p.app, key, estimate, clock::now())
+            .await?
+        {
+            tracing::warn!(job_id = %self.job.job_id, call = %kind, provider = %provider, refusal = ?refusal, "failover_refused");
+            return Ok(false);
         }
+        tracing::warn!(job_id = %self.job.job_id, call = %kind, provider = %provider, "failover");
+        Ok(true)
     }
 
     /// Settles the reservation in force on its own (before a later step reserves again).

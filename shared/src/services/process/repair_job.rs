@@ -128,21 +128,28 @@ impl Run<'_> {
         edit: &EditPrompt,
         compare: &VisionPrompt,
     ) -> Result<(), Stop> {
-        let p = self.p;
-        let estimate = p
-            .estimate(
+        let (edit_sizes, compare_sizes) = (
+            inputs.edit_sizes(&edit.images),
+            inputs.vision_sizes(compare),
+        );
+        let planned = [
+            (
                 CallKind::Edit,
-                &inputs.edit_sizes(&edit.images),
-                EDIT_PROMPT_ALLOWANCE_CHARS,
-            )
-            .saturating_add(p.estimate(
+                Sized {
+                    images: &edit_sizes,
+                    prompt_chars: EDIT_PROMPT_ALLOWANCE_CHARS,
+                },
+            ),
+            (
                 CallKind::Compare,
-                &inputs.vision_sizes(compare),
-                prompt_chars(compare),
-            ));
-        let planned = [CallKind::Edit, CallKind::Compare];
+                Sized {
+                    images: &compare_sizes,
+                    prompt_chars: prompt_chars(compare),
+                },
+            ),
+        ];
         if let Err(code) = self
-            .reserve("01-edit-compare", &planned, estimate, self.job.credits)
+            .reserve("01-edit-compare", &planned, self.job.credits)
             .await?
         {
             return Err(Stop::fail(code));
