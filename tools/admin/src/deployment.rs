@@ -15,7 +15,8 @@ use atelier_shared::store::schema::TABLES;
 pub struct Deployed(BTreeMap<&'static str, String>);
 
 impl Deployed {
-    /// From a CDK stack's outputs: `QueueUrl`, `BucketName`, and `<Logical>TableName` per table.
+    /// From a CDK stack's outputs: `QueueUrl`, `WebhookQueueUrl`, `BucketName`, and
+    /// `<Logical>TableName` per table.
     pub fn from_stack_outputs(outputs: &BTreeMap<String, String>) -> anyhow::Result<Deployed> {
         let get = |key: &str| {
             outputs
@@ -25,6 +26,7 @@ impl Deployed {
         };
         let mut vars = BTreeMap::from([
             (env::QUEUE_URL, get("QueueUrl")?),
+            (env::WEBHOOK_QUEUE_URL, get("WebhookQueueUrl")?),
             (env::BUCKET, get("BucketName")?),
         ]);
         for t in TABLES {
@@ -33,7 +35,8 @@ impl Deployed {
         Ok(Deployed(vars))
     }
 
-    /// From `terraform output -json`: `queue_url`, `bucket_name`, `table_names` by logical name.
+    /// From `terraform output -json`: `queue_url`, `webhook_queue_url`, `bucket_name`,
+    /// `table_names` by logical name.
     pub fn from_terraform(json: &serde_json::Value) -> anyhow::Result<Deployed> {
         let value = |key: &str| -> anyhow::Result<&serde_json::Value> {
             json.get(key).and_then(|o| o.get("value")).with_context(|| {
@@ -47,6 +50,10 @@ impl Deployed {
         };
         let mut vars = BTreeMap::from([
             (env::QUEUE_URL, text(value("queue_url")?, "queue_url")?),
+            (
+                env::WEBHOOK_QUEUE_URL,
+                text(value("webhook_queue_url")?, "webhook_queue_url")?,
+            ),
             (env::BUCKET, text(value("bucket_name")?, "bucket_name")?),
         ]);
         let tables = value("table_names")?;
@@ -116,10 +123,22 @@ fn pascal(s: &str) -> String {
 mod tests {
     use super::*;
 
+    /// Every variable the code cannot start without comes from the deployment (a new one
+    /// that the outputs do not give fails here, not in an operator's shell).
+    fn assert_every_required_variable(d: &Deployed) {
+        let missing: Vec<&str> = env::ALL
+            .iter()
+            .filter(|v| v.required && !d.0.contains_key(v.name))
+            .map(|v| v.name)
+            .collect();
+        assert_eq!(missing, Vec::<&str>::new());
+    }
+
     #[test]
     fn a_stacks_outputs_name_every_table_the_queue_and_the_bucket() {
         let mut outputs = BTreeMap::from([
             ("QueueUrl".to_owned(), "https://sqs/q".to_owned()),
+            ("WebhookQueueUrl".to_owned(), "https://sqs/w".to_owned()),
             ("BucketName".to_owned(), "assets".to_owned()),
         ]);
         for t in TABLES {
@@ -129,7 +148,7 @@ mod tests {
             );
         }
         let d = Deployed::from_stack_outputs(&outputs).unwrap_or_default();
-        assert_eq!(d.0.len(), TABLES.len() + 2);
+        assert_every_required_variable(&d);
         assert_eq!(d.get(env::QUEUE_URL).as_deref(), Some("https://sqs/q"));
         outputs.remove("LedgerTableName");
         let missing = Deployed::from_stack_outputs(&outputs)
@@ -146,11 +165,12 @@ mod tests {
             .collect();
         let json = serde_json::json!({
             "queue_url": { "value": "https://sqs/q" },
+            "webhook_queue_url": { "value": "https://sqs/w" },
             "bucket_name": { "value": "assets" },
             "table_names": { "value": tables },
         });
         let d = Deployed::from_terraform(&json).unwrap_or_default();
-        assert_eq!(d.0.len(), TABLES.len() + 2);
+        assert_every_required_variable(&d);
         assert_eq!(d.get(env::BUCKET).as_deref(), Some("assets"));
         assert!(Deployed::from_terraform(&serde_json::json!({})).is_err());
     }
