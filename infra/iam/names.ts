@@ -41,6 +41,7 @@ export function outputRole(key: string, schema: readonly TableDef[]): { service:
     ProviderKeySecretArn: { service: 'secretsmanager', name: 'model-provider-key' },
     GeminiKeySecretArn: { service: 'secretsmanager', name: 'gemini-key' },
     StripeKeysSecretArn: { service: 'secretsmanager', name: 'stripe-keys' },
+    PushKeysSecretArn: { service: 'secretsmanager', name: 'push-keys' },
     AddressKeySecretArn: { service: 'secretsmanager', name: 'address-key' },
   };
   if (fixed[key]) return fixed[key];

@@ -10,7 +10,7 @@
  * helpers: they include DeleteItem and BatchWriteItem). The ledger is append-only: no role
  * gets UpdateItem or DeleteItem on it.
  */
-import { METRIC_NAMESPACE, metricName } from './metrics';
+import { METRIC_NAMESPACE, metricName, metricValue } from './metrics';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 
@@ -107,12 +107,18 @@ export const OUTAGE_CODES = [
 /** Budget alerts: `used + reserved` as a percent of the day's cap. */
 export const BUDGET_ALERT_PERCENTS = [50, 80, 95] as const;
 
+/** Purchases reversed (refunds, disputes) within an hour that page: a burst is usually stolen cards. */
+export const REVERSALS_ALARM_PER_HOUR = 5;
+
 /**
  * Concurrency reserved for the sweeper (parameter `SweeperReservedConcurrency`): the function
- * that guarantees refunds is never throttled by API or consumer load. Sweeps are safe to
- * overlap; two covers one sweep running long while the next minute's starts.
+ * that guarantees refunds is never throttled by API or consumer load, and that delivers
+ * webhooks. The webhook delivery queue's event source may take `WEBHOOK_DELIVERY_CONCURRENCY`
+ * (8) of it; the other two cover a sweep running long while the next minute's starts, and the
+ * streams' batches (ledger guard, webhook fan-out). See docs/operations.md (webhook delivery
+ * concurrency).
  */
-export const SWEEPER_RESERVED_CONCURRENCY = 2;
+export const SWEEPER_RESERVED_CONCURRENCY = 10;
 
 /**
  * Concurrency reserved for the consumer (parameter `ConsumerReservedConcurrency`): API load
@@ -171,6 +177,37 @@ type IntSetting = keyof typeof RANGES;
  * with the setting's name); tokens are checked by whatever resolves them (the stack's
  * parameters carry the same patterns and ranges).
  */
+/** A credit pack for sale; `amount` in the currency's minor unit (cents). */
+export interface CreditPack {
+  readonly name: string;
+  readonly credits: number;
+  readonly amount: number;
+  /** ISO 4217, e.g. `usd`. */
+  readonly currency: string;
+  /** The App Store consumable that sells this pack in the iOS app (`POST /v1/purchases/apple`). */
+  readonly appStoreProductId?: string;
+}
+
+/**
+ * Packs as the code reads them (`ATELIER_CREDIT_PACKS`):
+ * `NAME:CREDITS:AMOUNT:CURRENCY[:APP_STORE_PRODUCT_ID],...`.
+ */
+export function packsText(packs: string | readonly CreditPack[] | undefined): string | undefined {
+  if (packs === undefined || typeof packs === 'string') return packs;
+  return packs
+    .map((p) => {
+      const product = p.appStoreProductId ? `:${p.appStoreProductId}` : '';
+      return `${p.name}:${p.credits}:${p.amount}:${p.currency}${product}`;
+    })
+    .join(',');
+}
+
+/** A list as the code reads it (comma-separated); a string (or a parameter's token) as is. */
+export function commaJoined(value: string | readonly string[] | undefined): string | undefined {
+  if (value === undefined || typeof value === 'string') return value;
+  return value.join(',');
+}
+
 export interface AtelierServiceProps {
   /**
    * `prod`: deletion protection on the tables and the user pool, data retained when the
@@ -182,8 +219,8 @@ export interface AtelierServiceProps {
   readonly arch?: Arch;
   /**
    * Folder holding `<function>/bootstrap.zip` for `arch` (what `cargo xtask package`
-   * writes). Ignored when `placeholderCode` is set or `code` gives a function's code.
-   * @default ../target/lambda-dist/<arch> (relative to this file: the repository's target/)
+   * writes). Ignored when `placeholderCode` is set or `code` gives a function's code. The
+   * construct never guesses a path: without `code`, `distDir` or `placeholderCode` it refuses.
    */
   readonly distDir?: string;
   /**
@@ -294,18 +331,30 @@ export interface AtelierServiceProps {
    * Credit packs for sale: `NAME:CREDITS:AMOUNT:CURRENCY`, comma-separated, the amount in minor
    * units. @default starter:50:500:usd,studio:250:2000:usd
    */
-  readonly creditPacks?: string;
+  readonly creditPacks?: string | readonly CreditPack[];
   /**
    * URL prefixes a checkout's success and cancel URLs must start with, comma-separated (the
    * first is the default): your web app's origin with a slash. @default http://localhost:8787/
    */
-  readonly checkoutReturnUrls?: string;
+  readonly checkoutReturnUrls?: string | readonly string[];
+  /**
+   * App Store purchases (`POST /v1/purchases/apple`, `/v1/webhooks/apple`): the trusted root
+   * certificates of Apple's signed data (Apple Root CA - G3), PEM or base64 DER, comma-separated.
+   * Set with `appleBundleId` to enable them. @default none (App Store purchases off)
+   */
+  readonly appleRootCerts?: string;
+  /** The iOS app's bundle id that App Store data must name. @default none */
+  readonly appleBundleId?: string;
+  /** `Production` or `Sandbox`: the App Store whose data is accepted. @default Production */
+  readonly appleEnvironment?: 'Production' | 'Sandbox';
+  /** The app's numeric Apple id, checked on production notifications. @default not checked */
+  readonly appleAppAppleId?: number;
   /**
    * Browser origins allowed to call the API and the storage (CORS), comma-separated, e.g.
    * `https://app.example.com`. Empty: the site's CloudFront domain (`http://localhost:8787`
    * without a site). @default ''
    */
-  readonly webOrigins?: string;
+  readonly webOrigins?: string | readonly string[];
   /**
    * Per-IP rate limit in front of the API: requests per client IP in any 5 minutes. Set, the
    * construct adds a CloudFront distribution in front of the HTTP API with an AWS WAF web ACL
@@ -346,6 +395,7 @@ export class AtelierService extends Construct {
   readonly geminiKey: secretsmanager.Secret;
   /** The Stripe keys as JSON (set them after deploying). */
   readonly stripeKeys: secretsmanager.Secret;
+  readonly pushKeys: secretsmanager.Secret;
   /** The key of the signup grant's address hashes (the API reads it at cold start). */
   readonly addressKey: secretsmanager.Secret;
   readonly httpApi: apigw.HttpApi;
@@ -395,7 +445,7 @@ export class AtelierService extends Construct {
     const jwtIssuer = checkPattern('jwtIssuer', props.jwtIssuer ?? '', JWT_ISSUER_PATTERN);
     const jwtAudience = props.jwtAudience ?? '';
     const alarmEmail = checkPattern('alarmEmail', props.alarmEmail ?? '', ALARM_EMAIL_PATTERN);
-    const webOrigins = checkPattern('webOrigins', props.webOrigins ?? '', WEB_ORIGINS_PATTERN);
+    const webOrigins = checkPattern('webOrigins', commaJoined(props.webOrigins) ?? '', WEB_ORIGINS_PATTERN);
     const maxConcurrency = intSetting('consumerMaxConcurrency', props.consumerMaxConcurrency);
     const sweeperReserved = intSetting('sweeperReservedConcurrency', props.sweeperReservedConcurrency);
     // By default the consumer reserves exactly what its event source may run at once.
@@ -555,6 +605,20 @@ export class AtelierService extends Construct {
       reason: 'Third-party keys: rolled in the Stripe dashboard and then stored with put-secret-value; Secrets Manager cannot rotate them.',
     });
 
+    // ---------------------------------------------------------------- push keys
+    // No credentials until the operator stores them (docs/mobile.md); the sweeper then leaves
+    // push off instead of failing to start.
+    this.pushKeys = new secretsmanager.Secret(this, 'PushKeys', {
+      description:
+        'Push credentials as JSON {"apns": {...}, "fcm": {...}} (docs/mobile.md), read by the sweeper at cold start. Push is off until they are set.',
+      generateSecretString: { secretStringTemplate: JSON.stringify({}), generateStringKey: 'placeholder' },
+      removalPolicy,
+    });
+    Validations.of(this.pushKeys).acknowledge({
+      id: 'AwsSolutions-SMG4',
+      reason: 'Third-party keys: rolled in the Apple and Firebase consoles and then stored with put-secret-value; Secrets Manager cannot rotate them.',
+    });
+
     // ---------------------------------------------------------------- functions
     const env = functionEnvironment(envNames, this.envValues());
     // Only the consumer may read the provider key and only the API the Stripe keys, so only
@@ -562,7 +626,10 @@ export class AtelierService extends Construct {
     const envFor = (key: FunctionKey) =>
       Object.fromEntries(
         Object.entries(env).filter(
-          ([k]) => (key === 'consumer' || !CONSUMER_ONLY_ENV.has(k)) && (key === 'api' || !API_ONLY_ENV.has(k)),
+          ([k]) =>
+            (key === 'consumer' || !CONSUMER_ONLY_ENV.has(k)) &&
+            (key === 'api' || !API_ONLY_ENV.has(k)) &&
+            (key === 'sweeper' || !SWEEPER_ONLY_ENV.has(k)),
         ),
       );
     const fn = (key: FunctionKey, memoryMb: number, timeout: Duration, description: string) => {
@@ -601,8 +668,9 @@ export class AtelierService extends Construct {
       accounts: ITEM_WRITE_READ,
       jobs: ITEM_WRITE_READ,
       ledger: LEDGER_ACTIONS,
-      // The upload counters: one conditional UpdateItem per slot, nothing else.
-      quotas: ['dynamodb:UpdateItem'],
+      // The upload counters (one conditional UpdateItem per slot) and the devices registered
+      // for push: a Put or Delete in a transaction with the count's Update, listed by Query.
+      quotas: ['dynamodb:UpdateItem', 'dynamodb:PutItem', 'dynamodb:DeleteItem', 'dynamodb:Query'],
       payments: ITEM_WRITE_READ,
       // The user's daily share (rule 12): a ConditionCheck item in the submit and repair
       // transactions, which DynamoDB authorises on the budget table. Nothing else.
@@ -631,7 +699,14 @@ export class AtelierService extends Construct {
       ledger: LEDGER_ACTIONS,
       budget: ITEM_WRITE_READ,
       attempts: ITEM_WRITE_READ,
+      // Devices: listed for an account's deletion (and a push), each removed by a Delete in a
+      // transaction with its count's Update. Never written otherwise.
+      quotas: ['dynamodb:Query', 'dynamodb:DeleteItem', 'dynamodb:UpdateItem'],
     });
+    // The sweeper alone reads the push credentials (it sends the pushes).
+    sweeper.addToRolePolicy(
+      new iam.PolicyStatement({ actions: ['secretsmanager:GetSecretValue'], resources: [this.pushKeys.secretArn] }),
+    );
     // The API enqueues (the doorbell) and presigns: PUT into uploads/, GET/HEAD of objects.
     // The edit's kept inputs (results/{user}/{job}/inputs/) are copied by the consumer.
     this.queue.grantSendMessages(api);
@@ -876,7 +951,7 @@ export class AtelierService extends Construct {
       const [route] = this.httpApi.addRoutes({ path, methods: [apigw.HttpMethod.POST], integration });
       Validations.of(route!).acknowledge({
         id: 'AwsSolutions-APIG4',
-        reason: `POST ${path} is called by Stripe, which has no JWT: the function verifies the Stripe-Signature (HMAC of the raw body) and refuses every unsigned request.`,
+        reason: `POST ${path} is called by Stripe or the App Store, which have no JWT: the function verifies the Stripe-Signature (HMAC of the raw body) or Apple's signed payload (ES256, the x5c chain to Apple's root) and refuses every unsigned request.`,
       });
     }
 
@@ -974,11 +1049,29 @@ export class AtelierService extends Construct {
       metric: new cloudwatch.Metric({
         namespace: METRICS.namespace,
         metricName: metricName('paymentEvents'),
-        dimensionsMap: { FunctionName: api.functionName, Outcome: 'signature_invalid' },
+        dimensionsMap: { FunctionName: api.functionName, Outcome: metricValue('paymentSignatureInvalid') },
         period: Duration.minutes(5),
         statistic: 'Sum',
       }),
       threshold: 3,
+      evaluationPeriods: 1,
+      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+      treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+    });
+    alarm('PurchaseReversals', {
+      alarmDescription:
+        `At least ${REVERSALS_ALARM_PER_HOUR} purchases were refunded or disputed within an hour: a burst of chargebacks ` +
+        'is usually stolen cards buying credits. Each reversal already took back what was left of its credits (never below ' +
+        'zero) and put an account whose credits were spent on hold; look at the api logs (purchase_reversed: user_id, ' +
+        'payment_id, shortfall), atelier-admin user show, and the disputes in the Stripe dashboard.',
+      metric: new cloudwatch.Metric({
+        namespace: METRICS.namespace,
+        metricName: metricName('paymentEvents'),
+        dimensionsMap: { FunctionName: api.functionName, Outcome: metricValue('paymentReversed') },
+        period: Duration.hours(1),
+        statistic: 'Sum',
+      }),
+      threshold: REVERSALS_ALARM_PER_HOUR,
       evaluationPeriods: 1,
       comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
       treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
@@ -1206,8 +1299,11 @@ export class AtelierService extends Construct {
         text('emailVerifiedClaim', p.emailVerifiedClaim, DEFAULTS.emailVerifiedClaim, EMAIL_VERIFIED_CLAIM_PATTERN),
       ATELIER_STRIPE_SECRET_ID: () => this.stripeKeys.secretArn,
       ATELIER_ADDRESS_KEY_SECRET_ID: () => this.addressKey.secretArn,
-      ATELIER_CREDIT_PACKS: () => text('creditPacks', p.creditPacks, DEFAULTS.creditPacks, CREDIT_PACKS_PATTERN),
-      ATELIER_CHECKOUT_RETURN_URLS: () => text('checkoutReturnUrls', p.checkoutReturnUrls, DEFAULTS.checkoutReturnUrls),
+      ATELIER_PUSH_SECRET_ID: () => this.pushKeys.secretArn,
+      ATELIER_CREDIT_PACKS: () => text('creditPacks', packsText(p.creditPacks), DEFAULTS.creditPacks, CREDIT_PACKS_PATTERN),
+      ATELIER_CHECKOUT_RETURN_URLS: () =>
+        text('checkoutReturnUrls', commaJoined(p.checkoutReturnUrls), DEFAULTS.checkoutReturnUrls),
+      ...appleValues(p),
       ATELIER_STUCK_AFTER_SECS: () => String(STUCK_AFTER.toSeconds()),
       ATELIER_CONSUMER_TIMEOUT_SECS: () => String(CONSUMER_TIMEOUT.toSeconds()),
     };
@@ -1276,8 +1372,13 @@ export class AtelierService extends Construct {
 
   private code(name: string, arch: Arch, props: AtelierServiceProps): lambda.Code {
     if (props.placeholderCode) return lambda.Code.fromAsset(join(__dirname, '..', 'assets', 'placeholder'));
-    const dist = props.distDir ?? join(__dirname, '..', '..', 'target', 'lambda-dist', arch);
-    const zip = join(dist, name, 'bootstrap.zip');
+    if (props.distDir === undefined) {
+      throw new Error(
+        `AtelierService: no code for ${name}: give \`code\` (e.g. lambda.Code.fromBucket for a pipeline's zips) or ` +
+          '`distDir` (the folder `cargo xtask package` writes, target/lambda-dist/<arch>)',
+      );
+    }
+    const zip = join(props.distDir, name, 'bootstrap.zip');
     if (!existsSync(zip)) {
       throw new Error(
         `${zip} is missing: run \`cargo xtask package${arch === 'arm64' ? ' --arch arm64' : ''}\` first ` +
@@ -1340,7 +1441,18 @@ export const ALARM_EMAIL_PATTERN = '^$|^[^\\s@,]+@[^\\s@,]+\\.[^\\s@,]+$';
 export const EMAIL_VERIFIED_CLAIM_PATTERN = '^[A-Za-z0-9_:.-]{1,64}$';
 
 /** `CreditPacks`: NAME:CREDITS:AMOUNT:CURRENCY, comma-separated. */
-export const CREDIT_PACKS_PATTERN = '^[a-z0-9_-]+:[0-9]+:[0-9]+:[A-Za-z]{3}(,[a-z0-9_-]+:[0-9]+:[0-9]+:[A-Za-z]{3})*$';
+const PACK_PATTERN = '[a-z0-9_-]+:[0-9]+:[0-9]+:[A-Za-z]{3}(:[A-Za-z0-9._-]{1,100})?';
+export const CREDIT_PACKS_PATTERN = `^${PACK_PATTERN}(,${PACK_PATTERN})*$`;
+
+/** App Store purchases' settings, only those given (none: App Store purchases are off). */
+function appleValues(p: AtelierServiceProps): Record<string, () => string> {
+  const values: Record<string, () => string> = {};
+  if (p.appleRootCerts) values.ATELIER_APPLE_ROOT_CERTS = () => p.appleRootCerts!;
+  if (p.appleBundleId) values.ATELIER_APPLE_BUNDLE_ID = () => p.appleBundleId!;
+  if (p.appleEnvironment) values.ATELIER_APPLE_ENVIRONMENT = () => p.appleEnvironment!;
+  if (p.appleAppAppleId !== undefined) values.ATELIER_APPLE_APP_APPLE_ID = () => String(p.appleAppAppleId);
+  return values;
+}
 
 /** The CORS origin without a site: the local runner's web app (`cargo xtask dev`). */
 export const DEV_WEB_ORIGIN = 'http://localhost:8787';
@@ -1348,11 +1460,14 @@ export const DEV_WEB_ORIGIN = 'http://localhost:8787';
 /** Routes that need no token (the router's public handlers). */
 export const PUBLIC_ROUTES = ['/healthz', '/v1/styles', '/v1/openapi.json', '/v1/packs'] as const;
 
-/** POST routes without the JWT authorizer: the caller (Stripe) signs each request instead. */
-export const SIGNED_WEBHOOK_ROUTES = ['/v1/webhooks/stripe'] as const;
+/** POST routes without the JWT authorizer: the caller (Stripe, the App Store) signs each request instead. */
+export const SIGNED_WEBHOOK_ROUTES = ['/v1/webhooks/stripe', '/v1/webhooks/apple'] as const;
 
 /** Variables only the API gets: where the Stripe keys and the address key are (only it can read them). */
 export const API_ONLY_ENV: ReadonlySet<string> = new Set(['ATELIER_STRIPE_SECRET_ID', 'ATELIER_ADDRESS_KEY_SECRET_ID']);
+
+/** Settings only the sweeper is told: where the push credentials are (it alone sends pushes). */
+export const SWEEPER_ONLY_ENV: ReadonlySet<string> = new Set(['ATELIER_PUSH_SECRET_ID']);
 
 /**
  * An integer setting, or its default. A plain value outside `RANGES` fails the synth with the

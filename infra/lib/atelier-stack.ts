@@ -6,6 +6,8 @@
  * resource keeps the logical id it had when this stack built the resources itself, so an
  * existing deployment updates in place (infra/README.md: "Atelier in your own CDK app").
  */
+import { join } from 'node:path';
+
 import { CfnOutput, CfnParameter, Stack, type StackProps, Tags } from 'aws-cdk-lib';
 import type * as apigw from 'aws-cdk-lib/aws-apigatewayv2';
 import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
@@ -51,6 +53,10 @@ export type AtelierStackProps = StackProps &
     | 'site'
     | 'webDist'
     | 'throttle'
+    | 'appleRootCerts'
+    | 'appleBundleId'
+    | 'appleEnvironment'
+    | 'appleAppAppleId'
   >;
 
 export class AtelierStack extends Stack {
@@ -107,7 +113,8 @@ export class AtelierStack extends Stack {
       minValue: RANGES.sweeperReservedConcurrency.min,
       maxValue: RANGES.sweeperReservedConcurrency.max,
       description:
-        'Concurrency reserved for the sweeper, so API load cannot throttle refunds. 0: none (only for accounts whose ' +
+        'Concurrency reserved for the sweeper, so API load cannot throttle refunds; the webhook delivery queue takes up ' +
+        'to 8 of it. 0: none (only for accounts whose ' +
         'concurrency limit is 10, where AWS refuses any reservation; ask for the default 1000).',
     });
     const consumerReserved = new CfnParameter(this, 'ConsumerReservedConcurrency', {
@@ -168,7 +175,8 @@ export class AtelierStack extends Stack {
     this.service = new AtelierService(this, 'Default', {
       stage: props.stage,
       arch: props.arch,
-      distDir: props.distDir,
+      // This app is the repository's: its zips are where `cargo xtask package` writes them.
+      distDir: props.distDir ?? join(__dirname, '..', '..', 'target', 'lambda-dist', props.arch ?? 'x86_64'),
       placeholderCode: props.placeholderCode,
       schema: props.schema,
       envNames: props.envNames,
@@ -177,6 +185,10 @@ export class AtelierStack extends Stack {
       site: props.site,
       webDist: props.webDist,
       throttle: props.throttle,
+      appleRootCerts: props.appleRootCerts,
+      appleBundleId: props.appleBundleId,
+      appleEnvironment: props.appleEnvironment,
+      appleAppAppleId: props.appleAppAppleId,
       jwtIssuer: jwtIssuer.valueAsString,
       jwtAudience: jwtAudience.valueAsString,
       consumerMaxConcurrency: maxConcurrency.valueAsNumber,
@@ -297,7 +309,8 @@ export class AtelierStack extends Stack {
           new CfnParameter(stack, 'CreditPacks', {
             type: 'String',
             default: DEFAULTS.creditPacks,
-            description: 'Credit packs for sale: NAME:CREDITS:AMOUNT:CURRENCY, comma-separated, the amount in minor units (cents).',
+            description:
+              'Credit packs for sale: NAME:CREDITS:AMOUNT:CURRENCY[:APP_STORE_PRODUCT_ID], comma-separated, the amount in minor units (cents).',
             allowedPattern: CREDIT_PACKS_PATTERN,
           }),
         ).valueAsString;
@@ -347,6 +360,7 @@ export class AtelierStack extends Stack {
     new CfnOutput(this, 'ProviderKeySecretArn', { value: this.providerKey.secretArn });
     new CfnOutput(this, 'GeminiKeySecretArn', { value: service.geminiKey.secretArn });
     new CfnOutput(this, 'StripeKeysSecretArn', { value: this.stripeKeys.secretArn });
+    new CfnOutput(this, 'PushKeysSecretArn', { value: service.pushKeys.secretArn });
     new CfnOutput(this, 'AddressKeySecretArn', { value: this.addressKey.secretArn });
     new CfnOutput(this, 'AlarmTopicArn', { value: service.alarmTopic.topicArn });
     for (const def of service.schemaDefs) {

@@ -1,11 +1,11 @@
 /**
- * One CloudWatch dashboard, one screen (24 columns × 3 rows of widgets): the money, the
- * pipeline and the budget. Widgets that split a metric by a dimension (refunds by source,
+ * One CloudWatch dashboard, one screen (24 columns × 4 rows of widgets): the money, the
+ * pipeline, the budget and the money coming in. Widgets that split a metric by a dimension (refunds by source,
  * jobs by outcome and failure code, refusals by status and code) use SEARCH expressions, so a
  * new failure code or refund source appears without editing the dashboard. The same layout
  * is in infra/terraform/dashboard.tf and drawn in infra/README.md ("Dashboard").
  */
-import { METRIC_NAMESPACE, metricName } from './metrics';
+import { METRIC_NAMESPACE, metricName, metricValue } from './metrics';
 import { Duration } from 'aws-cdk-lib';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
@@ -105,6 +105,27 @@ export function addDashboard(scope: Construct, props: DashboardProps): cloudwatc
       search(metricName('ledgerRowsChanged'), ['EventName'], 'Sum', ''),
       custom(metricName('auditOffenders'), sweeper, 'Sum', 'audit offenders'),
     ]),
+  );
+  // Row 4: money in: purchases against what edits charged, revenue, reversals.
+  const payments = (valueKey: string, label: string) =>
+    new cloudwatch.Metric({
+      namespace: NS,
+      metricName: metricName('paymentEvents'),
+      dimensionsMap: { FunctionName: api.functionName, Outcome: metricValue(valueKey) },
+      statistic: 'Sum',
+      period: FIVE_MIN,
+      label,
+    });
+  dashboard.addWidgets(
+    w('Credits purchased (by pack) vs charged (by operation)', [
+      search(metricName('purchasedCredits'), ['Pack'], 'Sum', ''),
+      search(metricName('chargedCredits'), ['Operation'], 'Sum', ''),
+    ], 8),
+    w('Revenue (minor units), by pack and currency', [search(metricName('purchaseRevenue'), ['Pack', 'Currency'], 'Sum', '')], 8),
+    w('Purchases reversed, signature failures', [
+      payments('paymentReversed', 'reversed'),
+      payments('paymentSignatureInvalid', 'signature invalid'),
+    ], 8),
   );
   return dashboard;
 }

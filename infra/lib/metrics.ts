@@ -10,6 +10,7 @@ import { join } from 'path';
 interface MetricCatalogue {
   readonly namespace: string;
   readonly names: Readonly<Record<string, string>>;
+  readonly values: Readonly<Record<string, string>>;
 }
 
 export const METRICS_PATH = join(__dirname, '..', 'metrics.json');
@@ -30,3 +31,12 @@ export function metricName(key: string): string {
 
 /** Every metric name the code emits. */
 export const EMITTED_METRICS: ReadonlySet<string> = new Set(Object.values(catalogue.names));
+
+/** A dimension value alarms select on (e.g. `paymentReversed`), as the code emits it; throws on an unknown key. */
+export function metricValue(key: string): string {
+  const value = catalogue.values[key];
+  if (value === undefined) {
+    throw new Error(`${METRICS_PATH}: no alarmed value ${key} (see atelier-admin metrics)`);
+  }
+  return value;
+}

@@ -24,6 +24,14 @@ export const WEBHOOK_ENDPOINTS_DISABLED = metricName('webhookEndpointsDisabled')
 export const WEBHOOK_OLDEST_UNDELIVERED_AGE = metricName('webhookOldestUndeliveredAge');
 /** The oldest-undelivered age (seconds) that alarms: an hour, well past the first retries. */
 export const WEBHOOK_OLDEST_ALARM_SECS = 3600;
+/**
+ * Most delivery batches at once (the queue's event source `MaximumConcurrency`). A POST is
+ * held up to 15 s and one endpoint holds at most 4 at once (`ATELIER_WEBHOOK_ENDPOINT_CONCURRENCY`),
+ * so one endpoint that hangs holds at most 4 sweeper instances and leaves 4 to every other
+ * endpoint; at the old cap (the sweeper's reservation of 2) a hanging endpoint held them all
+ * and healthy receivers waited 15 s per batch. Within `SWEEPER_RESERVED_CONCURRENCY` (10).
+ */
+export const WEBHOOK_DELIVERY_CONCURRENCY = 8;
 
 export interface WebhookProps {
   /** Where the stream's mapping is made (the service construct). */
@@ -74,7 +82,13 @@ export function addWebhooks(p: WebhookProps): void {
     },
   });
   p.queue.grantSendMessages(p.sweeper);
-  p.sweeper.addEventSource(new SqsEventSource(p.queue, { batchSize: 10, reportBatchItemFailures: true }));
+  p.sweeper.addEventSource(
+    new SqsEventSource(p.queue, {
+      batchSize: 10,
+      reportBatchItemFailures: true,
+      maxConcurrency: WEBHOOK_DELIVERY_CONCURRENCY,
+    }),
+  );
   p.alarm('WebhookOldestUndelivered', {
     alarmDescription:
       `An event has waited over ${WEBHOOK_OLDEST_ALARM_SECS / 60} minutes for an endpoint: receivers are failing or deliveries are stuck. ` +

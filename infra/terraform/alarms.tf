@@ -100,10 +100,19 @@ locals {
       description = "Stripe webhook deliveries failed the signature check: if the webhook secret is wrong, paid credits never arrive. Compare the Stripe webhook secret with the endpoint's signing secret in the Stripe dashboard; Stripe retries for three days, so fixing the secret delivers what was refused."
       namespace   = local.metric_namespace
       metric      = local.metric.paymentEvents
-      dimensions  = { FunctionName = aws_lambda_function.this["api"].function_name, Outcome = "signature_invalid" }
+      dimensions  = { FunctionName = aws_lambda_function.this["api"].function_name, Outcome = local.metrics.values.paymentSignatureInvalid }
       statistic   = "Sum"
       period      = 300
       threshold   = 3
+    }
+    purchase-reversals = {
+      description = "At least ${var.reversal_alarm_per_hour} purchases were refunded or disputed within an hour: a burst of chargebacks is usually stolen cards buying credits. Each reversal already took back what was left of its credits (never below zero) and put an account whose credits were spent on hold; look at the api logs (purchase_reversed: user_id, payment_id, shortfall), atelier-admin user show, and the disputes in the Stripe dashboard."
+      namespace   = local.metric_namespace
+      metric      = local.metric.paymentEvents
+      dimensions  = { FunctionName = aws_lambda_function.this["api"].function_name, Outcome = local.metrics.values.paymentReversed }
+      statistic   = "Sum"
+      period      = 3600
+      threshold   = var.reversal_alarm_per_hour
     }
     sweeper-errors = {
       description = "The sweeper failed invocations: a crash, a timeout, or a sweep whose refunds failed (see refunds-failed). Nothing else re-sends queued jobs or refunds stuck ones; look at the sweeper logs (sweep_completed, sweep_refund_failed, config_invalid)."

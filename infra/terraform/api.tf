@@ -65,8 +65,9 @@ locals {
   jwt_audience = local.use_cognito ? aws_cognito_user_pool_client.app[0].id : var.jwt_audience
   # Public by design: health, style catalogue, OpenAPI document. Everything else needs a JWT.
   public_routes = ["GET /healthz", "GET /v1/styles", "GET /v1/openapi.json", "GET /v1/packs"]
-  # Called by Stripe, which has no JWT: the function verifies the Stripe-Signature instead.
-  signed_webhook_routes = ["POST /v1/webhooks/stripe"]
+  # Called by Stripe and the App Store, which have no JWT: the function verifies the
+  # Stripe-Signature, or Apple's signed payload (ES256, x5c chain to Apple's root), instead.
+  signed_webhook_routes = ["POST /v1/webhooks/stripe", "POST /v1/webhooks/apple"]
 }
 
 resource "aws_apigatewayv2_api" "http" {
@@ -119,7 +120,7 @@ resource "aws_apigatewayv2_route" "authorized" {
 }
 
 resource "aws_apigatewayv2_route" "public" {
-  #checkov:skip=CKV_AWS_309:Public by design (health, style catalogue, OpenAPI document, credit packs; the Stripe webhook, which verifies Stripe's signature of every request); every other route is ANY /{proxy+} with the JWT authorizer.
+  #checkov:skip=CKV_AWS_309:Public by design (health, style catalogue, OpenAPI document, credit packs; the Stripe and App Store webhooks, which verify the caller's signature of every request); every other route is ANY /{proxy+} with the JWT authorizer.
   for_each           = toset(concat(local.public_routes, local.signed_webhook_routes))
   api_id             = aws_apigatewayv2_api.http.id
   route_key          = each.value

@@ -1,4 +1,4 @@
-# One CloudWatch dashboard, one screen: money, pipeline, budget (the same layout as
+# One CloudWatch dashboard, one screen: money, pipeline, budget, money in (the same layout as
 # infra/lib/dashboard.ts; drawn in infra/README.md "Dashboard"). Widgets that split a metric by
 # a dimension use SEARCH, so a new failure code or refund source appears without an edit.
 
@@ -13,6 +13,9 @@ locals {
     refusals         = "SEARCH('{Atelier,FunctionName,Status,Code} MetricName=\"Refusals\"', 'Sum', 300)"
     jobs_finished    = "SEARCH('{Atelier,FunctionName,Outcome,FailureCode} MetricName=\"JobsFinished\"', 'Sum', 300)"
     ledger_changed   = "SEARCH('{Atelier,FunctionName,EventName} MetricName=\"LedgerRowsChanged\"', 'Sum', 300)"
+    purchased        = "SEARCH('{${local.metric_namespace},FunctionName,Pack} MetricName=\"${local.metric.purchasedCredits}\"', 'Sum', 300)"
+    charged          = "SEARCH('{${local.metric_namespace},FunctionName,Operation} MetricName=\"${local.metric.chargedCredits}\"', 'Sum', 300)"
+    revenue          = "SEARCH('{${local.metric_namespace},FunctionName,Pack,Currency} MetricName=\"${local.metric.purchaseRevenue}\"', 'Sum', 300)"
   }
   # [title, x, y, width, metrics, annotations]
   widgets = [
@@ -49,6 +52,15 @@ locals {
     ["Guards: ledger rows changed, audit offenders", 18, 12, 6, [
       [{ expression = local.search.ledger_changed, id = "e1" }],
       [local.metric_namespace, local.metric.auditOffenders, "FunctionName", local.fn_name["sweeper"], { stat = "Sum", label = "audit offenders" }],
+    ], []],
+    ["Credits purchased (by pack) vs charged (by operation)", 0, 18, 8, [
+      [{ expression = local.search.purchased, id = "e1" }],
+      [{ expression = local.search.charged, id = "e2" }],
+    ], []],
+    ["Revenue (minor units), by pack and currency", 8, 18, 8, [[{ expression = local.search.revenue, id = "e1" }]], []],
+    ["Purchases reversed, signature failures", 16, 18, 8, [
+      [local.metric_namespace, local.metric.paymentEvents, "FunctionName", local.fn_name["api"], "Outcome", local.metrics.values.paymentReversed, { stat = "Sum", label = "reversed" }],
+      [local.metric_namespace, local.metric.paymentEvents, "FunctionName", local.fn_name["api"], "Outcome", local.metrics.values.paymentSignatureInvalid, { stat = "Sum", label = "signature invalid" }],
     ], []],
   ]
 }

@@ -15,12 +15,14 @@ locals {
   }
 
   data_grants = {
-    # quotas: the upload counters, one conditional UpdateItem per slot. budget: the user's daily
+    # quotas: the upload counters, one conditional UpdateItem per slot, and the devices
+    # registered for push (a Put or Delete in a transaction with the count's Update, listed by
+    # Query; the sweeper lists and removes them for an account's deletion). budget: the user's daily
     # share, a ConditionCheck item in the submit and repair transactions (rule 12). signups: the
     # address claim, a conditional Put in the signup grant's transaction; never read or deleted.
-    api      = { accounts = local.item_write_read, jobs = local.item_write_read, ledger = local.ledger_actions, quotas = ["dynamodb:UpdateItem"], payments = local.item_write_read, budget = ["dynamodb:ConditionCheckItem"], signups = ["dynamodb:PutItem"] }
+    api      = { accounts = local.item_write_read, jobs = local.item_write_read, ledger = local.ledger_actions, quotas = ["dynamodb:UpdateItem", "dynamodb:PutItem", "dynamodb:DeleteItem", "dynamodb:Query"], payments = local.item_write_read, budget = ["dynamodb:ConditionCheckItem"], signups = ["dynamodb:PutItem"] }
     consumer = { accounts = local.item_write_read, jobs = local.item_write_read, ledger = local.ledger_actions, budget = local.item_write_read, attempts = local.item_write_read }
-    sweeper  = { accounts = local.item_write_read, jobs = local.item_write_read, ledger = local.ledger_actions, budget = local.item_write_read, attempts = local.item_write_read }
+    sweeper  = { accounts = local.item_write_read, jobs = local.item_write_read, ledger = local.ledger_actions, budget = local.item_write_read, attempts = local.item_write_read, quotas = ["dynamodb:Query", "dynamodb:DeleteItem", "dynamodb:UpdateItem"] }
   }
 }
 
@@ -111,6 +113,15 @@ data "aws_iam_policy_document" "function" {
     content {
       actions   = ["secretsmanager:GetSecretValue"]
       resources = [aws_secretsmanager_secret.stripe_keys.arn, aws_secretsmanager_secret.address_key.arn]
+    }
+  }
+
+  # Sweeper: read the push credentials (it alone sends pushes).
+  dynamic "statement" {
+    for_each = each.key == "sweeper" ? [1] : []
+    content {
+      actions   = ["secretsmanager:GetSecretValue"]
+      resources = [aws_secretsmanager_secret.push_keys.arn]
     }
   }
 

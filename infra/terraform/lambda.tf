@@ -3,6 +3,7 @@
 locals {
   consumer_only_env = ["ATELIER_MODEL_API_KEY_SECRET_ID", "ATELIER_GEMINI_API_KEY_SECRET_ID"]
   api_only_env      = ["ATELIER_STRIPE_SECRET_ID", "ATELIER_ADDRESS_KEY_SECRET_ID"]
+  sweeper_only_env  = ["ATELIER_PUSH_SECRET_ID"]
 
   # Set by Lambda from logging_config, never by us.
   platform_env = ["AWS_LAMBDA_LOG_FORMAT", "AWS_LAMBDA_LOG_LEVEL"]
@@ -34,9 +35,15 @@ locals {
       ATELIER_CONSUMER_TIMEOUT_SECS    = tostring(local.consumer_timeout)
       ATELIER_STRIPE_SECRET_ID         = aws_secretsmanager_secret.stripe_keys.arn
       ATELIER_ADDRESS_KEY_SECRET_ID    = aws_secretsmanager_secret.address_key.arn
+      ATELIER_PUSH_SECRET_ID           = aws_secretsmanager_secret.push_keys.arn
       ATELIER_CREDIT_PACKS             = var.credit_packs
       ATELIER_CHECKOUT_RETURN_URLS     = join(",", var.checkout_return_urls)
+      ATELIER_APPLE_ENVIRONMENT        = var.apple_environment
     },
+    # App Store purchases: only what is set (none: off).
+    var.apple_root_certs == "" ? {} : { ATELIER_APPLE_ROOT_CERTS = var.apple_root_certs },
+    var.apple_bundle_id == "" ? {} : { ATELIER_APPLE_BUNDLE_ID = var.apple_bundle_id },
+    var.apple_app_apple_id == null ? {} : { ATELIER_APPLE_APP_APPLE_ID = tostring(var.apple_app_apple_id) },
   )
   function_env = {
     for e in local.env_names : e.name => local.env_values[e.name]
@@ -72,16 +79,21 @@ resource "aws_lambda_function" "this" {
   #checkov:skip=CKV_AWS_272:Code signing needs a signing profile and pipeline; the zips come from the reproducible `cargo xtask package`.
   for_each = local.functions
 
-  function_name    = "${var.name_prefix}-${each.key}"
-  description      = each.value.description
-  role             = aws_iam_role.function[each.key].arn
-  runtime          = "provided.al2023"
-  handler          = "bootstrap"
-  architectures    = [var.arch]
-  filename         = "${var.dist_dir}/${each.value.package}/bootstrap.zip"
-  source_code_hash = filebase64sha256("${var.dist_dir}/${each.value.package}/bootstrap.zip")
-  memory_size      = each.value.memory
-  timeout          = each.value.timeout
+  function_name = "${var.name_prefix}-${each.key}"
+  description   = each.value.description
+  role          = aws_iam_role.function[each.key].arn
+  runtime       = "provided.al2023"
+  handler       = "bootstrap"
+  architectures = [var.arch]
+  # The zips from dist_dir (their hash redeploys changed code) or from code_s3 (the object
+  # version does).
+  filename          = var.dist_dir == null ? null : "${var.dist_dir}/${each.value.package}/bootstrap.zip"
+  source_code_hash  = var.dist_dir == null ? null : filebase64sha256("${var.dist_dir}/${each.value.package}/bootstrap.zip")
+  s3_bucket         = var.dist_dir == null ? var.code_s3.bucket : null
+  s3_key            = var.dist_dir == null ? "${var.code_s3.key_prefix}${each.value.package}/bootstrap.zip" : null
+  s3_object_version = var.dist_dir == null ? lookup(var.code_s3.object_versions, each.value.package, null) : null
+  memory_size       = each.value.memory
+  timeout           = each.value.timeout
 
   # The sweeper guarantees refunds and the consumer runs paid jobs: each has its own
   # concurrency, so API load (long-polls included) never throttles them; the API's own
@@ -99,11 +111,15 @@ resource "aws_lambda_function" "this" {
     # Only the consumer may read the provider key, so only the consumer is told where it is.
     variables = {
       for k, v in local.function_env : k => v
-      if(each.key == "consumer" || !contains(local.consumer_only_env, k)) && (each.key == "api" || !contains(local.api_only_env, k))
+      if(each.key == "consumer" || !contains(local.consumer_only_env, k)) && (each.key == "api" || !contains(local.api_only_env, k)) && (each.key == "sweeper" || !contains(local.sweeper_only_env, k))
     }
   }
 
   lifecycle {
+    precondition {
+      condition     = (var.dist_dir == null) != (var.code_s3 == null)
+      error_message = "Give the function zips once: dist_dir (a local folder) or code_s3 (a bucket), not both and not neither."
+    }
     precondition {
       condition     = length(local.missing_env) == 0
       error_message = "The code requires environment variables this module does not set: ${join(", ", local.missing_env)}. Add them to env_values in lambda.tf."

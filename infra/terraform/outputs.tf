@@ -58,6 +58,11 @@ output "stripe_keys_secret_arn" {
   value       = aws_secretsmanager_secret.stripe_keys.arn
 }
 
+output "push_keys_secret_arn" {
+  description = "Secret holding the push credentials as JSON (APNs key, FCM service account); set them with put-secret-value. Push is off until then."
+  value       = aws_secretsmanager_secret.push_keys.arn
+}
+
 output "address_key_secret_arn" {
   description = "Secret holding the generated key of the signup grant's address hashes; never rotate it."
   value       = aws_secretsmanager_secret.address_key.arn
@@ -101,4 +106,39 @@ output "web_deploy_command" {
 output "gemini_key_secret_arn" {
   description = "Secrets Manager secret for the Gemini API key (read only when a provider list names gemini): put-secret-value after applying."
   value       = aws_secretsmanager_secret.gemini_key.arn
+}
+
+output "function_names" {
+  description = "The functions' names by role (api, consumer, sweeper): for logs, metrics filters and `aws lambda invoke`."
+  value       = { for k, f in aws_lambda_function.this : k => f.function_name }
+}
+
+output "function_arns" {
+  description = "The functions' ARNs by role (api, consumer, sweeper): for permissions, event sources or alarms of your own."
+  value       = { for k, f in aws_lambda_function.this : k => f.arn }
+}
+
+output "role_names" {
+  description = "The functions' execution roles' names by role: attach a policy of your own (e.g. a tracing or extension grant) without editing the module."
+  value       = { for k, r in aws_iam_role.function : k => r.name }
+}
+
+output "role_arns" {
+  description = "The functions' execution roles' ARNs by role (api, consumer, sweeper)."
+  value       = { for k, r in aws_iam_role.function : k => r.arn }
+}
+
+output "api_id" {
+  description = "The HTTP API's id (API Gateway v2)."
+  value       = aws_apigatewayv2_api.http.id
+}
+
+output "api_arn" {
+  description = "The HTTP API's ARN (for tag-based or resource policies)."
+  value       = aws_apigatewayv2_api.http.arn
+}
+
+output "api_execution_arn" {
+  description = "The HTTP API's execution ARN, the prefix of the routes' ARNs for aws_lambda_permission or IAM (execute-api:Invoke)."
+  value       = aws_apigatewayv2_api.http.execution_arn
 }

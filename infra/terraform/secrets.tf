@@ -34,6 +34,25 @@ resource "aws_secretsmanager_secret_version" "stripe_keys_unset" {
   }
 }
 
+resource "aws_secretsmanager_secret" "push_keys" {
+  #checkov:skip=CKV_AWS_149:Encrypted with the AWS managed Secrets Manager key; one secret read once per cold start does not justify a customer managed key.
+  #checkov:skip=CKV2_AWS_57:Third-party keys: rolled in the Apple and Firebase consoles, then stored with put-secret-value; Secrets Manager cannot rotate them.
+  name_prefix = "${var.name_prefix}-push-keys-"
+  description = "Push credentials as JSON {\"apns\": {...}, \"fcm\": {...}} (docs/mobile.md of the repository), read by the sweeper at cold start. Push is off until they are set."
+  tags        = local.tags
+}
+
+# No credentials until the operator stores them: the sweeper leaves push off. Later values are
+# the operator's (put-secret-value), so Terraform leaves them alone.
+resource "aws_secretsmanager_secret_version" "push_keys_unset" {
+  secret_id     = aws_secretsmanager_secret.push_keys.id
+  secret_string = jsonencode({})
+
+  lifecycle {
+    ignore_changes = [secret_string]
+  }
+}
+
 # The key of the HMAC-SHA256 under which a verified address is recorded with its signup grant
 # (the address itself is never stored). Generated here, never shown; rotating it would let
 # every address have a second grant, so it is kept.

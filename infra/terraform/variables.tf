@@ -29,14 +29,34 @@ variable "arch" {
 }
 
 variable "dist_dir" {
-  description = "Folder holding atelier-api/bootstrap.zip, atelier-consumer/bootstrap.zip and atelier-sweeper/bootstrap.zip, as `cargo xtask package` writes them (<repository>/target/lambda-dist/<arch>; README.md: \"The function zips\")."
+  description = "Folder holding atelier-api/bootstrap.zip, atelier-consumer/bootstrap.zip and atelier-sweeper/bootstrap.zip, as `cargo xtask package` writes them (<repository>/target/lambda-dist/<arch>; README.md: \"The function zips\"). null: code_s3 gives the zips."
   type        = string
+  default     = null
   validation {
-    condition = alltrue([
+    condition = var.dist_dir == null || alltrue([
       for package in ["atelier-api", "atelier-consumer", "atelier-sweeper"] :
       try(fileexists("${var.dist_dir}/${package}/bootstrap.zip"), false)
     ])
     error_message = "dist_dir must hold <function>/bootstrap.zip for atelier-api, atelier-consumer and atelier-sweeper: run `cargo xtask package` (with --arch arm64 for arch = \"arm64\") in the Atelier repository and pass its target/lambda-dist/<arch>."
+  }
+}
+
+variable "code_s3" {
+  description = "The zips in S3 instead of dist_dir (a pipeline's artifact bucket, in the deployment's region): <key_prefix><function>/bootstrap.zip for atelier-api, atelier-consumer and atelier-sweeper, the layout of `cargo xtask package`. object_versions (by function package name) pins each zip's version in a versioned bucket, so a new upload under the same key is deployed by the next apply. null: dist_dir."
+  type = object({
+    bucket          = string
+    key_prefix      = optional(string, "")
+    object_versions = optional(map(string), {})
+  })
+  default = null
+  validation {
+    condition = var.code_s3 == null || try(
+      can(regex("^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$", var.code_s3.bucket))
+      && (var.code_s3.key_prefix == "" || endswith(var.code_s3.key_prefix, "/"))
+      && alltrue([for k in keys(var.code_s3.object_versions) : contains(["atelier-api", "atelier-consumer", "atelier-sweeper"], k)]),
+      false
+    )
+    error_message = "code_s3 needs a valid bucket name, a key_prefix that is empty or ends with \"/\", and object_versions keyed by atelier-api, atelier-consumer or atelier-sweeper."
   }
 }
 
@@ -81,9 +101,9 @@ variable "user_daily_share_micros" {
 }
 
 variable "sweeper_reserved_concurrency" {
-  description = "Concurrency reserved for the sweeper, so API load cannot throttle refunds (0: none, only for accounts whose concurrency limit is 10)."
+  description = "Concurrency reserved for the sweeper, so API load cannot throttle refunds; the webhook delivery queue takes up to 8 of it (0: none, only for accounts whose concurrency limit is 10)."
   type        = number
-  default     = 2
+  default     = 10
   validation {
     condition     = var.sweeper_reserved_concurrency >= 0 && var.sweeper_reserved_concurrency <= 10 && floor(var.sweeper_reserved_concurrency) == var.sweeper_reserved_concurrency
     error_message = "sweeper_reserved_concurrency is an integer between 0 and 10."
@@ -217,12 +237,52 @@ variable "vision_model" {
 }
 
 variable "credit_packs" {
-  description = "Credit packs for sale: NAME:CREDITS:AMOUNT:CURRENCY, comma-separated, the amount in minor units (cents)."
+  description = "Credit packs for sale: NAME:CREDITS:AMOUNT:CURRENCY[:APP_STORE_PRODUCT_ID], comma-separated, the amount in minor units (cents); the optional last field sells the pack as that App Store consumable."
   type        = string
   default     = "starter:50:500:usd,studio:250:2000:usd"
   validation {
-    condition     = can(regex("^[a-z0-9_-]+:[0-9]+:[0-9]+:[A-Za-z]{3}(,[a-z0-9_-]+:[0-9]+:[0-9]+:[A-Za-z]{3})*$", var.credit_packs))
-    error_message = "credit_packs is NAME:CREDITS:AMOUNT:CURRENCY[,...], e.g. starter:50:500:usd (NAME in a-z 0-9 _ -, a three-letter currency)."
+    condition     = can(regex("^[a-z0-9_-]+:[0-9]+:[0-9]+:[A-Za-z]{3}(:[A-Za-z0-9._-]{1,100})?(,[a-z0-9_-]+:[0-9]+:[0-9]+:[A-Za-z]{3}(:[A-Za-z0-9._-]{1,100})?)*$", var.credit_packs))
+    error_message = "credit_packs is NAME:CREDITS:AMOUNT:CURRENCY[:APP_STORE_PRODUCT_ID][,...], e.g. starter:50:500:usd or starter:50:500:usd:com.example.starter (NAME in a-z 0-9 _ -, a three-letter currency)."
+  }
+}
+
+variable "apple_root_certs" {
+  description = "App Store purchases: the trusted root certificates of Apple's signed data (Apple Root CA - G3), PEM or base64 DER, comma-separated. Set with apple_bundle_id to enable POST /v1/purchases/apple and /v1/webhooks/apple; empty: App Store purchases off."
+  type        = string
+  default     = ""
+  validation {
+    condition     = length(var.apple_root_certs) <= 32768 && can(regex("^[-A-Za-z0-9+/=,\\s]*$", var.apple_root_certs))
+    error_message = "apple_root_certs is PEM or base64 DER certificates, comma-separated, at most 32 KiB."
+  }
+}
+
+variable "apple_bundle_id" {
+  description = "App Store purchases: the iOS app's bundle id that signed transactions and notifications must name (empty: off)."
+  type        = string
+  default     = ""
+  validation {
+    condition     = can(regex("^([A-Za-z0-9-]+(\\.[A-Za-z0-9-]+)*)?$", var.apple_bundle_id)) && length(var.apple_bundle_id) <= 155
+    error_message = "apple_bundle_id is a bundle id such as com.example.atelier (letters, digits, hyphens and dots), or empty."
+  }
+}
+
+variable "apple_environment" {
+  description = "App Store purchases: Production or Sandbox, the App Store whose signed data is accepted."
+  type        = string
+  default     = "Production"
+  validation {
+    condition     = contains(["Production", "Sandbox"], var.apple_environment)
+    error_message = "apple_environment is Production or Sandbox."
+  }
+}
+
+variable "apple_app_apple_id" {
+  description = "App Store purchases: the app's numeric Apple id, checked on production notifications (null: not checked)."
+  type        = number
+  default     = null
+  validation {
+    condition     = var.apple_app_apple_id == null ? true : var.apple_app_apple_id > 0 && floor(var.apple_app_apple_id) == var.apple_app_apple_id
+    error_message = "apple_app_apple_id is a positive whole number, or null."
   }
 }
 
@@ -345,6 +405,16 @@ variable "outage_alarm_thresholds" {
   validation {
     condition     = alltrue([for code, n in var.outage_alarm_thresholds : can(regex("^[A-Z_]{1,40}$", code)) && n >= 1])
     error_message = "outage_alarm_thresholds maps failure codes (A-Z and _) to a count of at least 1."
+  }
+}
+
+variable "reversal_alarm_per_hour" {
+  description = "Purchases reversed (Stripe refunds and disputes) within an hour that raise the purchase-reversals alarm (the CDK app's REVERSALS_ALARM_PER_HOUR)."
+  type        = number
+  default     = 5
+  validation {
+    condition     = var.reversal_alarm_per_hour >= 1 && floor(var.reversal_alarm_per_hour) == var.reversal_alarm_per_hour
+    error_message = "reversal_alarm_per_hour must be a whole number of at least 1."
   }
 }
 

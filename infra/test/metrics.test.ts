@@ -7,6 +7,7 @@ import { describe, it } from 'node:test';
 
 import { Match } from 'aws-cdk-lib/assertions';
 
+import { REVERSALS_ALARM_PER_HOUR } from '../lib/atelier-service';
 import { EMITTED_METRICS, METRIC_NAMESPACE } from '../lib/metrics';
 import { resourcesOfType, synth } from './helpers';
 
@@ -32,6 +33,24 @@ describe('metric names', () => {
     for (const metric of [...searched, ...listed]) {
       assert.ok(EMITTED_METRICS.has(metric), `the dashboard shows ${metric}, which the code never emits`);
     }
+  });
+
+  it('pages on a burst of purchase reversals, counted in an hour', () => {
+    s.template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+      Namespace: METRIC_NAMESPACE,
+      MetricName: 'PaymentEvents',
+      Dimensions: Match.arrayWith([{ Name: 'Outcome', Value: 'reversed' }]),
+      Period: 3600,
+      Threshold: REVERSALS_ALARM_PER_HOUR,
+    });
+  });
+
+  it('shows the money coming in: purchases against charges, revenue, reversals', () => {
+    const body = JSON.stringify(resourcesOfType(s.json, 'AWS::CloudWatch::Dashboard')[0]![1].Properties!.DashboardBody);
+    for (const metric of ['PurchasedCredits', 'ChargedCredits', 'PurchaseRevenue']) {
+      assert.ok(body.includes(metric), `the dashboard does not show ${metric}`);
+    }
+    assert.ok(body.includes('reversed'), 'the dashboard does not show reversals');
   });
 
   it('pages when Stripe signatures start failing and when the sweeper stops running', () => {

@@ -22,6 +22,7 @@ import {
   OUTAGE_CODES,
 } from '../lib/atelier-service';
 import { loadSchema } from '../lib/schema';
+import { WEBHOOK_DELIVERY_CONCURRENCY } from '../lib/webhooks';
 import { type CfnTemplate, resourcesOfType, synth } from './helpers';
 
 const KEYS = Object.keys(FUNCTIONS) as FunctionKey[];
@@ -73,6 +74,13 @@ describe('AtelierService in a stack of its own', () => {
         maxReceiveCount: MAX_RECEIVE_COUNT,
       },
     });
+    // The delivery queue's mapping: batches of ten, at most 8 at once (one hanging endpoint
+    // holds at most 4 sweeper instances; docs/operations.md).
+    t.template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
+      EventSourceArn: { 'Fn::GetAtt': [logicalId(t.stack, t.service.webhookQueue), 'Arn'] },
+      BatchSize: 10,
+      ScalingConfig: { MaximumConcurrency: WEBHOOK_DELIVERY_CONCURRENCY },
+    });
   });
 
   it('creates the three functions with the settings as their environment', () => {
@@ -123,7 +131,7 @@ describe('AtelierService in a stack of its own', () => {
       ['WebhookEndpointDisabled', 'WebhookOldestUndelivered'].length /* webhooks.ts */ +
       ['ModelShutdownNear', 'ModelUnavailable'].length /* models.ts */ +
       ['ProviderBreakerOpenOpenai', 'ProviderBreakerOpenGemini'].length /* models.ts, one per provider */ +
-      ['SweeperNotRunning', 'PaymentSignatureInvalid'].length;
+      ['SweeperNotRunning', 'PaymentSignatureInvalid', 'PurchaseReversals'].length;
     assert.equal(alarms.length, expected);
     const topic = logicalId(t.stack, t.service.alarmTopic);
     for (const [name, a] of alarms) assert.deepEqual(a.Properties!.AlarmActions, [{ Ref: topic }], name);
@@ -169,7 +177,7 @@ describe('AtelierService in a stack of its own', () => {
     // No e-mail given: no subscription. The default sweeper reservation: set directly.
     assert.equal(resourcesOfType(c.json, 'AWS::SNS::Subscription').length, 0);
     const sweeper = c.json.Resources[logicalId(c.stack, c.service.functions.sweeper)]!.Properties!;
-    assert.equal(sweeper.ReservedConcurrentExecutions, 2);
+    assert.equal(sweeper.ReservedConcurrentExecutions, 10, 'the webhook deliveries’ 8 and 2 for sweeps and streams');
     const consumer = c.json.Resources[logicalId(c.stack, c.service.functions.consumer)]!.Properties!;
     assert.equal(consumer.ReservedConcurrentExecutions, 2, 'the default: the default maximum concurrency');
     const api = c.json.Resources[logicalId(c.stack, c.service.functions.api)]!.Properties!;
@@ -194,6 +202,34 @@ describe('AtelierService in a stack of its own', () => {
     const json = Template.fromStack(stack).toJSON() as CfnTemplate;
     assert.equal(resourcesOfType(json, 'AWS::DynamoDB::Table').length, 2 * loadSchema().length);
     assert.equal(resourcesOfType(json, 'AWS::Lambda::Function').length, 2 * KEYS.length);
+  });
+});
+
+describe('AtelierService sells packs in the App Store when configured', () => {
+  it('sets the App Store settings and the product ids of the packs, and nothing App Store without them', () => {
+    const apple = teamStack({
+      jwtIssuer: ISSUER,
+      jwtAudience: 'photos-app',
+      creditPacks: [{ name: 'starter', credits: 50, amount: 500, currency: 'usd', appStoreProductId: 'com.example.starter' }],
+      appleRootCerts: 'MIIB',
+      appleBundleId: 'com.example.photos',
+      appleEnvironment: 'Sandbox',
+      appleAppAppleId: 1234567890,
+    });
+    const plain = teamStack({ jwtIssuer: ISSUER, jwtAudience: 'photos-app' });
+    const envOf = (t: ReturnType<typeof teamStack>) =>
+      t.json.Resources[logicalId(t.stack, t.service.functions.api)]!.Properties!.Environment.Variables;
+
+    const env = envOf(apple);
+    assert.equal(env.ATELIER_CREDIT_PACKS, 'starter:50:500:usd:com.example.starter');
+    assert.equal(env.ATELIER_APPLE_ROOT_CERTS, 'MIIB');
+    assert.equal(env.ATELIER_APPLE_BUNDLE_ID, 'com.example.photos');
+    assert.equal(env.ATELIER_APPLE_ENVIRONMENT, 'Sandbox');
+    assert.equal(env.ATELIER_APPLE_APP_APPLE_ID, '1234567890');
+    assert.deepEqual(
+      Object.keys(envOf(plain)).filter((k) => k.startsWith('ATELIER_APPLE_')),
+      [],
+    );
   });
 });
 

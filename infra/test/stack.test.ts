@@ -14,6 +14,7 @@ import {
   AtelierStack,
   API_ONLY_ENV,
   CONSUMER_ONLY_ENV,
+  SWEEPER_ONLY_ENV,
   CONSUMER_TIMEOUT,
   FUNCTIONS,
   type FunctionKey,
@@ -321,11 +322,14 @@ describe('least privilege', () => {
     }
   });
 
-  it('never grants DeleteItem, batch writes or PartiQL, and Scan only for the daily audit', () => {
+  it('grants DeleteItem only on the quotas table (a device unregistered), never batch writes or PartiQL, and Scan only for the daily audit', () => {
     for (const k of KEYS) {
       for (const st of statementsOf(s, k)) {
         for (const a of actionsOf(st)) {
-          assert.ok(!/^dynamodb:(DeleteItem|BatchWriteItem|PartiQL.*|DeleteTable|UpdateTable)$/.test(a), `${k}: ${a}`);
+          assert.ok(!/^dynamodb:(BatchWriteItem|PartiQL.*|DeleteTable|UpdateTable)$/.test(a), `${k}: ${a}`);
+          if (a === 'dynamodb:DeleteItem') {
+            assert.deepEqual(referencedIds(st.Resource), [tableId(s, 'quotas')], `${k}: DeleteItem on quotas only`);
+          }
           if (a === 'dynamodb:Scan') {
             assert.equal(k, 'sweeper', `${k}: ${a}`);
             assert.deepEqual(referencedIds(st.Resource), [tableId(s, 'accounts')], 'the audit scans the accounts only');
@@ -349,8 +353,17 @@ describe('least privilege', () => {
         for (const w of writes) assert.ok(acts.has(w), `${k} needs ${w} on ${t}`);
       }
     }
-    assert.deepEqual([...actionsOn(s, 'api', tableId(s, 'quotas'))], ['dynamodb:UpdateItem'], 'the API only counts uploads');
-    for (const k of ['consumer', 'sweeper'] as const) assert.equal(actionsOn(s, k, tableId(s, 'quotas')).size, 0, k);
+    assert.deepEqual(
+      [...actionsOn(s, 'api', tableId(s, 'quotas'))].sort(),
+      ['dynamodb:DeleteItem', 'dynamodb:PutItem', 'dynamodb:Query', 'dynamodb:UpdateItem'],
+      'the API counts uploads and registers devices',
+    );
+    assert.deepEqual(
+      [...actionsOn(s, 'sweeper', tableId(s, 'quotas'))].sort(),
+      ['dynamodb:DeleteItem', 'dynamodb:Query', 'dynamodb:UpdateItem'],
+      'the sweeper lists and removes devices, never adds one',
+    );
+    assert.equal(actionsOn(s, 'consumer', tableId(s, 'quotas')).size, 0, 'consumer');
     // The user's daily share is a ConditionCheck item in the API's submit and repair
     // transactions (rule 12), authorised on the budget table; the API changes nothing there.
     assert.deepEqual([...actionsOn(s, 'api', tableId(s, 'budget'))], ['dynamodb:ConditionCheckItem'], 'the API only checks the budget');
@@ -369,15 +382,21 @@ describe('least privilege', () => {
     assert.ok(jobsIndexes.some((r) => r.includes('/index/by_sweep')));
   });
 
-  it('keeps the model key away from the API and the sweeper', () => {
+  it('keeps the model key away from the API and the sweeper, which reads only the push keys', () => {
     assert.deepEqual([...actionsOn(s, 'consumer', secretId)], ['secretsmanager:GetSecretValue']);
     assert.equal(actionsOn(s, 'api', secretId).size, 0);
     assert.equal(actionsOn(s, 'sweeper', secretId).size, 0);
-    for (const k of ['sweeper'] as const) {
-      for (const st of statementsOf(s, k)) {
-        for (const a of actionsOf(st)) assert.ok(!a.startsWith('secretsmanager:') && !a.startsWith('kms:'), `${k}: ${a}`);
+    const pushId = id(s, s.stack.service.pushKeys);
+    for (const st of statementsOf(s, 'sweeper')) {
+      for (const a of actionsOf(st)) {
+        assert.ok(!a.startsWith('kms:'), `sweeper: ${a}`);
+        if (a.startsWith('secretsmanager:')) {
+          assert.equal(a, 'secretsmanager:GetSecretValue');
+          assert.deepEqual(referencedIds(st.Resource), [pushId], 'the sweeper reads the push keys only');
+        }
       }
     }
+    for (const k of ['api', 'consumer'] as const) assert.equal(actionsOn(s, k, pushId).size, 0, k);
   });
 
   it('lets only the API read the Stripe keys and the address key, and nothing else of Secrets Manager', () => {
@@ -473,8 +492,8 @@ describe('alarms', () => {
     assert.deepEqual(webhooks?.Dimensions, [{ Name: 'FunctionName', Value: { Ref: functionId(s, 'sweeper') } }]);
     assert.equal(
       alarms.length,
-      29,
-      'with ModelShutdownNear, ModelUnavailable, SweeperNotRunning, PaymentSignatureInvalid, WebhookOldestUndelivered and a ProviderBreakerOpen per provider',
+      30,
+      'with ModelShutdownNear, ModelUnavailable, SweeperNotRunning, PaymentSignatureInvalid, PurchaseReversals, WebhookOldestUndelivered and a ProviderBreakerOpen per provider',
     );
     for (const a of alarms) {
       assert.deepEqual(a.AlarmActions, [{ Ref: topic }]);
@@ -545,10 +564,10 @@ describe('refunds that fail are seen', () => {
     assert.equal(a.Threshold, 1);
   });
 
-  it('reserves concurrency for each function by a parameter (sweeper 2, consumer 2, API 0; 0 leaves it unreserved)', () => {
+  it('reserves concurrency for each function by a parameter (sweeper 10, consumer 2, API 0; 0 leaves it unreserved)', () => {
     const t = Template.fromJSON(s.json);
     const cases = [
-      ['sweeper', 'Sweeper', 2, 10],
+      ['sweeper', 'Sweeper', 10, 10],
       ['consumer', 'Consumer', 2, 50],
       ['api', 'Api', 0, 1000],
     ] as const;
@@ -579,8 +598,11 @@ describe('environment from one list', () => {
     }
     const common = Object.fromEntries(Object.entries(envOf('consumer')).filter(([k]) => !CONSUMER_ONLY_ENV.has(k)));
     const apiCommon = Object.fromEntries(Object.entries(envOf('api')).filter(([k]) => !API_ONLY_ENV.has(k)));
+    const sweeperCommon = Object.fromEntries(Object.entries(envOf('sweeper')).filter(([k]) => !SWEEPER_ONLY_ENV.has(k)));
     assert.deepEqual(apiCommon, common);
-    assert.deepEqual(envOf('sweeper'), common);
+    assert.deepEqual(sweeperCommon, common);
+    assert.ok('ATELIER_PUSH_SECRET_ID' in envOf('sweeper'), 'the sweeper is told where the push keys are');
+    assert.equal(envOf('api').ATELIER_PUSH_SECRET_ID, undefined, 'only the sweeper reads the push keys');
     assert.ok('ATELIER_STRIPE_SECRET_ID' in envOf('api'), 'the API is told where the Stripe keys are');
     assert.equal(envOf('consumer').ATELIER_STRIPE_SECRET_ID, undefined, 'only the API reads the Stripe keys');
   });

@@ -50,6 +50,13 @@ pub mod env {
             "how long one webhook POST may take before it counts as failed (default 15, as Svix)";
         WEBHOOK_PRIVATE_ADDRESSES = "ATELIER_WEBHOOK_PRIVATE_ADDRESSES", false,
             "refuse (default): webhooks go only to public addresses, checked after DNS resolution at each send and when an endpoint is added; allow: also loopback, private and link-local ones (local runs only, where the receivers are on this machine)";
+        APNS_URL = "ATELIER_APNS_URL", false,
+            "APNs base URL (default https://api.push.apple.com; the sandbox is https://api.sandbox.push.apple.com); an http:// URL is spoken as h2c with prior knowledge, for the local stand-in only";
+        FCM_URL = "ATELIER_FCM_URL", false, "FCM HTTP v1 base URL (default https://fcm.googleapis.com)";
+        FCM_TOKEN_URL = "ATELIER_FCM_TOKEN_URL", false,
+            "OAuth2 token URL where the FCM service account's JWT is exchanged for a bearer (default https://oauth2.googleapis.com/token)";
+        PUSH_SECRET_ID = "ATELIER_PUSH_SECRET_ID", false,
+            "Secrets Manager id of the push credentials (JSON: apns {key_id, team_id, topic, key_pem}, fcm {project_id, client_email, private_key}), read by the sweeper, which sends the pushes; without it no push is derived";
         QUEUE_URL = "ATELIER_QUEUE_URL", true, "SQS queue URL of the job doorbell";
         BUCKET = "ATELIER_BUCKET", true, "private S3 bucket of uploads and results";
         MAX_IN_FLIGHT = "ATELIER_MAX_IN_FLIGHT", false,
@@ -111,7 +118,7 @@ pub mod env {
         LOG_FORMAT = "AWS_LAMBDA_LOG_FORMAT", false, "JSON (default in Lambda) or Text";
         LOG_LEVEL = "AWS_LAMBDA_LOG_LEVEL", false, "log level filter (default info)";
         CREDIT_PACKS = "ATELIER_CREDIT_PACKS", false,
-            "credit packs for sale, NAME:CREDITS:AMOUNT:CURRENCY separated by commas, the amount in minor units (default starter:50:500:usd,studio:250:2000:usd)";
+            "credit packs for sale, NAME:CREDITS:AMOUNT:CURRENCY[:APP_STORE_PRODUCT_ID] separated by commas, the amount in minor units; the optional last field sells the pack as that App Store consumable (default starter:50:500:usd,studio:250:2000:usd)";
         CHECKOUT_RETURN_URLS = "ATELIER_CHECKOUT_RETURN_URLS", false,
             "URL prefixes a checkout's success and cancel URLs must start with, comma-separated; the first is the default (default http://localhost:8787/)";
         STRIPE_BASE_URL = "ATELIER_STRIPE_BASE_URL", false,
@@ -122,6 +129,14 @@ pub mod env {
             "the Stripe secret key itself (local development only; prefer the secret)";
         STRIPE_WEBHOOK_SECRET = "ATELIER_STRIPE_WEBHOOK_SECRET", false,
             "the Stripe webhook signing secret itself (local development only; prefer the secret)";
+        APPLE_ROOT_CERTS = "ATELIER_APPLE_ROOT_CERTS", false,
+            "App Store purchases: the trusted root certificates of signed App Store data (Apple Root CA - G3 in production), PEM blocks or base64 DER separated by commas; with ATELIER_APPLE_BUNDLE_ID it enables POST /v1/purchases/apple and /v1/webhooks/apple";
+        APPLE_BUNDLE_ID = "ATELIER_APPLE_BUNDLE_ID", false,
+            "App Store purchases: the iOS app's bundle id that signed transactions and notifications must name";
+        APPLE_ENVIRONMENT = "ATELIER_APPLE_ENVIRONMENT", false,
+            "App Store purchases: Production (default) or Sandbox, the store whose signed data is accepted";
+        APPLE_APP_APPLE_ID = "ATELIER_APPLE_APP_APPLE_ID", false,
+            "App Store purchases: the app's numeric Apple id, checked on production notifications when set";
         OPERATOR = "ATELIER_OPERATOR", false,
             "atelier-admin only: the operator recorded on a grant's ledger row when --operator is not given";
     }
@@ -298,6 +313,36 @@ pub struct Config {
     pub identity: IdentitySettings,
     pub payments: PaymentSettings,
     pub webhooks: WebhookSettings,
+    pub push: PushSettings,
+}
+
+/// Where pushes go and where their credentials are.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PushSettings {
+    pub apns_url: String,
+    pub fcm_url: String,
+    pub fcm_token_url: String,
+    /// [`env::PUSH_SECRET_ID`]; `None`: push is off.
+    pub secret_id: Option<String>,
+}
+
+impl PushSettings {
+    fn from_lookup(get: &Get<'_>) -> Result<PushSettings, ConfigError> {
+        let or = |name, default: &str| -> Result<String, ConfigError> {
+            Ok(get(name)?
+                .map(|v| v.trim().to_owned())
+                .filter(|v| !v.is_empty())
+                .unwrap_or_else(|| default.to_owned()))
+        };
+        Ok(PushSettings {
+            apns_url: or(env::APNS_URL, "https://api.push.apple.com")?,
+            fcm_url: or(env::FCM_URL, "https://fcm.googleapis.com")?,
+            fcm_token_url: or(env::FCM_TOKEN_URL, "https://oauth2.googleapis.com/token")?,
+            secret_id: get(env::PUSH_SECRET_ID)?
+                .map(|v| v.trim().to_owned())
+                .filter(|v| !v.is_empty()),
+        })
+    }
 }
 
 /// How webhooks are delivered.
@@ -410,6 +455,7 @@ impl Config {
             resources: Resources::from_lookup(&declared_get)?,
             limits: Limits::from_lookup(&declared_get)?,
             webhooks: WebhookSettings::from_lookup(&declared_get)?,
+            push: PushSettings::from_lookup(&declared_get)?,
             identity: IdentitySettings {
                 email_verified_claim: email_verified_claim(&declared_get)?,
                 address_key: address_key(&declared_get)?,
@@ -1222,6 +1268,8 @@ pub struct PaymentSettings {
     pub stripe_secret_id: Option<String>,
     pub stripe_secret_key: Option<String>,
     pub stripe_webhook_secret: Option<String>,
+    /// App Store purchases, when both the roots and the bundle id are configured.
+    pub apple: Option<crate::adapters::payments::apple::AppleSettings>,
 }
 
 impl std::fmt::Debug for PaymentSettings {
@@ -1237,6 +1285,7 @@ impl std::fmt::Debug for PaymentSettings {
                 "stripe_webhook_secret",
                 &redacted(&self.stripe_webhook_secret),
             )
+            .field("apple", &self.apple)
             .finish()
     }
 }
@@ -1306,8 +1355,45 @@ impl PaymentSettings {
             stripe_secret_id,
             stripe_secret_key: opt(env::STRIPE_SECRET_KEY)?,
             stripe_webhook_secret: opt(env::STRIPE_WEBHOOK_SECRET)?,
+            apple: apple_settings(&opt)?,
         })
     }
+}
+
+/// App Store purchases: on when the roots and the bundle id are set, each checked here.
+fn apple_settings(
+    opt: &impl Fn(&'static str) -> Result<Option<String>, ConfigError>,
+) -> Result<Option<crate::adapters::payments::apple::AppleSettings>, ConfigError> {
+    use crate::adapters::payments::apple::{AppleEnvironment, AppleSettings, parse_roots};
+    let invalid = |name: &'static str, reason: String| ConfigError::Invalid { name, reason };
+    // Every name is read whatever is set, so the table's test sees them all.
+    let (roots, bundle_id) = (opt(env::APPLE_ROOT_CERTS)?, opt(env::APPLE_BUNDLE_ID)?);
+    let (environment, app_apple_id) = (opt(env::APPLE_ENVIRONMENT)?, opt(env::APPLE_APP_APPLE_ID)?);
+    let (Some(roots), Some(bundle_id)) = (roots, bundle_id) else {
+        return Ok(None);
+    };
+    let roots = parse_roots(&roots).map_err(|e| invalid(env::APPLE_ROOT_CERTS, e.to_string()))?;
+    let environment = match environment {
+        None => AppleEnvironment::Production,
+        Some(e) => AppleEnvironment::parse(&e).ok_or_else(|| {
+            invalid(
+                env::APPLE_ENVIRONMENT,
+                format!("{e:?}: expected Production or Sandbox"),
+            )
+        })?,
+    };
+    let app_apple_id = app_apple_id
+        .map(|v| {
+            v.parse::<i64>()
+                .map_err(|_| invalid(env::APPLE_APP_APPLE_ID, format!("{v:?}: not an integer")))
+        })
+        .transpose()?;
+    Ok(Some(AppleSettings {
+        roots,
+        bundle_id,
+        environment,
+        app_apple_id,
+    }))
 }
 
 /// How the logs are written, as Lambda's advanced logging controls set it (read by

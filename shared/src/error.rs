@@ -65,6 +65,9 @@ pub enum Error {
     RepairLimitReached,
     #[error("a repair of this edit is in progress")]
     RepairInProgress,
+    /// Choosing a repair's candidate that is not a rejected one of the current lineage.
+    #[error("this candidate cannot be chosen: {}", why.as_str())]
+    CandidateNotAdoptable { why: crate::domain::NotAdoptable },
     #[error("invalid cursor")]
     InvalidCursor,
     #[error("the account is on hold: a refunded or disputed purchase left credits owing")]
@@ -83,6 +86,9 @@ pub enum Error {
     /// A repair of an edit whose images were deleted.
     #[error("this edit's images were deleted")]
     ImagesDeleted,
+    /// A new device beyond the per-user limit; nothing was registered.
+    #[error("{limit} devices are registered already")]
+    DeviceLimitReached { limit: u32 },
     #[error("buying credits is not configured")]
     PaymentsNotConfigured,
     #[error("the payment provider refused or failed")]

@@ -48,7 +48,11 @@ pub fn write_recording(source: &str, resources: &Resources, calls: &BTreeMap<Cal
         .collect();
     let names = json!({
         "dynamodb": tables,
-        "sqs": { resources.queue_name(): "jobs" },
+        "sqs": {
+            resources.queue_name(): "jobs",
+            // The webhook delivery queue (the chaos run's deliverers send to it).
+            resources.webhook_queue_url.rsplit('/').next().unwrap_or_default(): "webhooks",
+        },
         "s3": { &resources.bucket: "assets" },
     });
     let path = dir.join(format!("{source}.names.json"));

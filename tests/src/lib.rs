@@ -17,7 +17,9 @@ use serde_json::{Value, json};
 use tokio::sync::OnceCell;
 use tower::ServiceExt;
 
+pub mod app_store;
 pub mod iam;
+pub mod push;
 pub mod receiver;
 pub mod stripe;
 
@@ -163,7 +165,7 @@ impl Harness {
         }
     }
 
-    fn json_request(method: &str, uri: &str) -> http::request::Builder {
+    pub fn json_request(method: &str, uri: &str) -> http::request::Builder {
         Request::builder()
             .method(method)
             .uri(uri)
@@ -646,6 +648,14 @@ impl Harness {
             .unwrap_or_else(|e| panic!("request: {e}"));
         self.call(Some(user), req).await
     }
+
+    /// `POST /v1/edits/{id}/adopt`: choose a repair's rejected candidate.
+    pub async fn adopt(&self, user: &UserId, id: &str) -> Reply {
+        let req = Request::post(format!("/v1/edits/{id}/adopt"))
+            .body(Body::empty())
+            .unwrap_or_else(|e| panic!("request: {e}"));
+        self.call(Some(user), req).await
+    }
 }
 
 impl Harness {
@@ -665,6 +675,28 @@ impl Harness {
     /// `DELETE /v1/edits/{id}/images`.
     pub async fn delete_edit_images(&self, user: &UserId, id: &str) -> Reply {
         self.delete(user, &format!("/v1/edits/{id}/images")).await
+    }
+
+    /// `PUT /v1/devices/{id}` with a JSON body.
+    pub async fn put_device(&self, user: &UserId, id: &str, body: &Value) -> Reply {
+        let req = Harness::json_request("PUT", &format!("/v1/devices/{id}"))
+            .body(Body::from(body.to_string()))
+            .unwrap_or_else(|e| panic!("request: {e}"));
+        self.call(Some(user), req).await
+    }
+
+    /// The ids of `user`'s registered devices, as `GET /v1/devices` lists them, sorted.
+    pub async fn device_ids(&self, user: &UserId) -> Vec<String> {
+        let res = self.get(user, "/v1/devices").await;
+        assert_eq!(res.status, http::StatusCode::OK, "{res:?}");
+        let mut ids: Vec<String> = res.body["items"]
+            .as_array()
+            .unwrap_or_else(|| panic!("no items: {res:?}"))
+            .iter()
+            .filter_map(|d| d["id"].as_str().map(str::to_owned))
+            .collect();
+        ids.sort();
+        ids
     }
 
     /// `DELETE /v1/account`.
@@ -913,5 +945,50 @@ impl LocalApi {
         let res = req.send().await.unwrap_or_else(|e| panic!("{e}"));
         let status = res.status().as_u16();
         (status, res.json().await.unwrap_or(Value::Null))
+    }
+}
+
+/// The webhook delivery queue, read by tests that drive delivery by hand.
+impl Harness {
+    /// Takes (receives and deletes) every message visible on the delivery queue now.
+    pub async fn take_hook_messages(
+        &self,
+    ) -> Vec<atelier_shared::domain::webhooks::DeliveryMessage> {
+        let mut out = Vec::new();
+        loop {
+            let got = self
+                .clients
+                .sqs
+                .receive_message()
+                .queue_url(self.app.hooks_queue.url())
+                .max_number_of_messages(10)
+                .send()
+                .await
+                .unwrap_or_else(|e| panic!("{e}"));
+            let messages = got.messages.unwrap_or_default();
+            if messages.is_empty() {
+                return out;
+            }
+            for m in messages {
+                if let Some(handle) = m.receipt_handle {
+                    self.delete_hook_message(handle).await;
+                }
+                let body = m.body.unwrap_or_default();
+                out.push(serde_json::from_str(&body).unwrap_or_else(|e| panic!("{e}: {body}")));
+            }
+        }
+    }
+
+    /// Deletes one delivery message (a deliverer finished with it); a failure is ignored, as
+    /// the queue would redeliver it.
+    pub async fn delete_hook_message(&self, handle: String) {
+        let _ = self
+            .clients
+            .sqs
+            .delete_message()
+            .queue_url(self.app.hooks_queue.url())
+            .receipt_handle(handle)
+            .send()
+            .await;
     }
 }

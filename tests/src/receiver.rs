@@ -128,7 +128,6 @@ async fn receive(State(r): State<Receiver>, headers: HeaderMap, body: Bytes) -> 
 /// `tests/official-standardwebhooks/requirements.txt`, installed by `cargo xtask test`) says
 /// of each `(secret, delivery)`: `{"ok": true, "type": …}` or `{"ok": false, "error": …}`.
 pub async fn official_verify(cases: &[(&str, &Delivery)]) -> Vec<serde_json::Value> {
-    use tokio::io::AsyncWriteExt;
     let python = std::env::var("ATELIER_STANDARDWEBHOOKS_PYTHON").unwrap_or_else(|_| {
         panic!("ATELIER_STANDARDWEBHOOKS_PYTHON is unset: run with `cargo xtask test`")
     });
@@ -136,12 +135,6 @@ pub async fn official_verify(cases: &[(&str, &Delivery)]) -> Vec<serde_json::Val
         env!("CARGO_MANIFEST_DIR"),
         "/official-standardwebhooks/verify.py"
     );
-    let mut child = tokio::process::Command::new(python)
-        .arg(script)
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .unwrap_or_else(|e| panic!("python: {e}"));
     let mut input = String::new();
     for (secret, d) in cases {
         let case = serde_json::json!({
@@ -156,6 +149,23 @@ pub async fn official_verify(cases: &[(&str, &Delivery)]) -> Vec<serde_json::Val
         input.push_str(&case.to_string());
         input.push('\n');
     }
+    json_lines(python, script, &input).await
+}
+
+/// Runs an official client's check script (`python script`) on JSON lines, one case a line,
+/// and reads its JSON lines back, one verdict a case.
+pub async fn json_lines(
+    python: impl AsRef<std::ffi::OsStr>,
+    script: &str,
+    input: &str,
+) -> Vec<serde_json::Value> {
+    use tokio::io::AsyncWriteExt;
+    let mut child = tokio::process::Command::new(python)
+        .arg(script)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("python: {e}"));
     let mut stdin = child.stdin.take().unwrap_or_else(|| panic!("stdin"));
     stdin
         .write_all(input.as_bytes())
@@ -166,7 +176,7 @@ pub async fn official_verify(cases: &[(&str, &Delivery)]) -> Vec<serde_json::Val
         .wait_with_output()
         .await
         .unwrap_or_else(|e| panic!("{e}"));
-    assert!(out.status.success(), "verify.py failed: {out:?}");
+    assert!(out.status.success(), "{script} failed: {out:?}");
     String::from_utf8_lossy(&out.stdout)
         .lines()
         .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))

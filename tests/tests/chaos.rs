@@ -23,20 +23,27 @@
 //! disputes won or lost. Signup races run among them too (`signup_race_with_faults`): two or
 //! three new subs with one address (written differently), each signing in several times at
 //! once, some first unverified, sometimes the first deleting its account meanwhile (Cognito's
-//! `DeleteUser` and a new sign-up): each address gets exactly one signup grant.
+//! `DeleteUser` and a new sign-up): each address gets exactly one signup grant. Webhooks
+//! (`webhooks_with_faults`, after the jobs settle): two healthy receivers, stream records
+//! dropped (never fanned out) or seen twice, deliverers killed mid-batch (through the wire
+//! faults of the sweeper's role), the sweeper's safety net with the clock moved on: every
+//! finished job's one event reaches each healthy receiver, a duplicate only under the same
+//! `webhook-id` with the same body.
 
 use std::collections::BTreeMap;
 use std::time::Duration;
 
 use atelier_model_server::samples;
 use atelier_shared::adapters::model::catalogue::Provider;
-use atelier_shared::clock;
+use atelier_shared::clock::{self, Instant};
 use atelier_shared::domain::Job;
 use atelier_shared::domain::breaker::{BreakerSettings, Phase};
+use atelier_shared::domain::webhooks::SCHEDULE_SECS;
 use atelier_shared::domain::{AssetKind, JobId, JobState, UserId};
 use atelier_shared::domain::{LedgerKind, Micros};
 use atelier_shared::services::process::Step;
 use atelier_shared::services::{App, breaker, budget};
+use atelier_shared::store::schema::WebhookEventItem;
 use atelier_tests::stripe::{Event, StripeStandIn};
 use atelier_tests::{Harness, Reply, StandIn, iam, sha256};
 use atelier_wire_proxy::{Attribution, FaultKind, FaultPlan, Proxy};
@@ -177,6 +184,8 @@ async fn money_invariants_hold_under_faults() {
     for u in &users {
         clean.fund_to(u, 14).await;
     }
+    // Two healthy webhook receivers: every finished job's event must reach each once.
+    let receivers = HookReceivers::add(&clean).await;
     let photo = samples::single_pet();
     let ambiguous = samples::two_pets();
     let mut originals = BTreeMap::new();
@@ -508,6 +517,8 @@ async fn money_invariants_hold_under_faults() {
         }
     }
 
+    webhooks_with_faults(&clean, &sweeper, &receivers, &mut rng, &mut tally).await;
+
     iam::write_recording("chaos", &clean.app.config.resources, &proxy.calls());
 
     // The checks.
@@ -578,6 +589,9 @@ async fn money_invariants_hold_under_faults() {
                 "{id}: {} but webhook events {events:?}",
                 job.status().as_str()
             ));
+        }
+        if job.status().is_terminal() {
+            webhook_delivery_checks(&receivers, id, &events, &mut tally, &mut violations);
         }
         if let Some(sha) = created_with.get(id) {
             kept_input_check(&clean, &job, sha, calls, &mut violations).await;
@@ -1203,4 +1217,269 @@ async fn signup_checks(h: &Harness, races: &[SignupRace], violations: &mut Vec<S
         }
     }
     println!("chaos: {} signup races, one grant each", races.len());
+}
+
+/// The webhook receivers of the run: healthy, answering 2xx to every request.
+struct HookReceivers {
+    healthy: Vec<atelier_tests::receiver::Receiver>,
+}
+
+impl HookReceivers {
+    async fn add(h: &Harness) -> HookReceivers {
+        let mut healthy = Vec::new();
+        for _ in 0..2 {
+            let r = atelier_tests::receiver::Receiver::start(&[], Duration::ZERO).await;
+            atelier_shared::services::webhooks::add_endpoint(
+                &h.app.store,
+                &h.app.config.webhooks,
+                &r.url,
+                clock::now(),
+            )
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+            healthy.push(r);
+        }
+        HookReceivers { healthy }
+    }
+
+    /// Webhook ids each healthy receiver got a `job`'s event under.
+    fn ids_of(&self, job: &str) -> Vec<Vec<String>> {
+        let prefix = format!("evt_{job}_");
+        self.healthy
+            .iter()
+            .map(|r| {
+                let mut ids: Vec<String> = r
+                    .deliveries()
+                    .into_iter()
+                    .map(|d| d.headers.id)
+                    .filter(|id| id.starts_with(&prefix))
+                    .collect();
+                ids.sort();
+                ids.dedup();
+                ids
+            })
+            .collect()
+    }
+}
+
+/// Up to ten delivery messages, as the queue's mapping receives them.
+async fn hook_batch(h: &Harness) -> Vec<aws_sdk_sqs::types::Message> {
+    h.clients
+        .sqs
+        .receive_message()
+        .queue_url(h.app.hooks_queue.url())
+        .max_number_of_messages(10)
+        .wait_time_seconds(1)
+        .send()
+        .await
+        .map(|o| o.messages.unwrap_or_default())
+        .unwrap_or_default()
+}
+
+/// One delivery batch at `at` through the sweeper's role (wire faults included): each message
+/// one `deliver`, deleted once handled; when `kill_after` is set the deliverer dies that long
+/// into the batch (claims, POSTs and records cut wherever they were; nothing deleted).
+async fn deliver_hook_batch(
+    h: &Harness,
+    sweeper: &Harness,
+    http: &atelier_shared::adapters::webhooks::client::WebhookClient,
+    batch: Vec<aws_sdk_sqs::types::Message>,
+    at: clock::Instant,
+    kill_after: Option<Duration>,
+) {
+    use atelier_shared::services::webhooks;
+    let hooks = atelier_sweeper::hooks(&sweeper.app, http);
+    let work = batch.iter().map(|m| async move {
+        let msg = m
+            .body
+            .as_deref()
+            .and_then(|b| serde_json::from_str(b).ok())?;
+        webhooks::deliver(hooks, &msg, at).await.ok()?;
+        m.receipt_handle.clone()
+    });
+    let handles = match kill_after {
+        Some(after) => {
+            let _ = tokio::time::timeout(after, join_all(work)).await;
+            return;
+        }
+        None => join_all(work).await,
+    };
+    for handle in handles.into_iter().flatten() {
+        h.delete_hook_message(handle).await;
+    }
+}
+
+/// Webhook delivery under faults, after the jobs settled: the stream's records of some new
+/// events dropped (never fanned out) and others seen twice; deliverers killed mid-batch; then
+/// rounds of the sweeper's safety net with the clock moved past a claim's lease each time,
+/// until every event reached every healthy receiver (or forty rounds, 30 min of clock).
+async fn webhooks_with_faults(
+    h: &Harness,
+    sweeper: &Harness,
+    receivers: &HookReceivers,
+    rng: &mut StdRng,
+    tally: &mut Tally,
+) {
+    use atelier_shared::services::webhooks;
+    let http = atelier_shared::adapters::webhooks::client::WebhookClient::new(
+        h.app.config.webhooks.private_addresses,
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let hooks = atelier_sweeper::hooks(&sweeper.app, &http);
+    let horizon = clock::format(clock::now() + Duration::from_secs(86_400));
+    let events = h
+        .app
+        .store
+        .webhook_events_due(&horizon, 100_000)
+        .await
+        .unwrap_or_default();
+    let mut fanned = Vec::new();
+    for e in &events {
+        match rng.gen_range(0..10) {
+            0 | 1 => tally.add("webhook_stream_records_dropped"),
+            2 => {
+                fanned.extend([e.hook_pk.clone(), e.hook_pk.clone()]);
+                tally.add("webhook_stream_records_twice");
+            }
+            _ => fanned.push(e.hook_pk.clone()),
+        }
+    }
+    for chunk in fanned.chunks(100) {
+        if webhooks::fan_out(hooks, chunk).await.is_err() {
+            tally.add("webhook_fan_out_failed");
+        }
+    }
+    // A killed deliverer's endpoint slots stay held until their lease (the POST's 15 s + 30 s)
+    // runs out, so each round moves the clock past it; the re-drive takes what is due. After a
+    // round in which no event arrived, the clock jumps to the next due attempt, so events
+    // waiting on a later step of the retry schedule (30 min, 2 h, …) are followed to its end.
+    let start = clock::now();
+    let last = start + Duration::from_secs(SCHEDULE_SECS.iter().sum::<u64>() + 3_600);
+    let (mut at, mut missing_before) = (start, usize::MAX);
+    for round in 0..WEBHOOK_ROUNDS {
+        if round > 0
+            && webhooks::redrive_due(hooks, at, Duration::from_secs(60))
+                .await
+                .is_err()
+        {
+            tally.add("webhook_redrive_failed");
+        }
+        drain_hook_queue(h, sweeper, &http, at, rng, tally).await;
+        tally.add("webhook_rounds");
+        let missing = missing_events(&events, receivers);
+        if missing.is_empty() {
+            break;
+        }
+        let next_due = match missing.len() < missing_before {
+            true => None,
+            false => earliest_due(h, &missing, at).await,
+        };
+        missing_before = missing.len();
+        println!(
+            "chaos: webhooks round {round} at +{} s: {} events not yet at every receiver, \
+             e.g. {:?}; next due {next_due:?}",
+            (at - start).whole_seconds(),
+            missing.len(),
+            &missing[..missing.len().min(3)]
+        );
+        at = (at + WEBHOOK_ROUND_STEP).max(next_due.unwrap_or(at));
+        if at > last {
+            break;
+        }
+    }
+}
+
+/// Rounds of the safety net at most, and the clock's step between them (past a killed
+/// deliverer's lease: the POST's 15 s + 30 s).
+const WEBHOOK_ROUNDS: u32 = 200;
+const WEBHOOK_ROUND_STEP: Duration = Duration::from_secs(46);
+
+/// Delivery batches at `at` for up to 20 s, some killed mid-batch.
+async fn drain_hook_queue(
+    h: &Harness,
+    sweeper: &Harness,
+    http: &atelier_shared::adapters::webhooks::client::WebhookClient,
+    at: Instant,
+    rng: &mut StdRng,
+    tally: &mut Tally,
+) {
+    let drained = std::time::Instant::now() + Duration::from_secs(20);
+    while std::time::Instant::now() < drained {
+        let batch = hook_batch(h).await;
+        if batch.is_empty() {
+            break;
+        }
+        let kill = rng
+            .gen_bool(0.15)
+            .then(|| Duration::from_millis(rng.gen_range(0..60)));
+        if kill.is_some() {
+            tally.add("webhook_deliverers_killed");
+        }
+        deliver_hook_batch(h, sweeper, http, batch, at, kill).await;
+    }
+}
+
+/// Events some healthy receiver has not received yet (by `webhook-id`).
+fn missing_events<'a>(events: &'a [WebhookEventItem], receivers: &HookReceivers) -> Vec<&'a str> {
+    events
+        .iter()
+        .filter(|e| {
+            !receivers
+                .healthy
+                .iter()
+                .all(|r| r.deliveries().iter().any(|d| d.headers.id == e.hook_pk))
+        })
+        .map(|e| e.hook_pk.as_str())
+        .collect()
+}
+
+/// The earliest due time after `after` recorded on a `missing` event (the retry schedule's
+/// next step for it).
+async fn earliest_due(h: &Harness, missing: &[&str], after: Instant) -> Option<Instant> {
+    let mut earliest: Option<Instant> = None;
+    for id in missing {
+        let due = h.app.store.webhook_event(id).await.ok().flatten();
+        let due = due.and_then(|e| e.due_at).and_then(|d| clock::parse(&d));
+        if let Some(t) = due.filter(|t| *t > after) {
+            earliest = Some(earliest.map_or(t, |e| e.min(t)));
+        }
+    }
+    earliest
+}
+
+/// Every finished job's one event reached every healthy receiver (by `webhook-id`; a
+/// duplicate only under the same id, with the same body).
+fn webhook_delivery_checks(
+    receivers: &HookReceivers,
+    id: &str,
+    events: &[&'static str],
+    tally: &mut Tally,
+    violations: &mut Vec<String>,
+) {
+    let want: Vec<String> = events.iter().map(|s| format!("evt_{id}_{s}")).collect();
+    for (i, got) in receivers.ids_of(id).into_iter().enumerate() {
+        if got != want {
+            violations.push(format!(
+                "{id}: healthy receiver {i} got events {got:?}, not {want:?}"
+            ));
+        }
+    }
+    for r in &receivers.healthy {
+        let mut bodies: BTreeMap<String, String> = BTreeMap::new();
+        for d in r
+            .deliveries()
+            .into_iter()
+            .filter(|d| want.contains(&d.headers.id))
+        {
+            match bodies.get(&d.headers.id) {
+                Some(b) if *b != d.body => {
+                    violations.push(format!("{id}: two bodies under {}", d.headers.id));
+                }
+                Some(_) => tally.add("webhook_duplicates_same_id"),
+                None => {
+                    bodies.insert(d.headers.id.clone(), d.body.clone());
+                }
+            }
+        }
+    }
 }

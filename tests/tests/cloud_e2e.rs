@@ -9,6 +9,7 @@ use std::collections::BTreeMap;
 use std::error::Error;
 use std::time::{Duration, Instant};
 
+use atelier_shared::store::schema::attr;
 use serde_json::{Value, json};
 
 type Res<T> = Result<T, Box<dyn Error>>;
@@ -379,7 +380,6 @@ async fn set_job(
     id: &str,
     fields: &[(&str, &str)],
 ) -> Res<()> {
-    use atelier_shared::store::schema::attr;
     use aws_sdk_dynamodb::types::AttributeValue;
 
     let mut update = ddb
@@ -404,8 +404,18 @@ async fn set_job(
 
 /// How often a job was sent to the queue (`dispatch_count`, read consistently).
 async fn dispatches(ddb: &aws_sdk_dynamodb::Client, table: &str, id: &str) -> Res<u64> {
-    use atelier_shared::store::schema::attr;
+    let count = job_attribute(ddb, table, id, attr::DISPATCH_COUNT).await?;
+    let n = count.as_n().ok().and_then(|n| n.parse().ok());
+    n.ok_or_else(|| format!("{} of {id} is {count:?}", attr::DISPATCH_COUNT).into())
+}
 
+/// One attribute of job `id`'s row, read consistently.
+async fn job_attribute(
+    ddb: &aws_sdk_dynamodb::Client,
+    table: &str,
+    id: &str,
+    name: &str,
+) -> Res<aws_sdk_dynamodb::types::AttributeValue> {
     let out = ddb
         .get_item()
         .table_name(table)
@@ -416,12 +426,51 @@ async fn dispatches(ddb: &aws_sdk_dynamodb::Client, table: &str, id: &str) -> Re
         .consistent_read(true)
         .send()
         .await?;
-    let count = out
-        .item()
-        .and_then(|i| i.get(attr::DISPATCH_COUNT))
-        .and_then(|v| v.as_n().ok())
-        .and_then(|n| n.parse().ok());
-    count.ok_or_else(|| format!("no {} on {id}: {out:?}", attr::DISPATCH_COUNT).into())
+    let value = out.item().and_then(|i| i.get(name)).cloned();
+    value.ok_or_else(|| format!("no {name} on {id}: {out:?}").into())
+}
+
+/// One trace id for job `id` in the API's (`job_created`), the consumer's (`message_done`)
+/// and the sweeper's (`webhook_attempt` of its event) log lines, read where the local cloud
+/// writes the functions' output.
+async fn traced_through_every_function(
+    c: &Cloud,
+    ddb: &aws_sdk_dynamodb::Client,
+    id: &str,
+) -> Res<()> {
+    let table = c.output("JobsTableName")?;
+    let value = job_attribute(ddb, &table, id, attr::TRACE_ID).await?;
+    let trace = value
+        .as_s()
+        .map_err(|v| format!("trace of {id} is {v:?}"))?;
+    let log = std::path::Path::new(&var("CLOUD_E2E_STATE")?).join("ministack.log");
+    let event = format!("evt_{id}_succeeded");
+    let wanted = [
+        ("job_created", id),
+        ("message_done", id),
+        ("webhook_attempt", event.as_str()),
+    ];
+    // A function's line reaches the log when its invocation ends, which can be just after
+    // the receiver got the POST: read again for up to a minute.
+    let started = Instant::now();
+    loop {
+        let text = std::fs::read_to_string(&log)?;
+        let missing = wanted.iter().find(|(name, key)| {
+            !text
+                .lines()
+                .any(|l| l.contains(name) && l.contains(key) && l.contains(trace.as_str()))
+        });
+        let Some((name, key)) = missing else { break };
+        if started.elapsed() > Duration::from_secs(60) {
+            let at = log.display();
+            return Err(format!("no {name} line of {key} with trace {trace} in {at}").into());
+        }
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+    eprintln!(
+        "cloud e2e: trace {trace} of {id} in the API's, the consumer's and the sweeper's logs"
+    );
+    Ok(())
 }
 
 /// The sweeper's rounds on the deployed stack, each invoked through the Lambda API as the
@@ -431,8 +480,6 @@ async fn dispatches(ddb: &aws_sdk_dynamodb::Client, table: &str, id: &str) -> Re
 /// ago). One tick re-sends B, fails and refunds D and E, settles orphans, and delivers the
 /// webhook events due; then the daily audit's pass finds nothing wrong.
 async fn sweeper_rounds(c: &Cloud, lambda: &aws_sdk_lambda::Client, queued: [&str; 3]) -> Res<()> {
-    use atelier_shared::store::schema::attr;
-
     let [b, d, e] = queued;
     let ddb = aws_sdk_dynamodb::Client::new(&operator_aws().await);
     let jobs = c.output("JobsTableName")?;
@@ -706,6 +753,8 @@ async fn a_user_edits_a_photo_through_the_deployed_api() -> Res<()> {
     }
     let removed = c.admin(&["webhook", "remove", &endpoint])?;
     assert!(removed.status.success(), "atelier-admin webhook remove");
+    let ddb = aws_sdk_dynamodb::Client::new(&aws);
+    traced_through_every_function(&c, &ddb, &id_a).await?;
 
     // 11. One message delivered twice: the same doorbell straight into the queue, twice more.
     for _ in 0..2 {
@@ -826,7 +875,7 @@ async fn a_user_edits_a_photo_through_the_deployed_api() -> Res<()> {
 #[tokio::test]
 #[ignore = "needs the local cloud: cargo xtask cloud-test"]
 async fn a_changed_ledger_row_is_logged_by_the_tamper_alarm() -> Res<()> {
-    use atelier_shared::store::schema::{attr, reference};
+    use atelier_shared::store::schema::reference;
 
     let c = connect().await?;
     let aws = aws_config::defaults(aws_config::BehaviorVersion::latest())
@@ -923,7 +972,7 @@ async fn a_changed_ledger_row_is_logged_by_the_tamper_alarm() -> Res<()> {
 #[tokio::test]
 #[ignore = "needs the local cloud: cargo xtask cloud-test"]
 async fn a_call_outside_a_functions_role_is_refused() -> Res<()> {
-    use atelier_shared::store::schema::{attr, reference};
+    use atelier_shared::store::schema::reference;
     use aws_sdk_dynamodb::types::AttributeValue;
 
     let c = connect().await?;
@@ -1275,5 +1324,138 @@ async fn a_purchase_and_its_refund_arrive_through_the_signed_webhook() -> Res<()
     );
     let audit = c.admin(&["audit"])?;
     assert!(audit.status.success(), "atelier-admin audit is clean");
+    Ok(())
+}
+
+/// The nearest-rank percentile `p` of sorted seconds.
+fn percentile(sorted: &[f64], p: f64) -> f64 {
+    let i = ((sorted.len() as f64 - 1.0) * p).round() as usize;
+    sorted.get(i).copied().unwrap_or(f64::NAN)
+}
+
+/// Finishes `n` edits of the run's user, at most three queued at once (the default
+/// `MaxInFlight`); returns their ids. Every one must succeed.
+async fn finish_edits(c: &Cloud, n: usize) -> Res<Vec<String>> {
+    let asset = upload(c, &atelier_model_server::samples::single_pet()).await?;
+    let body = json!({ "style": "embroidery", "target": "pet", "original_asset_id": asset });
+    let mut done = Vec::new();
+    while done.len() < n {
+        let mut wave = Vec::new();
+        for _ in 0..(n - done.len()).min(3) {
+            let r = c.submit(&ulid::Ulid::new().to_string(), &body).await?;
+            assert_eq!(r.status, 202, "{r:?}");
+            wave.push(r.str("id"));
+        }
+        for id in wave {
+            let job = c.finished(&id).await?;
+            assert_eq!(job.str("status"), "succeeded", "{job:?}");
+            done.push(id);
+        }
+    }
+    Ok(done)
+}
+
+/// Issue 30 on the deployed stack under IAM: three endpoints added as an operator adds them —
+/// healthy, hanging on every request, answering 500 — and `CLOUD_E2E_WEBHOOK_JOBS` edits (20
+/// by default, for CI) finished through the API. Each `edit.succeeded` reaches the healthy
+/// endpoint once, p95 ≤ 5 s after the job's delivery (the event's `timestamp`, written in the
+/// job's final transaction, on the same host's clock): the stream → fan-out → delivery queue
+/// → sweeper path, with the hanging endpoint's POSTs held 15 s each beside it.
+#[tokio::test]
+#[ignore = "needs the local cloud: cargo xtask cloud-test"]
+async fn a_healthy_endpoint_hears_each_finished_edit_in_seconds_beside_a_hanging_and_a_failing_one()
+-> Res<()> {
+    use atelier_tests::receiver::Receiver;
+
+    let n: usize = std::env::var("CLOUD_E2E_WEBHOOK_JOBS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(20);
+    let c = connect().await?;
+    let healthy = Receiver::start(&[], Duration::ZERO).await;
+    let hanging = Receiver::start(&[], Duration::from_secs(3600)).await;
+    let failing = Receiver::start(&vec![500; 10 * n], Duration::ZERO).await;
+    let mut endpoints = Vec::new();
+    for r in [&healthy, &hanging, &failing] {
+        let added = c.admin(&["webhook", "add", &r.url])?;
+        assert!(added.status.success(), "atelier-admin webhook add");
+        let ep: Value = serde_json::from_slice(&added.stdout)?;
+        endpoints.push(ep["id"].as_str().ok_or("no endpoint id")?.to_owned());
+    }
+    let account = c.get("/v1/account").await?;
+    let user = account.str("user_id");
+    let credits = (4 * n).to_string();
+    let grant = c.admin(&[
+        "grant",
+        "--user",
+        &user,
+        "--credits",
+        &credits,
+        "--reason",
+        "cloud-e2e-webhooks",
+        "--operator",
+        "cloud-e2e",
+    ])?;
+    assert!(grant.status.success(), "atelier-admin grant");
+
+    let started = Instant::now();
+    let jobs = finish_edits(&c, n).await?;
+    let finished = started.elapsed();
+    let succeeded = |d: &atelier_tests::receiver::Delivery| {
+        let body: Value = serde_json::from_str(&d.body).unwrap_or(Value::Null);
+        (body["type"] == "edit.succeeded").then_some(body)
+    };
+    let limit = Instant::now() + Duration::from_secs(60);
+    while healthy.deliveries().iter().filter_map(succeeded).count() < n && Instant::now() < limit {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    // Time for a duplicate to show up, were there one.
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    for ep in &endpoints {
+        assert!(c.admin(&["webhook", "remove", ep])?.status.success());
+    }
+
+    let mut per_job: BTreeMap<String, usize> = BTreeMap::new();
+    let mut latencies = Vec::new();
+    for d in healthy.deliveries() {
+        let Some(body) = succeeded(&d) else { continue };
+        let job = body["data"]["job_id"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned();
+        if !jobs.contains(&job) {
+            continue;
+        }
+        *per_job.entry(job).or_default() += 1;
+        let at = body["timestamp"]
+            .as_str()
+            .and_then(atelier_shared::clock::parse)
+            .ok_or_else(|| format!("an event without a timestamp: {body}"))?;
+        // The receiver's arrival on the same wall clock the function stamped the event with.
+        let arrived = atelier_shared::clock::now() - d.at.elapsed();
+        latencies.push((arrived - at).as_seconds_f64());
+    }
+    assert_eq!(
+        per_job.len(),
+        n,
+        "every finished edit reached the healthy endpoint"
+    );
+    assert!(per_job.values().all(|k| *k == 1), "once each: {per_job:?}");
+    latencies.sort_by(f64::total_cmp);
+    let (p50, p95) = (percentile(&latencies, 0.5), percentile(&latencies, 0.95));
+    eprintln!(
+        "cloud e2e webhooks: {n} edits finished in {:.1} s; healthy endpoint, one hanging and \
+         one answering 500 beside it: job delivered -> POST received p50 {p50:.2} s, p95 \
+         {p95:.2} s, max {:.2} s; hanging endpoint {} POSTs, 500 endpoint {} POSTs",
+        finished.as_secs_f64(),
+        latencies.last().copied().unwrap_or(f64::NAN),
+        hanging.deliveries().len(),
+        failing.deliveries().len(),
+    );
+    assert!(p95 <= 5.0, "p95 {p95:.2} s: more than 5 s");
+    assert!(
+        !failing.deliveries().is_empty(),
+        "the 500 endpoint was tried"
+    );
     Ok(())
 }

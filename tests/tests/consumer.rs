@@ -1058,3 +1058,131 @@ async fn a_repeated_clarification_is_answered_from_memory_unpaid_and_refunded() 
     assert_eq!(questions(&h, &stranger, &other_user).await.len(), 1);
     h.assert_audit_clean().await;
 }
+
+/// Log lines written while `f` runs, as the functions write them (JSON, with the span).
+async fn logged<T>(f: impl std::future::Future<Output = T>) -> (T, String) {
+    use tracing::instrument::WithSubscriber;
+    #[derive(Clone, Default)]
+    struct Lines(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
+    impl std::io::Write for Lines {
+        fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+            self.0
+                .lock()
+                .map_err(|_| std::io::ErrorKind::Other)?
+                .extend_from_slice(b);
+            Ok(b.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let lines = Lines::default();
+    let sink = lines.clone();
+    let subscriber = tracing_subscriber::fmt()
+        .json()
+        .flatten_event(true)
+        .with_current_span(true)
+        .with_writer(move || sink.clone())
+        .finish();
+    let out = f.with_subscriber(subscriber).await;
+    let text = lines
+        .0
+        .lock()
+        .map(|b| String::from_utf8_lossy(&b).into_owned());
+    (out, text.unwrap_or_default())
+}
+
+#[tokio::test]
+async fn one_trace_id_follows_a_job_from_the_submit_through_the_queue_to_its_webhook_event() {
+    use aws_sdk_sqs::types::MessageSystemAttributeName;
+    let (h, model) = (Harness::isolated(|_| {}).await, StandIn::start().await);
+    let user = h.user();
+    h.fund_to(&user, 20).await;
+    let original = h.upload(&user, "original", samples::single_pet()).await;
+    let mut body = pet();
+    body["original_asset_id"] = json!(original);
+    let trace = "1-692e5a00-0123456789abcdef01234567";
+    let req = Harness::json_request("POST", "/v1/edits")
+        .header("idempotency-key", "traced")
+        .header(
+            "x-amzn-trace-id",
+            format!("Root={trace};Parent=53995c3f42cd8ad8;Sampled=1"),
+        )
+        .body(axum::body::Body::from(body.to_string()))
+        .unwrap_or_else(|e| panic!("{e}"));
+    let (res, api_log) = logged(h.call(Some(&user), req)).await;
+    assert_eq!(res.status, StatusCode::ACCEPTED, "{res:?}");
+    let id = res.str("id");
+
+    // The queue carries it as SQS carries X-Ray's header; the consumer logs under it.
+    let got = h
+        .clients
+        .sqs
+        .receive_message()
+        .queue_url(&h.app.config.resources.queue_url)
+        .message_system_attribute_names(MessageSystemAttributeName::AwsTraceHeader)
+        .wait_time_seconds(1)
+        .send()
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let [message] = got.messages() else {
+        panic!("one message: {got:?}")
+    };
+    let header = message
+        .attributes()
+        .and_then(|a| a.get(&MessageSystemAttributeName::AwsTraceHeader));
+    assert_eq!(
+        header.map(String::as_str),
+        Some(format!("Root={trace}").as_str())
+    );
+    let mut event = sqs_event(&id);
+    event.records[0].attributes = [("AWSTraceHeader".to_owned(), format!("Root={trace}"))].into();
+    let processor = h.processor(&model);
+    let (response, consumer_log) = logged(atelier_consumer::handle(&processor, event)).await;
+    assert!(response.batch_item_failures.is_empty());
+
+    let lines_with = |log: &str, name: &str| {
+        log.lines()
+            .filter(|l| l.contains(&format!("\"{name}\"")) && l.contains(&id))
+            .map(|l| l.contains(trace))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(lines_with(&api_log, "job_created"), [true], "{api_log}");
+    assert_eq!(
+        lines_with(&consumer_log, "message_done"),
+        [true],
+        "{consumer_log}"
+    );
+    // The outbox row the deliverer logs from carries it too.
+    let event = h
+        .app
+        .store
+        .webhook_event(&format!("evt_{id}_succeeded"))
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(event.and_then(|e| e.trace_id).as_deref(), Some(trace));
+}
+
+#[tokio::test]
+async fn a_job_submitted_without_a_trace_gets_its_own_and_two_jobs_never_share_one() {
+    let h = Harness::new().await;
+    let user = h.user();
+    h.fund_to(&user, 20).await;
+    let a = h
+        .submit_photo(&user, "a", samples::single_pet(), pet())
+        .await;
+    let b = h
+        .submit_photo(&user, "b", samples::single_pet(), pet())
+        .await;
+    let store = &h.app.store;
+    let trace = |id: String| async move {
+        let job = store.get_job(&job_id(&id)).await;
+        job.ok()
+            .flatten()
+            .and_then(|j| j.trace)
+            .map(|t| t.to_string())
+    };
+    let (ta, tb) = (trace(a).await, trace(b).await);
+    assert!(ta.as_deref().is_some_and(|t| t.starts_with("1-")), "{ta:?}");
+    assert!(tb.is_some() && ta != tb, "{ta:?} {tb:?}");
+}

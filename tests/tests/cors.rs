@@ -17,8 +17,8 @@ use serde_json::Value;
 const APP: &str = "http://127.0.0.1:5173";
 const FOREIGN: &str = "http://localhost:5173";
 
-/// Called by Stripe's servers, never by a page.
-const SERVER_TO_SERVER: &[&str] = &["/v1/webhooks/stripe"];
+/// Called by Stripe's and Apple's servers, never by a page.
+const SERVER_TO_SERVER: &[&str] = &["/v1/webhooks/stripe", "/v1/webhooks/apple"];
 
 async fn start() -> String {
     let h = Harness::new().await;

@@ -130,3 +130,131 @@ async fn the_flows_access_token_is_served_without_the_grant_and_its_id_token_get
     assert_eq!(by_id["signup_grant"], "given");
     assert_eq!(by_id["user_id"], report["id"]["sub"]);
 }
+
+/// A browser at the issuer: no redirects followed, its cookie carried by hand.
+struct Browser {
+    http: reqwest::Client,
+    cookie: Option<String>,
+}
+
+const CALLBACK: &str = "http://127.0.0.1:9/callback";
+const VERIFIER: &str = "a-verifier-of-at-least-forty-three-characters-0123456789";
+
+impl Browser {
+    fn new() -> Browser {
+        let http = reqwest::Client::builder()
+            .redirect(reqwest::redirect::Policy::none())
+            .build()
+            .unwrap_or_else(|e| panic!("{e}"));
+        Browser { http, cookie: None }
+    }
+
+    fn query(prompt: Option<&str>) -> String {
+        use base64::Engine;
+        use sha2::Digest;
+        let challenge = base64::engine::general_purpose::URL_SAFE_NO_PAD
+            .encode(sha2::Sha256::digest(VERIFIER.as_bytes()));
+        let prompt = prompt.map(|p| format!("&prompt={p}")).unwrap_or_default();
+        format!(
+            "response_type=code&client_id={}&redirect_uri=http%3A%2F%2F127.0.0.1%3A9%2Fcallback&state=s1&scope=openid+email&code_challenge={challenge}&code_challenge_method=S256{prompt}",
+            atelier_local::AUDIENCE
+        )
+    }
+
+    /// Where the issuer sends the browser back to (the `Location` of its `303`).
+    async fn authorize(
+        &mut self,
+        issuer: &str,
+        prompt: Option<&str>,
+        email: Option<&str>,
+    ) -> String {
+        let url = format!("{issuer}/oauth2/authorize");
+        let req = match email {
+            Some(email) => self
+                .http
+                .post(&url)
+                .header("content-type", "application/x-www-form-urlencoded")
+                .body(format!(
+                    "{}&email={}",
+                    Browser::query(prompt),
+                    email.replace('@', "%40")
+                )),
+            None => self.http.get(format!("{url}?{}", Browser::query(prompt))),
+        };
+        let req = match &self.cookie {
+            Some(c) => req.header("cookie", c),
+            None => req,
+        };
+        let res = req.send().await.unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(res.status().as_u16(), 303, "a redirect: {res:?}");
+        if let Some(set) = res
+            .headers()
+            .get("set-cookie")
+            .and_then(|v| v.to_str().ok())
+        {
+            self.cookie = set.split(';').next().map(str::to_owned);
+        }
+        let location = res.headers().get("location").and_then(|v| v.to_str().ok());
+        location.unwrap_or_default().to_owned()
+    }
+}
+
+/// The ID token a code from `location` redeems for.
+async fn redeem(issuer: &str, location: &str) -> String {
+    let code = location
+        .split(['?', '&'])
+        .find_map(|p| p.strip_prefix("code="))
+        .unwrap_or_else(|| panic!("a code in {location}"));
+    let body = format!(
+        "grant_type=authorization_code&code={code}&client_id={}&redirect_uri=http%3A%2F%2F127.0.0.1%3A9%2Fcallback&code_verifier={VERIFIER}",
+        atelier_local::AUDIENCE
+    );
+    let res = reqwest::Client::new()
+        .post(format!("{issuer}/oauth2/token"))
+        .header("content-type", "application/x-www-form-urlencoded")
+        .body(body)
+        .send()
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let tokens: Value = res.json().await.unwrap_or_else(|e| panic!("{e}"));
+    tokens["id_token"].as_str().unwrap_or_default().to_owned()
+}
+
+#[tokio::test]
+async fn a_silent_sign_in_answers_login_required_without_a_session_and_a_code_with_one() {
+    let local = start().await;
+    let address = email();
+    let mut browser = Browser::new();
+
+    let refused = browser.authorize(&local.issuer, Some("none"), None).await;
+    assert_eq!(
+        refused,
+        format!("{CALLBACK}?error=login_required&state=s1"),
+        "no session: nothing shown, login_required"
+    );
+
+    let signed_in = browser.authorize(&local.issuer, None, Some(&address)).await;
+    assert!(
+        browser.cookie.is_some(),
+        "the sign-in leaves a session cookie"
+    );
+    let first = redeem(&local.issuer, &signed_in).await;
+
+    let silent = browser.authorize(&local.issuer, Some("none"), None).await;
+    assert!(silent.contains("&state=s1"), "{silent}");
+    let again = redeem(&local.issuer, &silent).await;
+    let first = local.account(&first).await;
+    assert_eq!(
+        local.account(&again).await["user_id"],
+        first["user_id"],
+        "the same person, silently"
+    );
+
+    let stranger = Browser::new()
+        .authorize(&local.issuer, Some("none"), None)
+        .await;
+    assert!(
+        stranger.contains("error=login_required"),
+        "another browser has no session: {stranger}"
+    );
+}

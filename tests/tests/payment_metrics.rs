@@ -1,8 +1,9 @@
 //! Money an operator can see: every Stripe webhook delivery is counted by outcome (a wrong
 //! webhook secret shows as `signature_invalid`, which is alarmed on, before anyone misses their
-//! credits), and a granted purchase records its credits and its revenue by pack. One test: the
-//! metrics recorder is process-wide.
+//! credits), a granted purchase records its credits and its revenue by pack, and a new edit the
+//! credits it charged (a replay none). One test: the metrics recorder is process-wide.
 
+use atelier_model_server::samples;
 use atelier_shared::adapters::metrics::{Metric, dim};
 use atelier_shared::adapters::payments::signature;
 use atelier_tests::stripe::{StripeStandIn, unix_now};
@@ -21,7 +22,8 @@ fn total(docs: &[Value], metric: Metric, dims: &[(&str, &str)]) -> u64 {
 }
 
 #[tokio::test]
-async fn payment_webhooks_are_counted_by_outcome_and_a_purchase_by_its_credits_and_revenue() {
+async fn payment_webhooks_are_counted_by_outcome_a_purchase_by_its_credits_and_revenue_and_an_edit_by_its_charge()
+ {
     let stripe = StripeStandIn::start().await;
     let h = Harness::new().await.with_stripe(&stripe);
     flushed_metrics(FUNCTION); // installs the recorder; nothing recorded yet
@@ -41,6 +43,10 @@ async fn payment_webhooks_are_counted_by_outcome_and_a_purchase_by_its_credits_a
     assert_eq!(first.body["outcome"], "granted");
     assert_eq!(again.status, StatusCode::OK);
     assert_eq!(forged.status, StatusCode::BAD_REQUEST);
+    let original = h.upload(&user, "original", samples::single_pet()).await;
+    let edit = json!({ "style": "embroidery", "target": "pet", "original_asset_id": original });
+    let charged = h.submit(&user, Some("k-charged"), &edit).await;
+    let replayed = h.submit(&user, Some("k-charged"), &edit).await;
     let docs = flushed_metrics(FUNCTION);
     let events = |outcome| total(&docs, Metric::PaymentEvents, &[(dim::OUTCOME, outcome)]);
     assert_eq!(events("granted"), 1);
@@ -52,5 +58,17 @@ async fn payment_webhooks_are_counted_by_outcome_and_a_purchase_by_its_credits_a
     );
     let revenue = &[(dim::PACK, "starter"), (dim::CURRENCY, "usd")];
     assert_eq!(total(&docs, Metric::PurchaseRevenue, revenue), 500);
+    assert_eq!(charged.status, StatusCode::ACCEPTED, "{charged:?}");
+    assert_eq!(replayed.str("id"), charged.str("id"));
+    let price = charged.body["credits"].as_u64();
+    assert_eq!(
+        Some(total(
+            &docs,
+            Metric::ChargedCredits,
+            &[(dim::OPERATION, "edit")]
+        )),
+        price,
+        "one charge counted, the replay not"
+    );
     h.assert_audit_clean().await;
 }

@@ -179,6 +179,78 @@ async fn deleting_an_edits_images_removes_every_object_keeps_the_money_and_stops
     h.assert_audit_clean().await;
 }
 
+/// The History list's entry of `id`.
+async fn listed(h: &Harness, user: &UserId, id: &str) -> Value {
+    let page = h.get(user, "/v1/edits").await;
+    assert_eq!(page.status, StatusCode::OK, "{page:?}");
+    page.body["items"]
+        .as_array()
+        .and_then(|items| items.iter().find(|j| j["id"] == id).cloned())
+        .unwrap_or_else(|| panic!("{id} listed: {page:?}"))
+}
+
+#[tokio::test]
+async fn the_history_list_shows_a_small_thumbnail_that_goes_with_the_edits_images() {
+    let (h, model) = (Harness::new().await, StandIn::start().await);
+    let (user, edit, _) = delivered_edit(&h, &model).await;
+    let full = h.job(&user, &edit).await.body["result"].clone();
+    let photo = (
+        u32::try_from(full["width"].as_u64().unwrap_or_default()).unwrap_or_default(),
+        u32::try_from(full["height"].as_u64().unwrap_or_default()).unwrap_or_default(),
+    );
+
+    let entry = listed(&h, &user, &edit).await;
+
+    assert!(
+        entry.get("result").is_none(),
+        "lists carry no result: {entry}"
+    );
+    let url = entry["thumbnail_url"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    let thumb = image::load_from_memory_with_format(
+        &atelier_tests::download(&url).await,
+        image::ImageFormat::Jpeg,
+    )
+    .unwrap_or_else(|e| panic!("the thumbnail is a JPEG: {e}"));
+    let expected = atelier_shared::domain::imaging::fit_within(photo, 256);
+    assert!(
+        photo.0.max(photo.1) > 256,
+        "the sample is larger than a thumbnail"
+    );
+    assert_eq!(
+        (thumb.width(), thumb.height()),
+        expected,
+        "256 px on the long side"
+    );
+    let thumbs: Vec<String> = h
+        .objects_of(&user)
+        .await
+        .into_iter()
+        .filter(|k| k.ends_with("-thumb.jpg"))
+        .collect();
+    assert_eq!(thumbs.len(), 1, "one thumbnail stored: {thumbs:?}");
+
+    let res = h.delete_edit_images(&user, &edit).await;
+
+    assert_eq!(res.status, StatusCode::OK, "{res:?}");
+    assert!(
+        !h.objects_of(&user)
+            .await
+            .iter()
+            .any(|k| k.ends_with("-thumb.jpg")),
+        "the thumbnail is deleted with the edit's images"
+    );
+    let gone = reqwest::get(&url).await.map(|r| r.status().as_u16()).ok();
+    assert_eq!(gone, Some(404), "the old thumbnail link is dead");
+    let entry = listed(&h, &user, &edit).await;
+    assert!(
+        entry.get("thumbnail_url").is_none(),
+        "no dead link listed: {entry}"
+    );
+}
+
 #[tokio::test]
 async fn the_images_of_a_queued_edit_cannot_be_deleted() {
     let h = Harness::new().await;
@@ -301,6 +373,11 @@ async fn an_account_with_a_processing_edit_is_closed_at_once_and_deleted_once_it
         .await
         .unwrap_or_else(|e| panic!("{e:?}"))
         .unwrap_or_else(|| panic!("the queued job was not claimed"));
+    let phone = json!({ "platform": "android", "token": "fcm-token-1" });
+    assert_eq!(
+        h.put_device(&user, "phone", &phone).await.status,
+        StatusCode::CREATED
+    );
 
     let pending = h.delete_account(&user).await;
 
@@ -325,6 +402,18 @@ async fn an_account_with_a_processing_edit_is_closed_at_once_and_deleted_once_it
 
     assert_eq!(done.status, StatusCode::OK, "{done:?}");
     assert!(h.objects_of(&user).await.is_empty());
+    let devices = h
+        .app
+        .store
+        .devices(&user)
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(
+        devices.is_empty(),
+        "the devices go with the account: {devices:?}"
+    );
+    let again = h.put_device(&user, "phone", &phone).await;
+    assert_eq!(again.code(), "ACCOUNT_CLOSED", "{again:?}");
     h.assert_audit_clean().await;
 }
 

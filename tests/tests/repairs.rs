@@ -193,6 +193,21 @@ async fn an_unchanged_or_worse_repair_keeps_the_previous_image_and_stops_repairs
         let lineage = &job.body["lineage"];
         assert_eq!(lineage["current_job_id"], edit.as_str(), "{lineage}");
         assert_eq!(lineage["repairs_stopped"], true);
+        let listed = h.get(&user, "/v1/edits").await.body["items"].clone();
+        let thumb_of = |id: &str| {
+            let entry = listed
+                .as_array()
+                .and_then(|a| a.iter().find(|j| j["id"] == id));
+            entry.map(|j| (j["retained_previous"].clone(), j["thumbnail_url"].clone()))
+        };
+        let (rejected, shown) = thumb_of(&repair).unwrap_or_default();
+        assert_eq!(rejected, true, "listed as not a new version: {listed}");
+        let (_, previous_thumb) = thumb_of(&edit).unwrap_or_default();
+        assert_eq!(
+            download(shown.as_str().unwrap_or_default()).await,
+            download(previous_thumb.as_str().unwrap_or_default()).await,
+            "{verdict}: the list shows the kept version"
+        );
         assert_eq!(lineage["repairs_left"], 0);
 
         let (balance, rows) = (h.balance(&user).await, h.ledger(&user).await.len());
@@ -207,6 +222,127 @@ async fn an_unchanged_or_worse_repair_keeps_the_previous_image_and_stops_repairs
         assert_eq!(h.ledger(&user).await.len(), rows);
         h.assert_audit_clean().await;
     }
+}
+
+/// A repair whose comparison said `worse`: (user, edit, repair, processor).
+async fn rejected_repair(
+    h: &Harness,
+    model: &StandIn,
+) -> (atelier_shared::domain::UserId, String, String, Processor) {
+    let (user, edit, p) = succeeded_edit(h, model).await;
+    model
+        .fault(json!({ "call": "compare", "fault": "compare_worse" }))
+        .await;
+    let repair = repaired(h, &p, &user, &edit, "r1").await;
+    (user, edit, repair, p)
+}
+
+#[tokio::test]
+async fn the_owner_can_choose_a_rejected_candidate_for_free_and_once() {
+    let (h, model) = (Harness::new().await, StandIn::start().await);
+    let (user, edit, repair, _p) = rejected_repair(&h, &model).await;
+    let job = h.job(&user, &repair).await;
+    let candidate_url = job.body["result"]["candidate_url"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    let candidate = download(&candidate_url).await;
+    let (balance, ledger) = (h.balance(&user).await, h.ledger(&user).await.len());
+    let calls = model.calls(&repair).await;
+
+    let adopted = h.adopt(&user, &repair).await;
+
+    assert_eq!(adopted.status, StatusCode::OK, "{adopted:?}");
+    let result = &adopted.body["result"];
+    assert!(result["adopted_at"].is_string(), "{result}");
+    assert_eq!(result["retained_previous"], false);
+    assert_eq!(
+        result["comparison"]["outcome"], "worse",
+        "the record keeps what the comparison said"
+    );
+    assert_eq!(adopted.body["lineage"]["current_job_id"], repair.as_str());
+    let png = h.job_in(&user, &repair, "png").await;
+    assert!(
+        download(&url(&png)).await == candidate,
+        "the repair now delivers the candidate's bytes"
+    );
+    let root = h.job(&user, &edit).await;
+    assert_eq!(root.body["lineage"]["current_job_id"], repair.as_str());
+    assert_eq!(root.body["lineage"]["versions"][1]["current"], true);
+    assert_eq!(h.balance(&user).await, balance, "choosing is free");
+    assert_eq!(
+        h.ledger(&user).await.len(),
+        ledger,
+        "and writes no ledger row"
+    );
+    assert_eq!(model.calls(&repair).await, calls, "and calls no model");
+
+    let again = h.adopt(&user, &repair).await;
+    assert_eq!(again.status, StatusCode::OK, "{again:?}");
+    assert_eq!(
+        again.body["result"]["adopted_at"], result["adopted_at"],
+        "choosing twice is one change"
+    );
+    assert_eq!(
+        h.job(&user, &edit).await.body["lineage"],
+        root.body["lineage"]
+    );
+    assert_eq!(h.balance(&user).await, balance);
+    h.assert_audit_clean().await;
+}
+
+#[tokio::test]
+async fn concurrent_choices_of_a_candidate_make_one_change() {
+    let (h, model) = (Harness::new().await, StandIn::start().await);
+    let (user, _edit, repair, _p) = rejected_repair(&h, &model).await;
+
+    let replies = join_all((0..4).map(|_| h.adopt(&user, &repair))).await;
+
+    let stamps: std::collections::BTreeSet<String> = replies
+        .iter()
+        .map(|r| {
+            assert_eq!(r.status, StatusCode::OK, "{r:?}");
+            r.body["result"]["adopted_at"]
+                .as_str()
+                .unwrap_or_default()
+                .to_owned()
+        })
+        .collect();
+    assert_eq!(
+        stamps.len(),
+        1,
+        "one adoption, seen by every caller: {stamps:?}"
+    );
+}
+
+#[tokio::test]
+async fn only_the_owner_and_only_a_rejected_candidate_can_be_chosen() {
+    let (h, model) = (Harness::new().await, StandIn::start().await);
+    let (user, edit, repair, _p) = rejected_repair(&h, &model).await;
+    let before = h.job(&user, &edit).await.body["lineage"].clone();
+
+    let stranger = h.adopt(&h.user(), &repair).await;
+    assert_eq!(stranger.status, StatusCode::NOT_FOUND, "{stranger:?}");
+
+    let the_edit = h.adopt(&user, &edit).await;
+    assert_eq!(the_edit.status, StatusCode::CONFLICT, "{the_edit:?}");
+    assert_eq!(the_edit.code(), "CANDIDATE_NOT_ADOPTABLE");
+    assert_eq!(
+        h.job(&user, &edit).await.body["lineage"],
+        before,
+        "nothing changed"
+    );
+
+    let model2 = StandIn::start().await;
+    let (owner, edit2, p2) = succeeded_edit(&h, &model2).await;
+    model2
+        .fault(json!({ "call": "compare", "fault": "compare_improved" }))
+        .await;
+    let improved = repaired(&h, &p2, &owner, &edit2, "r1").await;
+    let kept = h.adopt(&owner, &improved).await;
+    assert_eq!(kept.status, StatusCode::CONFLICT, "{kept:?}");
+    assert_eq!(kept.code(), "CANDIDATE_NOT_ADOPTABLE");
+    h.assert_audit_clean().await;
 }
 
 #[tokio::test]

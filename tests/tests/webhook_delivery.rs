@@ -12,10 +12,10 @@ use std::time::{Duration, Instant as StdInstant};
 use atelier_model_server::samples;
 use atelier_shared::adapters::webhooks::client::WebhookClient;
 use atelier_shared::clock;
-use atelier_shared::domain::webhooks::{DeliveryMessage, REDRIVE_GRACE};
+use atelier_shared::domain::webhooks::REDRIVE_GRACE;
 use atelier_shared::services::webhooks;
 use atelier_tests::Harness;
-use atelier_tests::receiver::Receiver;
+use atelier_tests::receiver::{Receiver, official_verify};
 use http::StatusCode;
 use serde_json::json;
 
@@ -144,40 +144,6 @@ async fn a_healthy_endpoint_gets_each_event_in_seconds_while_another_hangs_and_a
     );
 }
 
-/// Takes every message visible on the delivery queue now.
-async fn visible_messages(h: &Harness) -> Vec<DeliveryMessage> {
-    let mut out = Vec::new();
-    loop {
-        let got = h
-            .clients
-            .sqs
-            .receive_message()
-            .queue_url(h.app.hooks_queue.url())
-            .max_number_of_messages(10)
-            .send()
-            .await
-            .unwrap_or_else(|e| panic!("{e}"));
-        let messages = got.messages.unwrap_or_default();
-        if messages.is_empty() {
-            return out;
-        }
-        for m in messages {
-            if let Some(handle) = m.receipt_handle {
-                let _ = h
-                    .clients
-                    .sqs
-                    .delete_message()
-                    .queue_url(h.app.hooks_queue.url())
-                    .receipt_handle(handle)
-                    .send()
-                    .await;
-            }
-            let body = m.body.unwrap_or_default();
-            out.push(serde_json::from_str(&body).unwrap_or_else(|e| panic!("{e}: {body}")));
-        }
-    }
-}
-
 #[tokio::test]
 async fn a_dropped_stream_record_and_a_killed_deliverer_are_delivered_by_the_sweepers_round() {
     let h = Harness::isolated(|_| {}).await;
@@ -211,13 +177,14 @@ async fn a_dropped_stream_record_and_a_killed_deliverer_are_delivered_by_the_swe
         http: &http,
         settings: &h.app.config.webhooks,
         queue: &h.app.hooks_queue,
+        pusher: None,
     };
     let hr = &h;
     let round = |at| async move {
         let s = webhooks::redrive_due(hooks, at, Duration::from_secs(30))
             .await
             .unwrap_or_else(|e| panic!("{e}"));
-        for m in visible_messages(hr).await {
+        for m in hr.take_hook_messages().await {
             webhooks::deliver(hooks, &m, at)
                 .await
                 .unwrap_or_else(|e| panic!("{e}"));
@@ -257,4 +224,232 @@ async fn a_dropped_stream_record_and_a_killed_deliverer_are_delivered_by_the_swe
         "the killed claim made no POST; the re-drive made one"
     );
     assert_eq!(attempts[0].round, 2, "the re-drive is the next attempt");
+}
+
+/// A receiver with the secret it verifies with.
+struct Endpoint {
+    receiver: Receiver,
+    id: String,
+    secret: String,
+}
+
+async fn endpoint(h: &Harness, answers: &[u16]) -> Endpoint {
+    let receiver = Receiver::start(answers, Duration::ZERO).await;
+    let (ep, secret) = webhooks::add_endpoint(
+        &h.app.store,
+        &h.app.config.webhooks,
+        &receiver.url,
+        clock::now(),
+    )
+    .await
+    .unwrap_or_else(|e| panic!("{e}"));
+    Endpoint {
+        receiver,
+        id: ep.hook_sk,
+        secret,
+    }
+}
+
+/// Checks with the official library every delivery of `ep` from the `from`-th on (while
+/// they are fresh: it refuses timestamps over 5 minutes old); returns the new count checked.
+async fn verify_new(ep: &Endpoint, from: usize) -> usize {
+    let got = ep.receiver.deliveries();
+    let new: Vec<(&str, &atelier_tests::receiver::Delivery)> = got[from..]
+        .iter()
+        .map(|d| (ep.secret.as_str(), d))
+        .collect();
+    if new.is_empty() {
+        return from;
+    }
+    for (v, (_, d)) in official_verify(&new).await.iter().zip(&new) {
+        assert_eq!(
+            v["ok"], true,
+            "the official library refused {}: {v}",
+            d.headers.id
+        );
+    }
+    from + new.len()
+}
+
+/// The failing endpoint's attempts of every event, on the clock the code stamps them with:
+/// each attempt never before the schedule's wait after the one before, and the next due
+/// exactly its wait after the last (a delayed message up to 15 min). Returns attempt 2's
+/// lateness, sorted (seconds).
+async fn schedule_lateness(h: &Harness, events: &[String], failing: &str) -> Vec<f64> {
+    use atelier_shared::domain::webhooks::SCHEDULE_SECS;
+    let mut late = Vec::new();
+    for event in events {
+        let store = &h.app.store;
+        let (_, attempts) = store
+            .webhook_event_rows(event)
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        let at = |round: u32| {
+            let a = attempts
+                .iter()
+                .find(|a| a.endpoint_id == failing && a.round == round);
+            a.and_then(|a| clock::parse(&a.at))
+                .unwrap_or_else(|| panic!("{event}: no attempt {round}: {attempts:?}"))
+        };
+        let (first, second) = (at(1), at(2));
+        let wait = (second - first).as_seconds_f64();
+        assert!(
+            wait >= SCHEDULE_SECS[0] as f64,
+            "{event}: attempt 2 after {wait:.3} s"
+        );
+        late.push(wait - SCHEDULE_SECS[0] as f64);
+        let rows = store
+            .webhook_deliveries(event)
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        let row = rows.iter().find(|r| r.endpoint_id == failing);
+        let row = row.unwrap_or_else(|| panic!("{event}: no delivery row: {rows:?}"));
+        // A long run may have made attempt 3 already: each wait never shorter than the
+        // schedule's, the next one due exactly its wait after the last attempt.
+        for round in 3..=row.attempts {
+            let wait = (at(round) - at(round - 1)).whole_seconds();
+            assert!(
+                wait >= SCHEDULE_SECS[round as usize - 2] as i64,
+                "{event}: attempt {round} after {wait} s"
+            );
+        }
+        let next = row.next_due.as_deref().and_then(clock::parse);
+        let wait = SCHEDULE_SECS[row.attempts as usize - 1];
+        assert_eq!(
+            (
+                next.map(|n| (n - at(row.attempts)).whole_seconds()),
+                row.queued
+            ),
+            (Some(wait as i64), wait <= 900),
+            "{event}: the next attempt due on the schedule after the last: {row:?}"
+        );
+    }
+    late.sort_by(f64::total_cmp);
+    late
+}
+
+/// Prices (us-east-1, list prices as written in docs/costs.md): Lambda x86 per GB-s and per
+/// request, SQS standard per request, DynamoDB on-demand per write and read request unit.
+const PRICES: (f64, f64, f64, f64, f64) = (0.000_016_666_7, 0.20e-6, 0.40e-6, 0.625e-6, 0.125e-6);
+
+/// Cost per million events with `attempts` attempts per event (all endpoints) and the
+/// sweeper's 256 MB handler busy `instance_secs` per event (measured): Lambda, SQS (a send per
+/// message, receive and delete by the mapping in tens), DynamoDB (per event 5 WRU + 2 RRU,
+/// per attempt 5 WRU + 2 RRU; docs/costs.md).
+fn cost_per_million(attempts: f64, instance_secs: f64) -> String {
+    let (gbs, lambda_req, sqs, wru, rru) = PRICES;
+    let m = 1e6;
+    let lambda = m * (0.25 * instance_secs * gbs + attempts / 10.0 * lambda_req);
+    let queue = m * attempts * (1.0 + 0.2) * sqs;
+    let dynamo = m * ((5.0 + 5.0 * attempts) * wru + (2.0 + 2.0 * attempts) * rru);
+    format!(
+        "cost per million events: Lambda ${lambda:.2}, SQS ${queue:.2}, DynamoDB \
+         ${dynamo:.2}, total ${:.2} ({attempts:.2} attempts per event)",
+        lambda + queue + dynamo
+    )
+}
+
+/// Issue 30: `ATELIER_WEBHOOK_ONCE_EVENTS` events (30 by default, for CI; 1,000 by
+/// `ATELIER_WEBHOOK_ONCE_EVENTS=1000 cargo xtask test -- -p atelier-tests --test
+/// webhook_delivery -- --nocapture exactly_once`) made before the delivery path starts, to
+/// two healthy endpoints and one answering 500: each healthy one gets every event exactly once
+/// by `webhook-id`, each verified by the official `standardwebhooks` library; the failing one's
+/// attempts follow the schedule. Prints events/s through the deliverer at 16 batches at once
+/// and a cost per million events.
+#[tokio::test]
+async fn events_reach_each_healthy_endpoint_exactly_once_and_the_failing_one_on_the_schedule() {
+    let n: usize = std::env::var("ATELIER_WEBHOOK_ONCE_EVENTS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(30);
+    const K: usize = 16;
+    let h = Harness::isolated(|c| {
+        c.max_in_flight = 10_000;
+        c.upload_slots_per_day = 10_000;
+        c.upload_bytes_per_day = 1 << 40;
+    })
+    .await;
+    let healthy = [endpoint(&h, &[]).await, endpoint(&h, &[]).await];
+    let failing = endpoint(&h, &vec![500; 10 * n]).await;
+    let user = h.user();
+    h.fund_to(&user, 1_000_000).await;
+    let mut events = Vec::new();
+    for i in 0..n {
+        events.push(canceled_event(&h, &user, i).await.0);
+    }
+    let http = WebhookClient::new(h.app.config.webhooks.private_addresses)
+        .unwrap_or_else(|e| panic!("{e}"));
+    let started = StdInstant::now();
+    let busy = atelier_local::hooks::HANDLER_MILLIS.load(std::sync::atomic::Ordering::Relaxed);
+    let path = tokio::spawn(atelier_local::hooks::run(
+        h.app.clone(),
+        http,
+        h.clients.sqs.clone(),
+        K,
+    ));
+    let (mut checked, mut delivered_in) = ([0, 0], None);
+    let deadline = started + Duration::from_secs(90 + 2 * n as u64);
+    while StdInstant::now() < deadline {
+        for (c, ep) in checked.iter_mut().zip(&healthy) {
+            *c = verify_new(ep, *c).await;
+        }
+        if delivered_in.is_none() && checked.iter().all(|c| *c >= n) {
+            delivered_in = Some(started.elapsed());
+        }
+        if delivered_in.is_some() && failing.receiver.deliveries().len() >= 2 * n {
+            break;
+        }
+        tokio::time::sleep(Duration::from_secs(1)).await;
+    }
+    let all_in = started.elapsed();
+    // Time for a duplicate to show up, were there one.
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    path.abort();
+    for (c, ep) in checked.iter_mut().zip(&healthy) {
+        *c = verify_new(ep, *c).await;
+    }
+    once_each(&healthy, &events);
+    let late = schedule_lateness(&h, &events, &failing.id).await;
+    let delivered_in =
+        delivered_in.unwrap_or_else(|| panic!("not every event reached both healthy endpoints"));
+    let attempts = (2 * n + failing.receiver.deliveries().len()) as f64 / n as f64;
+    println!(
+        "{n} events, 2 healthy endpoints + 1 answering 500, {K} batches at once: every event at \
+         both healthy ones in {:.1} s ({:.1} events/s, {:.1} POSTs/s); failing attempt 2 late \
+         by p50 {:.2} s, p95 {:.2} s, max {:.2} s after its 5 s",
+        delivered_in.as_secs_f64(),
+        n as f64 / delivered_in.as_secs_f64(),
+        attempts * n as f64 / all_in.as_secs_f64(),
+        percentile(&late, 0.5),
+        percentile(&late, 0.95),
+        late.last().copied().unwrap_or(f64::NAN),
+    );
+    let busy =
+        atelier_local::hooks::HANDLER_MILLIS.load(std::sync::atomic::Ordering::Relaxed) - busy;
+    println!(
+        "deliverer busy {:.1} s in all ({:.1} ms per event); {}",
+        busy as f64 / 1000.0,
+        busy as f64 / n as f64,
+        cost_per_million(attempts, busy as f64 / 1000.0 / n as f64)
+    );
+}
+
+/// Each healthy endpoint got every event exactly once by `webhook-id`, and nothing else.
+fn once_each(healthy: &[Endpoint], events: &[String]) {
+    for (i, ep) in healthy.iter().enumerate() {
+        let mut per_id: HashMap<String, usize> = HashMap::new();
+        for d in ep.receiver.deliveries() {
+            *per_id.entry(d.headers.id).or_default() += 1;
+        }
+        let twice: Vec<_> = per_id.iter().filter(|(_, c)| **c > 1).collect();
+        assert!(
+            twice.is_empty(),
+            "healthy endpoint {i}: duplicates {twice:?}"
+        );
+        let mut got: Vec<&String> = per_id.keys().collect();
+        got.sort();
+        let mut want: Vec<&String> = events.iter().collect();
+        want.sort();
+        assert_eq!(got, want, "healthy endpoint {i}: exactly the events made");
+    }
 }

@@ -11,8 +11,8 @@ use atelier_shared::adapters::webhooks::client::WebhookClient;
 use atelier_shared::clock::{self, Instant};
 use atelier_shared::config::WebhookSettings;
 use atelier_shared::domain::FailureCode;
+use atelier_shared::domain::webhooks::REDRIVE_GRACE;
 use atelier_shared::domain::webhooks::sign::{self, Secret};
-use atelier_shared::domain::webhooks::{DeliveryMessage, REDRIVE_GRACE};
 use atelier_shared::domain::webhooks::{EventType, Payload, RETENTION};
 use atelier_shared::services::webhooks;
 use atelier_shared::store::schema::{
@@ -63,6 +63,7 @@ async fn deliver_with(h: &Harness, settings: &WebhookSettings, now: Instant) -> 
         http: &http,
         settings,
         queue: &h.app.hooks_queue,
+        pusher: None,
     };
     let far = clock::format(now + Duration::from_secs(86_400 * 30));
     let pending = h
@@ -91,7 +92,7 @@ async fn deliver_with(h: &Harness, settings: &WebhookSettings, now: Instant) -> 
         .unwrap_or_else(|e| panic!("{e}"));
     let mut summary = DeliverySummary::default();
     let mut events = std::collections::HashSet::new();
-    for m in visible_messages(h).await {
+    for m in h.take_hook_messages().await {
         match webhooks::deliver(hooks, &m, now)
             .await
             .unwrap_or_else(|e| panic!("{e}"))
@@ -104,40 +105,6 @@ async fn deliver_with(h: &Harness, settings: &WebhookSettings, now: Instant) -> 
     }
     summary.events = events.len() as u64;
     summary
-}
-
-/// Takes every message visible on the delivery queue now.
-async fn visible_messages(h: &Harness) -> Vec<DeliveryMessage> {
-    let mut out = Vec::new();
-    loop {
-        let got = h
-            .clients
-            .sqs
-            .receive_message()
-            .queue_url(h.app.hooks_queue.url())
-            .max_number_of_messages(10)
-            .send()
-            .await
-            .unwrap_or_else(|e| panic!("{e}"));
-        let messages = got.messages.unwrap_or_default();
-        if messages.is_empty() {
-            return out;
-        }
-        for m in messages {
-            if let Some(handle) = m.receipt_handle {
-                let _ = h
-                    .clients
-                    .sqs
-                    .delete_message()
-                    .queue_url(h.app.hooks_queue.url())
-                    .receipt_handle(handle)
-                    .send()
-                    .await;
-            }
-            let body = m.body.unwrap_or_default();
-            out.push(serde_json::from_str(&body).unwrap_or_else(|e| panic!("{e}: {body}")));
-        }
-    }
 }
 
 /// An endpoint for `url`: the endpoint and its secret.

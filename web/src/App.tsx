@@ -1,12 +1,14 @@
 import { useCallback, useEffect, useState } from 'react';
 import type { User } from 'oidc-client-ts';
 import { ApiError, api, explain, setToken, type Account } from './api/client';
-import { oidcManager, oidcSession, saveSession, savedSession, sessionOf, type Session } from './auth';
+import { oidcManager, oidcSession, saveSession, savedSession, sessionOf, stopSilentSignIn, type Session } from './auth';
 import { Editor } from './Editor';
 import { JobPanel } from './JobPanel';
 import { History, Ledger } from './Lists';
 import { BuyCredits, CHECKOUT_SESSION, CREDITS_ARRIVED } from './BuyCredits';
 import { parseRoute, pathOf, type Route } from './route';
+import { YourData } from './Privacy';
+import { clearDraft } from './draft';
 
 export function App() {
   const [session, setSession] = useState<Session | null>(() => {
@@ -29,6 +31,9 @@ export function App() {
   const jobId = route.page === 'edit' ? route.job : null;
   const [error, setError] = useState<string | null>(null);
   const [notice, setNotice] = useState<string | null>(null);
+  const [goodbye, setGoodbye] = useState(false);
+  // Until the tab knows whether the issuer signs it in silently: no sign-in button yet.
+  const [asking, setAsking] = useState(() => savedSession() === null);
 
   const signIn = useCallback((s: Session | null) => {
     saveSession(s);
@@ -39,7 +44,12 @@ export function App() {
 
   useEffect(() => {
     const mgr = oidcManager();
-    if (!session) void oidcSession(mgr).then((s) => s && signIn(s));
+    if (!session) {
+      void oidcSession(mgr).then((s) => {
+        if (s) signIn(s);
+        if (s !== undefined) setAsking(false);
+      }, () => { setAsking(false); });
+    }
     // A renewed token (refresh token, before expiry) replaces the one in use.
     const renewed = (u: User) => {
       const s = sessionOf(u);
@@ -48,6 +58,13 @@ export function App() {
     mgr.events.addUserLoaded(renewed);
     return () => { mgr.events.removeUserLoaded(renewed); };
   }, [session, signIn]);
+
+  const signOut = useCallback(() => {
+    stopSilentSignIn();
+    clearDraft();
+    // The stored OIDC user goes first, so nothing signs this tab in again from it.
+    void oidcManager().removeUser().finally(() => { signIn(null); });
+  }, [signIn]);
 
   const refresh = useCallback(() => {
     api.account().then((a) => { setAccount(a); setError(null); }, (e: unknown) => {
@@ -68,7 +85,8 @@ export function App() {
   }, [openJob, refresh]);
   useCheckoutReturn(session !== null, setNotice);
 
-  if (!session) return <SignIn />;
+  if (!session && asking) return <main className="signin"><h1>Atelier</h1><p role="status">Signing in…</p></main>;
+  if (!session) return <SignIn note={goodbye ? 'Your account and every image in it are deleted.' : null} />;
 
   return (
     <>
@@ -82,7 +100,7 @@ export function App() {
         <p className="balance" aria-live="polite">
           <span data-testid="balance">{account ? String(account.balance) : '…'}</span> credits
         </p>
-        <button type="button" className="link" onClick={() => { signIn(null); void oidcManager().removeUser(); }}>Sign out {session.user}</button>
+        <button type="button" className="link" onClick={signOut}>Sign out {session.user}</button>
       </header>
       <main>
         {error && <p role="alert" className="error">{error}</p>}
@@ -102,6 +120,7 @@ export function App() {
               <BuyCredits onError={setError} />
             </section>
             <Ledger onOpen={openJob} />
+            <YourData onChange={refresh} onAccountDeleted={() => { signOut(); setGoodbye(true); }} />
           </>
         )}
       </main>
@@ -152,11 +171,12 @@ function SignupNote(props: { grant: Account['signup_grant'] }) {
   return null;
 }
 
-function SignIn() {
+function SignIn(props: { note: string | null }) {
   const [error, setError] = useState<string | null>(null);
   return (
     <main className="signin">
       <h1>Atelier</h1>
+      {props.note && <p role="status" data-testid="goodbye">{props.note}</p>}
       <p>Turn part of a photo into embroidery, needle felt, origami and more.</p>
       <button
         type="button"

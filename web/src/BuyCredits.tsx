@@ -8,7 +8,7 @@ export const CHECKOUT_SESSION = 'atelier.checkout';
 export const CREDITS_ARRIVED = 'atelier:credits';
 
 /** The packs for sale; buying opens the payment provider's checkout page. */
-export function BuyCredits(props: { onError: (m: string) => void }) {
+export function BuyCredits(props: { onError: (m: string) => void; beforeLeaving?: () => Promise<void> }) {
   const { onError } = props;
   const [packs, setPacks] = useState<Pack[]>([]);
   useEffect(() => {
@@ -18,6 +18,8 @@ export function BuyCredits(props: { onError: (m: string) => void }) {
     try {
       const session = await api.checkout(pack, crypto.randomUUID());
       sessionStorage.setItem(CHECKOUT_SESSION, session.id);
+      // What the person was doing is kept for their return (the edit form, src/draft.ts).
+      await props.beforeLeaving?.();
       location.assign(session.url);
     } catch (e) {
       onError(explain(e));

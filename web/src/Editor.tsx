@@ -5,6 +5,7 @@ import { BuyCredits } from './BuyCredits';
 import { InlineError } from './InlineError';
 import { preparePhoto, type Photo } from './image';
 import { begin, finish, pending } from './submit';
+import { clearDraft, draftPhoto, loadDraft, saveDraft } from './draft';
 
 const TARGETS: { id: Target; label: string }[] = [
   { id: 'pet', label: 'A pet' },
@@ -13,12 +14,17 @@ const TARGETS: { id: Target; label: string }[] = [
   { id: 'brush', label: 'An area I paint' },
 ];
 
-/** Sends a paid request saved in session storage; a 4xx means nothing was charged. */
-export async function sendPending(): Promise<string | null> {
+/**
+ * Sends a paid request saved in session storage and opens its job; a 4xx means nothing was
+ * charged. The job's address is taken before the request is forgotten: a reload between the
+ * two resends the same key (a replay, no second charge) instead of losing the job.
+ */
+export async function sendPending(open: (id: string) => void): Promise<string | null> {
   const p = pending();
   if (!p) return null;
   try {
     const job = p.kind === 'edit' ? await api.submit(p.body as EditRequest, p.key) : await api.repair(p.parent ?? '', (p.body as { instruction: string }).instruction, p.key);
+    open(job.id);
     finish();
     return job.id;
   } catch (e) {
@@ -37,12 +43,14 @@ export function Editor(props: { onSubmitted: (id: string) => void; balance: numb
     setRefused402(e instanceof ApiError && e.status === 402);
   }, []);
   const [styles, setStyles] = useState<Style[]>([]);
-  const [photo, setPhoto] = useState<Photo | null>(null);
-  const [originalId, setOriginalId] = useState<string | null>(null);
-  const [target, setTarget] = useState<Target>('pet');
-  const [style, setStyle] = useState<Style['id'] | null>(null);
-  const [strength, setStrength] = useState<Strength>('balanced');
-  const [description, setDescription] = useState(props.description ?? '');
+  // A form kept across the payment page comes back as it was (src/draft.ts).
+  const [draft] = useState(loadDraft);
+  const [photo, setPhoto] = useState<Photo | null>(() => draftPhoto(draft));
+  const [originalId, setOriginalId] = useState<string | null>(draft?.originalId ?? null);
+  const [target, setTarget] = useState<Target>(draft?.target ?? 'pet');
+  const [style, setStyle] = useState<Style['id'] | null>(draft?.style ?? null);
+  const [strength, setStrength] = useState<Strength>(draft?.strength ?? 'balanced');
+  const [description, setDescription] = useState(props.description ?? draft?.description ?? '');
   const [brush, setBrush] = useState<BrushHandle | null>(null);
   // Each answer remembers what it answers, so a stale one is never shown.
   const [mask, setMask] = useState<{ for: BrushHandle; id: string } | null>(null);
@@ -58,7 +66,7 @@ export function Editor(props: { onSubmitted: (id: string) => void; balance: numb
     api.styles().then(setStyles, onError);
     // A paid request saved before a reload: send it again with its key (same job, one charge).
     if (pending()) {
-      sendPending().then((id) => id && onSubmitted(id), onError).finally(() => setBusy(null));
+      sendPending(onSubmitted).catch(onError).finally(() => setBusy(null));
     }
   }, [onError, onSubmitted]);
 
@@ -113,8 +121,10 @@ export function Editor(props: { onSubmitted: (id: string) => void; balance: numb
     begin('edit', req);
     setBusy('Submitting…');
     try {
-      const id = await sendPending();
-      if (id) onSubmitted(id);
+      await sendPending((id) => {
+        clearDraft();
+        onSubmitted(id);
+      });
     } catch (e) {
       onError(e);
     } finally {
@@ -164,7 +174,7 @@ export function Editor(props: { onSubmitted: (id: string) => void; balance: numb
           {styles.map((s) => (
             <label key={s.id} className={style === s.id ? 'medium chosen' : 'medium'}>
               <input type="radio" name="style" value={s.id} checked={style === s.id} onChange={() => setStyle(s.id)} />
-              <span className="swatch" aria-hidden="true" style={{ background: `rgb(${s.swatch.join(',')})` }} />
+              <span className={`swatch s-${s.id}`} aria-hidden="true" style={{ backgroundColor: `rgb(${s.swatch.join(',')})` }} />
               <strong>{s.name}</strong>
               <span className="blurb">{s.blurb}</span>
             </label>
@@ -184,7 +194,9 @@ export function Editor(props: { onSubmitted: (id: string) => void; balance: numb
       {short > 0 && <p className="short" data-testid="short">You need {String(short)} more credit{short === 1 ? '' : 's'} for this edit.</p>}
       <button type="submit" disabled={!ready || busy !== null}>Make it{quote ? ` — ${String(quote.credits)} credits` : ''}</button>
       <InlineError message={error} />
-      {(short > 0 || refused402) && <BuyCredits onError={setError} />}
+      {(short > 0 || refused402) && (
+        <BuyCredits onError={setError} beforeLeaving={() => saveDraft({ target, style, strength, description, originalId }, photo)} />
+      )}
     </form>
   );
 }

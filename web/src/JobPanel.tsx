@@ -55,11 +55,13 @@ export function JobPanel(props: { id: string; onClose: () => void; onChange: () 
     <section aria-labelledby="job" className="job">
       <h2 id="job">{job.operation === 'repair' ? 'Repair' : 'Edit'}: {job.settings.style.replace(/_/g, ' ')} on {job.settings.target}</h2>
       <p role="status" data-testid="status" data-status={job.status}>{statusText(job.status)}{job.status === 'queued' || job.status === 'processing' ? '…' : '.'} {String(job.credits)} credits.</p>
+      {job.stage && <Progress stage={job.stage} usualSecs={job.usual_secs} />}
       {job.status === 'queued' && (
         <button type="button" onClick={() => { void api.cancel(job.id).then(setJob, onError).finally(onChange); }}>Cancel and refund</button>
       )}
       {job.failure && <Failure job={job} onOpen={open} onError={onError} />}
       {job.result && <Result job={job} />}
+      {job.result?.candidate_url && <Candidate job={job} onAdopted={(j) => { setError(null); setJob(j); onChange(); }} onError={onError} />}
       {job.status === 'succeeded' && <Repair job={job} onOpen={open} onError={onError} />}
       <InlineError message={error} />
       {job.lineage && (
@@ -82,6 +84,28 @@ export function JobPanel(props: { id: string; onClose: () => void; onChange: () 
   );
 }
 
+const STAGES = [
+  ['queued', 'Waiting its turn'],
+  ['looking', 'Looking at your photo'],
+  ['drawing', 'Drawing'],
+  ['checking', 'Checking the result'],
+] as const;
+
+/** Where a running job is (as the consumer last recorded it), and how long edits usually take. */
+function Progress(props: { stage: NonNullable<Job['stage']>; usualSecs?: number | null }) {
+  const at = STAGES.findIndex(([s]) => s === props.stage);
+  return (
+    <div className="progress" data-testid="progress" data-stage={props.stage}>
+      <ol>
+        {STAGES.map(([s, words], i) => (
+          <li key={s} className={i < at ? 'done' : i === at ? 'now' : 'later'} aria-current={i === at ? 'step' : undefined}>{words}</li>
+        ))}
+      </ol>
+      {props.usualSecs != null && <p data-testid="usual">Your edits usually take about {String(props.usualSecs)} s.</p>}
+    </div>
+  );
+}
+
 function Failure(props: { job: Job; onOpen: (id: string) => void; onError: (e: unknown) => void }) {
   const f = props.job.failure;
   const [answer, setAnswer] = useState('');
@@ -93,7 +117,7 @@ function Failure(props: { job: Job; onOpen: (id: string) => void; onError: (e: u
       ...(s.mask_asset_id ? { mask_asset_id: s.mask_asset_id } : {}),
       target_description: answer.trim(),
     });
-    sendPending().then((id) => id && props.onOpen(id), props.onError);
+    sendPending(props.onOpen).catch(props.onError);
   };
   return (
     <div className="failure">
@@ -113,6 +137,7 @@ function Failure(props: { job: Job; onOpen: (id: string) => void; onError: (e: u
 function Result(props: { job: Job }) {
   const r = props.job.result;
   const [split, setSplit] = useState(50);
+  const [showArea, setShowArea] = useState(true);
   if (!r) return null;
   const leak = r.leakage;
   const url = r.url;
@@ -121,21 +146,74 @@ function Result(props: { job: Job }) {
       <div className="compare" style={{ aspectRatio: `${String(r.width)} / ${String(r.height)}` }}>
         <img src={url} alt="The result" data-testid="result" />
         <BeforeImage job={props.job} split={split} />
+        {r.area && showArea && <AreaOverlay area={r.area} />}
       </div>
+      {r.area && (
+        <label>
+          <input type="checkbox" checked={showArea} onChange={(e) => setShowArea(e.target.checked)} />
+          {' '}Show the area the checker found around the {props.job.settings.target}
+        </label>
+      )}
       <label htmlFor="split">Compare before and after</label>
       <input id="split" type="range" min={0} max={100} value={split} onChange={(e) => setSplit(Number(e.target.value))} />
       <p>{VERDICT[r.review.verdict]}</p>
       {leak && (
-        <p>
+        <p data-testid="leakage">
           {leak.changed_outside === 0
-            ? 'Nothing outside the chosen part changed.'
-            : `${(leak.ratio_ppm / 10000).toFixed(2)}% of the photo outside the chosen part changed.`}
+            ? `Nothing outside ${outside(leak.basis, props.job.settings.target)} changed.`
+            : `${(leak.ratio_ppm / 10000).toFixed(2)}% of the photo outside ${outside(leak.basis, props.job.settings.target)} changed.`}
         </p>
       )}
-      {r.retained_previous && <p>This repair was not better, so you keep the previous version.</p>}
+      {r.adopted_at && <p data-testid="adopted">You chose this repair&apos;s version over the one the comparison preferred.</p>}
       <a href={url} download={`atelier-${props.job.id}.${r.format === 'png' ? 'png' : 'jpg'}`}>Download</a>
       {r.format !== 'png' && <LosslessDownload id={props.job.id} />}
     </div>
+  );
+}
+
+/** What leakage was measured outside: the painted area exactly, or the checker's box. */
+function outside(basis: string, target: string): string {
+  return basis === 'region' ? `the box the checker drew around the ${target}` : 'the area you painted';
+}
+
+/** The readiness check's box around the target, drawn over the photo (thousandths of each side). */
+function AreaOverlay(props: { area: NonNullable<NonNullable<Job['result']>['area']> }) {
+  const a = props.area;
+  const pct = (v: number) => `${String(v / 10)}%`;
+  return (
+    <div className="area" data-testid="area" aria-hidden="true"
+      style={{ left: pct(a.x0), top: pct(a.y0), width: pct(a.x1 - a.x0), height: pct(a.y1 - a.y0) }} />
+  );
+}
+
+/**
+ * A repair the comparison judged no better: the version kept and the candidate the model drew,
+ * side by side, and a free "Use this one" that makes the candidate the version the person keeps.
+ */
+function Candidate(props: { job: Job; onAdopted: (j: Job) => void; onError: (e: unknown) => void }) {
+  const r = props.job.result;
+  const [busy, setBusy] = useState(false);
+  if (!r?.candidate_url || !r.retained_previous) return null;
+  const adopt = () => {
+    setBusy(true);
+    api.adopt(props.job.id).then(props.onAdopted, props.onError).finally(() => setBusy(false));
+  };
+  return (
+    <section aria-labelledby="candidate" className="candidate">
+      <h3 id="candidate">This repair was not judged better, so you keep the previous version</h3>
+      <p>{r.comparison?.notes} You may still prefer the repair: choosing it is free.</p>
+      <div className="side-by-side">
+        <figure>
+          <img src={r.url} alt="The version you keep" data-testid="kept" />
+          <figcaption>The version you keep</figcaption>
+        </figure>
+        <figure>
+          <img src={r.candidate_url} alt="The repair's version" data-testid="candidate" />
+          <figcaption>The repair&apos;s version</figcaption>
+          <button type="button" disabled={busy} onClick={adopt}>Use this one</button>
+        </figure>
+      </div>
+    </section>
   );
 }
 
@@ -175,7 +253,7 @@ function Repair(props: { job: Job; onOpen: (id: string) => void; onError: (e: un
     <form onSubmit={(e) => {
       e.preventDefault();
       begin('repair', { instruction: instruction.trim() }, root);
-      sendPending().then((id) => id && props.onOpen(id), props.onError);
+      sendPending(props.onOpen).catch(props.onError);
     }}>
       <label htmlFor="instruction">Not quite right? Say what to improve (costs the same as the edit)</label>
       <input id="instruction" required maxLength={300} value={instruction} onChange={(e) => setInstruction(e.target.value)} />

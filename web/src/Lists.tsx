@@ -10,6 +10,12 @@ const STATUS: Record<Job['status'], string> = {
 };
 export const statusText = (s: Job['status']): string => STATUS[s];
 
+/** A job's state in a list: a repair that did not improve delivered nothing new. */
+function listedStatus(j: Job): string {
+  if (j.retained_previous) return 'Not better: you keep the previous version';
+  return statusText(j.status);
+}
+
 /** The caller's edits, newest first, a page at a time. */
 export function History(props: { onOpen: (id: string) => void }) {
   const [items, setItems] = useState<Job[]>([]);
@@ -29,8 +35,13 @@ export function History(props: { onOpen: (id: string) => void }) {
       <ul className="history">
         {items.map((j) => (
           <li key={j.id}>
-            <button type="button" className="link" onClick={() => props.onOpen(j.id)}>
-              {j.operation === 'repair' ? 'Repair' : 'Edit'}: {j.settings.style.replace(/_/g, ' ')} on {j.settings.target} — {statusText(j.status)}, {String(j.credits)} credits, {new Date(j.created_at).toLocaleString()}
+            <button type="button" className="link entry" onClick={() => props.onOpen(j.id)}>
+              {j.thumbnail_url ? (
+                <img className="thumb" src={j.thumbnail_url} alt="" width={64} height={64} loading="lazy" />
+              ) : <span className="thumb none" aria-hidden="true" />}
+              <span>
+                {j.operation === 'repair' ? 'Repair' : 'Edit'}: {j.settings.style.replace(/_/g, ' ')} on {j.settings.target} — <span data-testid="listed-status">{listedStatus(j)}</span>, {String(j.credits)} credits, {new Date(j.created_at).toLocaleString()}
+              </span>
             </button>
           </li>
         ))}

@@ -2,48 +2,17 @@ import { test, expect, type Page } from '@playwright/test';
 import AxeBuilder from '@axe-core/playwright';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { apiGet, apiUrl, samples, signIn, tokenOf, upload } from './support';
 
-const samples = process.env.ATELIER_SAMPLES ?? '/tmp/samples';
-const apiUrl = process.env.ATELIER_API_URL ?? 'http://127.0.0.1:8787';
-
-/** A fresh user per test (tests run in parallel against one stack). */
-function user(name: string): string {
-  return `web-${name}-${String(Date.now())}-${String(Math.floor(Math.random() * 1e6))}`;
-}
-
-/** Signs a brand-new user in through the local issuer's OIDC flow (code + PKCE). */
-async function signIn(page: Page, name: string): Promise<void> {
-  await page.goto('/');
-  await page.getByRole('button', { name: 'Sign in' }).click();
-  await page.getByLabel('Email').fill(`${user(name)}@example.test`);
-  await page.getByRole('button', { name: 'Sign in' }).click();
-  await expect(page.getByTestId('balance')).toHaveText('6');
-}
-
-async function apiGet(page: Page, path: string): Promise<unknown> {
-  const raw = await page.evaluate(() => sessionStorage.getItem('atelier.token'));
-  const { token } = JSON.parse(raw ?? '{}') as { token: string };
-  const res = await page.request.get(`${apiUrl}${path}`, { headers: { authorization: `Bearer ${token}` } });
-  expect(res.status()).toBe(200);
-  return res.json();
-}
+const modelUrl = process.env.ATELIER_MODEL_URL ?? 'http://127.0.0.1:8788';
 
 /** With ATELIER_SCREENSHOTS set, saves the main screens for the README (docs/web/). */
 async function shot(page: Page, name: string): Promise<void> {
   if (process.env.ATELIER_SCREENSHOTS) await page.screenshot({ path: join('..', 'docs', 'web', `${name}.jpg`), type: 'jpeg', quality: 70, fullPage: true });
 }
 
-async function upload(page: Page, file: string): Promise<void> {
-  await page.getByLabel('Choose a photo').setInputFiles(join(samples, file));
-  await expect(page.getByText(/uploaded$/)).toBeVisible();
-  // The photo is shown as soon as it is chosen, at its own size (not reduced).
-  await expect(page.getByTestId('preview')).toBeVisible();
-  await expect(page.getByTestId('reduced')).toHaveCount(0);
-}
-
-test('a brushed edit: upload, paint, pick a medium, see the price, pay, watch it deliver, compare, download', async ({ page }) => {
-  await signIn(page, 'brush');
-  await upload(page, 'single_pet.png');
+/** Chooses "An area I paint" and paints one horizontal stroke across the middle of the photo. */
+async function paintStroke(page: Page): Promise<void> {
   await page.getByLabel('An area I paint').check();
   const canvas = page.getByTestId('brush-canvas');
   await canvas.scrollIntoViewIfNeeded();
@@ -53,6 +22,12 @@ test('a brushed edit: upload, paint, pick a medium, see the price, pay, watch it
   await page.mouse.down();
   await page.mouse.move(box.x + box.width * 0.7, box.y + box.height * 0.6, { steps: 8 });
   await page.mouse.up();
+}
+
+test('a brushed edit: upload, paint, pick a medium, see the price, pay, watch it deliver, compare, download', async ({ page }) => {
+  await signIn(page, 'brush');
+  await upload(page, 'single_pet.png');
+  await paintStroke(page);
   await expect(page.getByText('1 stroke(s) painted.')).toBeVisible();
   await page.getByText('Embroidery', { exact: true }).click();
   await expect(page.getByTestId('price')).toHaveText('Price: 3 credits');
@@ -127,6 +102,90 @@ test('a brushed edit: upload, paint, pick a medium, see the price, pay, watch it
   await expect(versions.first()).toContainText('Original edit');
 });
 
+/** Uploads the pet photo, paints a stroke across it and makes a brushed Embroidery edit (3 credits). */
+async function brushedEdit(page: Page): Promise<void> {
+  await upload(page, 'single_pet.png');
+  await paintStroke(page);
+  await page.getByText('Embroidery', { exact: true }).click();
+  await page.getByRole('button', { name: /Make it/ }).click();
+  await expect(page.getByTestId('status')).toHaveAttribute('data-status', 'succeeded', { timeout: 60_000 });
+}
+
+test('a repair judged no better shows its candidate beside the kept version, and "Use this one" keeps it for free', async ({ page }) => {
+  await signIn(page, 'candidate');
+  await brushedEdit(page);
+  await expect(page.getByTestId('balance')).toHaveText('3');
+  // The stand-in's next comparison answers "worse" (one call: no other test repairs).
+  const fault = await page.request.post(`${modelUrl}/_stand-in/faults`, { data: [{ call: 'compare', fault: 'compare_worse', times: 1 }] });
+  expect(fault.ok()).toBe(true);
+  await page.getByLabel(/Not quite right/).fill('finer stitches');
+  await page.getByRole('button', { name: 'Repair' }).click();
+  await expect(page.getByRole('heading', { name: /^Repair:/ })).toBeVisible();
+  await expect(page.getByTestId('status')).toHaveAttribute('data-status', 'succeeded', { timeout: 60_000 });
+  await expect(page.getByTestId('balance')).toHaveText('0');
+  const kept = page.getByTestId('kept');
+  const candidate = page.getByTestId('candidate');
+  await expect(kept).toBeVisible();
+  await expect(candidate).toBeVisible();
+  expect(await candidate.getAttribute('src')).not.toBe(await kept.getAttribute('src'));
+  await shot(page, 'candidate');
+  // On a phone the two stack, and the page does not scroll sideways.
+  await page.setViewportSize({ width: 390, height: 844 });
+  const [k, c] = [await kept.boundingBox(), await candidate.boundingBox()];
+  if (!k || !c) throw new Error('not shown');
+  expect(c.y).toBeGreaterThanOrEqual(k.y + k.height);
+  expect(await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth)).toBeLessThanOrEqual(0);
+  await page.setViewportSize({ width: 1280, height: 720 });
+
+  await page.getByRole('button', { name: 'Use this one' }).click();
+  await expect(page.getByTestId('adopted')).toBeVisible();
+  await expect(page.getByTestId('candidate')).toHaveCount(0);
+  await expect(page.getByRole('button', { name: /Repair "finer stitches" — .*\(the one you keep\)/ })).toBeVisible();
+  await page.reload();
+  await expect(page.getByTestId('adopted')).toBeVisible();
+  await expect(page.getByTestId('balance')).toHaveText('0');
+  const account = (await apiGet(page, '/v1/account')) as { balance: number };
+  expect(account.balance).toBe(0);
+});
+
+test('a running edit shows its steps (looking, drawing, checking), then the area the checker found, on a phone without sideways scroll', async ({ page }) => {
+  await page.setViewportSize({ width: 390, height: 844 });
+  await signIn(page, 'stages');
+  await upload(page, 'single_pet.png');
+  await page.getByText('Mosaic', { exact: true }).click();
+  // The next few edits and reviews answer 1.5 s late (a delay only: a test running beside this
+  // one that takes one of them is just slower; several, so that one is left for this edit), so
+  // each step lasts long enough to be seen.
+  const slow = await page.request.post(`${modelUrl}/_stand-in/faults`, {
+    data: [
+      { call: 'edit', fault: 'latency_ms', ms: 1500, times: 4 },
+      { call: 'review', fault: 'latency_ms', ms: 1500, times: 4 },
+    ],
+  });
+  expect(slow.ok()).toBe(true);
+  await page.getByRole('button', { name: /Make it/ }).click();
+  const progress = page.getByTestId('progress');
+  await expect(progress).toBeVisible();
+  await expect(progress.locator('[aria-current="step"]')).toHaveCount(1);
+  await expect(progress).toHaveAttribute('data-stage', 'drawing', { timeout: 30_000 });
+  await expect(progress.getByText('Drawing')).toHaveAttribute('aria-current', 'step');
+  expect(await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth)).toBeLessThanOrEqual(0);
+  await expect(progress).toHaveAttribute('data-stage', 'checking', { timeout: 30_000 });
+  await expect(page.getByTestId('status')).toHaveAttribute('data-status', 'succeeded', { timeout: 60_000 });
+  await expect(progress).toHaveCount(0);
+  // The checker's box around the pet is drawn over the photo, and the leakage says it was
+  // measured outside that box; the box can be hidden.
+  const area = page.getByTestId('area');
+  await expect(area).toBeVisible();
+  const [a, photo] = [await area.boundingBox(), await page.getByTestId('result').boundingBox()];
+  if (!a || !photo) throw new Error('not shown');
+  expect(a.width).toBeLessThanOrEqual(photo.width + 1);
+  expect(a.x).toBeGreaterThanOrEqual(photo.x - 1);
+  await expect(page.getByTestId('leakage')).toContainText('outside the box the checker drew around the pet');
+  await page.getByLabel(/Show the area the checker found/).uncheck();
+  await expect(area).toHaveCount(0);
+});
+
 test('two pets: the questions, an answer, then delivered (the first try refunded)', async ({ page }) => {
   await signIn(page, 'clarify');
   await upload(page, 'two_pets.png');
@@ -161,6 +220,8 @@ test('a double click on submit makes one job and one charge', async ({ page }) =
   await expect(page).toHaveURL(/\/history$/);
   await page.reload();
   await expect(page.getByRole('region', { name: 'Your edits' }).getByRole('listitem')).toHaveCount(1);
+  const thumb = page.getByRole('region', { name: 'Your edits' }).locator('img.thumb');
+  await expect.poll(() => thumb.evaluate((i: HTMLImageElement) => Math.max(i.naturalWidth, i.naturalHeight))).toBe(256);
   await page.getByRole('button', { name: 'Account' }).click();
   const rows = page.getByTestId('ledger').getByRole('row');
   await expect(rows).toHaveCount(2);
@@ -215,6 +276,14 @@ test('not enough credits leads to buying a pack', async ({ page }) => {
   await expect(page.getByTestId('notice')).toHaveText('+50 credits added. Thank you!', { timeout: 15_000 });
   await expect(page.getByTestId('balance')).toHaveText('52');
   expect(new URL(page.url()).search).toBe('');
+  // The half-filled form came back from the payment page: the photo, the target, the medium.
+  await expect(page.getByTestId('preview')).toBeVisible();
+  await expect(page.getByRole('radio', { name: 'A pet' })).toBeChecked();
+  await expect(page.getByRole('radio', { name: /^Crochet/ })).toBeChecked();
+  await expect(page.getByTestId('price')).toHaveText('Price: 4 credits');
+  await page.getByRole('button', { name: /Make it/ }).click();
+  await expect(page.getByTestId('status')).toHaveAttribute('data-status', 'succeeded', { timeout: 60_000 });
+  await expect(page.getByTestId('balance')).toHaveText('48');
 });
 
 test('a file that is not a photo is named beside the chooser, and the next photo clears it', async ({ page }) => {
@@ -266,6 +335,7 @@ test.describe('at a phone width', () => {
 
 test('the sign-in page and the editor have no serious or critical accessibility violations', async ({ page }) => {
   await page.goto('/');
+  await expect(page.getByRole('button', { name: 'Sign in' })).toBeVisible();
   const serious = async () =>
     (await new AxeBuilder({ page }).analyze()).violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${v.id}: ${v.help} (${v.nodes.map((n) => n.target.join(' ')).join(', ')})`);
   expect(await serious()).toEqual([]);
@@ -274,12 +344,6 @@ test('the sign-in page and the editor have no serious or critical accessibility 
   await page.getByLabel('An area I paint').check();
   expect(await serious()).toEqual([]);
 });
-
-/** The signed-in user's bearer token, as the app keeps it. */
-async function tokenOf(page: Page): Promise<string> {
-  const raw = await page.evaluate(() => sessionStorage.getItem('atelier.token'));
-  return (JSON.parse(raw ?? '{}') as { token: string }).token;
-}
 
 test('cross-origin from the app: every method and header the API offers, DELETE and the export included', async ({ page }) => {
   await signIn(page, 'cors');
@@ -373,6 +437,8 @@ test('a page on an origin not on the list can neither call the API nor the bucke
   const foreign = (baseURL ?? '').replace('127.0.0.1', 'localhost');
   expect(foreign).not.toBe(baseURL);
   await page.goto(foreign);
+  // Settled (a new tab asks the issuer silently first), whichever way it went.
+  await expect(page.getByRole('button', { name: /^Sign (in|out)/ })).toBeVisible();
   const outcomes = await page.evaluate(async ({ api, token, slot }) => {
     const attempt = (url: string, init?: RequestInit) => fetch(url, init).then((r) => `answered ${String(r.status)}`, (e: unknown) => (e instanceof TypeError ? 'refused' : String(e)));
     return [

@@ -74,7 +74,31 @@ checks.positive_data_acceptance.expected-statuses = ["2xx", "401", "409", "422"]
 [[operations]]
 include-name = ["POST /v1/webhooks/stripe"]
 checks.positive_data_acceptance.expected-statuses = ["400"]
+
+[[operations]]
+include-name = ["POST /v1/purchases/apple"]
+checks.positive_data_acceptance.expected-statuses = ["2xx", "400", "401", "403", "409", "422"]
+
+[[operations]]
+include-name = ["POST /v1/webhooks/apple"]
+checks.positive_data_acceptance.expected-statuses = ["400", "422"]
 "#;
+
+/// App Store purchases are on in the fuzzed stack, trusting a root whose key was never kept:
+/// every JWS the fuzzer makes up is refused (`400`), none is `503 PAYMENTS_NOT_CONFIGURED`.
+const FUZZ_APPLE_ROOT: &str = include_str!("../../tests/official-app-store/fuzz-root.pem");
+
+/// The App Store settings of the fuzzed stack.
+fn fuzz_apple_env() -> [(String, String); 3] {
+    [
+        ("ATELIER_APPLE_ROOT_CERTS".into(), FUZZ_APPLE_ROOT.into()),
+        (
+            "ATELIER_APPLE_BUNDLE_ID".into(),
+            "com.example.atelier".into(),
+        ),
+        ("ATELIER_APPLE_ENVIRONMENT".into(), "Sandbox".into()),
+    ]
+}
 
 struct Args {
     requests: u64,
@@ -303,7 +327,8 @@ pub fn fuzz(args: &[String]) -> Result<ExitCode> {
     let _ = std::fs::remove_dir_all(&state);
     std::fs::create_dir_all(&state)?;
     let _ministack = start_ministack(AWS_PORT, &state.join("ministack"))?;
-    let env = private_stack_env(AWS_PORT, "atelier-fuzz", API_PORT, MODEL_PORT, &state);
+    let mut env = private_stack_env(AWS_PORT, "atelier-fuzz", API_PORT, MODEL_PORT, &state);
+    env.extend(fuzz_apple_env());
     let (model, api) = start_model_and_api(&bin_dir, &env, &state, MODEL_PORT, API_PORT)?;
     let token = dev_token()?;
 

@@ -98,6 +98,14 @@ pub fn infra_schema() -> Result<ExitCode> {
             );
         }
     }
+    let readme = root().join("infra/terraform/README.md");
+    let text = crate::tf_docs::render_readme(&root().join("infra/terraform"))?;
+    let changed = std::fs::read_to_string(&readme)? != text;
+    std::fs::write(&readme, &text)?;
+    eprintln!(
+        "xtask: infra/terraform/README.md inputs/outputs {}",
+        if changed { "updated" } else { "unchanged" }
+    );
     Ok(ExitCode::SUCCESS)
 }
 
@@ -161,6 +169,10 @@ pub fn infra_test() -> Result<()> {
     step(
         "every Terraform variable has a validation, every output a description",
         &mut || terraform_documented(&infra),
+    );
+    step(
+        "infra/terraform/README.md's inputs and outputs tables match variables.tf and outputs.tf",
+        &mut || terraform_tables_current(&infra),
     );
     step("checkov on infra/terraform (offline)", &mut || {
         checkov(&infra)
@@ -293,6 +305,18 @@ fn terraform_documented(infra: &Path) -> Result<Outcome> {
     } else {
         missing.sort();
         bail!("{}", missing.join("; "))
+    }
+}
+
+fn terraform_tables_current(infra: &Path) -> Result<Outcome> {
+    let module = infra.join("terraform");
+    let committed = std::fs::read_to_string(module.join("README.md"))?;
+    if crate::tf_docs::render_readme(&module)? == committed {
+        Ok(Outcome::Passed)
+    } else {
+        bail!(
+            "infra/terraform/README.md's tables differ from the .tf files: run `cargo xtask infra-schema`"
+        )
     }
 }
 
@@ -635,15 +659,17 @@ fn climbs_out(path: &str, depth: usize) -> bool {
 
 /// How a block opens at the end of its header line (kept out of the functions below, whose
 /// brace balance then reads plainly).
-const BLOCK_OPEN: &str = " {";
+const BLOCK_OPEN: &str = " \u{7b}";
 /// A line that closes a top-level block.
-const BLOCK_CLOSE: &str = "}";
+const BLOCK_CLOSE: &str = "\u{7d}";
+/// The line that opens a variable's validation block.
+const VALIDATION_OPEN: &str = "validation \u{7b}";
 
 /// What each kind of top-level block must contain: a `variable` a `validation` block, an
 /// `output` a `description`.
 fn required_inside(header: &str) -> (&'static str, &'static str) {
     if header.starts_with("variable") {
-        ("validation {", "validation")
+        (VALIDATION_OPEN, "validation")
     } else {
         ("description", "description")
     }

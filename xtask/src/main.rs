@@ -38,6 +38,7 @@ mod fn_lengths;
 mod fuzz;
 mod infra;
 mod package;
+mod tf_docs;
 mod web;
 
 /// The local AWS, pinned.
@@ -304,6 +305,19 @@ fn ensure_official_webhooks() -> Result<PathBuf> {
     )
 }
 
+/// Apple's official App Store Server Library, pinned, which `tests/tests/apple_purchases.rs`
+/// verifies the stand-in App Store's signed data with (a venv of its own, `.venv/app-store`).
+const OFFICIAL_APP_STORE_REQUIREMENTS: &str =
+    include_str!("../../tests/official-app-store/requirements.txt");
+
+fn ensure_official_app_store() -> Result<PathBuf> {
+    ensure_requirements(
+        "app-store",
+        ".atelier-app-store-pins",
+        OFFICIAL_APP_STORE_REQUIREMENTS,
+    )
+}
+
 /// Authlib, a maintained OpenID Connect client, pinned, which `tests/tests/oidc.rs` signs in
 /// at the local issuer with (a venv of its own, `.venv/authlib`).
 const OFFICIAL_AUTHLIB_REQUIREMENTS: &str =
@@ -525,6 +539,10 @@ fn test_env(port: u16) -> Result<Vec<(String, String)>> {
     env.push((
         "ATELIER_AUTHLIB_PYTHON".into(),
         ensure_official_authlib()?.display().to_string(),
+    ));
+    env.push((
+        "ATELIER_APP_STORE_PYTHON".into(),
+        ensure_official_app_store()?.display().to_string(),
     ));
     env.push((
         "ATELIER_IAM_CALLS".into(),

@@ -142,7 +142,8 @@ pub fn web_test(aws_port: u16) -> Result<(u64, u64)> {
     run(Command::new(bin_dir.join("atelier-model-server"))
         .arg("samples")
         .arg(&samples))?;
-    let (ok, bad) = playwright(&state, &web_url, &api_url, &samples)?;
+    let model_url = format!("http://127.0.0.1:{model_port}");
+    let (ok, bad) = playwright(&state, &web_url, &[&api_url, &model_url], &samples)?;
     eprintln!(
         "xtask: web tests finished in {:.1?} ({ok} passed, {bad} failed; logs in {})",
         started.elapsed(),
@@ -175,11 +176,25 @@ fn static_checks(api_url: &str) -> Result<u64> {
 }
 
 /// The browser tests: (passed, failed) from Playwright's report.
-fn playwright(state: &Path, web_url: &str, api_url: &str, samples: &Path) -> Result<(u64, u64)> {
+/// `[api_url, model_url]`: the API's origin, and the stand-in model's, whose answers a test
+/// may script (a repair's comparison). `ATELIER_WEB_GREP` runs only the tests whose title
+/// matches (Playwright's `--grep`), for a focused run.
+fn playwright(
+    state: &Path,
+    web_url: &str,
+    [api_url, model_url]: &[&str; 2],
+    samples: &Path,
+) -> Result<(u64, u64)> {
     let report = state.join("playwright.json");
+    // `ATELIER_WEB_GREP=regex` runs only the browser tests whose titles match (a focused run).
+    let grep: Vec<String> = std::env::var("ATELIER_WEB_GREP")
+        .map(|g| vec!["--grep".to_owned(), g])
+        .unwrap_or_default();
     let status = npm(&["exec", "--", "playwright", "test"])
+        .args(&grep)
         .env("ATELIER_WEB_URL", web_url)
         .env("ATELIER_API_URL", api_url)
+        .env("ATELIER_MODEL_URL", model_url)
         .env("ATELIER_SAMPLES", samples)
         .env("PLAYWRIGHT_JSON_OUTPUT_NAME", &report)
         .status()

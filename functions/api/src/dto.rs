@@ -3,7 +3,7 @@
 use std::collections::BTreeMap;
 
 use atelier_shared::domain::{
-    AssetKind, Job, JobState, Operation, ResultFormat, Strength, StyleId, Target,
+    AreaBox, AssetKind, Job, JobState, Operation, ResultFormat, Stage, Strength, StyleId, Target,
 };
 use atelier_shared::domain::{
     ComparisonOutcome, ComparisonRecord, JobFailure, LeakageRecord, LedgerKind, ReviewRecord,
@@ -40,6 +40,16 @@ pub struct JobView {
     pub id: String,
     pub operation: Operation,
     pub status: JobState,
+    /// While queued or processing, what it is doing: `queued`, `looking` (the readiness
+    /// check), `drawing` (the edit), `checking` (the review, or a repair's comparison), as the
+    /// consumer last recorded it. Absent once finished.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stage: Option<Stage>,
+    /// While queued or processing (on `GET /v1/edits/{id}` only): how long, in seconds from
+    /// submit to delivery, the caller's recent edits usually took (the median of their last
+    /// delivered ones, at least 3); absent without enough of them.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub usual_secs: Option<u32>,
     /// Credits charged for this job.
     pub credits: i64,
     pub settings: EditSettings,
@@ -70,6 +80,16 @@ pub struct JobView {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(format = DateTime)]
     pub images_expired_at: Option<String>,
+    /// A delivered job whose images are kept: a small JPEG of its result (at most 256 pixels
+    /// a side), presigned like `result.url` and shown inline. Lists carry it instead of the
+    /// result.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(format = "uri")]
+    pub thumbnail_url: Option<String>,
+    /// A repair that did not improve on the version kept (the user holds the previous one):
+    /// not a new delivered version.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub retained_previous: bool,
 }
 
 /// What a repair job repairs.
@@ -162,11 +182,22 @@ pub struct ResultView {
     pub review: ReviewView,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub leakage: Option<LeakageView>,
+    /// A pet or person edit: the box the readiness check found around the target, in
+    /// thousandths of the photo's width and height — where the edit was meant to change things
+    /// and outside which `leakage` is measured. Absent for a brushed area (the mask is the
+    /// area), a background and a repair.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub area: Option<AreaBox>,
     /// A repair: how its candidate compared with the version the user held.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub comparison: Option<ComparisonView>,
     /// A repair that did not improve: `url` is the previous version, kept.
     pub retained_previous: bool,
+    /// When the owner chose this repair's candidate over the version the comparison kept
+    /// (`POST /v1/edits/{id}/adopt`): `url` is then the candidate.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(format = DateTime)]
+    pub adopted_at: Option<String>,
     /// The candidate such a repair made, for inspection (presigned like `url`, as a PNG).
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(format = "uri")]
@@ -195,8 +226,10 @@ impl JobView {
             height: r.height,
             review: ReviewView::from(&r.review),
             leakage: r.leakage.as_ref().map(LeakageView::from),
+            area: r.area,
             comparison: r.comparison.as_ref().map(ComparisonView::from),
             retained_previous: r.retained_previous,
+            adopted_at: r.adopted_at.clone(),
             candidate_url: l.candidate_url,
             original_url: l.original_url,
         });
@@ -212,11 +245,15 @@ impl From<Job> for JobView {
     fn from(j: Job) -> JobView {
         let status = j.status();
         let failure = j.failure().cloned().map(FailureView::from);
+        let retained_previous = j.result().is_some_and(|r| r.retained_previous);
+        let stage = j.stage();
         let r = j.request;
         JobView {
             id: j.job_id.to_string(),
             operation: j.operation,
             status,
+            stage,
+            usual_secs: None,
             credits: j.credits.get(),
             settings: EditSettings {
                 style: r.style,
@@ -240,6 +277,8 @@ impl From<Job> for JobView {
             lineage: None,
             images_deleted_at: j.images_deleted_at,
             images_expired_at: None,
+            thumbnail_url: None,
+            retained_previous,
         }
     }
 }
@@ -448,6 +487,10 @@ pub struct AccountView {
     /// refused (`403 ACCOUNT_ON_HOLD`) until support releases the account.
     pub on_hold: bool,
     pub signup_grant: SignupGrantView,
+    /// The `appAccountToken` the iOS app sets on its App Store purchases (StoreKit 2's
+    /// `.appAccountToken(UUID)`): a transaction carrying another is refused for this account.
+    #[schema(example = "3f0c6a2e-9b1d-8e4f-a2c5-7d9e1b3a5c70")]
+    pub app_account_token: String,
     /// When the account was closed for deletion: no new uploads or edits are accepted.
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(format = DateTime)]
@@ -462,6 +505,7 @@ impl AccountView {
     pub fn new(a: AccountItem, max_in_flight: u32) -> AccountView {
         AccountView {
             signup_grant: SignupGrantView::of(&a),
+            app_account_token: atelier_shared::services::app_store::app_account_token(&a.user_id),
             user_id: a.user_id.to_string(),
             balance: a.credits.get(),
             in_flight: a.in_flight,
@@ -575,6 +619,9 @@ pub struct PackView {
     pub amount: i64,
     /// ISO 4217, lower case.
     pub currency: String,
+    /// The App Store consumable that sells this pack in the iOS app, if any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub app_store_product_id: Option<String>,
 }
 
 impl From<&atelier_shared::domain::Pack> for PackView {
@@ -584,8 +631,55 @@ impl From<&atelier_shared::domain::Pack> for PackView {
             credits: p.credits.get(),
             amount: p.amount,
             currency: p.currency.clone(),
+            app_store_product_id: p.app_store_product_id.clone(),
         }
     }
+}
+
+/// `POST /v1/purchases/apple` body.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct AppleTransactionRequest {
+    /// StoreKit 2's `Transaction.jwsRepresentation` (the `signedTransactionInfo` JWS), as is.
+    #[schema(value_type = String, required = true, max_length = 12288)]
+    pub signed_transaction: Option<String>,
+}
+
+/// A granted (or already granted) App Store transaction.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ApplePurchaseView {
+    /// The App Store's `transactionId`.
+    pub transaction_id: String,
+    /// The pack it bought.
+    pub pack: String,
+    /// The credits it granted.
+    pub credits: i64,
+    /// `granted`, or `already_granted` (submitted before by this user; nothing changed).
+    pub outcome: &'static str,
+}
+
+impl From<atelier_shared::services::app_store::AppStorePurchase> for ApplePurchaseView {
+    fn from(p: atelier_shared::services::app_store::AppStorePurchase) -> ApplePurchaseView {
+        ApplePurchaseView {
+            transaction_id: p.transaction_id,
+            pack: p.pack,
+            credits: p.credits.get(),
+            outcome: if p.granted {
+                "granted"
+            } else {
+                "already_granted"
+            },
+        }
+    }
+}
+
+/// `POST /v1/webhooks/apple` body: an App Store Server Notification v2.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct AppleNotificationRequest {
+    /// The notification's JWS, as Apple sent it.
+    #[schema(value_type = String, required = true, max_length = 32768)]
+    pub signed_payload: Option<String>,
 }
 
 /// The catalogue.
@@ -691,4 +785,33 @@ pub struct ExportPageView {
     /// Pass as `cursor` for the next page; absent on the last page.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub next_cursor: Option<String>,
+}
+
+/// `PUT /v1/devices/{id}` body.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DeviceRequest {
+    /// `ios` (APNs) or `android` (FCM).
+    #[schema(value_type = String, required = true, example = "ios")]
+    pub platform: Option<String>,
+    /// The push service's token for this install: APNs, 64-4096 hex characters; FCM, 1-4096
+    /// of `A-Z a-z 0-9 - _ : .`.
+    #[schema(value_type = String, required = true)]
+    pub token: Option<String>,
+}
+
+/// A registered device (its token is never shown back).
+#[derive(Debug, Serialize, ToSchema)]
+pub struct DeviceView {
+    pub id: String,
+    /// `ios` or `android`.
+    pub platform: String,
+}
+
+/// `GET /v1/devices`.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct DeviceList {
+    pub items: Vec<DeviceView>,
+    /// How many devices a user may register.
+    pub limit: u32,
 }

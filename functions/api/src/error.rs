@@ -18,8 +18,12 @@ use serde::Serialize;
 pub enum ProblemCode {
     AccountClosed,
     AccountOnHold,
+    /// App Store signed data that is not Apple's for this app (chain, signature, bundle, store).
+    AppStoreDataInvalid,
     AssetInUse,
     AssetNotFound,
+    /// `POST /v1/edits/{id}/adopt` on a job with no rejected candidate, or whose lineage moved on.
+    CandidateNotAdoptable,
     IdempotencyConflict,
     IdempotencyKeyInvalid,
     IdempotencyKeyRequired,
@@ -44,21 +48,31 @@ pub enum ProblemCode {
     RepairLimitReached,
     SignatureInvalid,
     TooManyInFlight,
+    /// An App Store transaction bound (`appAccountToken`) or already granted to another account.
+    TransactionOtherAccount,
+    /// An App Store transaction that was refunded or revoked.
+    TransactionRevoked,
     TryAgain,
     Unauthenticated,
+    /// An App Store product that no pack is sold as.
+    UnknownProduct,
     UnsupportedMediaType,
     UploadLimitReached,
     ValidationFailed,
     /// The job failure code of the same name: one spelling for both.
     DailyLimitReached,
+    /// `PUT /v1/devices/{id}` of a new device when the user has the most already.
+    DeviceLimitReached,
 }
 
 impl ProblemCode {
-    pub const ALL: [ProblemCode; 34] = [
+    pub const ALL: [ProblemCode; 40] = [
         ProblemCode::AccountClosed,
         ProblemCode::AccountOnHold,
+        ProblemCode::AppStoreDataInvalid,
         ProblemCode::AssetInUse,
         ProblemCode::AssetNotFound,
+        ProblemCode::CandidateNotAdoptable,
         ProblemCode::IdempotencyConflict,
         ProblemCode::IdempotencyKeyInvalid,
         ProblemCode::IdempotencyKeyRequired,
@@ -83,20 +97,26 @@ impl ProblemCode {
         ProblemCode::RepairLimitReached,
         ProblemCode::SignatureInvalid,
         ProblemCode::TooManyInFlight,
+        ProblemCode::TransactionOtherAccount,
+        ProblemCode::TransactionRevoked,
         ProblemCode::TryAgain,
         ProblemCode::Unauthenticated,
+        ProblemCode::UnknownProduct,
         ProblemCode::UnsupportedMediaType,
         ProblemCode::UploadLimitReached,
         ProblemCode::ValidationFailed,
         ProblemCode::DailyLimitReached,
+        ProblemCode::DeviceLimitReached,
     ];
 
     pub fn as_str(self) -> &'static str {
         match self {
             ProblemCode::AccountClosed => "ACCOUNT_CLOSED",
             ProblemCode::AccountOnHold => "ACCOUNT_ON_HOLD",
+            ProblemCode::AppStoreDataInvalid => "APP_STORE_DATA_INVALID",
             ProblemCode::AssetInUse => "ASSET_IN_USE",
             ProblemCode::AssetNotFound => "ASSET_NOT_FOUND",
+            ProblemCode::CandidateNotAdoptable => "CANDIDATE_NOT_ADOPTABLE",
             ProblemCode::IdempotencyConflict => "IDEMPOTENCY_CONFLICT",
             ProblemCode::IdempotencyKeyInvalid => "IDEMPOTENCY_KEY_INVALID",
             ProblemCode::IdempotencyKeyRequired => "IDEMPOTENCY_KEY_REQUIRED",
@@ -121,12 +141,16 @@ impl ProblemCode {
             ProblemCode::RepairLimitReached => "REPAIR_LIMIT_REACHED",
             ProblemCode::SignatureInvalid => "SIGNATURE_INVALID",
             ProblemCode::TooManyInFlight => "TOO_MANY_IN_FLIGHT",
+            ProblemCode::TransactionOtherAccount => "TRANSACTION_OTHER_ACCOUNT",
+            ProblemCode::TransactionRevoked => "TRANSACTION_REVOKED",
             ProblemCode::TryAgain => "TRY_AGAIN",
             ProblemCode::Unauthenticated => "UNAUTHENTICATED",
+            ProblemCode::UnknownProduct => "UNKNOWN_PRODUCT",
             ProblemCode::UnsupportedMediaType => "UNSUPPORTED_MEDIA_TYPE",
             ProblemCode::UploadLimitReached => "UPLOAD_LIMIT_REACHED",
             ProblemCode::ValidationFailed => "VALIDATION_FAILED",
             ProblemCode::DailyLimitReached => FailureCode::DailyLimitReached.as_str(),
+            ProblemCode::DeviceLimitReached => "DEVICE_LIMIT_REACHED",
         }
     }
 }
@@ -311,6 +335,8 @@ impl From<Error> for ApiError {
             Error::RepairInProgress => ApiError::new(StatusCode::CONFLICT, ProblemCode::RepairInProgress, "A repair is in progress")
                 .detail("each repair starts from the version the previous one left; try again when it finishes")
                 .retry_after(30),
+            Error::CandidateNotAdoptable { why } => ApiError::new(StatusCode::CONFLICT, ProblemCode::CandidateNotAdoptable, "No candidate to choose")
+                .detail(why.as_str()),
             Error::InvalidCursor => ApiError::bad_request(ProblemCode::InvalidCursor, "the cursor is not one this API returned"),
             Error::AccountOnHold => ApiError::new(StatusCode::FORBIDDEN, ProblemCode::AccountOnHold, "Account on hold")
                 .detail("a refunded or disputed purchase took back credits that were already spent; new edits are refused until support releases the account"),
@@ -318,6 +344,8 @@ impl From<Error> for ApiError {
             | Error::AssetInUse { .. }
             | Error::ImagesInUse { .. }
             | Error::ImagesDeleted) => privacy_refusal(e),
+            Error::DeviceLimitReached { limit } => ApiError::new(StatusCode::CONFLICT, ProblemCode::DeviceLimitReached, "Too many devices")
+                .detail(format!("{limit} devices are registered for push; unregister one (DELETE /v1/devices/{{id}}) first; nothing changed")),
             Error::PaymentsNotConfigured => ApiError::new(StatusCode::SERVICE_UNAVAILABLE, ProblemCode::PaymentsNotConfigured, "Buying credits is not available")
                 .detail("this deployment has no payment provider configured"),
             Error::PaymentProvider(_) => ApiError::new(StatusCode::BAD_GATEWAY, ProblemCode::PaymentProviderError, "Payment provider error")

@@ -3,7 +3,7 @@
 //! download format, and a read's wait and `If-None-Match`.
 
 use atelier_shared::domain::validation::{FieldCode, FieldErrors};
-use atelier_shared::domain::{IdempotencyKey, ResultFormat};
+use atelier_shared::domain::{IdempotencyKey, ResultFormat, TraceId};
 use atelier_shared::services::watch::{MAX_WAIT_SECS, Wait};
 use axum::body::Bytes;
 use axum::extract::{FromRequest, FromRequestParts, Request};
@@ -287,6 +287,34 @@ impl<S: Send + Sync> FromRequestParts<S> for IfNoneMatch {
             .map(str::to_owned)
             .collect();
         Ok(IfNoneMatch(Some(tags)))
+    }
+}
+
+/// The request's trace id (see [`TraceId`]): the Lambda invocation's X-Ray trace, else an
+/// `X-Amzn-Trace-Id` header; never refused (a malformed one is ignored and the job gets its
+/// own).
+pub struct IncomingTrace(pub Option<TraceId>);
+
+impl<S: Send + Sync> FromRequestParts<S> for IncomingTrace {
+    type Rejection = std::convert::Infallible;
+
+    async fn from_request_parts(
+        parts: &mut Parts,
+        _state: &S,
+    ) -> Result<IncomingTrace, Self::Rejection> {
+        let invocation = parts
+            .extensions
+            .get::<lambda_http::Context>()
+            .and_then(|c| c.xray_trace_id.as_deref())
+            .and_then(TraceId::from_header);
+        let header = || {
+            parts
+                .headers
+                .get("x-amzn-trace-id")
+                .and_then(|v| v.to_str().ok())
+                .and_then(TraceId::from_header)
+        };
+        Ok(IncomingTrace(invocation.or_else(header)))
     }
 }
 

@@ -13,7 +13,7 @@ use utoipa::openapi::{ContentBuilder, Ref, RefOr, Response, ResponseBuilder, Sch
 use utoipa::{Modify, Number, OpenApi};
 
 use crate::extract::Pagination;
-use crate::handlers::{account, edits, payments, public, quotes, uploads};
+use crate::handlers::{account, app_store, devices, edits, payments, public, quotes, uploads};
 
 struct BearerAuth;
 
@@ -177,10 +177,12 @@ impl Modify for Webhooks {
     paths(
         public::healthz, public::styles, openapi,
         quotes::create_quote, uploads::create_upload, uploads::delete_asset,
-        edits::create_edit, edits::get_edit, edits::list_edits, edits::cancel_edit, edits::create_repair,
+        edits::create_edit, edits::get_edit, edits::list_edits, edits::cancel_edit, edits::adopt_candidate, edits::create_repair,
         edits::delete_edit_images,
         account::get_account, account::get_ledger, account::delete_account, account::export_account,
+        devices::put_device, devices::delete_device, devices::list_devices,
         payments::list_packs, payments::create_checkout, payments::stripe_webhook,
+        app_store::create_apple_purchase, app_store::apple_webhook,
     ),
     modifiers(&BearerAuth, &EdgeResponses, &Webhooks),
 )]
@@ -207,7 +209,7 @@ mod tests {
     use super::*;
 
     /// Called by Stripe's servers, never by a page: no CORS.
-    const SERVER_TO_SERVER: &[&str] = &["/v1/webhooks/stripe"];
+    const SERVER_TO_SERVER: &[&str] = &["/v1/webhooks/stripe", "/v1/webhooks/apple"];
 
     /// Response headers a page may read without CORS exposing them (the safelist), and `Vary`,
     /// which is for caches, not for the app.

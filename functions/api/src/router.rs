@@ -3,11 +3,11 @@
 use atelier_shared::services::App;
 use axum::Router;
 use axum::extract::DefaultBodyLimit;
-use axum::routing::{delete, get, post};
+use axum::routing::{delete, get, post, put};
 
 use crate::error::{ApiError, ProblemCode};
 use crate::extract::MAX_JSON_BYTES;
-use crate::handlers::{account, edits, payments, public, quotes, uploads};
+use crate::handlers::{account, app_store, devices, edits, payments, public, quotes, uploads};
 use crate::openapi;
 
 /// The API's router, as Lambda and the local runner serve it.
@@ -21,6 +21,7 @@ pub fn router(app: App) -> Router {
         .route("/v1/edits", post(edits::create_edit).get(edits::list_edits))
         .route("/v1/edits/{id}", get(edits::get_edit))
         .route("/v1/edits/{id}/cancel", post(edits::cancel_edit))
+        .route("/v1/edits/{id}/adopt", post(edits::adopt_candidate))
         .route("/v1/edits/{id}/repairs", post(edits::create_repair))
         .route("/v1/edits/{id}/images", delete(edits::delete_edit_images))
         .route("/v1/assets/{id}", delete(uploads::delete_asset))
@@ -30,12 +31,26 @@ pub fn router(app: App) -> Router {
         )
         .route("/v1/account/ledger", get(account::get_ledger))
         .route("/v1/account/export", get(account::export_account))
+        .route("/v1/devices", get(devices::list_devices))
+        .route(
+            "/v1/devices/{id}",
+            put(devices::put_device).delete(devices::delete_device),
+        )
         .route("/v1/packs", get(payments::list_packs))
         .route("/v1/checkout", post(payments::create_checkout))
         .route(
             "/v1/webhooks/stripe",
             post(payments::stripe_webhook)
                 .layer(DefaultBodyLimit::max(payments::MAX_WEBHOOK_BYTES)),
+        )
+        .route(
+            "/v1/purchases/apple",
+            post(app_store::create_apple_purchase),
+        )
+        .route(
+            "/v1/webhooks/apple",
+            post(app_store::apple_webhook)
+                .layer(DefaultBodyLimit::max(app_store::MAX_NOTIFICATION_BYTES)),
         )
         .fallback(|| async { ApiError::not_found().detail("no such route") })
         .method_not_allowed_fallback(|| async {

@@ -5,7 +5,8 @@
 
 use std::time::{Duration, Instant, SystemTime};
 
-use atelier_shared::adapters::queue::JobMessage;
+use atelier_shared::adapters::queue::{JobMessage, TRACE_ATTRIBUTE};
+use atelier_shared::domain::TraceId;
 use atelier_shared::services::process::{ProcessError, Processor};
 use aws_lambda_events::sqs::{BatchItemFailure, SqsBatchResponse, SqsEvent};
 use tracing::Instrument;
@@ -26,7 +27,13 @@ pub async fn handle_until(
     let mut response = SqsBatchResponse::default();
     for record in event.records {
         let message_id = record.message_id.clone().unwrap_or_default();
-        let span = tracing::info_span!("sqs_message", message_id = %message_id);
+        let trace = record
+            .attributes
+            .get(TRACE_ATTRIBUTE)
+            .and_then(|h| TraceId::from_header(h))
+            .map(|t| t.to_string())
+            .unwrap_or_default();
+        let span = tracing::info_span!("sqs_message", message_id = %message_id, trace_id = %trace);
         let failed = async {
             let Some(msg) = record.body.as_deref().and_then(|b| serde_json::from_str::<JobMessage>(b).ok()) else {
                 // A message we cannot read will never become readable: acknowledge it.

@@ -165,6 +165,7 @@ pub fn hooks<'a>(app: &'a App, http: &'a WebhookClient) -> webhooks::Hooks<'a> {
         http,
         settings: &app.config.webhooks,
         queue: &app.hooks_queue,
+        pusher: app.pusher.as_deref(),
     }
 }
 

@@ -33,7 +33,13 @@ async fn main() -> Result<(), lambda_runtime::Error> {
     let lambda = &aws_sdk_lambda::Client::new(&sdk);
     let http = &WebhookClient::new(config.webhooks.private_addresses)
         .inspect_err(|e| tracing::error!(error = %e, "webhook_client_failed"))?;
-    let app = &App::new(config, &clients);
+    let timeout = Duration::from_secs(config.webhooks.timeout_secs);
+    let pusher = atelier_shared::adapters::push::load(&config.push, &clients, timeout)
+        .await
+        .inspect_err(
+            |e| tracing::error!(error = %atelier_shared::error::chain(e), "push_client_failed"),
+        )?;
+    let app = &App::new(config, &clients).with_pusher(pusher);
     lambda_runtime::run(service_fn(move |event: LambdaEvent<Value>| async move {
         let deadline = event.context.deadline();
         let out = match SweeperEvent::parse(event.payload) {

@@ -140,6 +140,67 @@ run "refuses_bad_dist_dir" {
   expect_failures = [var.dist_dir]
 }
 
+run "refuses_bad_code_s3" {
+  command = plan
+  variables {
+    dist_dir = null
+    code_s3  = { bucket = "Not_A_Bucket", key_prefix = "builds" }
+  }
+  expect_failures = [var.code_s3]
+}
+
+# The zips from a pipeline's bucket instead of a local folder: each function reads its own key
+# under the prefix, at the pinned object version where one is given.
+run "takes_the_zips_from_s3" {
+  command = plan
+  variables {
+    dist_dir = null
+    code_s3 = {
+      bucket          = "artifacts-123456789012"
+      key_prefix      = "atelier/1.4.0/"
+      object_versions = { atelier-consumer = "3HL4kqtJlcpXroDTDmJ" }
+    }
+  }
+  assert {
+    condition     = aws_lambda_function.this["consumer"].s3_key == "atelier/1.4.0/atelier-consumer/bootstrap.zip" && aws_lambda_function.this["consumer"].s3_object_version == "3HL4kqtJlcpXroDTDmJ"
+    error_message = "the consumer's code is not its key and version in code_s3"
+  }
+  assert {
+    condition     = aws_lambda_function.this["api"].s3_bucket == "artifacts-123456789012" && aws_lambda_function.this["api"].filename == null && aws_lambda_function.this["api"].s3_object_version == null
+    error_message = "the API's code must come from the bucket alone, unpinned"
+  }
+}
+
+run "refuses_both_code_sources" {
+  command = plan
+  variables {
+    code_s3 = { bucket = "artifacts-123456789012" }
+  }
+  expect_failures = [aws_lambda_function.this]
+}
+
+run "refuses_neither_code_source" {
+  command = plan
+  variables {
+    dist_dir = null
+  }
+  expect_failures = [aws_lambda_function.this]
+}
+
+# What another module wires to: every function and role by name and ARN (the ARNs themselves
+# are known only after apply).
+run "outputs_the_functions_and_roles" {
+  command = plan
+  assert {
+    condition     = keys(output.function_arns) == ["api", "consumer", "sweeper"] && keys(output.role_arns) == ["api", "consumer", "sweeper"]
+    error_message = "function_arns and role_arns must name api, consumer and sweeper"
+  }
+  assert {
+    condition     = output.function_names == { api = "atelier-api", consumer = "atelier-consumer", sweeper = "atelier-sweeper" }
+    error_message = "function_names must be the deployed names"
+  }
+}
+
 run "refuses_bad_schema_file" {
   command = plan
   variables {
@@ -245,6 +306,38 @@ run "refuses_bad_model_base_url" {
   expect_failures = [var.model_base_url]
 }
 
+run "sells_packs_in_the_app_store_when_configured" {
+  command = plan
+  variables {
+    credit_packs       = "starter:50:500:usd:com.example.starter,studio:250:2000:usd"
+    apple_root_certs   = "MIIB"
+    apple_bundle_id    = "com.example.photos"
+    apple_environment  = "Sandbox"
+    apple_app_apple_id = 1234567890
+  }
+  assert {
+    condition     = local.function_env["ATELIER_APPLE_BUNDLE_ID"] == "com.example.photos" && local.function_env["ATELIER_APPLE_APP_APPLE_ID"] == "1234567890"
+    error_message = "the App Store settings reach the functions"
+  }
+}
+
+run "refuses_a_bad_apple_environment" {
+  command = plan
+  variables {
+    apple_environment = "Xcode"
+  }
+  expect_failures = [var.apple_environment]
+}
+
+run "refuses_a_bad_apple_bundle_id_and_app_id" {
+  command = plan
+  variables {
+    apple_bundle_id    = "com example/photos"
+    apple_app_apple_id = -1
+  }
+  expect_failures = [var.apple_bundle_id, var.apple_app_apple_id]
+}
+
 run "refuses_bad_credit_packs" {
   command = plan
   variables {
@@ -347,6 +440,14 @@ run "refuses_bad_outage_alarm_thresholds" {
     outage_alarm_thresholds = { edit_failed = 5 }
   }
   expect_failures = [var.outage_alarm_thresholds]
+}
+
+run "refuses_bad_reversal_alarm_per_hour" {
+  command = plan
+  variables {
+    reversal_alarm_per_hour = 0
+  }
+  expect_failures = [var.reversal_alarm_per_hour]
 }
 
 run "refuses_bad_budget_alert_percents" {

@@ -15,10 +15,11 @@ pub struct Rules {
     pub max_age_secs: u32,
 }
 
-/// The API: every method a route has (DELETE for the privacy routes), the request headers the
+/// The API: every method a route has (DELETE for the privacy routes, PUT for a device's
+/// registration), the request headers the
 /// app sends, and the response headers it reads.
 pub const API: Rules = Rules {
-    allow_methods: &["GET", "POST", "DELETE", "OPTIONS"],
+    allow_methods: &["GET", "POST", "PUT", "DELETE", "OPTIONS"],
     allow_headers: &[
         "authorization",
         "content-type",
@@ -116,9 +117,10 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_api_allows_delete_for_the_privacy_routes() {
+    fn the_api_allows_delete_for_the_privacy_routes_and_put_for_devices() {
         assert!(API.allows_method("DELETE"));
-        assert!(!API.allows_method("PUT"));
+        assert!(API.allows_method("PUT"));
+        assert!(!API.allows_method("PATCH"));
     }
 
     #[test]

@@ -72,6 +72,9 @@ pub enum Metric {
     WebhookAttempts,
     /// One webhook POST's time until its answer or timeout (`Endpoint`).
     WebhookAttemptLatency,
+    /// One push to a device (`Outcome` = `delivered`, `failed` or `unregistered`, `Platform` =
+    /// `ios` or `android`).
+    PushAttempts,
     /// The sweeper's round: age in seconds of the oldest event it found with an endpoint still
     /// to serve (alarmed on: deliveries are stuck).
     WebhookOldestUndeliveredAge,
@@ -93,6 +96,9 @@ pub enum Metric {
     PurchasedCredits,
     /// What a granted purchase was paid, in the currency's minor unit (`Pack`, `Currency`).
     PurchaseRevenue,
+    /// Credits a new edit or repair charged (`Operation`); replays charge nothing and count
+    /// nothing. Against `PurchasedCredits` and `RefundedCredits` it shows credits in vs spent.
+    ChargedCredits,
 }
 
 /// The metric catalogue for the infrastructure (`atelier-admin metrics`, committed as
@@ -107,14 +113,39 @@ pub fn export() -> serde_json::Value {
             (key, serde_json::Value::from(name))
         })
         .collect();
-    serde_json::json!({ "namespace": NAMESPACE, "names": names })
+    let values: serde_json::Map<String, serde_json::Value> = ALARMED_VALUES
+        .iter()
+        .map(|(key, value)| ((*key).to_owned(), serde_json::Value::from(*value)))
+        .collect();
+    serde_json::json!({ "namespace": NAMESPACE, "names": names, "values": values })
 }
+
+/// Dimension values alarms select on, exported beside the names so an alarm never spells one.
+pub mod payment_outcome {
+    /// A Stripe delivery failed the signature check (a wrong webhook secret).
+    pub const SIGNATURE_INVALID: &str = "signature_invalid";
+    /// A purchase was refunded or disputed and its credits taken back.
+    pub const REVERSED: &str = "reversed";
+    /// A transaction an app posted was not Apple's signed data for this app (forged, expired,
+    /// another app or store): counted apart, since any caller can post one. A refused App
+    /// Store notification counts as [`SIGNATURE_INVALID`], as a refused Stripe delivery.
+    pub const APP_STORE_REFUSED: &str = "app_store_refused";
+}
+
+/// `values` of the catalogue: key (lower camel case) → dimension value.
+const ALARMED_VALUES: [(&str, &str); 2] = [
+    (
+        "paymentSignatureInvalid",
+        payment_outcome::SIGNATURE_INVALID,
+    ),
+    ("paymentReversed", payment_outcome::REVERSED),
+];
 
 /// [`Metric::ModelDaysToShutdown`] when no configured model has an announced shutdown.
 pub const NO_SHUTDOWN_DAYS: i64 = 9_999;
 
 impl Metric {
-    pub const ALL: [Metric; 30] = [
+    pub const ALL: [Metric; 32] = [
         Metric::JobsFinished,
         Metric::ModelCalls,
         Metric::ModelCallLatency,
@@ -137,6 +168,7 @@ impl Metric {
         Metric::AuditedAccounts,
         Metric::WebhookAttempts,
         Metric::WebhookAttemptLatency,
+        Metric::PushAttempts,
         Metric::WebhookOldestUndeliveredAge,
         Metric::WebhookEndpointsDisabled,
         Metric::ModelUnavailable,
@@ -145,6 +177,7 @@ impl Metric {
         Metric::ProviderBreaker,
         Metric::PurchasedCredits,
         Metric::PurchaseRevenue,
+        Metric::ChargedCredits,
     ];
 
     /// The CloudWatch metric name.
@@ -172,6 +205,7 @@ impl Metric {
             Metric::AuditedAccounts => "AuditedAccounts",
             Metric::WebhookAttempts => "WebhookAttempts",
             Metric::WebhookAttemptLatency => "WebhookAttemptLatency",
+            Metric::PushAttempts => "PushAttempts",
             Metric::WebhookOldestUndeliveredAge => "WebhookOldestUndeliveredAge",
             Metric::WebhookEndpointsDisabled => "WebhookEndpointsDisabled",
             Metric::ModelUnavailable => "ModelUnavailable",
@@ -180,6 +214,7 @@ impl Metric {
             Metric::ProviderBreaker => "ProviderBreaker",
             Metric::PurchasedCredits => "PurchasedCredits",
             Metric::PurchaseRevenue => "PurchaseRevenue",
+            Metric::ChargedCredits => "ChargedCredits",
         }
     }
 
@@ -210,10 +245,12 @@ impl Metric {
             Metric::LedgerRowsChanged => &[dim::EVENT_NAME],
             Metric::WebhookAttempts => &[dim::OUTCOME, dim::ENDPOINT],
             Metric::WebhookAttemptLatency => &[dim::ENDPOINT],
+            Metric::PushAttempts => &[dim::OUTCOME, dim::PLATFORM],
             Metric::PaymentEvents => &[dim::OUTCOME],
             Metric::ProviderBreaker => &[dim::PROVIDER, dim::TRANSITION],
             Metric::PurchasedCredits => &[dim::PACK],
             Metric::PurchaseRevenue => &[dim::PACK, dim::CURRENCY],
+            Metric::ChargedCredits => &[dim::OPERATION],
             _ => &[],
         }
     }
@@ -238,10 +275,14 @@ pub mod dim {
     pub const CURRENCY: &str = "Currency";
     /// A webhook endpoint's id (a handful, added by the operator).
     pub const ENDPOINT: &str = "Endpoint";
+    /// A push's platform (`ios`, `android`).
+    pub const PLATFORM: &str = "Platform";
     /// A model provider of the catalogue (`openai`, `gemini`).
     pub const PROVIDER: &str = "Provider";
     /// A circuit breaker's change of phase (`opened`, `half_open`, `closed`).
     pub const TRANSITION: &str = "Transition";
+    /// `edit` or `repair`.
+    pub const OPERATION: &str = "Operation";
 }
 
 /// How a job ended, as the `Outcome` dimension says it.
@@ -368,6 +409,13 @@ pub fn webhook_attempt(endpoint: &str, delivered: bool, millis: u64) {
         .record(millis as f64);
 }
 
+/// One push to a device of `platform` ended with `outcome` (`delivered`, `failed`,
+/// `unregistered`).
+pub fn push_attempt(platform: &'static str, outcome: &'static str) {
+    metrics::counter!(Metric::PushAttempts.name(), dim::OUTCOME => outcome, dim::PLATFORM => platform)
+        .increment(1);
+}
+
 /// The sweeper's round found its oldest event still to deliver `secs` old (0: none).
 pub fn webhook_oldest_pending(secs: u64) {
     metrics::gauge!(Metric::WebhookOldestUndeliveredAge.name()).set(secs as f64);
@@ -450,6 +498,12 @@ pub fn delivered(created_at: &str, now: Instant) {
     if let Some(ms) = millis_since(created_at, now) {
         metrics::histogram!(Metric::DeliveryTime.name()).record(ms);
     }
+}
+
+/// A new job charged its owner `credits` (`operation`: `edit` or `repair`).
+pub fn charged(operation: &'static str, credits: Credits) {
+    metrics::counter!(Metric::ChargedCredits.name(), dim::OPERATION => operation)
+        .increment(u64::try_from(credits.get()).unwrap_or(0));
 }
 
 /// A submit was answered from the job already under its key.
@@ -537,8 +591,10 @@ mod tests {
             dim::PACK,
             dim::CURRENCY,
             dim::ENDPOINT,
+            dim::PLATFORM,
             dim::PROVIDER,
             dim::TRANSITION,
+            dim::OPERATION,
         ];
         for m in Metric::ALL {
             for d in m.dimensions() {

@@ -9,6 +9,7 @@ pub mod cors;
 pub mod metrics;
 pub mod model;
 pub mod payments;
+pub mod push;
 pub mod queue;
 pub mod telemetry;
 pub mod webhooks;

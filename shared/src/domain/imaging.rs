@@ -662,6 +662,17 @@ pub fn encode_jpeg(image: &RgbaImage, quality: u8) -> Result<Vec<u8>, ImagingErr
     Ok(out)
 }
 
+/// The long side of the small JPEG shown in lists (History): a few KB, never the photo itself.
+pub const THUMBNAIL_MAX_SIDE: u32 = 256;
+
+/// A list thumbnail: the image scaled to fit within [`THUMBNAIL_MAX_SIDE`], as a JPEG.
+/// `imageops::thumbnail` averages each target pixel's source area in one pass, so a 12 MP
+/// result costs one read of its pixels, not a filter as wide as the reduction.
+pub fn encode_thumbnail(image: &RgbaImage) -> Result<Vec<u8>, ImagingError> {
+    let (w, h) = fit_within(image.dimensions(), THUMBNAIL_MAX_SIDE);
+    encode_jpeg(&image::imageops::thumbnail(image, w, h), JPEG_QUALITY)
+}
+
 /// Dimensions scaled to fit within `max_side` on the long side, keeping the aspect ratio
 /// (never upscaled; never 0).
 pub fn fit_within((width, height): (u32, u32), max_side: u32) -> (u32, u32) {
@@ -698,6 +709,19 @@ pub fn resize_exact(image: &RgbaImage, width: u32, height: u32) -> RgbaImage {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_thumbnail_is_a_jpeg_256_px_on_the_long_side_and_never_upscaled() {
+        let big = RgbaImage::from_pixel(1024, 768, Rgba([200, 100, 50, 255]));
+        let small = RgbaImage::from_pixel(100, 40, Rgba([200, 100, 50, 255]));
+        for (image, want) in [(big, (256, 192)), (small, (100, 40))] {
+            let bytes = encode_thumbnail(&image).unwrap_or_default();
+            let read = image::load_from_memory_with_format(&bytes, image::ImageFormat::Jpeg)
+                .map(|i| (i.width(), i.height()))
+                .ok();
+            assert_eq!(read, Some(want));
+        }
+    }
     use proptest::prelude::*;
 
     fn png_of(image: &RgbaImage) -> Vec<u8> {

@@ -10,6 +10,7 @@ use super::failure::JobFailure;
 use super::ids::{Credits, JobId, Operation, UserId};
 use super::repair_request;
 use super::result::JobResult;
+use super::trace::TraceId;
 use super::webhooks::JobRef;
 
 /// A job's state.
@@ -43,6 +44,29 @@ impl JobState {
             self,
             JobState::Succeeded | JobState::Failed | JobState::Canceled
         )
+    }
+}
+
+/// What a job is doing, for a person watching it: queued, then the consumer's steps as it
+/// last recorded them (`looking`: loading and the readiness check; `drawing`: the edit call;
+/// `checking`: the review, or a repair's comparison).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Stage {
+    Queued,
+    Looking,
+    Drawing,
+    Checking,
+}
+
+impl Stage {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Stage::Queued => "queued",
+            Stage::Looking => "looking",
+            Stage::Drawing => "drawing",
+            Stage::Checking => "checking",
+        }
     }
 }
 
@@ -82,6 +106,10 @@ pub struct Job {
     pub updated_at: String,
     /// When its images were deleted at the owner's request.
     pub images_deleted_at: Option<String>,
+    /// The step the consumer last recorded while processing (see [`Job::stage`]).
+    pub stage: Option<Stage>,
+    /// The job's trace id, in every log line about it (absent on jobs submitted before).
+    pub trace: Option<TraceId>,
 }
 
 /// Where a job is, with what that state has.
@@ -93,7 +121,8 @@ pub enum State {
     Processing { started_at: String },
     Succeeded {
         started_at: Option<String>,
-        result: JobResult,
+        /// Boxed: a result is several times the size of the other states.
+        result: Box<JobResult>,
     },
     /// Failed and refunded.
     Failed {
@@ -140,6 +169,8 @@ pub struct NewJob {
     pub credits: Credits,
     /// A repair: which lineage, what to improve.
     pub repair: Option<RepairOf>,
+    /// The submit's trace id (see [`TraceId`]).
+    pub trace: TraceId,
 }
 
 impl State {
@@ -155,6 +186,11 @@ impl State {
 }
 
 impl Job {
+    /// The trace id for log lines (empty on a job submitted before jobs carried one).
+    pub fn trace_id(&self) -> &str {
+        self.trace.as_ref().map_or("", |t| t.as_str())
+    }
+
     /// A new job, queued at `now` and counted as dispatched once (the submit rings the queue
     /// right after the commit; if that fails the sweeper re-sends at `resend_at`).
     pub fn queued(new: NewJob, now: &str, resend_at: &str) -> Job {
@@ -167,6 +203,7 @@ impl Job {
             inputs,
             credits,
             repair,
+            trace,
         } = new;
         Job {
             job_id,
@@ -193,6 +230,21 @@ impl Job {
             created_at: now.to_owned(),
             updated_at: now.to_owned(),
             images_deleted_at: None,
+            stage: None,
+            trace: Some(trace),
+        }
+    }
+
+    /// What the job is doing while in flight: queued, or the step the consumer recorded; a
+    /// claimed job that recorded none yet is at its first step (an edit looks first, a repair
+    /// draws at once). `None` once finished.
+    pub fn stage(&self) -> Option<Stage> {
+        match (&self.state, self.stage) {
+            (State::Queued { .. }, _) => Some(Stage::Queued),
+            (State::Processing { .. }, Some(stage)) => Some(stage),
+            (State::Processing { .. }, None) if self.repair.is_some() => Some(Stage::Drawing),
+            (State::Processing { .. }, None) => Some(Stage::Looking),
+            _ => None,
         }
     }
 
@@ -203,7 +255,7 @@ impl Job {
     /// The delivered result, once succeeded.
     pub fn result(&self) -> Option<&JobResult> {
         match &self.state {
-            State::Succeeded { result, .. } => Some(result),
+            State::Succeeded { result, .. } => Some(result.as_ref()),
             _ => None,
         }
     }
@@ -335,6 +387,26 @@ pub(crate) mod fixtures {
             inputs: Vec::new(),
             credits: Credits::new(4),
             repair,
+            trace: crate::domain::TraceId::for_job("job_test", 0),
+        }
+    }
+
+    /// A delivered 4×3 result, not verified.
+    pub(crate) fn result() -> crate::domain::JobResult {
+        crate::domain::JobResult {
+            asset_key: "results/alice/j/v1.png".into(),
+            jpeg_key: None,
+            width: 4,
+            height: 3,
+            thumbnail: false,
+            review: crate::domain::ReviewRecord::not_verified("test"),
+            leakage: None,
+            area: None,
+            observation: None,
+            comparison: None,
+            retained_previous: false,
+            candidate_asset_key: None,
+            adopted_at: None,
         }
     }
 }
@@ -344,6 +416,31 @@ mod tests {
     use super::fixtures::new_edit as new_job;
     use super::*;
     use crate::domain::IdempotencyKey;
+
+    #[test]
+    fn a_job_shows_its_stage_only_while_in_flight() {
+        let mut job = Job::queued(
+            new_job(None),
+            "2026-01-02T03:04:05.006Z",
+            "2026-01-02T03:05:05.006Z",
+        );
+        assert_eq!(job.stage(), Some(Stage::Queued));
+        job.state = State::Processing {
+            started_at: job.created_at.clone(),
+        };
+        assert_eq!(job.stage(), Some(Stage::Looking), "an edit looks first");
+        job.stage = Some(Stage::Checking);
+        assert_eq!(job.stage(), Some(Stage::Checking));
+        job.state = State::Succeeded {
+            started_at: None,
+            result: Box::new(fixtures::result()),
+        };
+        assert_eq!(
+            job.stage(),
+            None,
+            "a finished job has no stage, whatever was recorded"
+        );
+    }
 
     #[test]
     fn a_queued_job_has_no_result_no_failure_no_claim_and_nothing_refunded() {

@@ -3,6 +3,7 @@
 //! `#[serde(transparent)]` forms.
 
 pub mod breaker;
+pub mod device;
 pub mod edit;
 pub mod failure;
 pub mod grant;
@@ -15,9 +16,11 @@ pub mod money;
 pub mod pack;
 pub mod pricing;
 pub mod prompts;
+pub mod push;
 pub mod repair_request;
 pub mod result;
 pub mod style;
+pub mod trace;
 pub mod validation;
 pub mod webhooks;
 
@@ -26,13 +29,14 @@ pub use failure::{FailureCode, JobFailure};
 pub use grant::{GrantNameError, GrantReason, Operator};
 pub use identity::{AddressHash, AddressKey, EmailStatus};
 pub use ids::{AssetId, Credits, IdempotencyKey, JobId, Operation, UserId};
-pub use job::{CurrentVersion, Dispatch, Job, JobState, NewJob, RepairOf};
+pub use job::{CurrentVersion, Dispatch, Job, JobState, NewJob, RepairOf, Stage};
 pub use ledger::LedgerKind;
 pub use money::Micros;
 pub use pack::{Pack, PackError, PackId, Packs};
 pub use repair_request::{RepairRequest, RepairSpec};
 pub use result::{
-    ComparisonOutcome, ComparisonRecord, JobResult, LeakageRecord, ResultFormat, ReviewRecord,
-    ReviewVerdict,
+    AreaBox, ComparisonOutcome, ComparisonRecord, JobResult, LeakageRecord, NotAdoptable,
+    ResultFormat, ReviewRecord, ReviewVerdict,
 };
 pub use style::{STYLES, Style, StyleId};
+pub use trace::TraceId;

@@ -46,6 +46,9 @@ pub struct Pack {
     pub amount: i64,
     /// ISO 4217, lower case (as Stripe writes it).
     pub currency: String,
+    /// The App Store consumable that sells this pack, if any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub app_store_product_id: Option<String>,
 }
 
 /// The catalogue: at least one pack, names unique.
@@ -57,7 +60,9 @@ pub struct Packs(Vec<Pack>);
 pub enum PackError {
     #[error("no pack given")]
     Empty,
-    #[error("{0:?}: expected NAME:CREDITS:AMOUNT:CURRENCY (e.g. starter:50:500:usd)")]
+    #[error(
+        "{0:?}: expected NAME:CREDITS:AMOUNT:CURRENCY[:APP_STORE_PRODUCT_ID] (e.g. starter:50:500:usd or starter:50:500:usd:com.example.starter)"
+    )]
     Shape(String),
     #[error("{0:?}: the name must be 1-32 characters of a-z, 0-9, - and _")]
     Name(String),
@@ -69,6 +74,10 @@ pub enum PackError {
     Currency(String),
     #[error("the pack {0:?} is listed twice")]
     Duplicate(String),
+    #[error("{0:?}: the App Store product id must be 1-100 characters of letters, digits, . - _")]
+    ProductId(String),
+    #[error("the App Store product {0:?} is listed twice")]
+    DuplicateProduct(String),
 }
 
 impl Packs {
@@ -88,6 +97,13 @@ impl Packs {
             if packs.iter().any(|p| p.id == pack.id) {
                 return Err(PackError::Duplicate(pack.id.0));
             }
+            if let Some(product) = &pack.app_store_product_id
+                && packs
+                    .iter()
+                    .any(|p| p.app_store_product_id.as_ref() == Some(product))
+            {
+                return Err(PackError::DuplicateProduct(product.clone()));
+            }
             packs.push(pack);
         }
         if packs.is_empty() || packs.len() > Self::MAX_PACKS {
@@ -98,6 +114,13 @@ impl Packs {
 
     pub fn get(&self, id: &str) -> Option<&Pack> {
         self.0.iter().find(|p| p.id.as_str() == id)
+    }
+
+    /// The pack an App Store product sells.
+    pub fn by_app_store_product(&self, product_id: &str) -> Option<&Pack> {
+        self.0
+            .iter()
+            .find(|p| p.app_store_product_id.as_deref() == Some(product_id))
     }
 
     pub fn all(&self) -> &[Pack] {
@@ -114,9 +137,21 @@ impl Default for Packs {
 
 fn parse_one(entry: &str) -> Result<Pack, PackError> {
     let parts: Vec<&str> = entry.split(':').map(str::trim).collect();
-    let [name, credits, amount, currency] = parts.as_slice() else {
-        return Err(PackError::Shape(entry.to_owned()));
+    let (name, credits, amount, currency, product) = match parts.as_slice() {
+        [n, c, a, cur] => (n, c, a, cur, None),
+        [n, c, a, cur, p] => (n, c, a, cur, Some(*p)),
+        _ => return Err(PackError::Shape(entry.to_owned())),
     };
+    let app_store_product_id = product
+        .map(|p| {
+            let ok = !p.is_empty()
+                && p.len() <= 100
+                && p.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || ".-_".contains(c));
+            ok.then(|| p.to_owned())
+                .ok_or_else(|| PackError::ProductId(entry.to_owned()))
+        })
+        .transpose()?;
     let id = PackId::parse(name).ok_or_else(|| PackError::Name(entry.to_owned()))?;
     let credits = credits
         .parse::<i64>()
@@ -136,6 +171,7 @@ fn parse_one(entry: &str) -> Result<Pack, PackError> {
         credits: Credits::new(credits),
         amount,
         currency: currency.to_ascii_lowercase(),
+        app_store_product_id,
     })
 }
 
@@ -155,6 +191,26 @@ mod tests {
     }
 
     #[test]
+    fn a_pack_may_name_the_app_store_product_that_sells_it() {
+        let packs =
+            Packs::parse("starter:50:500:usd:com.example.credits.starter,studio:250:2000:usd")
+                .unwrap_or_else(|e| panic!("{e}"));
+        let starter = packs.by_app_store_product("com.example.credits.starter");
+        assert_eq!(starter.map(|p| p.id.as_str()), Some("starter"));
+        assert_eq!(
+            packs
+                .get("studio")
+                .and_then(|p| p.app_store_product_id.clone()),
+            None
+        );
+        assert!(
+            packs
+                .by_app_store_product("com.example.credits.studio")
+                .is_none()
+        );
+    }
+
+    #[test]
     fn malformed_catalogues_are_refused_naming_the_entry() {
         for (raw, want) in [
             ("", PackError::Empty),
@@ -169,6 +225,19 @@ mod tests {
                 PackError::Currency("a:1:500:dollars".into()),
             ),
             ("a:1:500:usd,a:2:900:usd", PackError::Duplicate("a".into())),
+            ("a:1:500:usd:", PackError::ProductId("a:1:500:usd:".into())),
+            (
+                "a:1:500:usd:x y",
+                PackError::ProductId("a:1:500:usd:x y".into()),
+            ),
+            (
+                "a:1:500:usd:p:q",
+                PackError::Shape("a:1:500:usd:p:q".into()),
+            ),
+            (
+                "a:1:500:usd:p,b:2:900:usd:p",
+                PackError::DuplicateProduct("p".into()),
+            ),
         ] {
             assert_eq!(Packs::parse(raw), Err(want), "{raw:?}");
         }

@@ -75,6 +75,17 @@ pub struct ComparisonRecord {
     pub compared_with: JobId,
 }
 
+/// The area the readiness check found around a pet or person, in thousandths of the photo's
+/// width and height (x0, y0 top-left; x1, y1 bottom-right, 0..1000): where the edit was meant
+/// to change things, and outside which leakage is measured (basis `region`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+pub struct AreaBox {
+    pub x0: u16,
+    pub y0: u16,
+    pub x1: u16,
+    pub y1: u16,
+}
+
 /// Measured change outside the selection: parts per million of outside pixels that changed.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct LeakageRecord {
@@ -122,6 +133,23 @@ impl ResultFormat {
     }
 }
 
+/// Where the list thumbnail of the rendition at `jpeg_key` is stored: beside it, named after
+/// it (`…/v1.jpg` → `…/v1-thumb.jpg`), under the same job prefix, so it goes with it.
+pub fn thumbnail_key(jpeg_key: &str) -> String {
+    let stem = jpeg_key.strip_suffix(".jpg").unwrap_or(jpeg_key);
+    format!("{stem}-thumb.jpg")
+}
+
+impl JobResult {
+    /// The object key of the result's list thumbnail, when one was stored.
+    pub fn thumbnail_key(&self) -> Option<String> {
+        self.jpeg_key
+            .as_deref()
+            .filter(|_| self.thumbnail)
+            .map(thumbnail_key)
+    }
+}
+
 /// A delivered result.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct JobResult {
@@ -131,11 +159,20 @@ pub struct JobResult {
     /// renditions existed: those are downloaded as their master.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub jpeg_key: Option<String>,
+    /// Whether a small JPEG thumbnail (lists) is stored beside the rendition, at
+    /// [`thumbnail_key`] of `jpeg_key`. False on results stored before thumbnails existed:
+    /// those are listed without one.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub thumbnail: bool,
     pub width: u32,
     pub height: u32,
     pub review: ReviewRecord,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub leakage: Option<LeakageRecord>,
+    /// The readiness check's box around the target (an edit of a pet or person); none for a
+    /// brushed area (the mask is the area), a background, or a repair.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub area: Option<AreaBox>,
     /// What the readiness check saw (fed into the edit prompt).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub observation: Option<String>,
@@ -148,4 +185,89 @@ pub struct JobResult {
     pub retained_previous: bool,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub candidate_asset_key: Option<String>,
+    /// When the owner chose the candidate over the version the comparison kept (a free
+    /// re-pointing of the lineage, no model call): `asset_key` is then the candidate.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub adopted_at: Option<String>,
+}
+
+/// Why a job's candidate cannot be chosen.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NotAdoptable {
+    /// Not a repair, or a repair whose candidate replaced the previous version already.
+    NoRejectedCandidate,
+    /// The lineage moved on (its images deleted, or another version is current).
+    LineageMoved,
+}
+
+impl NotAdoptable {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            NotAdoptable::NoRejectedCandidate => {
+                "only a repair whose candidate was not kept has a candidate to choose"
+            }
+            NotAdoptable::LineageMoved => {
+                "the edit no longer holds the version this repair was compared with"
+            }
+        }
+    }
+}
+
+impl JobResult {
+    /// A repair's result once its owner chose the rejected candidate: the candidate (and
+    /// its rendition, `candidate_jpeg_key`) becomes what the job delivers; the comparison
+    /// stays, so the record still says the reviewer preferred the other version. `None` when
+    /// there is no rejected candidate to choose.
+    pub fn with_candidate_adopted(&self, candidate_jpeg_key: String, at: &str) -> Option<Self> {
+        let candidate = self.candidate_asset_key.clone()?;
+        if !self.retained_previous || self.adopted_at.is_some() {
+            return None;
+        }
+        Some(JobResult {
+            asset_key: candidate,
+            jpeg_key: Some(candidate_jpeg_key),
+            review: ReviewRecord::not_verified(
+                "You chose this candidate over the version the comparison kept; it was not reviewed on its own.",
+            ),
+            leakage: None,
+            area: None,
+            retained_previous: false,
+            candidate_asset_key: None,
+            adopted_at: Some(at.to_owned()),
+            ..self.clone()
+        })
+    }
+}
+
+#[cfg(test)]
+mod adopt_tests {
+    use super::*;
+    use crate::domain::job::fixtures;
+
+    #[test]
+    fn only_a_rejected_candidate_not_yet_chosen_can_be_adopted() {
+        let kept = fixtures::result();
+        assert_eq!(
+            kept.with_candidate_adopted("c.jpg".into(), "t"),
+            None,
+            "no candidate"
+        );
+        let rejected = JobResult {
+            retained_previous: true,
+            candidate_asset_key: Some("c.png".into()),
+            ..fixtures::result()
+        };
+        let adopted = rejected
+            .with_candidate_adopted("c.jpg".into(), "t")
+            .unwrap_or_else(|| panic!("a rejected candidate can be chosen"));
+        assert_eq!(adopted.asset_key, "c.png");
+        assert_eq!(adopted.jpeg_key.as_deref(), Some("c.jpg"));
+        assert_eq!(adopted.review.verdict, ReviewVerdict::NotVerified);
+        assert!(!adopted.retained_previous);
+        assert_eq!(
+            adopted.with_candidate_adopted("c.jpg".into(), "t2"),
+            None,
+            "once"
+        );
+    }
 }

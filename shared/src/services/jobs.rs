@@ -23,6 +23,38 @@ pub async fn list_jobs(
     app.store.jobs_page(user, limit, cursor).await
 }
 
+/// How many of the caller's latest jobs the usual duration is taken from.
+const USUAL_OF_LAST: u16 = 10;
+/// Fewer delivered jobs than this among them give no estimate (one slow edit is no habit).
+const USUAL_AT_LEAST: usize = 3;
+
+/// How long the caller's edits usually take, submit to delivery, in whole seconds: the median
+/// over the delivered ones among their last [`USUAL_OF_LAST`] jobs (one query). `None` with
+/// fewer than [`USUAL_AT_LEAST`] of them: no estimate rather than a made-up one.
+pub async fn usual_secs(app: &App, user: &UserId) -> Result<Option<u32>, Error> {
+    let (jobs, _) = app.store.jobs_page(user, USUAL_OF_LAST, None).await?;
+    Ok(median_delivery_secs(&jobs))
+}
+
+/// The median of the delivered jobs' submit-to-delivery times (`updated_at` is when the
+/// delivery was written; a repair's later choice of candidate moves it, hence the median).
+pub fn median_delivery_secs(jobs: &[Job]) -> Option<u32> {
+    let mut secs: Vec<i64> = jobs
+        .iter()
+        .filter(|j| j.result().is_some())
+        .filter_map(|j| {
+            let took = crate::clock::parse(&j.updated_at)? - crate::clock::parse(&j.created_at)?;
+            Some(took.whole_seconds())
+        })
+        .filter(|s| *s >= 0)
+        .collect();
+    if secs.len() < USUAL_AT_LEAST {
+        return None;
+    }
+    secs.sort_unstable();
+    u32::try_from(secs[secs.len() / 2]).ok()
+}
+
 /// Short-lived download URLs of a delivered job.
 #[derive(Debug, Clone)]
 pub struct ResultLinks {
@@ -64,14 +96,9 @@ pub async fn result_links(
     job: &Job,
     format: ResultFormat,
 ) -> Result<Option<ResultLinks>, Error> {
-    let Some(result) = job.result() else {
+    let Some(result) = live_result(app, job) else {
         return Ok(None);
     };
-    if job.images_deleted_at.is_some()
-        || images_expired_at(job, app.config.limits.result_retention_days).is_some()
-    {
-        return Ok(None);
-    }
     let (key, format) = match (format, &result.jpeg_key) {
         (ResultFormat::Jpeg, Some(jpeg)) => (jpeg, ResultFormat::Jpeg),
         _ => (&result.asset_key, ResultFormat::Png),
@@ -101,6 +128,25 @@ pub async fn result_links(
         candidate_url,
         original_url,
     }))
+}
+
+/// A short-lived inline URL of the job's list thumbnail (a JPEG of at most
+/// [`crate::domain::imaging::THUMBNAIL_MAX_SIDE`] pixels a side); none while there is no
+/// result, once its images were deleted or expired, and for results stored before thumbnails.
+/// Presigning is local (no call to S3), so a page of jobs costs no extra requests.
+pub async fn thumbnail_url(app: &App, job: &Job) -> Result<Option<String>, Error> {
+    let Some(key) = live_result(app, job).and_then(crate::domain::JobResult::thumbnail_key) else {
+        return Ok(None);
+    };
+    let ttl = std::time::Duration::from_secs(app.config.limits.result_url_ttl_secs);
+    Ok(Some(app.assets.presign_get(&key, ttl).await?))
+}
+
+/// The job's result while its images are kept (not deleted, not expired).
+fn live_result<'a>(app: &App, job: &'a Job) -> Option<&'a crate::domain::JobResult> {
+    let kept = job.images_deleted_at.is_none()
+        && images_expired_at(job, app.config.limits.result_retention_days).is_none();
+    job.result().filter(|_| kept)
 }
 
 /// When the bucket's lifecycle rule has removed (or may have removed) a finished job's
@@ -148,6 +194,32 @@ mod tests {
             },
         };
         job
+    }
+
+    #[test]
+    fn the_usual_duration_is_the_median_of_at_least_three_delivered_jobs() {
+        let now = crate::clock::now();
+        let delivered = |secs: i64| {
+            let mut job = job_created(now, JobState::Failed);
+            job.updated_at = crate::clock::format(now + time::Duration::seconds(secs));
+            job.state = State::Succeeded {
+                started_at: None,
+                result: Box::new(crate::domain::job::fixtures::result()),
+            };
+            job
+        };
+        let failed = job_created(now, JobState::Failed);
+        assert_eq!(median_delivery_secs(&[delivered(4), delivered(5)]), None);
+        assert_eq!(
+            median_delivery_secs(&[delivered(4), failed.clone(), delivered(5)]),
+            None,
+            "a failed job is no delivery"
+        );
+        assert_eq!(
+            median_delivery_secs(&[delivered(9), delivered(4), delivered(300), delivered(5)]),
+            Some(9),
+            "one slow edit does not make the usual"
+        );
     }
 
     #[test]

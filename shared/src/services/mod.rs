@@ -2,16 +2,21 @@
 //! money rules and returns a domain outcome; the functions only translate.
 
 pub mod accounts;
+pub mod adopt;
+pub mod app_store;
 pub mod audit;
 pub mod breaker;
 pub mod budget;
 pub mod cancel;
+pub mod delivery;
+pub mod devices;
 pub mod guard;
 pub mod jobs;
 pub mod lineage;
 pub mod payments;
 pub mod privacy;
 pub mod process;
+pub mod push;
 pub mod submit;
 pub mod support;
 pub mod sweep;
@@ -38,6 +43,8 @@ pub struct App {
     pub assets: Assets,
     /// Stripe, when buying credits is configured (the API only).
     pub stripe: Option<Stripe>,
+    /// The push services' client, when push is configured (the sweeper only).
+    pub pusher: Option<std::sync::Arc<crate::adapters::push::Pusher>>,
 }
 
 impl App {
@@ -53,7 +60,14 @@ impl App {
             assets: Assets::new(clients.s3.clone(), r.bucket.clone()),
             config,
             stripe: None,
+            pusher: None,
         }
+    }
+
+    /// The same adapters with push configured (or not).
+    pub fn with_pusher(mut self, pusher: Option<crate::adapters::push::Pusher>) -> App {
+        self.pusher = pusher.map(std::sync::Arc::new);
+        self
     }
 
     /// The same adapters with Stripe configured (or not).

@@ -235,7 +235,7 @@ pub async fn webhook(
 fn outcome_label(result: &Result<WebhookOutcome, WebhookError>) -> &'static str {
     match result {
         Ok(WebhookOutcome::Granted { .. }) => "granted",
-        Ok(WebhookOutcome::Reversed { .. }) => "reversed",
+        Ok(WebhookOutcome::Reversed { .. }) => metrics::payment_outcome::REVERSED,
         Ok(WebhookOutcome::Restored { .. }) => "restored",
         Ok(WebhookOutcome::Ignored { .. }) => "ignored",
         Ok(
@@ -244,7 +244,7 @@ fn outcome_label(result: &Result<WebhookOutcome, WebhookError>) -> &'static str 
             | WebhookOutcome::AlreadyRestored,
         ) => "duplicate",
         Err(WebhookError::NotConfigured) => "not_configured",
-        Err(WebhookError::Signature(_)) => "signature_invalid",
+        Err(WebhookError::Signature(_)) => metrics::payment_outcome::SIGNATURE_INVALID,
         Err(WebhookError::Malformed(_)) => "malformed",
         Err(WebhookError::NotYetRecorded { .. }) => "not_yet_recorded",
         Err(WebhookError::Store(_)) => "failed",
@@ -279,7 +279,7 @@ async fn apply_webhook(
     Ok(outcome)
 }
 
-async fn purchase(app: &App, paid: &PaidSession) -> Result<WebhookOutcome, Error> {
+pub(crate) async fn purchase(app: &App, paid: &PaidSession) -> Result<WebhookOutcome, Error> {
     let now = clock::format(clock::now());
     let payment = PaymentItem {
         payment_id: paid.payment_id.clone(),
@@ -387,7 +387,7 @@ async fn owed_reversals(app: &App, user: &UserId, except: &str) -> Result<Vec<St
         .collect())
 }
 
-async fn reverse(
+pub(crate) async fn reverse(
     app: &App,
     payment_id: &str,
     cause: &ReversalCause,

@@ -160,10 +160,12 @@ async fn finish_deletion(app: &App, user: &UserId) -> Result<AccountDeletion, Er
     }
     let redacted = redact_jobs(app, user).await?;
     let objects = delete_objects(app, user, None).await?;
+    // The close committed first, so no device can be registered after this read.
+    let devices = crate::services::devices::remove_all(app, user).await?;
     let now = clock::format(clock::now());
     app.store.mark_account_deleted(user, &now).await?;
     let account = read_account(app, user).await?;
-    tracing::info!(user_id = %user, canceled, redacted, objects, closed_by = account.closed_by.as_deref().unwrap_or(""), "account_deleted");
+    tracing::info!(user_id = %user, canceled, redacted, objects, devices, closed_by = account.closed_by.as_deref().unwrap_or(""), "account_deleted");
     Ok(AccountDeletion::Finished {
         account: Box::new(account),
         canceled,

@@ -308,10 +308,10 @@ async fn requeue(
         summary.lost_races += 1;
         return Ok(());
     }
-    match app.queue.send_job(&job.job_id).await {
+    match app.queue.send_job(&job.job_id, job.trace.as_ref()).await {
         Ok(()) => {
             summary.requeued += 1;
-            tracing::info!(job_id = %job.job_id, dispatch = dispatches, next_resend_at = %clock::format(next), "job_requeued");
+            tracing::info!(job_id = %job.job_id, trace_id = job.trace_id(), dispatch = dispatches, next_resend_at = %clock::format(next), "job_requeued");
         }
         Err(e) => {
             // Recorded as a dispatch all the same: the next re-send (or the deadline) follows.

@@ -5,7 +5,7 @@
 //! one message per (event, endpoint) on the delivery queue, and each message makes ONE POST
 //! ([`deliver`]): signed with every live secret of the endpoint, limited to the settings'
 //! timeout (15 s, as Svix), recorded in the event's delivery log. A failure schedules the next
-//! attempt on Svix's schedule ([`NextAttempt`]): a delayed message for waits up to 15 min, a
+//! attempt on Svix's schedule ([`NextAttempt`](crate::domain::webhooks::NextAttempt)): a delayed message for waits up to 15 min, a
 //! recorded due time for longer ones. So attempts to one endpoint never wait for another's,
 //! and each endpoint has at most `endpoint_concurrency` POSTs in flight (slots in DynamoDB; a
 //! message that finds none comes back a little later). [`redrive_due`], in the sweeper's
@@ -22,13 +22,14 @@
 use std::time::{Duration, Instant as StdInstant};
 
 use crate::adapters::webhooks::client::WebhookClient;
-use crate::adapters::webhooks::queue::DeliveryQueue;
 use crate::adapters::webhooks::{UrlError, validate_url};
 use crate::clock::{self, Instant};
 use crate::config::WebhookSettings;
 use crate::domain::webhooks::sign::{self, Secret};
-use crate::domain::webhooks::{DeliveryMessage, NextAttempt, REDRIVE_GRACE};
+use crate::domain::webhooks::{DeliveryMessage, REDRIVE_GRACE};
 use crate::error::Error;
+use crate::services::delivery::schedule_next;
+pub use crate::services::delivery::{Hooks, Outcome};
 use crate::store::Store;
 use crate::store::schema::{
     WEBHOOK_ENDPOINTS, WebhookAttemptItem, WebhookDeliveryItem, WebhookEndpointItem,
@@ -48,29 +49,6 @@ pub const SLOT_BUSY_DELAY_SECS: u64 = 2;
 /// A claim's lease beyond the POST's own timeout (the records around it).
 const LEASE_MARGIN: Duration = Duration::from_secs(30);
 
-/// What delivery needs: the table, the HTTP client, the settings and the delivery queue.
-#[derive(Debug, Clone, Copy)]
-pub struct Hooks<'a> {
-    pub store: &'a Store,
-    pub http: &'a WebhookClient,
-    pub settings: &'a WebhookSettings,
-    pub queue: &'a DeliveryQueue,
-}
-
-/// How one delivery message ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Outcome {
-    /// The endpoint answered 2xx.
-    Delivered,
-    /// It did not; the next attempt is scheduled (or the schedule is over).
-    Failed,
-    /// Every slot of the endpoint was held: the message was sent again a little later.
-    Busy,
-    /// Nothing to do: the attempt was already claimed or made, or the endpoint or event is
-    /// gone or disabled.
-    Skipped,
-}
-
 /// The active endpoints.
 async fn active_endpoints(store: &Store) -> Result<Vec<WebhookEndpointItem>, Error> {
     Ok(store
@@ -81,14 +59,16 @@ async fn active_endpoints(store: &Store) -> Result<Vec<WebhookEndpointItem>, Err
         .collect())
 }
 
-/// The stream's new events: one first-attempt message per (event, active endpoint), sent at
-/// once. Returns how many were sent.
+/// The stream's new events: one first-attempt message per (event, active endpoint) and per
+/// (event, device of its owner) for an event that notifies (`services::push`), sent at once.
+/// Returns how many were sent.
 pub async fn fan_out(hooks: Hooks<'_>, event_ids: &[String]) -> Result<usize, Error> {
     if event_ids.is_empty() {
         return Ok(0);
     }
     let endpoints = active_endpoints(hooks.store).await?;
-    let messages: Vec<(DeliveryMessage, u64)> = event_ids
+    let pushes = crate::services::push::targets_of(hooks, event_ids).await?;
+    let mut messages: Vec<(DeliveryMessage, u64)> = event_ids
         .iter()
         .flat_map(|event| {
             endpoints.iter().map(move |ep| {
@@ -101,6 +81,15 @@ pub async fn fan_out(hooks: Hooks<'_>, event_ids: &[String]) -> Result<usize, Er
             })
         })
         .collect();
+    let push_messages = pushes.into_iter().map(|(event_id, endpoint_id)| {
+        let m = DeliveryMessage {
+            event_id,
+            endpoint_id,
+            attempt: 1,
+        };
+        (m, 0)
+    });
+    messages.extend(push_messages);
     hooks.queue.send(&messages).await?;
     tracing::info!(
         events = event_ids.len(),
@@ -117,6 +106,12 @@ pub async fn deliver(
     msg: &DeliveryMessage,
     now: Instant,
 ) -> Result<Outcome, Error> {
+    if msg
+        .endpoint_id
+        .starts_with(crate::domain::push::TARGET_PREFIX)
+    {
+        return crate::services::push::deliver(hooks, msg, now).await;
+    }
     let store = hooks.store;
     let Some(ep) = store
         .webhook_endpoint(&msg.endpoint_id)
@@ -182,6 +177,7 @@ async fn attempt_once(
     crate::adapters::metrics::webhook_attempt(&ep.hook_sk, ok, attempt.millis);
     tracing::info!(
         event_id = %event.hook_pk,
+        trace_id = event.trace_id.as_deref().unwrap_or_default(),
         endpoint = %ep.hook_sk,
         attempt = msg.attempt,
         status = attempt.status_code,
@@ -212,43 +208,6 @@ async fn attempt_once(
     })
 }
 
-/// What ends an attempt: delivered; a retry on the schedule (a delayed message sent now when
-/// the wait fits a queue's delay, else a due time the sweeper's round honours); or the end
-/// of the schedule.
-async fn schedule_next(
-    hooks: Hooks<'_>,
-    msg: &DeliveryMessage,
-    row: &WebhookDeliveryItem,
-    ok: bool,
-    now: Instant,
-) -> Result<AttemptEnd, Error> {
-    let at = clock::format(now);
-    if ok {
-        return Ok(AttemptEnd::Delivered { at });
-    }
-    let made = msg.attempt.saturating_sub(row.run_start);
-    Ok(match NextAttempt::after(&hooks.settings.retry, made) {
-        NextAttempt::GiveUp => AttemptEnd::GaveUp { at },
-        NextAttempt::Recorded { after_secs } => AttemptEnd::Retry {
-            next_due: clock::format(now + Duration::from_secs(after_secs)),
-            queued: false,
-        },
-        NextAttempt::Queued { delay_secs } => {
-            let next = DeliveryMessage {
-                attempt: msg.attempt + 1,
-                ..msg.clone()
-            };
-            // Sent before the row says so: if the send fails, the row still shows the
-            // attempt unmade and the sweeper's round re-drives it after the grace.
-            hooks.queue.send(&[(next, delay_secs)]).await?;
-            AttemptEnd::Retry {
-                next_due: clock::format(now + Duration::from_secs(delay_secs)),
-                queued: true,
-            }
-        }
-    })
-}
-
 /// What one call of [`redrive_due`] did.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct RedriveSummary {
@@ -271,7 +230,11 @@ pub async fn redrive_due(
     budget: Duration,
 ) -> Result<RedriveSummary, Error> {
     let started = StdInstant::now();
-    let endpoints = active_endpoints(hooks.store).await?;
+    let endpoints: Vec<String> = active_endpoints(hooks.store)
+        .await?
+        .into_iter()
+        .map(|e| e.hook_sk)
+        .collect();
     let mut summary = RedriveSummary::default();
     let mut seen = std::collections::HashSet::new();
     while started.elapsed() <= budget {
@@ -297,21 +260,24 @@ pub async fn redrive_due(
     Ok(summary)
 }
 
-/// One event of [`redrive_due`].
+/// One event of [`redrive_due`]: its targets are the active endpoints and the push targets
+/// of its owner's devices.
 async fn redrive_event(
     hooks: Hooks<'_>,
     event: &WebhookEventItem,
-    endpoints: &[WebhookEndpointItem],
+    endpoints: &[String],
     now: Instant,
     summary: &mut RedriveSummary,
 ) -> Result<(), Error> {
     summary.events += 1;
+    let mut targets = endpoints.to_vec();
+    targets.extend(crate::services::push::targets(hooks, event).await?);
     let rows = hooks.store.webhook_deliveries(&event.hook_pk).await?;
     let now_s = clock::format(now);
     let mut messages = Vec::new();
     let mut next: Option<Instant> = None;
-    for ep in endpoints {
-        let row = rows.iter().find(|r| r.endpoint_id == ep.hook_sk);
+    for ep in &targets {
+        let row = rows.iter().find(|r| r.endpoint_id == *ep);
         let due = match row {
             Some(r) if r.ended() => continue,
             Some(r) => row_due(r).unwrap_or(now),
@@ -326,7 +292,7 @@ async fn redrive_event(
             Some(_) => {
                 hooks
                     .store
-                    .requeue_webhook_delivery(&event.hook_pk, &ep.hook_sk, attempts, &now_s)
+                    .requeue_webhook_delivery(&event.hook_pk, ep, attempts, &now_s)
                     .await?
             }
             None => true,
@@ -335,7 +301,7 @@ async fn redrive_event(
             messages.push((
                 DeliveryMessage {
                     event_id: event.hook_pk.clone(),
-                    endpoint_id: ep.hook_sk.clone(),
+                    endpoint_id: ep.clone(),
                     attempt: attempts + 1,
                 },
                 0,

@@ -497,16 +497,7 @@ impl Store {
             .expression_attribute_values(":now", s(now))
             .send()
             .await;
-        match res {
-            Ok(_) => Ok(true),
-            Err(e)
-                if e.as_service_error()
-                    .is_some_and(|s| s.is_conditional_check_failed_exception()) =>
-            {
-                Ok(false)
-            }
-            Err(e) => Err(AwsError::new("budget.set_cap", e).into()),
-        }
+        super::applied(res, "budget.set_cap")
     }
 
     /// The attempts of a job.

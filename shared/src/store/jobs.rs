@@ -8,7 +8,7 @@ use aws_sdk_dynamodb::types::{
 use super::cursor;
 use super::schema::{JobItem, LedgerItem, attr, index, reference};
 use super::{Joined, Store, TxOutcome, from_item, job_from_item, n, names, s, to_item};
-use crate::domain::job::State;
+use crate::domain::job::{Stage, State};
 use crate::domain::webhooks::NewEvent;
 use crate::domain::{
     Credits, FailureCode, Job, JobFailure, JobId, JobResult, JobState, LedgerKind, UserId,
@@ -275,6 +275,24 @@ impl Store {
         }
     }
 
+    /// Records the step a processing job reached (progress for its owner): one conditional
+    /// write, applied only while it is processing. `false` when it is not (finished already).
+    pub async fn set_stage(&self, id: &JobId, stage: Stage) -> Result<bool, Error> {
+        let res = self
+            .ddb
+            .update_item()
+            .table_name(&self.names.jobs_table)
+            .key(attr::JOB_ID, s(id.as_str()))
+            .update_expression("SET #stage = :stage")
+            .condition_expression("#status = :processing")
+            .set_expression_attribute_names(Some(names(&[attr::STAGE, attr::STATUS])))
+            .expression_attribute_values(":stage", s(stage.as_str()))
+            .expression_attribute_values(":processing", s(JobState::Processing.as_str()))
+            .send()
+            .await;
+        super::applied(res, "jobs.stage")
+    }
+
     /// The item that releases the job's in-flight slot on its account (and, for a refund,
     /// returns its credits), as a transaction item.
     fn account_release(&self, job: &Job, refund: bool) -> Result<TransactWriteItem, Error> {
@@ -381,7 +399,9 @@ impl Store {
             // A refunded repair gives its slot back to the lineage.
             items.push(self.lineage_release(&repair.root_job_id, &job.job_id)?);
         }
-        if let Some(event) = NewEvent::for_job(job.event_ref(), to, Some(failure), now) {
+        if let Some(event) = NewEvent::for_job(job.event_ref(), to, Some(failure), now)
+            .map(|e| e.traced(job.trace.clone()))
+        {
             items.push(self.outbox_put(&event, now)?);
         }
         let base_len = items.len();
@@ -481,7 +501,9 @@ impl Store {
             TransactWriteItem::builder().update(update).build(),
             self.account_release(job, false)?,
         ];
-        if let Some(event) = NewEvent::for_job(job.event_ref(), JobState::Succeeded, None, now) {
+        if let Some(event) = NewEvent::for_job(job.event_ref(), JobState::Succeeded, None, now)
+            .map(|e| e.traced(job.trace.clone()))
+        {
             items.push(self.outbox_put(&event, now)?);
         }
         items.extend(extra.items());
@@ -561,15 +583,6 @@ impl Store {
             .expression_attribute_values(":old", s(resend_at))
             .send()
             .await;
-        match res {
-            Ok(_) => Ok(true),
-            Err(e)
-                if e.as_service_error()
-                    .is_some_and(|s| s.is_conditional_check_failed_exception()) =>
-            {
-                Ok(false)
-            }
-            Err(e) => Err(AwsError::new("jobs.redispatch", e).into()),
-        }
+        super::applied(res, "jobs.redispatch")
     }
 }

@@ -13,7 +13,7 @@ use super::jobs::CreateOutcome;
 use super::schema::{JobItem, attr};
 use super::{Joined, Store, TxOutcome, job_from_item, n, s, to_item};
 use crate::domain::repair_request::{MAX_REPAIR_ATTEMPTS, MAX_REPAIRS};
-use crate::domain::{CurrentVersion, Job, JobId, JobState};
+use crate::domain::{CurrentVersion, Job, JobId, JobResult, JobState};
 use crate::error::{AwsError, Error};
 
 /// Why the lineage's root refused a repair slot.
@@ -191,6 +191,82 @@ impl Store {
         Ok(Joined::from(vec![
             TransactWriteItem::builder().update(update).build(),
         ]))
+    }
+
+    /// The owner chose a repair's rejected candidate: the repair now delivers `adopted` and
+    /// the root's current version is the candidate, in one transaction. The repair's side is
+    /// conditioned on its candidate still being the rejected one (so a second choice changes
+    /// nothing), the root's on it still holding the version the candidate was compared with
+    /// and no repair in flight. `false`: a condition refused it (the caller reads back why).
+    pub async fn adopt_candidate(
+        &self,
+        repair: &Job,
+        adopted: &JobResult,
+        compared_with: &JobId,
+        at: &str,
+    ) -> Result<bool, Error> {
+        let root = repair.root_id();
+        let result = serde_dynamo::to_attribute_value(adopted)
+            .map_err(|e| Error::corrupt_by("serialize the adopted result", e))?;
+        let candidate = adopted.asset_key.as_str();
+        let on_repair = Update::builder()
+            .table_name(&self.names.jobs_table)
+            .key(attr::JOB_ID, s(repair.job_id.as_str()))
+            .update_expression("SET #result = :result, #updated = :at")
+            .condition_expression(
+                "#user_id = :user AND #status = :succeeded AND #result.#cand = :cand \
+                 AND #result.#retained = :true AND attribute_not_exists(#deleted)",
+            )
+            .expression_attribute_names("#result", attr::RESULT)
+            .expression_attribute_names("#cand", "candidate_asset_key")
+            .expression_attribute_names("#retained", "retained_previous")
+            .expression_attribute_values(":result", result)
+            .expression_attribute_values(":cand", s(candidate))
+            .expression_attribute_values(":true", AttributeValue::Bool(true));
+        let current = CurrentVersion {
+            job_id: repair.job_id.clone(),
+            asset_key: candidate.to_owned(),
+        };
+        let current = serde_dynamo::to_attribute_value(&current)
+            .map_err(|e| Error::corrupt_by("serialize the current version", e))?;
+        // The root holds the version compared with: its own (no `current` yet) or a repair's.
+        let holds = if compared_with == root {
+            "(attribute_not_exists(#current) OR #current.#cjob = :cw)"
+        } else {
+            "#current.#cjob = :cw"
+        };
+        let on_root = Update::builder()
+            .table_name(&self.names.jobs_table)
+            .key(attr::JOB_ID, s(root.as_str()))
+            .update_expression("SET #current = :current, #updated = :at")
+            .condition_expression(format!(
+                "#user_id = :user AND #status = :succeeded AND attribute_not_exists(#active) \
+                 AND attribute_not_exists(#deleted) AND {holds}"
+            ))
+            .expression_attribute_names("#current", attr::CURRENT)
+            .expression_attribute_names("#cjob", attr::JOB_ID)
+            .expression_attribute_names("#active", attr::REPAIR_ACTIVE)
+            .expression_attribute_values(":current", current)
+            .expression_attribute_values(":cw", s(compared_with.as_str()));
+        let items = [on_repair, on_root]
+            .into_iter()
+            .map(|b| {
+                b.expression_attribute_names("#user_id", attr::USER_ID)
+                    .expression_attribute_names("#status", attr::STATUS)
+                    .expression_attribute_names("#updated", attr::UPDATED_AT)
+                    .expression_attribute_names("#deleted", attr::IMAGES_DELETED_AT)
+                    .expression_attribute_values(":user", s(repair.user_id.as_str()))
+                    .expression_attribute_values(":at", s(at))
+                    .expression_attribute_values(":succeeded", s(JobState::Succeeded.as_str()))
+                    .build()
+                    .map(|u| TransactWriteItem::builder().update(u).build())
+                    .map_err(|e| AwsError::new("repairs.adopt.build", e).into())
+            })
+            .collect::<Result<Vec<_>, Error>>()?;
+        match self.transact("repairs.adopt", items).await? {
+            TxOutcome::Committed => Ok(true),
+            TxOutcome::Canceled(_) => Ok(false),
+        }
     }
 
     /// Jobs by id, read consistently, in the order asked (missing ones left out).

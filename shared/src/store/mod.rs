@@ -5,6 +5,7 @@ pub mod accounts;
 pub mod breaker;
 pub mod budget;
 pub mod cursor;
+pub mod devices;
 pub mod jobs;
 pub mod ledger;
 pub mod lineage;
@@ -25,6 +26,7 @@ use std::time::Duration;
 use aws_sdk_dynamodb::Client;
 use aws_sdk_dynamodb::error::SdkError;
 use aws_sdk_dynamodb::operation::transact_write_items::TransactWriteItemsError;
+use aws_sdk_dynamodb::operation::update_item::UpdateItemError;
 use aws_sdk_dynamodb::types::{AttributeValue, TransactWriteItem};
 
 use crate::config::Resources;
@@ -148,6 +150,24 @@ where
     e.as_service_error()
         .and_then(|s| s.code())
         .is_some_and(|c| c == "ConditionalCheckFailedException")
+}
+
+/// A conditional `UpdateItem`'s answer as whether it applied: `false` when its condition
+/// refused it, an error for anything else.
+pub(crate) fn applied<T, R: std::fmt::Debug + Send + Sync + 'static>(
+    res: Result<T, SdkError<UpdateItemError, R>>,
+    op: &'static str,
+) -> Result<bool, Error> {
+    match res {
+        Ok(_) => Ok(true),
+        Err(e)
+            if e.as_service_error()
+                .is_some_and(UpdateItemError::is_conditional_check_failed_exception) =>
+        {
+            Ok(false)
+        }
+        Err(e) => Err(AwsError::new(op, e).into()),
+    }
 }
 
 /// `"#name" -> name` for expression attribute names.

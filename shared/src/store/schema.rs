@@ -6,7 +6,8 @@
 use serde::{Deserialize, Serialize};
 
 use crate::config::{Resources, env};
-use crate::domain::job::{CurrentVersion, Dispatch, Job, RepairOf, State};
+use crate::domain::TraceId;
+use crate::domain::job::{CurrentVersion, Dispatch, Job, RepairOf, Stage, State};
 use crate::domain::{
     AddressHash, Credits, EditSpec, InputVersion, JobFailure, JobId, JobResult, JobState,
     LedgerKind, Micros, Operation, UserId,
@@ -42,6 +43,8 @@ pub mod attr {
     pub const SWEEP_STATE: &str = "sweep_state";
     pub const SWEEP_AT: &str = "sweep_at";
     pub const DISPATCH_COUNT: &str = "dispatch_count";
+    /// A job's trace id (`JobItem::trace_id`).
+    pub const TRACE_ID: &str = "trace_id";
     pub const DISPATCHED_AT: &str = "dispatched_at";
 
     pub const DAY: &str = "day";
@@ -108,6 +111,9 @@ pub mod attr {
     /// On a job: when its images (inputs, result, candidates) were deleted at the owner's
     /// request; such a job keeps its money fields and states and can no longer be repaired.
     pub const IMAGES_DELETED_AT: &str = "images_deleted_at";
+    /// A processing job's step (`looking`, `drawing`, `checking`), written by the consumer
+    /// when it reaches one; shown as progress, decides nothing.
+    pub const STAGE: &str = "stage";
     /// On an account: when its owner (or an operator) asked to delete it; from then on it
     /// refuses new uploads and submits, and a new token for the same subject finds it closed.
     pub const CLOSED_AT: &str = "closed_at";
@@ -127,6 +133,12 @@ pub mod attr {
     /// `wait_until_<i>` and its holder `wait_id_<i>` (see `store::waits`).
     pub const WAIT_UNTIL_PREFIX: &str = "wait_until_";
     pub const WAIT_ID_PREFIX: &str = "wait_id_";
+    /// quotas, on a user's [`super::DEVICES_QUOTA`] row: how many devices are registered.
+    pub const DEVICE_COUNT: &str = "device_count";
+    /// quotas, on a device row: the push service's token (a delete for an invalid token is
+    /// conditional on it, so a token registered since is kept).
+    pub const TOKEN: &str = "token";
+    pub const PLATFORM: &str = "platform";
 
     /// webhooks: `endpoints` for the endpoints, else an event's id.
     pub const HOOK_PK: &str = "hook_pk";
@@ -496,6 +508,9 @@ pub struct WebhookEventItem {
     /// before events expired).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub expires_at: Option<i64>,
+    /// The trace id of the job it reports (absent on other events), for log lines only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trace_id: Option<String>,
 }
 
 /// One secret of an endpoint; a rotated-out one signs until `expires_at`.
@@ -597,6 +612,29 @@ pub const DELETION_PENDING: &str = "pending";
 /// The `quota` key of a user's long-poll slots (one row a user, expired by TTL a day after
 /// its last wait).
 pub const WAITS_QUOTA: &str = "waits";
+
+/// The `quota` key of a user's device counter (never expired: it has no `expires_at`).
+pub const DEVICES_QUOTA: &str = "devices";
+/// The prefix of a device row's `quota` key.
+pub const DEVICE_PREFIX: &str = "device#";
+
+/// The `quota` key of one device of a user: `device#<id>`.
+pub fn device_key(id: &crate::domain::device::DeviceId) -> String {
+    format!("{DEVICE_PREFIX}{id}")
+}
+
+/// A device registered for push (quotas table, beside the user's counters; no TTL). Written
+/// only in a transaction with the user's [`DEVICES_QUOTA`] count, so the count is exact.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DeviceItem {
+    pub user_id: UserId,
+    /// [`device_key`].
+    pub quota: String,
+    pub platform: crate::domain::device::Platform,
+    pub token: crate::domain::device::PushToken,
+    pub created_at: String,
+    pub updated_at: String,
+}
 
 /// A user's upload counter for one UTC day.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -735,6 +773,12 @@ pub struct JobItem {
     /// [`attr::IMAGES_DELETED_AT`].
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub images_deleted_at: Option<String>,
+    /// [`attr::STAGE`]: the consumer's step while processing.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stage: Option<Stage>,
+    /// The job's trace id; read leniently (a malformed one is dropped, the job still reads).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trace_id: Option<String>,
 }
 
 fn is_zero(n: &u32) -> bool {
@@ -776,6 +820,8 @@ impl TryFrom<JobItem> for Job {
             created_at: item.created_at,
             updated_at: item.updated_at,
             images_deleted_at: item.images_deleted_at,
+            stage: item.stage,
+            trace: item.trace_id.and_then(|t| TraceId::parse(&t).ok()),
         })
     }
 }
@@ -799,7 +845,7 @@ fn job_state(item: &JobItem) -> Result<State, MalformedJob> {
         },
         JobState::Succeeded => State::Succeeded {
             started_at: item.started_at.clone(),
-            result: item.result.clone().ok_or_else(|| missing(attr::RESULT))?,
+            result: Box::new(item.result.clone().ok_or_else(|| missing(attr::RESULT))?),
         },
         JobState::Failed => State::Failed {
             started_at: item.started_at.clone(),
@@ -821,7 +867,7 @@ impl From<Job> for JobItem {
             State::Processing { started_at } => {
                 (Some(started_at.clone()), Some(started_at), None, None)
             }
-            State::Succeeded { started_at, result } => (None, started_at, Some(result), None),
+            State::Succeeded { started_at, result } => (None, started_at, Some(*result), None),
             State::Failed {
                 started_at,
                 failure,
@@ -855,6 +901,8 @@ impl From<Job> for JobItem {
             current: job.current,
             repair_jobs: job.repair_jobs,
             images_deleted_at: job.images_deleted_at,
+            stage: job.stage,
+            trace_id: job.trace.as_ref().map(|t| t.to_string()),
         }
     }
 }
@@ -1069,6 +1117,7 @@ mod tests {
             "status",
             "sweep_at",
             "sweep_state",
+            attr::TRACE_ID,
             "updated_at",
             "user_id",
             "user_sort",

@@ -36,6 +36,7 @@ impl Store {
             )),
             rounds: 0,
             delivered_to: Vec::new(),
+            trace_id: event.trace.as_ref().map(|t| t.to_string()),
             expires_at: Some(crate::domain::webhooks::expires_at(
                 crate::clock::parse(now).unwrap_or_else(crate::clock::now),
             )),

@@ -524,7 +524,7 @@ async fn bare_round_trips(h: &Harness, user: &UserId, asset: &str, job: &str) ->
     committed.context("bare TransactWriteItems")?;
     // The same body as the submit's (`{"jobId": …}` of the same id length) on the same queue;
     // the throughput phase purges the queue before it starts.
-    let (sent, send) = timed(h.app.queue.send_job(&job_id(job)?)).await;
+    let (sent, send) = timed(h.app.queue.send_job(&job_id(job)?, None)).await;
     sent.context("bare SendMessage")?;
     let (copied, copy) = timed(h.app.assets.copy_if_match(&from, &to, &etag)).await;
     if copied? != Copied::Done {

@@ -17,6 +17,10 @@ use atelier_shared::services::webhooks;
 use aws_lambda_events::sqs::{SqsEvent, SqsMessage};
 use aws_sdk_sqs::Client;
 
+/// Milliseconds spent in the sweeper's delivery handler, summed over batches: what Lambda
+/// would bill for them (the cost line of the webhook tests).
+pub static HANDLER_MILLIS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
 /// Runs the outbox poller and the delivery queue's mapping, with at most `concurrency`
 /// batches being handled at once (the mapping's concurrency: a batch held by a slow
 /// receiver does not stop the next batch from being received), until the task is dropped.
@@ -134,7 +138,10 @@ async fn handle(
         record.event_source = Some("aws:sqs".to_owned());
         event.records.push(record);
     }
+    let started = std::time::Instant::now();
     let response = atelier_sweeper::deliver_webhooks(app, http, event).await;
+    let spent = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+    HANDLER_MILLIS.fetch_add(spent, std::sync::atomic::Ordering::Relaxed);
     for m in messages {
         let failed = response
             .batch_item_failures

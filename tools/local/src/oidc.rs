@@ -4,6 +4,9 @@
 //! and `refresh_token` grants, answering `id_token`, `access_token` and `refresh_token`.
 //! Codes are single-use and live five minutes; both live in memory (a restart signs everyone
 //! out, as a revoked refresh token would). Redirects go to loopback addresses only.
+//! A sign-in also leaves the browser a session cookie, as Cognito's managed login does, so
+//! `prompt=none` (a silent sign-in from a new tab) answers a code while it lasts and
+//! `error=login_required` without it (OpenID Connect Core 3.1.2.6).
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -25,6 +28,10 @@ use crate::issuer::{DevIssuer, Subject, Times, random_id, uuid_form};
 const TOKEN_TTL: i64 = 3600;
 /// Lifetime of an authorization code.
 const CODE_TTL: i64 = 300;
+/// Lifetime of the browser's session at the issuer (Cognito's managed login: an hour).
+const BROWSER_SESSION_TTL: i64 = 3600;
+/// The issuer's session cookie.
+const SESSION_COOKIE: &str = "atelier_dev_issuer";
 
 /// A signed-in session: what a code or a refresh token stands for.
 #[derive(Debug, Clone)]
@@ -47,6 +54,8 @@ struct PendingCode {
 struct Memory {
     codes: HashMap<String, PendingCode>,
     refresh: HashMap<String, Session>,
+    /// Browser sessions by cookie value: the session and when it ends.
+    browsers: HashMap<String, (Session, i64)>,
 }
 
 #[derive(Clone)]
@@ -136,6 +145,10 @@ struct AuthorizeRequest {
     scope: Option<String>,
     #[serde(default)]
     nonce: Option<String>,
+    /// `none`: answer without showing anything (a code for the browser's session, or
+    /// `login_required`).
+    #[serde(default)]
+    prompt: Option<String>,
     /// The sign-in form's field (POST only).
     #[serde(default)]
     email: Option<String>,
@@ -178,10 +191,21 @@ fn escape(s: &str) -> String {
         .replace('"', "&quot;")
 }
 
-/// The sign-in form, carrying the request's parameters along.
-async fn authorize_form(Query(req): Query<AuthorizeRequest>) -> Response {
+/// The sign-in form, carrying the request's parameters along; with `prompt=none`, the
+/// browser's session answered at once instead.
+async fn authorize_form(
+    State(o): State<Oidc>,
+    headers: HeaderMap,
+    Query(req): Query<AuthorizeRequest>,
+) -> Response {
     if let Some((_, why)) = req.problem() {
         return (StatusCode::BAD_REQUEST, why).into_response();
+    }
+    if req.prompt.as_deref() == Some("none") {
+        return match browser_session(&o, &headers) {
+            Some(session) => issue_code(&o, &req, session),
+            None => back_to_client(&req, "error=login_required"),
+        };
     }
     let hidden = [
         ("response_type", Some(req.response_type.as_str())),
@@ -211,7 +235,8 @@ async fn authorize_form(Query(req): Query<AuthorizeRequest>) -> Response {
     .into_response()
 }
 
-/// The form's answer: a code for the address, back to the client's redirect URI.
+/// The form's answer: a code for the address, back to the client's redirect URI, and the
+/// browser's session cookie for later silent sign-ins.
 async fn authorize(State(o): State<Oidc>, Form(req): Form<AuthorizeRequest>) -> Response {
     if let Some((_, why)) = req.problem() {
         return (StatusCode::BAD_REQUEST, why).into_response();
@@ -220,14 +245,32 @@ async fn authorize(State(o): State<Oidc>, Form(req): Form<AuthorizeRequest>) -> 
     if !email.contains('@') || email.len() > 254 {
         return (StatusCode::BAD_REQUEST, "email: an address").into_response();
     }
+    let session = Session {
+        subject: subject_of(email),
+        client_id: req.client_id.clone(),
+        auth_time: now(),
+        origin_jti: random_id(),
+    };
+    let cookie = random_id();
+    if let Ok(mut m) = o.memory.lock() {
+        let until = now() + BROWSER_SESSION_TTL;
+        m.browsers.insert(cookie.clone(), (session.clone(), until));
+    }
+    let mut res = issue_code(&o, &req, session);
+    let set = format!(
+        "{SESSION_COOKIE}={cookie}; Path=/; Max-Age={BROWSER_SESSION_TTL}; HttpOnly; SameSite=Lax"
+    );
+    if let Ok(v) = header::HeaderValue::from_str(&set) {
+        res.headers_mut().insert(header::SET_COOKIE, v);
+    }
+    res
+}
+
+/// A single-use code for `session`, sent back to the client's redirect URI.
+fn issue_code(o: &Oidc, req: &AuthorizeRequest, session: Session) -> Response {
     let code = random_id();
     let pending = PendingCode {
-        session: Session {
-            subject: subject_of(email),
-            client_id: req.client_id.clone(),
-            auth_time: now(),
-            origin_jti: random_id(),
-        },
+        session,
         redirect_uri: req.redirect_uri.clone(),
         challenge: req.code_challenge.clone().unwrap_or_default(),
         expires: now() + CODE_TTL,
@@ -235,6 +278,11 @@ async fn authorize(State(o): State<Oidc>, Form(req): Form<AuthorizeRequest>) -> 
     if let Ok(mut m) = o.memory.lock() {
         m.codes.insert(code.clone(), pending);
     }
+    back_to_client(req, &format!("code={code}"))
+}
+
+/// A redirect to the client's (checked) redirect URI with `answer` and the request's state.
+fn back_to_client(req: &AuthorizeRequest, answer: &str) -> Response {
     let sep = if req.redirect_uri.contains('?') {
         '&'
     } else {
@@ -245,7 +293,28 @@ async fn authorize(State(o): State<Oidc>, Form(req): Form<AuthorizeRequest>) -> 
         .as_deref()
         .map(|s| format!("&state={}", urlencode(s)))
         .unwrap_or_default();
-    Redirect::to(&format!("{}{sep}code={code}{state}", req.redirect_uri)).into_response()
+    Redirect::to(&format!("{}{sep}{answer}{state}", req.redirect_uri)).into_response()
+}
+
+/// The browser's live session at the issuer, from its cookie.
+fn browser_session(o: &Oidc, headers: &HeaderMap) -> Option<Session> {
+    let cookie = headers
+        .get_all(header::COOKIE)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(';'))
+        .find_map(|c| {
+            c.trim()
+                .strip_prefix(&format!("{SESSION_COOKIE}="))
+                .map(str::to_owned)
+        })?;
+    let memory = o.memory.lock().ok()?;
+    let (session, until) = memory.browsers.get(&cookie)?;
+    // A new token family (its own `origin_jti`), as each sign-in is.
+    (*until >= now()).then(|| Session {
+        origin_jti: random_id(),
+        ..session.clone()
+    })
 }
 
 /// An address's user: one `sub` per address (lower-cased), in Cognito's UUID form, verified

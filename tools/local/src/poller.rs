@@ -9,6 +9,7 @@ use std::time::Duration;
 use atelier_shared::services::process::Processor;
 use aws_lambda_events::sqs::{SqsEvent, SqsMessage};
 use aws_sdk_sqs::Client;
+use aws_sdk_sqs::types::MessageSystemAttributeName;
 
 /// Runs `workers` pollers until the task is dropped.
 pub async fn run(processor: Arc<Processor>, sqs: Client, queue_url: String, workers: usize) {
@@ -47,6 +48,7 @@ pub async fn poll_once(
         .queue_url(queue_url)
         .max_number_of_messages(1)
         .wait_time_seconds(wait_secs)
+        .message_system_attribute_names(MessageSystemAttributeName::AwsTraceHeader)
         .send()
         .await?;
     let messages = out.messages.unwrap_or_default();
@@ -56,6 +58,13 @@ pub async fn poll_once(
         record.message_id = m.message_id.clone();
         record.receipt_handle = m.receipt_handle.clone();
         record.body = m.body.clone();
+        // As Lambda's event source hands it over: the trace header among the attributes.
+        record.attributes = m
+            .attributes
+            .iter()
+            .flatten()
+            .map(|(k, v)| (k.as_str().to_owned(), v.clone()))
+            .collect();
         let mut event = SqsEvent::default();
         event.records = vec![record];
         let response = atelier_consumer::handle(processor, event).await;

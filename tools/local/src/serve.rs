@@ -17,13 +17,14 @@ use crate::authorizer::Authorizer;
 use crate::issuer::DevIssuer;
 
 /// Routes API Gateway serves without the authorizer.
-/// The Stripe webhook is among them: its signature is its authentication.
+/// The Stripe and App Store webhooks are among them: their signatures are their authentication.
 pub const PUBLIC_ROUTES: &[&str] = &[
     "/healthz",
     "/v1/styles",
     "/v1/openapi.json",
     "/v1/packs",
     "/v1/webhooks/stripe",
+    "/v1/webhooks/apple",
 ];
 
 /// Path of the dev issuer under the local server (the issuer URL is `http://host:port` + this).

@@ -108,6 +108,8 @@ export const api = {
     return { job: data, etag: response.headers.get('etag') };
   },
   cancel: (id: string) => ok(client.POST('/v1/edits/{id}/cancel', { params: { path: { id } } })),
+  /** Keeps a repair's rejected candidate instead of the previous version: free, idempotent. */
+  adopt: (id: string) => ok(client.POST('/v1/edits/{id}/adopt', { params: { path: { id } } })),
   quote: (body: EditRequest) => ok(client.POST('/v1/quotes', { body })),
   submit: (body: EditRequest, key: string) => ok(client.POST('/v1/edits', { body, params: { header: idempotent(key) } })),
   repair: (id: string, instruction: string, key: string) =>
@@ -117,6 +119,19 @@ export const api = {
       body: { pack, success_url: `${location.origin}/?checkout=success`, cancel_url: `${location.origin}/?checkout=cancel` },
       params: { header: idempotent(key) },
     })),
+  exportPage: (cursor?: string) => ok(client.GET('/v1/account/export', { params: { query: { limit: 100, cursor } } })),
+  deleteEditImages: (id: string) => ok(client.DELETE('/v1/edits/{id}/images', { params: { path: { id } } })),
+  deleteAsset: async (id: string): Promise<void> => {
+    const { error, response } = await client.DELETE('/v1/assets/{id}', { params: { path: { id } } });
+    if (!response.ok) throw refusal(response, error);
+  },
+  /** `deleted`, or `pending` (closed, edits still processing) with the seconds to wait. */
+  deleteAccount: async () => {
+    const { data, error, response } = await client.DELETE('/v1/account');
+    if (!response.ok || !data) throw refusal(response, error);
+    const ra = response.headers.get('retry-after');
+    return { deletion: data, retryAfter: ra === null ? null : Number(ra) };
+  },
   /** Asks for an upload slot, then PUTs the bytes to the bucket with exactly the signed headers. */
   upload: async (kind: Schemas['AssetKind'], blob: Blob): Promise<string> => {
     const slot = await ok(client.POST('/v1/uploads', { body: { kind, content_type: blob.type, bytes: blob.size } }));

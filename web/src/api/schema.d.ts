@@ -128,6 +128,44 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/devices": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The caller's registered devices (never their tokens). */
+        get: operations["list_devices"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/devices/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Registers this device for push (or replaces its token): idempotent, the app sends it on
+         *     every launch. `id` is the app's own id for the install. At most 5 devices per user.
+         */
+        put: operations["put_device"];
+        post?: never;
+        /** Unregisters this device: no more pushes reach it. Idempotent. */
+        delete: operations["delete_device"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/edits": {
         parameters: {
             query?: never;
@@ -167,6 +205,27 @@ export interface paths {
         get: operations["get_edit"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/edits/{id}/adopt": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Chooses a repair's candidate that the comparison did not keep: the repair then delivers
+         *     the candidate and the edit's current version is it. Free (no model call, nothing charged)
+         *     and idempotent: choosing it again changes nothing.
+         */
+        post: operations["adopt_candidate"];
         delete?: never;
         options?: never;
         head?: never;
@@ -269,6 +328,27 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/purchases/apple": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Grants the pack an App Store transaction bought, once per `transactionId`. Send
+         *     `Transaction.jwsRepresentation` after StoreKit 2 reports a verified purchase, then
+         *     `finish()` the transaction once this answers `201` or `200`.
+         */
+        post: operations["create_apple_purchase"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/quotes": {
         parameters: {
             query?: never;
@@ -318,6 +398,27 @@ export interface paths {
          *     slots and bytes for the UTC day.
          */
         post: operations["create_upload"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhooks/apple": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * App Store Server Notifications v2. Believed only when the signed payload (and the
+         *     transaction in it) is Apple's for this app; then `REFUND` and `REVOKE` take the pack back
+         *     once (never below zero; a shortfall puts the account on hold). Other types: `200`, ignored.
+         */
+        post: operations["apple_webhook"];
         delete?: never;
         options?: never;
         head?: never;
@@ -486,6 +587,12 @@ export interface components {
         };
         /** @description The caller's account. */
         AccountView: {
+            /**
+             * @description The `appAccountToken` the iOS app sets on its App Store purchases (StoreKit 2's
+             *     `.appAccountToken(UUID)`): a transaction carrying another is refused for this account.
+             * @example 3f0c6a2e-9b1d-8e4f-a2c5-7d9e1b3a5c70
+             */
+            app_account_token: string;
             /** Format: int64 */
             balance: number;
             /**
@@ -514,6 +621,45 @@ export interface components {
             on_hold: boolean;
             signup_grant: components["schemas"]["SignupGrantView"];
             user_id: string;
+        };
+        /** @description `POST /v1/webhooks/apple` body: an App Store Server Notification v2. */
+        AppleNotificationRequest: {
+            /** @description The notification's JWS, as Apple sent it. */
+            signedPayload: string;
+        };
+        /** @description A granted (or already granted) App Store transaction. */
+        ApplePurchaseView: {
+            /**
+             * Format: int64
+             * @description The credits it granted.
+             */
+            credits: number;
+            /** @description `granted`, or `already_granted` (submitted before by this user; nothing changed). */
+            outcome: string;
+            /** @description The pack it bought. */
+            pack: string;
+            /** @description The App Store's `transactionId`. */
+            transaction_id: string;
+        };
+        /** @description `POST /v1/purchases/apple` body. */
+        AppleTransactionRequest: {
+            /** @description StoreKit 2's `Transaction.jwsRepresentation` (the `signedTransactionInfo` JWS), as is. */
+            signedTransaction: string;
+        };
+        /**
+         * @description The area the readiness check found around a pet or person, in thousandths of the photo's
+         *     width and height (x0, y0 top-left; x1, y1 bottom-right, 0..1000): where the edit was meant
+         *     to change things, and outside which leakage is measured (basis `region`).
+         */
+        AreaBox: {
+            /** Format: int32 */
+            x0: number;
+            /** Format: int32 */
+            x1: number;
+            /** Format: int32 */
+            y0: number;
+            /** Format: int32 */
+            y1: number;
         };
         /**
          * @description What an uploaded asset is for; each kind has its own types and size limit.
@@ -556,6 +702,34 @@ export interface components {
             compared_with: string;
             notes: string;
             outcome: components["schemas"]["ComparisonOutcome"];
+        };
+        /** @description `GET /v1/devices`. */
+        DeviceList: {
+            items: components["schemas"]["DeviceView"][];
+            /**
+             * Format: int32
+             * @description How many devices a user may register.
+             */
+            limit: number;
+        };
+        /** @description `PUT /v1/devices/{id}` body. */
+        DeviceRequest: {
+            /**
+             * @description `ios` (APNs) or `android` (FCM).
+             * @example ios
+             */
+            platform: string;
+            /**
+             * @description The push service's token for this install: APNs, 64-4096 hex characters; FCM, 1-4096
+             *     of `A-Z a-z 0-9 - _ : .`.
+             */
+            token: string;
+        };
+        /** @description A registered device (its token is never shown back). */
+        DeviceView: {
+            id: string;
+            /** @description `ios` or `android`. */
+            platform: string;
         };
         /**
          * @description The edit request as a client sends it. Unknown fields are refused (a typo must not be
@@ -677,10 +851,30 @@ export interface components {
             operation: components["schemas"]["Operation"];
             repair?: null | components["schemas"]["RepairView"];
             result?: null | components["schemas"]["ResultView"];
+            /**
+             * @description A repair that did not improve on the version kept (the user holds the previous one):
+             *     not a new delivered version.
+             */
+            retained_previous?: boolean;
             settings: components["schemas"]["EditSettings"];
+            stage?: null | components["schemas"]["Stage"];
             status: components["schemas"]["JobState"];
+            /**
+             * Format: uri
+             * @description A delivered job whose images are kept: a small JPEG of its result (at most 256 pixels
+             *     a side), presigned like `result.url` and shown inline. Lists carry it instead of the
+             *     result.
+             */
+            thumbnail_url?: string | null;
             /** Format: date-time */
             updated_at: string;
+            /**
+             * Format: int32
+             * @description While queued or processing (on `GET /v1/edits/{id}` only): how long, in seconds from
+             *     submit to delivery, the caller's recent edits usually took (the median of their last
+             *     delivered ones, at least 3); absent without enough of them.
+             */
+            usual_secs?: number | null;
         };
         /** @description Measured change outside the selection: parts per million of outside pixels that changed. */
         LeakageRecord: {
@@ -753,6 +947,8 @@ export interface components {
              * @description The price in the currency's minor unit (e.g. cents).
              */
             amount: number;
+            /** @description The App Store consumable that sells this pack in the iOS app, if any. */
+            app_store_product_id?: string | null;
             /** Format: int64 */
             credits: number;
             /** @description ISO 4217, lower case. */
@@ -788,7 +984,7 @@ export interface components {
          *     In the OpenAPI document as a string enum (`schema.d.ts` gives the web app the union).
          * @enum {string}
          */
-        ProblemCode: "ACCOUNT_CLOSED" | "ACCOUNT_ON_HOLD" | "ASSET_IN_USE" | "ASSET_NOT_FOUND" | "IDEMPOTENCY_CONFLICT" | "IDEMPOTENCY_KEY_INVALID" | "IDEMPOTENCY_KEY_REQUIRED" | "IMAGES_DELETED" | "IMAGES_IN_USE" | "INSUFFICIENT_CREDITS" | "INTERNAL" | "INVALID_CURSOR" | "INVALID_WAIT" | "MALFORMED_EVENT" | "MALFORMED_JSON" | "METHOD_NOT_ALLOWED" | "NOT_CANCELABLE" | "NOT_FOUND" | "NOT_REPAIRABLE" | "PAYLOAD_TOO_LARGE" | "PAYMENTS_NOT_CONFIGURED" | "PAYMENT_NOT_RECORDED" | "PAYMENT_PROVIDER_ERROR" | "REPAIRS_STOPPED" | "REPAIR_IN_PROGRESS" | "REPAIR_LIMIT_REACHED" | "SIGNATURE_INVALID" | "TOO_MANY_IN_FLIGHT" | "TRY_AGAIN" | "UNAUTHENTICATED" | "UNSUPPORTED_MEDIA_TYPE" | "UPLOAD_LIMIT_REACHED" | "VALIDATION_FAILED" | "DAILY_LIMIT_REACHED";
+        ProblemCode: "ACCOUNT_CLOSED" | "ACCOUNT_ON_HOLD" | "APP_STORE_DATA_INVALID" | "ASSET_IN_USE" | "ASSET_NOT_FOUND" | "CANDIDATE_NOT_ADOPTABLE" | "IDEMPOTENCY_CONFLICT" | "IDEMPOTENCY_KEY_INVALID" | "IDEMPOTENCY_KEY_REQUIRED" | "IMAGES_DELETED" | "IMAGES_IN_USE" | "INSUFFICIENT_CREDITS" | "INTERNAL" | "INVALID_CURSOR" | "INVALID_WAIT" | "MALFORMED_EVENT" | "MALFORMED_JSON" | "METHOD_NOT_ALLOWED" | "NOT_CANCELABLE" | "NOT_FOUND" | "NOT_REPAIRABLE" | "PAYLOAD_TOO_LARGE" | "PAYMENTS_NOT_CONFIGURED" | "PAYMENT_NOT_RECORDED" | "PAYMENT_PROVIDER_ERROR" | "REPAIRS_STOPPED" | "REPAIR_IN_PROGRESS" | "REPAIR_LIMIT_REACHED" | "SIGNATURE_INVALID" | "TOO_MANY_IN_FLIGHT" | "TRANSACTION_OTHER_ACCOUNT" | "TRANSACTION_REVOKED" | "TRY_AGAIN" | "UNAUTHENTICATED" | "UNKNOWN_PRODUCT" | "UNSUPPORTED_MEDIA_TYPE" | "UPLOAD_LIMIT_REACHED" | "VALIDATION_FAILED" | "DAILY_LIMIT_REACHED" | "DEVICE_LIMIT_REACHED";
         /** @description The price of one request, itemised. */
         Quote: {
             /** Format: int32 */
@@ -823,6 +1019,13 @@ export interface components {
         ResultFormat: "jpeg" | "png";
         /** @description A delivered image: a short-lived download URL, the review and the measured leakage. */
         ResultView: {
+            /**
+             * Format: date-time
+             * @description When the owner chose this repair's candidate over the version the comparison kept
+             *     (`POST /v1/edits/{id}/adopt`): `url` is then the candidate.
+             */
+            adopted_at?: string | null;
+            area?: null | components["schemas"]["AreaBox"];
             /**
              * Format: uri
              * @description The candidate such a repair made, for inspection (presigned like `url`, as a PNG).
@@ -880,6 +1083,13 @@ export interface components {
          * @enum {string}
          */
         SignupGrantView: "given" | "pending" | "address_used";
+        /**
+         * @description What a job is doing, for a person watching it: queued, then the consumer's steps as it
+         *     last recorded them (`looking`: loading and the readiness check; `drawing`: the edit call;
+         *     `checking`: the review, or a repair's comparison).
+         * @enum {string}
+         */
+        Stage: "queued" | "looking" | "drawing" | "checking";
         /**
          * @description How far the medium may depart from the photo's forms.
          * @enum {string}
@@ -1474,6 +1684,227 @@ export interface operations {
             };
         };
     };
+    list_devices: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the registered devices */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeviceList"];
+                };
+            };
+            /** @description UNAUTHENTICATED: no valid bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description INTERNAL: the store or AWS failed; opaque, logged with its cause */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description TRY_AGAIN: transactions kept conflicting; retry after `Retry-After` */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    put_device: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the app's id for this install: 1-64 of A-Z a-z 0-9 - _ */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["DeviceRequest"];
+            };
+        };
+        responses: {
+            /** @description registered already: platform and token replaced */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeviceView"];
+                };
+            };
+            /** @description registered */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeviceView"];
+                };
+            };
+            /** @description MALFORMED_JSON */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description UNAUTHENTICATED: no valid bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description ACCOUNT_CLOSED: the account was deleted */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description NOT_FOUND: the id is not a device id */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description DEVICE_LIMIT_REACHED: 5 devices are registered; unregister one first; nothing changed */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE: JSON required */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description VALIDATION_FAILED: platform or token refused */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description INTERNAL: the store or AWS failed; opaque, logged with its cause */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description TRY_AGAIN: transactions kept conflicting; retry after `Retry-After` */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    delete_device: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the id the device was registered with */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description not registered (any more) */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description UNAUTHENTICATED: no valid bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description INTERNAL: the store or AWS failed; opaque, logged with its cause */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description TRY_AGAIN: transactions kept conflicting; retry after `Retry-After` */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     list_edits: {
         parameters: {
             query?: {
@@ -1771,6 +2202,74 @@ export interface operations {
             };
             /** @description VALIDATION_FAILED: format is not jpeg or png */
             422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description INTERNAL: the store or AWS failed; opaque, logged with its cause */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description TRY_AGAIN: transactions kept conflicting; retry after `Retry-After` */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    adopt_candidate: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the repair whose candidate to keep */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the repair, delivering its candidate (`result.adopted_at`); the same answer when chosen before */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JobView"];
+                };
+            };
+            /** @description UNAUTHENTICATED: no valid bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description NOT_FOUND: no such edit of the caller's */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description CANDIDATE_NOT_ADOPTABLE: not a repair whose candidate was not kept, or the edit no longer holds the version it was compared with; nothing changed */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2163,6 +2662,120 @@ export interface operations {
             };
         };
     };
+    create_apple_purchase: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AppleTransactionRequest"];
+            };
+        };
+        responses: {
+            /** @description already granted to you: nothing changed */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApplePurchaseView"];
+                };
+            };
+            /** @description granted: the pack's credits were added */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApplePurchaseView"];
+                };
+            };
+            /** @description APP_STORE_DATA_INVALID (not Apple's signed data for this app and store) or MALFORMED_JSON: nothing written */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description UNAUTHENTICATED: no valid bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description TRANSACTION_OTHER_ACCOUNT: bought for another account (appAccountToken): nothing written */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description TRANSACTION_OTHER_ACCOUNT: already granted to another account */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE: JSON required */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description UNKNOWN_PRODUCT, TRANSACTION_REVOKED or VALIDATION_FAILED: nothing written */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description INTERNAL: the store or AWS failed; opaque, logged with its cause */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description PAYMENTS_NOT_CONFIGURED: App Store purchases are not configured */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     create_quote: {
         parameters: {
             query?: never;
@@ -2376,6 +2989,84 @@ export interface operations {
                 };
             };
             /** @description TRY_AGAIN: transactions kept conflicting; retry after `Retry-After` */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    apple_webhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AppleNotificationRequest"];
+            };
+        };
+        responses: {
+            /** @description applied, already applied, or ignored */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookReceipt"];
+                };
+            };
+            /** @description APP_STORE_DATA_INVALID or MALFORMED_JSON: nothing written */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description PAYMENT_NOT_RECORDED: the transaction is not granted yet; Apple retries */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE: JSON required */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description INTERNAL: the store or AWS failed; opaque, logged with its cause */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description PAYMENTS_NOT_CONFIGURED */
             503: {
                 headers: {
                     [name: string]: unknown;

@@ -3,7 +3,7 @@
 use atelier_shared::domain::{EditRequest, JobId, RepairRequest, ResultFormat};
 use atelier_shared::services::submit::Submitted;
 use atelier_shared::services::watch::Waited;
-use atelier_shared::services::{App, cancel, jobs, privacy, submit, watch};
+use atelier_shared::services::{App, adopt, cancel, jobs, lineage, privacy, submit, watch};
 use axum::Json;
 use axum::extract::{Path, State};
 use axum::response::{IntoResponse, Response};
@@ -13,7 +13,8 @@ use crate::auth::Caller;
 use crate::dto::{JobPage, JobView};
 use crate::error::{ApiError, Problem};
 use crate::extract::{
-    DownloadFormat, IdempotencyKeyHeader, IfNoneMatch, JsonBody, Pagination, WaitPreference,
+    DownloadFormat, IdempotencyKeyHeader, IfNoneMatch, IncomingTrace, JsonBody, Pagination,
+    WaitPreference,
 };
 
 /// Submits a paid edit. New: `202` with `Location`. Replay of the same request with the same
@@ -38,10 +39,11 @@ pub async fn create_edit(
     State(app): State<App>,
     Caller(user): Caller,
     IdempotencyKeyHeader(key): IdempotencyKeyHeader,
+    IncomingTrace(trace): IncomingTrace,
     JsonBody(req): JsonBody<EditRequest>,
 ) -> Result<Response, ApiError> {
     let spec = req.validate().map_err(ApiError::validation)?;
-    let submitted = submit::submit_edit(&app, &user, &key, spec).await?;
+    let submitted = submit::submit_edit(&app, &user, &key, spec, trace).await?;
     Ok(accepted(submitted))
 }
 
@@ -71,11 +73,12 @@ pub async fn create_repair(
     Caller(user): Caller,
     Path(id): Path<String>,
     IdempotencyKeyHeader(key): IdempotencyKeyHeader,
+    IncomingTrace(trace): IncomingTrace,
     JsonBody(req): JsonBody<RepairRequest>,
 ) -> Result<Response, ApiError> {
     let id = JobId::parse(&id).ok_or_else(ApiError::not_found)?;
     let spec = req.validate().map_err(ApiError::validation)?;
-    let submitted = submit::submit_repair(&app, &user, &key, &id, spec).await?;
+    let submitted = submit::submit_repair(&app, &user, &key, &id, spec, trace).await?;
     Ok(accepted(submitted))
 }
 
@@ -137,12 +140,17 @@ pub async fn get_edit(
         StatusCode::NOT_MODIFIED.into_response()
     } else {
         let links = jobs::result_links(&app, &now.job, format).await?;
-        let view = JobView::detailed(
+        let usual = match now.job.status().is_terminal() {
+            true => None,
+            false => jobs::usual_secs(&app, &user).await?,
+        };
+        let mut view = JobView::detailed(
             now.job,
             links,
             now.lineage.as_ref(),
             app.config.limits.result_retention_days,
         );
+        view.usual_secs = usual;
         Json(view).into_response()
     };
     let headers = res.headers_mut();
@@ -176,8 +184,16 @@ pub async fn list_edits(
 ) -> Result<Json<JobPage>, ApiError> {
     let (items, next_cursor) =
         jobs::list_jobs(&app, &user, page.limit, page.cursor.as_deref()).await?;
+    let mut views = Vec::with_capacity(items.len());
+    for job in items {
+        let thumbnail_url = jobs::thumbnail_url(&app, &job).await?;
+        views.push(JobView {
+            thumbnail_url,
+            ..JobView::from(job)
+        });
+    }
     Ok(Json(JobPage {
-        items: items.into_iter().map(JobView::from).collect(),
+        items: views,
         next_cursor,
     }))
 }
@@ -196,6 +212,33 @@ pub async fn cancel_edit(
 ) -> Result<Json<JobView>, ApiError> {
     let id = JobId::parse(&id).ok_or_else(ApiError::not_found)?;
     Ok(Json(cancel::cancel(&app, &user, &id).await?.into()))
+}
+
+/// Chooses a repair's candidate that the comparison did not keep: the repair then delivers
+/// the candidate and the edit's current version is it. Free (no model call, nothing charged)
+/// and idempotent: choosing it again changes nothing.
+#[utoipa::path(post, path = "/v1/edits/{id}/adopt", tag = "edits", security(("bearer" = [])),
+    params(("id" = String, Path, description = "the repair whose candidate to keep")),
+    responses((status = 200, body = JobView, description = "the repair, delivering its candidate (`result.adopted_at`); the same answer when chosen before"),
+        (status = 404, body = Problem, content_type = "application/problem+json", description = "NOT_FOUND: no such edit of the caller's"),
+        (status = 409, body = Problem, content_type = "application/problem+json",
+            description = "CANDIDATE_NOT_ADOPTABLE: not a repair whose candidate was not kept, or the edit no longer holds the version it was compared with; nothing changed")))]
+pub async fn adopt_candidate(
+    State(app): State<App>,
+    Caller(user): Caller,
+    Path(id): Path<String>,
+    DownloadFormat(format): DownloadFormat,
+) -> Result<Json<JobView>, ApiError> {
+    let id = JobId::parse(&id).ok_or_else(ApiError::not_found)?;
+    let job = adopt::adopt_candidate(&app, &user, &id).await?;
+    let links = jobs::result_links(&app, &job, format).await?;
+    let lineage = lineage::lineage_of(&app, &job).await?;
+    Ok(Json(JobView::detailed(
+        job,
+        links,
+        lineage.as_ref(),
+        app.config.limits.result_retention_days,
+    )))
 }
 
 /// Deletes the images of a finished edit and of its repairs (original, mask, style

@@ -1,6 +1,8 @@
 //! Handlers: extract, parse into domain values, call one service, shape the response.
 
 pub mod account;
+pub mod app_store;
+pub mod devices;
 pub mod edits;
 pub mod payments;
 pub mod public;

@@ -28,8 +28,17 @@ pub enum PaymentEvent {
 /// Why a payment is taken back.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ReversalCause {
-    Refund { charge_id: String },
-    Dispute { dispute_id: String },
+    Refund {
+        charge_id: String,
+    },
+    Dispute {
+        dispute_id: String,
+    },
+    /// An App Store Server Notification (`REFUND` or `REVOKE`), by its UUID.
+    AppStore {
+        kind: String,
+        notification: String,
+    },
 }
 
 impl ReversalCause {
@@ -38,6 +47,9 @@ impl ReversalCause {
         match self {
             ReversalCause::Refund { charge_id } => format!("refund:{charge_id}"),
             ReversalCause::Dispute { dispute_id } => format!("dispute:{dispute_id}"),
+            ReversalCause::AppStore { kind, notification } => {
+                format!("app_store_{}:{notification}", kind.to_ascii_lowercase())
+            }
         }
     }
 }

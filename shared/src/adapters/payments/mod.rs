@@ -1,7 +1,8 @@
-//! Buying credits with Stripe: the webhook [`signature`], the [`event`]s that move money, the
+//! Buying credits with Stripe and the App Store ([`apple`]: signed data verified): the webhook [`signature`], the [`event`]s that move money, the
 //! [`stripe`] HTTP client that creates Checkout Sessions, and [`setup`] at cold start. The
 //! use cases are in `services::purchases`; the transactions in `store::payments`.
 
+pub mod apple;
 pub mod event;
 pub mod setup;
 pub mod signature;

@@ -13,7 +13,7 @@ pub mod sign;
 
 use serde::{Deserialize, Serialize};
 
-use crate::domain::{JobFailure, JobId, JobState, Operation, UserId};
+use crate::domain::{JobFailure, JobId, JobState, Operation, TraceId, UserId};
 
 /// The parts of a job an event reports.
 #[derive(Debug, Clone, Copy)]
@@ -127,15 +127,23 @@ pub struct NewEvent {
     pub id: String,
     pub kind: EventType,
     pub body: String,
+    /// The trace id of the job it reports, for the deliverer's log lines.
+    pub trace: Option<TraceId>,
 }
 
 impl NewEvent {
+    /// The event, carrying `trace` to the deliverer's log lines.
+    pub fn traced(self, trace: Option<TraceId>) -> NewEvent {
+        NewEvent { trace, ..self }
+    }
+
     fn new(id: String, payload: &Payload) -> NewEvent {
         NewEvent {
             id,
             kind: payload.kind,
             // A struct of strings and integers always serializes.
             body: serde_json::to_string(payload).unwrap_or_default(),
+            trace: None,
         }
     }
 

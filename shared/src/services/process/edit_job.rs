@@ -16,14 +16,16 @@ use crate::clock;
 use crate::domain::imaging;
 use crate::domain::prompts::{self, EditPrompt};
 use crate::domain::{
-    Credits, FailureCode, JobFailure, JobResult, ResultFormat, ReviewRecord, ReviewVerdict,
+    AreaBox, Credits, FailureCode, JobFailure, JobResult, ResultFormat, ReviewRecord,
+    ReviewVerdict, Stage,
 };
 use crate::error::Error;
 
-/// Where an image of a job was stored: its master and its download rendition.
+/// Where an image of a job was stored: its master, its download rendition and its thumbnail.
 pub(super) struct StoredImage {
     pub key: String,
     pub jpeg_key: String,
+    pub thumb_key: String,
 }
 
 impl Run<'_> {
@@ -46,14 +48,22 @@ impl Run<'_> {
         let result = JobResult {
             asset_key: stored.key,
             jpeg_key: Some(stored.jpeg_key),
+            thumbnail: true,
             width,
             height,
             review,
             leakage,
+            area: readiness.target_box.map(|b| AreaBox {
+                x0: b.x0,
+                y0: b.y0,
+                x1: b.x1,
+                y1: b.y1,
+            }),
             observation: Some(readiness.observation),
             comparison: None,
             retained_previous: false,
             candidate_asset_key: None,
+            adopted_at: None,
         };
         self.deliver(result, None).await
     }
@@ -133,6 +143,7 @@ impl Run<'_> {
         let Some(model) = self.model_for(CallKind::Edit, Duration::ZERO) else {
             return Err(Stop::fail(FailureCode::TimedOut));
         };
+        self.record_stage(Stage::Drawing).await;
         let sizes = inputs.edit_sizes(&prompt.images);
         let sized = Sized {
             images: &sizes,
@@ -155,8 +166,21 @@ impl Run<'_> {
         }
     }
 
+    /// Records the step reached, for the owner watching (one conditional write per step, no
+    /// model call). Progress decides nothing: a write that fails is logged and the job goes on.
+    pub(super) async fn record_stage(&self, stage: Stage) {
+        let id = &self.job.job_id;
+        match self.p.app.store.set_stage(id, stage).await {
+            Ok(_) => tracing::debug!(job_id = %id, stage = stage.as_str(), "stage_recorded"),
+            Err(e) => {
+                tracing::warn!(job_id = %id, stage = stage.as_str(), error = %crate::error::chain(&e), "stage_not_recorded");
+            }
+        }
+    }
+
     /// Stores an image of this job (`v1`, `candidate`) in the private bucket: the lossless
-    /// master and its JPEG rendition for download, written at once.
+    /// master, its JPEG rendition for download and its list thumbnail, written at once. All
+    /// under the job's prefix, so every deletion of the job's images removes the thumbnail too.
     pub(super) async fn store_image(
         &self,
         image: &RgbaImage,
@@ -164,15 +188,19 @@ impl Run<'_> {
     ) -> Result<StoredImage, Stop> {
         let png = imaging::encode_png(image).map_err(internal_image)?;
         let jpeg = imaging::encode_jpeg(image, imaging::JPEG_QUALITY).map_err(internal_image)?;
+        let thumb = imaging::encode_thumbnail(image).map_err(internal_image)?;
         let (user, job) = (&self.job.user_id, &self.job.job_id);
+        let jpeg_key = Assets::result_key(user, job, name, ResultFormat::Jpeg);
         let stored = StoredImage {
             key: Assets::result_key(user, job, name, ResultFormat::Png),
-            jpeg_key: Assets::result_key(user, job, name, ResultFormat::Jpeg),
+            thumb_key: crate::domain::result::thumbnail_key(&jpeg_key),
+            jpeg_key,
         };
         let assets = &self.p.app.assets;
         tokio::try_join!(
             assets.put_image(&stored.key, png, ResultFormat::Png),
             assets.put_image(&stored.jpeg_key, jpeg, ResultFormat::Jpeg),
+            assets.put_image(&stored.thumb_key, thumb, ResultFormat::Jpeg),
         )
         .map_err(Error::from)?;
         Ok(stored)
@@ -180,6 +208,7 @@ impl Run<'_> {
 
     /// Review after, under its own reservation; no review is never a pass.
     async fn review(&mut self, inputs: &Inputs, result: &RgbaImage) -> Result<ReviewRecord, Stop> {
+        self.record_stage(Stage::Checking).await;
         let job = self.job;
         let Some(model) = self.model_for(CallKind::Review, Duration::ZERO) else {
             return Ok(ReviewRecord::not_verified(

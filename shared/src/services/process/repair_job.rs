@@ -166,6 +166,7 @@ impl Run<'_> {
         extra: &[(ImageRole, &RgbaImage)],
         base: &Base,
     ) -> Result<ComparisonRecord, Stop> {
+        self.record_stage(crate::domain::Stage::Checking).await;
         let job = self.job;
         let Some(model) = self.model_for(CallKind::Compare, Duration::ZERO) else {
             return Ok(ComparisonRecord {
@@ -249,25 +250,35 @@ impl Run<'_> {
             new_current.as_ref(),
             !keep,
         )?;
-        let (asset_key, jpeg_key, candidate_asset_key) = match previous {
-            None => (candidate.stored.key, Some(candidate.stored.jpeg_key), None),
+        // The kept version's own rendition and thumbnail (stored beside it).
+        let (asset_key, jpeg_key, thumbnail, candidate_asset_key) = match previous {
+            None => (
+                candidate.stored.key,
+                Some(candidate.stored.jpeg_key),
+                true,
+                None,
+            ),
             Some(previous) => (
                 base.current_key,
                 previous.jpeg_key,
+                previous.thumbnail,
                 Some(candidate.stored.key),
             ),
         };
         let result = JobResult {
             asset_key,
             jpeg_key,
+            thumbnail,
             width,
             height,
             review,
             leakage: if keep { candidate.leakage } else { None },
+            area: None,
             observation: None,
             comparison: Some(comparison),
             retained_previous: !keep,
             candidate_asset_key,
+            adopted_at: None,
         };
         self.deliver(result, Some(lineage)).await
     }

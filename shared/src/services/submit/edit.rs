@@ -9,6 +9,7 @@
 use super::Submitted;
 use crate::adapters::assets::Assets;
 use crate::clock;
+use crate::domain::TraceId;
 use crate::domain::pricing;
 use crate::domain::{EditSpec, IdempotencyKey, InputVersion, JobId, Operation, UserId};
 use crate::domain::{Job, NewJob};
@@ -23,6 +24,7 @@ pub async fn submit_edit(
     user: &UserId,
     key: &IdempotencyKey,
     spec: EditSpec,
+    trace: Option<TraceId>,
 ) -> Result<Submitted, Error> {
     let job_id = JobId::derive(user, Operation::Edit, key);
     let request_hash = spec.request_hash();
@@ -30,6 +32,7 @@ pub async fn submit_edit(
     let inputs = input_versions(app, user, &spec).await?;
 
     let now = clock::now();
+    let trace = trace.unwrap_or_else(|| TraceId::for_job(job_id.as_str(), now.unix_timestamp()));
     let job = Job::queued(
         NewJob {
             job_id,
@@ -40,6 +43,7 @@ pub async fn submit_edit(
             inputs,
             credits: price,
             repair: None,
+            trace,
         },
         &clock::format(now),
         &clock::format(now + app.config.limits.first_resend_after()),

@@ -46,7 +46,7 @@ where
         match transaction().await? {
             CreateOutcome::Created => {
                 log_created(job);
-                if let Err(e) = app.queue.send_job(&job.job_id).await {
+                if let Err(e) = app.queue.send_job(&job.job_id, job.trace.as_ref()).await {
                     // The job is charged and queued in the database; the sweeper re-sends.
                     tracing::warn!(job_id = %job.job_id, error = %crate::error::chain(&e), "queue_dispatch_deferred");
                 }
@@ -81,12 +81,13 @@ where
 }
 
 fn log_created(job: &Job) {
+    crate::adapters::metrics::charged(job.operation.as_str(), job.credits);
     match &job.repair {
         None => {
-            tracing::info!(user_id = %job.user_id, job_id = %job.job_id, credits = job.credits.get(), "job_created");
+            tracing::info!(user_id = %job.user_id, job_id = %job.job_id, trace_id = job.trace_id(), credits = job.credits.get(), "job_created");
         }
         Some(r) => {
-            tracing::info!(user_id = %job.user_id, job_id = %job.job_id, root_job_id = %r.root_job_id, credits = job.credits.get(), "repair_created");
+            tracing::info!(user_id = %job.user_id, job_id = %job.job_id, trace_id = job.trace_id(), root_job_id = %r.root_job_id, credits = job.credits.get(), "repair_created");
         }
     }
 }
@@ -164,6 +165,7 @@ mod tests {
             inputs: Vec::new(),
             credits: Credits::new(4),
             repair: None,
+            trace: crate::domain::TraceId::for_job("job_test", 0),
         };
         let now = clock::format(clock::now());
         Job::queued(new, &now, &now)

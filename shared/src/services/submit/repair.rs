@@ -7,6 +7,7 @@
 
 use super::Submitted;
 use crate::clock;
+use crate::domain::TraceId;
 use crate::domain::pricing;
 use crate::domain::{IdempotencyKey, JobId, JobState, Operation, RepairSpec, UserId};
 use crate::domain::{Job, NewJob, RepairOf};
@@ -23,6 +24,7 @@ pub async fn submit_repair(
     key: &IdempotencyKey,
     target: &JobId,
     spec: RepairSpec,
+    trace: Option<TraceId>,
 ) -> Result<Submitted, Error> {
     let job_id = JobId::derive(user, Operation::Repair, key);
     let target = crate::services::jobs::get_job(app, user, target).await?;
@@ -40,6 +42,7 @@ pub async fn submit_repair(
     }
     let price = pricing::price(Operation::Repair, &root.request).credits;
     let now = clock::now();
+    let trace = trace.unwrap_or_else(|| TraceId::for_job(job_id.as_str(), now.unix_timestamp()));
     let job = Job::queued(
         NewJob {
             job_id,
@@ -53,6 +56,7 @@ pub async fn submit_repair(
                 root_job_id: root.job_id.clone(),
                 instruction: spec.instruction,
             }),
+            trace,
         },
         &clock::format(now),
         &clock::format(now + app.config.limits.first_resend_after()),

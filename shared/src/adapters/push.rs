@@ -1,0 +1,320 @@
+//! The push services' client: APNs (HTTP/2, token-based auth: an ES256 JWT in `authorization`)
+//! and FCM HTTP v1 (an OAuth2 bearer got by exchanging a service-account JWT at the token
+//! URL). Base URLs are settings, so the local stand-ins (`tests/src/push.rs`) take their place;
+//! an `http://` APNs URL is spoken as h2c with prior knowledge (only the stand-in is so).
+
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use jsonwebtoken::{Algorithm, EncodingKey, Header};
+use serde::Serialize;
+
+use crate::domain::device::{Platform, PushToken};
+use crate::domain::push::{Answer, Notification};
+
+/// FCM's OAuth2 scope.
+pub const FCM_SCOPE: &str = "https://www.googleapis.com/auth/firebase.messaging";
+/// APNs refuses a provider token older than an hour and throttles new ones more often than
+/// every 20 minutes: each is used for this long.
+const APNS_TOKEN_LIFE: Duration = Duration::from_secs(40 * 60);
+/// An access token is renewed this long before it expires.
+const FCM_TOKEN_MARGIN: Duration = Duration::from_secs(300);
+
+/// APNs credentials and where to send (no `Debug`: it holds the signing key).
+#[derive(Clone, serde::Deserialize)]
+pub struct ApnsSettings {
+    /// `https://api.push.apple.com` (or the sandbox, or a stand-in): from the settings.
+    #[serde(default)]
+    pub base_url: String,
+    pub key_id: String,
+    pub team_id: String,
+    /// The app's bundle id (`apns-topic`).
+    pub topic: String,
+    /// The `.p8` signing key (PKCS#8 PEM, P-256).
+    pub key_pem: String,
+}
+
+/// FCM credentials and where to send (no `Debug`: it holds the service account's key).
+#[derive(Clone, serde::Deserialize)]
+pub struct FcmSettings {
+    /// `https://fcm.googleapis.com` (or a stand-in): from the settings.
+    #[serde(default)]
+    pub base_url: String,
+    /// `https://oauth2.googleapis.com/token` (or a stand-in): from the settings.
+    #[serde(default)]
+    pub token_url: String,
+    pub project_id: String,
+    pub client_email: String,
+    /// The service account's RSA key (PKCS#8 PEM; `private_key` in its JSON file).
+    #[serde(rename = "private_key")]
+    pub private_key_pem: String,
+}
+
+/// Why a push got no answer (a push service's answer, whatever it is, is an [`Answer`]).
+#[derive(Debug, thiserror::Error)]
+pub enum PushError {
+    #[error("no {0} credentials configured")]
+    NotConfigured(&'static str),
+    #[error("signing the provider token")]
+    Sign(#[source] jsonwebtoken::errors::Error),
+    #[error("the token endpoint answered {0}")]
+    TokenRefused(u16),
+    #[error("sending")]
+    Http(#[source] reqwest::Error),
+    #[error("reading the push credentials from Secrets Manager ({secret_id})")]
+    Secret {
+        secret_id: String,
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
+}
+
+/// The push credentials secret (`ATELIER_PUSH_SECRET_ID`): either part may be absent.
+#[derive(serde::Deserialize)]
+struct Credentials {
+    apns: Option<ApnsSettings>,
+    fcm: Option<FcmSettings>,
+}
+
+/// The process's push client: `None` when no secret is configured (push is off); the URLs
+/// from the settings, the credentials from the secret, read once at cold start.
+pub async fn load(
+    settings: &crate::config::PushSettings,
+    clients: &crate::adapters::aws::Clients,
+    timeout: Duration,
+) -> Result<Option<Pusher>, PushError> {
+    let Some(id) = &settings.secret_id else {
+        return Ok(None);
+    };
+    let failed = |source: Box<dyn std::error::Error + Send + Sync>| PushError::Secret {
+        secret_id: id.clone(),
+        source,
+    };
+    let text = clients.secret_string(id).await.map_err(failed)?;
+    let creds: Credentials =
+        serde_json::from_str(text.as_deref().unwrap_or_default()).map_err(|e| failed(e.into()))?;
+    // The deployed secret holds no credentials until the operator stores them: push is off.
+    if creds.apns.is_none() && creds.fcm.is_none() {
+        return Ok(None);
+    }
+    let apns = creds.apns.map(|a| ApnsSettings {
+        base_url: settings.apns_url.clone(),
+        ..a
+    });
+    let fcm = creds.fcm.map(|f| FcmSettings {
+        base_url: settings.fcm_url.clone(),
+        token_url: settings.fcm_token_url.clone(),
+        ..f
+    });
+    Pusher::new(apns, fcm, timeout).map(Some)
+}
+
+/// The client, built once per process; tokens are cached in it.
+pub struct Pusher {
+    http: reqwest::Client,
+    /// h2c with prior knowledge, for an `http://` APNs (the stand-in).
+    h2c: reqwest::Client,
+    apns: Option<ApnsSettings>,
+    fcm: Option<FcmSettings>,
+    apns_jwt: Mutex<Option<(String, Instant)>>,
+    fcm_access: Mutex<Option<(String, Instant)>>,
+}
+
+#[derive(Serialize)]
+struct ApnsClaims<'a> {
+    iss: &'a str,
+    iat: i64,
+}
+
+#[derive(Serialize)]
+struct ServiceAccountClaims<'a> {
+    iss: &'a str,
+    scope: &'a str,
+    aud: &'a str,
+    iat: i64,
+    exp: i64,
+}
+
+#[derive(serde::Deserialize)]
+struct AccessToken {
+    access_token: String,
+    expires_in: u64,
+}
+
+impl Pusher {
+    pub fn new(
+        apns: Option<ApnsSettings>,
+        fcm: Option<FcmSettings>,
+        timeout: Duration,
+    ) -> Result<Pusher, PushError> {
+        let base = || {
+            reqwest::Client::builder()
+                .redirect(reqwest::redirect::Policy::none())
+                .timeout(timeout)
+        };
+        Ok(Pusher {
+            http: base().build().map_err(PushError::Http)?,
+            h2c: base()
+                .http2_prior_knowledge()
+                .build()
+                .map_err(PushError::Http)?,
+            apns,
+            fcm,
+            apns_jwt: Mutex::new(None),
+            fcm_access: Mutex::new(None),
+        })
+    }
+
+    /// Sends `n` to one device; the push service's answer.
+    pub async fn send(
+        &self,
+        platform: Platform,
+        token: &PushToken,
+        n: &Notification,
+    ) -> Result<Answer, PushError> {
+        match platform {
+            Platform::Ios => self.send_apns(token, n).await,
+            Platform::Android => self.send_fcm(token, n).await,
+        }
+    }
+
+    async fn send_apns(&self, token: &PushToken, n: &Notification) -> Result<Answer, PushError> {
+        let s = self.apns.as_ref().ok_or(PushError::NotConfigured("APNs"))?;
+        let jwt = self.apns_jwt(s)?;
+        let client = if s.base_url.starts_with("http://") {
+            &self.h2c
+        } else {
+            &self.http
+        };
+        let url = format!(
+            "{}/3/device/{}",
+            s.base_url.trim_end_matches('/'),
+            token.as_str()
+        );
+        let res = client
+            .post(url)
+            .bearer_auth(jwt)
+            .header("apns-topic", &s.topic)
+            .header("apns-push-type", "alert")
+            .header("apns-priority", "10")
+            // The event id is a ULID-like id; APNs wants a UUID for apns-id, so it is derived.
+            .header("apns-id", apns_id(&n.event_id))
+            .header("apns-collapse-id", &n.event_id)
+            .json(&n.apns_body())
+            .send()
+            .await
+            .map_err(PushError::Http)?;
+        let status = res.status().as_u16();
+        let body = res.text().await.unwrap_or_default();
+        Ok(Answer::apns(status, &body))
+    }
+
+    async fn send_fcm(&self, token: &PushToken, n: &Notification) -> Result<Answer, PushError> {
+        let s = self.fcm.as_ref().ok_or(PushError::NotConfigured("FCM"))?;
+        let access = self.fcm_access(s).await?;
+        let url = format!(
+            "{}/v1/projects/{}/messages:send",
+            s.base_url.trim_end_matches('/'),
+            s.project_id
+        );
+        let res = self
+            .http
+            .post(url)
+            .bearer_auth(access)
+            .json(&n.fcm_body(token.as_str()))
+            .send()
+            .await
+            .map_err(PushError::Http)?;
+        let status = res.status().as_u16();
+        let body = res.text().await.unwrap_or_default();
+        if status == 401 {
+            // A revoked access token: the next attempt gets a new one.
+            *lock(&self.fcm_access) = None;
+        }
+        Ok(Answer::fcm(status, &body))
+    }
+
+    /// The cached APNs provider token, or a new one.
+    fn apns_jwt(&self, s: &ApnsSettings) -> Result<String, PushError> {
+        if let Some((jwt, at)) = lock(&self.apns_jwt).as_ref()
+            && at.elapsed() < APNS_TOKEN_LIFE
+        {
+            return Ok(jwt.clone());
+        }
+        let mut header = Header::new(Algorithm::ES256);
+        header.kid = Some(s.key_id.clone());
+        let key = EncodingKey::from_ec_pem(s.key_pem.as_bytes()).map_err(PushError::Sign)?;
+        let claims = ApnsClaims {
+            iss: &s.team_id,
+            iat: crate::clock::now().unix_timestamp(),
+        };
+        let jwt = jsonwebtoken::encode(&header, &claims, &key).map_err(PushError::Sign)?;
+        *lock(&self.apns_jwt) = Some((jwt.clone(), Instant::now()));
+        Ok(jwt)
+    }
+
+    /// The cached FCM access token, or one exchanged for a new service-account JWT.
+    async fn fcm_access(&self, s: &FcmSettings) -> Result<String, PushError> {
+        if let Some((token, until)) = lock(&self.fcm_access).as_ref()
+            && Instant::now() < *until
+        {
+            return Ok(token.clone());
+        }
+        let iat = crate::clock::now().unix_timestamp();
+        let claims = ServiceAccountClaims {
+            iss: &s.client_email,
+            scope: FCM_SCOPE,
+            aud: &s.token_url,
+            iat,
+            exp: iat + 3600,
+        };
+        let key =
+            EncodingKey::from_rsa_pem(s.private_key_pem.as_bytes()).map_err(PushError::Sign)?;
+        let assertion = jsonwebtoken::encode(&Header::new(Algorithm::RS256), &claims, &key)
+            .map_err(PushError::Sign)?;
+        let res = self
+            .http
+            .post(&s.token_url)
+            .form(&[
+                ("grant_type", "urn:ietf:params:oauth:grant-type:jwt-bearer"),
+                ("assertion", assertion.as_str()),
+            ])
+            .send()
+            .await
+            .map_err(PushError::Http)?;
+        if !res.status().is_success() {
+            return Err(PushError::TokenRefused(res.status().as_u16()));
+        }
+        let token: AccessToken = res.json().await.map_err(PushError::Http)?;
+        let life = Duration::from_secs(token.expires_in).saturating_sub(FCM_TOKEN_MARGIN);
+        *lock(&self.fcm_access) = Some((token.access_token.clone(), Instant::now() + life));
+        Ok(token.access_token)
+    }
+}
+
+impl std::fmt::Debug for Pusher {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Pusher")
+            .field("apns", &self.apns.as_ref().map(|a| &a.base_url))
+            .field("fcm", &self.fcm.as_ref().map(|f| &f.base_url))
+            .finish_non_exhaustive()
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// A UUID (8-4-4-4-12 hex) derived from the event id, the same for every attempt of it.
+pub fn apns_id(event_id: &str) -> String {
+    use sha2::Digest;
+    let h = hex::encode(sha2::Sha256::digest(event_id.as_bytes()));
+    format!(
+        "{}-{}-{}-{}-{}",
+        &h[0..8],
+        &h[8..12],
+        &h[12..16],
+        &h[16..20],
+        &h[20..32]
+    )
+}

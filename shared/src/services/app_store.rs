@@ -1,0 +1,264 @@
+//! Buying credits in the iOS app (rule 13, "Store purchases are the same purchase"):
+//!
+//! - The app posts StoreKit 2's `signedTransactionInfo`. It is believed only when its chain
+//!   leads to a configured Apple root and it names this app and store
+//!   ([`crate::adapters::payments::apple`]); then the pack whose App Store product it is grants
+//!   its credits exactly like a Stripe purchase: one transaction with the payment record
+//!   `apple:<transactionId>` and the ledger row `purchase:apple:<transactionId>`, once.
+//! - A transaction bound to an account (`appAccountToken`) is granted only to that account;
+//!   one already granted to another user is a conflict; a revoked one is never granted.
+//! - `REFUND` and `REVOKE` notifications take the credits back exactly like a Stripe refund
+//!   (once, never below zero, a shortfall puts the account on hold). One that names a
+//!   transaction not granted yet is refused as retryable, as Stripe's are: Apple sends it again.
+
+use sha2::{Digest, Sha256};
+
+use super::App;
+use super::payments::{self, WebhookError, WebhookOutcome};
+use crate::adapters::metrics;
+use crate::adapters::payments::apple::{AppleSettings, Transaction, VerifyError};
+use crate::adapters::payments::event::{PaidSession, ReversalCause};
+use crate::domain::{Credits, UserId};
+use crate::error::Error;
+
+/// Most items one consumable transaction may carry (StoreKit's `quantity`).
+const MAX_QUANTITY: i64 = 10;
+
+/// Why App Store data was not applied.
+#[derive(Debug, thiserror::Error)]
+pub enum AppStoreError {
+    #[error("App Store purchases are not configured")]
+    NotConfigured,
+    #[error("the signed data was refused: {0}")]
+    Verify(#[from] VerifyError),
+    #[error("no pack is sold as the App Store product {product_id:?}")]
+    UnknownProduct { product_id: String },
+    #[error("the transaction was refunded or revoked")]
+    Revoked,
+    #[error("the transaction belongs to another account (appAccountToken)")]
+    OtherAccount,
+    #[error("the transaction was granted to another account")]
+    GrantedToAnother,
+    #[error("transaction {transaction_id} is not granted yet")]
+    NotYetRecorded { transaction_id: String },
+    #[error(transparent)]
+    Store(#[from] Error),
+}
+
+/// What a submitted transaction did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AppStorePurchase {
+    pub transaction_id: String,
+    pub pack: String,
+    pub credits: Credits,
+    /// False: this transaction was granted before (to this user); nothing changed.
+    pub granted: bool,
+}
+
+/// The `appAccountToken` an app sets on its purchases for `user`: a UUID (version 8, RFC
+/// 9562) from the SHA-256 of the user id, so it names the account without revealing it.
+pub fn app_account_token(user: &UserId) -> String {
+    let digest = Sha256::digest(format!("atelier-app-account-token\n{user}"));
+    let mut b = [0u8; 16];
+    b.copy_from_slice(&digest[..16]);
+    b[6] = (b[6] & 0x0f) | 0x80;
+    b[8] = (b[8] & 0x3f) | 0x80;
+    let h = hex::encode(b);
+    format!(
+        "{}-{}-{}-{}-{}",
+        &h[..8],
+        &h[8..12],
+        &h[12..16],
+        &h[16..20],
+        &h[20..]
+    )
+}
+
+fn settings(app: &App) -> Result<&AppleSettings, AppStoreError> {
+    app.config
+        .payments
+        .apple
+        .as_ref()
+        .ok_or(AppStoreError::NotConfigured)
+}
+
+/// The payment id (and session id) of an App Store transaction.
+fn payment_id(tx: &Transaction) -> String {
+    format!("apple:{}", tx.transaction_id)
+}
+
+/// Verifies and grants one signed transaction for `user`; `now` is unix seconds.
+pub async fn purchase(
+    app: &App,
+    user: &UserId,
+    signed_transaction: &str,
+    now: i64,
+) -> Result<AppStorePurchase, AppStoreError> {
+    let result = apply_purchase(app, user, signed_transaction, now).await;
+    metrics::payment_event(purchase_label(&result));
+    if let Err(e) = &result {
+        tracing::warn!(user_id = %user, error = %crate::error::chain(e), "app_store_purchase_refused");
+    }
+    result
+}
+
+fn purchase_label(result: &Result<AppStorePurchase, AppStoreError>) -> &'static str {
+    match result {
+        Ok(p) if p.granted => "granted",
+        Ok(_) => "duplicate",
+        Err(AppStoreError::Verify(_)) => metrics::payment_outcome::APP_STORE_REFUSED,
+        Err(e) => error_label(e),
+    }
+}
+
+fn error_label(e: &AppStoreError) -> &'static str {
+    match e {
+        AppStoreError::NotConfigured => "not_configured",
+        AppStoreError::Verify(_) => metrics::payment_outcome::SIGNATURE_INVALID,
+        AppStoreError::UnknownProduct { .. } => "unknown_product",
+        AppStoreError::Revoked | AppStoreError::OtherAccount => "refused",
+        AppStoreError::GrantedToAnother => "conflict",
+        AppStoreError::NotYetRecorded { .. } => "not_yet_recorded",
+        AppStoreError::Store(_) => "failed",
+    }
+}
+
+async fn apply_purchase(
+    app: &App,
+    user: &UserId,
+    signed_transaction: &str,
+    now: i64,
+) -> Result<AppStorePurchase, AppStoreError> {
+    let tx = settings(app)?.verify_transaction(signed_transaction, now)?;
+    check_ids(&tx)?;
+    if tx.revocation_date.is_some() {
+        return Err(AppStoreError::Revoked);
+    }
+    if let Some(token) = &tx.app_account_token
+        && !token.eq_ignore_ascii_case(&app_account_token(user))
+    {
+        return Err(AppStoreError::OtherAccount);
+    }
+    let pack = app
+        .config
+        .payments
+        .packs
+        .by_app_store_product(&tx.product_id)
+        .ok_or_else(|| AppStoreError::UnknownProduct {
+            product_id: tx.product_id.clone(),
+        })?;
+    let credits = Credits::new(pack.credits.get() * tx.quantity);
+    let id = payment_id(&tx);
+    let paid = PaidSession {
+        session_id: id.clone(),
+        payment_id: id.clone(),
+        user: user.clone(),
+        pack: pack.id.to_string(),
+        credits,
+    };
+    let granted = match payments::purchase(app, &paid).await? {
+        WebhookOutcome::Granted { .. } => true,
+        _ => {
+            let owner = app.store.get_payment(&id).await?.map(|p| p.user_id);
+            if owner.as_ref() != Some(user) {
+                return Err(AppStoreError::GrantedToAnother);
+            }
+            false
+        }
+    };
+    tracing::info!(user_id = %user, transaction_id = %tx.transaction_id, pack = %pack.id, granted, "app_store_purchase");
+    Ok(AppStorePurchase {
+        transaction_id: tx.transaction_id,
+        pack: pack.id.to_string(),
+        credits,
+        granted,
+    })
+}
+
+/// The transaction id becomes a key: digits and a few separators, bounded; a sane quantity.
+fn check_ids(tx: &Transaction) -> Result<(), AppStoreError> {
+    let id_ok = !tx.transaction_id.is_empty()
+        && tx.transaction_id.len() <= 64
+        && tx
+            .transaction_id
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c));
+    if !id_ok {
+        return Err(VerifyError::Payload("transactionId is not an id".to_owned()).into());
+    }
+    if !(1..=MAX_QUANTITY).contains(&tx.quantity) {
+        return Err(VerifyError::Payload(format!("quantity {} out of range", tx.quantity)).into());
+    }
+    Ok(())
+}
+
+/// Verifies and applies one App Store Server Notification v2; `now` is unix seconds.
+pub async fn notification(
+    app: &App,
+    signed_payload: &str,
+    now: i64,
+) -> Result<WebhookOutcome, AppStoreError> {
+    let result = apply_notification(app, signed_payload, now).await;
+    metrics::payment_event(match &result {
+        Ok(WebhookOutcome::Reversed { .. }) => metrics::payment_outcome::REVERSED,
+        Ok(WebhookOutcome::Ignored { .. }) => "ignored",
+        Ok(_) => "duplicate",
+        Err(e) => error_label(e),
+    });
+    if let Err(e) = &result {
+        tracing::warn!(error = %crate::error::chain(e), "app_store_notification_refused");
+    }
+    result
+}
+
+async fn apply_notification(
+    app: &App,
+    signed_payload: &str,
+    now: i64,
+) -> Result<WebhookOutcome, AppStoreError> {
+    let n = settings(app)?.verify_notification(signed_payload, now)?;
+    let kind = n.notification_type.clone();
+    if !matches!(kind.as_str(), "REFUND" | "REVOKE") {
+        tracing::info!(notification_uuid = %n.notification_uuid, kind = %kind, "app_store_notification_ignored");
+        return Ok(WebhookOutcome::Ignored {
+            kind,
+            why: "not a refund or revocation",
+        });
+    }
+    let tx = n
+        .transaction
+        .ok_or_else(|| VerifyError::Payload(format!("{kind} without signedTransactionInfo")))?;
+    check_ids(&tx)?;
+    let cause = ReversalCause::AppStore {
+        kind,
+        notification: n.notification_uuid.clone(),
+    };
+    let outcome = payments::reverse(app, &payment_id(&tx), &cause)
+        .await
+        .map_err(|e| match e {
+            WebhookError::NotYetRecorded { .. } => AppStoreError::NotYetRecorded {
+                transaction_id: tx.transaction_id.clone(),
+            },
+            WebhookError::Store(e) => AppStoreError::Store(e),
+            other => AppStoreError::Store(Error::corrupt(other.to_string())),
+        })?;
+    tracing::info!(notification_uuid = %n.notification_uuid, transaction_id = %tx.transaction_id, outcome = ?outcome, "app_store_notification_applied");
+    Ok(outcome)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_account_token_is_a_stable_version_8_uuid_per_user() {
+        let a = UserId::parse("user-a").unwrap_or_else(|| panic!("id"));
+        let b = UserId::parse("user-b").unwrap_or_else(|| panic!("id"));
+        let token = app_account_token(&a);
+        assert_eq!(token.len(), 36);
+        assert_eq!(&token[14..15], "8");
+        assert!(matches!(&token[19..20], "8" | "9" | "a" | "b"), "{token}");
+        assert_eq!(token, app_account_token(&a));
+        assert_ne!(token, app_account_token(&b));
+    }
+}

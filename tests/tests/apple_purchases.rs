@@ -1,0 +1,387 @@
+//! Buying credits in the iOS app against ministack and the stand-in App Store: a StoreKit 2
+//! transaction grants its pack once however often and alongside whatever notification it
+//! comes, `REFUND`/`REVOKE` take it back once and never below zero, and anything that is not
+//! Apple's signed data for this app is refused with nothing written. The stand-in's data is
+//! first shown to be what Apple's own library believes.
+
+use atelier_shared::adapters::payments::apple::{AppleSettings, VerifyError};
+use atelier_shared::domain::{LedgerKind, Packs, UserId};
+use atelier_shared::services::app_store::app_account_token;
+use atelier_shared::store::schema::LedgerItem;
+use atelier_tests::app_store::{self, AppStoreStandIn, Chain, transaction_payload};
+use atelier_tests::{Harness, Reply};
+use base64::Engine;
+use base64::engine::general_purpose::{STANDARD, URL_SAFE_NO_PAD};
+use futures::future::join_all;
+use http::{Request, StatusCode};
+use serde_json::{Value, json};
+
+const STARTER: &str = "com.example.atelier.starter";
+
+/// A harness whose API trusts `store`'s root and sells the starter pack as [`STARTER`].
+async fn setup(store: &AppStoreStandIn) -> Harness {
+    let mut config = Harness::config();
+    config.payments.packs =
+        Packs::parse(&format!("starter:50:500:usd:{STARTER},studio:250:2000:usd"))
+            .unwrap_or_else(|e| panic!("{e}"));
+    config.payments.apple = Some(store.settings());
+    Harness::with_config(config).await
+}
+
+fn tx_id() -> String {
+    format!("2000{:012}", rand::random::<u64>() % 1_000_000_000_000)
+}
+
+async fn submit(h: &Harness, user: &UserId, signed: &str) -> Reply {
+    let body = json!({ "signedTransaction": signed });
+    let req = Request::post("/v1/purchases/apple")
+        .header("content-type", "application/json")
+        .body(axum::body::Body::from(body.to_string()))
+        .unwrap_or_else(|e| panic!("request: {e}"));
+    h.call(Some(user), req).await
+}
+
+async fn notify(h: &Harness, signed: &str) -> Reply {
+    let body = json!({ "signedPayload": signed });
+    let req = Request::post("/v1/webhooks/apple")
+        .header("content-type", "application/json")
+        .body(axum::body::Body::from(body.to_string()))
+        .unwrap_or_else(|e| panic!("request: {e}"));
+    h.call(None, req).await
+}
+
+/// Delivers a notification until it is taken, as Apple retries one refused.
+async fn notify_until_taken(h: &Harness, signed: &str) -> Reply {
+    for _ in 0..100 {
+        let res = notify(h, signed).await;
+        if res.status != StatusCode::CONFLICT {
+            return res;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    panic!("the notification was never taken");
+}
+
+fn rows_of(rows: &[LedgerItem], kind: LedgerKind) -> Vec<&LedgerItem> {
+    rows.iter().filter(|r| r.kind == kind).collect()
+}
+
+/// The payload part of a JWS replaced by `payload`, the signature kept.
+fn tampered(jws: &str, payload: &Value) -> String {
+    let parts: Vec<&str> = jws.split('.').collect();
+    let p = URL_SAFE_NO_PAD.encode(payload.to_string());
+    format!("{}.{p}.{}", parts[0], parts[2])
+}
+
+/// What Apple's library says of each case: `(ok, error or id)`.
+async fn official_verdicts(root: &[u8], cases: &[(&str, String)]) -> Vec<(bool, String)> {
+    let python = std::env::var("ATELIER_APP_STORE_PYTHON")
+        .unwrap_or_else(|_| panic!("ATELIER_APP_STORE_PYTHON is unset: run `cargo xtask test`"));
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/official-app-store/verify.py");
+    let mut input = String::new();
+    for (kind, jws) in cases {
+        let case = json!({ "root": STANDARD.encode(root), "bundle_id": app_store::BUNDLE_ID,
+            "app_apple_id": app_store::APP_APPLE_ID, "kind": kind, "jws": jws });
+        input.push_str(&format!("{case}\n"));
+    }
+    atelier_tests::receiver::json_lines(python, script, &input)
+        .await
+        .into_iter()
+        .map(|v| {
+            let said = v.get("error").or(v.get("id")).cloned().unwrap_or_default();
+            (v["ok"] == true, said.to_string())
+        })
+        .collect()
+}
+
+/// Our verifier's verdict on the same case.
+fn ours(settings: &AppleSettings, kind: &str, jws: &str) -> Result<(), VerifyError> {
+    let now = app_store::now_ms() / 1000;
+    match kind {
+        "transaction" => settings.verify_transaction(jws, now).map(|_| ()),
+        _ => settings.verify_notification(jws, now).map(|_| ()),
+    }
+}
+
+#[tokio::test]
+async fn apples_library_accepts_the_stand_ins_data_and_refuses_what_our_verifier_refuses() {
+    let store = AppStoreStandIn::new();
+    let other_root = AppStoreStandIn::new();
+    let expired = AppStoreStandIn::with_chain(Chain {
+        expired_leaf: true,
+        ..Chain::default()
+    });
+    let no_leaf_oid = AppStoreStandIn::with_chain(Chain {
+        leaf_oid: false,
+        ..Chain::default()
+    });
+    let no_intermediate_oid = AppStoreStandIn::with_chain(Chain {
+        intermediate_oid: false,
+        ..Chain::default()
+    });
+    let payload = transaction_payload(&tx_id(), STARTER, None);
+    let good = store.transaction(&payload);
+    let mut other_bundle = payload.clone();
+    other_bundle["bundleId"] = json!("com.example.other");
+    let mut more = payload.clone();
+    more["quantity"] = json!(10);
+    let cases: Vec<(&str, &str, String)> = vec![
+        ("accepted", "transaction", good.clone()),
+        (
+            "accepted",
+            "notification",
+            store.notification("REFUND", &good),
+        ),
+        (
+            "wrong root",
+            "transaction",
+            other_root.transaction(&payload),
+        ),
+        ("expired leaf", "transaction", expired.transaction(&payload)),
+        (
+            "wrong bundle id",
+            "transaction",
+            store.transaction(&other_bundle),
+        ),
+        ("tampered payload", "transaction", tampered(&good, &more)),
+        (
+            "no leaf OID",
+            "transaction",
+            no_leaf_oid.transaction(&payload),
+        ),
+        (
+            "no intermediate OID",
+            "transaction",
+            no_intermediate_oid.transaction(&payload),
+        ),
+        (
+            "tampered notification",
+            "notification",
+            tampered(
+                &store.notification("REFUND", &good),
+                &app_store::notification_payload("CONSUMPTION_REQUEST", &good),
+            ),
+        ),
+    ];
+
+    let official = official_verdicts(
+        &store.root_der,
+        &cases
+            .iter()
+            .map(|(_, k, j)| (*k, j.clone()))
+            .collect::<Vec<_>>(),
+    )
+    .await;
+
+    assert_eq!(official.len(), cases.len());
+    let settings = store.settings();
+    for ((why, kind, jws), (library_ok, said)) in cases.iter().zip(&official) {
+        let accepted = *why == "accepted";
+        assert_eq!(*library_ok, accepted, "Apple's library on {why}: {said}");
+        let our = ours(&settings, kind, jws);
+        assert_eq!(our.is_ok(), accepted, "our verifier on {why}: {our:?}");
+    }
+}
+
+#[tokio::test]
+async fn a_transaction_submitted_twenty_times_with_its_refund_grants_once_and_takes_back_once() {
+    let store = AppStoreStandIn::new();
+    let h = setup(&store).await;
+    let user = h.user();
+    let before = h.balance(&user).await;
+    let id = tx_id();
+    let token = app_account_token(&user);
+    let signed = store.transaction(&transaction_payload(&id, STARTER, Some(&token)));
+    let refund = store.notification("REFUND", &signed);
+
+    let submissions = join_all((0..20).map(|_| submit(&h, &user, &signed)));
+    let (replies, refunded) = tokio::join!(submissions, notify_until_taken(&h, &refund));
+
+    let granted = replies
+        .iter()
+        .filter(|r| r.status == StatusCode::CREATED)
+        .count();
+    assert_eq!(granted, 1, "{replies:?}");
+    assert!(
+        replies
+            .iter()
+            .all(|r| matches!(r.status, StatusCode::CREATED | StatusCode::OK)),
+        "{replies:?}"
+    );
+    assert_eq!(refunded.status, StatusCode::OK, "{refunded:?}");
+    assert_eq!(refunded.body["outcome"], "reversed");
+    assert_eq!(
+        notify(&h, &refund).await.body["outcome"],
+        "already_reversed"
+    );
+    let rows = h.ledger(&user).await;
+    let purchases = rows_of(&rows, LedgerKind::Purchase);
+    assert_eq!(purchases.len(), 1);
+    assert_eq!(purchases[0].reference, format!("purchase:apple:{id}"));
+    assert_eq!(purchases[0].amount.get(), 50);
+    let reversals = rows_of(&rows, LedgerKind::PurchaseReversal);
+    assert_eq!(reversals.len(), 1);
+    assert_eq!(reversals[0].amount.get(), -50);
+    assert_eq!(h.balance(&user).await, before);
+    h.assert_audit_clean().await;
+}
+
+#[tokio::test]
+async fn a_refund_after_the_credits_were_spent_stops_at_zero_and_holds_the_account() {
+    let store = AppStoreStandIn::new();
+    let h = setup(&store).await;
+    let user = h.user();
+    let signed = store.transaction(&transaction_payload(&tx_id(), STARTER, None));
+    assert_eq!(submit(&h, &user, &signed).await.status, StatusCode::CREATED);
+    for i in 0..3 {
+        let original = h.upload(&user, "original", Harness::png(8, 8)).await;
+        let body = json!({ "style": "origami", "target": "pet", "original_asset_id": original });
+        let res = h.submit(&user, Some(&format!("spend-{i}")), &body).await;
+        assert_eq!(res.status, StatusCode::ACCEPTED, "{res:?}");
+    }
+    let left = h.balance(&user).await;
+    assert!(left < 50, "the edits spent some of the pack: {left}");
+
+    let res = notify(&h, &store.notification("REVOKE", &signed)).await;
+
+    assert_eq!(res.status, StatusCode::OK, "{res:?}");
+    assert_eq!(res.body["outcome"], "reversed");
+    assert_eq!(res.body["credits"], -left);
+    assert_eq!(res.body["shortfall"], 50 - left);
+    assert_eq!(h.balance(&user).await, 0);
+    assert_eq!(h.account(&user).await.body["on_hold"], true);
+    h.assert_audit_clean().await;
+}
+
+#[tokio::test]
+async fn forged_expired_wrong_bundle_tampered_or_unknown_product_transactions_write_nothing() {
+    let store = AppStoreStandIn::new();
+    let h = setup(&store).await;
+    let user = h.user();
+    let before = h.balance(&user).await;
+    let rows_before = h.ledger(&user).await.len();
+    let id = tx_id();
+    let payload = transaction_payload(&id, STARTER, None);
+    let expired = AppStoreStandIn::with_chain(Chain {
+        expired_leaf: true,
+        ..Chain::default()
+    });
+    let mut other_bundle = payload.clone();
+    other_bundle["bundleId"] = json!("com.example.other");
+    let mut more = payload.clone();
+    more["quantity"] = json!(10);
+    let mut revoked = payload.clone();
+    revoked["revocationDate"] = json!(app_store::now_ms());
+    let someone = app_account_token(&h.user());
+    let cases = [
+        (
+            AppStoreStandIn::new().transaction(&payload),
+            StatusCode::BAD_REQUEST,
+            "APP_STORE_DATA_INVALID",
+        ),
+        (
+            expired.transaction(&payload),
+            StatusCode::BAD_REQUEST,
+            "APP_STORE_DATA_INVALID",
+        ),
+        (
+            store.transaction(&other_bundle),
+            StatusCode::BAD_REQUEST,
+            "APP_STORE_DATA_INVALID",
+        ),
+        (
+            tampered(&store.transaction(&payload), &more),
+            StatusCode::BAD_REQUEST,
+            "APP_STORE_DATA_INVALID",
+        ),
+        (
+            store.transaction(&transaction_payload(&id, "com.example.atelier.gold", None)),
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "UNKNOWN_PRODUCT",
+        ),
+        (
+            store.transaction(&revoked),
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "TRANSACTION_REVOKED",
+        ),
+        (
+            store.transaction(&transaction_payload(&id, STARTER, Some(&someone))),
+            StatusCode::FORBIDDEN,
+            "TRANSACTION_OTHER_ACCOUNT",
+        ),
+        (
+            "not.a.jws".to_owned(),
+            StatusCode::BAD_REQUEST,
+            "APP_STORE_DATA_INVALID",
+        ),
+        (
+            String::new(),
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "VALIDATION_FAILED",
+        ),
+        (
+            "x".repeat(13_000),
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "VALIDATION_FAILED",
+        ),
+        (
+            "x".repeat(40_000),
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "PAYLOAD_TOO_LARGE",
+        ),
+    ];
+
+    for (i, (signed, status, code)) in cases.iter().enumerate() {
+        let res = submit(&h, &user, signed).await;
+        assert_eq!(res.status, *status, "case {i}: {res:?}");
+        assert_eq!(res.code(), *code, "case {i}");
+    }
+
+    assert_eq!(h.balance(&user).await, before);
+    assert_eq!(h.ledger(&user).await.len(), rows_before);
+    let payment = h.app.store.get_payment(&format!("apple:{id}")).await;
+    assert!(matches!(payment, Ok(None)), "{payment:?}");
+    h.assert_audit_clean().await;
+}
+
+#[tokio::test]
+async fn a_transaction_granted_to_one_user_is_a_conflict_for_another() {
+    let store = AppStoreStandIn::new();
+    let h = setup(&store).await;
+    let (alice, bob) = (h.user(), h.user());
+    let bob_before = h.balance(&bob).await;
+    let signed = store.transaction(&transaction_payload(&tx_id(), STARTER, None));
+
+    let first = submit(&h, &alice, &signed).await;
+    let again = submit(&h, &alice, &signed).await;
+    let stolen = submit(&h, &bob, &signed).await;
+
+    assert_eq!(first.status, StatusCode::CREATED, "{first:?}");
+    assert_eq!(first.body["credits"], 50);
+    assert_eq!(again.status, StatusCode::OK, "{again:?}");
+    assert_eq!(again.body["outcome"], "already_granted");
+    assert_eq!(stolen.status, StatusCode::CONFLICT, "{stolen:?}");
+    assert_eq!(stolen.code(), "TRANSACTION_OTHER_ACCOUNT");
+    assert_eq!(h.balance(&bob).await, bob_before);
+    h.assert_audit_clean().await;
+}
+
+#[tokio::test]
+async fn other_notifications_are_acknowledged_and_forged_ones_refused() {
+    let store = AppStoreStandIn::new();
+    let h = setup(&store).await;
+    let user = h.user();
+    let signed = store.transaction(&transaction_payload(&tx_id(), STARTER, None));
+    assert_eq!(submit(&h, &user, &signed).await.status, StatusCode::CREATED);
+    let balance = h.balance(&user).await;
+
+    let consumption = notify(&h, &store.notification("CONSUMPTION_REQUEST", &signed)).await;
+    let forged = notify(&h, &AppStoreStandIn::new().notification("REFUND", &signed)).await;
+
+    assert_eq!(consumption.status, StatusCode::OK, "{consumption:?}");
+    assert_eq!(consumption.body["outcome"], "ignored");
+    assert_eq!(forged.status, StatusCode::BAD_REQUEST, "{forged:?}");
+    assert_eq!(forged.code(), "APP_STORE_DATA_INVALID");
+    assert_eq!(h.balance(&user).await, balance);
+    h.assert_audit_clean().await;
+}
