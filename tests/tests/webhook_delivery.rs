@@ -112,9 +112,13 @@ async fn a_healthy_endpoint_gets_each_event_in_seconds_while_another_hangs_and_a
          commit -> received p50 {p50:.2} s, p95 {p95:.2} s, max {:.2} s",
         latencies.last().copied().unwrap_or(f64::NAN)
     );
+    // Not a speed claim (those are the printed figures, kept in docs/webhooks.md): head-of-line
+    // blocking shows as the healthy endpoint waiting out the hanging one's timeouts, so the
+    // line is at 80 % of one timeout, far above a loaded CI machine's seconds.
+    let blocked = 0.8 * h.app.config.webhooks.timeout_secs as f64;
     assert!(
-        p95 <= 5.0,
-        "p95 {p95:.2} s: bounded by seconds, not by the hanging one's 15 s timeouts"
+        p95 < blocked,
+        "p95 {p95:.2} s: bounded by seconds, not by the hanging one's timeouts ({blocked:.0} s)"
     );
     assert!(
         !failing.deliveries().is_empty(),

@@ -11,6 +11,11 @@ const VERDICT = {
   not_verified: 'This result could not be checked automatically. Look it over before you use it.',
 } as const;
 
+/** How long before its presigned links expire a settled job is read again, and the bounds. */
+const LINK_MARGIN_MS = 30_000;
+const LINK_REREAD_MIN_MS = 60_000;
+const LINK_REREAD_MAX_MS = 300_000;
+
 /** One job: its state while it runs, then the result, or why it failed and what to do. */
 export function JobPanel(props: { id: string; onClose: () => void; onChange: () => void; onOpen: (id: string) => void }) {
   const { id, onChange } = props;
@@ -24,6 +29,7 @@ export function JobPanel(props: { id: string; onClose: () => void; onChange: () 
     let stop = false;
     let etag: string | null = null;
     let timer: ReturnType<typeof setTimeout> | undefined;
+    let settled = false;
     const abort = new AbortController();
     const poll = () => {
       api.watch(id, etag, abort.signal).then((r) => {
@@ -34,7 +40,19 @@ export function JobPanel(props: { id: string; onClose: () => void; onChange: () 
         }
         setJob(r.job);
         etag = r.etag;
-        if (r.job.status !== 'queued' && r.job.status !== 'processing') onChange();
+        if (r.job.status !== 'queued' && r.job.status !== 'processing') {
+          if (!settled) onChange();
+          settled = true;
+          // Presigned links expire (10 min by default): read the job again 30 s before, so a
+          // result left open still downloads. The expiry is the server's clock, this is the
+          // device's: within [1 min, 5 min] a skewed clock neither spins nor lets links die.
+          const expires = r.job.result ? Date.parse(r.job.result.url_expires_at) : NaN;
+          if (Number.isFinite(expires)) {
+            etag = null;
+            const due = expires - Date.now() - LINK_MARGIN_MS;
+            timer = setTimeout(poll, Math.min(LINK_REREAD_MAX_MS, Math.max(LINK_REREAD_MIN_MS, due)));
+          }
+        }
         // Without a tag there is nothing to wait on: ask again in a second.
         else if (etag === null) timer = setTimeout(poll, 1000);
         else poll();

@@ -319,6 +319,27 @@ test('a photo over the API limit is reduced with a note; one within it is sent a
   expect((await slot).postDataJSON()).toEqual({ kind: 'original', content_type: 'image/png', bytes: file.length });
 });
 
+test('a result left open past its links\' lifetime gets fresh links before they expire, and still downloads', async ({ page }) => {
+  await page.clock.install();
+  await signIn(page, 'links');
+  await upload(page, 'single_pet.png');
+  await page.getByText('Mosaic', { exact: true }).click();
+  await page.getByRole('button', { name: /Make it/ }).click();
+  await expect(page.getByTestId('status')).toHaveAttribute('data-status', 'succeeded', { timeout: 60_000 });
+  const download = page.getByRole('link', { name: 'Download', exact: true });
+  const first = await download.getAttribute('href');
+  expect(first).toBeTruthy();
+  // A presigned URL names the second it was signed: let one pass, then leave the page open
+  // for 9 min 31 s (the links last 10 min).
+  await page.waitForTimeout(1100);
+  await page.clock.fastForward('09:31');
+  await expect(download).not.toHaveAttribute('href', first ?? '', { timeout: 15_000 });
+  const fresh = await download.getAttribute('href');
+  const got = await page.request.get(fresh ?? '');
+  expect(got.status()).toBe(200);
+  expect((await got.body()).subarray(0, 3)).toEqual(Buffer.from([0xff, 0xd8, 0xff]));
+});
+
 test.describe('at a phone width', () => {
   test.use({ viewport: { width: 390, height: 844 }, hasTouch: true });
   test('a pet edit fits and delivers', async ({ page }) => {

@@ -57,7 +57,9 @@ for status, n in sorted(statuses.items(), key=lambda kv: str(kv[0])):
 /// INVALID_CURSOR, also the export's). A checkout's
 /// return URLs must be under the allow-list (422). The Stripe webhook must refuse every request
 /// the fuzzer can make (none carries Stripe's signature): only 400 is expected, so a 2xx there
-/// fails the run. Every other check stays as it is.
+/// fails the run. A device token's form depends on its platform (an APNs token is hex, an FCM
+/// one is not), a device id must have its form (404) and an account holds at most 5 devices
+/// (409). Every other check stays as it is.
 const CONFIG_TOML: &str = r#"
 [[operations]]
 include-name = ["POST /v1/edits", "POST /v1/quotes", "POST /v1/uploads", "POST /v1/edits/{id}/repairs"]
@@ -78,6 +80,10 @@ checks.positive_data_acceptance.expected-statuses = ["400"]
 [[operations]]
 include-name = ["POST /v1/purchases/apple"]
 checks.positive_data_acceptance.expected-statuses = ["2xx", "400", "401", "403", "409", "422"]
+
+[[operations]]
+include-name = ["PUT /v1/devices/{id}"]
+checks.positive_data_acceptance.expected-statuses = ["2xx", "401", "403", "404", "409", "422"]
 
 [[operations]]
 include-name = ["POST /v1/webhooks/apple"]

@@ -66,6 +66,7 @@ pub async fn create_apple_purchase(
         (status = 200, body = WebhookReceipt, description = "applied, already applied, or ignored"),
         (status = 400, body = Problem, content_type = "application/problem+json", description = "APP_STORE_DATA_INVALID or MALFORMED_JSON: nothing written"),
         (status = 409, body = Problem, content_type = "application/problem+json", description = "PAYMENT_NOT_RECORDED: the transaction is not granted yet; Apple retries"),
+        (status = 422, body = Problem, content_type = "application/problem+json", description = "VALIDATION_FAILED: signedPayload over its length limit; nothing written"),
         (status = 503, body = Problem, content_type = "application/problem+json", description = "PAYMENTS_NOT_CONFIGURED"),
     ))]
 pub async fn apple_webhook(
