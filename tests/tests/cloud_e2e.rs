@@ -1395,9 +1395,10 @@ async fn finish_edits(c: &Cloud, n: usize) -> Res<Vec<String>> {
 /// Issue 30 on the deployed stack under IAM: three endpoints added as an operator adds them —
 /// healthy, hanging on every request, answering 500 — and `CLOUD_E2E_WEBHOOK_JOBS` edits (20
 /// by default, for CI) finished through the API. Each `edit.succeeded` reaches the healthy
-/// endpoint once, p95 under 12 s (80 % of the 15 s POST timeout) after the job's delivery (the event's `timestamp`, written in the
-/// job's final transaction, on the same host's clock): the stream → fan-out → delivery queue
-/// → sweeper path, with the hanging endpoint's POSTs held 15 s each beside it.
+/// endpoint once, p95 under 12 s (80 % of the 15 s POST timeout) after the job's delivery
+/// (the event's `timestamp`, written in the job's final transaction, on the same host's
+/// clock): the stream → fan-out → delivery queue → sweeper path, with the hanging endpoint's
+/// POSTs held 15 s each beside it.
 #[tokio::test]
 #[ignore = "needs the local cloud: cargo xtask cloud-test"]
 async fn a_healthy_endpoint_hears_each_finished_edit_in_seconds_beside_a_hanging_and_a_failing_one()
@@ -1491,7 +1492,10 @@ async fn a_healthy_endpoint_hears_each_finished_edit_in_seconds_beside_a_hanging
     );
     // Head-of-line blocking shows as waiting out the hanging endpoint's 15 s timeouts: the
     // line is at 80 % of one, not a speed claim (the figures are printed and kept in the docs).
-    assert!(p95 < 12.0, "p95 {p95:.2} s: blocked behind the hanging endpoint");
+    assert!(
+        p95 < 12.0,
+        "p95 {p95:.2} s: blocked behind the hanging endpoint"
+    );
     assert!(
         !failing.deliveries().is_empty(),
         "the 500 endpoint was tried"
