@@ -318,6 +318,19 @@ fn ensure_official_app_store() -> Result<PathBuf> {
     )
 }
 
+/// The OpenAPI Generator, pinned, which `tests/tests/java_client.rs` makes the Java client
+/// for app developers with (a venv of its own, `.venv/openapi-generator`; the JDK is the
+/// machine's).
+const OPENAPI_GENERATOR_REQUIREMENTS: &str = include_str!("../../clients/java/requirements.txt");
+
+fn ensure_openapi_generator() -> Result<PathBuf> {
+    ensure_requirements(
+        "openapi-generator",
+        ".atelier-openapi-generator-pins",
+        OPENAPI_GENERATOR_REQUIREMENTS,
+    )
+}
+
 /// Authlib, a maintained OpenID Connect client, pinned, which `tests/tests/oidc.rs` signs in
 /// at the local issuer with (a venv of its own, `.venv/authlib`).
 const OFFICIAL_AUTHLIB_REQUIREMENTS: &str =
@@ -543,6 +556,10 @@ fn test_env(port: u16) -> Result<Vec<(String, String)>> {
     env.push((
         "ATELIER_APP_STORE_PYTHON".into(),
         ensure_official_app_store()?.display().to_string(),
+    ));
+    env.push((
+        "ATELIER_OPENAPI_GENERATOR_PYTHON".into(),
+        ensure_openapi_generator()?.display().to_string(),
     ));
     env.push((
         "ATELIER_IAM_CALLS".into(),
