@@ -3057,6 +3057,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description VALIDATION_FAILED: signedPayload over its length limit; nothing written */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description INTERNAL: the store or AWS failed; opaque, logged with its cause */
             500: {
                 headers: {
