@@ -38,6 +38,7 @@ mod fn_lengths;
 mod fuzz;
 mod infra;
 mod package;
+mod release;
 mod tf_docs;
 mod web;
 
@@ -103,6 +104,7 @@ fn main() -> ExitCode {
         Some("admin") => admin(&args[1..]),
         Some("ministack") => ministack_only(),
         Some("package") => package::package(&args[1..]),
+        Some("release") => release::release(&args[1..]),
         Some("infra-test") => infra::infra_test().map(|()| ExitCode::SUCCESS),
         Some("infra-schema") => infra::infra_schema(),
         Some("cloud") => cloud::cloud(),
@@ -115,7 +117,7 @@ fn main() -> ExitCode {
         Some("cloud-test") => cloud::cloud_test(false).map(|()| ExitCode::SUCCESS),
         _ => {
             eprintln!(
-                "usage: cargo xtask <dev | test [cargo test args] | token --user NAME | admin ARGS | ministack | package [--arch x86_64|arm64] | infra-test | infra-schema | cloud | cloud-test | fuzz [--requests N] [--seed S] | fn-lengths [--ratchet] | deny | web-test | bench [--jobs N] [--workers K] [--model-ms L] [--no-cloud] | bench-cloud [--jobs N] [--model-ms L]>"
+                "usage: cargo xtask <dev | test [cargo test args] | token --user NAME | admin ARGS | ministack | package [--arch x86_64|arm64] | release [--target T]... | infra-test | infra-schema | cloud | cloud-test | fuzz [--requests N] [--seed S] | fn-lengths [--ratchet] | deny | web-test | bench [--jobs N] [--workers K] [--model-ms L] [--no-cloud] | bench-cloud [--jobs N] [--model-ms L]>"
             );
             return ExitCode::from(2);
         }
