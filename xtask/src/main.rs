@@ -326,6 +326,12 @@ fn ensure_official_app_store() -> Result<PathBuf> {
 const OPENAPI_GENERATOR_REQUIREMENTS: &str = include_str!("../../clients/java/requirements.txt");
 
 fn ensure_openapi_generator() -> Result<PathBuf> {
+    // The generated client is compiled and run with a JDK: Debian's, when there is none.
+    if Command::new("javac").arg("-version").output().is_err() {
+        eprintln!("xtask: installing a JDK (apt-get)");
+        run(Command::new("apt-get").args(["install", "-y", "-q", "default-jdk-headless"]))
+            .context("apt-get install default-jdk-headless (needs root; or install a JDK)")?;
+    }
     ensure_requirements(
         "openapi-generator",
         ".atelier-openapi-generator-pins",
