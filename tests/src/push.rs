@@ -12,7 +12,14 @@ use std::collections::{HashMap, HashSet};
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 
+use atelier_model_server::samples;
 use atelier_shared::adapters::push::{ApnsSettings, FcmSettings, Pusher};
+use atelier_shared::adapters::webhooks::client::WebhookClient;
+use atelier_shared::clock;
+use atelier_shared::domain::UserId;
+use atelier_shared::domain::webhooks::DeliveryMessage;
+use atelier_shared::services::process::Outcome;
+use atelier_shared::services::webhooks::{self, Hooks};
 use axum::Router;
 use axum::body::Bytes;
 use axum::extract::{Path, State};
@@ -21,6 +28,8 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::post;
 use jsonwebtoken::{Algorithm, DecodingKey, Validation};
 use serde_json::{Value, json};
+
+use crate::{Harness, StandIn};
 
 pub const APNS_KEY: &str = include_str!("../fixtures/push/apns-test-key.p8");
 const APNS_PUBLIC: &str = include_str!("../fixtures/push/apns-test-key.pub.pem");
@@ -192,6 +201,48 @@ impl PushStandIn {
             return Some(StatusCode::INTERNAL_SERVER_ERROR);
         }
         None
+    }
+}
+
+/// The sweeper's delivery context on `h`'s stack, pushing through `pusher`.
+pub fn hooks<'a>(h: &'a Harness, http: &'a WebhookClient, pusher: &'a Pusher) -> Hooks<'a> {
+    Hooks {
+        store: &h.app.store,
+        http,
+        settings: &h.app.config.webhooks,
+        queue: &h.app.hooks_queue,
+        pusher: Some(pusher),
+    }
+}
+
+/// A funded `user`'s edit (idempotency key `key`) processed to the end; the id of its
+/// `edit.succeeded` event.
+pub async fn finished_edit(h: &Harness, model: &StandIn, user: &UserId, key: &str) -> String {
+    let pet = json!({ "style": "embroidery", "target": "pet" });
+    let job = h.submit_photo(user, key, samples::single_pet(), pet).await;
+    let id = atelier_shared::domain::JobId::parse(&job).unwrap_or_else(|| panic!("{job}"));
+    let outcome = h.processor(model).process(&id).await;
+    assert!(
+        matches!(outcome, Ok(Outcome::Delivered { .. })),
+        "{outcome:?}"
+    );
+    format!("evt_{job}_succeeded")
+}
+
+/// Delivers every message on the delivery queue (each once), until none is left.
+pub async fn deliver_all(h: &Harness, hooks: Hooks<'_>) -> Vec<DeliveryMessage> {
+    let mut seen = Vec::new();
+    loop {
+        let messages = h.take_hook_messages().await;
+        if messages.is_empty() {
+            return seen;
+        }
+        for m in messages {
+            webhooks::deliver(hooks, &m, clock::now())
+                .await
+                .unwrap_or_else(|e| panic!("{e}"));
+            seen.push(m);
+        }
     }
 }
 

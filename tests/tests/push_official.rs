@@ -275,14 +275,15 @@ async fn aioapns_reads_the_stand_ins_refusals_as_our_adapter_does() {
             (json!("403"), json!("InvalidProviderToken")),
         ]
     );
-    // Ours: a dead or malformed token unregisters the device; the rest are retried.
+    // Ours: a dead or malformed token unregisters the device; a failure is retried, and so is
+    // a refused provider token, counted apart (alarmed on).
     assert_eq!(
         ours_answers,
         [
             Answer::Unregistered,
             Answer::Unregistered,
             Answer::Failed,
-            Answer::Failed
+            Answer::CredentialsRefused
         ]
     );
     assert!(s.delivered().is_empty());

@@ -75,6 +75,14 @@ pub enum PushError {
     },
 }
 
+impl PushError {
+    /// Google's token endpoint refused the service account's assertion (a 4xx: a wrong or
+    /// revoked key, an unknown account), as FCM refusing our credentials would.
+    pub fn refuses_credentials(&self) -> bool {
+        matches!(self, PushError::TokenRefused(status) if (400..500).contains(status))
+    }
+}
+
 /// The push credentials secret (`ATELIER_PUSH_SECRET_ID`): either part may be absent.
 #[derive(serde::Deserialize)]
 struct Credentials {
