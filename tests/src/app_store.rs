@@ -240,12 +240,17 @@ pub fn starter_transaction(store: &AppStoreStandIn) -> String {
 /// A harness whose API trusts `store`'s root and sells the starter pack as [`STARTER`].
 pub async fn harness(store: &AppStoreStandIn) -> crate::Harness {
     let mut config = crate::Harness::config();
+    sell_on(&mut config, store);
+    crate::Harness::with_config(config).await
+}
+
+/// `config` trusting `store`'s root and selling the starter pack as [`STARTER`] too.
+pub fn sell_on(config: &mut atelier_shared::config::Config, store: &AppStoreStandIn) {
     config.payments.packs = atelier_shared::domain::Packs::parse(&format!(
         "starter:50:500:usd:{STARTER},studio:250:2000:usd"
     ))
     .unwrap_or_else(|e| panic!("{e}"));
     config.payments.apple = Some(store.settings());
-    crate::Harness::with_config(config).await
 }
 
 /// `POST /v1/purchases/apple` of `signed` by `user`.

@@ -58,6 +58,8 @@ struct Inner {
     /// What a token is answered instead of a delivery (410 dead, 400 malformed, 500).
     refused: HashMap<String, StatusCode>,
     fail_next: u32,
+    /// The next pushes held this long before they are answered (and delivered).
+    slow_next: (u32, std::time::Duration),
     token_calls: u32,
 }
 
@@ -153,6 +155,29 @@ impl PushStandIn {
     /// The next `n` pushes are answered 500 (and not counted as delivered).
     pub fn fail_next(&self, n: u32) {
         self.lock().fail_next = n;
+    }
+
+    /// The next `n` pushes (after those [`PushStandIn::fail_next`] fails) are held `delay`
+    /// before they are delivered and answered: past the client's timeout, a push that went
+    /// out though its sender never heard so.
+    pub fn slow_next(&self, n: u32, delay: std::time::Duration) {
+        self.lock().slow_next = (n, delay);
+    }
+
+    /// Waits as [`PushStandIn::slow_next`] said, for this push.
+    async fn hold(&self) {
+        let delay = {
+            let mut inner = self.lock();
+            let (n, delay) = inner.slow_next;
+            // After the failures said by `fail_next`, so a held push is one that goes out.
+            (n > 0 && inner.fail_next == 0).then(|| {
+                inner.slow_next.0 = n - 1;
+                delay
+            })
+        };
+        if let Some(d) = delay {
+            tokio::time::sleep(d).await;
+        }
     }
 
     /// Pushes delivered (answered 200) to `token`.
@@ -285,6 +310,7 @@ async fn apns(
         .and_then(|v| v.to_str().ok())
         .map(str::to_owned)
         .unwrap_or_else(|| atelier_shared::adapters::push::apns_id(&ulid::Ulid::new().to_string()));
+    s.hold().await;
     let mut res = apns_answer(&s, token, version, &headers, &body);
     if let Ok(v) = http::HeaderValue::from_str(&id) {
         res.headers_mut().insert("apns-id", v);
@@ -400,6 +426,7 @@ async fn fcm(
     headers: HeaderMap,
     body: Bytes,
 ) -> Response {
+    s.hold().await;
     if method != "messages:send" {
         return fcm_error(StatusCode::NOT_FOUND, "NOT_FOUND", None);
     }
