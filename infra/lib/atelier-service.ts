@@ -111,6 +111,57 @@ export const BUDGET_ALERT_PERCENTS = [50, 80, 95] as const;
 export const REVERSALS_ALARM_PER_HOUR = 5;
 
 /**
+ * Alarms on `VerificationFailures` (one per `Source`, in 5 minutes): App Store signed data the
+ * api refused, and push credentials a push service refused the sweeper. Any caller can post a
+ * transaction or a notification, so those fire on a run; nobody else holds our push
+ * credentials, so one refusal is enough.
+ */
+export const VERIFICATION_ALARMS = [
+  {
+    id: 'AppStoreTransactionsRefused',
+    source: 'verificationAppStoreTransaction',
+    fn: 'api',
+    threshold: 10,
+    description:
+      'Signed App Store transactions posted by the iOS app (POST /v1/purchases/apple) were refused as not Apple\'s data for ' +
+      'this app: if ours is wrong (bundle id, app Apple id, root certificates, environment), no iPhone purchase is granted. ' +
+      'The api logs app_store_purchase_refused say why; check ATELIER_APPLE_ROOT_CERTS, the bundle id and the environment. ' +
+      'A few from one user_id is someone posting junk: nothing was written.',
+  },
+  {
+    id: 'AppStoreNotificationsRefused',
+    source: 'verificationAppStoreNotification',
+    fn: 'api',
+    threshold: 3,
+    description:
+      'App Store Server Notifications (POST /v1/webhooks/apple) failed verification: refunds and revocations are not taken ' +
+      'back while ours is wrong. The api logs app_store_notification_refused say why; check ATELIER_APPLE_ROOT_CERTS, the ' +
+      'bundle id and the environment; Apple retries for days, so fixing it applies what was refused.',
+  },
+  {
+    id: 'PushCredentialsRefusedApns',
+    source: 'verificationApns',
+    fn: 'sweeper',
+    threshold: 1,
+    description:
+      'APNs refused our provider token (403): no iPhone gets a push. The sweeper logs push_attempt (answer ' +
+      'CredentialsRefused) and the key in the push secret: a revoked .p8 key, or a wrong key_id, team_id or topic. Store a ' +
+      'valid key with put-secret-value; refused pushes are retried on the webhook schedule after the next cold start.',
+  },
+  {
+    id: 'PushCredentialsRefusedFcm',
+    source: 'verificationFcm',
+    fn: 'sweeper',
+    threshold: 1,
+    description:
+      'FCM (401/403) or Google\'s token endpoint refused our service account: no Android phone gets a push. The sweeper ' +
+      'logs push_attempt (answer CredentialsRefused, or the token endpoint\'s status in error): a deleted key, a wrong ' +
+      'client_email or project_id, or the account lacking the Firebase Cloud Messaging permission. Store a valid key with ' +
+      'put-secret-value; refused pushes are retried on the webhook schedule after the next cold start.',
+  },
+] as const;
+
+/**
  * Concurrency reserved for the sweeper (parameter `SweeperReservedConcurrency`): the function
  * that guarantees refunds is never throttled by API or consumer load, and that delivers
  * webhooks. The webhook delivery queue's event source may take `WEBHOOK_DELIVERY_CONCURRENCY`
@@ -1076,6 +1127,22 @@ export class AtelierService extends Construct {
       comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
       treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
     });
+    for (const v of VERIFICATION_ALARMS) {
+      alarm(v.id, {
+        alarmDescription: v.description,
+        metric: new cloudwatch.Metric({
+          namespace: METRICS.namespace,
+          metricName: metricName('verificationFailures'),
+          dimensionsMap: { FunctionName: (v.fn === 'api' ? api : sweeper).functionName, Source: metricValue(v.source) },
+          period: Duration.minutes(5),
+          statistic: 'Sum',
+        }),
+        threshold: v.threshold,
+        evaluationPeriods: 1,
+        comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+        treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+      });
+    }
     const webhooksDef = this.schemaDefs.find((d) => d.logical === 'webhooks');
     if (webhooksDef && this.tables.webhooks) {
       addWebhooks({

@@ -195,7 +195,47 @@ locals {
       threshold   = 1
     }
   }
-  all_alarms = merge(local.alarms, local.outage_alarms, local.budget_alarms, local.throttle_alarms, local.guard_alarms)
+  # VerificationFailures, one alarm per Source (5 minutes): App Store signed data the api
+  # refused, push credentials a push service refused the sweeper. Any caller can post a
+  # transaction or a notification, so those fire on a run; one push refusal is enough.
+  verification_alarms = {
+    app-store-transactions-refused = {
+      function    = "api"
+      source      = local.metrics.values.verificationAppStoreTransaction
+      threshold   = 10
+      description = "Signed App Store transactions posted by the iOS app (POST /v1/purchases/apple) were refused as not Apple's data for this app: if ours is wrong (bundle id, app Apple id, root certificates, environment), no iPhone purchase is granted. The api logs app_store_purchase_refused say why; check ATELIER_APPLE_ROOT_CERTS, the bundle id and the environment. A few from one user_id is someone posting junk: nothing was written."
+    }
+    app-store-notifications-refused = {
+      function    = "api"
+      source      = local.metrics.values.verificationAppStoreNotification
+      threshold   = 3
+      description = "App Store Server Notifications (POST /v1/webhooks/apple) failed verification: refunds and revocations are not taken back while ours is wrong. The api logs app_store_notification_refused say why; check ATELIER_APPLE_ROOT_CERTS, the bundle id and the environment; Apple retries for days, so fixing it applies what was refused."
+    }
+    push-credentials-refused-apns = {
+      function    = "sweeper"
+      source      = local.metrics.values.verificationApns
+      threshold   = 1
+      description = "APNs refused our provider token (403): no iPhone gets a push. The sweeper logs push_attempt (answer CredentialsRefused) and the key in the push secret: a revoked .p8 key, or a wrong key_id, team_id or topic. Store a valid key with put-secret-value; refused pushes are retried on the webhook schedule after the next cold start."
+    }
+    push-credentials-refused-fcm = {
+      function    = "sweeper"
+      source      = local.metrics.values.verificationFcm
+      threshold   = 1
+      description = "FCM (401/403) or Google's token endpoint refused our service account: no Android phone gets a push. The sweeper logs push_attempt (answer CredentialsRefused, or the token endpoint's status in error): a deleted key, a wrong client_email or project_id, or the account lacking the Firebase Cloud Messaging permission. Store a valid key with put-secret-value; refused pushes are retried on the webhook schedule after the next cold start."
+    }
+  }
+  verification_metric_alarms = {
+    for name, v in local.verification_alarms : name => {
+      description = v.description
+      namespace   = local.metric_namespace
+      metric      = local.metric.verificationFailures
+      dimensions  = { FunctionName = aws_lambda_function.this[v.function].function_name, Source = v.source }
+      statistic   = "Sum"
+      period      = 300
+      threshold   = v.threshold
+    }
+  }
+  all_alarms = merge(local.alarms, local.outage_alarms, local.budget_alarms, local.throttle_alarms, local.guard_alarms, local.verification_metric_alarms)
 }
 
 resource "aws_cloudwatch_metric_alarm" "this" {

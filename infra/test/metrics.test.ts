@@ -7,8 +7,8 @@ import { describe, it } from 'node:test';
 
 import { Match } from 'aws-cdk-lib/assertions';
 
-import { REVERSALS_ALARM_PER_HOUR } from '../lib/atelier-service';
-import { EMITTED_METRICS, METRIC_NAMESPACE } from '../lib/metrics';
+import { REVERSALS_ALARM_PER_HOUR, VERIFICATION_ALARMS } from '../lib/atelier-service';
+import { EMITTED_METRICS, METRIC_NAMESPACE, metricName, metricValue } from '../lib/metrics';
 import { resourcesOfType, synth } from './helpers';
 
 describe('metric names', () => {
@@ -51,6 +51,34 @@ describe('metric names', () => {
       assert.ok(body.includes(metric), `the dashboard does not show ${metric}`);
     }
     assert.ok(body.includes('reversed'), 'the dashboard does not show reversals');
+  });
+
+  it('pages when App Store data is refused and when a push service refuses our credentials, each on its function', () => {
+    const alarms = resourcesOfType(s.json, 'AWS::CloudWatch::Alarm').map(([, a]) => a.Properties!);
+    const sources = ['app_store_transaction', 'app_store_notification', 'apns', 'fcm'];
+    assert.deepEqual(
+      VERIFICATION_ALARMS.map((v) => metricValue(v.source)),
+      sources,
+      'one alarm per source the code emits',
+    );
+    for (const v of VERIFICATION_ALARMS) {
+      const a = alarms.find(
+        (x) =>
+          x.MetricName === metricName('verificationFailures') &&
+          JSON.stringify(x.Dimensions).includes(`"Value":"${metricValue(v.source)}"`),
+      );
+      assert.ok(a, v.id);
+      assert.equal(a.Namespace, METRIC_NAMESPACE);
+      assert.deepEqual(
+        a.Dimensions.map((d: { Name: string }) => d.Name),
+        ['FunctionName', 'Source'],
+      );
+      assert.match(JSON.stringify(a.Dimensions), new RegExp(v.fn === 'api' ? 'Api' : 'Sweeper'));
+      assert.equal(a.Statistic, 'Sum');
+      assert.equal(a.Period, 300);
+      assert.equal(a.Threshold, v.threshold);
+      assert.equal(a.ComparisonOperator, 'GreaterThanOrEqualToThreshold');
+    }
   });
 
   it('pages when Stripe signatures start failing and when the sweeper stops running', () => {

@@ -20,6 +20,7 @@ import {
   type FunctionKey,
   MAX_RECEIVE_COUNT,
   OUTAGE_CODES,
+  VERIFICATION_ALARMS,
 } from '../lib/atelier-service';
 import { loadSchema } from '../lib/schema';
 import { WEBHOOK_DELIVERY_CONCURRENCY } from '../lib/webhooks';
@@ -131,7 +132,8 @@ describe('AtelierService in a stack of its own', () => {
       ['WebhookEndpointDisabled', 'WebhookOldestUndelivered'].length /* webhooks.ts */ +
       ['ModelShutdownNear', 'ModelUnavailable'].length /* models.ts */ +
       ['ProviderBreakerOpenOpenai', 'ProviderBreakerOpenGemini'].length /* models.ts, one per provider */ +
-      ['SweeperNotRunning', 'PaymentSignatureInvalid', 'PurchaseReversals'].length;
+      ['SweeperNotRunning', 'PaymentSignatureInvalid', 'PurchaseReversals'].length +
+      VERIFICATION_ALARMS.length /* App Store data and push credentials refused */;
     assert.equal(alarms.length, expected);
     const topic = logicalId(t.stack, t.service.alarmTopic);
     for (const [name, a] of alarms) assert.deepEqual(a.Properties!.AlarmActions, [{ Ref: topic }], name);

@@ -492,8 +492,8 @@ describe('alarms', () => {
     assert.deepEqual(webhooks?.Dimensions, [{ Name: 'FunctionName', Value: { Ref: functionId(s, 'sweeper') } }]);
     assert.equal(
       alarms.length,
-      30,
-      'with ModelShutdownNear, ModelUnavailable, SweeperNotRunning, PaymentSignatureInvalid, PurchaseReversals, WebhookOldestUndelivered and a ProviderBreakerOpen per provider',
+      34,
+      'with ModelShutdownNear, ModelUnavailable, SweeperNotRunning, PaymentSignatureInvalid, PurchaseReversals, WebhookOldestUndelivered, a ProviderBreakerOpen per provider and four on refused App Store data and push credentials',
     );
     for (const a of alarms) {
       assert.deepEqual(a.AlarmActions, [{ Ref: topic }]);

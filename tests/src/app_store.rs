@@ -223,3 +223,71 @@ pub fn notification_payload(kind: &str, signed_transaction: &str) -> Value {
         "signedDate": now_ms(),
     })
 }
+
+/// The product id the stand-in's starter pack is sold under.
+pub const STARTER: &str = "com.example.atelier.starter";
+
+/// A fresh App Store transaction id (digits, as Apple's are).
+pub fn transaction_id() -> String {
+    format!("2000{:012}", rand::random::<u64>() % 1_000_000_000_000)
+}
+
+/// A new transaction of the starter pack, signed by `store`, with no account token.
+pub fn starter_transaction(store: &AppStoreStandIn) -> String {
+    store.transaction(&transaction_payload(&transaction_id(), STARTER, None))
+}
+
+/// A harness whose API trusts `store`'s root and sells the starter pack as [`STARTER`].
+pub async fn harness(store: &AppStoreStandIn) -> crate::Harness {
+    let mut config = crate::Harness::config();
+    sell_on(&mut config, store);
+    crate::Harness::with_config(config).await
+}
+
+/// `config` trusting `store`'s root and selling the starter pack as [`STARTER`] too.
+pub fn sell_on(config: &mut atelier_shared::config::Config, store: &AppStoreStandIn) {
+    config.payments.packs = atelier_shared::domain::Packs::parse(&format!(
+        "starter:50:500:usd:{STARTER},studio:250:2000:usd"
+    ))
+    .unwrap_or_else(|e| panic!("{e}"));
+    config.payments.apple = Some(store.settings());
+}
+
+/// `POST /v1/purchases/apple` of `signed` by `user`.
+pub async fn submit(
+    h: &crate::Harness,
+    user: &atelier_shared::domain::UserId,
+    signed: &str,
+) -> crate::Reply {
+    post(
+        h,
+        Some(user),
+        "/v1/purchases/apple",
+        json!({ "signedTransaction": signed }),
+    )
+    .await
+}
+
+/// `POST /v1/webhooks/apple` of `signed`, as Apple delivers a notification.
+pub async fn notify(h: &crate::Harness, signed: &str) -> crate::Reply {
+    post(
+        h,
+        None,
+        "/v1/webhooks/apple",
+        json!({ "signedPayload": signed }),
+    )
+    .await
+}
+
+async fn post(
+    h: &crate::Harness,
+    user: Option<&atelier_shared::domain::UserId>,
+    path: &str,
+    body: Value,
+) -> crate::Reply {
+    let req = http::Request::post(path)
+        .header("content-type", "application/json")
+        .body(axum::body::Body::from(body.to_string()))
+        .unwrap_or_else(|e| panic!("request: {e}"));
+    h.call(user, req).await
+}

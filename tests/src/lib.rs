@@ -554,6 +554,11 @@ impl Harness {
     /// A harness on a stack of its own (tables, queue, bucket made from the same definition
     /// under a fresh prefix): for tests that halt the budget or read the whole queue.
     pub async fn isolated(limits: impl FnOnce(&mut atelier_shared::config::Limits)) -> Harness {
+        Harness::isolated_with(|c| limits(&mut c.limits)).await
+    }
+
+    /// [`Harness::isolated`] with any change to the configuration (App Store settings, packs).
+    pub async fn isolated_with(change: impl FnOnce(&mut Config)) -> Harness {
         let base = Harness::config();
         let endpoint = base
             .resources
@@ -565,7 +570,7 @@ impl Harness {
         let prefix = format!("iso-{}", ulid::Ulid::new().to_string().to_lowercase());
         let mut config = base.clone();
         config.resources = atelier_shared::config::Resources::local(&prefix, &endpoint);
-        limits(&mut config.limits);
+        change(&mut config);
         let h = Harness::with_config(config.clone()).await;
         atelier_shared::store::provision::ensure(&h.clients, &config.resources)
             .await

@@ -5,50 +5,18 @@
 //! first shown to be what Apple's own library believes.
 
 use atelier_shared::adapters::payments::apple::{AppleSettings, VerifyError};
-use atelier_shared::domain::{LedgerKind, Packs, UserId};
+use atelier_shared::domain::LedgerKind;
 use atelier_shared::services::app_store::app_account_token;
 use atelier_shared::store::schema::LedgerItem;
-use atelier_tests::app_store::{self, AppStoreStandIn, Chain, transaction_payload};
+use atelier_tests::app_store::{
+    self, AppStoreStandIn, Chain, STARTER, notify, submit, transaction_payload,
+};
 use atelier_tests::{Harness, Reply};
 use base64::Engine;
 use base64::engine::general_purpose::{STANDARD, URL_SAFE_NO_PAD};
 use futures::future::join_all;
-use http::{Request, StatusCode};
+use http::StatusCode;
 use serde_json::{Value, json};
-
-const STARTER: &str = "com.example.atelier.starter";
-
-/// A harness whose API trusts `store`'s root and sells the starter pack as [`STARTER`].
-async fn setup(store: &AppStoreStandIn) -> Harness {
-    let mut config = Harness::config();
-    config.payments.packs =
-        Packs::parse(&format!("starter:50:500:usd:{STARTER},studio:250:2000:usd"))
-            .unwrap_or_else(|e| panic!("{e}"));
-    config.payments.apple = Some(store.settings());
-    Harness::with_config(config).await
-}
-
-fn tx_id() -> String {
-    format!("2000{:012}", rand::random::<u64>() % 1_000_000_000_000)
-}
-
-async fn submit(h: &Harness, user: &UserId, signed: &str) -> Reply {
-    let body = json!({ "signedTransaction": signed });
-    let req = Request::post("/v1/purchases/apple")
-        .header("content-type", "application/json")
-        .body(axum::body::Body::from(body.to_string()))
-        .unwrap_or_else(|e| panic!("request: {e}"));
-    h.call(Some(user), req).await
-}
-
-async fn notify(h: &Harness, signed: &str) -> Reply {
-    let body = json!({ "signedPayload": signed });
-    let req = Request::post("/v1/webhooks/apple")
-        .header("content-type", "application/json")
-        .body(axum::body::Body::from(body.to_string()))
-        .unwrap_or_else(|e| panic!("request: {e}"));
-    h.call(None, req).await
-}
 
 /// Delivers a notification until it is taken, as Apple retries one refused.
 async fn notify_until_taken(h: &Harness, signed: &str) -> Reply {
@@ -119,7 +87,7 @@ async fn apples_library_accepts_the_stand_ins_data_and_refuses_what_our_verifier
         intermediate_oid: false,
         ..Chain::default()
     });
-    let payload = transaction_payload(&tx_id(), STARTER, None);
+    let payload = transaction_payload(&app_store::transaction_id(), STARTER, None);
     let good = store.transaction(&payload);
     let mut other_bundle = payload.clone();
     other_bundle["bundleId"] = json!("com.example.other");
@@ -186,10 +154,10 @@ async fn apples_library_accepts_the_stand_ins_data_and_refuses_what_our_verifier
 #[tokio::test]
 async fn a_transaction_submitted_twenty_times_with_its_refund_grants_once_and_takes_back_once() {
     let store = AppStoreStandIn::new();
-    let h = setup(&store).await;
+    let h = app_store::harness(&store).await;
     let user = h.user();
     let before = h.balance(&user).await;
-    let id = tx_id();
+    let id = app_store::transaction_id();
     let token = app_account_token(&user);
     let signed = store.transaction(&transaction_payload(&id, STARTER, Some(&token)));
     let refund = store.notification("REFUND", &signed);
@@ -229,9 +197,13 @@ async fn a_transaction_submitted_twenty_times_with_its_refund_grants_once_and_ta
 #[tokio::test]
 async fn a_refund_after_the_credits_were_spent_stops_at_zero_and_holds_the_account() {
     let store = AppStoreStandIn::new();
-    let h = setup(&store).await;
+    let h = app_store::harness(&store).await;
     let user = h.user();
-    let signed = store.transaction(&transaction_payload(&tx_id(), STARTER, None));
+    let signed = store.transaction(&transaction_payload(
+        &app_store::transaction_id(),
+        STARTER,
+        None,
+    ));
     assert_eq!(submit(&h, &user, &signed).await.status, StatusCode::CREATED);
     for i in 0..3 {
         let original = h.upload(&user, "original", Harness::png(8, 8)).await;
@@ -256,11 +228,11 @@ async fn a_refund_after_the_credits_were_spent_stops_at_zero_and_holds_the_accou
 #[tokio::test]
 async fn forged_expired_wrong_bundle_tampered_or_unknown_product_transactions_write_nothing() {
     let store = AppStoreStandIn::new();
-    let h = setup(&store).await;
+    let h = app_store::harness(&store).await;
     let user = h.user();
     let before = h.balance(&user).await;
     let rows_before = h.ledger(&user).await.len();
-    let id = tx_id();
+    let id = app_store::transaction_id();
     let payload = transaction_payload(&id, STARTER, None);
     let expired = AppStoreStandIn::with_chain(Chain {
         expired_leaf: true,
@@ -347,10 +319,14 @@ async fn forged_expired_wrong_bundle_tampered_or_unknown_product_transactions_wr
 #[tokio::test]
 async fn a_transaction_granted_to_one_user_is_a_conflict_for_another() {
     let store = AppStoreStandIn::new();
-    let h = setup(&store).await;
+    let h = app_store::harness(&store).await;
     let (alice, bob) = (h.user(), h.user());
     let bob_before = h.balance(&bob).await;
-    let signed = store.transaction(&transaction_payload(&tx_id(), STARTER, None));
+    let signed = store.transaction(&transaction_payload(
+        &app_store::transaction_id(),
+        STARTER,
+        None,
+    ));
 
     let first = submit(&h, &alice, &signed).await;
     let again = submit(&h, &alice, &signed).await;
@@ -369,9 +345,13 @@ async fn a_transaction_granted_to_one_user_is_a_conflict_for_another() {
 #[tokio::test]
 async fn other_notifications_are_acknowledged_and_forged_ones_refused() {
     let store = AppStoreStandIn::new();
-    let h = setup(&store).await;
+    let h = app_store::harness(&store).await;
     let user = h.user();
-    let signed = store.transaction(&transaction_payload(&tx_id(), STARTER, None));
+    let signed = store.transaction(&transaction_payload(
+        &app_store::transaction_id(),
+        STARTER,
+        None,
+    ));
     assert_eq!(submit(&h, &user, &signed).await.status, StatusCode::CREATED);
     let balance = h.balance(&user).await;
 

@@ -28,10 +28,18 @@
 //! dropped (never fanned out) or seen twice, deliverers killed mid-batch (through the wire
 //! faults of the sweeper's role), the sweeper's safety net with the clock moved on: every
 //! finished job's one event reaches each healthy receiver, a duplicate only under the same
-//! `webhook-id` with the same body.
+//! `webhook-id` with the same body. iPhone purchases run among the jobs (`chaos/app_store.rs`):
+//! each signed transaction submitted several times at once and again later, its `REFUND`
+//! delivered before it is recorded, with it or after it, twice. Pushes run in the webhook
+//! phase (`chaos/push.rs`): dead tokens, a push service answering 500 and timing out.
 
 use std::collections::BTreeMap;
 use std::time::Duration;
+
+#[path = "chaos/app_store.rs"]
+mod apple;
+#[path = "chaos/push.rs"]
+mod push_faults;
 
 use atelier_model_server::samples;
 use atelier_shared::adapters::model::catalogue::Provider;
@@ -44,6 +52,8 @@ use atelier_shared::domain::{LedgerKind, Micros};
 use atelier_shared::services::process::Step;
 use atelier_shared::services::{App, breaker, budget};
 use atelier_shared::store::schema::WebhookEventItem;
+use atelier_tests::app_store::{self, AppStoreStandIn};
+use atelier_tests::push::PushStandIn;
 use atelier_tests::stripe::{Event, StripeStandIn};
 use atelier_tests::{Harness, Reply, StandIn, iam, sha256};
 use atelier_wire_proxy::{Attribution, FaultKind, FaultPlan, Proxy};
@@ -129,10 +139,13 @@ async fn money_invariants_hold_under_faults() {
     // A stack of its own; `clean` checks the books, `faulty` talks through the wire proxy.
     // The user share binds for the busier users (rule 12).
     let stripe = StripeStandIn::start().await;
-    let clean = Harness::isolated(|l| {
-        l.max_in_flight = 6;
-        l.user_daily_share_micros = Micros::new(CHAOS_USER_SHARE_MICROS);
-        l.breaker = CHAOS_BREAKER;
+    let store = AppStoreStandIn::new();
+    let push = PushStandIn::start().await;
+    let clean = Harness::isolated_with(|c| {
+        c.limits.max_in_flight = 6;
+        c.limits.user_daily_share_micros = Micros::new(CHAOS_USER_SHARE_MICROS);
+        c.limits.breaker = CHAOS_BREAKER;
+        app_store::sell_on(c, &store);
     })
     .await
     .with_stripe(&stripe);
@@ -170,7 +183,8 @@ async fn money_invariants_hold_under_faults() {
     };
     let faulty = function("api").await.with_stripe(&stripe);
     let consumer = function("consumer").await;
-    let sweeper = function("sweeper").await;
+    let mut sweeper = function("sweeper").await;
+    sweeper.app = sweeper.app.with_pusher(Some(push.pusher()));
     // Two providers for every call: `model` first (over OpenAI's wire), `second` after a
     // definite failure of the first or while its breaker is open (over Gemini's).
     let (model, second) = (StandIn::start().await, StandIn::start().await);
@@ -184,6 +198,8 @@ async fn money_invariants_hold_under_faults() {
     for u in &users {
         clean.fund_to(u, 14).await;
     }
+    // Their phones: pushes of their events, with dead tokens among them.
+    let pushes = push_faults::PushFaults::start(push, &clean, &users, &mut rng, &mut tally).await;
     // Two healthy webhook receivers: every finished job's event must reach each once.
     let receivers = HookReceivers::add(&clean).await;
     let photo = samples::single_pet();
@@ -206,6 +222,7 @@ async fn money_invariants_hold_under_faults() {
     let day = budget::day_of(clock::now());
     let mut all_jobs: Vec<(UserId, String)> = Vec::new();
     let mut purchases: Vec<Purchase> = Vec::new();
+    let mut apple_buys: Vec<apple::AppleBuy> = Vec::new();
     let mut races: Vec<SignupRace> = Vec::new();
     // Purchases whose refund or dispute comes later: (purchase, batch it comes in).
     let mut awaiting_reversal: Vec<(usize, usize)> = Vec::new();
@@ -265,6 +282,18 @@ async fn money_invariants_hold_under_faults() {
             buys.iter()
                 .map(|plan| purchase_with_faults(&faulty, &stripe, plan)),
         );
+        // iPhone purchases too, their refunds out of order.
+        let mut apple_plans = Vec::new();
+        for _ in 0..n {
+            if rng.gen_bool(0.15) {
+                apple_plans.push(apple::AppleBuy::draw(&mut rng, &store, &users));
+            }
+        }
+        let buying_apple = join_all(
+            apple_plans
+                .into_iter()
+                .map(|b| apple::app_store_with_faults(&faulty, b)),
+        );
         // Earlier purchases refunded or disputed now, some after their credits were spent.
         let this_batch = done / batch;
         let (due, later): (Vec<_>, Vec<_>) = std::mem::take(&mut awaiting_reversal)
@@ -301,8 +330,12 @@ async fn money_invariants_hold_under_faults() {
                 signup_race_with_faults(&faulty, r).await;
             }
         };
-        let (bought, late_sent, replies, ()) =
-            futures::join!(buying, reversing, submitting, racing);
+        let (bought, late_sent, replies, (), bought_apple) =
+            futures::join!(buying, reversing, submitting, racing, buying_apple);
+        for b in bought_apple {
+            b.tally(&mut tally);
+            apple_buys.push(b);
+        }
         if let Some(r) = race {
             tally.add("signup_races");
             tally.add_n("signup_race_subs", r.users.len() as u64);
@@ -517,7 +550,17 @@ async fn money_invariants_hold_under_faults() {
         }
     }
 
-    webhooks_with_faults(&clean, &sweeper, &receivers, &mut rng, &mut tally).await;
+    // The app resubmits and Apple redelivers until taken.
+    apple::settle(&clean, &apple_buys).await;
+
+    let hook_events = webhooks_with_faults(
+        &clean,
+        &sweeper,
+        (&receivers, &pushes),
+        &mut rng,
+        &mut tally,
+    )
+    .await;
 
     iam::write_recording("chaos", &clean.app.config.resources, &proxy.calls());
 
@@ -631,6 +674,16 @@ async fn money_invariants_hold_under_faults() {
 
     user_share_checks(&clean, &users, &day, &mut violations).await;
     purchase_checks(&clean, &purchases, &ledgers, &mut violations).await;
+    apple::app_store_checks(&clean, &apple_buys, &ledgers, &mut violations).await;
+    pushes
+        .checks(&clean, &hook_events, &mut tally, &mut violations)
+        .await;
+    for u in &users {
+        let balance = clean.balance(u).await;
+        if balance < 0 {
+            violations.push(format!("{u}: balance {balance} below zero"));
+        }
+    }
 
     let wire: BTreeMap<&'static str, usize> =
         proxy.faults().iter().fold(BTreeMap::new(), |mut m, f| {
@@ -1316,10 +1369,10 @@ async fn deliver_hook_batch(
 async fn webhooks_with_faults(
     h: &Harness,
     sweeper: &Harness,
-    receivers: &HookReceivers,
+    (receivers, pushes): (&HookReceivers, &push_faults::PushFaults),
     rng: &mut StdRng,
     tally: &mut Tally,
-) {
+) -> Vec<WebhookEventItem> {
     use atelier_shared::services::webhooks;
     let http = atelier_shared::adapters::webhooks::client::WebhookClient::new(
         h.app.config.webhooks.private_addresses,
@@ -1344,6 +1397,7 @@ async fn webhooks_with_faults(
             _ => fanned.push(e.hook_pk.clone()),
         }
     }
+    pushes.trouble(rng, tally);
     for chunk in fanned.chunks(100) {
         if webhooks::fan_out(hooks, chunk).await.is_err() {
             tally.add("webhook_fan_out_failed");
@@ -1366,7 +1420,14 @@ async fn webhooks_with_faults(
         }
         drain_hook_queue(h, sweeper, &http, at, rng, tally).await;
         tally.add("webhook_rounds");
-        let missing = missing_events(&events, receivers);
+        let mut missing = missing_events(&events, receivers);
+        for (event, _) in pushes.missing(h, &events).await {
+            if let Some(e) = events.iter().find(|e| e.hook_pk == event)
+                && !missing.contains(&e.hook_pk.as_str())
+            {
+                missing.push(e.hook_pk.as_str());
+            }
+        }
         if missing.is_empty() {
             break;
         }
@@ -1387,6 +1448,7 @@ async fn webhooks_with_faults(
             break;
         }
     }
+    events
 }
 
 /// Rounds of the safety net at most, and the clock's step between them (past a killed

@@ -10,11 +10,8 @@ use atelier_shared::adapters::push::Pusher;
 use atelier_shared::adapters::webhooks::PrivateAddresses;
 use atelier_shared::adapters::webhooks::client::WebhookClient;
 use atelier_shared::clock;
-use atelier_shared::domain::UserId;
-use atelier_shared::domain::webhooks::DeliveryMessage;
-use atelier_shared::services::process::Outcome;
-use atelier_shared::services::webhooks::{self, Hooks};
-use atelier_tests::push::PushStandIn;
+use atelier_shared::services::webhooks;
+use atelier_tests::push::{PushStandIn, deliver_all, finished_edit, hooks};
 use atelier_tests::{Harness, StandIn};
 use http::StatusCode;
 use serde_json::{Value, json};
@@ -213,46 +210,6 @@ async fn push_stack() -> (Harness, StandIn, PushStandIn, Pusher, WebhookClient) 
     (h, StandIn::start().await, push, pusher, http)
 }
 
-fn hooks<'a>(h: &'a Harness, http: &'a WebhookClient, pusher: &'a Pusher) -> Hooks<'a> {
-    Hooks {
-        store: &h.app.store,
-        http,
-        settings: &h.app.config.webhooks,
-        queue: &h.app.hooks_queue,
-        pusher: Some(pusher),
-    }
-}
-
-/// A funded `user`'s edit processed to the end; the id of its `edit.succeeded` event.
-async fn finished_edit(h: &Harness, model: &StandIn, user: &UserId) -> String {
-    let pet = json!({ "style": "embroidery", "target": "pet" });
-    let job = h.submit_photo(user, "k1", samples::single_pet(), pet).await;
-    let id = atelier_shared::domain::JobId::parse(&job).unwrap_or_else(|| panic!("{job}"));
-    let outcome = h.processor(model).process(&id).await;
-    assert!(
-        matches!(outcome, Ok(Outcome::Delivered { .. })),
-        "{outcome:?}"
-    );
-    format!("evt_{job}_succeeded")
-}
-
-/// Delivers every message on the delivery queue (each once), until none is left.
-async fn deliver_all(h: &Harness, hooks: Hooks<'_>) -> Vec<DeliveryMessage> {
-    let mut seen = Vec::new();
-    loop {
-        let messages = h.take_hook_messages().await;
-        if messages.is_empty() {
-            return seen;
-        }
-        for m in messages {
-            webhooks::deliver(hooks, &m, clock::now())
-                .await
-                .unwrap_or_else(|e| panic!("{e}"));
-            seen.push(m);
-        }
-    }
-}
-
 #[tokio::test]
 async fn a_finished_edit_pushes_once_to_each_device_even_when_the_stream_and_a_message_repeat() {
     let (h, model, push, pusher, http) = push_stack().await;
@@ -272,7 +229,7 @@ async fn a_finished_edit_pushes_once_to_each_device_even_when_the_stream_and_a_m
         StatusCode::CREATED
     );
 
-    let event = finished_edit(&h, &model, &user).await;
+    let event = finished_edit(&h, &model, &user, "k1").await;
     // The stream hands the event over twice (at-least-once), and one message is delivered twice.
     for _ in 0..2 {
         webhooks::fan_out(hooks, std::slice::from_ref(&event))
@@ -316,7 +273,7 @@ async fn a_failed_push_is_retried_on_the_schedule_and_still_arrives_once() {
     let hooks = hooks(&h, &http, &pusher);
     let user = h.funded_user(40).await;
     h.put_device(&user, "iphone", &ios(7)).await;
-    let event = finished_edit(&h, &model, &user).await;
+    let event = finished_edit(&h, &model, &user, "k1").await;
     push.fail_next(1);
 
     webhooks::fan_out(hooks, std::slice::from_ref(&event))
@@ -355,7 +312,7 @@ async fn an_invalid_token_unregisters_the_device_and_nothing_more_is_sent_to_it(
     push.invalidate(&apns_token(9));
     push.invalidate("fcm:dead-token");
 
-    let first = finished_edit(&h, &model, &user).await;
+    let first = finished_edit(&h, &model, &user, "k1").await;
     webhooks::fan_out(hooks, std::slice::from_ref(&first))
         .await
         .unwrap_or_else(|e| panic!("{e}"));
@@ -399,7 +356,7 @@ async fn a_push_whose_stream_record_was_lost_is_sent_by_the_sweepers_round_once(
     let hooks = hooks(&h, &http, &pusher);
     let user = h.funded_user(40).await;
     h.put_device(&user, "iphone", &ios(11)).await;
-    finished_edit(&h, &model, &user).await;
+    finished_edit(&h, &model, &user, "k1").await;
 
     // No fan-out: the stream record never came. The round after the grace finds the event.
     let later =

@@ -339,6 +339,15 @@ fn ensure_openapi_generator() -> Result<PathBuf> {
     )
 }
 
+/// The push services' client libraries, pinned (`firebase-admin`, `aioapns`), which
+/// `tests/tests/push_official.rs` drives against the stand-in APNs and FCM (a venv of its own,
+/// `.venv/push`).
+const OFFICIAL_PUSH_REQUIREMENTS: &str = include_str!("../../tests/official-push/requirements.txt");
+
+fn ensure_official_push() -> Result<PathBuf> {
+    ensure_requirements("push", ".atelier-push-pins", OFFICIAL_PUSH_REQUIREMENTS)
+}
+
 /// Authlib, a maintained OpenID Connect client, pinned, which `tests/tests/oidc.rs` signs in
 /// at the local issuer with (a venv of its own, `.venv/authlib`).
 const OFFICIAL_AUTHLIB_REQUIREMENTS: &str =
@@ -568,6 +577,10 @@ fn test_env(port: u16) -> Result<Vec<(String, String)>> {
     env.push((
         "ATELIER_OPENAPI_GENERATOR_PYTHON".into(),
         ensure_openapi_generator()?.display().to_string(),
+    ));
+    env.push((
+        "ATELIER_PUSH_PYTHON".into(),
+        ensure_official_push()?.display().to_string(),
     ));
     env.push((
         "ATELIER_IAM_CALLS".into(),

@@ -99,6 +99,33 @@ run "deploys_the_cors_rules_of_the_code" {
 # Rule 12: the API's submit and repair transactions check the user's day on the budget table
 # (a ConditionCheck item, authorised as dynamodb:ConditionCheckItem on that table), and the
 # API does nothing else with it.
+# Verification failures (metrics.json's VerificationFailures): one alarm per Source the code
+# emits, App Store data on the api, push credentials on the sweeper.
+run "alarms_on_each_verification_failure_source" {
+  command = plan
+
+  assert {
+    condition = toset([for k in ["app-store-transactions-refused", "app-store-notifications-refused", "push-credentials-refused-apns", "push-credentials-refused-fcm"] :
+      aws_cloudwatch_metric_alarm.this[k].dimensions.Source
+    ]) == toset(["app_store_transaction", "app_store_notification", "apns", "fcm"])
+    error_message = "Each VerificationFailures source needs its alarm."
+  }
+  assert {
+    condition = alltrue([for k in ["app-store-transactions-refused", "app-store-notifications-refused", "push-credentials-refused-apns", "push-credentials-refused-fcm"] :
+      aws_cloudwatch_metric_alarm.this[k].metric_name == jsondecode(file("metrics.json")).names.verificationFailures
+    ])
+    error_message = "The verification alarms must watch VerificationFailures."
+  }
+  assert {
+    condition     = aws_cloudwatch_metric_alarm.this["push-credentials-refused-apns"].dimensions.FunctionName == aws_lambda_function.this["sweeper"].function_name && aws_cloudwatch_metric_alarm.this["app-store-notifications-refused"].dimensions.FunctionName == aws_lambda_function.this["api"].function_name
+    error_message = "Push credentials are the sweeper's, App Store data the api's."
+  }
+  assert {
+    condition     = aws_cloudwatch_metric_alarm.this["push-credentials-refused-fcm"].threshold == 1 && aws_cloudwatch_metric_alarm.this["app-store-transactions-refused"].threshold == 10
+    error_message = "One refused push pages; App Store transactions page on a run of 10."
+  }
+}
+
 run "grants_the_api_only_the_budget_check" {
   command = plan
 

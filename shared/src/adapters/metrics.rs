@@ -99,6 +99,9 @@ pub enum Metric {
     /// Credits a new edit or repair charged (`Operation`); replays charge nothing and count
     /// nothing. Against `PurchasedCredits` and `RefundedCredits` it shows credits in vs spent.
     ChargedCredits,
+    /// Signed data we refused, or our credentials a push service refused (`Source`, one of
+    /// [`Verification`]); each source is alarmed on.
+    VerificationFailures,
 }
 
 /// The metric catalogue for the infrastructure (`atelier-admin metrics`, committed as
@@ -126,26 +129,61 @@ pub mod payment_outcome {
     pub const SIGNATURE_INVALID: &str = "signature_invalid";
     /// A purchase was refunded or disputed and its credits taken back.
     pub const REVERSED: &str = "reversed";
-    /// A transaction an app posted was not Apple's signed data for this app (forged, expired,
-    /// another app or store): counted apart, since any caller can post one. A refused App
-    /// Store notification counts as [`SIGNATURE_INVALID`], as a refused Stripe delivery.
+    /// A transaction an app posted, or a notification, was not Apple's signed data for this
+    /// app (forged, expired, another app or store): counted apart from Stripe's
+    /// [`SIGNATURE_INVALID`], and alarmed on as [`Metric::VerificationFailures`].
     pub const APP_STORE_REFUSED: &str = "app_store_refused";
 }
 
 /// `values` of the catalogue: key (lower camel case) → dimension value.
-const ALARMED_VALUES: [(&str, &str); 2] = [
+const ALARMED_VALUES: [(&str, &str); 6] = [
     (
         "paymentSignatureInvalid",
         payment_outcome::SIGNATURE_INVALID,
     ),
     ("paymentReversed", payment_outcome::REVERSED),
+    (
+        "verificationAppStoreTransaction",
+        Verification::AppStoreTransaction.as_str(),
+    ),
+    (
+        "verificationAppStoreNotification",
+        Verification::AppStoreNotification.as_str(),
+    ),
+    ("verificationApns", Verification::Apns.as_str()),
+    ("verificationFcm", Verification::Fcm.as_str()),
 ];
+
+/// What failed verification: the `Source` of [`Metric::VerificationFailures`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verification {
+    /// A signed transaction an app posted was not Apple's signed data for this app (any
+    /// caller can post one, but a run of them is a wrong bundle id, root or environment).
+    AppStoreTransaction,
+    /// An App Store Server Notification was not Apple's signed data for this app.
+    AppStoreNotification,
+    /// APNs refused our provider token (403: a revoked or wrong key, key id or team).
+    Apns,
+    /// FCM (401/403) or Google's token endpoint refused our service account.
+    Fcm,
+}
+
+impl Verification {
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Verification::AppStoreTransaction => "app_store_transaction",
+            Verification::AppStoreNotification => "app_store_notification",
+            Verification::Apns => "apns",
+            Verification::Fcm => "fcm",
+        }
+    }
+}
 
 /// [`Metric::ModelDaysToShutdown`] when no configured model has an announced shutdown.
 pub const NO_SHUTDOWN_DAYS: i64 = 9_999;
 
 impl Metric {
-    pub const ALL: [Metric; 32] = [
+    pub const ALL: [Metric; 33] = [
         Metric::JobsFinished,
         Metric::ModelCalls,
         Metric::ModelCallLatency,
@@ -178,6 +216,7 @@ impl Metric {
         Metric::PurchasedCredits,
         Metric::PurchaseRevenue,
         Metric::ChargedCredits,
+        Metric::VerificationFailures,
     ];
 
     /// The CloudWatch metric name.
@@ -215,6 +254,7 @@ impl Metric {
             Metric::PurchasedCredits => "PurchasedCredits",
             Metric::PurchaseRevenue => "PurchaseRevenue",
             Metric::ChargedCredits => "ChargedCredits",
+            Metric::VerificationFailures => "VerificationFailures",
         }
     }
 
@@ -251,6 +291,7 @@ impl Metric {
             Metric::PurchasedCredits => &[dim::PACK],
             Metric::PurchaseRevenue => &[dim::PACK, dim::CURRENCY],
             Metric::ChargedCredits => &[dim::OPERATION],
+            Metric::VerificationFailures => &[dim::SOURCE],
             _ => &[],
         }
     }
@@ -283,6 +324,8 @@ pub mod dim {
     pub const TRANSITION: &str = "Transition";
     /// `edit` or `repair`.
     pub const OPERATION: &str = "Operation";
+    /// What failed verification ([`super::Verification`]).
+    pub const SOURCE: &str = "Source";
 }
 
 /// How a job ended, as the `Outcome` dimension says it.
@@ -407,6 +450,12 @@ pub fn webhook_attempt(endpoint: &str, delivered: bool, millis: u64) {
         .increment(1);
     metrics::histogram!(Metric::WebhookAttemptLatency.name(), dim::ENDPOINT => ep)
         .record(millis as f64);
+}
+
+/// Signed data was refused, or a push service refused our credentials.
+pub fn verification_failed(what: Verification) {
+    metrics::counter!(Metric::VerificationFailures.name(), dim::SOURCE => what.as_str())
+        .increment(1);
 }
 
 /// One push to a device of `platform` ended with `outcome` (`delivered`, `failed`,
@@ -595,6 +644,7 @@ mod tests {
             dim::PROVIDER,
             dim::TRANSITION,
             dim::OPERATION,
+            dim::SOURCE,
         ];
         for m in Metric::ALL {
             for d in m.dimensions() {

@@ -14,9 +14,15 @@ use crate::domain::push::{Answer, Notification};
 
 /// FCM's OAuth2 scope.
 pub const FCM_SCOPE: &str = "https://www.googleapis.com/auth/firebase.messaging";
+/// The audience of a service-account assertion: Google's token endpoint, whatever URL the
+/// assertion is posted to (google-auth, which firebase-admin uses, signs this one too).
+pub const GOOGLE_TOKEN_AUDIENCE: &str = "https://oauth2.googleapis.com/token";
 /// APNs refuses a provider token older than an hour and throttles new ones more often than
 /// every 20 minutes: each is used for this long.
 const APNS_TOKEN_LIFE: Duration = Duration::from_secs(40 * 60);
+/// How long APNs keeps a push for a phone that is off (`apns-expiration`), said rather than
+/// left to APNs: a day later "your edit is ready" is still news, a week later it is noise.
+const APNS_EXPIRY: Duration = Duration::from_secs(24 * 3600);
 /// An access token is renewed this long before it expires.
 const FCM_TOKEN_MARGIN: Duration = Duration::from_secs(300);
 
@@ -67,6 +73,14 @@ pub enum PushError {
         #[source]
         source: Box<dyn std::error::Error + Send + Sync>,
     },
+}
+
+impl PushError {
+    /// Google's token endpoint refused the service account's assertion (a 4xx: a wrong or
+    /// revoked key, an unknown account), as FCM refusing our credentials would.
+    pub fn refuses_credentials(&self) -> bool {
+        matches!(self, PushError::TokenRefused(status) if (400..500).contains(status))
+    }
 }
 
 /// The push credentials secret (`ATELIER_PUSH_SECRET_ID`): either part may be absent.
@@ -197,6 +211,7 @@ impl Pusher {
             .header("apns-topic", &s.topic)
             .header("apns-push-type", "alert")
             .header("apns-priority", "10")
+            .header("apns-expiration", apns_expiration().to_string())
             // The event id is a ULID-like id; APNs wants a UUID for apns-id, so it is derived.
             .header("apns-id", apns_id(&n.event_id))
             .header("apns-collapse-id", &n.event_id)
@@ -264,7 +279,7 @@ impl Pusher {
         let claims = ServiceAccountClaims {
             iss: &s.client_email,
             scope: FCM_SCOPE,
-            aud: &s.token_url,
+            aud: GOOGLE_TOKEN_AUDIENCE,
             iat,
             exp: iat + 3600,
         };
@@ -303,6 +318,11 @@ impl std::fmt::Debug for Pusher {
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// `apns-expiration`: the UNIX time after which APNs drops the push undelivered.
+fn apns_expiration() -> i64 {
+    (crate::clock::now() + APNS_EXPIRY).unix_timestamp()
 }
 
 /// A UUID (8-4-4-4-12 hex) derived from the event id, the same for every attempt of it.

@@ -91,12 +91,16 @@ pub enum Answer {
     Delivered,
     /// The token is dead: the device is unregistered, never retried.
     Unregistered,
+    /// The push service refused our credentials (APNs 403, FCM 401/403): retried like a
+    /// failure, and counted apart (alarmed on: no push arrives until the operator fixes them).
+    CredentialsRefused,
     /// Anything else: retried on the webhook schedule.
     Failed,
 }
 
 impl Answer {
-    /// APNs: 200; 410, or 400 `BadDeviceToken`, or `Unregistered` → the device is gone.
+    /// APNs: 200; 410, or 400 `BadDeviceToken`, or `Unregistered` → the device is gone; 403
+    /// (`InvalidProviderToken`, `ExpiredProviderToken`, …) → our provider token was refused.
     pub fn apns(status: u16, body: &str) -> Answer {
         let reason = serde_json::from_str::<Value>(body)
             .ok()
@@ -104,15 +108,20 @@ impl Answer {
         match (status, reason.as_deref()) {
             (200, _) => Answer::Delivered,
             (410, _) | (_, Some("BadDeviceToken" | "Unregistered")) => Answer::Unregistered,
+            (403, _) => Answer::CredentialsRefused,
             _ => Answer::Failed,
         }
     }
 
     /// FCM HTTP v1: 200; 404 with `UNREGISTERED` (as `error.status` or a detail's
-    /// `errorCode`) → the device is gone.
+    /// `errorCode`) → the device is gone; 401/403 → our access token or service account was
+    /// refused (`UNAUTHENTICATED`, `PERMISSION_DENIED`, `SENDER_ID_MISMATCH`).
     pub fn fcm(status: u16, body: &str) -> Answer {
         if (200..300).contains(&status) {
             return Answer::Delivered;
+        }
+        if matches!(status, 401 | 403) {
+            return Answer::CredentialsRefused;
         }
         let v: Value = serde_json::from_str(body).unwrap_or(Value::Null);
         let in_details = v["error"]["details"]
@@ -154,6 +163,12 @@ mod tests {
             Answer::Failed
         );
         assert_eq!(Answer::apns(500, "not json"), Answer::Failed);
+        assert_eq!(
+            Answer::apns(403, r#"{"reason":"InvalidProviderToken"}"#),
+            Answer::CredentialsRefused
+        );
+        assert_eq!(Answer::fcm(401, "{}"), Answer::CredentialsRefused);
+        assert_eq!(Answer::fcm(403, "{}"), Answer::CredentialsRefused);
         let gone = r#"{"error":{"code":404,"status":"NOT_FOUND","details":[{"errorCode":"UNREGISTERED"}]}}"#;
         assert_eq!(Answer::fcm(404, gone), Answer::Unregistered);
         assert_eq!(Answer::fcm(503, gone), Answer::Failed);

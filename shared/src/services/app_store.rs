@@ -96,6 +96,9 @@ pub async fn purchase(
 ) -> Result<AppStorePurchase, AppStoreError> {
     let result = apply_purchase(app, user, signed_transaction, now).await;
     metrics::payment_event(purchase_label(&result));
+    if matches!(result, Err(AppStoreError::Verify(_))) {
+        metrics::verification_failed(metrics::Verification::AppStoreTransaction);
+    }
     if let Err(e) = &result {
         tracing::warn!(user_id = %user, error = %crate::error::chain(e), "app_store_purchase_refused");
     }
@@ -114,7 +117,7 @@ fn purchase_label(result: &Result<AppStorePurchase, AppStoreError>) -> &'static 
 fn error_label(e: &AppStoreError) -> &'static str {
     match e {
         AppStoreError::NotConfigured => "not_configured",
-        AppStoreError::Verify(_) => metrics::payment_outcome::SIGNATURE_INVALID,
+        AppStoreError::Verify(_) => metrics::payment_outcome::APP_STORE_REFUSED,
         AppStoreError::UnknownProduct { .. } => "unknown_product",
         AppStoreError::Revoked | AppStoreError::OtherAccount => "refused",
         AppStoreError::GrantedToAnother => "conflict",
@@ -205,6 +208,9 @@ pub async fn notification(
         Ok(_) => "duplicate",
         Err(e) => error_label(e),
     });
+    if matches!(result, Err(AppStoreError::Verify(_))) {
+        metrics::verification_failed(metrics::Verification::AppStoreNotification);
+    }
     if let Err(e) = &result {
         tracing::warn!(error = %crate::error::chain(e), "app_store_notification_refused");
     }

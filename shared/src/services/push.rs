@@ -10,7 +10,7 @@ use std::time::{Duration, Instant as StdInstant};
 
 use crate::clock::{self, Instant};
 use crate::domain::UserId;
-use crate::domain::device::DeviceId;
+use crate::domain::device::{DeviceId, Platform};
 use crate::domain::push::{Answer, Notification, parse_target, target};
 use crate::domain::webhooks::{DeliveryMessage, Payload};
 use crate::error::Error;
@@ -133,14 +133,8 @@ pub async fn deliver(
         .send(r.device.platform, &r.device.token, &r.n)
         .await;
     let millis = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
-    let answer = *sent.as_ref().unwrap_or(&Answer::Failed);
+    let answer = counted(r.device.platform, &sent);
     let error = sent.as_ref().err().map(|e| crate::error::chain(e));
-    let outcome = match answer {
-        Answer::Delivered => "delivered",
-        Answer::Unregistered => "unregistered",
-        Answer::Failed => "failed",
-    };
-    crate::adapters::metrics::push_attempt(r.device.platform.as_str(), outcome);
     tracing::info!(event_id = %r.event.hook_pk, device = %r.device_id, platform = r.device.platform.as_str(), attempt = msg.attempt, answer = ?answer, millis, error, "push_attempt");
     let attempt = WebhookAttemptItem {
         hook_pk: r.event.hook_pk.clone(),
@@ -157,6 +151,30 @@ pub async fn deliver(
         tracing::warn!(error = %e, "push_attempt_log_failed");
     }
     finish(hooks, msg, &r, &row, answer, now).await
+}
+
+/// How one push ended, counted: `PushAttempts` by outcome, and a refusal of our credentials
+/// (by the push service, or by Google's token endpoint before it) as a verification failure.
+fn counted(platform: Platform, sent: &Result<Answer, crate::adapters::push::PushError>) -> Answer {
+    use crate::adapters::metrics::{self, Verification};
+    let answer = match sent {
+        Ok(a) => *a,
+        Err(e) if e.refuses_credentials() => Answer::CredentialsRefused,
+        Err(_) => Answer::Failed,
+    };
+    let outcome = match answer {
+        Answer::Delivered => "delivered",
+        Answer::Unregistered => "unregistered",
+        Answer::Failed | Answer::CredentialsRefused => "failed",
+    };
+    metrics::push_attempt(platform.as_str(), outcome);
+    if answer == Answer::CredentialsRefused {
+        metrics::verification_failed(match platform {
+            Platform::Ios => Verification::Apns,
+            Platform::Android => Verification::Fcm,
+        });
+    }
+    answer
 }
 
 /// Ends the attempt: delivered, a dead token (the device unregistered, no retry), or the
@@ -180,7 +198,9 @@ async fn finish(
             AttemptEnd::GaveUp { at }
         }
         Answer::Delivered => AttemptEnd::Delivered { at },
-        Answer::Failed => schedule_next(hooks, msg, row, false, now).await?,
+        Answer::Failed | Answer::CredentialsRefused => {
+            schedule_next(hooks, msg, row, false, now).await?
+        }
     };
     let event_id = &r.event.hook_pk;
     hooks
