@@ -130,6 +130,10 @@ pub mod payment_outcome {
     /// another app or store): counted apart, since any caller can post one. A refused App
     /// Store notification counts as [`SIGNATURE_INVALID`], as a refused Stripe delivery.
     pub const APP_STORE_REFUSED: &str = "app_store_refused";
+    /// A purchase token an app posted that Google Play does not vouch for (unknown, another
+    /// app's, unusable): counted apart and not alarmed, as [`APP_STORE_REFUSED`]. A refused
+    /// Pub/Sub push counts as [`SIGNATURE_INVALID`].
+    pub const GOOGLE_PLAY_REFUSED: &str = "google_play_refused";
 }
 
 /// `values` of the catalogue: key (lower camel case) → dimension value.
