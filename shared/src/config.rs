@@ -138,9 +138,11 @@ pub mod env {
         APPLE_APP_APPLE_ID = "ATELIER_APPLE_APP_APPLE_ID", false,
             "App Store purchases: the app's numeric Apple id, checked on production notifications when set";
         GOOGLE_PLAY_PACKAGE_NAME = "ATELIER_GOOGLE_PLAY_PACKAGE_NAME", false,
-            "Google Play purchases: the Android app's package name; with ATELIER_GOOGLE_PLAY_SECRET_ID (and a key stored in it) it enables POST /v1/purchases/google and /v1/webhooks/google";
+            "Google Play purchases: the Android app's package name; with ATELIER_GOOGLE_PLAY_SECRET_ID (and a key stored in it) or ATELIER_GOOGLE_PLAY_KEY it enables POST /v1/purchases/google and /v1/webhooks/google";
         GOOGLE_PLAY_SECRET_ID = "ATELIER_GOOGLE_PLAY_SECRET_ID", false,
             "Google Play purchases: Secrets Manager id of the service account's JSON key (client_email, private_key), granted the Android Publisher API, read by the API at cold start; an empty secret leaves Google Play off";
+        GOOGLE_PLAY_KEY = "ATELIER_GOOGLE_PLAY_KEY", false,
+            "Google Play purchases: the service account's JSON key itself, in place of ATELIER_GOOGLE_PLAY_SECRET_ID (local development only; prefer the secret)";
         GOOGLE_PLAY_PUBLISHER_URL = "ATELIER_GOOGLE_PLAY_PUBLISHER_URL", false,
             "Google Play purchases: Android Publisher API base URL (default https://androidpublisher.googleapis.com)";
         GOOGLE_PLAY_TOKEN_URL = "ATELIER_GOOGLE_PLAY_TOKEN_URL", false,
@@ -1378,8 +1380,9 @@ impl PaymentSettings {
     }
 }
 
-/// Google Play purchases: on when the package name and the key's secret id are set; then the
-/// push subscription's audience and service account must be set too.
+/// Google Play purchases: on when the package name and the key (its secret id, or locally the
+/// key itself) are set; then the push subscription's audience and service account must be set
+/// too.
 fn google_play_settings(
     opt: &impl Fn(&'static str) -> Result<Option<String>, ConfigError>,
 ) -> Result<Option<crate::adapters::payments::google::GooglePlaySettings>, ConfigError> {
@@ -1395,9 +1398,10 @@ fn google_play_settings(
         }
     };
     // Every name is read whatever is set, so the table's test sees them all.
-    let (package, secret_id) = (
+    let (package, secret_id, key) = (
         opt(env::GOOGLE_PLAY_PACKAGE_NAME)?,
         opt(env::GOOGLE_PLAY_SECRET_ID)?,
+        opt(env::GOOGLE_PLAY_KEY)?,
     );
     let publisher_url = or(
         env::GOOGLE_PLAY_PUBLISHER_URL,
@@ -1415,7 +1419,13 @@ fn google_play_settings(
         opt(env::GOOGLE_PLAY_PUSH_AUDIENCE)?,
         opt(env::GOOGLE_PLAY_PUSH_SERVICE_ACCOUNT)?,
     );
-    let (Some(package_name), Some(secret_id)) = (package, secret_id) else {
+    use crate::adapters::payments::google::KeySource;
+    let source = match (secret_id, key) {
+        (Some(id), _) => KeySource::Secret(id),
+        (None, Some(key)) => KeySource::Plain(key.into()),
+        (None, None) => return Ok(None),
+    };
+    let Some(package_name) = package else {
         return Ok(None);
     };
     let required = |v: Option<String>, name| {
@@ -1432,7 +1442,7 @@ fn google_play_settings(
             push_audience: required(audience, env::GOOGLE_PLAY_PUSH_AUDIENCE)?,
             push_service_account: required(account, env::GOOGLE_PLAY_PUSH_SERVICE_ACCOUNT)?,
             certs_url,
-            secret_id,
+            key: source,
         },
     ))
 }

@@ -11,7 +11,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use atelier_shared::adapters::payments::google::{
-    GooglePlay, GooglePlaySettings, PUBLISHER_SCOPE, ServiceAccountKey,
+    GooglePlay, GooglePlaySettings, KeySource, PUBLISHER_SCOPE, ServiceAccountKey,
 };
 use axum::Router;
 use axum::body::Bytes;
@@ -116,7 +116,7 @@ impl GoogleStandIn {
             push_audience: AUDIENCE.to_owned(),
             push_service_account: PUSHER_EMAIL.to_owned(),
             certs_url: format!("{}/oauth2/v3/certs", self.url),
-            secret_id: "stand-in".to_owned(),
+            key: KeySource::Plain(self.key_json().to_string().into()),
         }
     }
 

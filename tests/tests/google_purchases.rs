@@ -5,7 +5,7 @@
 //! not vouch for, write nothing. The stand-in is first shown to be what Google's own clients
 //! speak to and believe.
 
-use atelier_shared::adapters::payments::google::PushAuthError;
+use atelier_shared::adapters::payments::google::{KeySource, PushAuthError};
 use atelier_shared::adapters::payments::setup;
 use atelier_shared::domain::{LedgerKind, Packs, UserId};
 use atelier_shared::services::app_store::app_account_token;
@@ -32,7 +32,7 @@ async fn setup(google: &GoogleStandIn) -> Harness {
     let h = Harness::with_config(config.clone()).await;
     let secret_id = store_secret(&h, &google.key_json().to_string()).await;
     let mut settings = google.settings();
-    settings.secret_id = secret_id;
+    settings.key = KeySource::Secret(secret_id);
     config.payments.google_play = Some(settings);
     let play = setup::connect_google_play(&config.payments, &h.clients)
         .await
@@ -419,7 +419,7 @@ async fn without_a_stored_key_google_play_is_off_and_both_routes_say_so() {
     let mut config = Harness::config();
     let h = Harness::with_config(config.clone()).await;
     let mut settings = google.settings();
-    settings.secret_id = store_secret(&h, "{}").await;
+    settings.key = KeySource::Secret(store_secret(&h, "{}").await);
     config.payments.google_play = Some(settings);
     let play = setup::connect_google_play(&config.payments, &h.clients)
         .await

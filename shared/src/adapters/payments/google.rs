@@ -46,8 +46,31 @@ pub struct GooglePlaySettings {
     pub push_service_account: String,
     /// Google's signing keys, a JWKS (`https://www.googleapis.com/oauth2/v3/certs`).
     pub certs_url: String,
-    /// The Secrets Manager id of the service account's JSON key.
-    pub secret_id: String,
+    /// Where the service account's JSON key is.
+    pub key: KeySource,
+}
+
+/// Where the service account's JSON key is: a secret (deployed), or the key itself (local).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum KeySource {
+    Secret(String),
+    Plain(Redacted),
+}
+
+/// A value that never shows in logs or `Debug` output.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Redacted(pub String);
+
+impl std::fmt::Debug for Redacted {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("<redacted>")
+    }
+}
+
+impl From<String> for Redacted {
+    fn from(s: String) -> Redacted {
+        Redacted(s)
+    }
 }
 
 /// The service account's key, as in the JSON key file Google hands out (no `Debug`).
@@ -366,5 +389,56 @@ impl PushMessage {
             return Err(NotificationError::Package(n.package_name));
         }
         Ok(n)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn push(notification: &serde_json::Value) -> PushRequest {
+        let data = base64::engine::general_purpose::STANDARD.encode(notification.to_string());
+        let body = serde_json::json!({ "message": { "data": data, "messageId": "1", "message_id": "1",
+            "publishTime": "2026-12-02T10:00:00Z", "publish_time": "2026-12-02T10:00:00Z" },
+            "subscription": "projects/p/subscriptions/s" });
+        serde_json::from_value(body).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    #[test]
+    fn a_push_in_pubsubs_shape_yields_its_voided_purchase_for_this_package_only() {
+        let n = serde_json::json!({ "version": "1.0", "packageName": "com.example.app",
+            "eventTimeMillis": "1", "voidedPurchaseNotification":
+            { "purchaseToken": "t", "orderId": "GPA.1", "productType": 2, "refundType": 1 } });
+        let p = push(&n);
+
+        let voided = p
+            .message
+            .notification("com.example.app")
+            .map(|n| n.voided_purchase_notification);
+        let other = p.message.notification("com.example.other");
+
+        assert_eq!(p.message.message_id, "1");
+        let voided = voided
+            .unwrap_or_else(|e| panic!("{e}"))
+            .unwrap_or_else(|| panic!("voided"));
+        assert_eq!(
+            (voided.order_id.as_str(), voided.product_type),
+            ("GPA.1", ONE_TIME_PRODUCT)
+        );
+        assert!(matches!(other, Err(NotificationError::Package(p)) if p == "com.example.app"));
+    }
+
+    #[test]
+    fn data_that_is_not_base64_json_of_a_notification_is_refused() {
+        for data in [None, Some("%%%".to_owned()), Some("e30=".to_owned())] {
+            let m = PushMessage {
+                data,
+                message_id: "1".to_owned(),
+            };
+            assert!(matches!(
+                m.notification("com.example.app"),
+                Err(NotificationError::Data)
+            ));
+        }
     }
 }

@@ -4,7 +4,7 @@
 //! accepted unsigned.
 
 use super::Stripe;
-use super::google::{GooglePlay, ServiceAccountKey};
+use super::google::{GooglePlay, KeySource, ServiceAccountKey};
 use super::stripe::StripeClient;
 use crate::adapters::aws::Clients;
 use crate::config::{ConfigError, PaymentSettings, env};
@@ -99,13 +99,15 @@ pub async fn connect_google_play(
     let Some(play) = &settings.google_play else {
         return Ok(None);
     };
-    let id = &play.secret_id;
-    let value = read_secret(clients, id).await?;
+    let (id, value) = match &play.key {
+        KeySource::Secret(id) => (id.as_str(), read_secret(clients, id).await?),
+        KeySource::Plain(key) => (env::GOOGLE_PLAY_KEY, Some(key.0.clone())),
+    };
     let key: Option<ServiceAccountKey> = match value.as_deref().map(str::trim) {
         None | Some("" | "{}") => None,
         Some(text) => Some(
             serde_json::from_str(text).map_err(|_| SetupError::KeyShape {
-                secret_id: id.clone(),
+                secret_id: id.to_owned(),
             })?,
         ),
     };
