@@ -81,6 +81,8 @@ struct Inner {
     unauthorized: u32,
     /// The next Publisher calls answered 503.
     fail_next: u32,
+    /// The next consumes answered 503.
+    fail_consumes: u32,
 }
 
 /// The running stand-in.
@@ -179,6 +181,11 @@ impl GoogleStandIn {
     /// The next `n` Publisher calls are answered 503.
     pub fn fail_next(&self, n: u32) {
         self.lock().fail_next = n;
+    }
+
+    /// The next `n` consumes are answered 503 (gets are served).
+    pub fn fail_next_consumes(&self, n: u32) {
+        self.lock().fail_consumes = n;
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
@@ -284,6 +291,10 @@ async fn consume(
         return refused;
     }
     let mut inner = s.lock();
+    if inner.fail_consumes > 0 {
+        inner.fail_consumes -= 1;
+        return google_error(StatusCode::SERVICE_UNAVAILABLE, "UNAVAILABLE");
+    }
     let Some(p) = inner
         .purchases
         .get_mut(token)

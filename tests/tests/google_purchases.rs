@@ -396,6 +396,34 @@ async fn purchases_google_does_not_vouch_for_or_that_grant_nothing_write_nothing
 }
 
 #[tokio::test]
+async fn a_consume_that_fails_after_the_grant_is_done_when_the_app_posts_again() {
+    let google = GoogleStandIn::start().await;
+    let h = setup(&google).await;
+    let user = h.user();
+    let before = h.balance(&user).await;
+    let token = google.buy(Purchase::new(STARTER));
+    google.fail_next_consumes(1);
+
+    let failed = submit(&h, &user, STARTER, &token).await;
+    let again = submit(&h, &user, STARTER, &token).await;
+
+    failed.assert_problem(
+        StatusCode::BAD_GATEWAY,
+        "PAYMENT_PROVIDER_ERROR",
+        "consume failed",
+    );
+    assert_eq!(again.status, StatusCode::OK, "{again:?}");
+    assert_eq!(again.body["outcome"], "already_granted");
+    assert_eq!(google.consumed(), 1);
+    assert_eq!(h.balance(&user).await, before + 50);
+    assert_eq!(
+        rows_of(&h.ledger(&user).await, LedgerKind::Purchase).len(),
+        1
+    );
+    h.assert_audit_clean().await;
+}
+
+#[tokio::test]
 async fn a_purchase_granted_to_one_user_is_a_conflict_for_another() {
     let google = GoogleStandIn::start().await;
     let h = setup(&google).await;

@@ -193,14 +193,15 @@ async fn apply_purchase(
 
 /// Consumes a granted purchase. Refused, it may have been consumed by a concurrent
 /// submission of the same token: Google is asked again. Failing, the grant stands and the
-/// app's retry (already granted) consumes it.
+/// answer is a provider error, so the app posts it again (already granted) and that consumes
+/// it.
 async fn consume(play: &GooglePlay, product_id: &str, token: &str) -> Result<(), GooglePlayError> {
     match play.consume(product_id, token).await {
         Ok(()) => {
             tracing::info!(product_id, "google_play_consumed");
             Ok(())
         }
-        Err(PublisherError::NoSuchPurchase(_)) => {
+        Err(PublisherError::NoSuchPurchase(status)) => {
             let again = play
                 .product_purchase(product_id, token)
                 .await
@@ -208,9 +209,7 @@ async fn consume(play: &GooglePlay, product_id: &str, token: &str) -> Result<(),
             if again.consumption_state == 1 {
                 Ok(())
             } else {
-                Err(GooglePlayError::Unusable(
-                    "Google Play refused to consume it".to_owned(),
-                ))
+                Err(GooglePlayError::Provider(PublisherError::Refused(status)))
             }
         }
         Err(e) => Err(GooglePlayError::Provider(e)),

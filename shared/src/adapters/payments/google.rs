@@ -119,6 +119,8 @@ pub enum PublisherError {
     Refused(u16),
     #[error("the Android Publisher API's answer is not a ProductPurchase")]
     Answer(#[source] reqwest::Error),
+    #[error("the publisher URL {0:?} cannot take a path")]
+    Url(String),
 }
 
 /// Why a Pub/Sub push was not believed. Every case means "not Pub/Sub's push for us".
@@ -192,10 +194,10 @@ impl GooglePlay {
 
     /// `…/purchases/products/{productId}/tokens/{token}`, each part path-encoded.
     fn purchase_url(&self, product_id: &str, token: &str) -> Result<reqwest::Url, PublisherError> {
-        let mut url = reqwest::Url::parse(&self.settings.publisher_url)
-            .map_err(|_| PublisherError::Refused(0))?;
+        let bad = || PublisherError::Url(self.settings.publisher_url.clone());
+        let mut url = reqwest::Url::parse(&self.settings.publisher_url).map_err(|_| bad())?;
         url.path_segments_mut()
-            .map_err(|()| PublisherError::Refused(0))?
+            .map_err(|()| bad())?
             .pop_if_empty()
             .extend([
                 "androidpublisher",
