@@ -31,7 +31,8 @@ const CERTS_LIFE: Duration = Duration::from_secs(3600);
 /// every push fetch).
 const CERTS_REFETCH: Duration = Duration::from_secs(30);
 
-/// Where Google Play is and which app is sold (no secrets: the key is read at cold start).
+/// Where Google Play is, which app is sold, and where the service account's key is (read at
+/// cold start; a plain key, local runs only, never shows in `Debug`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct GooglePlaySettings {
     /// The Android app's package name (`applicationId`).
