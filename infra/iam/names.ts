@@ -42,6 +42,7 @@ export function outputRole(key: string, schema: readonly TableDef[]): { service:
     GeminiKeySecretArn: { service: 'secretsmanager', name: 'gemini-key' },
     StripeKeysSecretArn: { service: 'secretsmanager', name: 'stripe-keys' },
     PushKeysSecretArn: { service: 'secretsmanager', name: 'push-keys' },
+    GooglePlayKeySecretArn: { service: 'secretsmanager', name: 'google-play-key' },
     AddressKeySecretArn: { service: 'secretsmanager', name: 'address-key' },
   };
   if (fixed[key]) return fixed[key];

@@ -237,17 +237,21 @@ export interface CreditPack {
   readonly currency: string;
   /** The App Store consumable that sells this pack in the iOS app (`POST /v1/purchases/apple`). */
   readonly appStoreProductId?: string;
+  /** The Google Play one-time product that sells this pack in the Android app (`POST /v1/purchases/google`). */
+  readonly googlePlayProductId?: string;
 }
 
 /**
  * Packs as the code reads them (`ATELIER_CREDIT_PACKS`):
- * `NAME:CREDITS:AMOUNT:CURRENCY[:APP_STORE_PRODUCT_ID],...`.
+ * `NAME:CREDITS:AMOUNT:CURRENCY[:APP_STORE_PRODUCT_ID[:GOOGLE_PLAY_PRODUCT_ID]],...` (the App
+ * Store field empty when only Google Play sells the pack).
  */
 export function packsText(packs: string | readonly CreditPack[] | undefined): string | undefined {
   if (packs === undefined || typeof packs === 'string') return packs;
   return packs
     .map((p) => {
-      const product = p.appStoreProductId ? `:${p.appStoreProductId}` : '';
+      const google = p.googlePlayProductId ? `:${p.googlePlayProductId}` : '';
+      const product = p.appStoreProductId || google ? `:${p.appStoreProductId ?? ''}${google}` : '';
       return `${p.name}:${p.credits}:${p.amount}:${p.currency}${product}`;
     })
     .join(',');
@@ -401,6 +405,16 @@ export interface AtelierServiceProps {
   /** The app's numeric Apple id, checked on production notifications. @default not checked */
   readonly appleAppAppleId?: number;
   /**
+   * Google Play purchases (`POST /v1/purchases/google`, `/v1/webhooks/google`): the Android
+   * app's package name. Set with the two push settings below, then store the service account's
+   * JSON key in `GooglePlayKeySecretArn` to enable them. @default none (Google Play off)
+   */
+  readonly googlePlayPackageName?: string;
+  /** The Real-time Developer Notifications push subscription's audience (its OIDC token's `aud`). @default none */
+  readonly googlePlayPushAudience?: string;
+  /** The service account e-mail the push subscription signs its OIDC tokens as. @default none */
+  readonly googlePlayPushServiceAccount?: string;
+  /**
    * Browser origins allowed to call the API and the storage (CORS), comma-separated, e.g.
    * `https://app.example.com`. Empty: the site's CloudFront domain (`http://localhost:8787`
    * without a site). @default ''
@@ -447,6 +461,8 @@ export class AtelierService extends Construct {
   /** The Stripe keys as JSON (set them after deploying). */
   readonly stripeKeys: secretsmanager.Secret;
   readonly pushKeys: secretsmanager.Secret;
+  /** The Google Play service account's JSON key, read by the API at cold start (created empty: Google Play off). */
+  readonly googlePlayKey: secretsmanager.Secret;
   /** The key of the signup grant's address hashes (the API reads it at cold start). */
   readonly addressKey: secretsmanager.Secret;
   readonly httpApi: apigw.HttpApi;
@@ -670,6 +686,20 @@ export class AtelierService extends Construct {
       reason: 'Third-party keys: rolled in the Apple and Firebase consoles and then stored with put-secret-value; Secrets Manager cannot rotate them.',
     });
 
+    // ---------------------------------------------------------------- Google Play key
+    // Empty until the operator stores the service account's key (docs/operations.md): the API
+    // then leaves Google Play off instead of failing to start.
+    this.googlePlayKey = new secretsmanager.Secret(this, 'GooglePlayKey', {
+      description:
+        "Google Play service account's JSON key (client_email, private_key), read by the API at cold start. Google Play purchases are off until it is set.",
+      generateSecretString: { secretStringTemplate: JSON.stringify({}), generateStringKey: 'placeholder' },
+      removalPolicy,
+    });
+    Validations.of(this.googlePlayKey).acknowledge({
+      id: 'AwsSolutions-SMG4',
+      reason: 'Third-party key: rolled in the Google Cloud console and then stored with put-secret-value; Secrets Manager cannot rotate it.',
+    });
+
     // ---------------------------------------------------------------- functions
     const env = functionEnvironment(envNames, this.envValues());
     // Only the consumer may read the provider key and only the API the Stripe keys, so only
@@ -729,12 +759,13 @@ export class AtelierService extends Construct {
       // The address claim: a conditional Put in the signup grant's transaction. Nothing else.
       signups: ['dynamodb:PutItem'],
     });
-    // The API alone reads the Stripe keys (checkout and the webhook's signature check) and the
-    // address key (the signup grant's address hashes).
+    // The API alone reads the Stripe keys (checkout and the webhook's signature check), the
+    // address key (the signup grant's address hashes) and the Google Play key (it calls the
+    // Android Publisher API).
     api.addToRolePolicy(
       new iam.PolicyStatement({
         actions: ['secretsmanager:GetSecretValue'],
-        resources: [this.stripeKeys.secretArn, this.addressKey.secretArn],
+        resources: [this.stripeKeys.secretArn, this.addressKey.secretArn, this.googlePlayKey.secretArn],
       }),
     );
     this.grantData(consumer.role!, {
@@ -1002,7 +1033,7 @@ export class AtelierService extends Construct {
       const [route] = this.httpApi.addRoutes({ path, methods: [apigw.HttpMethod.POST], integration });
       Validations.of(route!).acknowledge({
         id: 'AwsSolutions-APIG4',
-        reason: `POST ${path} is called by Stripe or the App Store, which have no JWT: the function verifies the Stripe-Signature (HMAC of the raw body) or Apple's signed payload (ES256, the x5c chain to Apple's root) and refuses every unsigned request.`,
+        reason: `POST ${path} is called by Stripe, the App Store or Google's Pub/Sub, which have no JWT of our issuer: the function verifies the Stripe-Signature (HMAC of the raw body), Apple's signed payload (ES256, the x5c chain to Apple's root) or Pub/Sub's OIDC token (RS256 by Google's keys, issuer, audience, service account) and refuses every unsigned request.`,
       });
     }
 
@@ -1367,10 +1398,12 @@ export class AtelierService extends Construct {
       ATELIER_STRIPE_SECRET_ID: () => this.stripeKeys.secretArn,
       ATELIER_ADDRESS_KEY_SECRET_ID: () => this.addressKey.secretArn,
       ATELIER_PUSH_SECRET_ID: () => this.pushKeys.secretArn,
+      ATELIER_GOOGLE_PLAY_SECRET_ID: () => this.googlePlayKey.secretArn,
       ATELIER_CREDIT_PACKS: () => text('creditPacks', packsText(p.creditPacks), DEFAULTS.creditPacks, CREDIT_PACKS_PATTERN),
       ATELIER_CHECKOUT_RETURN_URLS: () =>
         text('checkoutReturnUrls', commaJoined(p.checkoutReturnUrls), DEFAULTS.checkoutReturnUrls),
       ...appleValues(p),
+      ...googlePlayValues(p),
       ATELIER_STUCK_AFTER_SECS: () => String(STUCK_AFTER.toSeconds()),
       ATELIER_CONSUMER_TIMEOUT_SECS: () => String(CONSUMER_TIMEOUT.toSeconds()),
     };
@@ -1507,8 +1540,12 @@ export const ALARM_EMAIL_PATTERN = '^$|^[^\\s@,]+@[^\\s@,]+\\.[^\\s@,]+$';
 /** `EmailVerifiedClaim`: a claim name. */
 export const EMAIL_VERIFIED_CLAIM_PATTERN = '^[A-Za-z0-9_:.-]{1,64}$';
 
-/** `CreditPacks`: NAME:CREDITS:AMOUNT:CURRENCY, comma-separated. */
-const PACK_PATTERN = '[a-z0-9_-]+:[0-9]+:[0-9]+:[A-Za-z]{3}(:[A-Za-z0-9._-]{1,100})?';
+/**
+ * `CreditPacks`: NAME:CREDITS:AMOUNT:CURRENCY[:APP_STORE_PRODUCT_ID[:GOOGLE_PLAY_PRODUCT_ID]],
+ * comma-separated (the App Store field may be empty before a Google Play one).
+ */
+const PACK_PATTERN =
+  '[a-z0-9_-]+:[0-9]+:[0-9]+:[A-Za-z]{3}(:[A-Za-z0-9._-]{1,100}|:[A-Za-z0-9._-]{0,100}:[a-z0-9][a-z0-9._]{0,138})?';
 export const CREDIT_PACKS_PATTERN = `^${PACK_PATTERN}(,${PACK_PATTERN})*$`;
 
 /** App Store purchases' settings, only those given (none: App Store purchases are off). */
@@ -1521,17 +1558,35 @@ function appleValues(p: AtelierServiceProps): Record<string, () => string> {
   return values;
 }
 
+/** Google Play purchases' settings, only those given (none: Google Play is off). */
+function googlePlayValues(p: AtelierServiceProps): Record<string, () => string> {
+  const values: Record<string, () => string> = {};
+  if (p.googlePlayPackageName) values.ATELIER_GOOGLE_PLAY_PACKAGE_NAME = () => p.googlePlayPackageName!;
+  if (p.googlePlayPushAudience) values.ATELIER_GOOGLE_PLAY_PUSH_AUDIENCE = () => p.googlePlayPushAudience!;
+  if (p.googlePlayPushServiceAccount) {
+    values.ATELIER_GOOGLE_PLAY_PUSH_SERVICE_ACCOUNT = () => p.googlePlayPushServiceAccount!;
+  }
+  return values;
+}
+
 /** The CORS origin without a site: the local runner's web app (`cargo xtask dev`). */
 export const DEV_WEB_ORIGIN = 'http://localhost:8787';
 
 /** Routes that need no token (the router's public handlers). */
 export const PUBLIC_ROUTES = ['/healthz', '/v1/styles', '/v1/openapi.json', '/v1/packs'] as const;
 
-/** POST routes without the JWT authorizer: the caller (Stripe, the App Store) signs each request instead. */
-export const SIGNED_WEBHOOK_ROUTES = ['/v1/webhooks/stripe', '/v1/webhooks/apple'] as const;
+/**
+ * POST routes without the JWT authorizer: the caller signs each request instead (Stripe, the
+ * App Store; Google's Pub/Sub with its own OIDC token, which the API verifies).
+ */
+export const SIGNED_WEBHOOK_ROUTES = ['/v1/webhooks/stripe', '/v1/webhooks/apple', '/v1/webhooks/google'] as const;
 
-/** Variables only the API gets: where the Stripe keys and the address key are (only it can read them). */
-export const API_ONLY_ENV: ReadonlySet<string> = new Set(['ATELIER_STRIPE_SECRET_ID', 'ATELIER_ADDRESS_KEY_SECRET_ID']);
+/** Variables only the API gets: where the Stripe keys, the address key and the Google Play key are (only it can read them). */
+export const API_ONLY_ENV: ReadonlySet<string> = new Set([
+  'ATELIER_STRIPE_SECRET_ID',
+  'ATELIER_ADDRESS_KEY_SECRET_ID',
+  'ATELIER_GOOGLE_PLAY_SECRET_ID',
+]);
 
 /** Settings only the sweeper is told: where the push credentials are (it alone sends pushes). */
 export const SWEEPER_ONLY_ENV: ReadonlySet<string> = new Set(['ATELIER_PUSH_SECRET_ID']);

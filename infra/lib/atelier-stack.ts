@@ -57,6 +57,9 @@ export type AtelierStackProps = StackProps &
     | 'appleBundleId'
     | 'appleEnvironment'
     | 'appleAppAppleId'
+    | 'googlePlayPackageName'
+    | 'googlePlayPushAudience'
+    | 'googlePlayPushServiceAccount'
   >;
 
 export class AtelierStack extends Stack {
@@ -189,6 +192,9 @@ export class AtelierStack extends Stack {
       appleBundleId: props.appleBundleId,
       appleEnvironment: props.appleEnvironment,
       appleAppAppleId: props.appleAppAppleId,
+      googlePlayPackageName: props.googlePlayPackageName,
+      googlePlayPushAudience: props.googlePlayPushAudience,
+      googlePlayPushServiceAccount: props.googlePlayPushServiceAccount,
       jwtIssuer: jwtIssuer.valueAsString,
       jwtAudience: jwtAudience.valueAsString,
       consumerMaxConcurrency: maxConcurrency.valueAsNumber,
@@ -361,6 +367,7 @@ export class AtelierStack extends Stack {
     new CfnOutput(this, 'GeminiKeySecretArn', { value: service.geminiKey.secretArn });
     new CfnOutput(this, 'StripeKeysSecretArn', { value: this.stripeKeys.secretArn });
     new CfnOutput(this, 'PushKeysSecretArn', { value: service.pushKeys.secretArn });
+    new CfnOutput(this, 'GooglePlayKeySecretArn', { value: service.googlePlayKey.secretArn });
     new CfnOutput(this, 'AddressKeySecretArn', { value: this.addressKey.secretArn });
     new CfnOutput(this, 'AlarmTopicArn', { value: service.alarmTopic.topicArn });
     for (const def of service.schemaDefs) {

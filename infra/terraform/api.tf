@@ -67,7 +67,7 @@ locals {
   public_routes = ["GET /healthz", "GET /v1/styles", "GET /v1/openapi.json", "GET /v1/packs"]
   # Called by Stripe and the App Store, which have no JWT: the function verifies the
   # Stripe-Signature, or Apple's signed payload (ES256, x5c chain to Apple's root), instead.
-  signed_webhook_routes = ["POST /v1/webhooks/stripe", "POST /v1/webhooks/apple"]
+  signed_webhook_routes = ["POST /v1/webhooks/stripe", "POST /v1/webhooks/apple", "POST /v1/webhooks/google"]
 }
 
 resource "aws_apigatewayv2_api" "http" {

@@ -2,7 +2,7 @@
 
 locals {
   consumer_only_env = ["ATELIER_MODEL_API_KEY_SECRET_ID", "ATELIER_GEMINI_API_KEY_SECRET_ID"]
-  api_only_env      = ["ATELIER_STRIPE_SECRET_ID", "ATELIER_ADDRESS_KEY_SECRET_ID"]
+  api_only_env      = ["ATELIER_STRIPE_SECRET_ID", "ATELIER_ADDRESS_KEY_SECRET_ID", "ATELIER_GOOGLE_PLAY_SECRET_ID"]
   sweeper_only_env  = ["ATELIER_PUSH_SECRET_ID"]
 
   # Set by Lambda from logging_config, never by us.
@@ -36,6 +36,7 @@ locals {
       ATELIER_STRIPE_SECRET_ID         = aws_secretsmanager_secret.stripe_keys.arn
       ATELIER_ADDRESS_KEY_SECRET_ID    = aws_secretsmanager_secret.address_key.arn
       ATELIER_PUSH_SECRET_ID           = aws_secretsmanager_secret.push_keys.arn
+      ATELIER_GOOGLE_PLAY_SECRET_ID    = aws_secretsmanager_secret.google_play_key.arn
       ATELIER_CREDIT_PACKS             = var.credit_packs
       ATELIER_CHECKOUT_RETURN_URLS     = join(",", var.checkout_return_urls)
       ATELIER_APPLE_ENVIRONMENT        = var.apple_environment
@@ -44,6 +45,10 @@ locals {
     var.apple_root_certs == "" ? {} : { ATELIER_APPLE_ROOT_CERTS = var.apple_root_certs },
     var.apple_bundle_id == "" ? {} : { ATELIER_APPLE_BUNDLE_ID = var.apple_bundle_id },
     var.apple_app_apple_id == null ? {} : { ATELIER_APPLE_APP_APPLE_ID = tostring(var.apple_app_apple_id) },
+    # Google Play purchases: only what is set (no package name: off).
+    var.google_play_package_name == "" ? {} : { ATELIER_GOOGLE_PLAY_PACKAGE_NAME = var.google_play_package_name },
+    var.google_play_push_audience == "" ? {} : { ATELIER_GOOGLE_PLAY_PUSH_AUDIENCE = var.google_play_push_audience },
+    var.google_play_push_service_account == "" ? {} : { ATELIER_GOOGLE_PLAY_PUSH_SERVICE_ACCOUNT = var.google_play_push_service_account },
   )
   function_env = {
     for e in local.env_names : e.name => local.env_values[e.name]

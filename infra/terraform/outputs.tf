@@ -63,6 +63,11 @@ output "push_keys_secret_arn" {
   value       = aws_secretsmanager_secret.push_keys.arn
 }
 
+output "google_play_key_secret_arn" {
+  description = "Secret holding the Google Play service account's JSON key; set it with put-secret-value. Google Play purchases are off until then."
+  value       = aws_secretsmanager_secret.google_play_key.arn
+}
+
 output "address_key_secret_arn" {
   description = "Secret holding the generated key of the signup grant's address hashes; never rotate it."
   value       = aws_secretsmanager_secret.address_key.arn

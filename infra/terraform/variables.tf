@@ -237,12 +237,12 @@ variable "vision_model" {
 }
 
 variable "credit_packs" {
-  description = "Credit packs for sale: NAME:CREDITS:AMOUNT:CURRENCY[:APP_STORE_PRODUCT_ID], comma-separated, the amount in minor units (cents); the optional last field sells the pack as that App Store consumable."
+  description = "Credit packs for sale: NAME:CREDITS:AMOUNT:CURRENCY[:APP_STORE_PRODUCT_ID[:GOOGLE_PLAY_PRODUCT_ID]], comma-separated, the amount in minor units (cents); the optional fields sell the pack as that App Store consumable and that Google Play one-time product (the App Store field may be empty before a Google Play one)."
   type        = string
   default     = "starter:50:500:usd,studio:250:2000:usd"
   validation {
-    condition     = can(regex("^[a-z0-9_-]+:[0-9]+:[0-9]+:[A-Za-z]{3}(:[A-Za-z0-9._-]{1,100})?(,[a-z0-9_-]+:[0-9]+:[0-9]+:[A-Za-z]{3}(:[A-Za-z0-9._-]{1,100})?)*$", var.credit_packs))
-    error_message = "credit_packs is NAME:CREDITS:AMOUNT:CURRENCY[:APP_STORE_PRODUCT_ID][,...], e.g. starter:50:500:usd or starter:50:500:usd:com.example.starter (NAME in a-z 0-9 _ -, a three-letter currency)."
+    condition     = can(regex("^[a-z0-9_-]+:[0-9]+:[0-9]+:[A-Za-z]{3}(:[A-Za-z0-9._-]{1,100}|:[A-Za-z0-9._-]{0,100}:[a-z0-9][a-z0-9._]{0,138})?(,[a-z0-9_-]+:[0-9]+:[0-9]+:[A-Za-z]{3}(:[A-Za-z0-9._-]{1,100}|:[A-Za-z0-9._-]{0,100}:[a-z0-9][a-z0-9._]{0,138})?)*$", var.credit_packs))
+    error_message = "credit_packs is NAME:CREDITS:AMOUNT:CURRENCY[:APP_STORE_PRODUCT_ID[:GOOGLE_PLAY_PRODUCT_ID]][,...], e.g. starter:50:500:usd, starter:50:500:usd:com.example.starter or starter:50:500:usd::starter_pack (NAME in a-z 0-9 _ -, a three-letter currency)."
   }
 }
 
@@ -283,6 +283,36 @@ variable "apple_app_apple_id" {
   validation {
     condition     = var.apple_app_apple_id == null ? true : var.apple_app_apple_id > 0 && floor(var.apple_app_apple_id) == var.apple_app_apple_id
     error_message = "apple_app_apple_id is a positive whole number, or null."
+  }
+}
+
+variable "google_play_package_name" {
+  description = "Google Play purchases: the Android app's package name. Set with google_play_push_audience and google_play_push_service_account, then store the service account's JSON key in google_play_key_secret_arn, to enable POST /v1/purchases/google and /v1/webhooks/google; empty: Google Play purchases off."
+  type        = string
+  default     = ""
+  validation {
+    condition     = can(regex("^([A-Za-z][A-Za-z0-9_]*(\\.[A-Za-z][A-Za-z0-9_]*)+)?$", var.google_play_package_name)) && length(var.google_play_package_name) <= 150
+    error_message = "google_play_package_name is a package name such as com.example.atelier, or empty."
+  }
+}
+
+variable "google_play_push_audience" {
+  description = "Google Play purchases: the audience of the Real-time Developer Notifications Pub/Sub push subscription (its OIDC token's aud), e.g. the webhook's URL; required with google_play_package_name."
+  type        = string
+  default     = ""
+  validation {
+    condition     = length(var.google_play_push_audience) <= 512 && can(regex("^\\S*$", var.google_play_push_audience))
+    error_message = "google_play_push_audience is one string without spaces, at most 512 characters."
+  }
+}
+
+variable "google_play_push_service_account" {
+  description = "Google Play purchases: the e-mail of the service account the push subscription signs its OIDC tokens as; required with google_play_package_name."
+  type        = string
+  default     = ""
+  validation {
+    condition     = can(regex("^([^\\s@]+@[^\\s@]+)?$", var.google_play_push_service_account))
+    error_message = "google_play_push_service_account is an e-mail address, or empty."
   }
 }
 

@@ -235,6 +235,39 @@ describe('AtelierService sells packs in the App Store when configured', () => {
   });
 });
 
+describe('AtelierService sells packs in Google Play when configured', () => {
+  it('sets the Google Play settings and product ids, tells only the API where the key is, and nothing Google Play without them', () => {
+    const play = teamStack({
+      jwtIssuer: ISSUER,
+      jwtAudience: 'photos-app',
+      creditPacks: [
+        { name: 'starter', credits: 50, amount: 500, currency: 'usd', googlePlayProductId: 'starter_pack' },
+        { name: 'studio', credits: 250, amount: 2000, currency: 'usd', appStoreProductId: 'com.example.studio', googlePlayProductId: 'studio_pack' },
+      ],
+      googlePlayPackageName: 'com.example.photos',
+      googlePlayPushAudience: 'https://api.example.com/v1/webhooks/google',
+      googlePlayPushServiceAccount: 'rtdn@example.iam.gserviceaccount.com',
+    });
+    const plain = teamStack({ jwtIssuer: ISSUER, jwtAudience: 'photos-app' });
+    const envOf = (t: ReturnType<typeof teamStack>, key: 'api' | 'consumer' | 'sweeper') =>
+      t.json.Resources[logicalId(t.stack, t.service.functions[key])]!.Properties!.Environment.Variables;
+
+    const env = envOf(play, 'api');
+    assert.equal(env.ATELIER_CREDIT_PACKS, 'starter:50:500:usd::starter_pack,studio:250:2000:usd:com.example.studio:studio_pack');
+    assert.equal(env.ATELIER_GOOGLE_PLAY_PACKAGE_NAME, 'com.example.photos');
+    assert.equal(env.ATELIER_GOOGLE_PLAY_PUSH_AUDIENCE, 'https://api.example.com/v1/webhooks/google');
+    assert.equal(env.ATELIER_GOOGLE_PLAY_PUSH_SERVICE_ACCOUNT, 'rtdn@example.iam.gserviceaccount.com');
+    assert.ok(env.ATELIER_GOOGLE_PLAY_SECRET_ID, 'the API is told where the key is');
+    for (const key of ['consumer', 'sweeper'] as const) {
+      assert.equal(envOf(play, key).ATELIER_GOOGLE_PLAY_SECRET_ID, undefined, key);
+    }
+    assert.deepEqual(
+      Object.keys(envOf(plain, 'api')).filter((k) => k.startsWith('ATELIER_GOOGLE_PLAY_') && k !== 'ATELIER_GOOGLE_PLAY_SECRET_ID'),
+      [],
+    );
+  });
+});
+
 describe('AtelierService refuses bad settings at synth, naming them', () => {
   const cases: [string, Partial<AtelierServiceProps>, RegExp][] = [
     ['an issuer without an audience', { jwtIssuer: ISSUER }, /jwtAudience is required/],

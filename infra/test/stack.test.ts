@@ -399,17 +399,18 @@ describe('least privilege', () => {
     for (const k of ['api', 'consumer'] as const) assert.equal(actionsOn(s, k, pushId).size, 0, k);
   });
 
-  it('lets only the API read the Stripe keys and the address key, and nothing else of Secrets Manager', () => {
+  it('lets only the API read the Stripe keys, the address key and the Google Play key, and nothing else of Secrets Manager', () => {
     const stripeId = id(s, s.stack.stripeKeys);
     const addressId = id(s, s.stack.addressKey);
-    for (const secret of [stripeId, addressId]) {
+    const playId = id(s, s.stack.service.googlePlayKey);
+    for (const secret of [stripeId, addressId, playId]) {
       assert.deepEqual([...actionsOn(s, 'api', secret)], ['secretsmanager:GetSecretValue']);
       assert.equal(actionsOn(s, 'consumer', secret).size, 0);
       assert.equal(actionsOn(s, 'sweeper', secret).size, 0);
     }
     for (const st of statementsOf(s, 'api')) {
       if (actionsOf(st).some((a) => a.startsWith('secretsmanager:'))) {
-        assert.deepEqual(referencedIds(st.Resource).sort(), [stripeId, addressId].sort());
+        assert.deepEqual(referencedIds(st.Resource).sort(), [stripeId, addressId, playId].sort());
       }
     }
   });

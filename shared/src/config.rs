@@ -118,7 +118,7 @@ pub mod env {
         LOG_FORMAT = "AWS_LAMBDA_LOG_FORMAT", false, "JSON (default in Lambda) or Text";
         LOG_LEVEL = "AWS_LAMBDA_LOG_LEVEL", false, "log level filter (default info)";
         CREDIT_PACKS = "ATELIER_CREDIT_PACKS", false,
-            "credit packs for sale, NAME:CREDITS:AMOUNT:CURRENCY[:APP_STORE_PRODUCT_ID] separated by commas, the amount in minor units; the optional last field sells the pack as that App Store consumable (default starter:50:500:usd,studio:250:2000:usd)";
+            "credit packs for sale, NAME:CREDITS:AMOUNT:CURRENCY[:APP_STORE_PRODUCT_ID[:GOOGLE_PLAY_PRODUCT_ID]] separated by commas, the amount in minor units; the optional fields sell the pack as that App Store consumable and that Google Play one-time product (the App Store field may be empty before a Google Play one: starter:50:500:usd::starter_pack) (default starter:50:500:usd,studio:250:2000:usd)";
         CHECKOUT_RETURN_URLS = "ATELIER_CHECKOUT_RETURN_URLS", false,
             "URL prefixes a checkout's success and cancel URLs must start with, comma-separated; the first is the default (default http://localhost:8787/)";
         STRIPE_BASE_URL = "ATELIER_STRIPE_BASE_URL", false,
@@ -137,6 +137,22 @@ pub mod env {
             "App Store purchases: Production (default) or Sandbox, the store whose signed data is accepted";
         APPLE_APP_APPLE_ID = "ATELIER_APPLE_APP_APPLE_ID", false,
             "App Store purchases: the app's numeric Apple id, checked on production notifications when set";
+        GOOGLE_PLAY_PACKAGE_NAME = "ATELIER_GOOGLE_PLAY_PACKAGE_NAME", false,
+            "Google Play purchases: the Android app's package name; with ATELIER_GOOGLE_PLAY_SECRET_ID (and a key stored in it) or ATELIER_GOOGLE_PLAY_KEY it enables POST /v1/purchases/google and /v1/webhooks/google";
+        GOOGLE_PLAY_SECRET_ID = "ATELIER_GOOGLE_PLAY_SECRET_ID", false,
+            "Google Play purchases: Secrets Manager id of the service account's JSON key (client_email, private_key), granted the Android Publisher API, read by the API at cold start; an empty secret leaves Google Play off";
+        GOOGLE_PLAY_KEY = "ATELIER_GOOGLE_PLAY_KEY", false,
+            "Google Play purchases: the service account's JSON key itself, in place of ATELIER_GOOGLE_PLAY_SECRET_ID (local development only; prefer the secret)";
+        GOOGLE_PLAY_PUBLISHER_URL = "ATELIER_GOOGLE_PLAY_PUBLISHER_URL", false,
+            "Google Play purchases: Android Publisher API base URL (default https://androidpublisher.googleapis.com)";
+        GOOGLE_PLAY_TOKEN_URL = "ATELIER_GOOGLE_PLAY_TOKEN_URL", false,
+            "Google Play purchases: OAuth2 token URL where the service account's JWT is exchanged for a bearer (default https://oauth2.googleapis.com/token)";
+        GOOGLE_PLAY_PUSH_AUDIENCE = "ATELIER_GOOGLE_PLAY_PUSH_AUDIENCE", false,
+            "Google Play purchases: the audience of the Real-time Developer Notifications Pub/Sub push subscription (its OIDC token's aud); required with the package name";
+        GOOGLE_PLAY_PUSH_SERVICE_ACCOUNT = "ATELIER_GOOGLE_PLAY_PUSH_SERVICE_ACCOUNT", false,
+            "Google Play purchases: the e-mail of the service account the push subscription signs its OIDC tokens as; required with the package name";
+        GOOGLE_CERTS_URL = "ATELIER_GOOGLE_CERTS_URL", false,
+            "Google Play purchases: where Google's token signing keys are (a JWKS; default https://www.googleapis.com/oauth2/v3/certs)";
         OPERATOR = "ATELIER_OPERATOR", false,
             "atelier-admin only: the operator recorded on a grant's ledger row when --operator is not given";
     }
@@ -1270,6 +1286,8 @@ pub struct PaymentSettings {
     pub stripe_webhook_secret: Option<String>,
     /// App Store purchases, when both the roots and the bundle id are configured.
     pub apple: Option<crate::adapters::payments::apple::AppleSettings>,
+    /// Google Play purchases, when the package name and the key's secret id are configured.
+    pub google_play: Option<crate::adapters::payments::google::GooglePlaySettings>,
 }
 
 impl std::fmt::Debug for PaymentSettings {
@@ -1286,6 +1304,7 @@ impl std::fmt::Debug for PaymentSettings {
                 &redacted(&self.stripe_webhook_secret),
             )
             .field("apple", &self.apple)
+            .field("google_play", &self.google_play)
             .finish()
     }
 }
@@ -1356,8 +1375,76 @@ impl PaymentSettings {
             stripe_secret_key: opt(env::STRIPE_SECRET_KEY)?,
             stripe_webhook_secret: opt(env::STRIPE_WEBHOOK_SECRET)?,
             apple: apple_settings(&opt)?,
+            google_play: google_play_settings(&opt)?,
         })
     }
+}
+
+/// Google Play purchases: on when the package name and the key (its secret id, or locally the
+/// key itself) are set; then the push subscription's audience and service account must be set
+/// too.
+fn google_play_settings(
+    opt: &impl Fn(&'static str) -> Result<Option<String>, ConfigError>,
+) -> Result<Option<crate::adapters::payments::google::GooglePlaySettings>, ConfigError> {
+    let or = |name, default: &str| -> Result<String, ConfigError> {
+        let url = opt(name)?.unwrap_or_else(|| default.to_owned());
+        if url.starts_with("https://") || url.starts_with("http://") {
+            Ok(url.trim_end_matches('/').to_owned())
+        } else {
+            Err(ConfigError::Invalid {
+                name,
+                reason: format!("not an http(s) URL: {url:?}"),
+            })
+        }
+    };
+    // Every name is read whatever is set, so the table's test sees them all.
+    let (package, secret_id, key) = (
+        opt(env::GOOGLE_PLAY_PACKAGE_NAME)?,
+        opt(env::GOOGLE_PLAY_SECRET_ID)?,
+        opt(env::GOOGLE_PLAY_KEY)?,
+    );
+    let publisher_url = or(
+        env::GOOGLE_PLAY_PUBLISHER_URL,
+        "https://androidpublisher.googleapis.com",
+    )?;
+    let token_url = or(
+        env::GOOGLE_PLAY_TOKEN_URL,
+        "https://oauth2.googleapis.com/token",
+    )?;
+    let certs_url = or(
+        env::GOOGLE_CERTS_URL,
+        "https://www.googleapis.com/oauth2/v3/certs",
+    )?;
+    let (audience, account) = (
+        opt(env::GOOGLE_PLAY_PUSH_AUDIENCE)?,
+        opt(env::GOOGLE_PLAY_PUSH_SERVICE_ACCOUNT)?,
+    );
+    use crate::adapters::payments::google::KeySource;
+    let source = match (secret_id, key) {
+        (Some(id), _) => KeySource::Secret(id),
+        (None, Some(key)) => KeySource::Plain(key.into()),
+        (None, None) => return Ok(None),
+    };
+    let Some(package_name) = package else {
+        return Ok(None);
+    };
+    let required = |v: Option<String>, name| {
+        v.ok_or_else(|| ConfigError::Invalid {
+            name,
+            reason: format!("required with {}", env::GOOGLE_PLAY_PACKAGE_NAME),
+        })
+    };
+    Ok(Some(
+        crate::adapters::payments::google::GooglePlaySettings {
+            package_name,
+            publisher_url,
+            token_url,
+            push_audience: required(audience, env::GOOGLE_PLAY_PUSH_AUDIENCE)?,
+            push_service_account: required(account, env::GOOGLE_PLAY_PUSH_SERVICE_ACCOUNT)?,
+            certs_url,
+            key: source,
+        },
+    ))
 }
 
 /// App Store purchases: on when the roots and the bundle id are set, each checked here.

@@ -18,6 +18,7 @@ use tokio::sync::OnceCell;
 use tower::ServiceExt;
 
 pub mod app_store;
+pub mod google_play;
 pub mod iam;
 pub mod push;
 pub mod receiver;
@@ -33,7 +34,22 @@ pub struct Reply {
     pub body: Value,
 }
 
+/// A listener on a free port of 127.0.0.1, for a stand-in, and its base URL.
+pub async fn local_listener() -> (tokio::net::TcpListener, String) {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let addr = listener.local_addr().unwrap_or_else(|e| panic!("{e}"));
+    (listener, format!("http://{addr}"))
+}
+
 impl Reply {
+    /// Asserts an error response's status and problem code; `case` names it in the message.
+    pub fn assert_problem(&self, status: StatusCode, code: &str, case: impl std::fmt::Display) {
+        assert_eq!(self.status, status, "{case}: {self:?}");
+        assert_eq!(self.code(), code, "{case}: {self:?}");
+    }
+
     /// The problem `code` of an error response.
     pub fn code(&self) -> &str {
         self.body.get("code").and_then(Value::as_str).unwrap_or("")
@@ -316,6 +332,17 @@ impl Harness {
             );
         }
         assert_eq!(self.balance(user).await, target);
+    }
+
+    /// Spends some of `user`'s credits on `edits` accepted edits.
+    pub async fn spend(&self, user: &UserId, edits: usize) {
+        for i in 0..edits {
+            let original = self.upload(user, "original", Harness::png(8, 8)).await;
+            let body =
+                json!({ "style": "origami", "target": "pet", "original_asset_id": original });
+            let res = self.submit(user, Some(&format!("spend-{i}")), &body).await;
+            assert_eq!(res.status, StatusCode::ACCEPTED, "{res:?}");
+        }
     }
 
     /// Runs `atelier-admin audit`'s check and asserts it is clean.

@@ -9,7 +9,6 @@
 //! libraries.
 
 use std::collections::{HashMap, HashSet};
-use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 
 use atelier_model_server::samples;
@@ -72,15 +71,9 @@ pub struct PushStandIn {
 
 impl PushStandIn {
     pub async fn start() -> PushStandIn {
-        let listener = tokio::net::TcpListener::bind(SocketAddr::from(([127, 0, 0, 1], 0)))
-            .await
-            .unwrap_or_else(|e| panic!("{e}"));
-        let port = listener
-            .local_addr()
-            .unwrap_or_else(|e| panic!("{e}"))
-            .port();
+        let (listener, url) = crate::local_listener().await;
         let s = PushStandIn {
-            url: format!("http://127.0.0.1:{port}"),
+            url,
             inner: Arc::default(),
         };
         let app = Router::new()
@@ -369,38 +362,54 @@ fn apns_answer(
     }
 }
 
-/// The OAuth2 token endpoint: a JWT-bearer grant whose assertion verifies with the service
-/// account's key, for the FCM scope, with Google's token endpoint as audience (as Google's
-/// own endpoint requires, wherever the assertion is posted).
+/// The OAuth2 token endpoint of FCM's service account (the FCM scope or the broader
+/// cloud-platform one, which firebase-admin asks for).
 async fn token(State(s): State<PushStandIn>, body: Bytes) -> Response {
-    let form: HashMap<String, String> = url_form(&body);
-    let key = DecodingKey::from_rsa_pem(FCM_PUBLIC.as_bytes()).unwrap_or_else(|e| panic!("{e}"));
+    let scope = atelier_shared::adapters::push::FCM_SCOPE;
+    let (granted, res) = jwt_bearer_grant(&body, FCM_PUBLIC, CLIENT_EMAIL, scope, ACCESS_TOKEN);
+    if granted {
+        s.lock().token_calls += 1;
+    }
+    res
+}
+
+/// Google's OAuth2 token endpoint: a JWT-bearer grant whose assertion verifies with the
+/// service account's public key (`public_pem`), issued by `email`, with Google's token
+/// endpoint as audience (google-auth names it whatever its `token_uri`), asking for `scope`
+/// (one of a space-separated list), answered with `access_token`. Whether it was granted.
+pub(crate) fn jwt_bearer_grant(
+    body: &[u8],
+    public_pem: &str,
+    email: &str,
+    scope: &str,
+    access_token: &str,
+) -> (bool, Response) {
+    let form: HashMap<String, String> = url_form(body);
+    let key = DecodingKey::from_rsa_pem(public_pem.as_bytes()).unwrap_or_else(|e| panic!("{e}"));
     let mut v = Validation::new(Algorithm::RS256);
-    v.set_issuer(&[CLIENT_EMAIL]);
-    v.set_audience(&[atelier_shared::adapters::push::GOOGLE_TOKEN_AUDIENCE]);
+    v.set_issuer(&[email]);
+    v.set_audience(&[atelier_shared::adapters::service_account::TOKEN_AUDIENCE]);
     let claims = form
         .get("assertion")
         .and_then(|a| jsonwebtoken::decode::<Value>(a, &key, &v).ok());
     let grant = form.get("grant_type").map(String::as_str);
-    // FCM takes the messaging scope or the broader cloud-platform one (firebase-admin asks for
-    // the latter among others): the scope claim is a space-separated list.
+    // The scope claim is a space-separated list: `scope`, or the broader cloud-platform one
+    // (firebase-admin asks for it among others).
     let scoped = claims.is_some_and(|c| {
-        c.claims["scope"].as_str().is_some_and(|scopes| {
-            scopes.split(' ').any(|s| {
-                s == atelier_shared::adapters::push::FCM_SCOPE || s == CLOUD_PLATFORM_SCOPE
-            })
+        c.claims["scope"].as_str().is_some_and(|s| {
+            s.split(' ')
+                .any(|s| s == scope || s == CLOUD_PLATFORM_SCOPE)
         })
     });
     if grant != Some("urn:ietf:params:oauth:grant-type:jwt-bearer") || !scoped {
-        return (
+        let refused = (
             StatusCode::BAD_REQUEST,
             axum::Json(json!({"error": "invalid_grant"})),
-        )
-            .into_response();
+        );
+        return (false, refused.into_response());
     }
-    s.lock().token_calls += 1;
-    axum::Json(json!({"access_token": ACCESS_TOKEN, "expires_in": 3599, "token_type": "Bearer"}))
-        .into_response()
+    let body = json!({"access_token": access_token, "expires_in": 3599, "token_type": "Bearer"});
+    (true, axum::Json(body).into_response())
 }
 
 fn url_form(body: &[u8]) -> HashMap<String, String> {

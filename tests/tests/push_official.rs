@@ -146,7 +146,9 @@ async fn firebase_admin_reads_the_stand_ins_refusals_as_our_adapter_does() {
     assert!(
         matches!(
             refused,
-            Err(atelier_shared::adapters::push::PushError::TokenRefused(400))
+            Err(atelier_shared::adapters::push::PushError::Token(
+                atelier_shared::adapters::service_account::TokenError::Refused(400)
+            ))
         ),
         "{refused:?}"
     );

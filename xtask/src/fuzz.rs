@@ -88,6 +88,14 @@ checks.positive_data_acceptance.expected-statuses = ["2xx", "401", "403", "404",
 [[operations]]
 include-name = ["POST /v1/webhooks/apple"]
 checks.positive_data_acceptance.expected-statuses = ["400", "422"]
+
+[[operations]]
+include-name = ["POST /v1/purchases/google"]
+checks.positive_data_acceptance.expected-statuses = ["2xx", "400", "401", "403", "409", "422"]
+
+[[operations]]
+include-name = ["POST /v1/webhooks/google"]
+checks.positive_data_acceptance.expected-statuses = ["400", "401"]
 "#;
 
 /// App Store purchases are on in the fuzzed stack, trusting a root whose key was never kept:
@@ -103,6 +111,41 @@ fn fuzz_apple_env() -> [(String, String); 3] {
             "com.example.atelier".into(),
         ),
         ("ATELIER_APPLE_ENVIRONMENT".into(), "Sandbox".into()),
+    ]
+}
+
+/// Google Play purchases are on in the fuzzed stack too, with a test key and every Google URL
+/// a closed local port: no pack is sold in Google Play, so every purchase the fuzzer makes up
+/// is refused before Google is asked (`422`), and no push carries Pub/Sub's token (`401`).
+fn fuzz_google_env() -> [(String, String); 7] {
+    let key = serde_json::json!({
+        "client_email": "fuzz@atelier-fuzz.iam.gserviceaccount.com",
+        "private_key": include_str!("../../tests/fixtures/google/play-service-account.pem"),
+    });
+    let nowhere = "http://127.0.0.1:9";
+    [
+        (
+            "ATELIER_GOOGLE_PLAY_PACKAGE_NAME".into(),
+            "com.example.atelier".into(),
+        ),
+        ("ATELIER_GOOGLE_PLAY_KEY".into(), key.to_string()),
+        (
+            "ATELIER_GOOGLE_PLAY_PUSH_AUDIENCE".into(),
+            "atelier-fuzz".into(),
+        ),
+        (
+            "ATELIER_GOOGLE_PLAY_PUSH_SERVICE_ACCOUNT".into(),
+            "push@atelier-fuzz.iam.gserviceaccount.com".into(),
+        ),
+        ("ATELIER_GOOGLE_PLAY_PUBLISHER_URL".into(), nowhere.into()),
+        (
+            "ATELIER_GOOGLE_PLAY_TOKEN_URL".into(),
+            format!("{nowhere}/token"),
+        ),
+        (
+            "ATELIER_GOOGLE_CERTS_URL".into(),
+            format!("{nowhere}/certs"),
+        ),
     ]
 }
 
@@ -335,6 +378,7 @@ pub fn fuzz(args: &[String]) -> Result<ExitCode> {
     let _ministack = start_ministack(AWS_PORT, &state.join("ministack"))?;
     let mut env = private_stack_env(AWS_PORT, "atelier-fuzz", API_PORT, MODEL_PORT, &state);
     env.extend(fuzz_apple_env());
+    env.extend(fuzz_google_env());
     let (model, api) = start_model_and_api(&bin_dir, &env, &state, MODEL_PORT, API_PORT)?;
     let token = dev_token()?;
 

@@ -348,6 +348,20 @@ fn ensure_official_push() -> Result<PathBuf> {
     ensure_requirements("push", ".atelier-push-pins", OFFICIAL_PUSH_REQUIREMENTS)
 }
 
+/// Google's official Python clients (google-api-python-client, google-auth), pinned, which
+/// `tests/tests/google_purchases.rs` proves the stand-in Google Play with (a venv of its own,
+/// `.venv/google`).
+const OFFICIAL_GOOGLE_REQUIREMENTS: &str =
+    include_str!("../../tests/official-google/requirements.txt");
+
+fn ensure_official_google() -> Result<PathBuf> {
+    ensure_requirements(
+        "google",
+        ".atelier-google-pins",
+        OFFICIAL_GOOGLE_REQUIREMENTS,
+    )
+}
+
 /// Authlib, a maintained OpenID Connect client, pinned, which `tests/tests/oidc.rs` signs in
 /// at the local issuer with (a venv of its own, `.venv/authlib`).
 const OFFICIAL_AUTHLIB_REQUIREMENTS: &str =
@@ -581,6 +595,10 @@ fn test_env(port: u16) -> Result<Vec<(String, String)>> {
     env.push((
         "ATELIER_PUSH_PYTHON".into(),
         ensure_official_push()?.display().to_string(),
+    ));
+    env.push((
+        "ATELIER_GOOGLE_PYTHON".into(),
+        ensure_official_google()?.display().to_string(),
     ));
     env.push((
         "ATELIER_IAM_CALLS".into(),

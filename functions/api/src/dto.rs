@@ -622,6 +622,9 @@ pub struct PackView {
     /// The App Store consumable that sells this pack in the iOS app, if any.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub app_store_product_id: Option<String>,
+    /// The Google Play one-time product that sells this pack in the Android app, if any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub google_play_product_id: Option<String>,
 }
 
 impl From<&atelier_shared::domain::Pack> for PackView {
@@ -632,6 +635,7 @@ impl From<&atelier_shared::domain::Pack> for PackView {
             amount: p.amount,
             currency: p.currency.clone(),
             app_store_product_id: p.app_store_product_id.clone(),
+            google_play_product_id: p.google_play_product_id.clone(),
         }
     }
 }
@@ -664,12 +668,17 @@ impl From<atelier_shared::services::app_store::AppStorePurchase> for ApplePurcha
             transaction_id: p.transaction_id,
             pack: p.pack,
             credits: p.credits.get(),
-            outcome: if p.granted {
-                "granted"
-            } else {
-                "already_granted"
-            },
+            outcome: grant_outcome(p.granted),
         }
+    }
+}
+
+/// A store purchase's `outcome`.
+fn grant_outcome(granted: bool) -> &'static str {
+    if granted {
+        "granted"
+    } else {
+        "already_granted"
     }
 }
 
@@ -680,6 +689,63 @@ pub struct AppleNotificationRequest {
     /// The notification's JWS, as Apple sent it.
     #[schema(value_type = String, required = true, max_length = 32768)]
     pub signed_payload: Option<String>,
+}
+
+/// `POST /v1/purchases/google` body: what Google Play Billing's `Purchase` says.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct GooglePurchaseRequest {
+    /// The product bought (`Purchase.getProducts()`, one item): a pack's
+    /// `google_play_product_id`.
+    #[schema(value_type = String, required = true, max_length = 139, example = "starter_pack")]
+    pub product_id: Option<String>,
+    /// `Purchase.getPurchaseToken()`, as is.
+    #[schema(value_type = String, required = true, max_length = 1024)]
+    pub purchase_token: Option<String>,
+}
+
+/// A granted (or already granted) Google Play purchase.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct GooglePurchaseView {
+    /// Google Play's `orderId` (`GPA.…`).
+    pub order_id: String,
+    /// The pack it bought.
+    pub pack: String,
+    /// The credits it granted.
+    pub credits: i64,
+    /// `granted`, or `already_granted` (submitted before by this user; nothing changed).
+    pub outcome: &'static str,
+}
+
+impl From<atelier_shared::services::google_play::GooglePlayPurchase> for GooglePurchaseView {
+    fn from(p: atelier_shared::services::google_play::GooglePlayPurchase) -> GooglePurchaseView {
+        GooglePurchaseView {
+            order_id: p.order_id,
+            pack: p.pack,
+            credits: p.credits.get(),
+            outcome: grant_outcome(p.granted),
+        }
+    }
+}
+
+/// `POST /v1/webhooks/google` body: a Pub/Sub push (`PushRequest`) of a Real-time Developer
+/// Notification.
+#[derive(Debug, Deserialize, ToSchema)]
+pub struct GooglePushRequest {
+    pub message: GooglePushMessage,
+    /// The push subscription's name.
+    pub subscription: Option<String>,
+}
+
+/// The Pub/Sub message of a push.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct GooglePushMessage {
+    /// The `DeveloperNotification` JSON, base64.
+    pub data: String,
+    pub message_id: String,
+    #[schema(format = DateTime)]
+    pub publish_time: Option<String>,
 }
 
 /// The catalogue.

@@ -63,10 +63,17 @@ pub enum ProblemCode {
     DailyLimitReached,
     /// `PUT /v1/devices/{id}` of a new device when the user has the most already.
     DeviceLimitReached,
+    /// A Google Play purchase token Google does not vouch for (unknown, another app's or
+    /// product's, unusable).
+    GooglePurchaseInvalid,
+    /// A Google Play purchase that is pending (not paid yet).
+    PurchasePending,
+    /// A Pub/Sub push whose OIDC token is not Google's for this subscription.
+    PubsubTokenInvalid,
 }
 
 impl ProblemCode {
-    pub const ALL: [ProblemCode; 40] = [
+    pub const ALL: [ProblemCode; 43] = [
         ProblemCode::AccountClosed,
         ProblemCode::AccountOnHold,
         ProblemCode::AppStoreDataInvalid,
@@ -107,6 +114,9 @@ impl ProblemCode {
         ProblemCode::ValidationFailed,
         ProblemCode::DailyLimitReached,
         ProblemCode::DeviceLimitReached,
+        ProblemCode::GooglePurchaseInvalid,
+        ProblemCode::PurchasePending,
+        ProblemCode::PubsubTokenInvalid,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -151,6 +161,9 @@ impl ProblemCode {
             ProblemCode::ValidationFailed => "VALIDATION_FAILED",
             ProblemCode::DailyLimitReached => FailureCode::DailyLimitReached.as_str(),
             ProblemCode::DeviceLimitReached => "DEVICE_LIMIT_REACHED",
+            ProblemCode::GooglePurchaseInvalid => "GOOGLE_PURCHASE_INVALID",
+            ProblemCode::PurchasePending => "PURCHASE_PENDING",
+            ProblemCode::PubsubTokenInvalid => "PUBSUB_TOKEN_INVALID",
         }
     }
 }

@@ -23,7 +23,17 @@ async fn main() -> Result<(), lambda_http::Error> {
         .inspect_err(
             |e| tracing::error!(error = %atelier_shared::error::chain(e), "payments_setup_failed"),
         )?;
-    let app = App::new(config, &clients).with_stripe(stripe);
+    let play = atelier_shared::adapters::payments::setup::connect_google_play(
+        &config.payments,
+        &clients,
+    )
+    .await
+    .inspect_err(
+        |e| tracing::error!(error = %atelier_shared::error::chain(e), "google_play_setup_failed"),
+    )?;
+    let app = App::new(config, &clients)
+        .with_stripe(stripe)
+        .with_google_play(play);
     // One request per invocation: its metrics are written as its response leaves.
     let router = atelier_api::router(app).layer(axum::middleware::map_response(
         |res: axum::response::Response| async {

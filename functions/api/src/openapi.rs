@@ -13,7 +13,9 @@ use utoipa::openapi::{ContentBuilder, Ref, RefOr, Response, ResponseBuilder, Sch
 use utoipa::{Modify, Number, OpenApi};
 
 use crate::extract::Pagination;
-use crate::handlers::{account, app_store, devices, edits, payments, public, quotes, uploads};
+use crate::handlers::{
+    account, app_store, devices, edits, google_play, payments, public, quotes, uploads,
+};
 
 struct BearerAuth;
 
@@ -183,6 +185,7 @@ impl Modify for Webhooks {
         devices::put_device, devices::delete_device, devices::list_devices,
         payments::list_packs, payments::create_checkout, payments::stripe_webhook,
         app_store::create_apple_purchase, app_store::apple_webhook,
+        google_play::create_google_purchase, google_play::google_webhook,
     ),
     modifiers(&BearerAuth, &EdgeResponses, &Webhooks),
 )]
@@ -209,7 +212,11 @@ mod tests {
     use super::*;
 
     /// Called by Stripe's servers, never by a page: no CORS.
-    const SERVER_TO_SERVER: &[&str] = &["/v1/webhooks/stripe", "/v1/webhooks/apple"];
+    const SERVER_TO_SERVER: &[&str] = &[
+        "/v1/webhooks/stripe",
+        "/v1/webhooks/apple",
+        "/v1/webhooks/google",
+    ];
 
     /// Response headers a page may read without CORS exposing them (the safelist), and `Vary`,
     /// which is for caches, not for the app.

@@ -7,7 +7,9 @@ use axum::routing::{delete, get, post, put};
 
 use crate::error::{ApiError, ProblemCode};
 use crate::extract::MAX_JSON_BYTES;
-use crate::handlers::{account, app_store, devices, edits, payments, public, quotes, uploads};
+use crate::handlers::{
+    account, app_store, devices, edits, google_play, payments, public, quotes, uploads,
+};
 use crate::openapi;
 
 /// The API's router, as Lambda and the local runner serve it.
@@ -52,6 +54,11 @@ pub fn router(app: App) -> Router {
             post(app_store::apple_webhook)
                 .layer(DefaultBodyLimit::max(app_store::MAX_NOTIFICATION_BYTES)),
         )
+        .route(
+            "/v1/purchases/google",
+            post(google_play::create_google_purchase),
+        )
+        .route("/v1/webhooks/google", post(google_play::google_webhook))
         .fallback(|| async { ApiError::not_found().detail("no such route") })
         .method_not_allowed_fallback(|| async {
             ApiError::new(

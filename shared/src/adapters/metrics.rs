@@ -133,6 +133,10 @@ pub mod payment_outcome {
     /// app (forged, expired, another app or store): counted apart from Stripe's
     /// [`SIGNATURE_INVALID`], and alarmed on as [`Metric::VerificationFailures`].
     pub const APP_STORE_REFUSED: &str = "app_store_refused";
+    /// A purchase token an app posted that Google Play does not vouch for (unknown, another
+    /// app's, unusable): counted apart and not alarmed, as [`APP_STORE_REFUSED`]. A refused
+    /// Pub/Sub push counts as [`SIGNATURE_INVALID`].
+    pub const GOOGLE_PLAY_REFUSED: &str = "google_play_refused";
 }
 
 /// `values` of the catalogue: key (lower camel case) → dimension value.

@@ -11,5 +11,6 @@ pub mod model;
 pub mod payments;
 pub mod push;
 pub mod queue;
+pub mod service_account;
 pub mod telemetry;
 pub mod webhooks;

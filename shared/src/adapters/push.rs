@@ -9,22 +9,18 @@ use std::time::{Duration, Instant};
 use jsonwebtoken::{Algorithm, EncodingKey, Header};
 use serde::Serialize;
 
+use super::service_account::{ServiceAccount, TokenError, lock};
 use crate::domain::device::{Platform, PushToken};
 use crate::domain::push::{Answer, Notification};
 
 /// FCM's OAuth2 scope.
 pub const FCM_SCOPE: &str = "https://www.googleapis.com/auth/firebase.messaging";
-/// The audience of a service-account assertion: Google's token endpoint, whatever URL the
-/// assertion is posted to (google-auth, which firebase-admin uses, signs this one too).
-pub const GOOGLE_TOKEN_AUDIENCE: &str = "https://oauth2.googleapis.com/token";
 /// APNs refuses a provider token older than an hour and throttles new ones more often than
 /// every 20 minutes: each is used for this long.
 const APNS_TOKEN_LIFE: Duration = Duration::from_secs(40 * 60);
 /// How long APNs keeps a push for a phone that is off (`apns-expiration`), said rather than
 /// left to APNs: a day later "your edit is ready" is still news, a week later it is noise.
 const APNS_EXPIRY: Duration = Duration::from_secs(24 * 3600);
-/// An access token is renewed this long before it expires.
-const FCM_TOKEN_MARGIN: Duration = Duration::from_secs(300);
 
 /// APNs credentials and where to send (no `Debug`: it holds the signing key).
 #[derive(Clone, serde::Deserialize)]
@@ -63,8 +59,8 @@ pub enum PushError {
     NotConfigured(&'static str),
     #[error("signing the provider token")]
     Sign(#[source] jsonwebtoken::errors::Error),
-    #[error("the token endpoint answered {0}")]
-    TokenRefused(u16),
+    #[error("getting FCM's bearer")]
+    Token(#[from] TokenError),
     #[error("sending")]
     Http(#[source] reqwest::Error),
     #[error("reading the push credentials from Secrets Manager ({secret_id})")]
@@ -79,7 +75,7 @@ impl PushError {
     /// Google's token endpoint refused the service account's assertion (a 4xx: a wrong or
     /// revoked key, an unknown account), as FCM refusing our credentials would.
     pub fn refuses_credentials(&self) -> bool {
-        matches!(self, PushError::TokenRefused(status) if (400..500).contains(status))
+        matches!(self, PushError::Token(TokenError::Refused(status)) if (400..500).contains(status))
     }
 }
 
@@ -131,28 +127,14 @@ pub struct Pusher {
     apns: Option<ApnsSettings>,
     fcm: Option<FcmSettings>,
     apns_jwt: Mutex<Option<(String, Instant)>>,
-    fcm_access: Mutex<Option<(String, Instant)>>,
+    /// FCM's service account and its cached bearer.
+    fcm_account: Option<ServiceAccount>,
 }
 
 #[derive(Serialize)]
 struct ApnsClaims<'a> {
     iss: &'a str,
     iat: i64,
-}
-
-#[derive(Serialize)]
-struct ServiceAccountClaims<'a> {
-    iss: &'a str,
-    scope: &'a str,
-    aud: &'a str,
-    iat: i64,
-    exp: i64,
-}
-
-#[derive(serde::Deserialize)]
-struct AccessToken {
-    access_token: String,
-    expires_in: u64,
 }
 
 impl Pusher {
@@ -172,10 +154,12 @@ impl Pusher {
                 .http2_prior_knowledge()
                 .build()
                 .map_err(PushError::Http)?,
+            fcm_account: fcm.as_ref().map(|f| {
+                ServiceAccount::new(&f.token_url, &f.client_email, &f.private_key_pem, FCM_SCOPE)
+            }),
             apns,
             fcm,
             apns_jwt: Mutex::new(None),
-            fcm_access: Mutex::new(None),
         })
     }
 
@@ -225,8 +209,10 @@ impl Pusher {
     }
 
     async fn send_fcm(&self, token: &PushToken, n: &Notification) -> Result<Answer, PushError> {
-        let s = self.fcm.as_ref().ok_or(PushError::NotConfigured("FCM"))?;
-        let access = self.fcm_access(s).await?;
+        let (Some(s), Some(account)) = (&self.fcm, &self.fcm_account) else {
+            return Err(PushError::NotConfigured("FCM"));
+        };
+        let access = account.bearer(&self.http).await?;
         let url = format!(
             "{}/v1/projects/{}/messages:send",
             s.base_url.trim_end_matches('/'),
@@ -244,7 +230,7 @@ impl Pusher {
         let body = res.text().await.unwrap_or_default();
         if status == 401 {
             // A revoked access token: the next attempt gets a new one.
-            *lock(&self.fcm_access) = None;
+            account.forget();
         }
         Ok(Answer::fcm(status, &body))
     }
@@ -267,44 +253,6 @@ impl Pusher {
         *lock(&self.apns_jwt) = Some((jwt.clone(), Instant::now()));
         Ok(jwt)
     }
-
-    /// The cached FCM access token, or one exchanged for a new service-account JWT.
-    async fn fcm_access(&self, s: &FcmSettings) -> Result<String, PushError> {
-        if let Some((token, until)) = lock(&self.fcm_access).as_ref()
-            && Instant::now() < *until
-        {
-            return Ok(token.clone());
-        }
-        let iat = crate::clock::now().unix_timestamp();
-        let claims = ServiceAccountClaims {
-            iss: &s.client_email,
-            scope: FCM_SCOPE,
-            aud: GOOGLE_TOKEN_AUDIENCE,
-            iat,
-            exp: iat + 3600,
-        };
-        let key =
-            EncodingKey::from_rsa_pem(s.private_key_pem.as_bytes()).map_err(PushError::Sign)?;
-        let assertion = jsonwebtoken::encode(&Header::new(Algorithm::RS256), &claims, &key)
-            .map_err(PushError::Sign)?;
-        let res = self
-            .http
-            .post(&s.token_url)
-            .form(&[
-                ("grant_type", "urn:ietf:params:oauth:grant-type:jwt-bearer"),
-                ("assertion", assertion.as_str()),
-            ])
-            .send()
-            .await
-            .map_err(PushError::Http)?;
-        if !res.status().is_success() {
-            return Err(PushError::TokenRefused(res.status().as_u16()));
-        }
-        let token: AccessToken = res.json().await.map_err(PushError::Http)?;
-        let life = Duration::from_secs(token.expires_in).saturating_sub(FCM_TOKEN_MARGIN);
-        *lock(&self.fcm_access) = Some((token.access_token.clone(), Instant::now() + life));
-        Ok(token.access_token)
-    }
 }
 
 impl std::fmt::Debug for Pusher {
@@ -314,10 +262,6 @@ impl std::fmt::Debug for Pusher {
             .field("fcm", &self.fcm.as_ref().map(|f| &f.base_url))
             .finish_non_exhaustive()
     }
-}
-
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 /// `apns-expiration`: the UNIX time after which APNs drops the push undelivered.

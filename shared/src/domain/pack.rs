@@ -49,6 +49,9 @@ pub struct Pack {
     /// The App Store consumable that sells this pack, if any.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub app_store_product_id: Option<String>,
+    /// The Google Play one-time product that sells this pack, if any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub google_play_product_id: Option<String>,
 }
 
 /// The catalogue: at least one pack, names unique.
@@ -61,7 +64,7 @@ pub enum PackError {
     #[error("no pack given")]
     Empty,
     #[error(
-        "{0:?}: expected NAME:CREDITS:AMOUNT:CURRENCY[:APP_STORE_PRODUCT_ID] (e.g. starter:50:500:usd or starter:50:500:usd:com.example.starter)"
+        "{0:?}: expected NAME:CREDITS:AMOUNT:CURRENCY[:APP_STORE_PRODUCT_ID[:GOOGLE_PLAY_PRODUCT_ID]] (e.g. starter:50:500:usd, starter:50:500:usd:com.example.starter or starter:50:500:usd::starter_pack)"
     )]
     Shape(String),
     #[error("{0:?}: the name must be 1-32 characters of a-z, 0-9, - and _")]
@@ -78,6 +81,12 @@ pub enum PackError {
     ProductId(String),
     #[error("the App Store product {0:?} is listed twice")]
     DuplicateProduct(String),
+    #[error(
+        "{0:?}: the Google Play product id must be 1-139 characters of a-z, 0-9, . and _, starting with a letter or digit"
+    )]
+    GoogleProductId(String),
+    #[error("the Google Play product {0:?} is listed twice")]
+    DuplicateGoogleProduct(String),
 }
 
 impl Packs {
@@ -104,6 +113,13 @@ impl Packs {
             {
                 return Err(PackError::DuplicateProduct(product.clone()));
             }
+            if let Some(product) = &pack.google_play_product_id
+                && packs
+                    .iter()
+                    .any(|p| p.google_play_product_id.as_ref() == Some(product))
+            {
+                return Err(PackError::DuplicateGoogleProduct(product.clone()));
+            }
             packs.push(pack);
         }
         if packs.is_empty() || packs.len() > Self::MAX_PACKS {
@@ -123,6 +139,13 @@ impl Packs {
             .find(|p| p.app_store_product_id.as_deref() == Some(product_id))
     }
 
+    /// The pack a Google Play product sells.
+    pub fn by_google_play_product(&self, product_id: &str) -> Option<&Pack> {
+        self.0
+            .iter()
+            .find(|p| p.google_play_product_id.as_deref() == Some(product_id))
+    }
+
     pub fn all(&self) -> &[Pack] {
         &self.0
     }
@@ -137,11 +160,24 @@ impl Default for Packs {
 
 fn parse_one(entry: &str) -> Result<Pack, PackError> {
     let parts: Vec<&str> = entry.split(':').map(str::trim).collect();
-    let (name, credits, amount, currency, product) = match parts.as_slice() {
-        [n, c, a, cur] => (n, c, a, cur, None),
-        [n, c, a, cur, p] => (n, c, a, cur, Some(*p)),
+    // The App Store field may be empty only when a Google Play product follows it.
+    let (name, credits, amount, currency, product, google) = match parts.as_slice() {
+        [n, c, a, cur] => (n, c, a, cur, None, None),
+        [n, c, a, cur, p] => (n, c, a, cur, Some(*p), None),
+        [n, c, a, cur, p, g] => (n, c, a, cur, Some(*p).filter(|p| !p.is_empty()), Some(*g)),
         _ => return Err(PackError::Shape(entry.to_owned())),
     };
+    let google_play_product_id = google
+        .map(|g| {
+            let ok = !g.is_empty()
+                && g.len() <= 139
+                && g.starts_with(|c: char| c.is_ascii_lowercase() || c.is_ascii_digit())
+                && g.chars()
+                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || "._".contains(c));
+            ok.then(|| g.to_owned())
+                .ok_or_else(|| PackError::GoogleProductId(entry.to_owned()))
+        })
+        .transpose()?;
     let app_store_product_id = product
         .map(|p| {
             let ok = !p.is_empty()
@@ -172,6 +208,7 @@ fn parse_one(entry: &str) -> Result<Pack, PackError> {
         amount,
         currency: currency.to_ascii_lowercase(),
         app_store_product_id,
+        google_play_product_id,
     })
 }
 
@@ -211,6 +248,23 @@ mod tests {
     }
 
     #[test]
+    fn a_pack_may_name_the_google_play_product_that_sells_it_with_or_without_an_app_store_one() {
+        let packs = Packs::parse(
+            "starter:50:500:usd::starter_pack,studio:250:2000:usd:com.example.studio:studio.pack",
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        let starter = packs.by_google_play_product("starter_pack");
+        assert_eq!(starter.map(|p| p.id.as_str()), Some("starter"));
+        assert_eq!(starter.and_then(|p| p.app_store_product_id.clone()), None);
+        let studio = packs.by_google_play_product("studio.pack");
+        assert_eq!(
+            studio.and_then(|p| p.app_store_product_id.as_deref()),
+            Some("com.example.studio")
+        );
+        assert!(packs.by_google_play_product("com.example.studio").is_none());
+    }
+
+    #[test]
     fn malformed_catalogues_are_refused_naming_the_entry() {
         for (raw, want) in [
             ("", PackError::Empty),
@@ -231,8 +285,24 @@ mod tests {
                 PackError::ProductId("a:1:500:usd:x y".into()),
             ),
             (
-                "a:1:500:usd:p:q",
-                PackError::Shape("a:1:500:usd:p:q".into()),
+                "a:1:500:usd:p:q:r",
+                PackError::Shape("a:1:500:usd:p:q:r".into()),
+            ),
+            (
+                "a:1:500:usd:p:Q",
+                PackError::GoogleProductId("a:1:500:usd:p:Q".into()),
+            ),
+            (
+                "a:1:500:usd::",
+                PackError::GoogleProductId("a:1:500:usd::".into()),
+            ),
+            (
+                "a:1:500:usd::_q",
+                PackError::GoogleProductId("a:1:500:usd::_q".into()),
+            ),
+            (
+                "a:1:500:usd::q,b:2:900:usd::q",
+                PackError::DuplicateGoogleProduct("q".into()),
             ),
             (
                 "a:1:500:usd:p,b:2:900:usd:p",

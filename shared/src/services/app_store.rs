@@ -14,15 +14,12 @@
 use sha2::{Digest, Sha256};
 
 use super::App;
-use super::payments::{self, WebhookError, WebhookOutcome};
+use super::payments::{self, StoreGrant, WebhookOutcome};
 use crate::adapters::metrics;
 use crate::adapters::payments::apple::{AppleSettings, Transaction, VerifyError};
-use crate::adapters::payments::event::{PaidSession, ReversalCause};
+use crate::adapters::payments::event::ReversalCause;
 use crate::domain::{Credits, UserId};
 use crate::error::Error;
-
-/// Most items one consumable transaction may carry (StoreKit's `quantity`).
-const MAX_QUANTITY: i64 = 10;
 
 /// Why App Store data was not applied.
 #[derive(Debug, thiserror::Error)]
@@ -150,24 +147,12 @@ async fn apply_purchase(
         .ok_or_else(|| AppStoreError::UnknownProduct {
             product_id: tx.product_id.clone(),
         })?;
-    let credits = Credits::new(pack.credits.get() * tx.quantity);
-    let id = payment_id(&tx);
-    let paid = PaidSession {
-        session_id: id.clone(),
-        payment_id: id.clone(),
-        user: user.clone(),
-        pack: pack.id.to_string(),
-        credits,
-    };
-    let granted = match payments::purchase(app, &paid).await? {
-        WebhookOutcome::Granted { .. } => true,
-        _ => {
-            let owner = app.store.get_payment(&id).await?.map(|p| p.user_id);
-            if owner.as_ref() != Some(user) {
-                return Err(AppStoreError::GrantedToAnother);
-            }
-            false
-        }
+    let (grant, credits) =
+        payments::grant_store_purchase(app, user, &payment_id(&tx), pack, tx.quantity).await?;
+    let granted = match grant {
+        StoreGrant::Granted => true,
+        StoreGrant::AlreadyYours => false,
+        StoreGrant::Another => return Err(AppStoreError::GrantedToAnother),
     };
     tracing::info!(user_id = %user, transaction_id = %tx.transaction_id, pack = %pack.id, granted, "app_store_purchase");
     Ok(AppStorePurchase {
@@ -180,16 +165,10 @@ async fn apply_purchase(
 
 /// The transaction id becomes a key: digits and a few separators, bounded; a sane quantity.
 fn check_ids(tx: &Transaction) -> Result<(), AppStoreError> {
-    let id_ok = !tx.transaction_id.is_empty()
-        && tx.transaction_id.len() <= 64
-        && tx
-            .transaction_id
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c));
-    if !id_ok {
+    if !payments::store_id_ok(&tx.transaction_id) {
         return Err(VerifyError::Payload("transactionId is not an id".to_owned()).into());
     }
-    if !(1..=MAX_QUANTITY).contains(&tx.quantity) {
+    if !(1..=payments::MAX_STORE_QUANTITY).contains(&tx.quantity) {
         return Err(VerifyError::Payload(format!("quantity {} out of range", tx.quantity)).into());
     }
     Ok(())
@@ -203,9 +182,7 @@ pub async fn notification(
 ) -> Result<WebhookOutcome, AppStoreError> {
     let result = apply_notification(app, signed_payload, now).await;
     metrics::payment_event(match &result {
-        Ok(WebhookOutcome::Reversed { .. }) => metrics::payment_outcome::REVERSED,
-        Ok(WebhookOutcome::Ignored { .. }) => "ignored",
-        Ok(_) => "duplicate",
+        Ok(outcome) => payments::store_notification_label(outcome),
         Err(e) => error_label(e),
     });
     if matches!(result, Err(AppStoreError::Verify(_))) {
@@ -239,14 +216,10 @@ async fn apply_notification(
         kind,
         notification: n.notification_uuid.clone(),
     };
-    let outcome = payments::reverse(app, &payment_id(&tx), &cause)
-        .await
-        .map_err(|e| match e {
-            WebhookError::NotYetRecorded { .. } => AppStoreError::NotYetRecorded {
-                transaction_id: tx.transaction_id.clone(),
-            },
-            WebhookError::Store(e) => AppStoreError::Store(e),
-            other => AppStoreError::Store(Error::corrupt(other.to_string())),
+    let outcome = payments::reverse_store_purchase(app, &payment_id(&tx), &cause)
+        .await?
+        .ok_or_else(|| AppStoreError::NotYetRecorded {
+            transaction_id: tx.transaction_id.clone(),
         })?;
     tracing::info!(notification_uuid = %n.notification_uuid, transaction_id = %tx.transaction_id, outcome = ?outcome, "app_store_notification_applied");
     Ok(outcome)

@@ -10,6 +10,7 @@ pub mod budget;
 pub mod cancel;
 pub mod delivery;
 pub mod devices;
+pub mod google_play;
 pub mod guard;
 pub mod jobs;
 pub mod lineage;
@@ -43,6 +44,8 @@ pub struct App {
     pub assets: Assets,
     /// Stripe, when buying credits is configured (the API only).
     pub stripe: Option<Stripe>,
+    /// Google Play, when its purchases are configured (the API only).
+    pub google_play: Option<std::sync::Arc<crate::adapters::payments::google::GooglePlay>>,
     /// The push services' client, when push is configured (the sweeper only).
     pub pusher: Option<std::sync::Arc<crate::adapters::push::Pusher>>,
 }
@@ -60,6 +63,7 @@ impl App {
             assets: Assets::new(clients.s3.clone(), r.bucket.clone()),
             config,
             stripe: None,
+            google_play: None,
             pusher: None,
         }
     }
@@ -67,6 +71,15 @@ impl App {
     /// The same adapters with push configured (or not).
     pub fn with_pusher(mut self, pusher: Option<crate::adapters::push::Pusher>) -> App {
         self.pusher = pusher.map(std::sync::Arc::new);
+        self
+    }
+
+    /// The same adapters with Google Play configured (or not).
+    pub fn with_google_play(
+        mut self,
+        play: Option<crate::adapters::payments::google::GooglePlay>,
+    ) -> App {
+        self.google_play = play.map(std::sync::Arc::new);
         self
     }
 

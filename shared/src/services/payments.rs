@@ -318,6 +318,84 @@ pub(crate) async fn purchase(app: &App, paid: &PaidSession) -> Result<WebhookOut
     Err(Error::NotFound { what: "account" })
 }
 
+/// Most items one store purchase may carry (StoreKit's and Google Play's `quantity`).
+pub(crate) const MAX_STORE_QUANTITY: i64 = 10;
+
+/// What granting a purchase an app store vouched for (App Store, Google Play) did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum StoreGrant {
+    Granted,
+    /// Granted before to the same user: nothing changed.
+    AlreadyYours,
+    /// Granted before to another user: nothing changed.
+    Another,
+}
+
+/// Grants `quantity` of `pack` to `user` as the payment `payment_id` (`apple:…`, `google:…`),
+/// once: the Stripe path with the payment id as the session id, then whose it was when it
+/// was granted before.
+pub(crate) async fn grant_store_purchase(
+    app: &App,
+    user: &UserId,
+    payment_id: &str,
+    pack: &Pack,
+    quantity: i64,
+) -> Result<(StoreGrant, Credits), Error> {
+    let credits = Credits::new(pack.credits.get() * quantity);
+    let paid = PaidSession {
+        session_id: payment_id.to_owned(),
+        payment_id: payment_id.to_owned(),
+        user: user.clone(),
+        pack: pack.id.to_string(),
+        credits,
+    };
+    let grant = match purchase(app, &paid).await? {
+        WebhookOutcome::Granted { .. } => StoreGrant::Granted,
+        _ => {
+            let owner = app.store.get_payment(payment_id).await?.map(|p| p.user_id);
+            if owner.as_ref() == Some(user) {
+                StoreGrant::AlreadyYours
+            } else {
+                StoreGrant::Another
+            }
+        }
+    };
+    Ok((grant, credits))
+}
+
+/// Takes a store purchase back as a Stripe refund is; `None` when it is not granted yet (the
+/// store's notification is refused as retryable, and the store sends it again).
+pub(crate) async fn reverse_store_purchase(
+    app: &App,
+    payment_id: &str,
+    cause: &ReversalCause,
+) -> Result<Option<WebhookOutcome>, Error> {
+    match reverse(app, payment_id, cause).await {
+        Ok(outcome) => Ok(Some(outcome)),
+        Err(WebhookError::NotYetRecorded { .. }) => Ok(None),
+        Err(WebhookError::Store(e)) => Err(e),
+        Err(other) => Err(Error::corrupt(other.to_string())),
+    }
+}
+
+/// The `Outcome` dimension of a store's notification applied (App Store, Google Play).
+pub(crate) fn store_notification_label(outcome: &WebhookOutcome) -> &'static str {
+    match outcome {
+        WebhookOutcome::Reversed { .. } => metrics::payment_outcome::REVERSED,
+        WebhookOutcome::Ignored { .. } => "ignored",
+        _ => "duplicate",
+    }
+}
+
+/// Whether a store's id may become part of a key: 1-64 letters, digits, `-`, `_`, `.`.
+pub(crate) fn store_id_ok(id: &str) -> bool {
+    !id.is_empty()
+        && id.len() <= 64
+        && id
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c))
+}
+
 /// Attempts at a guarded move before giving up as contended (Stripe retries the event).
 const MOVE_ATTEMPTS: u32 = 8;
 

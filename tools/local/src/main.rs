@@ -173,6 +173,13 @@ async fn serve(
     // No Stripe keys configured: the stand-in Stripe, in-process, forwarding its
     // signed events to this API like `stripe listen --forward-to`.
     let (app, _stripe_stand_in) = with_stripe(app, &clients, port).await?;
+    // Google Play as the API's cold start sets it up (off unless configured).
+    let play = atelier_shared::adapters::payments::setup::connect_google_play(
+        &app.config.payments,
+        &clients,
+    )
+    .await?;
+    let app = app.with_google_play(play);
     let (edit, vision) = atelier_shared::adapters::model::setup::clients_from_env(&clients).await?;
     let providers = Providers::new(edit, vision)
         .ok_or_else(|| anyhow::anyhow!("no model provider is configured"))?;

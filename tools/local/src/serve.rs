@@ -17,7 +17,8 @@ use crate::authorizer::Authorizer;
 use crate::issuer::DevIssuer;
 
 /// Routes API Gateway serves without the authorizer.
-/// The Stripe and App Store webhooks are among them: their signatures are their authentication.
+/// The Stripe, App Store and Google Play webhooks are among them: their signatures (Google's:
+/// Pub/Sub's OIDC token, checked by the API) are their authentication.
 pub const PUBLIC_ROUTES: &[&str] = &[
     "/healthz",
     "/v1/styles",
@@ -25,6 +26,7 @@ pub const PUBLIC_ROUTES: &[&str] = &[
     "/v1/packs",
     "/v1/webhooks/stripe",
     "/v1/webhooks/apple",
+    "/v1/webhooks/google",
 ];
 
 /// Path of the dev issuer under the local server (the issuer URL is `http://host:port` + this).

@@ -349,6 +349,27 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/purchases/google": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Grants the pack a Google Play purchase bought, once per `orderId`, and consumes it. Send
+         *     the purchase's product id and token when Google Play Billing reports it `PURCHASED`; do
+         *     not consume it yourself (this does, after granting).
+         */
+        post: operations["create_google_purchase"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/quotes": {
         parameters: {
             query?: never;
@@ -419,6 +440,28 @@ export interface paths {
          *     once (never below zero; a shortfall puts the account on hold). Other types: `200`, ignored.
          */
         post: operations["apple_webhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhooks/google": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Real-time Developer Notifications, pushed by Pub/Sub. Believed only with the push's OIDC
+         *     token (Google's signature, issuer, the subscription's audience and service account, not
+         *     expired); then a voided one-time purchase takes its pack back once (never below zero; a
+         *     shortfall puts the account on hold). Other notifications: `200`, ignored.
+         */
+        post: operations["google_webhook"];
         delete?: never;
         options?: never;
         head?: never;
@@ -796,6 +839,48 @@ export interface components {
             /** @description A sentence for a person. */
             message: string;
         };
+        /** @description `POST /v1/purchases/google` body: what Google Play Billing's `Purchase` says. */
+        GooglePurchaseRequest: {
+            /**
+             * @description The product bought (`Purchase.getProducts()`, one item): a pack's
+             *     `google_play_product_id`.
+             * @example starter_pack
+             */
+            productId: string;
+            /** @description `Purchase.getPurchaseToken()`, as is. */
+            purchaseToken: string;
+        };
+        /** @description A granted (or already granted) Google Play purchase. */
+        GooglePurchaseView: {
+            /**
+             * Format: int64
+             * @description The credits it granted.
+             */
+            credits: number;
+            /** @description Google Play's `orderId` (`GPA.…`). */
+            order_id: string;
+            /** @description `granted`, or `already_granted` (submitted before by this user; nothing changed). */
+            outcome: string;
+            /** @description The pack it bought. */
+            pack: string;
+        };
+        /** @description The Pub/Sub message of a push. */
+        GooglePushMessage: {
+            /** @description The `DeveloperNotification` JSON, base64. */
+            data: string;
+            messageId: string;
+            /** Format: date-time */
+            publishTime?: string | null;
+        };
+        /**
+         * @description `POST /v1/webhooks/google` body: a Pub/Sub push (`PushRequest`) of a Real-time Developer
+         *     Notification.
+         */
+        GooglePushRequest: {
+            message: components["schemas"]["GooglePushMessage"];
+            /** @description The push subscription's name. */
+            subscription?: string | null;
+        };
         /** @description `GET /healthz`. */
         Health: {
             status: string;
@@ -953,6 +1038,8 @@ export interface components {
             credits: number;
             /** @description ISO 4217, lower case. */
             currency: string;
+            /** @description The Google Play one-time product that sells this pack in the Android app, if any. */
+            google_play_product_id?: string | null;
             id: string;
         };
         /** @description Problem details (`application/problem+json`). */
@@ -984,7 +1071,7 @@ export interface components {
          *     In the OpenAPI document as a string enum (`schema.d.ts` gives the web app the union).
          * @enum {string}
          */
-        ProblemCode: "ACCOUNT_CLOSED" | "ACCOUNT_ON_HOLD" | "APP_STORE_DATA_INVALID" | "ASSET_IN_USE" | "ASSET_NOT_FOUND" | "CANDIDATE_NOT_ADOPTABLE" | "IDEMPOTENCY_CONFLICT" | "IDEMPOTENCY_KEY_INVALID" | "IDEMPOTENCY_KEY_REQUIRED" | "IMAGES_DELETED" | "IMAGES_IN_USE" | "INSUFFICIENT_CREDITS" | "INTERNAL" | "INVALID_CURSOR" | "INVALID_WAIT" | "MALFORMED_EVENT" | "MALFORMED_JSON" | "METHOD_NOT_ALLOWED" | "NOT_CANCELABLE" | "NOT_FOUND" | "NOT_REPAIRABLE" | "PAYLOAD_TOO_LARGE" | "PAYMENTS_NOT_CONFIGURED" | "PAYMENT_NOT_RECORDED" | "PAYMENT_PROVIDER_ERROR" | "REPAIRS_STOPPED" | "REPAIR_IN_PROGRESS" | "REPAIR_LIMIT_REACHED" | "SIGNATURE_INVALID" | "TOO_MANY_IN_FLIGHT" | "TRANSACTION_OTHER_ACCOUNT" | "TRANSACTION_REVOKED" | "TRY_AGAIN" | "UNAUTHENTICATED" | "UNKNOWN_PRODUCT" | "UNSUPPORTED_MEDIA_TYPE" | "UPLOAD_LIMIT_REACHED" | "VALIDATION_FAILED" | "DAILY_LIMIT_REACHED" | "DEVICE_LIMIT_REACHED";
+        ProblemCode: "ACCOUNT_CLOSED" | "ACCOUNT_ON_HOLD" | "APP_STORE_DATA_INVALID" | "ASSET_IN_USE" | "ASSET_NOT_FOUND" | "CANDIDATE_NOT_ADOPTABLE" | "IDEMPOTENCY_CONFLICT" | "IDEMPOTENCY_KEY_INVALID" | "IDEMPOTENCY_KEY_REQUIRED" | "IMAGES_DELETED" | "IMAGES_IN_USE" | "INSUFFICIENT_CREDITS" | "INTERNAL" | "INVALID_CURSOR" | "INVALID_WAIT" | "MALFORMED_EVENT" | "MALFORMED_JSON" | "METHOD_NOT_ALLOWED" | "NOT_CANCELABLE" | "NOT_FOUND" | "NOT_REPAIRABLE" | "PAYLOAD_TOO_LARGE" | "PAYMENTS_NOT_CONFIGURED" | "PAYMENT_NOT_RECORDED" | "PAYMENT_PROVIDER_ERROR" | "REPAIRS_STOPPED" | "REPAIR_IN_PROGRESS" | "REPAIR_LIMIT_REACHED" | "SIGNATURE_INVALID" | "TOO_MANY_IN_FLIGHT" | "TRANSACTION_OTHER_ACCOUNT" | "TRANSACTION_REVOKED" | "TRY_AGAIN" | "UNAUTHENTICATED" | "UNKNOWN_PRODUCT" | "UNSUPPORTED_MEDIA_TYPE" | "UPLOAD_LIMIT_REACHED" | "VALIDATION_FAILED" | "DAILY_LIMIT_REACHED" | "DEVICE_LIMIT_REACHED" | "GOOGLE_PURCHASE_INVALID" | "PURCHASE_PENDING" | "PUBSUB_TOKEN_INVALID";
         /** @description The price of one request, itemised. */
         Quote: {
             /** Format: int32 */
@@ -2776,6 +2863,129 @@ export interface operations {
             };
         };
     };
+    create_google_purchase: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["GooglePurchaseRequest"];
+            };
+        };
+        responses: {
+            /** @description already granted to you: nothing changed (the purchase is consumed if it was not) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GooglePurchaseView"];
+                };
+            };
+            /** @description granted: the pack's credits were added, and the purchase consumed */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GooglePurchaseView"];
+                };
+            };
+            /** @description GOOGLE_PURCHASE_INVALID (Google Play does not vouch for this token of this product and app) or MALFORMED_JSON: nothing written */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description UNAUTHENTICATED: no valid bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description TRANSACTION_OTHER_ACCOUNT: bought for another account (obfuscatedAccountId): nothing written */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description TRANSACTION_OTHER_ACCOUNT: already granted to another account */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE: JSON required */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description UNKNOWN_PRODUCT, PURCHASE_PENDING, TRANSACTION_REVOKED (cancelled) or VALIDATION_FAILED: nothing written */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description INTERNAL: the store or AWS failed; opaque, logged with its cause */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description PAYMENT_PROVIDER_ERROR: Google Play did not answer; send the same purchase again (a grant already made is not repeated) */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description PAYMENTS_NOT_CONFIGURED: Google Play purchases are not configured */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     create_quote: {
         parameters: {
             query?: never;
@@ -3059,6 +3269,96 @@ export interface operations {
             };
             /** @description VALIDATION_FAILED: signedPayload over its length limit; nothing written */
             422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description INTERNAL: the store or AWS failed; opaque, logged with its cause */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description PAYMENTS_NOT_CONFIGURED */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    google_webhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Bearer <the push's OIDC token> */
+                Authorization: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["GooglePushRequest"];
+            };
+        };
+        responses: {
+            /** @description applied, already applied, or ignored */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookReceipt"];
+                };
+            };
+            /** @description MALFORMED_EVENT: not a notification for this app: nothing written */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description PUBSUB_TOKEN_INVALID: no OIDC token, or not Pub/Sub's for this subscription: nothing read, nothing written */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description PAYMENT_NOT_RECORDED: the order is not granted yet; Pub/Sub retries */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE: JSON required */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -4,6 +4,7 @@ pub mod account;
 pub mod app_store;
 pub mod devices;
 pub mod edits;
+pub mod google_play;
 pub mod payments;
 pub mod public;
 pub mod quotes;

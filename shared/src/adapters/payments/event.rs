@@ -39,6 +39,10 @@ pub enum ReversalCause {
         kind: String,
         notification: String,
     },
+    /// A Google Play voided purchase notification, by its Pub/Sub message id.
+    GooglePlayVoided {
+        message_id: String,
+    },
 }
 
 impl ReversalCause {
@@ -49,6 +53,9 @@ impl ReversalCause {
             ReversalCause::Dispute { dispute_id } => format!("dispute:{dispute_id}"),
             ReversalCause::AppStore { kind, notification } => {
                 format!("app_store_{}:{notification}", kind.to_ascii_lowercase())
+            }
+            ReversalCause::GooglePlayVoided { message_id } => {
+                format!("google_play_voided:{message_id}")
             }
         }
     }

@@ -4,6 +4,7 @@
 
 pub mod apple;
 pub mod event;
+pub mod google;
 pub mod setup;
 pub mod signature;
 pub mod stripe;

@@ -4,6 +4,7 @@
 //! accepted unsigned.
 
 use super::Stripe;
+use super::google::{GooglePlay, KeySource, ServiceAccountKey};
 use super::stripe::StripeClient;
 use crate::adapters::aws::Clients;
 use crate::config::{ConfigError, PaymentSettings, env};
@@ -13,7 +14,7 @@ use crate::config::{ConfigError, PaymentSettings, env};
 pub enum SetupError {
     #[error(transparent)]
     Config(#[from] ConfigError),
-    #[error("reading the Stripe keys from Secrets Manager ({secret_id})")]
+    #[error("reading the payment keys from Secrets Manager ({secret_id})")]
     Secret {
         secret_id: String,
         #[source]
@@ -23,7 +24,11 @@ pub enum SetupError {
         "the Stripe secret {secret_id} is not a JSON object with secret_key and webhook_secret"
     )]
     SecretShape { secret_id: String },
-    #[error("building the Stripe client")]
+    #[error(
+        "the Google Play secret {secret_id} is not a service account's JSON key (client_email, private_key)"
+    )]
+    KeyShape { secret_id: String },
+    #[error("building the HTTP client")]
     Client(#[source] reqwest::Error),
 }
 
@@ -41,14 +46,8 @@ pub async fn connect(
 ) -> Result<Option<Stripe>, SetupError> {
     let keys = match &settings.stripe_secret_id {
         Some(id) => {
-            let value = clients
-                .secret_string(id)
-                .await
-                .map_err(|source| SetupError::Secret {
-                    secret_id: id.clone(),
-                    source,
-                })?;
-            let keys: Keys = value
+            let keys: Keys = read_secret(clients, id)
+                .await?
                 .and_then(|s| serde_json::from_str(&s).ok())
                 .ok_or_else(|| SetupError::SecretShape {
                     secret_id: id.clone(),
@@ -85,4 +84,50 @@ pub async fn connect(
         .map_err(SetupError::Client)?;
     tracing::info!(base_url = %settings.stripe_base_url, "payments_configured");
     Ok(Some(Stripe::new(client, keys.webhook_secret)))
+}
+
+/// How long one Android Publisher or certs call may take (the app waits on the purchase).
+const GOOGLE_PLAY_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// Google Play from `settings`, reading the service account's key from its secret; `None`
+/// when Google Play is not configured, or its secret holds no key yet (the deployed secret
+/// starts empty until the operator stores one).
+pub async fn connect_google_play(
+    settings: &PaymentSettings,
+    clients: &Clients,
+) -> Result<Option<GooglePlay>, SetupError> {
+    let Some(play) = &settings.google_play else {
+        return Ok(None);
+    };
+    let (id, value) = match &play.key {
+        KeySource::Secret(id) => (id.as_str(), read_secret(clients, id).await?),
+        KeySource::Plain(key) => (env::GOOGLE_PLAY_KEY, Some(key.0.clone())),
+    };
+    let key: Option<ServiceAccountKey> = match value.as_deref().map(str::trim) {
+        None | Some("" | "{}") => None,
+        Some(text) => Some(
+            serde_json::from_str(text).map_err(|_| SetupError::KeyShape {
+                secret_id: id.to_owned(),
+            })?,
+        ),
+    };
+    let Some(key) = key.filter(|k| !k.client_email.is_empty() && !k.private_key_pem.is_empty())
+    else {
+        tracing::info!("google_play_not_configured");
+        return Ok(None);
+    };
+    let client =
+        GooglePlay::new(play.clone(), &key, GOOGLE_PLAY_TIMEOUT).map_err(SetupError::Client)?;
+    tracing::info!(package_name = %play.package_name, publisher_url = %play.publisher_url, "google_play_configured");
+    Ok(Some(client))
+}
+
+async fn read_secret(clients: &Clients, id: &str) -> Result<Option<String>, SetupError> {
+    clients
+        .secret_string(id)
+        .await
+        .map_err(|source| SetupError::Secret {
+            secret_id: id.to_owned(),
+            source,
+        })
 }

@@ -1,0 +1,275 @@
+//! Buying credits in the Android app (rule 13, "Store purchases are the same purchase"):
+//!
+//! - The app posts the product id and purchase token Google Play Billing gave it. Only what
+//!   the Android Publisher API says of that token is believed
+//!   ([`crate::adapters::payments::google`]): a purchased (not pending, not cancelled) one-time
+//!   product of this app, sold as a pack, grants its credits exactly like a Stripe purchase:
+//!   one transaction with the payment record `google:<orderId>` and the ledger row
+//!   `purchase:google:<orderId>`, once. Then the purchase is consumed (which acknowledges it:
+//!   Google refunds one unacknowledged for three days), so the pack can be bought again.
+//! - A purchase bound to an account (`obfuscatedAccountId`, the same token as the App Store's
+//!   `appAccountToken`) is granted only to that account; one granted to another user is a
+//!   conflict.
+//! - A Real-time Developer Notification is believed only with Pub/Sub's OIDC token; a voided
+//!   one-time purchase takes the credits back exactly like a Stripe refund (once, never below
+//!   zero, a shortfall puts the account on hold). One that names an order not granted yet is
+//!   refused as retryable: Pub/Sub delivers it again.
+
+use super::App;
+use super::app_store::app_account_token;
+use super::payments::{self, StoreGrant, WebhookOutcome};
+use crate::adapters::metrics;
+use crate::adapters::payments::event::ReversalCause;
+use crate::adapters::payments::google::{
+    GooglePlay, NotificationError, ONE_TIME_PRODUCT, ProductPurchase, PublisherError,
+    PushAuthError, PushRequest,
+};
+use crate::domain::{Credits, UserId};
+use crate::error::Error;
+
+/// Why a Google Play purchase or notification was not applied.
+#[derive(Debug, thiserror::Error)]
+pub enum GooglePlayError {
+    #[error("Google Play purchases are not configured")]
+    NotConfigured,
+    #[error("no pack is sold as the Google Play product {product_id:?}")]
+    UnknownProduct { product_id: String },
+    #[error("Google Play does not vouch for this purchase")]
+    NoSuchPurchase(#[source] PublisherError),
+    #[error("Google Play's purchase is unusable: {0}")]
+    Unusable(String),
+    #[error("the purchase is pending (not paid yet)")]
+    Pending,
+    #[error("the purchase was cancelled")]
+    Cancelled,
+    #[error("the purchase belongs to another account (obfuscatedAccountId)")]
+    OtherAccount,
+    #[error("the purchase was granted to another account")]
+    GrantedToAnother,
+    #[error("the Android Publisher API failed")]
+    Provider(#[source] PublisherError),
+    #[error("the push was refused")]
+    PushAuth(#[from] PushAuthError),
+    #[error("the push is not a notification for this app")]
+    Notification(#[from] NotificationError),
+    #[error("order {order_id} is not granted yet")]
+    NotYetRecorded { order_id: String },
+    #[error(transparent)]
+    Store(#[from] Error),
+}
+
+/// What a submitted purchase did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GooglePlayPurchase {
+    pub order_id: String,
+    pub pack: String,
+    pub credits: Credits,
+    /// False: this order was granted before (to this user); nothing changed.
+    pub granted: bool,
+}
+
+fn play(app: &App) -> Result<&GooglePlay, GooglePlayError> {
+    app.google_play
+        .as_deref()
+        .ok_or(GooglePlayError::NotConfigured)
+}
+
+/// The payment id (and session id) of a Google Play order.
+fn payment_id(order_id: &str) -> String {
+    format!("google:{order_id}")
+}
+
+/// Verifies `token` with Google Play, grants its pack to `user` once, and consumes it.
+pub async fn purchase(
+    app: &App,
+    user: &UserId,
+    product_id: &str,
+    token: &str,
+) -> Result<GooglePlayPurchase, GooglePlayError> {
+    let result = apply_purchase(app, user, product_id, token).await;
+    metrics::payment_event(match &result {
+        Ok(p) if p.granted => "granted",
+        Ok(_) => "duplicate",
+        Err(e) => error_label(e),
+    });
+    if let Err(e) = &result {
+        tracing::warn!(user_id = %user, product_id, error = %crate::error::chain(e), "google_play_purchase_refused");
+    }
+    result
+}
+
+fn error_label(e: &GooglePlayError) -> &'static str {
+    match e {
+        GooglePlayError::NotConfigured => "not_configured",
+        GooglePlayError::UnknownProduct { .. } => "unknown_product",
+        GooglePlayError::NoSuchPurchase(_) | GooglePlayError::Unusable(_) => {
+            metrics::payment_outcome::GOOGLE_PLAY_REFUSED
+        }
+        GooglePlayError::Pending | GooglePlayError::Cancelled | GooglePlayError::OtherAccount => {
+            "refused"
+        }
+        GooglePlayError::GrantedToAnother => "conflict",
+        GooglePlayError::PushAuth(_) => metrics::payment_outcome::SIGNATURE_INVALID,
+        GooglePlayError::Notification(_) => "malformed",
+        GooglePlayError::NotYetRecorded { .. } => "not_yet_recorded",
+        GooglePlayError::Provider(_) | GooglePlayError::Store(_) => "failed",
+    }
+}
+
+/// Google's word on a purchase, with what makes it grant nothing refused.
+async fn checked_purchase(
+    play: &GooglePlay,
+    user: &UserId,
+    product_id: &str,
+    token: &str,
+) -> Result<(ProductPurchase, String), GooglePlayError> {
+    let p = play
+        .product_purchase(product_id, token)
+        .await
+        .map_err(|e| match e {
+            e @ PublisherError::NoSuchPurchase(_) => GooglePlayError::NoSuchPurchase(e),
+            e => GooglePlayError::Provider(e),
+        })?;
+    match p.purchase_state {
+        0 => {}
+        1 => return Err(GooglePlayError::Cancelled),
+        2 => return Err(GooglePlayError::Pending),
+        s => return Err(GooglePlayError::Unusable(format!("purchaseState {s}"))),
+    }
+    let order_id = p
+        .order_id
+        .clone()
+        .filter(|o| payments::store_id_ok(o))
+        .ok_or_else(|| GooglePlayError::Unusable("no usable orderId".to_owned()))?;
+    if !(1..=payments::MAX_STORE_QUANTITY).contains(&p.quantity) {
+        return Err(GooglePlayError::Unusable(format!(
+            "quantity {} out of range",
+            p.quantity
+        )));
+    }
+    if let Some(bound) = &p.obfuscated_external_account_id
+        && !bound.eq_ignore_ascii_case(&app_account_token(user))
+    {
+        return Err(GooglePlayError::OtherAccount);
+    }
+    Ok((p, order_id))
+}
+
+async fn apply_purchase(
+    app: &App,
+    user: &UserId,
+    product_id: &str,
+    token: &str,
+) -> Result<GooglePlayPurchase, GooglePlayError> {
+    let play = play(app)?;
+    // Unknown products are refused before Google is asked anything.
+    let pack = app
+        .config
+        .payments
+        .packs
+        .by_google_play_product(product_id)
+        .ok_or_else(|| GooglePlayError::UnknownProduct {
+            product_id: product_id.to_owned(),
+        })?;
+    let (p, order_id) = checked_purchase(play, user, product_id, token).await?;
+    let (grant, credits) =
+        payments::grant_store_purchase(app, user, &payment_id(&order_id), pack, p.quantity).await?;
+    let granted = match grant {
+        StoreGrant::Granted => true,
+        StoreGrant::AlreadyYours => false,
+        StoreGrant::Another => return Err(GooglePlayError::GrantedToAnother),
+    };
+    tracing::info!(user_id = %user, order_id = %order_id, pack = %pack.id, granted, "google_play_purchase");
+    if p.consumption_state != 1 {
+        consume(play, product_id, token).await?;
+    }
+    Ok(GooglePlayPurchase {
+        order_id,
+        pack: pack.id.to_string(),
+        credits,
+        granted,
+    })
+}
+
+/// Consumes a granted purchase. Refused, it may have been consumed by a concurrent
+/// submission of the same token: Google is asked again. Failing, the grant stands and the
+/// answer is a provider error, so the app posts it again (already granted) and that consumes
+/// it.
+async fn consume(play: &GooglePlay, product_id: &str, token: &str) -> Result<(), GooglePlayError> {
+    match play.consume(product_id, token).await {
+        Ok(()) => {
+            tracing::info!(product_id, "google_play_consumed");
+            Ok(())
+        }
+        Err(PublisherError::NoSuchPurchase(status)) => {
+            let again = play
+                .product_purchase(product_id, token)
+                .await
+                .map_err(GooglePlayError::Provider)?;
+            if again.consumption_state == 1 {
+                Ok(())
+            } else {
+                Err(GooglePlayError::Provider(PublisherError::Refused(status)))
+            }
+        }
+        Err(e) => Err(GooglePlayError::Provider(e)),
+    }
+}
+
+/// Verifies and applies one Pub/Sub push of a Real-time Developer Notification.
+pub async fn notification(
+    app: &App,
+    authorization: Option<&str>,
+    body: &[u8],
+) -> Result<WebhookOutcome, GooglePlayError> {
+    let result = apply_notification(app, authorization, body).await;
+    metrics::payment_event(match &result {
+        Ok(outcome) => payments::store_notification_label(outcome),
+        Err(e) => error_label(e),
+    });
+    if let Err(e) = &result {
+        tracing::warn!(error = %crate::error::chain(e), "google_play_notification_refused");
+    }
+    result
+}
+
+async fn apply_notification(
+    app: &App,
+    authorization: Option<&str>,
+    body: &[u8],
+) -> Result<WebhookOutcome, GooglePlayError> {
+    let play = play(app)?;
+    // The token first: nothing of an unauthenticated body is read.
+    play.verify_push(authorization).await?;
+    let push: PushRequest = serde_json::from_slice(body).map_err(|_| NotificationError::Data)?;
+    let message_id = push.message.message_id.clone();
+    let n = push.message.notification(&play.settings.package_name)?;
+    let voided = match n.voided_purchase_notification {
+        Some(v) if v.product_type == ONE_TIME_PRODUCT => v,
+        other => {
+            let why = if other.is_some() {
+                "a subscription (none are sold)"
+            } else {
+                "not a voided purchase"
+            };
+            tracing::info!(message_id = %message_id, why, "google_play_notification_ignored");
+            return Ok(WebhookOutcome::Ignored {
+                kind: "google_play".to_owned(),
+                why,
+            });
+        }
+    };
+    if !payments::store_id_ok(&voided.order_id) {
+        return Err(NotificationError::Data.into());
+    }
+    let cause = ReversalCause::GooglePlayVoided {
+        message_id: message_id.clone(),
+    };
+    let outcome = payments::reverse_store_purchase(app, &payment_id(&voided.order_id), &cause)
+        .await?
+        .ok_or_else(|| GooglePlayError::NotYetRecorded {
+            order_id: voided.order_id.clone(),
+        })?;
+    tracing::info!(message_id = %message_id, order_id = %voided.order_id, outcome = ?outcome, "google_play_notification_applied");
+    Ok(outcome)
+}
