@@ -2,8 +2,7 @@
 //! (authenticated), and Google posts Real-time Developer Notifications through a Pub/Sub push
 //! subscription (no authorizer; Pub/Sub's OIDC token is the authentication).
 
-use atelier_shared::adapters::payments::google::{MAX_PRODUCT_ID_LEN, MAX_PURCHASE_TOKEN_LEN};
-use atelier_shared::domain::validation::{FieldCode, FieldErrors};
+use atelier_shared::adapters::payments::google::purchase_ids;
 use atelier_shared::services::App;
 use atelier_shared::services::google_play::{self, GooglePlayError};
 use axum::Json;
@@ -49,61 +48,10 @@ pub async fn create_google_purchase(
     Ok((status, Json(GooglePurchaseView::from(purchase))).into_response())
 }
 
-/// The product id and token, present, bounded, and of the characters Google uses (so they
-/// go into the Publisher URL as they are).
+/// The product id and token as typed values, or the fields' errors (rules in `shared/`).
 fn parse(req: &GooglePurchaseRequest) -> Result<(&str, &str), ApiError> {
-    let mut errors = FieldErrors::default();
-    let product = field(
-        &mut errors,
-        req.product_id.as_deref(),
-        "productId",
-        MAX_PRODUCT_ID_LEN,
-    );
-    let token = field(
-        &mut errors,
-        req.purchase_token.as_deref(),
-        "purchaseToken",
-        MAX_PURCHASE_TOKEN_LEN,
-    );
-    match (product, token) {
-        (Some(p), Some(t)) => Ok((p, t)),
-        _ => Err(atelier_shared::Error::Validation(errors).into()),
-    }
-}
-
-fn field<'a>(
-    errors: &mut FieldErrors,
-    value: Option<&'a str>,
-    name: &'static str,
-    max: usize,
-) -> Option<&'a str> {
-    match value {
-        None | Some("") => {
-            errors.push(name, FieldCode::Required, "as Google Play Billing gave it");
-            None
-        }
-        Some(v) if v.len() > max => {
-            errors.push(
-                name,
-                FieldCode::TooLong,
-                format!("at most {max} characters"),
-            );
-            None
-        }
-        Some(v)
-            if !v
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || "._-".contains(c)) =>
-        {
-            errors.push(
-                name,
-                FieldCode::Invalid,
-                "letters, digits, '.', '_' and '-' only",
-            );
-            None
-        }
-        Some(v) => Some(v),
-    }
+    purchase_ids(req.product_id.as_deref(), req.purchase_token.as_deref())
+        .map_err(|errors| atelier_shared::Error::Validation(errors).into())
 }
 
 /// Real-time Developer Notifications, pushed by Pub/Sub. Believed only with the push's OIDC

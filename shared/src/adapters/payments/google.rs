@@ -14,6 +14,7 @@ use jsonwebtoken::{Algorithm, DecodingKey, Validation};
 use serde::Deserialize;
 
 use crate::adapters::service_account::{ServiceAccount, TokenError, lock};
+use crate::domain::validation::{FieldCode, FieldErrors};
 
 /// The Android Publisher API's OAuth2 scope.
 pub const PUBLISHER_SCOPE: &str = "https://www.googleapis.com/auth/androidpublisher";
@@ -23,6 +24,62 @@ pub const ISSUERS: [&str; 2] = ["accounts.google.com", "https://accounts.google.
 pub const MAX_PURCHASE_TOKEN_LEN: usize = 1024;
 /// Longest product id accepted (Google Play allows 139 characters).
 pub const MAX_PRODUCT_ID_LEN: usize = 139;
+
+/// The product id and token, present, bounded, and of the characters Google uses (so they
+/// go into the Publisher URL as they are).
+pub fn purchase_ids<'a>(
+    product_id: Option<&'a str>,
+    purchase_token: Option<&'a str>,
+) -> Result<(&'a str, &'a str), FieldErrors> {
+    let mut errors = FieldErrors::default();
+    let product = field(&mut errors, product_id, "productId", MAX_PRODUCT_ID_LEN);
+    let token = field(
+        &mut errors,
+        purchase_token,
+        "purchaseToken",
+        MAX_PURCHASE_TOKEN_LEN,
+    );
+    match (product, token) {
+        (Some(p), Some(t)) => Ok((p, t)),
+        _ => Err(errors),
+    }
+}
+
+fn field<'a>(
+    errors: &mut FieldErrors,
+    value: Option<&'a str>,
+    name: &'static str,
+    max: usize,
+) -> Option<&'a str> {
+    match value {
+        None | Some("") => {
+            errors.push(name, FieldCode::Required, "as Google Play Billing gave it");
+            None
+        }
+        Some(v) if v.len() > max => {
+            errors.push(
+                name,
+                FieldCode::TooLong,
+                format!("at most {max} characters"),
+            );
+            None
+        }
+        Some(v)
+            if !v
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || "._-".contains(c)) =>
+        {
+            errors.push(
+                name,
+                FieldCode::Invalid,
+                "letters, digits, '.', '_' and '-' only",
+            );
+            None
+        }
+        Some(v) => Some(v),
+    }
+}
+
 /// Longest `Authorization` header of a push accepted (an ID token is about 1 KiB).
 const MAX_PUSH_TOKEN_LEN: usize = 8 * 1024;
 /// Google's certs are fetched again after this long (they rotate over days).
@@ -397,6 +454,27 @@ impl PushMessage {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn purchase_ids_take_googles_characters_and_refuse_missing_long_or_odd_ones() {
+        assert_eq!(
+            purchase_ids(Some("starter_pack"), Some("tok.en-1_2")),
+            Ok(("starter_pack", "tok.en-1_2"))
+        );
+        let long = "a".repeat(MAX_PURCHASE_TOKEN_LEN + 1);
+        for (product, token) in [
+            (None, Some("t")),
+            (Some("p"), Some("")),
+            (Some("p/../x"), Some("t")),
+            (Some("p"), Some(long.as_str())),
+        ] {
+            assert!(
+                purchase_ids(product, token).is_err(),
+                "{product:?} {token:?}"
+            );
+        }
+    }
+
     use super::*;
 
     fn push(notification: &serde_json::Value) -> PushRequest {
