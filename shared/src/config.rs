@@ -1361,16 +1361,11 @@ impl PaymentSettings {
                 STAND_IN_STRIPE_URL.to_owned()
             }
         });
-        if !(stripe_base_url.starts_with("http://") || stripe_base_url.starts_with("https://")) {
-            return Err(ConfigError::Invalid {
-                name: env::STRIPE_BASE_URL,
-                reason: format!("not an http(s) URL: {stripe_base_url:?}"),
-            });
-        }
+        let stripe_base_url = http_url(env::STRIPE_BASE_URL, stripe_base_url)?;
         Ok(PaymentSettings {
             packs,
             return_urls,
-            stripe_base_url: stripe_base_url.trim_end_matches('/').to_owned(),
+            stripe_base_url,
             stripe_secret_id,
             stripe_secret_key: opt(env::STRIPE_SECRET_KEY)?,
             stripe_webhook_secret: opt(env::STRIPE_WEBHOOK_SECRET)?,
@@ -1387,15 +1382,7 @@ fn google_play_settings(
     opt: &impl Fn(&'static str) -> Result<Option<String>, ConfigError>,
 ) -> Result<Option<crate::adapters::payments::google::GooglePlaySettings>, ConfigError> {
     let or = |name, default: &str| -> Result<String, ConfigError> {
-        let url = opt(name)?.unwrap_or_else(|| default.to_owned());
-        if url.starts_with("https://") || url.starts_with("http://") {
-            Ok(url.trim_end_matches('/').to_owned())
-        } else {
-            Err(ConfigError::Invalid {
-                name,
-                reason: format!("not an http(s) URL: {url:?}"),
-            })
-        }
+        http_url(name, opt(name)?.unwrap_or_else(|| default.to_owned()))
     };
     // Every name is read whatever is set, so the table's test sees them all.
     let (package, secret_id, key) = (
