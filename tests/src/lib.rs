@@ -20,6 +20,7 @@ use tower::ServiceExt;
 pub mod app_store;
 pub mod google_play;
 pub mod iam;
+pub mod keychain;
 pub mod push;
 pub mod receiver;
 pub mod stripe;

@@ -110,13 +110,24 @@ impl Local {
         self.atelier_with(args, &[]).await
     }
 
-    async fn atelier_with(&self, args: &[&str], env: &[(&str, &str)]) -> Run {
-        let out = tokio::process::Command::new(binary().await)
+    /// The client with this test's home and API; logins in `config.json`, never in the
+    /// keychain of the machine running the tests (the keychain test brings its own).
+    async fn command(&self, args: &[&str]) -> tokio::process::Command {
+        let mut command = tokio::process::Command::new(binary().await);
+        command
             .args(args)
             .env("ATELIER_HOME", self.home())
             .env("ATELIER_API", &self.api)
+            .env("ATELIER_CREDENTIALS", "file")
             .env_remove("ATELIER_TOKEN")
-            .env_remove("ATELIER_CLI_EXIT_AFTER_SUBMIT_SENT")
+            .env_remove("ATELIER_CLI_EXIT_AFTER_SUBMIT_SENT");
+        command
+    }
+
+    async fn atelier_with(&self, args: &[&str], env: &[(&str, &str)]) -> Run {
+        let out = self
+            .command(args)
+            .await
             .envs(env.iter().copied())
             .output()
             .await
@@ -450,9 +461,17 @@ async fn buy_pays_on_the_stand_in_stripe_and_waits_for_the_credits() {
 }
 
 /// A browser signing in at the issuer's form: the form's URL, then the address posted with
-/// the request's parameters; redirects followed to the client's loopback. The last page.
-async fn browser_sign_in(url: &str, email: &str) -> String {
-    let http = reqwest::Client::new();
+/// the request's parameters. The issuer's answer, its redirect to the client's loopback followed
+/// when `follow` (a browser on this machine) and not otherwise (a browser on another one).
+async fn submit_sign_in(url: &str, email: &str, follow: bool) -> reqwest::Response {
+    let policy = match follow {
+        true => reqwest::redirect::Policy::default(),
+        false => reqwest::redirect::Policy::none(),
+    };
+    let http = reqwest::Client::builder()
+        .redirect(policy)
+        .build()
+        .unwrap_or_else(|e| panic!("{e}"));
     let form = http.get(url).send().await.unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(form.status(), 200, "the sign-in form");
     let parsed = reqwest::Url::parse(url).unwrap_or_else(|e| panic!("{url}: {e}"));
@@ -461,38 +480,46 @@ async fn browser_sign_in(url: &str, email: &str) -> String {
         .extend_pairs(parsed.query_pairs())
         .append_pair("email", email);
     let action = url.split('?').next().unwrap_or(url);
-    let done = http
-        .post(action)
+    http.post(action)
         .header("content-type", "application/x-www-form-urlencoded")
         .body(body.query().unwrap_or_default().to_owned())
         .send()
         .await
-        .unwrap_or_else(|e| panic!("{e}"));
+        .unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// A browser on this machine signing in: the last page, at the client's loopback.
+async fn browser_sign_in(url: &str, email: &str) -> String {
+    let done = submit_sign_in(url, email, true).await;
     done.text().await.unwrap_or_default()
+}
+
+/// The sign-in address the client prints on standard error.
+async fn printed_sign_in_url(child: &mut tokio::process::Child) -> String {
+    use tokio::io::AsyncBufReadExt;
+    let stderr = child.stderr.take().unwrap_or_else(|| panic!("no stderr"));
+    let mut lines = tokio::io::BufReader::new(stderr).lines();
+    while let Ok(Some(line)) = lines.next_line().await {
+        if let Some(u) = line.trim().strip_prefix("http") {
+            // The rest of standard error drains on its own; the client must not block on it.
+            tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+            return format!("http{u}");
+        }
+    }
+    panic!("the client printed no sign-in address")
 }
 
 #[tokio::test]
 async fn login_with_oidc_signs_in_in_a_browser_through_a_loopback_redirect_and_renews() {
-    use tokio::io::AsyncBufReadExt;
     let local = start().await;
-    let mut child = tokio::process::Command::new(binary().await)
-        .args(["login"])
-        .env("ATELIER_HOME", local.home())
-        .env("ATELIER_API", &local.api)
-        .env_remove("ATELIER_TOKEN")
+    let mut child = local
+        .command(&["login"])
+        .await
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap_or_else(|e| panic!("{e}"));
-    let stderr = child.stderr.take().unwrap_or_else(|| panic!("no stderr"));
-    let mut lines = tokio::io::BufReader::new(stderr).lines();
-    let mut url = String::new();
-    while let Ok(Some(line)) = lines.next_line().await {
-        if let Some(u) = line.trim().strip_prefix("http") {
-            url = format!("http{u}");
-            break;
-        }
-    }
+    let url = printed_sign_in_url(&mut child).await;
     assert!(url.contains("code_challenge_method=S256"), "{url}");
     assert!(
         url.contains("redirect_uri=http%3A%2F%2F127.0.0.1%3A"),
@@ -533,6 +560,59 @@ async fn login_with_oidc_signs_in_in_a_browser_through_a_loopback_redirect_and_r
     );
 }
 
+#[tokio::test]
+async fn login_without_a_browser_here_takes_the_address_the_remote_browser_ended_on() {
+    use tokio::io::AsyncWriteExt;
+    let local = start().await;
+    let mut child = local
+        .command(&["login", "--no-browser"])
+        .await
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("{e}"));
+    let url = printed_sign_in_url(&mut child).await;
+    let email = format!(
+        "remote-{}@example.test",
+        ulid::Ulid::new().to_string().to_lowercase()
+    );
+
+    // A browser on another machine: the redirect to this one's loopback is never loaded.
+    let answer = submit_sign_in(&url, &email, false).await;
+    assert!(answer.status().is_redirection(), "{answer:?}");
+    let ended_on = answer
+        .headers()
+        .get("location")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_else(|| panic!("no redirect: {answer:?}"))
+        .to_owned();
+    let mut stdin = child.stdin.take().unwrap_or_else(|| panic!("no stdin"));
+    let pasted = format!("not an address\n{ended_on}\n");
+    stdin
+        .write_all(pasted.as_bytes())
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let out = child
+        .wait_with_output()
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(
+        local.balance().await,
+        6,
+        "the signed-in user got the signup grant"
+    );
+    let again = local.atelier_with(&["login", "--no-browser"], &[]).await;
+    assert_eq!(
+        again.code,
+        Some(1),
+        "stdin closed without an address: {again:#?}"
+    );
+    assert!(again.stderr.contains("standard input closed"), "{again:#?}");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn logout_forgets_the_login_and_with_token_reads_it_from_standard_input() {
     use tokio::io::AsyncWriteExt;
@@ -553,11 +633,9 @@ async fn logout_forgets_the_login_and_with_token_reads_it_from_standard_input() 
     assert_eq!(after.code, Some(1), "{after:#?}");
     assert!(after.stderr.contains("not logged in"), "{after:#?}");
 
-    let mut child = tokio::process::Command::new(binary().await)
-        .args(["login", "--with-token"])
-        .env("ATELIER_HOME", local.home())
-        .env("ATELIER_API", &local.api)
-        .env_remove("ATELIER_TOKEN")
+    let mut child = local
+        .command(&["login", "--with-token"])
+        .await
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
@@ -575,6 +653,78 @@ async fn logout_forgets_the_login_and_with_token_reads_it_from_standard_input() 
         .unwrap_or_else(|e| panic!("{e}"));
     assert!(out.status.success(), "{out:?}");
     assert_eq!(local.balance().await, 6, "the same user, logged in again");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_login_is_kept_in_the_os_keychain_not_in_the_file_and_logout_removes_it() {
+    let local = start().await;
+    let keychain = atelier_tests::keychain::SecretService::start(&local.dir.join("keychain"));
+    let bus = keychain.env();
+    let mut env: Vec<(&str, &str)> = bus.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+    env.push(("ATELIER_CREDENTIALS", "keychain"));
+    let user = local.h.user().to_string();
+
+    let login = local.atelier_with(&["login", "--user", &user], &env).await;
+    assert_eq!(login.code, Some(0), "{login:#?}");
+    assert!(login.stdout.contains("in the OS keychain"), "{login:#?}");
+    let kept = keychain
+        .lookup("atelier", &local.api)
+        .unwrap_or_else(|| panic!("secret-tool finds no login for {}", local.api));
+    let kept: Value = serde_json::from_str(&kept).unwrap_or_else(|e| panic!("{e}: {kept}"));
+    let token = kept["token"].as_str().unwrap_or_default();
+    assert!(token.len() > 100, "a JWT is kept: {kept}");
+    let file = std::fs::read_to_string(local.home().join("config.json")).unwrap_or_default();
+    assert!(!file.contains(token), "config.json holds no token: {file}");
+    assert!(
+        file.contains(&local.api),
+        "config.json names the API: {file}"
+    );
+
+    let balance = local.atelier_with(&["--json", "balance"], &env).await;
+    assert_eq!(balance.code, Some(0), "{balance:#?}");
+    assert_eq!(balance.json()["balance"], 6, "the keychain's token is used");
+
+    let logout = local.atelier_with(&["logout"], &env).await;
+    assert_eq!(logout.code, Some(0), "{logout:#?}");
+    assert_eq!(keychain.lookup("atelier", &local.api), None, "removed");
+    let after = local.atelier_with(&["balance"], &env).await;
+    assert_eq!(after.code, Some(1), "{after:#?}");
+    assert!(after.stderr.contains("not logged in"), "{after:#?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_a_keychain_the_login_falls_back_to_the_file_unless_the_keychain_is_required() {
+    let local = start().await;
+    let user = local.h.user().to_string();
+    let nobody = format!("unix:path={}", local.dir.join("no-bus").display());
+    let required = [
+        ("ATELIER_CREDENTIALS", "keychain"),
+        ("DBUS_SESSION_BUS_ADDRESS", nobody.as_str()),
+    ];
+    let refused = local
+        .atelier_with(&["login", "--user", &user], &required)
+        .await;
+    assert_eq!(refused.code, Some(1), "{refused:#?}");
+    assert!(refused.stderr.contains("OS keychain"), "{refused:#?}");
+    let file = std::fs::read_to_string(local.home().join("config.json")).unwrap_or_default();
+    assert!(!file.contains("token"), "nothing kept: {file}");
+
+    let auto = [
+        ("ATELIER_CREDENTIALS", "auto"),
+        ("DBUS_SESSION_BUS_ADDRESS", nobody.as_str()),
+    ];
+    let kept = local.atelier_with(&["login", "--user", &user], &auto).await;
+    assert_eq!(kept.code, Some(0), "{kept:#?}");
+    assert!(
+        kept.stderr.contains("keeping the login in config.json"),
+        "{kept:#?}"
+    );
+    let saved: Value = serde_json::from_slice(
+        &std::fs::read(local.home().join("config.json")).unwrap_or_default(),
+    )
+    .unwrap_or_default();
+    assert!(saved["logins"][&local.api]["token"].is_string(), "{saved}");
+    assert_eq!(local.balance().await, 6);
 }
 
 #[tokio::test]

@@ -339,6 +339,29 @@ fn ensure_openapi_generator() -> Result<PathBuf> {
     )
 }
 
+/// A Secret Service for the CLI's keychain test (`tests/src/keychain.rs`): Debian's D-Bus,
+/// GNOME Keyring and libsecret's `secret-tool`, when any is missing.
+fn ensure_secret_service() -> Result<()> {
+    let present = |tool: &str| {
+        Command::new("sh")
+            .args(["-c", &format!("command -v {tool}")])
+            .output()
+            .is_ok_and(|o| o.status.success())
+    };
+    if ["dbus-daemon", "gnome-keyring-daemon", "secret-tool"]
+        .iter()
+        .all(|t| present(t))
+    {
+        return Ok(());
+    }
+    eprintln!("xtask: installing a Secret Service (apt-get)");
+    let packages = ["dbus-daemon", "gnome-keyring", "libsecret-tools"];
+    run(Command::new("apt-get")
+        .args(["install", "-y", "-q", "--no-install-recommends"])
+        .args(packages))
+    .context("apt-get install dbus-daemon gnome-keyring libsecret-tools (needs root)")
+}
+
 /// The push services' client libraries, pinned (`firebase-admin`, `aioapns`), which
 /// `tests/tests/push_official.rs` drives against the stand-in APNs and FCM (a venv of its own,
 /// `.venv/push`).
@@ -600,6 +623,7 @@ fn test_env(port: u16) -> Result<Vec<(String, String)>> {
         "ATELIER_GOOGLE_PYTHON".into(),
         ensure_official_google()?.display().to_string(),
     ));
+    ensure_secret_service()?;
     env.push((
         "ATELIER_IAM_CALLS".into(),
         iam_calls_dir().display().to_string(),

@@ -256,14 +256,19 @@ pub async fn login(ctx: &Ctx, with: LoginWith<'_>, issuer: Option<&str>) -> anyh
             client_id,
             open_browser,
         } => {
-            let (tokens, refresh) =
-                crate::oidc::sign_in(&reqwest::Client::new(), &issuer, client_id, |url| {
-                    eprintln!("Open this address in a browser to sign in:\n  {url}");
-                    if open_browser {
-                        open_in_browser(url);
-                    }
-                })
-                .await?;
+            let http = reqwest::Client::new();
+            let paste = !open_browser;
+            let (tokens, refresh) = crate::oidc::sign_in(&http, &issuer, client_id, paste, |url| {
+                eprintln!("Open this address in a browser to sign in:\n  {url}");
+                if open_browser {
+                    open_in_browser(url);
+                } else {
+                    eprintln!(
+                        "If that browser is on another machine, paste here the address it ends on\n(its page will not load; the address holds the sign-in's answer):"
+                    );
+                }
+            })
+            .await?;
             Login {
                 user: crate::config::token_subject(&tokens.id_token),
                 token: tokens.id_token,
@@ -278,12 +283,12 @@ pub async fn login(ctx: &Ctx, with: LoginWith<'_>, issuer: Option<&str>) -> anyh
         .clone()
         .unwrap_or_else(|| "(unknown user)".into());
     saved.api = Some(api.clone());
-    saved.logins.insert(api.clone(), login);
-    saved.save(&ctx.home)?;
-    ctx.say(format!(
-        "Logged in to {api} as {who} (saved in {})",
-        ctx.home.join("config.json").display()
-    ));
+    let choice = crate::vault::Choice::from_env()?;
+    let kept = match saved.store(&ctx.home, &api, login, choice)? {
+        crate::vault::Place::Keychain => "the token is in the OS keychain".to_owned(),
+        crate::vault::Place::File => format!("saved in {}", ctx.home.join("config.json").display()),
+    };
+    ctx.say(format!("Logged in to {api} as {who} ({kept})"));
     Ok(())
 }
 
@@ -291,11 +296,10 @@ pub async fn login(ctx: &Ctx, with: LoginWith<'_>, issuer: Option<&str>) -> anyh
 pub fn logout(ctx: &Ctx) -> anyhow::Result<()> {
     let mut saved = Saved::load(&ctx.home)?;
     let api = ctx.api.base().to_owned();
-    if saved.logins.remove(&api).is_none() {
+    if !saved.forget(&ctx.home, &api)? {
         ctx.say(format!("Not logged in to {api}"));
         return Ok(());
     }
-    saved.save(&ctx.home)?;
     ctx.say(format!("Logged out of {api}"));
     Ok(())
 }

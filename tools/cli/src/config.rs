@@ -1,10 +1,11 @@
 //! Where the client keeps its state, and which API and token a command uses.
 //!
 //! `ATELIER_HOME` (default `$XDG_CONFIG_HOME/atelier`, else `~/.config/atelier`) holds
-//! `config.json` (mode 0600: it holds tokens, one per API URL, so a local login and a real
-//! deployment's do not overwrite each other) and `pending/` (the journal).
+//! `config.json` (mode 0600: the last API, and the logins the OS keychain could not keep, one
+//! per API URL, so a local login and a real deployment's do not overwrite each other) and
+//! `pending/` (the journal). Logins go to the OS keychain where one answers (`vault`).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
@@ -12,6 +13,7 @@ use base64::Engine;
 use serde::{Deserialize, Serialize};
 
 use crate::journal::write_private;
+use crate::vault::{self, Choice, Place};
 
 /// The API when nothing else says otherwise: `cargo xtask dev`.
 pub const DEFAULT_API: &str = "http://127.0.0.1:8787";
@@ -45,7 +47,7 @@ pub async fn current_login(
     saved: &mut Saved,
     api: &str,
 ) -> anyhow::Result<Option<Login>> {
-    let Some(login) = saved.logins.get(api).cloned() else {
+    let Some(login) = saved.login(api)? else {
         return Ok(None);
     };
     let due = login.expires_at.is_some_and(|t| t <= now_secs() + 60);
@@ -61,8 +63,12 @@ pub async fn current_login(
         expires_at: Some(now_secs() + tokens.expires_in),
         refresh: login.refresh,
     };
-    saved.logins.insert(api.to_owned(), renewed.clone());
-    saved.save(home)?;
+    // The renewed login goes back where the old one was.
+    let place = match saved.keychain.contains(api) {
+        true => Choice::Keychain,
+        false => Choice::File,
+    };
+    saved.store(home, api, renewed.clone(), place)?;
     Ok(Some(renewed))
 }
 
@@ -72,8 +78,12 @@ pub struct Saved {
     /// The API used when neither `--api` nor `ATELIER_API` is given (the last one logged in to).
     #[serde(default)]
     pub api: Option<String>,
+    /// Logins kept in this file: where no keychain answered, or `ATELIER_CREDENTIALS=file`.
     #[serde(default)]
     pub logins: BTreeMap<String, Login>,
+    /// The APIs whose login is in the OS keychain (no secret in this file).
+    #[serde(default, skip_serializing_if = "BTreeSet::is_empty")]
+    pub keychain: BTreeSet<String>,
 }
 
 /// The client's folder.
@@ -108,6 +118,65 @@ impl Saved {
     pub fn save(&self, home: &Path) -> anyhow::Result<()> {
         let bytes = serde_json::to_vec_pretty(self).context("encoding the configuration")?;
         write_private(&Saved::path(home), &bytes)
+    }
+
+    /// The login for `api`, from the keychain or this file.
+    pub fn login(&self, api: &str) -> anyhow::Result<Option<Login>> {
+        if !self.keychain.contains(api) {
+            return Ok(self.logins.get(api).cloned());
+        }
+        vault::get(api).with_context(|| format!("reading the login for {api}"))
+    }
+
+    /// Keeps `login` for `api` where `choice` says (`Auto`: the keychain when it answers, else
+    /// this file), forgets it from the other place, and saves the file.
+    pub fn store(
+        &mut self,
+        home: &Path,
+        api: &str,
+        login: Login,
+        choice: Choice,
+    ) -> anyhow::Result<Place> {
+        let place = match choice {
+            Choice::File => Place::File,
+            Choice::Keychain => {
+                vault::put(api, &login).context("keeping the login in the OS keychain")?;
+                Place::Keychain
+            }
+            Choice::Auto => match vault::put(api, &login) {
+                Ok(()) => Place::Keychain,
+                Err(e) => {
+                    eprintln!("note: {e}; keeping the login in config.json (mode 0600)");
+                    Place::File
+                }
+            },
+        };
+        match place {
+            Place::Keychain => {
+                self.logins.remove(api);
+                self.keychain.insert(api.to_owned());
+            }
+            Place::File => {
+                self.logins.insert(api.to_owned(), login);
+                if self.keychain.remove(api) {
+                    // Best effort: the keychain may be the reason the file is used.
+                    let _ = vault::delete(api);
+                }
+            }
+        }
+        self.save(home)?;
+        Ok(place)
+    }
+
+    /// Forgets the login for `api` in both places; whether there was one.
+    pub fn forget(&mut self, home: &Path, api: &str) -> anyhow::Result<bool> {
+        let in_file = self.logins.remove(api).is_some();
+        let in_keychain = match self.keychain.remove(api) {
+            true => vault::delete(api).context("removing the login from the OS keychain")?,
+            false => false,
+        };
+        self.save(home)?;
+        Ok(in_file || in_keychain)
     }
 }
 

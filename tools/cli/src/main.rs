@@ -10,6 +10,7 @@ mod commands;
 mod config;
 mod journal;
 mod oidc;
+mod vault;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -106,7 +107,8 @@ struct LoginArgs {
     /// `atelier login --with-token < token.txt`.
     #[arg(long)]
     with_token: bool,
-    /// Print the sign-in address instead of opening a browser (a remote shell).
+    /// Print the sign-in address instead of opening a browser (a remote shell); the address
+    /// the browser ends on may then be pasted back.
     #[arg(long)]
     no_browser: bool,
     /// The app client id at the identity provider.

@@ -3,6 +3,11 @@
 //! `127.0.0.1:<any port>`, prints the issuer's sign-in URL, takes the code from the browser's
 //! redirect, and redeems it with the verifier. The ID token is what the API takes; the refresh
 //! token renews it. The same code signs in at Cognito's managed login and the local issuer.
+//!
+//! Where no browser can reach the loopback (`--no-browser` on a remote shell), the address the
+//! browser ends on can be pasted instead: it carries the same code and state. Cognito has no
+//! device authorization endpoint (RFC 8628), so this is the headless sign-in that works against
+//! it, as `gcloud auth login --no-browser` and rclone's remote authorize do.
 
 use anyhow::{Context, bail};
 use base64::Engine;
@@ -47,6 +52,7 @@ pub async fn sign_in(
     http: &reqwest::Client,
     issuer: &str,
     client_id: &str,
+    paste: bool,
     show: impl Fn(&str),
 ) -> anyhow::Result<(Tokens, Refresh)> {
     let url = format!("{issuer}/.well-known/openid-configuration");
@@ -79,7 +85,13 @@ pub async fn sign_in(
         ],
     )?;
     show(authorize.as_str());
-    let code = await_code(&listener, &state).await?;
+    let code = match paste {
+        false => await_code(&listener, &state).await?,
+        true => tokio::select! {
+            code = await_code(&listener, &state) => code?,
+            code = pasted_code(&state) => code?,
+        },
+    };
     let form = [
         ("grant_type", "authorization_code"),
         ("client_id", client_id),
@@ -129,6 +141,25 @@ async fn token_call(
     serde_json::from_str(&body).with_context(|| format!("the token endpoint's answer: {body}"))
 }
 
+/// The code in a redirect address, when its state is ours; `None` when it carries no answer.
+fn code_in(url: &Url, state: &str) -> Option<anyhow::Result<String>> {
+    let get = |k: &str| {
+        url.query_pairs()
+            .find(|(name, _)| name == k)
+            .map(|(_, v)| v.into_owned())
+    };
+    let (code, error) = (get("code"), get("error"));
+    if code.is_none() && error.is_none() {
+        return None;
+    }
+    if get("state").as_deref() != Some(state) {
+        return Some(Err(anyhow::anyhow!(
+            "the sign-in answered with another state: not our request"
+        )));
+    }
+    Some(code.with_context(|| format!("the issuer refused: {}", error.unwrap_or_default())))
+}
+
 /// Waits for the browser's redirect; the code, when its state is ours.
 async fn await_code(listener: &tokio::net::TcpListener, state: &str) -> anyhow::Result<String> {
     loop {
@@ -138,16 +169,10 @@ async fn await_code(listener: &tokio::net::TcpListener, state: &str) -> anyhow::
         let head = String::from_utf8_lossy(&buf[..n]);
         let target = head.split_whitespace().nth(1).unwrap_or("/");
         let url = Url::parse(&format!("http://127.0.0.1{target}"))?;
-        let get = |k: &str| {
-            url.query_pairs()
-                .find(|(name, _)| name == k)
-                .map(|(_, v)| v.into_owned())
-        };
-        let (code, error) = (get("code"), get("error"));
-        if code.is_none() && error.is_none() {
+        let Some(answer) = code_in(&url, state) else {
             continue; // a favicon or a stray request
-        }
-        let page = if code.is_some() {
+        };
+        let page = if answer.is_ok() {
             "Signed in. You can close this tab and go back to the terminal."
         } else {
             "Sign-in failed. Go back to the terminal."
@@ -157,9 +182,57 @@ async fn await_code(listener: &tokio::net::TcpListener, state: &str) -> anyhow::
             page.len()
         );
         socket.write_all(reply.as_bytes()).await?;
-        if get("state").as_deref() != Some(state) {
-            bail!("the sign-in answered with another state: not our request");
+        return answer;
+    }
+}
+
+/// The code from a redirect address pasted on standard input (one a line, up to 8 KiB).
+async fn pasted_code(state: &str) -> anyhow::Result<String> {
+    // A thread of its own: tokio's stdin would hold the runtime open after the loopback won.
+    let (tx, mut lines) = tokio::sync::mpsc::unbounded_channel::<String>();
+    std::thread::spawn(move || {
+        for line in std::io::stdin().lines() {
+            let Ok(line) = line else { break };
+            if tx.send(line).is_err() {
+                break;
+            }
         }
-        return code.with_context(|| format!("the issuer refused: {}", error.unwrap_or_default()));
+    });
+    while let Some(line) = lines.recv().await {
+        let line = line.trim();
+        let answer = Url::parse(line)
+            .ok()
+            .filter(|_| line.len() <= 8192)
+            .and_then(|url| code_in(&url, state));
+        match answer {
+            Some(answer) => return answer,
+            None if line.is_empty() => {}
+            None => eprintln!("That address holds no sign-in answer; paste the whole address."),
+        }
+    }
+    bail!("standard input closed before the browser's address was pasted")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn url(s: &str) -> Url {
+        Url::parse(s).unwrap_or_else(|e| panic!("{s}: {e}"))
+    }
+
+    #[test]
+    fn a_redirect_gives_its_code_only_with_our_state() {
+        let ours = code_in(&url("http://127.0.0.1:9/callback?code=c1&state=s"), "s");
+        assert_eq!(ours.and_then(Result::ok).as_deref(), Some("c1"));
+        let theirs = code_in(&url("http://127.0.0.1:9/callback?code=c1&state=x"), "s");
+        assert!(theirs.is_some_and(|r| r.is_err()));
+        let refused = code_in(&url("http://h/cb?error=access_denied&state=s"), "s");
+        let message = refused.and_then(|r| r.err()).map(|e| e.to_string());
+        assert_eq!(
+            message.as_deref(),
+            Some("the issuer refused: access_denied")
+        );
+        assert!(code_in(&url("http://127.0.0.1:9/favicon.ico"), "s").is_none());
     }
 }
