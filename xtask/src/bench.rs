@@ -1,7 +1,7 @@
-//! `cargo xtask bench [--jobs N] [--workers K] [--samples N] [--counted N] [--init-runs N]`:
-//! starts a private ministack (port 4603, or `ATELIER_BENCH_PORT`) with fresh state, builds
-//! the bench program (`tools/bench`) and the 12 MP example, and runs the bench with the local
-//! environment. It prints one markdown table (docs/benchmarks.md keeps the latest).
+//! `cargo xtask bench [--jobs N] [--workers K] [--samples N] [--counted N] [--init-runs N]
+//! [--image-runs N]`: starts a private ministack (port 4603, or `ATELIER_BENCH_PORT`) with
+//! fresh state, builds the bench program (`tools/bench`) and the 12 MP example (release, its
+//! path and codec floor are timed), and runs the bench with the local environment. It prints one markdown table (docs/benchmarks.md keeps the latest).
 //!
 //! The Lambda zips and release binaries are measured as `cargo xtask package` left them; the
 //! bench never builds release itself.
@@ -19,7 +19,7 @@ use crate::{cargo, local_env, root, run, start_ministack};
 const BENCH_PORT: u16 = 4603;
 
 /// Flags only the in-process bench takes; only the cloud part takes; both take (a value each).
-const LOCAL_FLAGS: [&str; 2] = ["--workers", "--init-runs"];
+const LOCAL_FLAGS: [&str; 3] = ["--workers", "--init-runs", "--image-runs"];
 const CLOUD_FLAGS: [&str; 3] = ["--model-ms", "--levels", "--cold-runs"];
 const SHARED_FLAGS: [&str; 3] = ["--jobs", "--samples", "--counted"];
 
@@ -43,7 +43,7 @@ fn split_args(args: &[String]) -> Result<(Vec<String>, Vec<String>, bool)> {
             }
             _ => anyhow::bail!(
                 "usage: cargo xtask bench [--jobs N] [--workers K] [--samples N] [--counted N] \
-                 [--init-runs N] [--model-ms L] [--levels 1,2,4] [--cold-runs N] [--no-cloud]"
+                 [--init-runs N] [--image-runs N] [--model-ms L] [--levels 1,2,4] [--cold-runs N] [--no-cloud]"
             ),
         }
     }
@@ -75,8 +75,10 @@ fn bench(args: &[String]) -> Result<bool> {
         .current_dir(root())
         .env("CARGO_PROFILE_DEV_PACKAGE_ATELIER_SHARED_OPT_LEVEL", "3")
         .args(["build", "-p", "atelier-bench"]))?;
+    // The 12 MP path and its codec floor are timed in release, as the consumer runs them.
     run(cargo().current_dir(root()).args([
         "build",
+        "--release",
         "-p",
         "atelier-model-server",
         "--example",

@@ -20,6 +20,11 @@ const PACKAGE_PINS: &[&str] = &["cargo-lambda==1.9.2", "ziglang==0.14.1"];
 /// The function packages, each with one binary of the same name.
 pub const FUNCTIONS: [&str; 3] = ["atelier-api", "atelier-consumer", "atelier-sweeper"];
 
+/// lambda_runtime's hello world (`tools/bare-lambda`): built in the same `cargo lambda build`
+/// as the functions (same profile, toolchain and dependency features), so the bench can time
+/// a bare runtime's init beside theirs. Never deployed: its zip goes to [`floor_dist`].
+pub const BARE: &str = "atelier-bare-lambda";
+
 /// `provided.al2023` ships glibc 2.34: no binary may need a newer symbol version.
 const MAX_GLIBC_MINOR: u32 = 34;
 
@@ -59,6 +64,16 @@ impl Arch {
 /// directory (the CDK app and the Terraform module look there).
 pub(crate) fn dist(arch: Arch) -> PathBuf {
     root().join("target").join("lambda-dist").join(arch.name())
+}
+
+/// Where the bare runtime's zip goes: `target/lambda-dist/floor/<arch>`, apart from what
+/// `infra/` deploys.
+pub(crate) fn floor_dist(arch: Arch) -> PathBuf {
+    root()
+        .join("target")
+        .join("lambda-dist")
+        .join("floor")
+        .join(arch.name())
 }
 
 /// `PATH` with the venv's `bin` first: cargo-lambda finds `cargo-lambda` and, through
@@ -112,7 +127,7 @@ pub fn build(arch: Arch) -> Result<Vec<PathBuf>> {
         .arg("--disable-optimizations")
         .args(["--output-format", "zip", "--lambda-dir"])
         .arg(&out);
-    for f in FUNCTIONS {
+    for f in FUNCTIONS.iter().chain([&BARE]) {
         cmd.args(["--package", f]);
     }
     let built = run(&mut cmd);
@@ -124,14 +139,7 @@ pub fn build(arch: Arch) -> Result<Vec<PathBuf>> {
     built.context("cargo lambda build")?;
     let elapsed = started.elapsed();
 
-    // cargo-lambda zips every workspace binary it finds built for the target; keep ours.
-    for entry in std::fs::read_dir(&out)? {
-        let entry = entry?;
-        let name = entry.file_name();
-        if !FUNCTIONS.iter().any(|f| name == *f) {
-            std::fs::remove_dir_all(entry.path())?;
-        }
-    }
+    keep_ours(arch, &out)?;
     let mut zips = Vec::new();
     eprintln!("xtask: built in {elapsed:.1?}");
     eprintln!(
@@ -163,6 +171,26 @@ pub fn build(arch: Arch) -> Result<Vec<PathBuf>> {
         zips.push(zip);
     }
     Ok(zips)
+}
+
+/// cargo-lambda zips every workspace binary it finds built for the target: keep the
+/// functions' in `out` and the bare runtime's apart, in [`floor_dist`].
+fn keep_ours(arch: Arch, out: &Path) -> Result<()> {
+    let floor = floor_dist(arch);
+    if floor.exists() {
+        std::fs::remove_dir_all(&floor)?;
+    }
+    std::fs::create_dir_all(&floor)?;
+    std::fs::rename(out.join(BARE), floor.join(BARE))
+        .with_context(|| format!("moving {BARE}'s zip to {}", floor.display()))?;
+    for entry in std::fs::read_dir(out)? {
+        let entry = entry?;
+        let name = entry.file_name();
+        if !FUNCTIONS.iter().any(|f| name == *f) {
+            std::fs::remove_dir_all(entry.path())?;
+        }
+    }
+    Ok(())
 }
 
 /// The highest `GLIBC_2.N` symbol version named in an ELF binary (the version strings stay

@@ -81,6 +81,11 @@ pub enum ImagingError {
         #[source]
         source: image::ImageError,
     },
+    #[error("encoding the JPEG rendition failed")]
+    EncodeJpeg {
+        #[source]
+        source: jpeg_encoder::EncodingError,
+    },
 }
 
 impl ImagingError {
@@ -93,7 +98,7 @@ impl ImagingError {
             ImagingError::TooLarge { .. } | ImagingError::LimitExceeded { .. } => "image_too_large",
             ImagingError::Header { .. } | ImagingError::Corrupt { .. } => "image_corrupt",
             ImagingError::SizeMismatch { .. } => "image_size_mismatch",
-            ImagingError::Encode { .. } => "image_encode_failed",
+            ImagingError::Encode { .. } | ImagingError::EncodeJpeg { .. } => "image_encode_failed",
         }
     }
 }
@@ -330,9 +335,15 @@ impl Mask {
     }
 
     /// The mask scaled to other dimensions (to go with a downscaled image); edges soften.
+    /// Shrinking averages each target pixel's area in one integer pass (`thumbnail`): a
+    /// 12 MP mask costs one read, with no full-height float buffer.
     pub fn resized(&self, width: u32, height: u32) -> Mask {
-        if self.dimensions() == (width, height) {
+        let (w, h) = self.dimensions();
+        if (w, h) == (width, height) {
             return self.clone();
+        }
+        if width <= w && height <= h {
+            return Mask::from_weights(image::imageops::thumbnail(&self.weights, width, height));
         }
         Mask::from_weights(image::imageops::resize(
             &self.weights,
@@ -497,7 +508,9 @@ fn distance_to_outside(mask: &GrayImage, cap: u16) -> Vec<u16> {
 /// edited pixel is blended in by the mask's weight, ramped up over `feather_px` pixels from
 /// the selection's edge inward (clamped to [`MAX_FEATHER_PX`]; 0 = a hard edge). An edited
 /// image of another size (image models answer in their own sizes) is resized to the
-/// original's first. The mask must be the original's size.
+/// original's first — only the selection's bounding box of it, the only part that can show
+/// (a 12 MP photo's full-size copy would cost 48 MB and most of the time). The mask must be
+/// the original's size.
 pub fn composite(
     original: &RgbaImage,
     edited: &RgbaImage,
@@ -506,40 +519,91 @@ pub fn composite(
 ) -> Result<RgbaImage, ImagingError> {
     let (w, h) = original.dimensions();
     check_size("mask", mask.dimensions(), (w, h))?;
-    let resized;
-    let edited = if edited.dimensions() == (w, h) {
-        edited
+    let mut out = original.clone();
+    let Some(window) = editable_box(mask.weights()) else {
+        return Ok(out);
+    };
+    let (x0, y0, x1, y1) = window;
+    let patch = if edited.dimensions() == (w, h) {
+        image::imageops::crop_imm(edited, x0, y0, x1 - x0, y1 - y0).to_image()
     } else {
-        resized = resize_exact(edited, w, h);
-        &resized
+        resize_window(edited, (w, h), window)
     };
 
     let feather = feather_px.min(MAX_FEATHER_PX);
     // Blend factor numerator = weight × min(distance, feather), over 255 × feather; the
-    // distance is in thirds of a pixel (chamfer 3-4).
-    let span = u64::from(feather.max(1)) * 3;
-    let dist = if feather == 0 {
-        None
-    } else {
-        Some(distance_to_outside(mask.weights(), span as u16))
-    };
+    // distance is in thirds of a pixel (chamfer 3-4). At most 255 × 192 × 255: u32 holds it.
+    let span = feather.max(1) * 3;
+    let dist = (feather > 0).then(|| BoxDistance::new(mask.weights(), window, span as u16));
     let den = 255 * span;
-
-    let mut out = original.clone();
-    for (i, (px, ed)) in out.pixels_mut().zip(edited.pixels()).enumerate() {
-        let weight = u64::from(mask.weights.as_raw()[i]);
-        if weight == 0 {
-            continue;
-        }
-        let ramp = dist.as_ref().map_or(span, |d| u64::from(d[i]).min(span));
-        let num = weight * ramp;
-        for c in 0..4 {
-            let o = u64::from(px.0[c]);
-            let e = u64::from(ed.0[c]);
-            px.0[c] = ((o * (den - num) + e * num + den / 2) / den) as u8;
+    let weights = mask.weights.as_raw();
+    for y in y0..y1 {
+        for x in x0..x1 {
+            let weight = u32::from(weights[y as usize * w as usize + x as usize]);
+            if weight == 0 {
+                continue;
+            }
+            let ramp = dist
+                .as_ref()
+                .map_or(span, |d| u32::from(d.at(x, y)).min(span));
+            let num = weight * ramp;
+            let ed = patch.get_pixel(x - x0, y - y0);
+            let px = out.get_pixel_mut(x, y);
+            for c in 0..4 {
+                let (o, e) = (u32::from(px.0[c]), u32::from(ed.0[c]));
+                px.0[c] = ((o * (den - num) + e * num + den / 2) / den) as u8;
+            }
         }
     }
     Ok(out)
+}
+
+/// The smallest box `(x0, y0, x1, y1)` (x1, y1 exclusive) holding every pixel with a weight;
+/// `None` when nothing is editable.
+fn editable_box(weights: &GrayImage) -> Option<(u32, u32, u32, u32)> {
+    let w = weights.width() as usize;
+    let mut found: Option<(usize, usize, usize, usize)> = None;
+    for (y, row) in weights.as_raw().chunks_exact(w.max(1)).enumerate() {
+        let Some(first) = row.iter().position(|&v| v != 0) else {
+            continue;
+        };
+        let last = row.iter().rposition(|&v| v != 0).unwrap_or(first);
+        found = Some(match found {
+            None => (first, y, last + 1, y + 1),
+            Some((x0, y0, x1, _)) => (x0.min(first), y0, x1.max(last + 1), y + 1),
+        });
+    }
+    found.map(|(x0, y0, x1, y1)| (x0 as u32, y0 as u32, x1 as u32, y1 as u32))
+}
+
+/// [`distance_to_outside`] within a box around the selection, grown by one pixel: that ring
+/// is all weight 0 (or the image's edge), so every distance inside equals the whole image's.
+struct BoxDistance {
+    x0: u32,
+    y0: u32,
+    width: usize,
+    d: Vec<u16>,
+}
+
+impl BoxDistance {
+    fn new(weights: &GrayImage, (x0, y0, x1, y1): (u32, u32, u32, u32), cap: u16) -> BoxDistance {
+        let (x0, y0) = (x0.saturating_sub(1), y0.saturating_sub(1));
+        let x1 = x1.saturating_add(1).min(weights.width());
+        let y1 = y1.saturating_add(1).min(weights.height());
+        let grown = image::imageops::crop_imm(weights, x0, y0, x1 - x0, y1 - y0).to_image();
+        BoxDistance {
+            x0,
+            y0,
+            width: (x1 - x0) as usize,
+            d: distance_to_outside(&grown, cap),
+        }
+    }
+
+    /// The distance at (x, y) of the whole image, which must be inside the box.
+    fn at(&self, x: u32, y: u32) -> u16 {
+        let i = (y - self.y0) as usize * self.width + (x - self.x0) as usize;
+        self.d.get(i).copied().unwrap_or(0)
+    }
 }
 
 fn check_size(what: &'static str, got: (u32, u32), want: (u32, u32)) -> Result<(), ImagingError> {
@@ -653,24 +717,33 @@ pub const JPEG_QUALITY: u8 = 85;
 
 /// Encodes the download rendition as a baseline JPEG at `quality` (JPEG has no alpha: it is
 /// ignored; the PNG master keeps it). Never used for what is measured or repaired: the master is.
+/// `jpeg-encoder` (SIMD, reads RGBA in place: no RGB copy of a 12 MP image) is about twice as
+/// fast as `image`'s encoder at the same quality (docs/benchmarks.md).
 pub fn encode_jpeg(image: &RgbaImage, quality: u8) -> Result<Vec<u8>, ImagingError> {
+    let (width, height) = image.dimensions();
+    let too_large = || ImagingError::TooLarge {
+        width,
+        height,
+        max_side: u32::from(u16::MAX),
+        max_pixels: u64::from(u16::MAX) * u64::from(u16::MAX),
+    };
+    let w = u16::try_from(width).map_err(|_| too_large())?;
+    let h = u16::try_from(height).map_err(|_| too_large())?;
     let mut out = Vec::new();
-    // `encode_image` reads RGBA pixels in place (no RGB copy of a 12 MP image).
-    image::codecs::jpeg::JpegEncoder::new_with_quality(&mut out, quality)
-        .encode_image(image)
-        .map_err(|source| ImagingError::Encode { source })?;
+    jpeg_encoder::Encoder::new(&mut out, quality)
+        .encode(image.as_raw(), w, h, jpeg_encoder::ColorType::Rgba)
+        .map_err(|source| ImagingError::EncodeJpeg { source })?;
     Ok(out)
 }
 
 /// The long side of the small JPEG shown in lists (History): a few KB, never the photo itself.
 pub const THUMBNAIL_MAX_SIDE: u32 = 256;
 
-/// A list thumbnail: the image scaled to fit within [`THUMBNAIL_MAX_SIDE`], as a JPEG.
-/// `imageops::thumbnail` averages each target pixel's source area in one pass, so a 12 MP
-/// result costs one read of its pixels, not a filter as wide as the reduction.
+/// A list thumbnail: the image scaled to fit within [`THUMBNAIL_MAX_SIDE`], as a JPEG (the
+/// SIMD resize of [`resize_exact`]: a 12 MP result costs a few milliseconds).
 pub fn encode_thumbnail(image: &RgbaImage) -> Result<Vec<u8>, ImagingError> {
     let (w, h) = fit_within(image.dimensions(), THUMBNAIL_MAX_SIDE);
-    encode_jpeg(&image::imageops::thumbnail(image, w, h), JPEG_QUALITY)
+    encode_jpeg(&resize_exact(image, w, h), JPEG_QUALITY)
 }
 
 /// Dimensions scaled to fit within `max_side` on the long side, keeping the aspect ratio
@@ -698,12 +771,56 @@ pub fn resize_exact(image: &RgbaImage, width: u32, height: u32) -> RgbaImage {
     if image.dimensions() == (width, height) {
         return image.clone();
     }
-    let filter = if width < image.width() || height < image.height() {
-        FilterType::Triangle // a box-like filter is the right one for shrinking
+    resize_window(image, (width, height), (0, 0, width, height))
+}
+
+/// The window `(x0, y0, x1, y1)` of `image` resized to `full`: that part of the whole resize,
+/// within one level of rounding (the source is cropped at fractional coordinates, and the
+/// filter still reads the pixels around the crop), without the rest. SIMD convolution (`fast_image_resize`)
+/// in integers: a 12 MP photo shrinks to 1536 px in a tenth of `image`'s time, and with no
+/// full-height float buffer (74 MB for that photo).
+fn resize_window(image: &RgbaImage, full: (u32, u32), window: (u32, u32, u32, u32)) -> RgbaImage {
+    use fast_image_resize::{FilterType as Filter, PixelType, ResizeAlg, ResizeOptions, Resizer};
+    let (sw, sh) = image.dimensions();
+    let (x0, y0, x1, y1) = window;
+    let (sx, sy) = (
+        f64::from(sw) / f64::from(full.0),
+        f64::from(sh) / f64::from(full.1),
+    );
+    let filter = if full.0 < sw || full.1 < sh {
+        Filter::Bilinear // a box-like filter, widened by the reduction, is right for shrinking
     } else {
-        FilterType::CatmullRom
+        Filter::CatmullRom
     };
-    image::imageops::resize(image, width, height, filter)
+    let options = ResizeOptions::new()
+        .resize_alg(ResizeAlg::Convolution(filter))
+        .use_alpha(false)
+        .crop(
+            f64::from(x0) * sx,
+            f64::from(y0) * sy,
+            f64::from(x1 - x0) * sx,
+            f64::from(y1 - y0) * sy,
+        );
+    let (ow, oh) = (x1 - x0, y1 - y0);
+    let mut dst = fast_image_resize::images::Image::new(ow, oh, PixelType::U8x4);
+    let resized = fast_image_resize::images::ImageRef::new(sw, sh, image.as_raw(), PixelType::U8x4)
+        .map_err(|_| ())
+        .and_then(|src| {
+            Resizer::new()
+                .resize(&src, &mut dst, &options)
+                .map_err(|_| ())
+        });
+    match resized
+        .ok()
+        .and_then(|()| RgbaImage::from_raw(ow, oh, dst.into_vec()))
+    {
+        Some(out) => out,
+        // Unreachable for an `RgbaImage` (its buffer is exactly its size); never panic on it.
+        None => {
+            let whole = image::imageops::resize(image, full.0, full.1, FilterType::Triangle);
+            image::imageops::crop_imm(&whole, x0, y0, ow, oh).to_image()
+        }
+    }
 }
 
 #[cfg(test)]
@@ -1043,6 +1160,59 @@ mod tests {
         assert_eq!(out.dimensions(), (40, 30));
         assert_eq!(out.get_pixel(0, 0), original.get_pixel(0, 0));
         assert_eq!(*out.get_pixel(39, 29), Rgba([255, 0, 0, 255]));
+    }
+
+    /// A round brush away from the edges, and one touching two of them.
+    fn brushes(w: u32, h: u32) -> [Mask; 2] {
+        let disc = |cx: i64, cy: i64, r: i64| {
+            Mask::from_weights(GrayImage::from_fn(w, h, |x, y| {
+                let (dx, dy) = (i64::from(x) - cx, i64::from(y) - cy);
+                Luma([if dx * dx + dy * dy < r * r { 200 } else { 0 }])
+            }))
+        };
+        [disc(40, 30, 12), disc(0, 59, 25)]
+    }
+
+    #[test]
+    fn the_feather_measured_in_the_brushs_box_equals_the_whole_images() {
+        for mask in brushes(90, 60) {
+            let window = editable_box(mask.weights()).unwrap_or((0, 0, 0, 0));
+            let boxed = BoxDistance::new(mask.weights(), window, 24);
+            let whole = distance_to_outside(mask.weights(), 24);
+            let (x0, y0, x1, y1) = window;
+            for y in y0..y1 {
+                for x in x0..x1 {
+                    assert_eq!(boxed.at(x, y), whole[(y * 90 + x) as usize], "({x},{y})");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_window_of_a_resize_is_that_part_of_the_whole_resize_within_a_level() {
+        let small = checker(36, 24);
+        let whole = resize_window(&small, (90, 60), (0, 0, 90, 60));
+        for (x0, y0, x1, y1) in [(21, 7, 60, 44), (0, 30, 25, 60), (89, 0, 90, 1)] {
+            let part = resize_window(&small, (90, 60), (x0, y0, x1, y1));
+            let expected = image::imageops::crop_imm(&whole, x0, y0, x1 - x0, y1 - y0).to_image();
+            assert_eq!(part.dimensions(), expected.dimensions());
+            let off = part
+                .as_raw()
+                .iter()
+                .zip(expected.as_raw())
+                .map(|(a, b)| a.abs_diff(*b))
+                .max();
+            assert!(off <= Some(1), "window ({x0},{y0})-({x1},{y1}): {off:?}");
+        }
+    }
+
+    #[test]
+    fn an_empty_mask_composites_to_the_original() {
+        let original = checker(30, 20);
+        let edited = RgbaImage::from_pixel(10, 10, Rgba([255, 0, 0, 255]));
+        let empty = Mask::from_weights(GrayImage::new(30, 20));
+        let out = composite(&original, &edited, &empty, 4).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(out, original);
     }
 
     #[test]

@@ -13,6 +13,9 @@
 //!   jobs per second with an instant stand-in model and K consumers fed from the queue;
 //!   zip sizes; peak memory of the consumer's image work on a 12 MP photo (the
 //!   `imaging_12mp` example).
+//! - Against the machine's limits (issue 33, `limits.rs`): the 12 MP path against its codec
+//!   floor, each init against a bare `lambda_runtime`, zips against 4 MB per architecture,
+//!   Lambda's cost of the image work per million jobs.
 //!
 //! Timings are printed, never asserted.
 
@@ -43,6 +46,7 @@ use futures::StreamExt;
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
+mod limits;
 mod peer;
 
 const FUNCTIONS: [&str; 3] = ["atelier-api", "atelier-consumer", "atelier-sweeper"];
@@ -58,6 +62,8 @@ struct Args {
     counted: usize,
     /// Cold starts per function.
     init_runs: usize,
+    /// Interleaved runs of the 12 MP path and its codec floor.
+    image_runs: usize,
 }
 
 fn args() -> Result<Args> {
@@ -67,6 +73,7 @@ fn args() -> Result<Args> {
         samples: 60,
         counted: 10,
         init_runs: 5,
+        image_runs: 3,
     };
     let argv: Vec<String> = std::env::args().skip(1).collect();
     let mut it = argv.iter();
@@ -82,8 +89,9 @@ fn args() -> Result<Args> {
             "--samples" => a.samples = value,
             "--counted" => a.counted = value,
             "--init-runs" => a.init_runs = value,
+            "--image-runs" => a.image_runs = value,
             _ => bail!(
-                "usage: atelier-bench [--jobs N] [--workers K] [--samples N] [--counted N] [--init-runs N]"
+                "usage: atelier-bench [--jobs N] [--workers K] [--samples N] [--counted N] [--init-runs N] [--image-runs N]"
             ),
         }
     }
@@ -160,8 +168,8 @@ async fn main() -> Result<()> {
     eprintln!("bench: cold starts ({} per function)", args.init_runs);
     rows.extend(init_times(&direct, &proxy, &model, args.init_runs).await?);
     rows.extend(zip_sizes());
-    eprintln!("bench: 12 MP peak memory and result sizes");
-    rows.extend(peak_memory().await);
+    eprintln!("bench: the 12 MP image path against its codec floor, peak memory");
+    rows.extend(image_rows(args.image_runs).await);
 
     println!();
     println!("| what | figure | how |");
@@ -901,6 +909,19 @@ fn stale(artefact: &Path, function: &str) -> bool {
     .any(|src| src > built)
 }
 
+/// One binary's cold starts.
+struct ColdStarts {
+    name: &'static str,
+    binary: PathBuf,
+    env: Vec<(String, String)>,
+    times: Vec<Duration>,
+    /// Calls on the wire of its first cold start.
+    calls: Option<Counts>,
+    failure: Option<String>,
+}
+
+/// Each function's init, and the bare runtime's, cold-started in turn `runs` times (so a
+/// busy moment on the machine falls on all of them alike).
 async fn init_times(h: &Harness, proxy: &Proxy, model: &StandIn, runs: usize) -> Result<Vec<Row>> {
     // The consumer reads its provider key from Secrets Manager at cold start.
     let secret = format!(
@@ -915,53 +936,72 @@ async fn init_times(h: &Harness, proxy: &Proxy, model: &StandIn, runs: usize) ->
         .send()
         .await?;
     let mut out = Vec::new();
-    for f in FUNCTIONS {
-        let Some(binary) = release_binary(f) else {
-            out.push(row(
-                format!("init time, {f}"),
+    let mut all = Vec::new();
+    for name in FUNCTIONS.into_iter().chain([limits::BARE]) {
+        match release_binary(name) {
+            Some(binary) => all.push(ColdStarts {
+                name,
+                binary,
+                env: lambda_env(name, &proxy.url(), &model.base_url, &secret),
+                times: Vec::new(),
+                calls: None,
+                failure: None,
+            }),
+            None => out.push(row(
+                format!("init time, {name}"),
                 "not measured",
                 "run `cargo xtask package` (the packaged release binary is absent)",
-            ));
-            continue;
-        };
-        let env = lambda_env(f, &proxy.url(), &model.base_url, &secret);
-        let mut times = Vec::new();
-        let before = proxy.counts();
-        let mut failure = None;
-        for _ in 0..runs.max(1) {
-            match time_to_first_next(&binary, &env).await {
-                Ok(t) => times.push(t),
-                Err(e) => {
-                    failure = Some(format!("{e:#}"));
-                    break;
-                }
-            }
-        }
-        let calls = proxy.counts().since(&before);
-        times.sort();
-        let mut how = format!(
-            "spawn → first `GET /runtime/invocation/next` on a fake Runtime API; median of {}; calls per cold start: {}",
-            times.len(),
-            describe(&calls, times.len().max(1))
-        );
-        if stale(&binary, f) {
-            how.push_str("; **binary older than its sources: rerun `cargo xtask package`**");
-        }
-        match (failure, times.is_empty()) {
-            (Some(e), true) => out.push(row(format!("init time, {f}"), "failed", e)),
-            _ => out.push(row(
-                format!("init time, {f}"),
-                format!(
-                    "{} (min {}, max {})",
-                    ms(percentile(&times, 0.5)),
-                    ms(times[0]),
-                    ms(times[times.len() - 1])
-                ),
-                how,
             )),
         }
     }
+    for _ in 0..runs.max(1) {
+        for c in all.iter_mut().filter(|c| c.failure.is_none()) {
+            let before = proxy.counts();
+            match time_to_first_next(&c.binary, &c.env).await {
+                Ok(t) => c.times.push(t),
+                Err(e) => c.failure = Some(format!("{e:#}")),
+            }
+            c.calls.get_or_insert_with(|| proxy.counts().since(&before));
+        }
+    }
+    out.extend(all.iter_mut().map(init_row));
+    let median = |c: &ColdStarts| (!c.times.is_empty()).then(|| percentile(&c.times, 0.5));
+    let bare = all.iter().find(|c| c.name == limits::BARE).and_then(median);
+    let ours: Vec<(&str, Duration)> = all
+        .iter()
+        .filter(|c| c.name != limits::BARE)
+        .filter_map(|c| Some((c.name, median(c)?)))
+        .collect();
+    if let Some(bare) = bare {
+        out.push(limits::init_ratio_row(&ours, bare));
+    }
     Ok(out)
+}
+
+fn init_row(c: &mut ColdStarts) -> Row {
+    let what = format!("init time, {}", c.name);
+    c.times.sort();
+    let (Some(first), Some(last)) = (c.times.first(), c.times.last()) else {
+        return row(what, "failed", c.failure.clone().unwrap_or_default());
+    };
+    let mut how = format!(
+        "spawn → first `GET /runtime/invocation/next` on a fake Runtime API; median of {}; calls per cold start: {}",
+        c.times.len(),
+        describe(&c.calls.clone().unwrap_or_default(), 1)
+    );
+    if c.name != limits::BARE && stale(&c.binary, c.name) {
+        how.push_str("; **binary older than its sources: rerun `cargo xtask package`**");
+    }
+    if let Some(e) = &c.failure {
+        how.push_str(&format!("; a later start failed: {e}"));
+    }
+    let figure = format!(
+        "{} (min {}, max {})",
+        ms(percentile(&c.times, 0.5)),
+        ms(*first),
+        ms(*last)
+    );
+    row(what, figure, how)
 }
 
 /// The environment Lambda gives function `f`, with AWS through `aws_url` and the model at
@@ -1001,86 +1041,70 @@ fn zip_sizes() -> Vec<Row> {
     for arch in ["x86_64", "arm64"] {
         let dir = root().join("target").join("lambda-dist").join(arch);
         if !dir.exists() {
+            let why = match (arch, limits::arm64_unbuildable()) {
+                ("arm64", Some(why)) => why,
+                _ => format!("not measured: run `cargo xtask package --arch {arch}`"),
+            };
+            out.push(row(format!("zip size ({arch})"), why, ""));
             continue;
         }
         let mut parts = Vec::new();
-        let mut stale_any = false;
+        let (mut stale_any, mut all_met) = (false, true);
         for f in FUNCTIONS {
             let zip = dir.join(f).join("bootstrap.zip");
+            let name = f.trim_start_matches("atelier-");
             match std::fs::metadata(&zip) {
                 Ok(m) => {
-                    parts.push(format!(
-                        "{} {:.2} MB",
-                        f.trim_start_matches("atelier-"),
-                        m.len() as f64 / 1_000_000.0
-                    ));
+                    all_met &= m.len() <= limits::ZIP_MAX_BYTES;
+                    parts.push(format!("{name} {}", mb(m.len())));
                     stale_any |= stale(&zip, f);
                 }
-                Err(_) => parts.push(format!("{} absent", f.trim_start_matches("atelier-"))),
+                Err(_) => parts.push(format!("{name} absent")),
             }
         }
-        let mut how =
-            format!("`target/lambda-dist/{arch}/*/bootstrap.zip` from `cargo xtask package`");
+        let bare = root()
+            .join("target")
+            .join("lambda-dist")
+            .join("floor")
+            .join(arch)
+            .join(limits::BARE)
+            .join("bootstrap.zip");
+        let mut how = format!(
+            "`target/lambda-dist/{arch}/*/bootstrap.zip` from `cargo xtask package`; MB = 10^6 bytes; the bare lambda_runtime's zip: {}",
+            std::fs::metadata(&bare).map_or("absent".to_owned(), |m| mb(m.len()))
+        );
         if stale_any {
             how.push_str("; **a zip is older than its sources: rerun `cargo xtask package`**");
         }
-        out.push(row(format!("zip size ({arch})"), parts.join(", "), how));
-    }
-    if out.is_empty() {
-        out.push(row("zip size", "not measured", "run `cargo xtask package`"));
+        let figure = format!(
+            "{} (goal ≤ 4 MB each: {})",
+            parts.join(", "),
+            limits::verdict(all_met)
+        );
+        out.push(row(format!("zip size ({arch})"), figure, how));
     }
     out
 }
 
-async fn peak_memory() -> Vec<Row> {
-    let how = "`imaging_12mp` example: decode 4032×3024 JPEG, mask, downscale, restyle at 1536 px, composite, leakage, PNG and JPEG encode; VmHWM";
-    let example = target_dir()
-        .join("debug")
-        .join("examples")
-        .join("imaging_12mp");
-    if !example.exists() {
-        return vec![row(
-            "consumer peak memory, 12 MP photo",
-            "not measured",
-            "build it: `cargo build -p atelier-model-server --example imaging_12mp`",
-        )];
+fn mb(bytes: u64) -> String {
+    format!("{:.2} MB", bytes as f64 / 1_000_000.0)
+}
+
+/// The 12 MP rows: the path against its codec floor, peak memory, result sizes, and Lambda's
+/// cost of the image work.
+async fn image_rows(runs: usize) -> Vec<Row> {
+    let how = "the same example's `measure` (release build): decode 4032×3024 JPEG, mask, downscale, restyle at 1536 px, composite, leakage, PNG, JPEG and thumbnail encode; VmHWM";
+    let limits::ImagePath {
+        mut rows,
+        measured,
+        path_ms,
+    } = limits::image_path(runs).await;
+    if let Some(text) = measured {
+        rows.push(memory_row(&text, how));
+        rows.extend(result_sizes(&text));
     }
-    let dir = target_dir().join("bench-12mp");
-    let run = |mode: &'static str| {
-        let (example, dir) = (example.clone(), dir.clone());
-        async move {
-            tokio::process::Command::new(&example)
-                .arg(mode)
-                .arg(&dir)
-                .output()
-                .await
-        }
-    };
-    if !dir.join("photo_12mp.jpg").exists() {
-        match run("prepare").await {
-            Ok(o) if o.status.success() => {}
-            other => {
-                return vec![row(
-                    "consumer peak memory, 12 MP photo",
-                    "failed",
-                    format!("prepare: {other:?}"),
-                )];
-            }
-        }
-    }
-    match run("measure").await {
-        Ok(o) if o.status.success() => {
-            let text = String::from_utf8_lossy(&o.stdout).to_string();
-            let mut rows = vec![memory_row(&text, how)];
-            rows.extend(result_sizes(&text));
-            rows
-        }
-        other => vec![row(
-            "consumer peak memory, 12 MP photo",
-            "failed",
-            format!("measure: {other:?}"),
-        )],
-    }
+    rows.extend(path_ms.map(limits::cost_row));
+    rows
 }
 
 /// The peak by step from the example's `NAME  … peak N MiB` lines.
@@ -1103,7 +1127,7 @@ fn memory_row(text: &str, how: &str) -> Row {
     }
     row(
         "consumer peak memory, 12 MP photo, brushed mask",
-        format!("{peak} MiB"),
+        limits::peak_verdict(peak),
         format!("{how} (by step, MiB: {})", steps.join(", ")),
     )
 }

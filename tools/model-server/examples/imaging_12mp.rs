@@ -4,25 +4,33 @@
 //! 4032×3024 JPEG and a full-size brushed mask; `… -- measure DIR` then runs what the consumer
 //! does with them (limited decode, mask, downscale for the model, the stand-in's restyle as the
 //! model's answer at 1536 px, composite back at full size, leakage, PNG master and JPEG
-//! rendition encode) and prints the
-//! process's peak resident memory (VmHWM) after each step. Two runs, so generating the inputs
-//! does not count.
+//! rendition encode, list thumbnail) and prints the process's peak resident memory (VmHWM)
+//! after each step and `path N ms`, the sum of the consumer's own steps (all but the stand-in's
+//! restyle, which is the model's work). Two runs, so generating the inputs does not count.
+//!
+//! `… -- floor DIR` times the unavoidable part alone, in its own process: decode the photo with
+//! `zune-jpeg` straight to RGBA, encode `measure`'s composite (left in DIR) as PNG with `png`'s
+//! fdeflate-based `Compression::Fast` and as a JPEG at the same quality with `jpeg-encoder`,
+//! and prints `floor N ms`. `cargo xtask bench` runs both, interleaved, and prints the path's ratio to
+//! the floor (docs/benchmarks.md).
 
 #![allow(clippy::expect_used, clippy::unwrap_used)]
 
 use std::path::PathBuf;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use atelier_model_server::restyle::restyle;
 use atelier_shared::domain::StyleId;
 use atelier_shared::domain::imaging::{
-    DecodeLimits, JPEG_QUALITY, Mask, composite, downscale, encode_jpeg, encode_png, leakage,
-    mask_from_png,
+    DecodeLimits, JPEG_QUALITY, Mask, composite, downscale, encode_jpeg, encode_png,
+    encode_thumbnail, leakage, mask_from_png,
 };
 use image::{GrayImage, ImageEncoder, Luma, Rgb, RgbImage};
 
 const W: u32 = 4032;
 const H: u32 = 3024;
+/// `measure`'s composite as raw RGBA, so `floor` encodes the very image the path delivers.
+const RESULT: &str = "result_12mp.rgba";
 
 fn peak_mib() -> u64 {
     let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
@@ -33,12 +41,15 @@ fn peak_mib() -> u64 {
         .map_or(0, |kb| kb / 1024)
 }
 
-fn step(name: &str, started: Instant) {
+/// Prints a step's time and the peak so far; returns its time.
+fn step(name: &str, started: Instant) -> Duration {
+    let took = started.elapsed();
     println!(
         "{name:<28} {:>6} ms   peak {:>5} MiB",
-        started.elapsed().as_millis(),
+        took.as_millis(),
         peak_mib()
     );
+    took
 }
 
 fn main() {
@@ -46,16 +57,16 @@ fn main() {
     let (mode, dir) = match args.as_slice() {
         [_, mode, dir] => (mode.as_str(), PathBuf::from(dir)),
         _ => {
-            eprintln!("usage: imaging_12mp prepare|measure DIR");
+            eprintln!("usage: imaging_12mp prepare|measure|floor DIR");
             std::process::exit(2);
         }
     };
     let photo = dir.join("photo_12mp.jpg");
     let mask_path = dir.join("mask_12mp.png");
-    if mode == "prepare" {
-        prepare(&dir, &photo, &mask_path);
-    } else {
-        measure(&photo, &mask_path);
+    match mode {
+        "prepare" => prepare(&dir, &photo, &mask_path),
+        "floor" => floor(&photo, &dir.join(RESULT)),
+        _ => measure(&photo, &mask_path, &dir.join(RESULT)),
     }
 }
 
@@ -92,7 +103,7 @@ fn prepare(dir: &std::path::Path, photo: &std::path::Path, mask_path: &std::path
 }
 
 /// Times each step of the 12 MP path and prints the peak memory after each.
-fn measure(photo: &std::path::Path, mask_path: &std::path::Path) {
+fn measure(photo: &std::path::Path, mask_path: &std::path::Path, result: &std::path::Path) {
     println!("{:<28} {:>6}      peak {:>5} MiB", "start", "", peak_mib());
     let bytes = std::fs::read(photo).unwrap();
     let mask_bytes = std::fs::read(mask_path).unwrap();
@@ -102,15 +113,16 @@ fn measure(photo: &std::path::Path, mask_path: &std::path::Path) {
         mask_bytes.len() / 1024
     );
 
+    let mut path = Duration::ZERO;
     let t = Instant::now();
     let original = DecodeLimits::PHOTO.decode(&bytes).unwrap().into_rgba8();
     drop(bytes);
-    step("decode 12 MP JPEG -> RGBA", t);
+    path += step("decode 12 MP JPEG -> RGBA", t);
 
     let t = Instant::now();
     let mask = mask_from_png(&mask_bytes, original.dimensions()).unwrap();
     drop(mask_bytes);
-    step("read mask", t);
+    path += step("read mask", t);
 
     let t = Instant::now();
     let small = downscale(&original, 1536);
@@ -119,7 +131,7 @@ fn measure(photo: &std::path::Path, mask_path: &std::path::Path) {
         .resized(small.width(), small.height())
         .to_alpha_png()
         .unwrap();
-    step("downscale + PNGs for model", t);
+    path += step("downscale + PNGs for model", t);
 
     let t = Instant::now();
     let mut edited = small.clone();
@@ -134,20 +146,79 @@ fn measure(photo: &std::path::Path, mask_path: &std::path::Path) {
     let t = Instant::now();
     let delivered = composite(&original, &edited, &mask, 8).unwrap();
     drop(edited);
-    step("composite at 12 MP", t);
+    path += step("composite at 12 MP", t);
 
     let t = Instant::now();
     let l = leakage(&original, &delivered, &mask).unwrap();
-    step("leakage", t);
+    path += step("leakage", t);
     assert_eq!(l.changed_outside, 0);
 
     let t = Instant::now();
     let png = encode_png(&delivered).unwrap();
-    step("encode result PNG", t);
+    path += step("encode result PNG", t);
 
     let t = Instant::now();
     let jpeg = encode_jpeg(&delivered, JPEG_QUALITY).unwrap();
-    step("encode result JPEG", t);
+    path += step("encode result JPEG", t);
+
+    let t = Instant::now();
+    let thumb = encode_thumbnail(&delivered).unwrap();
+    path += step("encode list thumbnail", t);
     println!("result PNG {} KiB; leakage {:?}", png.len() / 1024, l);
-    println!("sizes: png {} jpeg {}", png.len(), jpeg.len());
+    println!(
+        "sizes: png {} jpeg {} thumbnail {}",
+        png.len(),
+        jpeg.len(),
+        thumb.len()
+    );
+    println!("path {} ms", path.as_millis());
+    std::fs::write(result, delivered.as_raw()).unwrap();
+}
+
+/// The codec floor: the photo decoded and the two outputs encoded by the fastest maintained
+/// codecs, nothing else (no limits, mask, composite or checks).
+fn floor(photo: &std::path::Path, result: &std::path::Path) {
+    let bytes = std::fs::read(photo).unwrap();
+    let t = Instant::now();
+    let options = zune_jpeg::zune_core::options::DecoderOptions::default()
+        .jpeg_set_out_colorspace(zune_jpeg::zune_core::colorspace::ColorSpace::RGBA);
+    let mut decoder = zune_jpeg::JpegDecoder::new_with_options(
+        zune_jpeg::zune_core::bytestream::ZCursor::new(&bytes[..]),
+        options,
+    );
+    let rgba = decoder.decode().unwrap();
+    let (w, h) = decoder.dimensions().unwrap();
+    let decode = t.elapsed();
+    // The outputs are the delivered composite when `measure` left it (else the photo itself).
+    let (rgba, encoded) = match std::fs::read(result) {
+        Ok(raw) if raw.len() == rgba.len() => (raw, "the path's composite"),
+        _ => (rgba, "the decoded photo"),
+    };
+
+    let t = Instant::now();
+    let mut png_out = Vec::new();
+    let mut encoder = png::Encoder::new(&mut png_out, w as u32, h as u32);
+    encoder.set_color(png::ColorType::Rgba);
+    encoder.set_depth(png::BitDepth::Eight);
+    encoder.set_compression(png::Compression::Fast);
+    let mut writer = encoder.write_header().unwrap();
+    writer.write_image_data(&rgba).unwrap();
+    writer.finish().unwrap();
+    let png_time = t.elapsed();
+
+    let t = Instant::now();
+    let mut jpeg_out = Vec::new();
+    jpeg_encoder::Encoder::new(&mut jpeg_out, JPEG_QUALITY)
+        .encode(&rgba, w as u16, h as u16, jpeg_encoder::ColorType::Rgba)
+        .unwrap();
+    let jpeg_time = t.elapsed();
+    println!(
+        "floor {} ms (zune-jpeg decode {} ms, png Fast {} ms, jpeg-encoder {} ms, encoding {encoded}: png {} jpeg {} bytes)",
+        (decode + png_time + jpeg_time).as_millis(),
+        decode.as_millis(),
+        png_time.as_millis(),
+        jpeg_time.as_millis(),
+        png_out.len(),
+        jpeg_out.len()
+    );
 }
