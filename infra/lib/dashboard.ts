@@ -1,8 +1,9 @@
 /**
  * One CloudWatch dashboard, one screen (24 columns × 4 rows of widgets): the money, the
  * pipeline, the budget and the money coming in. Widgets that split a metric by a dimension (refunds by source,
- * jobs by outcome and failure code, refusals by status and code) use SEARCH expressions, so a
- * new failure code or refund source appears without editing the dashboard. The same layout
+ * jobs by outcome and failure code, refusals by status and code, verification failures by
+ * source) use SEARCH expressions, so a new failure code or refund source appears without
+ * editing the dashboard. The same layout
  * is in infra/terraform/dashboard.tf and drawn in infra/README.md ("Dashboard").
  */
 import { METRIC_NAMESPACE, metricName, metricValue } from './metrics';
@@ -106,7 +107,8 @@ export function addDashboard(scope: Construct, props: DashboardProps): cloudwatc
       custom(metricName('auditOffenders'), sweeper, 'Sum', 'audit offenders'),
     ]),
   );
-  // Row 4: money in: purchases against what edits charged, revenue, reversals.
+  // Row 4: money in: purchases against what edits charged, revenue, reversals, and the store
+  // data and push credentials refused.
   const payments = (valueKey: string, label: string) =>
     new cloudwatch.Metric({
       namespace: NS,
@@ -120,12 +122,15 @@ export function addDashboard(scope: Construct, props: DashboardProps): cloudwatc
     w('Credits purchased (by pack) vs charged (by operation)', [
       search(metricName('purchasedCredits'), ['Pack'], 'Sum', ''),
       search(metricName('chargedCredits'), ['Operation'], 'Sum', ''),
-    ], 8),
-    w('Revenue (minor units), by pack and currency', [search(metricName('purchaseRevenue'), ['Pack', 'Currency'], 'Sum', '')], 8),
+    ]),
+    w('Revenue (minor units), by pack and currency', [search(metricName('purchaseRevenue'), ['Pack', 'Currency'], 'Sum', '')]),
     w('Purchases reversed, signature failures', [
       payments('paymentReversed', 'reversed'),
       payments('paymentSignatureInvalid', 'signature invalid'),
-    ], 8),
+    ]),
+    // Each source's alarm has its own threshold (VERIFICATION_ALARMS); this shows which one
+    // fired, and a slow run below them (store data refused, push credentials refused).
+    w('Verification failures, by source', [search(metricName('verificationFailures'), ['Source'], 'Sum', '')]),
   );
   return dashboard;
 }

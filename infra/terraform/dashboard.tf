@@ -1,6 +1,7 @@
 # One CloudWatch dashboard, one screen: money, pipeline, budget, money in (the same layout as
 # infra/lib/dashboard.ts; drawn in infra/README.md "Dashboard"). Widgets that split a metric by
-# a dimension use SEARCH, so a new failure code or refund source appears without an edit.
+# a dimension use SEARCH, so a new failure code, refund source or verification source appears
+# without an edit.
 
 locals {
   fn_name = { for k, f in aws_lambda_function.this : k => f.function_name }
@@ -15,6 +16,7 @@ locals {
     ledger_changed   = "SEARCH('{Atelier,FunctionName,EventName} MetricName=\"LedgerRowsChanged\"', 'Sum', 300)"
     purchased        = "SEARCH('{${local.metric_namespace},FunctionName,Pack} MetricName=\"${local.metric.purchasedCredits}\"', 'Sum', 300)"
     charged          = "SEARCH('{${local.metric_namespace},FunctionName,Operation} MetricName=\"${local.metric.chargedCredits}\"', 'Sum', 300)"
+    verification     = "SEARCH('{${local.metric_namespace},FunctionName,Source} MetricName=\"${local.metric.verificationFailures}\"', 'Sum', 300)"
     revenue          = "SEARCH('{${local.metric_namespace},FunctionName,Pack,Currency} MetricName=\"${local.metric.purchaseRevenue}\"', 'Sum', 300)"
   }
   # [title, x, y, width, metrics, annotations]
@@ -53,15 +55,17 @@ locals {
       [{ expression = local.search.ledger_changed, id = "e1" }],
       [local.metric_namespace, local.metric.auditOffenders, "FunctionName", local.fn_name["sweeper"], { stat = "Sum", label = "audit offenders" }],
     ], []],
-    ["Credits purchased (by pack) vs charged (by operation)", 0, 18, 8, [
+    ["Credits purchased (by pack) vs charged (by operation)", 0, 18, 6, [
       [{ expression = local.search.purchased, id = "e1" }],
       [{ expression = local.search.charged, id = "e2" }],
     ], []],
-    ["Revenue (minor units), by pack and currency", 8, 18, 8, [[{ expression = local.search.revenue, id = "e1" }]], []],
-    ["Purchases reversed, signature failures", 16, 18, 8, [
+    ["Revenue (minor units), by pack and currency", 6, 18, 6, [[{ expression = local.search.revenue, id = "e1" }]], []],
+    ["Purchases reversed, signature failures", 12, 18, 6, [
       [local.metric_namespace, local.metric.paymentEvents, "FunctionName", local.fn_name["api"], "Outcome", local.metrics.values.paymentReversed, { stat = "Sum", label = "reversed" }],
       [local.metric_namespace, local.metric.paymentEvents, "FunctionName", local.fn_name["api"], "Outcome", local.metrics.values.paymentSignatureInvalid, { stat = "Sum", label = "signature invalid" }],
     ], []],
+    # Each source's alarm has its own threshold (alarms.tf); this shows which one fired.
+    ["Verification failures, by source", 18, 18, 6, [[{ expression = local.search.verification, id = "e1" }]], []],
   ]
 }
 

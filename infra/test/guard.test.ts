@@ -133,10 +133,39 @@ describe('the dashboard', () => {
       'BudgetReservedPercent',
       'LedgerRowsChanged',
       'AuditOffenders',
+      'VerificationFailures',
     ]) {
       assert.ok(body.includes(metric), `${metric} on the dashboard`);
     }
     for (const pct of BUDGET_ALERT_PERCENTS) assert.ok(body.includes(`${pct}% alert`), `${pct}% line`);
     assert.ok(body.includes('p95') && body.includes('p50'));
+  });
+
+  // The body is a Fn::Join around the functions' names; a name becomes "FN" (inside a string).
+  const widgets = (
+    JSON.parse(
+      (boards[0]![1].Properties!.DashboardBody['Fn::Join'][1] as unknown[])
+        .map((part) => (typeof part === 'string' ? part : 'FN'))
+        .join(''),
+    ) as { widgets: { x: number; y: number; width: number; properties: { title: string; metrics: unknown[] } }[] }
+  ).widgets;
+
+  it('fills four rows of 24 columns: fifteen widgets, the budget one double width', () => {
+    assert.equal(widgets.length, 15);
+    const rows = new Map<number, number[]>();
+    for (const w of widgets) rows.set(w.y, [...(rows.get(w.y) ?? []), w.width]);
+    assert.deepEqual(
+      [...rows.values()].map((widths) => widths.reduce((a, b) => a + b, 0)),
+      [24, 24, 24, 24],
+    );
+  });
+
+  it('shows verification failures split by source, as their alarms watch them', () => {
+    const w = widgets.find((x) => x.properties.title === 'Verification failures, by source');
+    assert.ok(w, 'a verification failures widget');
+    assert.match(
+      JSON.stringify(w.properties.metrics),
+      /SEARCH\('\{Atelier,FunctionName,Source\} MetricName=\\"VerificationFailures\\"', 'Sum', 300\)/,
+    );
   });
 });

@@ -431,3 +431,63 @@ pub fn bad_push_tokens() -> Vec<(&'static str, PushToken)> {
         ),
     ]
 }
+
+/// The Google Play product of the starter pack wherever the stand-in sells it.
+pub const STARTER: &str = "starter_pack";
+
+impl crate::Harness {
+    /// This harness with Google Play purchases on, against `google`.
+    pub fn with_google_play(mut self, google: &GoogleStandIn) -> crate::Harness {
+        self.app = self.app.with_google_play(Some(google.client()));
+        self
+    }
+}
+
+/// `config` selling the starter pack as Google Play's [`STARTER`] too, after whatever App
+/// Store product it has (so it can follow `app_store::sell_on`).
+pub fn sell_on(config: &mut atelier_shared::config::Config, google: &GoogleStandIn) {
+    let packs = format!(
+        "starter:50:500:usd:{}:{STARTER},studio:250:2000:usd",
+        crate::app_store::STARTER
+    );
+    config.payments.packs =
+        atelier_shared::domain::Packs::parse(&packs).unwrap_or_else(|e| panic!("{e}"));
+    config.payments.google_play = Some(google.settings());
+}
+
+/// `POST /v1/purchases/google` of `product` and `token` by `user`.
+pub async fn submit(
+    h: &crate::Harness,
+    user: &atelier_shared::domain::UserId,
+    product: &str,
+    token: &str,
+) -> crate::Reply {
+    let body = json!({ "productId": product, "purchaseToken": token });
+    submit_body(h, user, &body).await
+}
+
+/// `POST /v1/purchases/google` of `body` by `user`.
+pub async fn submit_body(
+    h: &crate::Harness,
+    user: &atelier_shared::domain::UserId,
+    body: &Value,
+) -> crate::Reply {
+    let req = http::Request::post("/v1/purchases/google")
+        .header("content-type", "application/json")
+        .body(axum::body::Body::from(body.to_string()))
+        .unwrap_or_else(|e| panic!("request: {e}"));
+    h.call(Some(user), req).await
+}
+
+/// Pub/Sub's push of `notification` with `token` as its OIDC token (`None`: no header).
+pub async fn push(h: &crate::Harness, token: Option<&str>, notification: &Value) -> crate::Reply {
+    let mut req =
+        http::Request::post("/v1/webhooks/google").header("content-type", "application/json");
+    if let Some(token) = token {
+        req = req.header("authorization", format!("Bearer {token}"));
+    }
+    let req = req
+        .body(axum::body::Body::from(push_body(notification).to_string()))
+        .unwrap_or_else(|e| panic!("request: {e}"));
+    h.call(None, req).await
+}

@@ -30,7 +30,10 @@
 //! finished job's one event reaches each healthy receiver, a duplicate only under the same
 //! `webhook-id` with the same body. iPhone purchases run among the jobs (`chaos/app_store.rs`):
 //! each signed transaction submitted several times at once and again later, its `REFUND`
-//! delivered before it is recorded, with it or after it, twice. Pushes run in the webhook
+//! delivered before it is recorded, with it or after it, twice; Android purchases likewise
+//! (`chaos/google_play.rs`): each purchase token posted several times at once while Google
+//! answers some calls 503, its voided-purchase notification pushed by Pub/Sub before, with or
+//! after it, twice. Pushes run in the webhook
 //! phase (`chaos/push.rs`): dead tokens, a push service answering 500 and timing out.
 
 use std::collections::BTreeMap;
@@ -38,8 +41,12 @@ use std::time::Duration;
 
 #[path = "chaos/app_store.rs"]
 mod apple;
+#[path = "chaos/google_play.rs"]
+mod google;
 #[path = "chaos/push.rs"]
 mod push_faults;
+#[path = "chaos/stores.rs"]
+mod stores;
 
 use atelier_model_server::samples;
 use atelier_shared::adapters::model::catalogue::Provider;
@@ -53,6 +60,7 @@ use atelier_shared::services::process::Step;
 use atelier_shared::services::{App, breaker, budget};
 use atelier_shared::store::schema::WebhookEventItem;
 use atelier_tests::app_store::{self, AppStoreStandIn};
+use atelier_tests::google_play::{self, GoogleStandIn};
 use atelier_tests::push::PushStandIn;
 use atelier_tests::stripe::{Event, StripeStandIn};
 use atelier_tests::{Harness, Reply, StandIn, iam, sha256};
@@ -140,15 +148,18 @@ async fn money_invariants_hold_under_faults() {
     // The user share binds for the busier users (rule 12).
     let stripe = StripeStandIn::start().await;
     let store = AppStoreStandIn::new();
+    let google = GoogleStandIn::start().await;
     let push = PushStandIn::start().await;
     let clean = Harness::isolated_with(|c| {
         c.limits.max_in_flight = 6;
         c.limits.user_daily_share_micros = Micros::new(CHAOS_USER_SHARE_MICROS);
         c.limits.breaker = CHAOS_BREAKER;
         app_store::sell_on(c, &store);
+        google_play::sell_on(c, &google);
     })
     .await
-    .with_stripe(&stripe);
+    .with_stripe(&stripe)
+    .with_google_play(&google);
     let endpoint = clean
         .app
         .config
@@ -181,7 +192,10 @@ async fn money_invariants_hold_under_faults() {
             }
         }
     };
-    let faulty = function("api").await.with_stripe(&stripe);
+    let faulty = function("api")
+        .await
+        .with_stripe(&stripe)
+        .with_google_play(&google);
     let consumer = function("consumer").await;
     let mut sweeper = function("sweeper").await;
     sweeper.app = sweeper.app.with_pusher(Some(push.pusher()));
@@ -223,6 +237,7 @@ async fn money_invariants_hold_under_faults() {
     let mut all_jobs: Vec<(UserId, String)> = Vec::new();
     let mut purchases: Vec<Purchase> = Vec::new();
     let mut apple_buys: Vec<apple::AppleBuy> = Vec::new();
+    let mut google_buys: Vec<google::GoogleBuy> = Vec::new();
     let mut races: Vec<SignupRace> = Vec::new();
     // Purchases whose refund or dispute comes later: (purchase, batch it comes in).
     let mut awaiting_reversal: Vec<(usize, usize)> = Vec::new();
@@ -294,6 +309,19 @@ async fn money_invariants_hold_under_faults() {
                 .into_iter()
                 .map(|b| apple::app_store_with_faults(&faulty, b)),
         );
+        // Android purchases, Google failing some calls, their voids out of order.
+        let mut google_plans = Vec::new();
+        for _ in 0..n {
+            if rng.gen_bool(0.15) {
+                google_plans.push(google::GoogleBuy::draw(&mut rng, &google, &users));
+            }
+        }
+        google::google_faults(&mut rng, &google, &mut tally);
+        let buying_google = join_all(
+            google_plans
+                .into_iter()
+                .map(|b| google::google_play_with_faults(&faulty, b)),
+        );
         // Earlier purchases refunded or disputed now, some after their credits were spent.
         let this_batch = done / batch;
         let (due, later): (Vec<_>, Vec<_>) = std::mem::take(&mut awaiting_reversal)
@@ -330,11 +358,20 @@ async fn money_invariants_hold_under_faults() {
                 signup_race_with_faults(&faulty, r).await;
             }
         };
-        let (bought, late_sent, replies, (), bought_apple) =
-            futures::join!(buying, reversing, submitting, racing, buying_apple);
+        let (bought, late_sent, replies, (), (bought_apple, bought_google)) = futures::join!(
+            buying,
+            reversing,
+            submitting,
+            racing,
+            futures::future::join(buying_apple, buying_google)
+        );
         for b in bought_apple {
             b.tally(&mut tally);
             apple_buys.push(b);
+        }
+        for b in bought_google {
+            b.tally(&mut tally);
+            google_buys.push(b);
         }
         if let Some(r) = race {
             tally.add("signup_races");
@@ -550,8 +587,9 @@ async fn money_invariants_hold_under_faults() {
         }
     }
 
-    // The app resubmits and Apple redelivers until taken.
-    apple::settle(&clean, &apple_buys).await;
+    // The apps resubmit and Apple and Pub/Sub redeliver until taken.
+    stores::settle(&clean, apple_buys.iter().map(|b| (&b.plan, b))).await;
+    stores::settle(&clean, google_buys.iter().map(|b| (&b.plan, b))).await;
 
     let hook_events = webhooks_with_faults(
         &clean,
@@ -675,6 +713,7 @@ async fn money_invariants_hold_under_faults() {
     user_share_checks(&clean, &users, &day, &mut violations).await;
     purchase_checks(&clean, &purchases, &ledgers, &mut violations).await;
     apple::app_store_checks(&clean, &apple_buys, &ledgers, &mut violations).await;
+    google::google_play_checks(&clean, &google, &google_buys, &ledgers, &mut violations).await;
     pushes
         .checks(&clean, &hook_events, &mut tally, &mut violations)
         .await;

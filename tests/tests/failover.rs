@@ -452,3 +452,64 @@ async fn with_every_provider_open_a_job_fails_and_is_refunded_without_a_call() {
     }
     h.assert_audit_clean().await;
 }
+
+#[tokio::test]
+async fn an_extension_that_committed_but_whose_answer_was_lost_is_settled_with_its_attempt() {
+    let h = Harness::isolated(|_| {}).await;
+    let user = h.user();
+    let job = JobId::parse(&format!(
+        "job_{}",
+        ulid::Ulid::new().to_string().to_lowercase()
+    ))
+    .expect("a job id");
+    let now = atelier_shared::clock::now();
+    let day = budget::day_of(now);
+    let req = budget::ReserveRequest {
+        job: &job,
+        user: &user,
+        attempt: "02-review",
+        planned: &["review".to_owned()],
+        estimate: Micros::new(4_035),
+        sale_credits: atelier_shared::domain::Credits::ZERO,
+    };
+    let budget::Reservation::Granted(paid) = budget::PaidAttempt::reserve(&h.app, &req, now)
+        .await
+        .expect("reserve")
+    else {
+        panic!("the reservation was refused");
+    };
+    let mut paid = *paid;
+    // The extension's transaction commits, but its answer never arrives ...
+    let stored = h
+        .app
+        .store
+        .get_attempt(&job, "02-review")
+        .await
+        .expect("read")
+        .expect("the attempt");
+    let stamp = atelier_shared::clock::format(now);
+    h.app
+        .store
+        .extend_reservation(&stored, "review@gemini", Micros::new(1_345), &stamp)
+        .await
+        .expect("the first extension");
+
+    // ... and the retry meets its own write.
+    let refused = paid
+        .extend(&h.app, "review@gemini", Micros::new(1_345), now)
+        .await
+        .expect("extend");
+    paid.settle(&h.app, "test").await.expect("settle");
+
+    assert_eq!(refused, None, "the extension is this attempt's");
+    let d = budget::day(&h.app, &day).await.expect("the day");
+    assert_eq!(d.reserved_micros, Micros::ZERO, "{d:?}");
+    let mine = h
+        .app
+        .store
+        .get_user_day(&day, &user)
+        .await
+        .expect("read")
+        .expect("the user's day");
+    assert_eq!(mine.reserved_micros, Micros::ZERO, "{mine:?}");
+}

@@ -11,14 +11,14 @@ use atelier_shared::domain::{LedgerKind, Packs, UserId};
 use atelier_shared::services::app_store::app_account_token;
 use atelier_shared::store::schema::LedgerItem;
 use atelier_tests::google_play::{
-    self, GoogleStandIn, Purchase, PushToken, bad_push_tokens, push_body, voided,
+    self, GoogleStandIn, Purchase, PushToken, STARTER, bad_push_tokens, push, submit, submit_body,
+    voided,
 };
 use atelier_tests::{Harness, Reply};
 use futures::future::join_all;
-use http::{Request, StatusCode};
+use http::StatusCode;
 use serde_json::{Value, json};
 
-const STARTER: &str = "starter_pack";
 const STUDIO: &str = "studio_pack";
 
 /// A harness whose API reads the stand-in's service-account key from Secrets Manager at
@@ -56,31 +56,6 @@ async fn store_secret(h: &Harness, value: &str) -> String {
         .await
         .unwrap_or_else(|e| panic!("{e:?}"));
     out.arn().unwrap_or(&name).to_owned()
-}
-
-async fn submit(h: &Harness, user: &UserId, product: &str, token: &str) -> Reply {
-    let body = json!({ "productId": product, "purchaseToken": token });
-    submit_body(h, user, &body).await
-}
-
-async fn submit_body(h: &Harness, user: &UserId, body: &Value) -> Reply {
-    let req = Request::post("/v1/purchases/google")
-        .header("content-type", "application/json")
-        .body(axum::body::Body::from(body.to_string()))
-        .unwrap_or_else(|e| panic!("request: {e}"));
-    h.call(Some(user), req).await
-}
-
-/// Pub/Sub's push of `notification` with `token` as its OIDC token (`None`: no header).
-async fn push(h: &Harness, token: Option<&str>, notification: &Value) -> Reply {
-    let mut req = Request::post("/v1/webhooks/google").header("content-type", "application/json");
-    if let Some(token) = token {
-        req = req.header("authorization", format!("Bearer {token}"));
-    }
-    let req = req
-        .body(axum::body::Body::from(push_body(notification).to_string()))
-        .unwrap_or_else(|e| panic!("request: {e}"));
-    h.call(None, req).await
 }
 
 /// `user` bought the starter pack and posted it: its order id and purchase token.

@@ -126,6 +126,29 @@ run "alarms_on_each_verification_failure_source" {
   }
 }
 
+# The dashboard: one screen of four rows of 24 columns (15 widgets), VerificationFailures
+# among them split by Source, as infra/lib/dashboard.ts draws it.
+run "dashboard_shows_verification_failures_by_source" {
+  command = plan
+
+  assert {
+    condition     = length(jsondecode(aws_cloudwatch_dashboard.main.dashboard_body).widgets) == 15
+    error_message = "The dashboard has 15 widgets, as the CDK one."
+  }
+  assert {
+    condition = alltrue([for y in [0, 6, 12, 18] :
+      sum([for w in jsondecode(aws_cloudwatch_dashboard.main.dashboard_body).widgets : w.width if w.y == y]) == 24
+    ])
+    error_message = "Each of the four rows fills 24 columns."
+  }
+  assert {
+    condition = [for w in jsondecode(aws_cloudwatch_dashboard.main.dashboard_body).widgets :
+      w.properties.metrics[0][0].expression if w.properties.title == "Verification failures, by source"
+    ] == ["SEARCH('{Atelier,FunctionName,Source} MetricName=\"VerificationFailures\"', 'Sum', 300)"]
+    error_message = "One widget shows VerificationFailures by Source."
+  }
+}
+
 run "grants_the_api_only_the_budget_check" {
   command = plan
 

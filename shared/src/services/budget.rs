@@ -285,10 +285,16 @@ impl PaidAttempt {
         now: Instant,
     ) -> Result<Option<Refusal>, Error> {
         let stamp = clock::format(now);
-        let outcome = app
+        let outcome = match app
             .store
             .extend_reservation(&self.item, key, estimate, &stamp)
-            .await?;
+            .await?
+        {
+            ReserveOutcome::AlreadyReserved if self.stored_plans(app, key).await? => {
+                ReserveOutcome::Reserved
+            }
+            other => other,
+        };
         let refusal = match outcome {
             ReserveOutcome::Reserved => {
                 self.item.reserved_micros = self.item.reserved_micros.saturating_add(estimate);
@@ -304,6 +310,18 @@ impl PaidAttempt {
         };
         tracing::info!(job_id = %self.item.job_id, attempt = %self.item.attempt, call = key, estimate_micros = estimate.get(), refused = ?refusal, "budget_extended");
         Ok(refusal)
+    }
+
+    /// Whether the stored attempt is still open and already plans `key`: then an extension
+    /// committed whose answer was lost (a dropped connection, and the SDK's retry refused by
+    /// that very write). Only the holder of an attempt extends it (a second reservation of
+    /// it is refused), so the extension is this one, and it must be settled with the rest.
+    async fn stored_plans(&self, app: &App, key: &str) -> Result<bool, Error> {
+        let stored = app
+            .store
+            .get_attempt(&self.item.job_id, &self.item.attempt)
+            .await?;
+        Ok(stored.is_some_and(|a| a.open_day.is_some() && a.planned.iter().any(|p| p == key)))
     }
 
     /// The items that settle this attempt inside another transaction (delivery, or a failure
