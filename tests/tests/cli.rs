@@ -124,6 +124,17 @@ impl Local {
         command
     }
 
+    /// The client started with its standard streams piped, for a test that talks to it.
+    async fn interactive(&self, args: &[&str]) -> tokio::process::Child {
+        self.command(args)
+            .await
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap_or_else(|e| panic!("running atelier: {e}"))
+    }
+
     async fn atelier_with(&self, args: &[&str], env: &[(&str, &str)]) -> Run {
         let out = self
             .command(args)
@@ -564,14 +575,7 @@ async fn login_with_oidc_signs_in_in_a_browser_through_a_loopback_redirect_and_r
 async fn login_without_a_browser_here_takes_the_address_the_remote_browser_ended_on() {
     use tokio::io::AsyncWriteExt;
     let local = start().await;
-    let mut child = local
-        .command(&["login", "--no-browser"])
-        .await
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap_or_else(|e| panic!("{e}"));
+    let mut child = local.interactive(&["login", "--no-browser"]).await;
     let url = printed_sign_in_url(&mut child).await;
     let email = format!(
         "remote-{}@example.test",
@@ -633,14 +637,7 @@ async fn logout_forgets_the_login_and_with_token_reads_it_from_standard_input() 
     assert_eq!(after.code, Some(1), "{after:#?}");
     assert!(after.stderr.contains("not logged in"), "{after:#?}");
 
-    let mut child = local
-        .command(&["login", "--with-token"])
-        .await
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap_or_else(|e| panic!("{e}"));
+    let mut child = local.interactive(&["login", "--with-token"]).await;
     let mut stdin = child.stdin.take().unwrap_or_else(|| panic!("no stdin"));
     stdin
         .write_all(format!("{token}\n").as_bytes())
