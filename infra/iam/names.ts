@@ -43,6 +43,7 @@ export function outputRole(key: string, schema: readonly TableDef[]): { service:
     StripeKeysSecretArn: { service: 'secretsmanager', name: 'stripe-keys' },
     PushKeysSecretArn: { service: 'secretsmanager', name: 'push-keys' },
     GooglePlayKeySecretArn: { service: 'secretsmanager', name: 'google-play-key' },
+    AppleApiKeySecretArn: { service: 'secretsmanager', name: 'apple-api-key' },
     AddressKeySecretArn: { service: 'secretsmanager', name: 'address-key' },
   };
   if (fixed[key]) return fixed[key];

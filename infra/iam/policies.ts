@@ -174,6 +174,7 @@ export function terraformTestFile(schema: readonly TableDef[]): string {
   overrides.push(['aws_secretsmanager_secret.stripe_keys', { arn: arn.secret('stripe-keys') }]);
   overrides.push(['aws_secretsmanager_secret.push_keys', { arn: arn.secret('push-keys') }]);
   overrides.push(['aws_secretsmanager_secret.google_play_key', { arn: arn.secret('google-play-key') }]);
+  overrides.push(['aws_secretsmanager_secret.apple_api_key', { arn: arn.secret('apple-api-key') }]);
   overrides.push(['aws_secretsmanager_secret.address_key', { arn: arn.secret('address-key') }]);
   const hcl = (values: Record<string, string>) =>
     Object.entries(values)

@@ -463,6 +463,8 @@ export class AtelierService extends Construct {
   readonly pushKeys: secretsmanager.Secret;
   /** The Google Play service account's JSON key, read by the API at cold start (created empty: Google Play off). */
   readonly googlePlayKey: secretsmanager.Secret;
+  /** The App Store Server API key (consumption answers); empty until the operator stores one. */
+  readonly appleApiKey: secretsmanager.Secret;
   /** The key of the signup grant's address hashes (the API reads it at cold start). */
   readonly addressKey: secretsmanager.Secret;
   readonly httpApi: apigw.HttpApi;
@@ -700,6 +702,20 @@ export class AtelierService extends Construct {
       reason: 'Third-party key: rolled in the Google Cloud console and then stored with put-secret-value; Secrets Manager cannot rotate it.',
     });
 
+    // ---------------------------------------------------------------- App Store Server API key
+    // Empty until the operator stores an In-App Purchase key (docs/operations.md): the API then
+    // answers no CONSUMPTION_REQUEST instead of failing to start.
+    this.appleApiKey = new secretsmanager.Secret(this, 'AppleApiKey', {
+      description:
+        'App Store Server API key (keyId, issuerId, privateKey), read by the API at cold start to answer CONSUMPTION_REQUEST notifications for accounts that consented. Off until it is set.',
+      generateSecretString: { secretStringTemplate: JSON.stringify({}), generateStringKey: 'placeholder' },
+      removalPolicy,
+    });
+    Validations.of(this.appleApiKey).acknowledge({
+      id: 'AwsSolutions-SMG4',
+      reason: 'Third-party key: rolled in App Store Connect and then stored with put-secret-value; Secrets Manager cannot rotate it.',
+    });
+
     // ---------------------------------------------------------------- functions
     const env = functionEnvironment(envNames, this.envValues());
     // Only the consumer may read the provider key and only the API the Stripe keys, so only
@@ -760,12 +776,17 @@ export class AtelierService extends Construct {
       signups: ['dynamodb:PutItem'],
     });
     // The API alone reads the Stripe keys (checkout and the webhook's signature check), the
-    // address key (the signup grant's address hashes) and the Google Play key (it calls the
-    // Android Publisher API).
+    // address key (the signup grant's address hashes), the Google Play key (it calls the
+    // Android Publisher API) and the App Store Server API key (it answers consumption requests).
     api.addToRolePolicy(
       new iam.PolicyStatement({
         actions: ['secretsmanager:GetSecretValue'],
-        resources: [this.stripeKeys.secretArn, this.addressKey.secretArn, this.googlePlayKey.secretArn],
+        resources: [
+          this.stripeKeys.secretArn,
+          this.addressKey.secretArn,
+          this.googlePlayKey.secretArn,
+          this.appleApiKey.secretArn,
+        ],
       }),
     );
     this.grantData(consumer.role!, {
@@ -1399,6 +1420,7 @@ export class AtelierService extends Construct {
       ATELIER_ADDRESS_KEY_SECRET_ID: () => this.addressKey.secretArn,
       ATELIER_PUSH_SECRET_ID: () => this.pushKeys.secretArn,
       ATELIER_GOOGLE_PLAY_SECRET_ID: () => this.googlePlayKey.secretArn,
+      ATELIER_APPLE_API_SECRET_ID: () => this.appleApiKey.secretArn,
       ATELIER_CREDIT_PACKS: () => text('creditPacks', packsText(p.creditPacks), DEFAULTS.creditPacks, CREDIT_PACKS_PATTERN),
       ATELIER_CHECKOUT_RETURN_URLS: () =>
         text('checkoutReturnUrls', commaJoined(p.checkoutReturnUrls), DEFAULTS.checkoutReturnUrls),
@@ -1581,11 +1603,12 @@ export const PUBLIC_ROUTES = ['/healthz', '/v1/styles', '/v1/openapi.json', '/v1
  */
 export const SIGNED_WEBHOOK_ROUTES = ['/v1/webhooks/stripe', '/v1/webhooks/apple', '/v1/webhooks/google'] as const;
 
-/** Variables only the API gets: where the Stripe keys, the address key and the Google Play key are (only it can read them). */
+/** Variables only the API gets: where the Stripe keys, the address key, the Google Play key and the App Store Server API key are (only it can read them). */
 export const API_ONLY_ENV: ReadonlySet<string> = new Set([
   'ATELIER_STRIPE_SECRET_ID',
   'ATELIER_ADDRESS_KEY_SECRET_ID',
   'ATELIER_GOOGLE_PLAY_SECRET_ID',
+  'ATELIER_APPLE_API_SECRET_ID',
 ]);
 
 /** Settings only the sweeper is told: where the push credentials are (it alone sends pushes). */

@@ -368,6 +368,7 @@ export class AtelierStack extends Stack {
     new CfnOutput(this, 'StripeKeysSecretArn', { value: this.stripeKeys.secretArn });
     new CfnOutput(this, 'PushKeysSecretArn', { value: service.pushKeys.secretArn });
     new CfnOutput(this, 'GooglePlayKeySecretArn', { value: service.googlePlayKey.secretArn });
+    new CfnOutput(this, 'AppleApiKeySecretArn', { value: service.appleApiKey.secretArn });
     new CfnOutput(this, 'AddressKeySecretArn', { value: this.addressKey.secretArn });
     new CfnOutput(this, 'AlarmTopicArn', { value: service.alarmTopic.topicArn });
     for (const def of service.schemaDefs) {

@@ -112,7 +112,7 @@ data "aws_iam_policy_document" "function" {
     for_each = each.key == "api" ? [1] : []
     content {
       actions   = ["secretsmanager:GetSecretValue"]
-      resources = [aws_secretsmanager_secret.stripe_keys.arn, aws_secretsmanager_secret.address_key.arn, aws_secretsmanager_secret.google_play_key.arn]
+      resources = [aws_secretsmanager_secret.stripe_keys.arn, aws_secretsmanager_secret.address_key.arn, aws_secretsmanager_secret.google_play_key.arn, aws_secretsmanager_secret.apple_api_key.arn]
     }
   }
 

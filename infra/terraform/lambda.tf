@@ -2,7 +2,7 @@
 
 locals {
   consumer_only_env = ["ATELIER_MODEL_API_KEY_SECRET_ID", "ATELIER_GEMINI_API_KEY_SECRET_ID"]
-  api_only_env      = ["ATELIER_STRIPE_SECRET_ID", "ATELIER_ADDRESS_KEY_SECRET_ID", "ATELIER_GOOGLE_PLAY_SECRET_ID"]
+  api_only_env      = ["ATELIER_STRIPE_SECRET_ID", "ATELIER_ADDRESS_KEY_SECRET_ID", "ATELIER_GOOGLE_PLAY_SECRET_ID", "ATELIER_APPLE_API_SECRET_ID"]
   sweeper_only_env  = ["ATELIER_PUSH_SECRET_ID"]
 
   # Set by Lambda from logging_config, never by us.
@@ -37,6 +37,7 @@ locals {
       ATELIER_ADDRESS_KEY_SECRET_ID    = aws_secretsmanager_secret.address_key.arn
       ATELIER_PUSH_SECRET_ID           = aws_secretsmanager_secret.push_keys.arn
       ATELIER_GOOGLE_PLAY_SECRET_ID    = aws_secretsmanager_secret.google_play_key.arn
+      ATELIER_APPLE_API_SECRET_ID      = aws_secretsmanager_secret.apple_api_key.arn
       ATELIER_CREDIT_PACKS             = var.credit_packs
       ATELIER_CHECKOUT_RETURN_URLS     = join(",", var.checkout_return_urls)
       ATELIER_APPLE_ENVIRONMENT        = var.apple_environment

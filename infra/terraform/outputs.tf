@@ -68,6 +68,11 @@ output "google_play_key_secret_arn" {
   value       = aws_secretsmanager_secret.google_play_key.arn
 }
 
+output "apple_api_key_secret_arn" {
+  description = "Secret holding the App Store Server API key as JSON (keyId, issuerId, privateKey); set it with put-secret-value. CONSUMPTION_REQUEST notifications are not answered until then."
+  value       = aws_secretsmanager_secret.apple_api_key.arn
+}
+
 output "address_key_secret_arn" {
   description = "Secret holding the generated key of the signup grant's address hashes; never rotate it."
   value       = aws_secretsmanager_secret.address_key.arn

@@ -72,6 +72,25 @@ resource "aws_secretsmanager_secret_version" "google_play_key_unset" {
   }
 }
 
+resource "aws_secretsmanager_secret" "apple_api_key" {
+  #checkov:skip=CKV_AWS_149:Encrypted with the AWS managed Secrets Manager key; one secret read once per cold start does not justify a customer managed key.
+  #checkov:skip=CKV2_AWS_57:Third-party key: rolled in App Store Connect, then stored with put-secret-value; Secrets Manager cannot rotate it.
+  name_prefix = "${var.name_prefix}-apple-api-key-"
+  description = "App Store Server API key (keyId, issuerId, privateKey), read by the API at cold start to answer CONSUMPTION_REQUEST notifications for accounts that consented. Off until it is set."
+  tags        = local.tags
+}
+
+# No key until the operator stores one: the API answers no consumption request. Later values
+# are the operator's (put-secret-value), so Terraform leaves them alone.
+resource "aws_secretsmanager_secret_version" "apple_api_key_unset" {
+  secret_id     = aws_secretsmanager_secret.apple_api_key.id
+  secret_string = jsonencode({})
+
+  lifecycle {
+    ignore_changes = [secret_string]
+  }
+}
+
 # The key of the HMAC-SHA256 under which a verified address is recorded with its signup grant
 # (the address itself is never stored). Generated here, never shown; rotating it would let
 # every address have a second grant, so it is kept.

@@ -37,6 +37,7 @@ const REVIEWED = [
   'ModelProviderKey: AwsSolutions-SMG4',
   'PushKeys: AwsSolutions-SMG4',
   'GooglePlayKey: AwsSolutions-SMG4',
+  'AppleApiKey: AwsSolutions-SMG4',
   'StripeKeys: AwsSolutions-SMG4',
   'SweeperGuardPolicy: AwsSolutions-IAM5[Resource::*]',
   'SweeperRole: AwsSolutions-IAM5[Resource::<Assets9A31D427.Arn>/results/*]',

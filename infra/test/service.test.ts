@@ -229,7 +229,7 @@ describe('AtelierService sells packs in the App Store when configured', () => {
     assert.equal(env.ATELIER_APPLE_ENVIRONMENT, 'Sandbox');
     assert.equal(env.ATELIER_APPLE_APP_APPLE_ID, '1234567890');
     assert.deepEqual(
-      Object.keys(envOf(plain)).filter((k) => k.startsWith('ATELIER_APPLE_')),
+      Object.keys(envOf(plain)).filter((k) => k.startsWith('ATELIER_APPLE_') && k !== 'ATELIER_APPLE_API_SECRET_ID'),
       [],
     );
   });
@@ -258,8 +258,10 @@ describe('AtelierService sells packs in Google Play when configured', () => {
     assert.equal(env.ATELIER_GOOGLE_PLAY_PUSH_AUDIENCE, 'https://api.example.com/v1/webhooks/google');
     assert.equal(env.ATELIER_GOOGLE_PLAY_PUSH_SERVICE_ACCOUNT, 'rtdn@example.iam.gserviceaccount.com');
     assert.ok(env.ATELIER_GOOGLE_PLAY_SECRET_ID, 'the API is told where the key is');
+    assert.ok(env.ATELIER_APPLE_API_SECRET_ID, 'the API is told where the App Store Server API key is');
     for (const key of ['consumer', 'sweeper'] as const) {
       assert.equal(envOf(play, key).ATELIER_GOOGLE_PLAY_SECRET_ID, undefined, key);
+      assert.equal(envOf(play, key).ATELIER_APPLE_API_SECRET_ID, undefined, key);
     }
     assert.deepEqual(
       Object.keys(envOf(plain, 'api')).filter((k) => k.startsWith('ATELIER_GOOGLE_PLAY_') && k !== 'ATELIER_GOOGLE_PLAY_SECRET_ID'),

@@ -399,18 +399,19 @@ describe('least privilege', () => {
     for (const k of ['api', 'consumer'] as const) assert.equal(actionsOn(s, k, pushId).size, 0, k);
   });
 
-  it('lets only the API read the Stripe keys, the address key and the Google Play key, and nothing else of Secrets Manager', () => {
+  it('lets only the API read the Stripe keys, the address key, the Google Play key and the App Store Server API key, and nothing else of Secrets Manager', () => {
     const stripeId = id(s, s.stack.stripeKeys);
     const addressId = id(s, s.stack.addressKey);
     const playId = id(s, s.stack.service.googlePlayKey);
-    for (const secret of [stripeId, addressId, playId]) {
+    const appleId = id(s, s.stack.service.appleApiKey);
+    for (const secret of [stripeId, addressId, playId, appleId]) {
       assert.deepEqual([...actionsOn(s, 'api', secret)], ['secretsmanager:GetSecretValue']);
       assert.equal(actionsOn(s, 'consumer', secret).size, 0);
       assert.equal(actionsOn(s, 'sweeper', secret).size, 0);
     }
     for (const st of statementsOf(s, 'api')) {
       if (actionsOf(st).some((a) => a.startsWith('secretsmanager:'))) {
-        assert.deepEqual(referencedIds(st.Resource).sort(), [stripeId, addressId, playId].sort());
+        assert.deepEqual(referencedIds(st.Resource).sort(), [stripeId, addressId, playId, appleId].sort());
       }
     }
   });

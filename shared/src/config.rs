@@ -137,6 +137,12 @@ pub mod env {
             "App Store purchases: Production (default) or Sandbox, the store whose signed data is accepted";
         APPLE_APP_APPLE_ID = "ATELIER_APPLE_APP_APPLE_ID", false,
             "App Store purchases: the app's numeric Apple id, checked on production notifications when set";
+        APPLE_API_SECRET_ID = "ATELIER_APPLE_API_SECRET_ID", false,
+            "App Store consumption answers: Secrets Manager id of an App Store Server API key (JSON: keyId, issuerId, privateKey, an In-App Purchase key's .p8 PEM), read by the API at cold start; with a key stored, CONSUMPTION_REQUEST notifications are answered for accounts that consented; an empty secret leaves them unanswered";
+        APPLE_API_KEY = "ATELIER_APPLE_API_KEY", false,
+            "App Store consumption answers: the App Store Server API key's JSON itself, in place of ATELIER_APPLE_API_SECRET_ID (local development only; prefer the secret)";
+        APPLE_API_URL = "ATELIER_APPLE_API_URL", false,
+            "App Store Server API base URL (default https://api.storekit.apple.com, or https://api.storekit-sandbox.apple.com with ATELIER_APPLE_ENVIRONMENT=Sandbox)";
         GOOGLE_PLAY_PACKAGE_NAME = "ATELIER_GOOGLE_PLAY_PACKAGE_NAME", false,
             "Google Play purchases: the Android app's package name; with ATELIER_GOOGLE_PLAY_SECRET_ID (and a key stored in it) or ATELIER_GOOGLE_PLAY_KEY it enables POST /v1/purchases/google and /v1/webhooks/google";
         GOOGLE_PLAY_SECRET_ID = "ATELIER_GOOGLE_PLAY_SECRET_ID", false,
@@ -1443,6 +1449,11 @@ fn apple_settings(
     // Every name is read whatever is set, so the table's test sees them all.
     let (roots, bundle_id) = (opt(env::APPLE_ROOT_CERTS)?, opt(env::APPLE_BUNDLE_ID)?);
     let (environment, app_apple_id) = (opt(env::APPLE_ENVIRONMENT)?, opt(env::APPLE_APP_APPLE_ID)?);
+    let (api_secret, api_key, api_url) = (
+        opt(env::APPLE_API_SECRET_ID)?,
+        opt(env::APPLE_API_KEY)?,
+        opt(env::APPLE_API_URL)?,
+    );
     let (Some(roots), Some(bundle_id)) = (roots, bundle_id) else {
         return Ok(None);
     };
@@ -1462,11 +1473,34 @@ fn apple_settings(
                 .map_err(|_| invalid(env::APPLE_APP_APPLE_ID, format!("{v:?}: not an integer")))
         })
         .transpose()?;
+    let api = apple_api_settings(environment, api_secret, api_key, api_url)?;
     Ok(Some(AppleSettings {
         roots,
         bundle_id,
         environment,
         app_apple_id,
+        api,
+    }))
+}
+
+/// The App Store Server API (consumption answers): on when its key's secret or the key is set.
+fn apple_api_settings(
+    environment: crate::adapters::payments::apple::AppleEnvironment,
+    secret_id: Option<String>,
+    key: Option<String>,
+    url: Option<String>,
+) -> Result<Option<crate::adapters::payments::apple_api::AppleApiSettings>, ConfigError> {
+    use crate::adapters::payments::apple_api::{AppleApiSettings, default_url};
+    use crate::adapters::payments::google::KeySource;
+    let key = match (secret_id, key) {
+        (Some(id), _) => KeySource::Secret(id),
+        (None, Some(key)) => KeySource::Plain(key.into()),
+        (None, None) => return Ok(None),
+    };
+    let url = url.unwrap_or_else(|| default_url(environment).to_owned());
+    Ok(Some(AppleApiSettings {
+        url: http_url(env::APPLE_API_URL, url)?,
+        key,
     }))
 }
 

@@ -18,6 +18,7 @@ use tokio::sync::OnceCell;
 use tower::ServiceExt;
 
 pub mod app_store;
+pub mod app_store_api;
 pub mod google_play;
 pub mod iam;
 pub mod keychain;

@@ -11,6 +11,7 @@ use atelier_shared::store::schema::LedgerItem;
 use atelier_tests::app_store::{
     self, AppStoreStandIn, Chain, STARTER, notify, submit, transaction_payload,
 };
+use atelier_tests::app_store_api::{self, AppStoreApiStandIn};
 use atelier_tests::{Harness, Reply};
 use base64::Engine;
 use base64::engine::general_purpose::{STANDARD, URL_SAFE_NO_PAD};
@@ -359,4 +360,234 @@ async fn other_notifications_are_acknowledged_and_forged_ones_refused() {
     assert_eq!(forged.code(), "APP_STORE_DATA_INVALID");
     assert_eq!(h.balance(&user).await, balance);
     h.assert_audit_clean().await;
+}
+
+/// `PUT /v1/account/consumption-consent` with `body`.
+async fn consent(h: &Harness, user: &atelier_shared::domain::UserId, body: Value) -> Reply {
+    let req = Harness::json_request("PUT", "/v1/account/consumption-consent")
+        .body(axum::body::Body::from(body.to_string()))
+        .unwrap_or_else(|e| panic!("request: {e}"));
+    h.call(Some(user), req).await
+}
+
+/// A deployment answering consumption requests to a stand-in App Store Server API, and a
+/// user who consented and bought the starter pack (its transaction id and signed data).
+struct ConsentingBuyer {
+    store: AppStoreStandIn,
+    api: AppStoreApiStandIn,
+    h: Harness,
+    user: atelier_shared::domain::UserId,
+    id: String,
+    signed: String,
+}
+
+impl ConsentingBuyer {
+    async fn new() -> ConsentingBuyer {
+        let store = AppStoreStandIn::new();
+        let api = AppStoreApiStandIn::start(app_store::BUNDLE_ID).await;
+        let h = app_store::harness_answering(&store, &api).await;
+        let user = h.user();
+        let given = consent(&h, &user, json!({ "consented": true })).await;
+        assert_eq!(given.status, StatusCode::OK, "{given:?}");
+        assert!(
+            given.body["consumption_consent_at"].is_string(),
+            "{given:?}"
+        );
+        let id = app_store::transaction_id();
+        let signed = store.transaction(&transaction_payload(&id, STARTER, None));
+        assert_eq!(submit(&h, &user, &signed).await.status, StatusCode::CREATED);
+        ConsentingBuyer {
+            store,
+            api,
+            h,
+            user,
+            id,
+            signed,
+        }
+    }
+
+    /// Apple's `CONSUMPTION_REQUEST` about the purchase, delivered.
+    async fn refund_requested(&self) -> Reply {
+        notify(
+            &self.h,
+            &self.store.notification("CONSUMPTION_REQUEST", &self.signed),
+        )
+        .await
+    }
+}
+
+/// Thousandths of a percent of a 50-credit pack no longer in `balance`.
+fn spent_of_starter(balance: i64) -> i64 {
+    (50 - balance.clamp(0, 50)) * 100_000 / 50
+}
+
+#[tokio::test]
+async fn a_consumption_request_for_a_buyer_who_consented_tells_apple_the_share_they_spent() {
+    let b = ConsentingBuyer::new().await;
+    b.h.fund_to(&b.user, 56).await;
+    b.h.spend(&b.user, 3).await;
+    let left = b.h.balance(&b.user).await;
+    assert!(left < 50, "the edits spent part of the pack: {left}");
+
+    let answered = b.refund_requested().await;
+
+    assert_eq!(answered.status, StatusCode::OK, "{answered:?}");
+    assert_eq!(answered.body["outcome"], "consumption_sent");
+    let taken = b.api.taken();
+    assert_eq!(taken.len(), 1, "{taken:?}");
+    assert_eq!(taken[0].transaction_id, b.id);
+    assert_eq!(
+        taken[0].body,
+        json!({ "customerConsented": true, "consumptionPercentage": spent_of_starter(left),
+            "deliveryStatus": "DELIVERED", "sampleContentProvided": true })
+    );
+    assert_eq!(b.api.refused(), 0);
+    assert_eq!(
+        b.h.balance(&b.user).await,
+        left,
+        "answering moves no credits"
+    );
+    b.h.assert_audit_clean().await;
+}
+
+#[tokio::test]
+async fn without_the_buyers_consent_apple_is_told_nothing_and_a_withdrawn_consent_counts() {
+    let store = AppStoreStandIn::new();
+    let api = AppStoreApiStandIn::start(app_store::BUNDLE_ID).await;
+    let h = app_store::harness_answering(&store, &api).await;
+    let (never, withdrew) = (h.user(), h.user());
+    assert_eq!(
+        consent(&h, &withdrew, json!({ "consented": true }))
+            .await
+            .status,
+        StatusCode::OK
+    );
+    let gone = consent(&h, &withdrew, json!({ "consented": false })).await;
+    assert_eq!(gone.status, StatusCode::OK, "{gone:?}");
+    assert!(
+        gone.body.get("consumption_consent_at").is_none(),
+        "{gone:?}"
+    );
+    let mut outcomes = Vec::new();
+    for user in [&never, &withdrew] {
+        let signed = app_store::starter_transaction(&store);
+        assert_eq!(submit(&h, user, &signed).await.status, StatusCode::CREATED);
+        let n = notify(&h, &store.notification("CONSUMPTION_REQUEST", &signed)).await;
+        outcomes.push((n.status, n.body["outcome"].clone()));
+    }
+    let unknown = notify(
+        &h,
+        &store.notification(
+            "CONSUMPTION_REQUEST",
+            &app_store::starter_transaction(&store),
+        ),
+    )
+    .await;
+
+    for outcome in &outcomes {
+        assert_eq!(outcome, &(StatusCode::OK, json!("ignored")));
+    }
+    assert_eq!(unknown.status, StatusCode::OK, "never granted: {unknown:?}");
+    assert_eq!(unknown.body["outcome"], "ignored");
+    assert!(api.taken().is_empty(), "{:?}", api.taken());
+    h.assert_audit_clean().await;
+}
+
+#[tokio::test]
+async fn an_app_store_that_cannot_take_the_answer_refuses_the_notification_so_apple_resends_it() {
+    let b = ConsentingBuyer::new().await;
+    b.api.fail_next(1);
+
+    let first = b.refund_requested().await;
+    let again = b.refund_requested().await;
+
+    first.assert_problem(
+        StatusCode::BAD_GATEWAY,
+        "PAYMENT_PROVIDER_ERROR",
+        "503 from Apple",
+    );
+    assert!(first.header("retry-after").is_some(), "{first:?}");
+    assert_eq!(again.status, StatusCode::OK, "{again:?}");
+    assert_eq!(again.body["outcome"], "consumption_sent");
+    assert_eq!(b.api.taken().len(), 1);
+    assert_eq!(
+        b.api.taken()[0].body["consumptionPercentage"],
+        0,
+        "nothing spent of it"
+    );
+    b.h.assert_audit_clean().await;
+}
+
+#[tokio::test]
+async fn a_consent_needs_a_yes_or_no_and_a_deleted_account_takes_none() {
+    let store = AppStoreStandIn::new();
+    let h = app_store::harness(&store).await;
+    let (user, closed) = (h.user(), h.user());
+    assert_eq!(h.balance(&closed).await, 6);
+    assert_eq!(h.delete_account(&closed).await.status, StatusCode::OK);
+
+    let missing = consent(&h, &user, json!({})).await;
+    let not_bool = consent(&h, &user, json!({ "consented": "yes" })).await;
+    let unknown = consent(&h, &user, json!({ "consented": true, "why": 1 })).await;
+    let after_deletion = consent(&h, &closed, json!({ "consented": true })).await;
+
+    missing.assert_problem(
+        StatusCode::UNPROCESSABLE_ENTITY,
+        "VALIDATION_FAILED",
+        "missing",
+    );
+    assert!(not_bool.status.is_client_error(), "{not_bool:?}");
+    assert!(unknown.status.is_client_error(), "{unknown:?}");
+    after_deletion.assert_problem(StatusCode::FORBIDDEN, "ACCOUNT_CLOSED", "deleted");
+    for u in [&user, &closed] {
+        let account = h
+            .app
+            .store
+            .get_account(u)
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        let consent_at = account.and_then(|a| a.consumption_consent_at);
+        assert_eq!(consent_at, None, "nothing written for {u}");
+    }
+}
+
+#[tokio::test]
+async fn apples_library_sends_consumption_the_stand_in_takes_and_ours_sends_the_same_fields() {
+    let b = ConsentingBuyer::new().await;
+    let python = std::env::var("ATELIER_APP_STORE_PYTHON")
+        .unwrap_or_else(|_| panic!("ATELIER_APP_STORE_PYTHON is unset: run `cargo xtask test`"));
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/official-app-store/consume.py");
+    let case = json!({ "url": b.api.url, "key": b.api.private_pem(), "key_id": app_store_api::KEY_ID,
+        "issuer_id": app_store_api::ISSUER_ID, "bundle_id": app_store::BUNDLE_ID,
+        "transaction_id": b.id, "percentage": 0 });
+    let mut wrong_app = case.clone();
+    wrong_app["bundle_id"] = json!("com.example.other");
+
+    let input = format!("{case}\n{wrong_app}\n");
+    let official = atelier_tests::receiver::json_lines(&python, script, &input).await;
+    let ours = b.refund_requested().await;
+
+    assert_eq!(
+        official[0],
+        json!({ "ok": true }),
+        "Apple's client was taken"
+    );
+    assert_eq!(
+        official[1]["status"], 401,
+        "another app's token: {official:?}"
+    );
+    assert_eq!(ours.body["outcome"], "consumption_sent", "{ours:?}");
+    let taken = b.api.taken();
+    assert_eq!(taken.len(), 2, "{taken:?}");
+    let agent = taken[0].user_agent.clone().unwrap_or_default();
+    assert!(
+        agent.starts_with("app-store-server-library/python"),
+        "{agent}"
+    );
+    assert_eq!(taken[0].transaction_id, taken[1].transaction_id);
+    assert_eq!(
+        taken[0].body, taken[1].body,
+        "field for field, the library's body"
+    );
+    assert_eq!(b.api.refused(), 1, "only the other app's request");
 }

@@ -499,6 +499,20 @@ pub struct AccountView {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(format = DateTime)]
     pub deleted_at: Option<String>,
+    /// Since when the owner lets the App Store see how much of a purchase they used when they
+    /// ask Apple to refund it (`PUT /v1/account/consumption-consent`); absent: not consented.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(format = DateTime)]
+    pub consumption_consent_at: Option<String>,
+}
+
+/// `PUT /v1/account/consumption-consent` body.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ConsumptionConsentRequest {
+    /// `true`: consent (the app asked its user); `false`: withdraw it.
+    #[schema(value_type = bool, required = true)]
+    pub consented: Option<bool>,
 }
 
 impl AccountView {
@@ -514,6 +528,7 @@ impl AccountView {
             on_hold: a.hold.is_some(),
             closed_at: a.closed_at,
             deleted_at: a.deleted_at,
+            consumption_consent_at: a.consumption_consent_at,
         }
     }
 }
@@ -791,7 +806,8 @@ impl From<atelier_shared::services::payments::Checkout> for CheckoutView {
 #[derive(Debug, Serialize, ToSchema)]
 pub struct WebhookReceipt {
     /// `granted`, `already_granted`, `reversed`, `already_reversed`, `restored`,
-    /// `already_restored` or `ignored`.
+    /// `already_restored`, `ignored` or `consumption_sent` (an App Store `CONSUMPTION_REQUEST`
+    /// answered).
     pub outcome: &'static str,
     /// Credits added (negative: taken back).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -814,6 +830,7 @@ impl From<atelier_shared::services::payments::WebhookOutcome> for WebhookReceipt
             W::Restored { credits } => ("restored", Some(credits.get()), None),
             W::AlreadyRestored => ("already_restored", None, None),
             W::Ignored { .. } => ("ignored", None, None),
+            W::ConsumptionSent { .. } => ("consumption_sent", None, None),
         };
         WebhookReceipt {
             outcome,

@@ -31,9 +31,18 @@ async fn main() -> Result<(), lambda_http::Error> {
     .inspect_err(
         |e| tracing::error!(error = %atelier_shared::error::chain(e), "google_play_setup_failed"),
     )?;
+    let apple_api = atelier_shared::adapters::payments::setup::connect_app_store_api(
+        &config.payments,
+        &clients,
+    )
+    .await
+    .inspect_err(
+        |e| tracing::error!(error = %atelier_shared::error::chain(e), "app_store_api_setup_failed"),
+    )?;
     let app = App::new(config, &clients)
         .with_stripe(stripe)
-        .with_google_play(play);
+        .with_google_play(play)
+        .with_app_store_api(apple_api);
     // One request per invocation: its metrics are written as its response leaves.
     let router = atelier_api::router(app).layer(axum::middleware::map_response(
         |res: axum::response::Response| async {

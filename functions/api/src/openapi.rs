@@ -182,6 +182,7 @@ impl Modify for Webhooks {
         edits::create_edit, edits::get_edit, edits::list_edits, edits::cancel_edit, edits::adopt_candidate, edits::create_repair,
         edits::delete_edit_images,
         account::get_account, account::get_ledger, account::delete_account, account::export_account,
+        account::put_consumption_consent,
         devices::put_device, devices::delete_device, devices::list_devices,
         payments::list_packs, payments::create_checkout, payments::stripe_webhook,
         app_store::create_apple_purchase, app_store::apple_webhook,

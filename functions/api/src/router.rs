@@ -32,6 +32,10 @@ pub fn router(app: App) -> Router {
             get(account::get_account).delete(account::delete_account),
         )
         .route("/v1/account/ledger", get(account::get_ledger))
+        .route(
+            "/v1/account/consumption-consent",
+            put(account::put_consumption_consent),
+        )
         .route("/v1/account/export", get(account::export_account))
         .route("/v1/devices", get(devices::list_devices))
         .route(

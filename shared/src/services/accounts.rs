@@ -79,6 +79,25 @@ async fn open_account(
     Ok(())
 }
 
+/// Gives (`true`) or withdraws the owner's consent to tell the App Store, when they ask Apple
+/// for a refund, how much of that purchase they used (docs/mobile.md); the account as it is
+/// after. A closed account takes no new consent.
+pub async fn set_consumption_consent(
+    app: &App,
+    user: &UserId,
+    email: EmailStatus,
+    consent: bool,
+) -> Result<AccountItem, Error> {
+    ensure_account(app, user, email).await?;
+    let now = clock::format(clock::now());
+    let since = consent.then_some(now.as_str());
+    if !app.store.set_consumption_consent(user, since).await? {
+        return Err(Error::AccountClosed);
+    }
+    tracing::info!(user_id = %user, consent, "consumption_consent_set");
+    read_account(app, user).await
+}
+
 async fn read_account(app: &App, user: &UserId) -> Result<AccountItem, Error> {
     app.store
         .get_account(user)

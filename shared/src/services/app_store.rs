@@ -17,6 +17,7 @@ use super::App;
 use super::payments::{self, StoreGrant, WebhookOutcome};
 use crate::adapters::metrics;
 use crate::adapters::payments::apple::{AppleSettings, Transaction, VerifyError};
+use crate::adapters::payments::apple_api::{self, ApiError, ConsumptionInfo, DeliveryStatus};
 use crate::adapters::payments::event::ReversalCause;
 use crate::domain::{Credits, UserId};
 use crate::error::Error;
@@ -38,6 +39,13 @@ pub enum AppStoreError {
     GrantedToAnother,
     #[error("transaction {transaction_id} is not granted yet")]
     NotYetRecorded { transaction_id: String },
+    /// The App Store Server API could not take the consumption answer now: Apple resends.
+    #[error("the consumption answer for {transaction_id} was not taken")]
+    ConsumptionUnsent {
+        transaction_id: String,
+        #[source]
+        source: ApiError,
+    },
     #[error(transparent)]
     Store(#[from] Error),
 }
@@ -119,6 +127,7 @@ fn error_label(e: &AppStoreError) -> &'static str {
         AppStoreError::Revoked | AppStoreError::OtherAccount => "refused",
         AppStoreError::GrantedToAnother => "conflict",
         AppStoreError::NotYetRecorded { .. } => "not_yet_recorded",
+        AppStoreError::ConsumptionUnsent { .. } => "consumption_unsent",
         AppStoreError::Store(_) => "failed",
     }
 }
@@ -201,6 +210,13 @@ async fn apply_notification(
 ) -> Result<WebhookOutcome, AppStoreError> {
     let n = settings(app)?.verify_notification(signed_payload, now)?;
     let kind = n.notification_type.clone();
+    if kind == "CONSUMPTION_REQUEST" {
+        let tx = n
+            .transaction
+            .ok_or_else(|| VerifyError::Payload(format!("{kind} without signedTransactionInfo")))?;
+        check_ids(&tx)?;
+        return answer_consumption(app, &n.notification_uuid, &tx).await;
+    }
     if !matches!(kind.as_str(), "REFUND" | "REVOKE") {
         tracing::info!(notification_uuid = %n.notification_uuid, kind = %kind, "app_store_notification_ignored");
         return Ok(WebhookOutcome::Ignored {
@@ -223,6 +239,59 @@ async fn apply_notification(
         })?;
     tracing::info!(notification_uuid = %n.notification_uuid, transaction_id = %tx.transaction_id, outcome = ?outcome, "app_store_notification_applied");
     Ok(outcome)
+}
+
+/// Answers a `CONSUMPTION_REQUEST` (the customer asked Apple to refund `tx`): when the
+/// operator configured the App Store Server API and the account that got the purchase
+/// consented, Apple is told the share of it that is spent; otherwise nothing is sent and
+/// Apple decides without us. A failure Apple's retry can mend refuses the notification.
+async fn answer_consumption(
+    app: &App,
+    notification: &str,
+    tx: &Transaction,
+) -> Result<WebhookOutcome, AppStoreError> {
+    let kind = "CONSUMPTION_REQUEST".to_owned();
+    let ignored = |why| Ok(WebhookOutcome::Ignored { kind, why });
+    let Some(api) = app.app_store_api.as_ref() else {
+        return ignored("consumption answers are not configured");
+    };
+    let Some(payment) = app.store.get_payment(&payment_id(tx)).await? else {
+        return ignored("the transaction was never granted");
+    };
+    let account = app.store.get_account(&payment.user_id).await?;
+    // A closed account's owner can no longer withdraw their consent: it ends with the account.
+    let consented = |a: &crate::store::schema::AccountItem| {
+        a.consumption_consent_at.is_some() && a.closed_at.is_none()
+    };
+    let Some(account) = account.filter(consented) else {
+        tracing::info!(notification_uuid = %notification, transaction_id = %tx.transaction_id, "app_store_consumption_not_consented");
+        return ignored("the customer did not consent to share consumption");
+    };
+    let info = ConsumptionInfo {
+        customer_consented: true,
+        consumption_percentage: apple_api::consumed_share(
+            payment.credits.get(),
+            account.credits.get(),
+        ),
+        delivery_status: DeliveryStatus::Delivered,
+        sample_content_provided: true,
+    };
+    match api.send_consumption(&tx.transaction_id, &info).await {
+        Ok(()) => {}
+        Err(e) if e.retryable() => {
+            return Err(AppStoreError::ConsumptionUnsent {
+                transaction_id: tx.transaction_id.clone(),
+                source: e,
+            });
+        }
+        Err(e) => {
+            tracing::error!(notification_uuid = %notification, transaction_id = %tx.transaction_id, error = %crate::error::chain(&e), "app_store_consumption_refused");
+            return ignored("the App Store refused the consumption answer");
+        }
+    }
+    let percentage = info.consumption_percentage;
+    tracing::info!(notification_uuid = %notification, transaction_id = %tx.transaction_id, user_id = %payment.user_id, percentage, "app_store_consumption_sent");
+    Ok(WebhookOutcome::ConsumptionSent { percentage })
 }
 
 #[cfg(test)]

@@ -46,6 +46,8 @@ pub struct App {
     pub stripe: Option<Stripe>,
     /// Google Play, when its purchases are configured (the API only).
     pub google_play: Option<std::sync::Arc<crate::adapters::payments::google::GooglePlay>>,
+    /// The App Store Server API, when consumption answers are configured (the API only).
+    pub app_store_api: Option<std::sync::Arc<crate::adapters::payments::apple_api::AppStoreApi>>,
     /// The push services' client, when push is configured (the sweeper only).
     pub pusher: Option<std::sync::Arc<crate::adapters::push::Pusher>>,
 }
@@ -64,6 +66,7 @@ impl App {
             config,
             stripe: None,
             google_play: None,
+            app_store_api: None,
             pusher: None,
         }
     }
@@ -80,6 +83,15 @@ impl App {
         play: Option<crate::adapters::payments::google::GooglePlay>,
     ) -> App {
         self.google_play = play.map(std::sync::Arc::new);
+        self
+    }
+
+    /// The same adapters with the App Store Server API configured (or not).
+    pub fn with_app_store_api(
+        mut self,
+        api: Option<crate::adapters::payments::apple_api::AppStoreApi>,
+    ) -> App {
+        self.app_store_api = api.map(std::sync::Arc::new);
         self
     }
 

@@ -193,13 +193,27 @@ pub async fn checkout(
 /// What a verified event did.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum WebhookOutcome {
-    Granted { credits: Credits },
+    Granted {
+        credits: Credits,
+    },
     AlreadyGranted,
-    Reversed { taken: Credits, shortfall: Credits },
+    Reversed {
+        taken: Credits,
+        shortfall: Credits,
+    },
     AlreadyReversed,
-    Restored { credits: Credits },
+    Restored {
+        credits: Credits,
+    },
     AlreadyRestored,
-    Ignored { kind: String, why: &'static str },
+    Ignored {
+        kind: String,
+        why: &'static str,
+    },
+    /// A `CONSUMPTION_REQUEST` answered: Apple was told what share of the purchase was used.
+    ConsumptionSent {
+        percentage: u32,
+    },
 }
 
 /// Why an event was not applied.
@@ -238,6 +252,7 @@ fn outcome_label(result: &Result<WebhookOutcome, WebhookError>) -> &'static str 
         Ok(WebhookOutcome::Reversed { .. }) => metrics::payment_outcome::REVERSED,
         Ok(WebhookOutcome::Restored { .. }) => "restored",
         Ok(WebhookOutcome::Ignored { .. }) => "ignored",
+        Ok(WebhookOutcome::ConsumptionSent { .. }) => "consumption_sent",
         Ok(
             WebhookOutcome::AlreadyGranted
             | WebhookOutcome::AlreadyReversed
@@ -383,6 +398,7 @@ pub(crate) fn store_notification_label(outcome: &WebhookOutcome) -> &'static str
     match outcome {
         WebhookOutcome::Reversed { .. } => metrics::payment_outcome::REVERSED,
         WebhookOutcome::Ignored { .. } => "ignored",
+        WebhookOutcome::ConsumptionSent { .. } => "consumption_sent",
         _ => "duplicate",
     }
 }

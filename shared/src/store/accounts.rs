@@ -105,6 +105,7 @@ impl Store {
             closed_at: None,
             closed_by: None,
             deleted_at: None,
+            consumption_consent_at: None,
         };
         let mut items = vec![self.put_new(
             &self.names.accounts_table,
@@ -158,6 +159,41 @@ impl Store {
                 Ok(Created::AddressUsed)
             }
             TxOutcome::Canceled(_) => Ok(Created::Exists),
+        }
+    }
+
+    /// Records (`Some(since)`) or withdraws (`None`) the owner's consent to share consumption
+    /// with the App Store; `false` when the account is closed (nothing written). A consent
+    /// already given keeps its first date.
+    pub async fn set_consumption_consent(
+        &self,
+        user: &UserId,
+        since: Option<&str>,
+    ) -> Result<bool, Error> {
+        let update = self
+            .ddb
+            .update_item()
+            .table_name(&self.names.accounts_table)
+            .key(attr::USER_ID, s(user.as_str()))
+            .condition_expression("attribute_exists(#user) AND attribute_not_exists(#closed_at)")
+            .set_expression_attribute_names(Some(HashMap::from([
+                ("#user".to_owned(), attr::USER_ID.to_owned()),
+                ("#closed_at".to_owned(), attr::CLOSED_AT.to_owned()),
+                (
+                    "#consent".to_owned(),
+                    attr::CONSUMPTION_CONSENT_AT.to_owned(),
+                ),
+            ])));
+        let update = match since {
+            Some(now) => update
+                .update_expression("SET #consent = if_not_exists(#consent, :now)")
+                .expression_attribute_values(":now", s(now)),
+            None => update.update_expression("REMOVE #consent"),
+        };
+        match update.send().await {
+            Ok(_) => Ok(true),
+            Err(e) if is_condition_failed(&e) => Ok(false),
+            Err(e) => Err(AwsError::new("accounts.consumption_consent", e).into()),
         }
     }
 

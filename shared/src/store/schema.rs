@@ -117,6 +117,9 @@ pub mod attr {
     /// On an account: when its owner (or an operator) asked to delete it; from then on it
     /// refuses new uploads and submits, and a new token for the same subject finds it closed.
     pub const CLOSED_AT: &str = "closed_at";
+    /// On an account: since when its owner lets the App Store see what they did with a purchase
+    /// they ask Apple to refund (absent: not consented).
+    pub const CONSUMPTION_CONSENT_AT: &str = "consumption_consent_at";
     /// On a closed account: who closed it (`user`, or `operator:<name>`).
     pub const CLOSED_BY: &str = "closed_by";
     /// On a closed account: when the deletion finished (every image gone, jobs' text cleared).
@@ -599,6 +602,9 @@ pub struct AccountItem {
     /// [`attr::DELETED_AT`]: the deletion finished.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub deleted_at: Option<String>,
+    /// [`attr::CONSUMPTION_CONSENT_AT`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub consumption_consent_at: Option<String>,
 }
 
 /// The `quota` key of a user's upload counter for one UTC day (`YYYY-MM-DD`).

@@ -48,6 +48,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/account/consumption-consent": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Gives or withdraws the consent Apple asks for before an app may tell it, when the user
+         *     asks Apple to refund an App Store purchase, how much of that purchase they used. Without
+         *     it no `CONSUMPTION_REQUEST` is answered for this account. Idempotent; a consent already
+         *     given keeps its date.
+         */
+        put: operations["put_consumption_consent"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/account/export": {
         parameters: {
             query?: never;
@@ -437,7 +459,9 @@ export interface paths {
         /**
          * App Store Server Notifications v2. Believed only when the signed payload (and the
          *     transaction in it) is Apple's for this app; then `REFUND` and `REVOKE` take the pack back
-         *     once (never below zero; a shortfall puts the account on hold). Other types: `200`, ignored.
+         *     once (never below zero; a shortfall puts the account on hold), and a `CONSUMPTION_REQUEST`
+         *     is answered to Apple when the operator configured it and the buyer consented
+         *     (`PUT /v1/account/consumption-consent`). Other types: `200`, ignored.
          */
         post: operations["apple_webhook"];
         delete?: never;
@@ -643,6 +667,12 @@ export interface components {
              * @description When the account was closed for deletion: no new uploads or edits are accepted.
              */
             closed_at?: string | null;
+            /**
+             * Format: date-time
+             * @description Since when the owner lets the App Store see how much of a purchase they used when they
+             *     ask Apple to refund it (`PUT /v1/account/consumption-consent`); absent: not consented.
+             */
+            consumption_consent_at?: string | null;
             /** Format: date-time */
             created_at: string;
             /**
@@ -745,6 +775,11 @@ export interface components {
             compared_with: string;
             notes: string;
             outcome: components["schemas"]["ComparisonOutcome"];
+        };
+        /** @description `PUT /v1/account/consumption-consent` body. */
+        ConsumptionConsentRequest: {
+            /** @description `true`: consent (the app asked its user); `false`: withdraw it. */
+            consented: boolean;
         };
         /** @description `GET /v1/devices`. */
         DeviceList: {
@@ -1287,7 +1322,8 @@ export interface components {
             credits?: number | null;
             /**
              * @description `granted`, `already_granted`, `reversed`, `already_reversed`, `restored`,
-             *     `already_restored` or `ignored`.
+             *     `already_restored`, `ignored` or `consumption_sent` (an App Store `CONSUMPTION_REQUEST`
+             *     answered).
              */
             outcome: string;
             /**
@@ -1421,6 +1457,102 @@ export interface operations {
             };
             /** @description UNAUTHENTICATED: no valid bearer token */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description INTERNAL: the store or AWS failed; opaque, logged with its cause */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description TRY_AGAIN: transactions kept conflicting; retry after `Retry-After` */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    put_consumption_consent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ConsumptionConsentRequest"];
+            };
+        };
+        responses: {
+            /** @description the account with its consent as asked */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AccountView"];
+                };
+            };
+            /** @description MALFORMED_JSON */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description UNAUTHENTICATED: no valid bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description ACCOUNT_CLOSED: the account was deleted; nothing changed */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description PAYLOAD_TOO_LARGE */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE: JSON required */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description VALIDATION_FAILED: consented missing; nothing changed */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3278,6 +3410,15 @@ export interface operations {
             };
             /** @description INTERNAL: the store or AWS failed; opaque, logged with its cause */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description PAYMENT_PROVIDER_ERROR: the App Store Server API did not take the consumption answer; Apple retries */
+            502: {
                 headers: {
                     [name: string]: unknown;
                 };

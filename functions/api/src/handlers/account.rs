@@ -1,5 +1,6 @@
 //! The caller's account and ledger; deleting and exporting it.
 
+use atelier_shared::domain::validation::{FieldCode, FieldErrors};
 use atelier_shared::services::privacy::{self, AccountDeletion, DeletedBy};
 use atelier_shared::services::{App, accounts};
 use axum::Json;
@@ -9,10 +10,11 @@ use http::{StatusCode, header};
 
 use crate::auth::{Caller, Email};
 use crate::dto::{
-    AccountDeletionView, AccountView, ExportPageView, JobView, LedgerEntryView, LedgerPage,
+    AccountDeletionView, AccountView, ConsumptionConsentRequest, ExportPageView, JobView,
+    LedgerEntryView, LedgerPage,
 };
 use crate::error::{ApiError, Problem};
-use crate::extract::Pagination;
+use crate::extract::{JsonBody, Pagination};
 
 /// Balance and in-flight count. The first call creates the account, with its signup grant
 /// when the token carries a verified e-mail (else the grant waits for the first call that does).
@@ -24,6 +26,32 @@ pub async fn get_account(
     Email(email): Email,
 ) -> Result<Json<AccountView>, ApiError> {
     let account = accounts::ensure_account(&app, &user, email).await?;
+    Ok(Json(AccountView::new(
+        account,
+        app.config.limits.max_in_flight,
+    )))
+}
+
+/// Gives or withdraws the consent Apple asks for before an app may tell it, when the user
+/// asks Apple to refund an App Store purchase, how much of that purchase they used. Without
+/// it no `CONSUMPTION_REQUEST` is answered for this account. Idempotent; a consent already
+/// given keeps its date.
+#[utoipa::path(put, path = "/v1/account/consumption-consent", tag = "account", request_body = ConsumptionConsentRequest, security(("bearer" = [])),
+    responses((status = 200, body = AccountView, description = "the account with its consent as asked"),
+        (status = 403, body = Problem, content_type = "application/problem+json", description = "ACCOUNT_CLOSED: the account was deleted; nothing changed"),
+        (status = 422, body = Problem, content_type = "application/problem+json", description = "VALIDATION_FAILED: consented missing; nothing changed")))]
+pub async fn put_consumption_consent(
+    State(app): State<App>,
+    Caller(user): Caller,
+    Email(email): Email,
+    JsonBody(req): JsonBody<ConsumptionConsentRequest>,
+) -> Result<Json<AccountView>, ApiError> {
+    let Some(consent) = req.consented else {
+        let mut errors = FieldErrors::default();
+        errors.push("consented", FieldCode::Required, "true or false");
+        return Err(atelier_shared::Error::Validation(errors).into());
+    };
+    let account = accounts::set_consumption_consent(&app, &user, email, consent).await?;
     Ok(Json(AccountView::new(
         account,
         app.config.limits.max_in_flight,

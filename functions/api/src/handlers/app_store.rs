@@ -60,12 +60,15 @@ pub async fn create_apple_purchase(
 
 /// App Store Server Notifications v2. Believed only when the signed payload (and the
 /// transaction in it) is Apple's for this app; then `REFUND` and `REVOKE` take the pack back
-/// once (never below zero; a shortfall puts the account on hold). Other types: `200`, ignored.
+/// once (never below zero; a shortfall puts the account on hold), and a `CONSUMPTION_REQUEST`
+/// is answered to Apple when the operator configured it and the buyer consented
+/// (`PUT /v1/account/consumption-consent`). Other types: `200`, ignored.
 #[utoipa::path(post, path = "/v1/webhooks/apple", tag = "webhooks", request_body = AppleNotificationRequest,
     responses(
         (status = 200, body = WebhookReceipt, description = "applied, already applied, or ignored"),
         (status = 400, body = Problem, content_type = "application/problem+json", description = "APP_STORE_DATA_INVALID or MALFORMED_JSON: nothing written"),
         (status = 409, body = Problem, content_type = "application/problem+json", description = "PAYMENT_NOT_RECORDED: the transaction is not granted yet; Apple retries"),
+        (status = 502, body = Problem, content_type = "application/problem+json", description = "PAYMENT_PROVIDER_ERROR: the App Store Server API did not take the consumption answer; Apple retries"),
         (status = 422, body = Problem, content_type = "application/problem+json", description = "VALIDATION_FAILED: signedPayload over its length limit; nothing written"),
         (status = 503, body = Problem, content_type = "application/problem+json", description = "PAYMENTS_NOT_CONFIGURED"),
     ))]
@@ -144,6 +147,16 @@ fn app_store_error(e: AppStoreError) -> ApiError {
                 "Payment not recorded yet",
             )
             .detail("this notification names a transaction not granted yet; it is applied when Apple sends it again")
+            .retry_after(60)
+        }
+        e @ AppStoreError::ConsumptionUnsent { .. } => {
+            tracing::warn!(error = %atelier_shared::error::chain(&e), "app_store_consumption_unsent");
+            reject(
+                StatusCode::BAD_GATEWAY,
+                ProblemCode::PaymentProviderError,
+                "Payment provider error",
+                "the App Store Server API did not take the consumption answer; Apple sends the notification again".to_owned(),
+            )
             .retry_after(60)
         }
         AppStoreError::Store(e) => e.into(),

@@ -55,6 +55,8 @@ pub struct AppleSettings {
     pub environment: AppleEnvironment,
     /// The app's numeric id; checked on production notifications when set (as Apple's library).
     pub app_apple_id: Option<i64>,
+    /// The App Store Server API, when consumption answers are configured.
+    pub api: Option<super::apple_api::AppleApiSettings>,
 }
 
 impl std::fmt::Debug for AppleSettings {
@@ -64,6 +66,7 @@ impl std::fmt::Debug for AppleSettings {
             .field("bundle_id", &self.bundle_id)
             .field("environment", &self.environment)
             .field("app_apple_id", &self.app_apple_id)
+            .field("api", &self.api)
             .finish()
     }
 }

@@ -3,6 +3,7 @@
 //! use cases are in `services::purchases`; the transactions in `store::payments`.
 
 pub mod apple;
+pub mod apple_api;
 pub mod event;
 pub mod google;
 pub mod setup;

@@ -4,6 +4,7 @@
 //! accepted unsigned.
 
 use super::Stripe;
+use super::apple_api::{ApiKey, AppStoreApi};
 use super::google::{GooglePlay, KeySource, ServiceAccountKey};
 use super::stripe::StripeClient;
 use crate::adapters::aws::Clients;
@@ -30,6 +31,10 @@ pub enum SetupError {
     KeyShape { secret_id: String },
     #[error("building the HTTP client")]
     Client(#[source] reqwest::Error),
+    #[error(
+        "the App Store Server API secret {secret_id} is not a JSON object with keyId, issuerId and a P-256 privateKey"
+    )]
+    ApiKeyShape { secret_id: String },
 }
 
 #[derive(serde::Deserialize)]
@@ -119,6 +124,39 @@ pub async fn connect_google_play(
     let client =
         GooglePlay::new(play.clone(), &key, GOOGLE_PLAY_TIMEOUT).map_err(SetupError::Client)?;
     tracing::info!(package_name = %play.package_name, publisher_url = %play.publisher_url, "google_play_configured");
+    Ok(Some(client))
+}
+
+/// The App Store Server API client from `settings`, reading its key from its secret; `None`
+/// when consumption answers are not configured or the secret holds no key yet.
+pub async fn connect_app_store_api(
+    settings: &PaymentSettings,
+    clients: &Clients,
+) -> Result<Option<AppStoreApi>, SetupError> {
+    let Some((apple, api)) = settings
+        .apple
+        .as_ref()
+        .and_then(|a| a.api.as_ref().map(|api| (a, api)))
+    else {
+        return Ok(None);
+    };
+    let (id, value) = match &api.key {
+        KeySource::Secret(id) => (id.as_str(), read_secret(clients, id).await?),
+        KeySource::Plain(key) => (env::APPLE_API_KEY, Some(key.0.clone())),
+    };
+    let shape = || SetupError::ApiKeyShape {
+        secret_id: id.to_owned(),
+    };
+    let key: Option<ApiKey> = match value.as_deref().map(str::trim) {
+        None | Some("" | "{}") => None,
+        Some(text) => Some(serde_json::from_str(text).map_err(|_| shape())?),
+    };
+    let Some(key) = key.filter(|k| !k.private_key.is_empty()) else {
+        tracing::info!("app_store_api_not_configured");
+        return Ok(None);
+    };
+    let client = AppStoreApi::new(&api.url, &apple.bundle_id, &key).map_err(|_| shape())?;
+    tracing::info!(url = %api.url, key_id = %key.key_id, "app_store_api_configured");
     Ok(Some(client))
 }
 
