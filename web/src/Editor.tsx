@@ -28,8 +28,29 @@ export async function sendPending(open: (id: string) => void): Promise<string | 
     finish();
     return job.id;
   } catch (e) {
-    if (e instanceof ApiError && e.status >= 400 && e.status < 500 && e.status !== 408) finish();
+    if (refusesTheBody(e)) finish();
     throw e;
+  }
+}
+
+/**
+ * Whether an answer refuses the request itself, so that no copy of it under this key can have
+ * charged. Not so for a missing sign-in (401), a timeout (408), a rate limit (429), a server
+ * error or no answer: an earlier copy may still be on its way, so the key is kept.
+ */
+function refusesTheBody(e: unknown): boolean {
+  return e instanceof ApiError && e.status >= 400 && e.status < 500 && ![401, 408, 429].includes(e.status);
+}
+
+/** `sendPending` after a reload, tried again a few times while it fails for a passing reason. */
+async function resumePending(open: (id: string) => void): Promise<string | null> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await sendPending(open);
+    } catch (e) {
+      if (attempt >= 3 || !pending()) throw e;
+      await new Promise((r) => setTimeout(r, 500 * 2 ** attempt));
+    }
   }
 }
 
@@ -66,7 +87,7 @@ export function Editor(props: { onSubmitted: (id: string) => void; balance: numb
     api.styles().then(setStyles, onError);
     // A paid request saved before a reload: send it again with its key (same job, one charge).
     if (pending()) {
-      sendPending(onSubmitted).catch(onError).finally(() => setBusy(null));
+      resumePending(onSubmitted).catch(onError).finally(() => setBusy(null));
     }
   }, [onError, onSubmitted]);
 

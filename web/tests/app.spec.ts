@@ -257,6 +257,32 @@ test('a reload while submitting sends the same key again: still one job and one 
   expect(ledger.items.filter((r) => r.kind === 'debit')).toHaveLength(1);
 });
 
+test('a reload whose resend meets a busy API tries again: still one job and one charge', async ({ page }) => {
+  await signIn(page, 'reloadbusy');
+  await upload(page, 'single_pet.png');
+  await page.getByText('Origami', { exact: true }).click();
+  await expect(page.getByTestId('price')).toHaveText('Price: 4 credits');
+  // The API answers the first two submits 503 TRY_AGAIN (as under contention): nothing charged,
+  // and nothing says no copy of the request is still on its way, so the key must be kept.
+  let refused = 0;
+  await page.route('**/v1/edits', async (route) => {
+    if (route.request().method() === 'POST' && refused < 2) {
+      refused += 1;
+      const problem = { type: 'about:blank', title: 'Busy', status: 503, code: 'TRY_AGAIN' };
+      await route.fulfill({ status: 503, contentType: 'application/problem+json', body: JSON.stringify(problem) });
+      return;
+    }
+    await route.continue();
+  });
+  await page.getByRole('button', { name: /Make it/ }).click();
+  await expect.poll(() => refused).toBe(1);
+  await page.reload();
+  await expect(page.getByTestId('status')).toHaveAttribute('data-status', 'succeeded', { timeout: 60_000 });
+  expect(refused).toBe(2);
+  const ledger = (await apiGet(page, '/v1/account/ledger')) as { items: { kind: string }[] };
+  expect(ledger.items.filter((r) => r.kind === 'debit')).toHaveLength(1);
+});
+
 test('not enough credits leads to buying a pack', async ({ page }) => {
   await signIn(page, 'buy');
   await upload(page, 'single_pet.png');
