@@ -16,6 +16,13 @@
 //!    failure after the commit, and first invokes of both as functions on the local cloud.
 //!
 //! Prints two markdown tables (docs/benchmarks.md: "Pipeline" and "Peer").
+//!
+//! With `--load 10,50,100,200 [--load-secs N]` it runs instead the API under load (issue 33,
+//! item 3; `tools/bench/cloud/load.py`, locust pinned in `load-requirements.txt`, installed
+//! into `.venv/load`): the same zips deployed with IAM enforced (as `cargo xtask cloud`), one
+//! level of concurrent customers after another, each level's figures, the CPU by process
+//! group and `atelier-admin audit` on the deployed tables (docs/benchmarks.md: "The API under
+//! load"). Not in CI: a run takes minutes.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode, Stdio};
@@ -26,6 +33,7 @@ use anyhow::{Context, Result, bail};
 use crate::{cloud, debug_bin, ensure_pip, local_env, root, run, venv};
 
 const PEER_REQUIREMENTS: &str = include_str!("../../tools/bench/cloud/requirements.txt");
+const LOAD_REQUIREMENTS: &str = include_str!("../../tools/bench/cloud/load-requirements.txt");
 
 struct Args {
     jobs: usize,
@@ -34,6 +42,9 @@ struct Args {
     samples: usize,
     counted: usize,
     cold_runs: usize,
+    /// `--load`: the load levels (concurrent customers); none: the pipeline and the peer.
+    load: Option<String>,
+    load_secs: usize,
 }
 
 fn args(argv: &[String]) -> Result<Args> {
@@ -44,6 +55,8 @@ fn args(argv: &[String]) -> Result<Args> {
         samples: 40,
         counted: 10,
         cold_runs: 3,
+        load: None,
+        load_secs: 60,
     };
     let mut it = argv.iter();
     while let Some(flag) = it.next() {
@@ -60,26 +73,42 @@ fn args(argv: &[String]) -> Result<Args> {
             "--samples" => a.samples = number()?,
             "--counted" => a.counted = number()?,
             "--cold-runs" => a.cold_runs = number()?,
+            "--load" => a.load = Some(levels(value)?),
+            "--load-secs" => a.load_secs = number()?,
             _ => bail!(
                 "usage: cargo xtask bench-cloud [--jobs N] [--model-ms L] [--levels 1,2,4] \
-                 [--samples N] [--counted N] [--cold-runs N]"
+                 [--samples N] [--counted N] [--cold-runs N] | --load 10,50,100,200 \
+                 [--load-secs N]"
             ),
         }
     }
     Ok(a)
 }
 
-pub fn bench_cloud(argv: &[String]) -> Result<ExitCode> {
-    let a = args(argv)?;
-    let peer_venv = venv().join("peer");
-    let pins: Vec<&str> = PEER_REQUIREMENTS
+/// `--load`'s levels: positive numbers, comma-separated.
+fn levels(value: &str) -> Result<String> {
+    for level in value.split(',') {
+        match level.trim().parse::<usize>() {
+            Ok(n) if n > 0 => {}
+            _ => bail!("--load takes levels such as 10,50,100,200, not {value:?}"),
+        }
+    }
+    Ok(value.replace(' ', ""))
+}
+
+/// The pinned lines of a requirements file.
+fn pins(requirements: &str) -> Vec<&str> {
+    requirements
         .lines()
         .map(str::trim)
         .filter(|l| !l.is_empty() && !l.starts_with('#'))
-        .collect();
-    ensure_pip(&peer_venv, ".atelier-peer-pins", &pins)?;
+        .collect()
+}
+
+/// The release zips `cargo xtask package` left, or why not.
+fn dist() -> Result<PathBuf> {
     let dist = crate::package::dist(crate::package::Arch::X86_64);
-    for f in ["atelier-api", "atelier-consumer", "atelier-sweeper"] {
+    for f in crate::package::FUNCTIONS {
         let zip = dist.join(f).join("bootstrap.zip");
         if !zip.exists() {
             bail!(
@@ -88,6 +117,17 @@ pub fn bench_cloud(argv: &[String]) -> Result<ExitCode> {
             );
         }
     }
+    Ok(dist)
+}
+
+pub fn bench_cloud(argv: &[String]) -> Result<ExitCode> {
+    let a = args(argv)?;
+    if let Some(levels) = &a.load {
+        return load(levels, a.load_secs);
+    }
+    let peer_venv = venv().join("peer");
+    ensure_pip(&peer_venv, ".atelier-peer-pins", &pins(PEER_REQUIREMENTS))?;
+    let dist = dist()?;
     cloud::build_host_tools()?;
     let cloud = cloud::deploy_zips(Some(dist.clone()), cloud::Iam::Off)?;
     let bench = Bench {
@@ -107,6 +147,51 @@ pub fn bench_cloud(argv: &[String]) -> Result<ExitCode> {
     let peer_table = bench.peer_table(&ours, &dist, &peer_venv)?;
     println!("\n### Pipeline\n\n| what | figure | how |\n|---|---|---|\n{pipeline}");
     println!("\n### Peer\n\n{peer_table}");
+    drop(cloud);
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The API under load (`tools/bench/cloud/load.py`): prints its tables.
+fn load(levels: &str, secs: usize) -> Result<ExitCode> {
+    let load_venv = venv().join("load");
+    ensure_pip(&load_venv, ".atelier-load-pins", &pins(LOAD_REQUIREMENTS))?;
+    let dist = dist()?;
+    cloud::build_host_tools()?;
+    let cloud = cloud::deploy_zips(Some(dist), cloud::Iam::Enforced)?;
+    let out = cloud.state().join("bench");
+    std::fs::create_dir_all(&out)?;
+    run(Command::new(debug_bin("atelier-model-server"))
+        .arg("samples")
+        .arg(&out)
+        .stdout(Stdio::null()))?;
+    eprintln!("xtask: bench-cloud: the API under load, levels {levels}, {secs} s each");
+    let mut cmd = Command::new(load_venv.join("bin").join("python"));
+    cmd.arg(
+        root()
+            .join("tools")
+            .join("bench")
+            .join("cloud")
+            .join("load.py"),
+    )
+    .arg(cloud.api_url())
+    .arg(cloud.issuer_url())
+    .arg(cloud.outputs_file())
+    .arg(out.join("single_pet.png"))
+    .arg(debug_bin("atelier-admin"))
+    .arg(cloud::STACK)
+    .arg(levels)
+    .arg(secs.to_string());
+    // The operator's admin tool finds the deployment by the stack's outputs, as in the cloud
+    // end-to-end test: no ATELIER_* variable of this shell may point it elsewhere.
+    for (k, _) in std::env::vars_os() {
+        if k.to_str().is_some_and(|k| k.starts_with("ATELIER_")) {
+            cmd.env_remove(k);
+        }
+    }
+    cloud.aws(&mut cmd);
+    cmd.env("GATEWAY_PORT", cloud.aws_port().to_string());
+    let tables = output(&mut cmd).context("the load bench")?;
+    println!("\n### The API under load\n\n{tables}");
     drop(cloud);
     Ok(ExitCode::SUCCESS)
 }
@@ -288,6 +373,13 @@ mod tests {
         .unwrap();
         assert_eq!((a.jobs, a.model_ms, a.levels.as_str()), (12, 250, "1,4"));
         assert_eq!((a.samples, a.counted, a.cold_runs), (40, 10, 3));
+        assert_eq!((a.load, a.load_secs), (None, 60));
+    }
+
+    #[test]
+    fn load_takes_its_levels_and_seconds() {
+        let a = args(&argv(&["--load", "10,50, 200", "--load-secs", "30"])).unwrap();
+        assert_eq!((a.load.as_deref(), a.load_secs), (Some("10,50,200"), 30));
     }
 
     #[test]
@@ -296,6 +388,8 @@ mod tests {
             (&["--nope", "1"][..], "unknown flag"),
             (&["--jobs"][..], "missing value"),
             (&["--jobs", "many"][..], "not a number"),
+            (&["--load", "10,0"][..], "a level of no one"),
+            (&["--load", "ten"][..], "not a level"),
         ] {
             assert!(args(&argv(bad)).is_err(), "{why}: {bad:?}");
         }

@@ -40,7 +40,7 @@ const ACCOUNT: &str = "000000000000";
 /// The dev issuer's audience (`atelier_local::AUDIENCE`).
 const AUDIENCE: &str = "atelier";
 /// `Atelier-<stage>` with the default stage, as a real first deploy names it.
-const STACK: &str = "Atelier-dev";
+pub(crate) const STACK: &str = "Atelier-dev";
 /// What the consumer reads from the provider-key secret; the stand-in ignores it.
 const DUMMY_KEY: &str = "sk-local-cloud-dummy-key";
 /// The Stripe keys the API reads at cold start: the webhook's signing secret is real (the
