@@ -1489,8 +1489,9 @@ fn apple_api_settings(
     secret_id: Option<String>,
     key: Option<String>,
     url: Option<String>,
-) -> Result<Option<crate::adapters::payments::apple_api::AppleApiSettings>, ConfigError> {
-    use crate::adapters::payments::apple_api::{AppleApiSettings, default_url};
+) -> Result<Option<crate::adapters::payments::apple::AppleApiSettings>, ConfigError> {
+    use crate::adapters::payments::apple::AppleApiSettings;
+    use crate::adapters::payments::apple_api::default_url;
     use crate::adapters::payments::google::KeySource;
     let key = match (secret_id, key) {
         (Some(id), _) => KeySource::Secret(id),

@@ -251,7 +251,7 @@ pub async fn harness_answering(
     store: &AppStoreStandIn,
     api: &crate::app_store_api::AppStoreApiStandIn,
 ) -> crate::Harness {
-    use atelier_shared::adapters::payments::apple_api::AppleApiSettings;
+    use atelier_shared::adapters::payments::apple::AppleApiSettings;
     use atelier_shared::adapters::payments::google::KeySource;
     let mut config = crate::Harness::config();
     sell_on(&mut config, store);

@@ -56,7 +56,15 @@ pub struct AppleSettings {
     /// The app's numeric id; checked on production notifications when set (as Apple's library).
     pub app_apple_id: Option<i64>,
     /// The App Store Server API, when consumption answers are configured.
-    pub api: Option<super::apple_api::AppleApiSettings>,
+    pub api: Option<AppleApiSettings>,
+}
+
+/// Where the App Store Server API is and where its key comes from (consumption answers,
+/// `super::apple_api`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AppleApiSettings {
+    pub url: String,
+    pub key: super::google::KeySource,
 }
 
 impl std::fmt::Debug for AppleSettings {

@@ -10,7 +10,6 @@ use jsonwebtoken::{Algorithm, EncodingKey, Header};
 use serde::{Deserialize, Serialize};
 
 use super::apple::AppleEnvironment;
-use super::google::KeySource;
 
 /// The JWT audience Apple's API expects.
 pub const AUDIENCE: &str = "appstoreconnect-v1";
@@ -18,13 +17,6 @@ pub const AUDIENCE: &str = "appstoreconnect-v1";
 const TOKEN_LIFE_SECS: i64 = 5 * 60;
 /// How long one call may take: the notification waits on it, and Apple retries a failed one.
 const TIMEOUT: Duration = Duration::from_secs(10);
-
-/// Where the API is and where its key comes from (from the environment).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct AppleApiSettings {
-    pub url: String,
-    pub key: KeySource,
-}
 
 /// The production and sandbox base URLs, as Apple's library names them.
 pub fn default_url(environment: AppleEnvironment) -> &'static str {
