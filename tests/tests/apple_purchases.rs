@@ -416,18 +416,16 @@ impl ConsentingBuyer {
     }
 }
 
-/// Thousandths of a percent of a 50-credit pack no longer in `balance`.
-fn spent_of_starter(balance: i64) -> i64 {
-    (50 - balance.clamp(0, 50)) * 100_000 / 50
-}
-
 #[tokio::test]
 async fn a_consumption_request_for_a_buyer_who_consented_tells_apple_the_share_they_spent() {
     let b = ConsentingBuyer::new().await;
     b.h.fund_to(&b.user, 56).await;
     b.h.spend(&b.user, 3).await;
     let left = b.h.balance(&b.user).await;
-    assert!(left < 50, "the edits spent part of the pack: {left}");
+    assert_eq!(
+        left, 44,
+        "three 4-credit edits: 6 of the pack's 50 are spent"
+    );
 
     let answered = b.refund_requested().await;
 
@@ -438,7 +436,7 @@ async fn a_consumption_request_for_a_buyer_who_consented_tells_apple_the_share_t
     assert_eq!(taken[0].transaction_id, b.id);
     assert_eq!(
         taken[0].body,
-        json!({ "customerConsented": true, "consumptionPercentage": spent_of_starter(left),
+        json!({ "customerConsented": true, "consumptionPercentage": 12_000,
             "deliveryStatus": "DELIVERED", "sampleContentProvided": true })
     );
     assert_eq!(b.api.refused(), 0);

@@ -210,12 +210,12 @@ async fn apply_notification(
 ) -> Result<WebhookOutcome, AppStoreError> {
     let n = settings(app)?.verify_notification(signed_payload, now)?;
     let kind = n.notification_type.clone();
-    if kind == "CONSUMPTION_REQUEST" {
+    if kind == CONSUMPTION_REQUEST {
         let tx = n
             .transaction
             .ok_or_else(|| VerifyError::Payload(format!("{kind} without signedTransactionInfo")))?;
         check_ids(&tx)?;
-        return answer_consumption(app, &n.notification_uuid, &tx).await;
+        return answer_consumption(app, kind, &n.notification_uuid, &tx).await;
     }
     if !matches!(kind.as_str(), "REFUND" | "REVOKE") {
         tracing::info!(notification_uuid = %n.notification_uuid, kind = %kind, "app_store_notification_ignored");
@@ -241,16 +241,19 @@ async fn apply_notification(
     Ok(outcome)
 }
 
+/// Apple's notification type asking what the customer did with a purchase they want refunded.
+const CONSUMPTION_REQUEST: &str = "CONSUMPTION_REQUEST";
+
 /// Answers a `CONSUMPTION_REQUEST` (the customer asked Apple to refund `tx`): when the
 /// operator configured the App Store Server API and the account that got the purchase
 /// consented, Apple is told the share of it that is spent; otherwise nothing is sent and
 /// Apple decides without us. A failure Apple's retry can mend refuses the notification.
 async fn answer_consumption(
     app: &App,
+    kind: String,
     notification: &str,
     tx: &Transaction,
 ) -> Result<WebhookOutcome, AppStoreError> {
-    let kind = "CONSUMPTION_REQUEST".to_owned();
     let ignored = |why| Ok(WebhookOutcome::Ignored { kind, why });
     let Some(api) = app.app_store_api.as_ref() else {
         return ignored("consumption answers are not configured");
