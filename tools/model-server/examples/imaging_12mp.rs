@@ -1,7 +1,7 @@
 //! Peak memory and time of the consumer's image work on a 12-megapixel phone photo.
 //!
 //! `cargo run --release -p atelier-model-server --example imaging_12mp -- prepare DIR` writes a
-//! 4032×3024 JPEG and a full-size brushed mask; `… -- measure DIR` then runs what the consumer
+//! 4032×3024 JPEG and a full-size brushed mask (an opaque canvas, as the web app exports it); `… -- measure DIR` then runs what the consumer
 //! does with them (limited decode, mask, downscale for the model, the stand-in's restyle as the
 //! model's answer at 1536 px, composite back at full size, leakage, PNG master and JPEG
 //! rendition encode, list thumbnail) and prints the process's peak resident memory (VmHWM)
@@ -22,10 +22,10 @@ use std::time::{Duration, Instant};
 use atelier_model_server::restyle::restyle;
 use atelier_shared::domain::StyleId;
 use atelier_shared::domain::imaging::{
-    DecodeLimits, JPEG_QUALITY, Mask, composite, downscale, encode_jpeg, encode_png,
-    encode_thumbnail, leakage, mask_from_png,
+    DecodeLimits, JPEG_QUALITY, composite, composite_leakage, downscale, encode_jpeg, encode_png,
+    encode_png_for_model, encode_thumbnail, mask_from_png,
 };
-use image::{GrayImage, ImageEncoder, Luma, Rgb, RgbImage};
+use image::{ImageEncoder, Rgb, RgbImage, Rgba, RgbaImage};
 
 const W: u32 = 4032;
 const H: u32 = 3024;
@@ -86,19 +86,17 @@ fn prepare(dir: &std::path::Path, photo: &std::path::Path, mask_path: &std::path
         .write_image(img.as_raw(), W, H, image::ExtendedColorType::Rgb8)
         .unwrap();
     std::fs::write(photo, jpeg).unwrap();
-    let weights = GrayImage::from_fn(W, H, |x, y| {
+    // As the web app's brush exports it: an opaque RGBA canvas, white where painted.
+    let canvas = RgbaImage::from_fn(W, H, |x, y| {
         let (dx, dy) = (i64::from(x) - 2000, i64::from(y) - 1500);
-        Luma([if dx * dx + dy * dy < 900 * 900 {
+        let v = if dx * dx + dy * dy < 900 * 900 {
             255
         } else {
             0
-        }])
+        };
+        Rgba([v, v, v, 255])
     });
-    std::fs::write(
-        mask_path,
-        Mask::from_weights(weights).to_alpha_png().unwrap(),
-    )
-    .unwrap();
+    std::fs::write(mask_path, encode_png(&canvas).unwrap()).unwrap();
     println!("wrote {} and {}", photo.display(), mask_path.display());
 }
 
@@ -126,12 +124,16 @@ fn measure(photo: &std::path::Path, mask_path: &std::path::Path, result: &std::p
 
     let t = Instant::now();
     let small = downscale(&original, 1536);
-    let small_png = encode_png(&small).unwrap();
+    path += step("downscale for model", t);
+    let t = Instant::now();
+    let small_png = encode_png_for_model(&small).unwrap();
+    path += step("photo PNG for model", t);
+    let t = Instant::now();
     let small_mask = mask
         .resized(small.width(), small.height())
         .to_alpha_png()
         .unwrap();
-    path += step("downscale + PNGs for model", t);
+    path += step("mask PNG for model", t);
 
     let t = Instant::now();
     let mut edited = small.clone();
@@ -149,7 +151,7 @@ fn measure(photo: &std::path::Path, mask_path: &std::path::Path, result: &std::p
     path += step("composite at 12 MP", t);
 
     let t = Instant::now();
-    let l = leakage(&original, &delivered, &mask).unwrap();
+    let l = composite_leakage(&original, &delivered, &mask).unwrap();
     path += step("leakage", t);
     assert_eq!(l.changed_outside, 0);
 

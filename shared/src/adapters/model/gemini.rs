@@ -67,7 +67,8 @@ fn visual_mask(kind: CallKind, first: &[u8], alpha_mask: &[u8]) -> Result<Vec<u8
         .map_err(|_| bad("the first image is not readable"))?;
     let mask = imaging::mask_from_png(alpha_mask, (original.width(), original.height()))
         .map_err(|_| bad("the mask is not readable at the first image's size"))?;
-    imaging::encode_png(&mask.to_visual()).map_err(|_| bad("the mask could not be encoded"))
+    imaging::encode_png_for_model(&mask.to_visual())
+        .map_err(|_| bad("the mask could not be encoded"))
 }
 
 /// Gemini's `responseSchema` (an OpenAPI 3.0 subset) from a strict JSON schema: upper-case

@@ -41,7 +41,11 @@ pub(super) fn compose(
     };
     let leakage = match &selection {
         Some((mask, basis)) => {
-            let l = imaging::leakage(&inputs.original, &result, mask).map_err(internal_image)?;
+            let l = match job.request.target {
+                Target::Brush => imaging::composite_leakage(&inputs.original, &result, mask),
+                _ => imaging::leakage(&inputs.original, &result, mask),
+            }
+            .map_err(internal_image)?;
             Some(LeakageRecord {
                 changed_outside: l.changed_outside,
                 outside: l.outside,

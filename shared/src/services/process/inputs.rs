@@ -57,7 +57,8 @@ pub(super) fn prompt_chars(prompt: &VisionPrompt) -> usize {
 
 /// An image downscaled for a vision call, as PNG.
 pub(super) fn vision_png(img: &RgbaImage) -> Result<Vec<u8>, Stop> {
-    imaging::encode_png(&imaging::downscale(img, imaging::VISION_MAX_SIDE)).map_err(internal_image)
+    imaging::encode_png_for_model(&imaging::downscale(img, imaging::VISION_MAX_SIDE))
+        .map_err(internal_image)
 }
 
 /// The vision calls' images for `prompt`, in its order; `extra` supplies the images that are
@@ -95,7 +96,8 @@ pub(super) fn edit_call(
     current: Option<&RgbaImage>,
 ) -> Result<EditCall, Stop> {
     let png = |img: &RgbaImage| -> Result<Vec<u8>, Stop> {
-        imaging::encode_png(&imaging::downscale(img, EDIT_MAX_SIDE)).map_err(internal_image)
+        imaging::encode_png_for_model(&imaging::downscale(img, EDIT_MAX_SIDE))
+            .map_err(internal_image)
     };
     let first = imaging::downscale(current.unwrap_or(&inputs.original), EDIT_MAX_SIDE);
     let mut images = Vec::with_capacity(prompt.images.len());
@@ -136,7 +138,7 @@ impl Run<'_> {
         let original = DecodeLimits::for_asset(AssetKind::Original)
             .decode(&original)
             .map_err(invalid_input)?
-            .to_rgba8();
+            .into_rgba8();
         let mask = match &spec.mask_asset_id {
             Some(id) => {
                 let bytes = self.read_upload(AssetKind::Mask, id).await?;
@@ -154,15 +156,19 @@ impl Run<'_> {
             Some(id) => {
                 let bytes = self.read_upload(AssetKind::StyleReference, id).await?;
                 let limits = DecodeLimits::for_asset(AssetKind::StyleReference);
-                Some(limits.decode(&bytes).map_err(invalid_input)?.to_rgba8())
+                Some(limits.decode(&bytes).map_err(invalid_input)?.into_rgba8())
             }
             None => None,
         };
         let vision = VisionPngs {
             original: vision_png(&original)?,
+            // Shrunk before it is drawn: a 12 MP picture of the mask would be 48 MB.
             mask: mask
                 .as_ref()
-                .map(|m| vision_png(&m.to_visual()))
+                .map(|m| {
+                    let (w, h) = imaging::fit_within(m.dimensions(), imaging::VISION_MAX_SIDE);
+                    vision_png(&m.resized(w, h).to_visual())
+                })
                 .transpose()?,
             reference: reference.as_ref().map(vision_png).transpose()?,
         };

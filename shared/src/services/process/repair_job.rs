@@ -114,7 +114,7 @@ impl Run<'_> {
             }
             Err(AssetReadError::Aws(e)) => return Err(Error::from(e).into()),
         };
-        let image = limits.decode(&bytes).map_err(internal_image)?.to_rgba8();
+        let image = limits.decode(&bytes).map_err(internal_image)?.into_rgba8();
         if image.dimensions() != inputs.original.dimensions() {
             return Err(missing());
         }
