@@ -693,30 +693,31 @@ fn distance_to_outside(mask: &GrayImage, cap: u16) -> Vec<u16> {
     d
 }
 
-/// One row of a chamfer 3-4 pass: each pixel relaxed from its neighbour in the row (left, or
-/// right when `reverse`) and the three in `other` (the row above, or below when `reverse`).
+/// One row of a chamfer 3-4 pass: each pixel relaxed from the three in `other` (the row
+/// above, or below when `reverse`; final already), then from its neighbour in the row (left,
+/// or right when `reverse`) in the pass's order. The first step has no dependency inside the
+/// row, so it runs over whole slices; pixels at 0 stay 0.
 fn chamfer_row(row: &mut [u16], other: Option<&[u16]>, reverse: bool) {
     let w = row.len();
-    for k in 0..w {
-        let x = if reverse { w - 1 - k } else { k };
-        let mut v = row[x];
-        if v == 0 {
-            continue;
-        }
-        let side = if reverse { x + 1 } else { x.wrapping_sub(1) };
-        if let Some(&n) = row.get(side) {
-            v = v.min(n.saturating_add(3));
-        }
-        if let Some(o) = other {
-            v = v.min(o[x].saturating_add(3));
-            if let Some(&n) = x.checked_sub(1).and_then(|l| o.get(l)) {
-                v = v.min(n.saturating_add(4));
+    if let Some(other) = other {
+        let relax = |row: &mut [u16], from: &[u16], step: u16| {
+            for (v, &n) in row.iter_mut().zip(from) {
+                *v = (*v).min(n.saturating_add(step));
             }
-            if let Some(&n) = o.get(x + 1) {
-                v = v.min(n.saturating_add(4));
-            }
+        };
+        relax(row, other, 3);
+        if w > 1 {
+            relax(&mut row[1..], &other[..w - 1], 4);
+            relax(&mut row[..w - 1], &other[1..], 4);
         }
-        row[x] = v;
+    }
+    for k in 1..w {
+        let (x, from) = if reverse {
+            (w - 1 - k, w - k)
+        } else {
+            (k, k - 1)
+        };
+        row[x] = row[x].min(row[from].saturating_add(3));
     }
 }
 
@@ -778,6 +779,10 @@ pub fn composite(
                 u32::from(r.get(i).copied().unwrap_or(0)).min(span)
             });
             let num = u32::from(weight) * ramp;
+            if num == den {
+                px.copy_from_slice(ed); // fully the edit's: the blend below gives `ed` exactly
+                continue;
+            }
             for (o, &e) in px.iter_mut().zip(ed) {
                 let (o32, e32) = (u32::from(*o), u32::from(e));
                 *o = ((o32 * (den - num) + e32 * num + den / 2) / den) as u8;
