@@ -13,4 +13,5 @@ pub mod push;
 pub mod queue;
 pub mod service_account;
 pub mod telemetry;
+pub mod tls;
 pub mod webhooks;

@@ -10,6 +10,7 @@ use jsonwebtoken::{Algorithm, EncodingKey, Header};
 use serde::Serialize;
 
 use super::service_account::{ServiceAccount, TokenError, lock};
+use super::tls::{self, Alpn};
 use crate::domain::device::{Platform, PushToken};
 use crate::domain::push::{Answer, Notification};
 
@@ -143,14 +144,14 @@ impl Pusher {
         fcm: Option<FcmSettings>,
         timeout: Duration,
     ) -> Result<Pusher, PushError> {
-        let base = || {
-            reqwest::Client::builder()
+        let base = |alpn| {
+            tls::shared(reqwest::Client::builder(), alpn)
                 .redirect(reqwest::redirect::Policy::none())
                 .timeout(timeout)
         };
         Ok(Pusher {
-            http: base().build().map_err(PushError::Http)?,
-            h2c: base()
+            http: base(Alpn::Any).build().map_err(PushError::Http)?,
+            h2c: base(Alpn::Http2)
                 .http2_prior_knowledge()
                 .build()
                 .map_err(PushError::Http)?,

@@ -28,6 +28,7 @@ use reqwest::multipart::{Form, Part};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
+use crate::adapters::tls::Alpn;
 use crate::domain::JobId;
 pub use crate::domain::prompts::{EditPrompt, ImageRole, VisionPrompt};
 use catalogue::Provider;
@@ -550,7 +551,7 @@ pub struct ModelClient {
 
 impl ModelClient {
     pub fn new(config: ModelConfig) -> Result<ModelClient, ModelError> {
-        let http = reqwest::Client::builder()
+        let http = crate::adapters::tls::shared(reqwest::Client::builder(), Alpn::Any)
             .connect_timeout(config.connect_timeout)
             .retry(reqwest::retry::never())
             .build()

@@ -25,9 +25,9 @@ pub enum SetupError {
 }
 
 /// The client as the consumer Lambda builds it, from the environment. The key's round trip to
-/// Secrets Manager runs while the HTTP client is built (TLS roots loaded), so cold start waits
-/// for the longer of the two, not their sum; a missing or unreadable secret still fails here,
-/// before the first message.
+/// Secrets Manager runs while the HTTP client is built (its TLS roots are read on its first
+/// handshake: `adapters::tls`), so cold start waits for the longer of the two, not their sum;
+/// a missing or unreadable secret still fails here, before the first message.
 pub async fn client_from_env(clients: &Clients) -> Result<ModelClient, SetupError> {
     let settings = ModelSettings::from_env()?;
     let key = tokio::spawn(provider_key(

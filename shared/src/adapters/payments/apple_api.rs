@@ -10,6 +10,7 @@ use jsonwebtoken::{Algorithm, EncodingKey, Header};
 use serde::{Deserialize, Serialize};
 
 use super::apple::AppleEnvironment;
+use crate::adapters::tls::{self, Alpn};
 
 /// The JWT audience Apple's API expects.
 pub const AUDIENCE: &str = "appstoreconnect-v1";
@@ -119,7 +120,7 @@ impl AppStoreApi {
     pub fn new(url: &str, bundle_id: &str, key: &ApiKey) -> Result<AppStoreApi, BuildError> {
         let signing =
             EncodingKey::from_ec_pem(key.private_key.as_bytes()).map_err(BuildError::Key)?;
-        let http = reqwest::Client::builder()
+        let http = tls::shared(reqwest::Client::builder(), Alpn::Any)
             .timeout(TIMEOUT)
             .build()
             .map_err(BuildError::Client)?;

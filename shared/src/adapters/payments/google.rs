@@ -14,6 +14,7 @@ use jsonwebtoken::{Algorithm, DecodingKey, Validation};
 use serde::Deserialize;
 
 use crate::adapters::service_account::{ServiceAccount, TokenError, lock};
+use crate::adapters::tls::{self, Alpn};
 use crate::domain::validation::{FieldCode, FieldErrors};
 
 /// The Android Publisher API's OAuth2 scope.
@@ -232,7 +233,7 @@ impl GooglePlay {
         key: &ServiceAccountKey,
         timeout: Duration,
     ) -> Result<GooglePlay, reqwest::Error> {
-        let http = reqwest::Client::builder()
+        let http = tls::shared(reqwest::Client::builder(), Alpn::Any)
             .redirect(reqwest::redirect::Policy::none())
             .timeout(timeout)
             .build()?;

@@ -6,6 +6,8 @@ use std::time::Duration;
 
 use serde::Deserialize;
 
+use crate::adapters::tls::{self, Alpn};
+
 /// The API version this code was written against; Stripe answers in this shape whatever the
 /// account's default is.
 pub const STRIPE_VERSION: &str = "2024-06-20";
@@ -82,7 +84,7 @@ struct ErrorDetail {
 
 impl StripeClient {
     pub fn new(base_url: &str, secret_key: String) -> Result<StripeClient, reqwest::Error> {
-        let http = reqwest::Client::builder()
+        let http = tls::shared(reqwest::Client::builder(), Alpn::Any)
             .timeout(Duration::from_secs(20))
             .build()?;
         Ok(StripeClient {

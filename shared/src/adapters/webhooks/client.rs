@@ -16,6 +16,7 @@ use reqwest::dns::{Addrs, Name, Resolve, Resolving};
 
 use super::PrivateAddresses;
 use super::address::AddressClass;
+use crate::adapters::tls::{self, Alpn};
 use crate::domain::webhooks::sign::SignedHeaders;
 
 /// A send refused because its address is not public.
@@ -52,7 +53,7 @@ pub struct WebhookClient {
 impl WebhookClient {
     /// Built once per process (cold start); fails only if TLS cannot be set up.
     pub fn new(private: PrivateAddresses) -> Result<WebhookClient, reqwest::Error> {
-        let mut builder = reqwest::Client::builder()
+        let mut builder = tls::shared(reqwest::Client::builder(), Alpn::Any)
             .redirect(reqwest::redirect::Policy::none())
             .no_proxy();
         if private == PrivateAddresses::Refuse {
