@@ -27,35 +27,39 @@ pub(super) fn compose(
     })?;
     let edited = edited.into_rgba8();
     let (ow, oh) = inputs.original.dimensions();
-    let (result, selection) = match (&inputs.mask, job.request.target) {
-        (Some(mask), Target::Brush) => (
-            imaging::composite(&inputs.original, &edited, mask, FEATHER_PX)
-                .map_err(internal_image)?,
-            Some((mask.clone(), "mask")),
-        ),
+    let original = &inputs.original;
+    // Each arm measures leakage the way its result was made: a composite copies the
+    // original's bytes outside the mask's box, so only the box is compared.
+    let (result, leakage) = match (&inputs.mask, job.request.target) {
+        (Some(mask), Target::Brush) => {
+            let result =
+                imaging::composite(original, &edited, mask, FEATHER_PX).map_err(internal_image)?;
+            let l = imaging::composite_leakage(original, &result, mask).map_err(internal_image)?;
+            (result, Some(record(l, "mask")))
+        }
         _ => {
             let result = imaging::resize_exact(&edited, ow, oh);
-            let region = target_box.map(|b| (box_mask(b, ow, oh), "region"));
-            (result, region)
+            let leakage = match target_box {
+                Some(b) => {
+                    let region = box_mask(b, ow, oh);
+                    let l = imaging::leakage(original, &result, &region).map_err(internal_image)?;
+                    Some(record(l, "region"))
+                }
+                None => None,
+            };
+            (result, leakage)
         }
-    };
-    let leakage = match &selection {
-        Some((mask, basis)) => {
-            let l = match job.request.target {
-                Target::Brush => imaging::composite_leakage(&inputs.original, &result, mask),
-                _ => imaging::leakage(&inputs.original, &result, mask),
-            }
-            .map_err(internal_image)?;
-            Some(LeakageRecord {
-                changed_outside: l.changed_outside,
-                outside: l.outside,
-                ratio_ppm: l.ratio_ppm,
-                basis: (*basis).to_owned(),
-            })
-        }
-        None => None,
     };
     Ok((result, leakage))
+}
+
+fn record(l: imaging::Leakage, basis: &str) -> LeakageRecord {
+    LeakageRecord {
+        changed_outside: l.changed_outside,
+        outside: l.outside,
+        ratio_ppm: l.ratio_ppm,
+        basis: basis.to_owned(),
+    }
 }
 
 /// A selection mask from the checker's box (255 inside).
