@@ -2,9 +2,10 @@
 //!
 //! `cargo run --release -p atelier-model-server --example imaging_12mp -- prepare DIR` writes a
 //! 4032×3024 JPEG and a full-size brushed mask (an opaque canvas, as the web app exports it); `… -- measure DIR` then runs what the consumer
-//! does with them (limited decode, mask, downscale for the model, the stand-in's restyle as the
-//! model's answer at 1536 px, composite back at full size, leakage, PNG master and JPEG
-//! rendition encode, list thumbnail) and prints the process's peak resident memory (VmHWM)
+//! does with them (limited decode, mask, downscale for the model, the edit call's and the
+//! vision calls' PNGs, the stand-in's restyle as the model's answer at 1536 px, composite back
+//! at full size with its leakage, PNG master and JPEG rendition encode, list thumbnail, the
+//! review's picture of the result) and prints the process's peak resident memory (VmHWM)
 //! after each step and `path N ms`, the sum of the consumer's own steps (all but the stand-in's
 //! restyle, which is the model's work). Two runs, so generating the inputs does not count.
 //!
@@ -22,8 +23,8 @@ use std::time::{Duration, Instant};
 use atelier_model_server::restyle::restyle;
 use atelier_shared::domain::StyleId;
 use atelier_shared::domain::imaging::{
-    DecodeLimits, JPEG_QUALITY, composite, composite_leakage, downscale, encode_jpeg, encode_png,
-    encode_png_for_model, encode_thumbnail, mask_from_png,
+    DecodeLimits, JPEG_QUALITY, Mask, VISION_MAX_SIDE, composite_into, downscale, encode_jpeg,
+    encode_png, encode_png_for_model, encode_thumbnail, fit_within, mask_from_png,
 };
 use image::{ImageEncoder, Rgb, RgbImage, Rgba, RgbaImage};
 
@@ -122,59 +123,75 @@ fn measure(photo: &std::path::Path, mask_path: &std::path::Path, result: &std::p
     drop(mask_bytes);
     path += step("read mask", t);
 
-    let t = Instant::now();
-    let small = downscale(&original, 1536);
-    path += step("downscale for model", t);
-    let t = Instant::now();
-    let small_png = encode_png_for_model(&small).unwrap();
-    path += step("photo PNG for model", t);
-    let t = Instant::now();
-    let small_mask = mask
-        .resized(small.width(), small.height())
-        .to_alpha_png()
-        .unwrap();
-    path += step("mask PNG for model", t);
+    let (small, took) = model_inputs(&original, &mask);
+    path += took;
 
     let t = Instant::now();
-    let mut edited = small.clone();
-    restyle(
-        &mut edited,
-        &mask.resized(small.width(), small.height()),
-        StyleId::Embroidery,
-    );
-    drop((small, small_png, small_mask));
+    let small_mask = mask.resized(small.width(), small.height());
+    let mut edited = small;
+    restyle(&mut edited, &small_mask, StyleId::Embroidery);
     step("stand-in restyle (1536 px)", t);
 
     let t = Instant::now();
-    let delivered = composite(&original, &edited, &mask, 8).unwrap();
+    let (delivered, l) = composite_into(original, &edited, &mask, 4).unwrap();
     drop(edited);
-    path += step("composite at 12 MP", t);
-
-    let t = Instant::now();
-    let l = composite_leakage(&original, &delivered, &mask).unwrap();
-    path += step("leakage", t);
+    path += step("composite + leakage at 12 MP", t);
     assert_eq!(l.changed_outside, 0);
 
-    let t = Instant::now();
-    let png = encode_png(&delivered).unwrap();
-    path += step("encode result PNG", t);
-
-    let t = Instant::now();
-    let jpeg = encode_jpeg(&delivered, JPEG_QUALITY).unwrap();
-    path += step("encode result JPEG", t);
-
-    let t = Instant::now();
-    let thumb = encode_thumbnail(&delivered).unwrap();
-    path += step("encode list thumbnail", t);
-    println!("result PNG {} KiB; leakage {:?}", png.len() / 1024, l);
-    println!(
-        "sizes: png {} jpeg {} thumbnail {}",
-        png.len(),
-        jpeg.len(),
-        thumb.len()
-    );
+    path += outputs(&delivered);
+    println!("leakage {l:?}");
     println!("path {} ms", path.as_millis());
     std::fs::write(result, delivered.as_raw()).unwrap();
+}
+
+/// What the consumer makes of the inputs before the model's calls: the photo once at the
+/// edit call's size, the edit call's photo and mask PNGs, and the vision calls' pictures of
+/// the photo and the mask (from that small photo, and the mask shrunk before it is drawn).
+fn model_inputs(original: &RgbaImage, mask: &Mask) -> (RgbaImage, Duration) {
+    let mut took = Duration::ZERO;
+    let t = Instant::now();
+    let small = downscale(original, 1536);
+    took += step("downscale for model", t);
+    let t = Instant::now();
+    let photo_png = encode_png_for_model(&small).unwrap();
+    let mask_png = mask
+        .resized(small.width(), small.height())
+        .to_alpha_png()
+        .unwrap();
+    took += step("edit call's photo + mask PNGs", t);
+    let t = Instant::now();
+    let vision_photo = encode_png_for_model(&downscale(&small, VISION_MAX_SIDE)).unwrap();
+    let (vw, vh) = fit_within(mask.dimensions(), VISION_MAX_SIDE);
+    let vision_mask = encode_png_for_model(&mask.resized(vw, vh).to_visual()).unwrap();
+    took += step("vision photo + mask PNGs", t);
+    drop((photo_png, mask_png, vision_photo, vision_mask));
+    (small, took)
+}
+
+/// The delivered files (PNG master, JPEG rendition, list thumbnail) and the review's picture
+/// of the result.
+fn outputs(delivered: &RgbaImage) -> Duration {
+    let mut took = Duration::ZERO;
+    let t = Instant::now();
+    let png = encode_png(delivered).unwrap();
+    took += step("encode result PNG", t);
+    let t = Instant::now();
+    let jpeg = encode_jpeg(delivered, JPEG_QUALITY).unwrap();
+    took += step("encode result JPEG", t);
+    let t = Instant::now();
+    let thumb = encode_thumbnail(delivered).unwrap();
+    took += step("encode list thumbnail", t);
+    let t = Instant::now();
+    let review = encode_png_for_model(&downscale(delivered, VISION_MAX_SIDE)).unwrap();
+    took += step("review's PNG of the result", t);
+    println!(
+        "sizes: png {} jpeg {} thumbnail {} review {}",
+        png.len(),
+        jpeg.len(),
+        thumb.len(),
+        review.len()
+    );
+    took
 }
 
 /// The codec floor: the photo decoded and the two outputs encoded by the fastest maintained

@@ -17,6 +17,7 @@ const FEATHER_PX: u32 = 4;
 /// The edited image at the photo's size and its measured leakage, if the selection is known.
 pub(super) fn compose(
     job: &Job,
+    original: RgbaImage,
     inputs: &Inputs,
     edited: &[u8],
     target_box: Option<TargetBox>,
@@ -26,15 +27,13 @@ pub(super) fn compose(
         Stop::fail(FailureCode::EditFailed)
     })?;
     let edited = edited.into_rgba8();
-    let (ow, oh) = inputs.original.dimensions();
-    let original = &inputs.original;
+    let (ow, oh) = inputs.size;
     // Each arm measures leakage the way its result was made: a composite copies the
     // original's bytes outside the mask's box, so only the box is compared.
     let (result, leakage) = match (&inputs.mask, job.request.target) {
         (Some(mask), Target::Brush) => {
-            let result =
-                imaging::composite(original, &edited, mask, FEATHER_PX).map_err(internal_image)?;
-            let l = imaging::composite_leakage(original, &result, mask).map_err(internal_image)?;
+            let (result, l) = imaging::composite_into(original, &edited, mask, FEATHER_PX)
+                .map_err(internal_image)?;
             (result, Some(record(l, "mask")))
         }
         _ => {
@@ -42,7 +41,8 @@ pub(super) fn compose(
             let leakage = match target_box {
                 Some(b) => {
                     let region = box_mask(b, ow, oh);
-                    let l = imaging::leakage(original, &result, &region).map_err(internal_image)?;
+                    let l =
+                        imaging::leakage(&original, &result, &region).map_err(internal_image)?;
                     Some(record(l, "region"))
                 }
                 None => None,

@@ -30,21 +30,22 @@ pub(super) struct StoredImage {
 
 impl Run<'_> {
     pub(super) async fn edit_job(&mut self) -> Result<Outcome, Stop> {
-        let inputs = self.load().await?;
+        let (original, inputs) = self.load().await?;
         let readiness = self.check(&inputs).await?;
         let prompt = prompts::edit(&self.job.request, &readiness.observation, None);
         let edited = self.edit(&inputs, prompt, None).await?;
         self.crash(Step::AfterEdit)?;
         self.settle_now().await?;
 
-        let (result, leakage) = compose(self.job, &inputs, &edited, readiness.target_box)?;
+        let (result, leakage) =
+            compose(self.job, original, &inputs, &edited, readiness.target_box)?;
         let stored = self.store_image(&result, "v1").await?;
         tracing::info!(job_id = %self.job.job_id, leakage_ppm = leakage.as_ref().map(|l| l.ratio_ppm), "result_stored");
         self.crash(Step::AfterStore)?;
 
         let review = self.review(&inputs, &result).await?;
         self.crash(Step::AfterReview)?;
-        let (width, height) = inputs.original.dimensions();
+        let (width, height) = inputs.size;
         let result = JobResult {
             asset_key: stored.key,
             jpeg_key: Some(stored.jpeg_key),

@@ -15,9 +15,15 @@ use crate::error::Error;
 /// scaled back and composited at the original's size).
 pub(super) const EDIT_MAX_SIDE: u32 = 1536;
 
-/// The decoded inputs of a job, and their downscaled PNGs for the vision calls (encoded once).
+/// The decoded inputs of a job but the full-size original (which [`Run::load`] hands over
+/// apart, for the composite to paint into), and their downscaled PNGs for the vision calls
+/// (encoded once).
 pub(super) struct Inputs {
-    pub original: RgbaImage,
+    /// The original's width and height.
+    pub size: (u32, u32),
+    /// The original at the edit call's size, downscaled once: the edit call's image and the
+    /// vision calls' source (a 12 MP photo is read once, not three times).
+    small: RgbaImage,
     pub mask: Option<Mask>,
     pub reference: Option<RgbaImage>,
     vision: VisionPngs,
@@ -38,14 +44,14 @@ impl Inputs {
                 (ImageRole::StyleReference, Some(r)) => {
                     imaging::fit_within(r.dimensions(), EDIT_MAX_SIDE)
                 }
-                _ => imaging::fit_within(self.original.dimensions(), EDIT_MAX_SIDE),
+                _ => imaging::fit_within(self.size, EDIT_MAX_SIDE),
             })
             .collect()
     }
 
     /// The sizes of the images a vision prompt sends (each at most the vision size).
     pub fn vision_sizes(&self, prompt: &VisionPrompt) -> Vec<(u32, u32)> {
-        let size = imaging::fit_within(self.original.dimensions(), imaging::VISION_MAX_SIDE);
+        let size = imaging::fit_within(self.size, imaging::VISION_MAX_SIDE);
         vec![size; prompt.images.len()]
     }
 }
@@ -95,17 +101,21 @@ pub(super) fn edit_call(
     prompt: EditPrompt,
     current: Option<&RgbaImage>,
 ) -> Result<EditCall, Stop> {
-    let png = |img: &RgbaImage| -> Result<Vec<u8>, Stop> {
-        imaging::encode_png_for_model(&imaging::downscale(img, EDIT_MAX_SIDE))
-            .map_err(internal_image)
-    };
-    let first = imaging::downscale(current.unwrap_or(&inputs.original), EDIT_MAX_SIDE);
+    let png = |img: &RgbaImage| imaging::encode_png_for_model(img).map_err(internal_image);
+    let current = current.map(|c| imaging::downscale(c, EDIT_MAX_SIDE));
+    let first = current.as_ref().unwrap_or(&inputs.small);
     let mut images = Vec::with_capacity(prompt.images.len());
     for role in &prompt.images {
         let bytes = match role {
-            ImageRole::Current => current.map(png).transpose()?,
-            ImageRole::Original => Some(png(&inputs.original)?),
-            ImageRole::StyleReference => inputs.reference.as_ref().map(png).transpose()?,
+            ImageRole::Current => current.as_ref().map(png).transpose()?,
+            ImageRole::Original => Some(png(&inputs.small)?),
+            ImageRole::StyleReference => {
+                let small = inputs
+                    .reference
+                    .as_ref()
+                    .map(|r| imaging::downscale(r, EDIT_MAX_SIDE));
+                small.as_ref().map(png).transpose()?
+            }
             _ => None,
         };
         let Some(bytes) = bytes else {
@@ -129,8 +139,9 @@ pub(super) fn edit_call(
 }
 
 impl Run<'_> {
-    /// Loads and decodes the inputs, within hard limits, before any paid call.
-    pub(super) async fn load(&self) -> Result<Inputs, Stop> {
+    /// Loads and decodes the inputs, within hard limits, before any paid call: the decoded
+    /// original, and the rest.
+    pub(super) async fn load(&self) -> Result<(RgbaImage, Inputs), Stop> {
         let spec = &self.job.request;
         let original = self
             .read_upload(AssetKind::Original, &spec.original_asset_id)
@@ -160,8 +171,9 @@ impl Run<'_> {
             }
             None => None,
         };
+        let small = imaging::downscale(&original, EDIT_MAX_SIDE);
         let vision = VisionPngs {
-            original: vision_png(&original)?,
+            original: vision_png(&small)?,
             // Shrunk before it is drawn: a 12 MP picture of the mask would be 48 MB.
             mask: mask
                 .as_ref()
@@ -172,12 +184,14 @@ impl Run<'_> {
                 .transpose()?,
             reference: reference.as_ref().map(vision_png).transpose()?,
         };
-        Ok(Inputs {
-            original,
+        let inputs = Inputs {
+            size: original.dimensions(),
+            small,
             mask,
             reference,
             vision,
-        })
+        };
+        Ok((original, inputs))
     }
 
     /// An input: the lineage's kept copy, made here on first use from exactly the bytes the

@@ -47,7 +47,7 @@ struct Candidate {
 impl Run<'_> {
     pub(super) async fn repair_job(&mut self, repair: &RepairOf) -> Result<Outcome, Stop> {
         let base = self.base(repair).await?;
-        let inputs = self.load().await?;
+        let (original, inputs) = self.load().await?;
         let current = self.read_current(&base.current_key, &inputs).await?;
         let spec = &self.job.request;
         let edit_prompt = prompts::edit(spec, &base.observation, Some(&repair.instruction));
@@ -59,7 +59,7 @@ impl Run<'_> {
         self.crash(Step::AfterEdit)?;
         // For a brushed area the composite keeps every outside pixel the original's; a pet,
         // person or background repair has no measured box here (the comparison judges spill).
-        let (candidate, leakage) = compose(self.job, &inputs, &edited, None)?;
+        let (candidate, leakage) = compose(self.job, original, &inputs, &edited, None)?;
         let stored = self.store_image(&candidate, "candidate").await?;
         tracing::info!(job_id = %self.job.job_id, "repair_candidate_stored");
         self.crash(Step::AfterStore)?;
@@ -72,7 +72,7 @@ impl Run<'_> {
             .compare(&inputs, &compare_prompt, &images, &base)
             .await?;
         self.crash(Step::AfterReview)?;
-        let (width, height) = inputs.original.dimensions();
+        let (width, height) = inputs.size;
         let candidate = Candidate { stored, leakage };
         self.deliver_better(base, candidate, comparison, (width, height))
             .await
@@ -104,7 +104,7 @@ impl Run<'_> {
     /// upload); it must be the photo's size (every delivered image is).
     async fn read_current(&self, key: &str, inputs: &Inputs) -> Result<RgbaImage, Stop> {
         let missing = || Stop::fail(FailureCode::RepairBaseMissing);
-        let limits = DecodeLimits::for_delivered(inputs.original.dimensions());
+        let limits = DecodeLimits::for_delivered(inputs.size);
         let bytes = match self.p.app.assets.get_limited(key, limits.max_bytes).await {
             Ok(Some(bytes)) => bytes,
             Ok(None) => return Err(missing()),
@@ -115,7 +115,7 @@ impl Run<'_> {
             Err(AssetReadError::Aws(e)) => return Err(Error::from(e).into()),
         };
         let image = limits.decode(&bytes).map_err(internal_image)?.into_rgba8();
-        if image.dimensions() != inputs.original.dimensions() {
+        if image.dimensions() != inputs.size {
             return Err(missing());
         }
         Ok(image)
