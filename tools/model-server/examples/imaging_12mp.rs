@@ -146,7 +146,7 @@ fn measure(photo: &std::path::Path, mask_path: &std::path::Path, result: &std::p
 
 /// What the consumer makes of the inputs before the model's calls: the photo once at the
 /// edit call's size, the edit call's photo and mask PNGs, and the vision calls' pictures of
-/// the photo and the mask (from that small photo, and the mask shrunk before it is drawn).
+/// the photo and the mask (both from the edit call's size).
 fn model_inputs(original: &RgbaImage, mask: &Mask) -> (RgbaImage, Duration) {
     let mut took = Duration::ZERO;
     let t = Instant::now();
@@ -154,15 +154,13 @@ fn model_inputs(original: &RgbaImage, mask: &Mask) -> (RgbaImage, Duration) {
     took += step("downscale for model", t);
     let t = Instant::now();
     let photo_png = encode_png_for_model(&small).unwrap();
-    let mask_png = mask
-        .resized(small.width(), small.height())
-        .to_alpha_png()
-        .unwrap();
+    let small_mask = mask.resized(small.width(), small.height());
+    let mask_png = small_mask.to_alpha_png().unwrap();
     took += step("edit call's photo + mask PNGs", t);
     let t = Instant::now();
     let vision_photo = encode_png_for_model(&downscale(&small, VISION_MAX_SIDE)).unwrap();
     let (vw, vh) = fit_within(mask.dimensions(), VISION_MAX_SIDE);
-    let vision_mask = encode_png_for_model(&mask.resized(vw, vh).to_visual()).unwrap();
+    let vision_mask = encode_png_for_model(&small_mask.resized(vw, vh).to_visual()).unwrap();
     took += step("vision photo + mask PNGs", t);
     drop((photo_png, mask_png, vision_photo, vision_mask));
     (small, took)

@@ -25,6 +25,8 @@ pub(super) struct Inputs {
     /// vision calls' source (a 12 MP photo is read once, not three times).
     small: RgbaImage,
     pub mask: Option<Mask>,
+    /// The mask at `small`'s size, shrunk once (the edit call's and the vision calls' source).
+    small_mask: Option<Mask>,
     pub reference: Option<RgbaImage>,
     vision: VisionPngs,
 }
@@ -123,7 +125,7 @@ pub(super) fn edit_call(
         };
         images.push(ImageInput::png(*role, bytes));
     }
-    let mask_png = match (&inputs.mask, prompt.masked) {
+    let mask_png = match (&inputs.small_mask, prompt.masked) {
         (Some(m), true) => {
             let (w, h) = first.dimensions();
             Some(m.resized(w, h).to_alpha_png().map_err(internal_image)?)
@@ -172,10 +174,13 @@ impl Run<'_> {
             None => None,
         };
         let small = imaging::downscale(&original, EDIT_MAX_SIDE);
+        let small_mask = mask
+            .as_ref()
+            .map(|m| m.resized(small.width(), small.height()));
         let vision = VisionPngs {
             original: vision_png(&small)?,
             // Shrunk before it is drawn: a 12 MP picture of the mask would be 48 MB.
-            mask: mask
+            mask: small_mask
                 .as_ref()
                 .map(|m| {
                     let (w, h) = imaging::fit_within(m.dimensions(), imaging::VISION_MAX_SIDE);
@@ -188,6 +193,7 @@ impl Run<'_> {
             size: original.dimensions(),
             small,
             mask,
+            small_mask,
             reference,
             vision,
         };
