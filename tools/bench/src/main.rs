@@ -1093,7 +1093,7 @@ fn mb(bytes: u64) -> String {
 /// The 12 MP rows: the path against its codec floor, peak memory, result sizes, and Lambda's
 /// cost of the image work.
 async fn image_rows(runs: usize) -> Vec<Row> {
-    let how = "the same example's `measure` (release build): decode 4032×3024 JPEG, mask, downscale, restyle at 1536 px, composite, leakage, PNG, JPEG and thumbnail encode; VmHWM";
+    let how = "the same example's `measure` (release build): decode 4032×3024 JPEG, mask, downscale and the model's and vision calls' PNGs, restyle at 1536 px, composite with its leakage, PNG, JPEG and thumbnail encode, the review's PNG; VmHWM";
     let limits::ImagePath {
         mut rows,
         measured,
