@@ -9,6 +9,8 @@
 //! after each step and `path N ms`, the sum of the consumer's own steps (all but the stand-in's
 //! restyle, which is the model's work). Two runs, so generating the inputs does not count.
 //!
+//! `… -- warm DIR` runs `measure` three times in one process (a warm consumer).
+//!
 //! `… -- floor DIR` times the unavoidable part alone, in its own process: decode the photo with
 //! `zune-jpeg` straight to RGBA, encode `measure`'s composite (left in DIR) as PNG with `png`'s
 //! fdeflate-based `Compression::Fast` and as a JPEG at the same quality with `jpeg-encoder`,
@@ -67,6 +69,8 @@ fn main() {
     match mode {
         "prepare" => prepare(&dir, &photo, &mask_path),
         "floor" => floor(&photo, &dir.join(RESULT)),
+        // A warm consumer: the same job three times in one process.
+        "warm" => (0..3).for_each(|_| measure(&photo, &mask_path, &dir.join(RESULT))),
         _ => measure(&photo, &mask_path, &dir.join(RESULT)),
     }
 }
