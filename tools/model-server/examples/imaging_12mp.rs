@@ -60,7 +60,7 @@ fn main() {
     let (mode, dir) = match args.as_slice() {
         [_, mode, dir] => (mode.as_str(), PathBuf::from(dir)),
         _ => {
-            eprintln!("usage: imaging_12mp prepare|measure|floor DIR");
+            eprintln!("usage: imaging_12mp prepare|measure|warm|floor DIR");
             std::process::exit(2);
         }
     };
