@@ -431,8 +431,11 @@ def drive(run, plans, sweeper):
 
 def check_user(run, user, calls, tally):
     """The user's jobs, ledger and balance against each other and against the stand-in."""
-    status, account = http("GET", f"{API}/v1/account", headers=user.auth)
-    _, ledger = http("GET", f"{API}/v1/account/ledger?limit=100", headers=user.auth)
+    status, account = read(f"{API}/v1/account", user)
+    ledger_status, ledger = read(f"{API}/v1/account/ledger?limit=100", user)
+    if status != 200 or ledger_status != 200:
+        run.violation(f"{user.name}: the account answered {status} {account!r:.200}, the ledger {ledger_status} {ledger!r:.200}")
+        return
     rows = ledger["items"]
     if ledger.get("next_cursor"):
         run.violation(f"{user.name}: more than 100 ledger rows")
@@ -464,13 +467,28 @@ def check_user(run, user, calls, tally):
             tally["crash"]["hit its job (TIMED_OUT, refunded)" if hit else "its job ended otherwise"] += 1
     total = sum(r["amount"] for r in rows)
     expected = 6 + GRANT - 4 * len(user.jobs) + 4 * refunded
-    if status != 200 or account["balance"] != total or total != expected or account["in_flight"] != 0:
+    if account["balance"] != total or total != expected or account["in_flight"] != 0:
         run.violation(f"{user.name}: balance {account.get('balance')}, ledger sum {total}, expected {expected}, in flight {account.get('in_flight')}")
+
+
+def read(url, user):
+    """A user's GET, retried on a server error or no answer as the app would (a function that
+    hangs into its timeout answers 503 through API Gateway): (status, JSON)."""
+    for _ in range(5):
+        try:
+            status, body = http("GET", url, headers=user.auth)
+        except OSError as e:
+            status, body = 599, str(e)
+        if status < 500 and isinstance(body, dict):
+            return status, body
+        count("reads retried after a 5xx")
+        time.sleep(2)
+    return status, body
 
 
 def review_check(run, user, jid, tally):
     """Rule 7: a result whose review failed is delivered `not_verified`, never `passed`."""
-    _, edit = http("GET", f"{API}/v1/edits/{jid}", headers=user.auth)
+    _, edit = read(f"{API}/v1/edits/{jid}", user)
     edit = edit if isinstance(edit, dict) else {}
     verdict = ((edit.get("result") or {}).get("review") or {}).get("verdict")
     tally["reviews faulted, delivered"][verdict] = tally["reviews faulted, delivered"].get(verdict, 0) + 1
@@ -534,6 +552,7 @@ def report(run, plans, tally, wall, loads):
     print(f"| model faults armed ({sum(armed.values())}; {tally['unused rules']} never reached) | {json.dumps(armed)} |")
     print(f"| duplicate `{{jobId}}` messages | {TALLY.get('duplicate messages sent', 0)} for {sum(1 for p in plans if p.dups)} jobs |")
     print(f"| consumer crashes (SIGKILL mid-edit) | {crashes} planned, {TALLY.get('consumer processes SIGKILLed', 0)} killed ({TALLY.get('crashes aimed among several waiting consumers', 0)} among several waiting), {TALLY.get('crashes not aimed (no waiting consumer found)', 0)} not found; {json.dumps(tally['crash'])} |")
+    print(f"| reads retried after a 5xx (checks) | {TALLY.get('reads retried after a 5xx', 0)} |")
     print(f"| sweeps through the Lambda API | {TALLY.get('sweeps invoked', 0)} ({TALLY.get('sweeps that failed', 0)} failed) |")
     print(f"| stand-in calls | {json.dumps(tally['calls'])} |")
     print(f"| results whose review failed | {json.dumps(tally['reviews faulted, delivered'])} |")
