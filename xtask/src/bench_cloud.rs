@@ -23,6 +23,13 @@
 //! level of concurrent customers after another, each level's figures, the CPU by process
 //! group and `atelier-admin audit` on the deployed tables (docs/benchmarks.md: "The API under
 //! load"). Not in CI: a run takes minutes.
+//!
+//! With `--chaos N [--seed S]` it runs the fault harness on the deployed stack (issue 33, item
+//! 4b; `tools/bench/cloud/chaos.py`): the same zips deployed with IAM enforced, N paid edits
+//! with client retries of one key, the stand-in model's faults, duplicate queue messages and
+//! the consumer's process killed mid-edit, the sweeper invoked through the Lambda API, then the
+//! money invariants and `atelier-admin audit` (docs/benchmarks.md: "The fault harness on the
+//! deployed stack"). Exits non-zero on any violation. Not in CI: 1,000 jobs take most of an hour.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode, Stdio};
@@ -45,6 +52,9 @@ struct Args {
     /// `--load`: the load levels (concurrent customers); none: the pipeline and the peer.
     load: Option<String>,
     load_secs: usize,
+    /// `--chaos`: the fault harness's jobs on the deployed stack.
+    chaos: Option<usize>,
+    seed: u64,
 }
 
 fn args(argv: &[String]) -> Result<Args> {
@@ -57,6 +67,8 @@ fn args(argv: &[String]) -> Result<Args> {
         cold_runs: 3,
         load: None,
         load_secs: 60,
+        chaos: None,
+        seed: 33,
     };
     let mut it = argv.iter();
     while let Some(flag) = it.next() {
@@ -75,10 +87,12 @@ fn args(argv: &[String]) -> Result<Args> {
             "--cold-runs" => a.cold_runs = number()?,
             "--load" => a.load = Some(levels(value)?),
             "--load-secs" => a.load_secs = number()?,
+            "--chaos" => a.chaos = Some(number()?),
+            "--seed" => a.seed = number()? as u64,
             _ => bail!(
                 "usage: cargo xtask bench-cloud [--jobs N] [--model-ms L] [--levels 1,2,4] \
                  [--samples N] [--counted N] [--cold-runs N] | --load 10,50,100,200 \
-                 [--load-secs N]"
+                 [--load-secs N] | --chaos N [--seed S]"
             ),
         }
     }
@@ -125,6 +139,9 @@ pub fn bench_cloud(argv: &[String]) -> Result<ExitCode> {
     if let Some(levels) = &a.load {
         return load(levels, a.load_secs);
     }
+    if let Some(jobs) = a.chaos {
+        return chaos(jobs, a.seed);
+    }
     let peer_venv = venv().join("peer");
     ensure_pip(&peer_venv, ".atelier-peer-pins", &pins(PEER_REQUIREMENTS))?;
     let dist = dist()?;
@@ -155,6 +172,52 @@ pub fn bench_cloud(argv: &[String]) -> Result<ExitCode> {
 fn load(levels: &str, secs: usize) -> Result<ExitCode> {
     let load_venv = venv().join("load");
     ensure_pip(&load_venv, ".atelier-load-pins", &pins(LOAD_REQUIREMENTS))?;
+    let (cloud, out) = deploy_enforced()?;
+    eprintln!("xtask: bench-cloud: the API under load, levels {levels}, {secs} s each");
+    let mut cmd = driver(&load_venv.join("bin").join("python"), "load.py", &cloud);
+    cmd.arg(cloud.api_url())
+        .arg(cloud.issuer_url())
+        .arg(cloud.outputs_file())
+        .arg(out.join("single_pet.png"))
+        .arg(debug_bin("atelier-admin"))
+        .arg(cloud::STACK)
+        .arg(levels)
+        .arg(secs.to_string());
+    let tables = output(&mut cmd).context("the load bench")?;
+    println!("\n### The API under load\n\n{tables}");
+    drop(cloud);
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The fault harness on the deployed stack (`tools/bench/cloud/chaos.py`): prints its
+/// figures; fails when it found a violation.
+fn chaos(jobs: usize, seed: u64) -> Result<ExitCode> {
+    let (cloud, out) = deploy_enforced()?;
+    eprintln!("xtask: bench-cloud: the fault harness, {jobs} jobs, seed {seed}");
+    // botocore is ministack's own dependency: the driver needs nothing more installed.
+    let mut cmd = driver(&venv().join("bin").join("python"), "chaos.py", &cloud);
+    cmd.arg(cloud.api_url())
+        .arg(cloud.issuer_url())
+        .arg(cloud.model_url())
+        .arg(cloud.outputs_file())
+        .arg(out.join("single_pet.png"))
+        .arg(debug_bin("atelier-admin"))
+        .arg(cloud::STACK)
+        .arg(jobs.to_string())
+        .arg(seed.to_string());
+    let status = cmd.stderr(Stdio::inherit()).status()?;
+    drop(cloud);
+    Ok(if status.success() {
+        ExitCode::SUCCESS
+    } else {
+        eprintln!("xtask: bench-cloud: the fault harness failed ({status})");
+        ExitCode::FAILURE
+    })
+}
+
+/// The release zips deployed with IAM enforced (as `cargo xtask cloud`), and the stand-in's
+/// sample photos in the run's output folder.
+fn deploy_enforced() -> Result<(cloud::Cloud, PathBuf)> {
     let dist = dist()?;
     cloud::build_host_tools()?;
     let cloud = cloud::deploy_zips(Some(dist), cloud::Iam::Enforced)?;
@@ -164,23 +227,19 @@ fn load(levels: &str, secs: usize) -> Result<ExitCode> {
         .arg("samples")
         .arg(&out)
         .stdout(Stdio::null()))?;
-    eprintln!("xtask: bench-cloud: the API under load, levels {levels}, {secs} s each");
-    let mut cmd = Command::new(load_venv.join("bin").join("python"));
+    Ok((cloud, out))
+}
+
+/// `python tools/bench/cloud/<script>` with the local cloud's AWS environment.
+fn driver(python: &Path, script: &str, cloud: &cloud::Cloud) -> Command {
+    let mut cmd = Command::new(python);
     cmd.arg(
         root()
             .join("tools")
             .join("bench")
             .join("cloud")
-            .join("load.py"),
-    )
-    .arg(cloud.api_url())
-    .arg(cloud.issuer_url())
-    .arg(cloud.outputs_file())
-    .arg(out.join("single_pet.png"))
-    .arg(debug_bin("atelier-admin"))
-    .arg(cloud::STACK)
-    .arg(levels)
-    .arg(secs.to_string());
+            .join(script),
+    );
     // The operator's admin tool finds the deployment by the stack's outputs, as in the cloud
     // end-to-end test: no ATELIER_* variable of this shell may point it elsewhere.
     for (k, _) in std::env::vars_os() {
@@ -190,10 +249,7 @@ fn load(levels: &str, secs: usize) -> Result<ExitCode> {
     }
     cloud.aws(&mut cmd);
     cmd.env("GATEWAY_PORT", cloud.aws_port().to_string());
-    let tables = output(&mut cmd).context("the load bench")?;
-    println!("\n### The API under load\n\n{tables}");
-    drop(cloud);
-    Ok(ExitCode::SUCCESS)
+    cmd
 }
 
 /// One run's deployed cloud, its peer venv's python, the scripts' folder and the output folder.
@@ -380,6 +436,13 @@ mod tests {
     fn load_takes_its_levels_and_seconds() {
         let a = args(&argv(&["--load", "10,50, 200", "--load-secs", "30"])).unwrap();
         assert_eq!((a.load.as_deref(), a.load_secs), (Some("10,50,200"), 30));
+    }
+
+    #[test]
+    fn chaos_takes_its_jobs_and_seed() {
+        let a = args(&argv(&["--chaos", "40", "--seed", "7"])).unwrap();
+        assert_eq!((a.chaos, a.seed), (Some(40), 7));
+        assert_eq!(args(&argv(&[])).unwrap().chaos, None);
     }
 
     #[test]

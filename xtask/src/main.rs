@@ -117,7 +117,7 @@ fn main() -> ExitCode {
         Some("cloud-test") => cloud::cloud_test(false).map(|()| ExitCode::SUCCESS),
         _ => {
             eprintln!(
-                "usage: cargo xtask <dev | test [cargo test args] | token --user NAME | admin ARGS | ministack | package [--arch x86_64|arm64] | release [--target T]... | infra-test | infra-schema | cloud | cloud-test | fuzz [--requests N] [--seed S] | fn-lengths [--ratchet] | deny | web-test | bench [--jobs N] [--workers K] [--model-ms L] [--no-cloud] | bench-cloud [--jobs N] [--model-ms L]>"
+                "usage: cargo xtask <dev | test [cargo test args] | token --user NAME | admin ARGS | ministack | package [--arch x86_64|arm64] | release [--target T]... | infra-test | infra-schema | cloud | cloud-test | fuzz [--requests N] [--seed S] | fn-lengths [--ratchet] | deny | web-test | bench [--jobs N] [--workers K] [--model-ms L] [--no-cloud] | bench-cloud [--jobs N] [--model-ms L] | bench-cloud --chaos N [--seed S]>"
             );
             return ExitCode::from(2);
         }

@@ -19,10 +19,11 @@ import datetime as dt
 import json
 import sys
 import time
-import urllib.request
 import uuid
 
 import botocore.session
+
+from httpjson import http
 
 ENDPOINT, API, ISSUER, MODEL, OUTPUTS, SAMPLE = sys.argv[1:7]
 JOBS, MODEL_MS = int(sys.argv[7]), int(sys.argv[8])
@@ -32,19 +33,6 @@ SESSION = botocore.session.get_session()
 
 def client(name):
     return SESSION.create_client(name, endpoint_url=ENDPOINT, region_name="us-east-1")
-
-
-def http(method, url, body=None, headers=None, raw=None):
-    data = raw if raw is not None else (json.dumps(body).encode() if body is not None else None)
-    req = urllib.request.Request(url, data=data, method=method, headers=headers or {})
-    if body is not None:
-        req.add_header("content-type", "application/json")
-    try:
-        with urllib.request.urlopen(req, timeout=60) as r:
-            text = r.read()
-            return r.status, (json.loads(text) if text and raw is None else text)
-    except urllib.error.HTTPError as e:
-        return e.code, e.read().decode(errors="replace")
 
 
 def stack_output(key):
