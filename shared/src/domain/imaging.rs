@@ -768,10 +768,12 @@ pub fn composite(
     Ok(out)
 }
 
-/// [`composite`] in the original's own pixels, with its [`composite_leakage`]: only the
+/// [`composite`] in the original's own pixels, with its leakage: only the
 /// selection's box of the original is kept to measure against, not a whole copy (48 MB at
 /// 12 MP, and a sixth of the path's time in page faults). The figures equal
-/// [`composite_leakage`]'s of [`composite`]'s result.
+/// [`leakage`]'s of [`composite`]'s result, compared inside the mask's box only: outside it a
+/// composite is the original's bytes (the `composite_never_touches_a_pixel_outside_the_mask`
+/// property).
 pub fn composite_into(
     original: RgbaImage,
     edited: &RgbaImage,
@@ -951,24 +953,6 @@ pub fn leakage(
 ) -> Result<Leakage, ImagingError> {
     let (w, h) = same_sizes(original, result, mask)?;
     let changed = changed_outside(original, result, mask, (0..h, 0..w));
-    Ok(Leakage::of(changed, mask.outside_pixels()))
-}
-
-/// [`leakage`] of a [`composite`] of `original` through `mask`, compared only inside the
-/// mask's editable box: outside it a composite is the original's bytes, copied (the
-/// `composite_never_touches_a_pixel_outside_the_mask` property), so comparing 12 MP there
-/// again would cost a fifth of the path and could find nothing. Outside pixels are still
-/// counted over the whole mask; the figures equal [`leakage`]'s for any composite.
-pub fn composite_leakage(
-    original: &RgbaImage,
-    result: &RgbaImage,
-    mask: &Mask,
-) -> Result<Leakage, ImagingError> {
-    same_sizes(original, result, mask)?;
-    let changed = editable_box(mask.weights()).map_or(0, |(x0, y0, x1, y1)| {
-        let (x0, y0, x1, y1) = (x0 as usize, y0 as usize, x1 as usize, y1 as usize);
-        changed_outside(original, result, mask, (y0..y1, x0..x1))
-    });
     Ok(Leakage::of(changed, mask.outside_pixels()))
 }
 
@@ -1889,6 +1873,24 @@ mod tests {
         assert_eq!((l.changed_outside, l.outside, l.ratio_ppm), (0, 32 * 48, 0));
         let raw = leakage(&original, &edited, &mask).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(raw.ratio_ppm, 1_000_000);
+    }
+
+    /// [`leakage`] of a [`composite`] of `original` through `mask`, compared only inside the
+    /// mask's editable box: outside it a composite is the original's bytes, copied (the
+    /// `composite_never_touches_a_pixel_outside_the_mask` property), so comparing 12 MP there
+    /// again would cost a fifth of the path and could find nothing. Outside pixels are still
+    /// counted over the whole mask; the figures equal [`leakage`]'s for any composite.
+    fn composite_leakage(
+        original: &RgbaImage,
+        result: &RgbaImage,
+        mask: &Mask,
+    ) -> Result<Leakage, ImagingError> {
+        same_sizes(original, result, mask)?;
+        let changed = editable_box(mask.weights()).map_or(0, |(x0, y0, x1, y1)| {
+            let (x0, y0, x1, y1) = (x0 as usize, y0 as usize, x1 as usize, y1 as usize);
+            changed_outside(original, result, mask, (y0..y1, x0..x1))
+        });
+        Ok(Leakage::of(changed, mask.outside_pixels()))
     }
 
     #[test]
