@@ -477,25 +477,26 @@ impl StandIn {
         }
     }
 
-    /// The calls a job made, from the server's counters.
+    /// The calls a job made, from the server's counters. A counters request that fails or
+    /// answers anything but its own shape panics: "no model call" must never be read from a
+    /// failed request (a job absent from the counters made no call).
     pub async fn calls(&self, job: &str) -> JobCalls {
-        let v: Value = self
-            .http
-            .get(format!("{}/_stand-in/calls", self.base_url))
-            .send()
-            .await
-            .unwrap_or_else(|e| panic!("{e}"))
-            .json()
-            .await
-            .unwrap_or(Value::Null);
-        let j = &v["by_job"][job];
-        let n = |k: &str| j[k].as_u64().unwrap_or(0);
+        let c = self.counts().await.job(job);
         JobCalls {
-            check: n("check"),
-            edit: n("edit"),
-            review: n("review"),
-            compare: n("compare"),
+            check: c.check,
+            edit: c.edit,
+            review: c.review,
+            compare: c.compare,
         }
+    }
+
+    /// Every call the server counted (`GET /_stand-in/calls`, its status checked and its body
+    /// parsed strictly); panics otherwise.
+    pub async fn counts(&self) -> atelier_model_server::CallCounts {
+        atelier_model_server::Control::new(self.base_url.clone())
+            .calls()
+            .await
+            .unwrap_or_else(|e| panic!("stand-in counters at {}: {e}", self.base_url))
     }
 
     /// Removes every scripted fault (the stand-in answers normally again).

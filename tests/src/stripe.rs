@@ -72,7 +72,10 @@ impl StripeStandIn {
         assert!(res.status().is_success(), "{path}: {}", res.status());
         let v: Value = res.json().await.unwrap_or_else(|e| panic!("{e}"));
         Event {
-            payload: v["payload"].as_str().unwrap_or_default().to_owned(),
+            payload: v["payload"]
+                .as_str()
+                .unwrap_or_else(|| panic!("{path}: no payload in {v}"))
+                .to_owned(),
             json: v["event"].clone(),
         }
     }
