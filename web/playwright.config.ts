@@ -4,6 +4,9 @@ import { defineConfig } from '@playwright/test';
 
 export default defineConfig({
   testDir: './tests',
+  // A `test.only` left in would run one test and report the rest as not there: always refused
+  // (a focused run is `ATELIER_WEB_GREP=regex cargo xtask web-test`).
+  forbidOnly: true,
   timeout: 120_000,
   fullyParallel: true,
   workers: 2,

@@ -115,12 +115,20 @@ pub fn infra_schema() -> Result<ExitCode> {
 /// One step's outcome.
 enum Outcome {
     Passed,
-    Skipped(String),
+    /// Could not run: `check` names it for `ATELIER_CI_ALLOWED_SKIPS` (`skips.rs`).
+    Skipped { check: &'static str, why: String },
 }
 
+/// The Terraform module's own checks, skipped without a `terraform` binary and a provider
+/// mirror (neither is in a registry the project reaches).
+pub const TERRAFORM: &str = "terraform";
+/// The IAM check's plan of the module's policies, skipped without an initialised Terraform.
+pub const TERRAFORM_IAM_PLAN: &str = "terraform-iam-plan";
+
 /// `cargo xtask infra-test`: every check of `infra/`, offline. Runs all steps, then fails when
-/// any failed.
-pub fn infra_test() -> Result<()> {
+/// any failed (with `CI=true`, when any skipped that `ATELIER_CI_ALLOWED_SKIPS` does not
+/// name); the steps skipped.
+pub fn infra_test() -> Result<u64> {
     let started = Instant::now();
     let infra = root().join("infra");
     let work = work_dir();
@@ -191,14 +199,24 @@ pub fn infra_test() -> Result<()> {
 /// A step's name, how long it took, and its outcome.
 type StepResult = (&'static str, std::time::Duration, Result<Outcome>);
 
-/// Prints one line per step, then fails when any step failed.
-fn summarise(results: &[StepResult], started: Instant) -> Result<()> {
-    let mut failed = 0;
+/// Prints one line per step, then fails when any step failed or skipped where a skip is a
+/// failure (`skips.rs`); the steps skipped.
+fn summarise(results: &[StepResult], started: Instant) -> Result<u64> {
+    let (mut failed, mut skipped) = (0, 0);
     eprintln!("xtask: infra-test summary ({:.1?}):", started.elapsed());
     for (name, took, r) in results {
         let verdict = match r {
             Ok(Outcome::Passed) => "ok".to_owned(),
-            Ok(Outcome::Skipped(why)) => format!("SKIPPED: {why}"),
+            Ok(Outcome::Skipped { check, why }) => match crate::skips::count_skip(check, why) {
+                crate::skips::Verdict::Skipped => {
+                    skipped += 1;
+                    format!("SKIPPED ({check}): {why}")
+                }
+                crate::skips::Verdict::Failed => {
+                    failed += 1;
+                    format!("FAILED (skipped under CI, {check}): {why}")
+                }
+            },
             Err(_) => {
                 failed += 1;
                 "FAILED".to_owned()
@@ -209,7 +227,7 @@ fn summarise(results: &[StepResult], started: Instant) -> Result<()> {
     if failed > 0 {
         bail!("infra-test: {failed} step(s) failed");
     }
-    Ok(())
+    Ok(skipped)
 }
 
 /// The committed copies of `schema.json`, `env-names.json` and `models.json` equal what
@@ -420,9 +438,10 @@ fn provider_mirror() -> Option<PathBuf> {
 
 fn terraform(infra: &Path, work: &Path) -> Result<Outcome> {
     let Ok(tf) = which("terraform") else {
-        return Ok(Outcome::Skipped(
-            "no `terraform` binary on PATH (checkov still checked the module)".into(),
-        ));
+        return Ok(Outcome::Skipped {
+            check: TERRAFORM,
+            why: "no `terraform` binary on PATH (checkov still checked the module)".into(),
+        });
     };
     let module = infra.join("terraform");
     run(Command::new(&tf)
@@ -432,10 +451,11 @@ fn terraform(infra: &Path, work: &Path) -> Result<Outcome> {
         .args(["fmt", "-check", "-recursive", "-diff"]))
     .context("terraform fmt -check (run `terraform fmt -recursive infra/terraform`)")?;
     let Some(mirror) = provider_mirror() else {
-        return Ok(Outcome::Skipped(
-            "fmt passed; no AWS provider mirror (set ATELIER_TF_PLUGIN_DIR) for init/validate"
+        return Ok(Outcome::Skipped {
+            check: TERRAFORM,
+            why: "fmt passed; no AWS provider mirror (set ATELIER_TF_PLUGIN_DIR) for init/validate"
                 .into(),
-        ));
+        });
     };
     // Validate a copy, so init's lock file and .terraform/ never land in the repo. The whole
     // tree: the examples call the module as `../..`.
@@ -547,10 +567,11 @@ fn iam_check(infra: &Path, work: &Path, cdk_out: &Path) -> Result<Outcome> {
     run(&mut check)?;
     Ok(match terraform {
         Some(_) => Outcome::Passed,
-        None => Outcome::Skipped(
-            "the CDK templates passed; no initialised Terraform copy to plan the module's policies"
+        None => Outcome::Skipped {
+            check: TERRAFORM_IAM_PLAN,
+            why: "the CDK templates passed; no initialised Terraform copy to plan the module's policies"
                 .into(),
-        ),
+        },
     })
 }
 

@@ -39,6 +39,7 @@ mod fuzz;
 mod infra;
 mod package;
 mod release;
+mod skips;
 mod tf_docs;
 mod web;
 
@@ -105,7 +106,7 @@ fn main() -> ExitCode {
         Some("ministack") => ministack_only(),
         Some("package") => package::package(&args[1..]),
         Some("release") => release::release(&args[1..]),
-        Some("infra-test") => infra::infra_test().map(|()| ExitCode::SUCCESS),
+        Some("infra-test") => infra::infra_test().map(|_| ExitCode::SUCCESS),
         Some("infra-schema") => infra::infra_schema(),
         Some("cloud") => cloud::cloud(),
         Some("fuzz") => fuzz::fuzz(&args[1..]),
@@ -570,16 +571,29 @@ fn test(extra: &[String]) -> Result<ExitCode> {
     };
     let packages = extra.iter().any(|a| a == "-p" || a == "--package");
     let scope: &[&str] = if packages { &[] } else { &["--workspace"] };
-    let (mut ok, mut passed, mut failed) = cargo_test(scope, &extra, &test_env(port)?)?;
+    let (mut ok, rust) = cargo_test(scope, &extra, &test_env(port)?)?;
     eprintln!("xtask: tests finished in {:.1?}", started.elapsed());
     drop(_ministack);
+    let mut counts = rust.counts;
     if extra.is_empty() {
-        let (p, f) = other_runners(port);
-        (passed, failed) = (passed + p, failed + f);
-        ok &= f == 0;
+        // The ignored tests that name `cargo xtask cloud-test` run there, counted below.
+        counts.skipped -= rust.run_by_cloud_test;
+    }
+    if counts.skipped > 0
+        && skips::count_skip(
+            "ignored-rust-tests",
+            &format!("{} Rust tests ignored", counts.skipped),
+        ) == skips::Verdict::Failed
+    {
+        (counts.failed, counts.skipped, ok) = (counts.failed + counts.skipped, 0, false);
+    }
+    if extra.is_empty() {
+        let other = other_runners(port);
+        ok &= other.failed == 0;
+        counts.add(other);
     }
     // One plain closing line for every runner's results together.
-    println!("tests: {passed} passed, {failed} failed");
+    println!("{}", counts.line());
     Ok(if ok {
         ExitCode::SUCCESS
     } else {
@@ -631,19 +645,22 @@ fn test_env(port: u16) -> Result<Vec<(String, String)>> {
     Ok(env)
 }
 
-/// Everything after the Rust tests of a full run: (passed, failed).
-fn other_runners(port: u16) -> (u64, u64) {
-    let (mut passed, mut failed) = (0u64, 0u64);
-    let mut count = |what: &str, result: Result<()>| match result {
-        Ok(()) => passed += 1,
+/// Everything after the Rust tests of a full run, counted.
+fn other_runners(port: u16) -> skips::Counts {
+    let mut counts = skips::Counts::default();
+    let mut count = |what: &str, result: Result<u64>| match result {
+        Ok(skipped) => {
+            counts.passed += 1;
+            counts.skipped += skipped;
+        }
         Err(e) => {
             eprintln!("xtask: {what} failed: {e:#}");
-            failed += 1;
+            counts.failed += 1;
         }
     };
     // The local cloud's end-to-end test (the release zips deployed by the CDK app to a private
     // ministack, then used through the deployed API) counts as one more, likewise.
-    count("cloud-test", cloud::cloud_test(true));
+    count("cloud-test", cloud::cloud_test(true).map(|()| 0));
     // The infrastructure's offline checks (synth, assertions, cdk-nag, cfn-lint, checkov, the
     // drift guard, and the IAM check of the calls the tests and the local cloud recorded, so
     // after both) count as one more test, unless only some Rust tests were asked for.
@@ -652,13 +669,52 @@ fn other_runners(port: u16) -> (u64, u64) {
     count("infra-test", infra::infra_test());
     // The web app's checks and browser tests against a fresh stack on the same port.
     match web::web_test(port) {
-        Ok((p, f)) => (passed, failed) = (passed + p, failed + f),
+        Ok(web) => counts.add(web),
         Err(e) => {
             eprintln!("xtask: web-test failed: {e:#}");
-            failed += 1;
+            counts.failed += 1;
         }
     }
-    (passed, failed)
+    counts
+}
+
+/// What `cargo test` reported: its counts (ignored tests as skipped), and how many of the
+/// ignored name `cargo xtask cloud-test`, the runner that runs them.
+#[derive(Debug, Default, PartialEq, Eq)]
+struct RustTests {
+    counts: skips::Counts,
+    run_by_cloud_test: u64,
+}
+
+impl RustTests {
+    /// Adds one line of `cargo test`'s output: a `test result:` line's counts, and each
+    /// `test NAME ... ignored[, reason]` line.
+    fn read(&mut self, line: &str) {
+        if line.starts_with("test ") && line.contains(" ... ignored") {
+            if line.contains("cargo xtask cloud-test") {
+                self.run_by_cloud_test += 1;
+            }
+            return;
+        }
+        let Some(rest) = line.strip_prefix("test result: ") else {
+            return;
+        };
+        let count = |word: &str| -> u64 {
+            rest.split(';')
+                .find_map(|part| {
+                    let part = part
+                        .trim()
+                        .trim_start_matches("ok. ")
+                        .trim_start_matches("FAILED. ");
+                    part.strip_suffix(word)
+                })
+                .and_then(|n| n.trim().parse().ok())
+                .unwrap_or(0)
+        };
+        self.counts.passed += count(" passed");
+        self.counts.failed += count(" failed");
+        self.counts.skipped += count(" ignored");
+    }
 }
 
 /// Runs `cargo test`, echoing its output and adding up its `test result:` lines.
@@ -666,7 +722,7 @@ fn cargo_test(
     args: &[&str],
     extra: &[String],
     env: &[(String, String)],
-) -> Result<(bool, u64, u64)> {
+) -> Result<(bool, RustTests)> {
     use std::io::{BufRead, BufReader};
     let mut child = cargo()
         .current_dir(root())
@@ -677,31 +733,16 @@ fn cargo_test(
         .stdout(Stdio::piped())
         .spawn()
         .context("starting cargo test")?;
-    let (mut passed, mut failed) = (0u64, 0u64);
+    let mut rust = RustTests::default();
     if let Some(out) = child.stdout.take() {
         for line in BufReader::new(out).lines() {
             let line = line?;
             println!("{line}");
-            if let Some(rest) = line.strip_prefix("test result: ") {
-                let count = |word: &str| -> u64 {
-                    rest.split(';')
-                        .find_map(|part| {
-                            let part = part
-                                .trim()
-                                .trim_start_matches("ok. ")
-                                .trim_start_matches("FAILED. ");
-                            part.strip_suffix(word)
-                        })
-                        .and_then(|n| n.trim().parse().ok())
-                        .unwrap_or(0)
-                };
-                passed += count(" passed");
-                failed += count(" failed");
-            }
+            rust.read(&line);
         }
     }
     let status = child.wait()?;
-    Ok((status.success() && failed == 0, passed, failed))
+    Ok((status.success() && rust.counts.failed == 0, rust))
 }
 
 fn token(args: &[String]) -> Result<ExitCode> {
@@ -742,9 +783,9 @@ fn admin(args: &[String]) -> Result<ExitCode> {
 
 /// `cargo xtask web-test`: only the web app's checks and browser tests.
 fn web_test_only() -> Result<ExitCode> {
-    let (passed, failed) = web::web_test(test_port())?;
-    println!("tests: {passed} passed, {failed} failed");
-    Ok(if failed == 0 {
+    let counts = web::web_test(test_port())?;
+    println!("{}", counts.line());
+    Ok(if counts.failed == 0 {
         ExitCode::SUCCESS
     } else {
         ExitCode::FAILURE
@@ -756,5 +797,35 @@ fn ministack_only() -> Result<ExitCode> {
     eprintln!("xtask: ministack on http://127.0.0.1:{DEV_PORT}; Ctrl-C to stop");
     loop {
         std::thread::sleep(Duration::from_secs(3600));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cargo_tests_ignored_count_as_skipped_and_the_cloud_tests_are_named() {
+        let mut rust = RustTests::default();
+        for line in [
+            "test a_test ... ok",
+            "test deployed_edit ... ignored, needs the local cloud: cargo xtask cloud-test",
+            "test forgotten ... ignored",
+            "test result: ok. 3 passed; 0 failed; 2 ignored; 0 measured; 0 filtered out; finished in 1.0s",
+            "test result: FAILED. 1 passed; 1 failed; 0 ignored; 0 measured; 0 filtered out",
+        ] {
+            rust.read(line);
+        }
+        assert_eq!(
+            rust,
+            RustTests {
+                counts: skips::Counts {
+                    passed: 4,
+                    failed: 1,
+                    skipped: 2
+                },
+                run_by_cloud_test: 1,
+            }
+        );
     }
 }

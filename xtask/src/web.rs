@@ -95,8 +95,8 @@ fn npm(args: &[&str]) -> Command {
     c
 }
 
-/// Runs everything; returns (passed, failed) counting each browser test and each static check.
-pub fn web_test(aws_port: u16) -> Result<(u64, u64)> {
+/// Runs everything; counts each browser test and each static check.
+pub fn web_test(aws_port: u16) -> Result<crate::skips::Counts> {
     let started = Instant::now();
     ensure_chromium()?;
     ensure_node_modules()?;
@@ -143,13 +143,15 @@ pub fn web_test(aws_port: u16) -> Result<(u64, u64)> {
         .arg("samples")
         .arg(&samples))?;
     let model_url = format!("http://127.0.0.1:{model_port}");
-    let (ok, bad) = playwright(&state, &web_url, &[&api_url, &model_url], &samples)?;
+    let mut counts = playwright(&state, &web_url, &[&api_url, &model_url], &samples)?;
     eprintln!(
-        "xtask: web tests finished in {:.1?} ({ok} passed, {bad} failed; logs in {})",
+        "xtask: web tests finished in {:.1?} ({}; logs in {})",
         started.elapsed(),
+        counts.line(),
         state.display()
     );
-    Ok((passed + ok, bad))
+    counts.passed += passed;
+    Ok(counts)
 }
 
 /// The generated types' freshness, eslint, the build, and no secret in the bundle: how many
@@ -175,7 +177,8 @@ fn static_checks(api_url: &str) -> Result<u64> {
     Ok(passed)
 }
 
-/// The browser tests: (passed, failed) from Playwright's report.
+/// The browser tests, counted from Playwright's report. A missing report or one that ran no
+/// test fails; a skipped test is a skip (under `CI=true` a failure, `skips.rs`).
 /// `[api_url, model_url]`: the API's origin, and the stand-in model's, whose answers a test
 /// may script (a repair's comparison). `ATELIER_WEB_GREP` runs only the tests whose title
 /// matches (Playwright's `--grep`), for a focused run.
@@ -184,8 +187,9 @@ fn playwright(
     web_url: &str,
     [api_url, model_url]: &[&str; 2],
     samples: &Path,
-) -> Result<(u64, u64)> {
+) -> Result<crate::skips::Counts> {
     let report = state.join("playwright.json");
+    let _ = std::fs::remove_file(&report);
     // `ATELIER_WEB_GREP=regex` runs only the browser tests whose titles match (a focused run).
     let grep: Vec<String> = std::env::var("ATELIER_WEB_GREP")
         .map(|g| vec!["--grep".to_owned(), g])
@@ -199,16 +203,27 @@ fn playwright(
         .env("PLAYWRIGHT_JSON_OUTPUT_NAME", &report)
         .status()
         .context("running playwright")?;
-    let (ok, bad) = playwright_counts(&std::fs::read_to_string(&report).unwrap_or_default());
-    if !status.success() && bad == 0 {
+    let text = std::fs::read_to_string(&report)
+        .with_context(|| format!("playwright wrote no report at {}", report.display()))?;
+    let mut counts = playwright_counts(&text)?;
+    if !status.success() && counts.failed == 0 {
         bail!("playwright failed before reporting (see above)");
     }
-    Ok((ok, bad))
+    if counts.skipped > 0
+        && crate::skips::count_skip(
+            "browser-tests",
+            &format!("{} browser tests skipped", counts.skipped),
+        ) == crate::skips::Verdict::Failed
+    {
+        (counts.failed, counts.skipped) = (counts.failed + counts.skipped, 0);
+    }
+    Ok(counts)
 }
 
-/// `"expected": N` and `"unexpected": N` from Playwright's JSON report's `stats`.
-fn playwright_counts(report: &str) -> (u64, u64) {
-    let count = |key: &str| -> u64 {
+/// `expected`, `unexpected` (with `flaky`) and `skipped` from Playwright's JSON report's
+/// `stats`; a report without them, or that ran no test, is an error.
+fn playwright_counts(report: &str) -> Result<crate::skips::Counts> {
+    let count = |key: &str| -> Result<u64> {
         report
             .rsplit_once(&format!("\"{key}\":"))
             .and_then(|(_, rest)| {
@@ -217,9 +232,17 @@ fn playwright_counts(report: &str) -> (u64, u64) {
                     .next()
                     .and_then(|n| n.parse().ok())
             })
-            .unwrap_or(0)
+            .with_context(|| format!("playwright's report has no stats.{key}"))
     };
-    (count("expected"), count("unexpected") + count("flaky"))
+    let counts = crate::skips::Counts {
+        passed: count("expected")?,
+        failed: count("unexpected")? + count("flaky")?,
+        skipped: count("skipped")?,
+    };
+    if counts.passed + counts.failed == 0 {
+        bail!("playwright ran no test ({} skipped)", counts.skipped);
+    }
+    Ok(counts)
 }
 
 /// What must never ship to a browser: payment keys, webhook secrets, private keys, AWS keys.
@@ -245,4 +268,21 @@ fn bundle_bytes() -> Result<u64> {
         total += e?.metadata()?.len();
     }
     Ok(total)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_report_that_ran_no_test_or_has_no_stats_fails() {
+        let stats = |e: u64, u: u64, f: u64, s: u64| {
+            format!(r#"{{"suites": [], "stats": {{"expected": {e}, "skipped": {s}, "unexpected": {u}, "flaky": {f}}}}}"#)
+        };
+        let c = playwright_counts(&stats(17, 1, 1, 2)).unwrap_or_else(|e| panic!("{e:#}"));
+        assert_eq!((c.passed, c.failed, c.skipped), (17, 2, 2));
+        assert!(playwright_counts(&stats(0, 0, 0, 3)).is_err());
+        assert!(playwright_counts("").is_err());
+        assert!(playwright_counts(r#"{"stats": {"expected": 3}}"#).is_err());
+    }
 }
