@@ -127,9 +127,10 @@ impl Cloud {
         self.call("POST", "/v1/edits", Some(key), Some(body)).await
     }
 
-    /// `GET /_stand-in/calls` for one job: (edit, check, review) calls.
+    /// `GET /_stand-in/calls` for one job: (edit, check, review) calls. Parsed into the
+    /// server's own `CallCounts`, so a body of another shape is an error, never zero calls.
     async fn calls(&self, job: &str) -> Res<(u64, u64, u64)> {
-        let c: Value = self
+        let c: atelier_model_server::CallCounts = self
             .http
             .get(format!("{}/_stand-in/calls", self.stand_in))
             .send()
@@ -137,8 +138,8 @@ impl Cloud {
             .error_for_status()?
             .json()
             .await?;
-        let n = |k: &str| c["by_job"][job][k].as_u64().unwrap_or(0);
-        Ok((n("edit"), n("check"), n("review")))
+        let n = c.job(job);
+        Ok((n.edit, n.check, n.review))
     }
 
     fn output(&self, key: &str) -> Res<String> {
