@@ -272,10 +272,16 @@ async fn money_invariants_hold_under_faults() {
         // (never tallied as done).
         let scope = budget::Scope::Day(day.clone());
         if done == jobs / 2 {
-            inject("halting the day", || budget::set_halted(&clean.app, &scope, true)).await;
+            inject("halting the day", || {
+                budget::set_halted(&clean.app, &scope, true)
+            })
+            .await;
             tally.add("budget_halted_batches");
         } else if done == jobs / 2 + batch {
-            inject("resuming the day", || budget::set_halted(&clean.app, &scope, false)).await;
+            inject("resuming the day", || {
+                budget::set_halted(&clean.app, &scope, false)
+            })
+            .await;
         }
         if done >= jobs * 4 / 5 && !tally.0.contains_key("budget_cap_lowered") {
             let d = inject("reading the day", || budget::day(&clean.app, &day)).await;
@@ -283,7 +289,10 @@ async fn money_invariants_hold_under_faults() {
                 .used_micros
                 .saturating_add(d.reserved_micros)
                 .saturating_add(Micros::new(40_000));
-            inject("lowering the cap", || budget::set_cap(&clean.app, &scope, cap)).await;
+            inject("lowering the cap", || {
+                budget::set_cap(&clean.app, &scope, cap)
+            })
+            .await;
             tally.add("budget_cap_lowered");
         }
 
@@ -557,7 +566,10 @@ async fn money_invariants_hold_under_faults() {
     // Settle: deliver what is still queued, then two sweepers at once with the clock moved
     // past the stuck threshold, until nothing is in flight.
     let scope = budget::Scope::Day(day.clone());
-    inject("resuming the day", || budget::set_halted(&clean.app, &scope, false)).await;
+    inject("resuming the day", || {
+        budget::set_halted(&clean.app, &scope, false)
+    })
+    .await;
     let mut rounds = 0;
     loop {
         rounds += 1;

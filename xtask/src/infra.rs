@@ -116,7 +116,10 @@ pub fn infra_schema() -> Result<ExitCode> {
 enum Outcome {
     Passed,
     /// Could not run: `check` names it for `ATELIER_CI_ALLOWED_SKIPS` (`skips.rs`).
-    Skipped { check: &'static str, why: String },
+    Skipped {
+        check: &'static str,
+        why: String,
+    },
 }
 
 /// The Terraform module's own checks, skipped without a `terraform` binary and a provider

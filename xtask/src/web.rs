@@ -277,7 +277,9 @@ mod tests {
     #[test]
     fn a_report_that_ran_no_test_or_has_no_stats_fails() {
         let stats = |e: u64, u: u64, f: u64, s: u64| {
-            format!(r#"{{"suites": [], "stats": {{"expected": {e}, "skipped": {s}, "unexpected": {u}, "flaky": {f}}}}}"#)
+            format!(
+                r#"{{"suites": [], "stats": {{"expected": {e}, "skipped": {s}, "unexpected": {u}, "flaky": {f}}}}}"#
+            )
         };
         let c = playwright_counts(&stats(17, 1, 1, 2)).unwrap_or_else(|e| panic!("{e:#}"));
         assert_eq!((c.passed, c.failed, c.skipped), (17, 2, 2));
