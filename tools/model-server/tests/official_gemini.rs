@@ -175,9 +175,12 @@ impl Bench {
 }
 
 /// A request body as it is compared. What is set aside or respelled, each for a reason:
-/// - an `inlineData` picture is compared by its size and pixels, not its bytes: our client
+/// - an `inlineData` picture is compared by its size and pixels, not its bytes or their
+///   base64 alphabet (the library's is URL-safe, ours standard; the API takes both): our client
 ///   encodes the mask it draws with the encoder it uses for models (`encode_png_for_model`),
 ///   the test wrote the library's with another filter; the model sees the same picture;
+/// - `inlineData.mime_type`, the library's spelling of our `mimeType` (the API's JSON takes a
+///   proto field by either name);
 /// - `systemInstruction.role`: the library sends `"user"`, ours none, as Google's REST
 ///   examples do; the API reads a system instruction's parts and no role;
 /// - in the `responseSchema` (see [`schema_as_compared`]): the `description`s, prose the model
@@ -187,8 +190,14 @@ impl Bench {
 fn comparable(mut body: Value) -> Value {
     let parts = body["contents"][0]["parts"].as_array_mut().expect("parts");
     for part in parts {
-        if let Some(data) = part.pointer_mut("/inlineData/data") {
-            *data = json!(picture_of(data.as_str().expect("base64")));
+        if let Some(Value::Object(inline)) = part.get_mut("inlineData") {
+            *inline = std::mem::take(inline)
+                .into_iter()
+                .map(|(key, value)| match key.as_str() {
+                    "data" => (key, json!(picture_of(value.as_str().expect("base64")))),
+                    _ => (camel_case(&key), value),
+                })
+                .collect();
         }
     }
     if let Some(Value::Object(system)) = body.get_mut("systemInstruction")
@@ -246,8 +255,9 @@ fn camel_case(key: &str) -> String {
 /// `<width>x<height> rgba <hash of the pixels>` of a base64 PNG.
 fn picture_of(base64: &str) -> String {
     use base64::Engine as _;
-    let png = base64::engine::general_purpose::STANDARD
-        .decode(base64)
+    // The library writes bytes in URL-safe base64, ours in standard: the API's JSON takes both.
+    let png = (base64::engine::general_purpose::STANDARD.decode(base64))
+        .or_else(|_| base64::engine::general_purpose::URL_SAFE.decode(base64))
         .expect("inlineData is base64");
     let image = DecodeLimits::MODEL_OUTPUT
         .decode(&png)
