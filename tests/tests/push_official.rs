@@ -14,11 +14,11 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use atelier_model_server::wire_diff;
 use atelier_shared::adapters::push::Pusher;
 use atelier_shared::domain::device::{Platform, PushToken};
 use atelier_shared::domain::push::{Answer, Notification};
 use atelier_shared::domain::webhooks::EventType;
-use atelier_model_server::wire_diff;
 use atelier_tests::push::{self, PushStandIn, Received};
 use serde_json::{Value, json};
 
@@ -130,7 +130,10 @@ async fn firebase_admin_sends_through_the_stand_in_and_its_message_is_ours() {
     for said in &theirs {
         assert_eq!(said["ok"], true, "{theirs:?}");
         let name = said["name"].as_str().unwrap_or_default();
-        assert!(name.starts_with("projects/atelier-test/messages/"), "{said}");
+        assert!(
+            name.starts_with("projects/atelier-test/messages/"),
+            "{said}"
+        );
     }
     assert_eq!(
         s.token_calls(),
@@ -145,7 +148,11 @@ async fn firebase_admin_sends_through_the_stand_in_and_its_message_is_ours() {
             body["message"]["token"] = json!("<the device's>");
             body
         });
-        wire_diff::assert_same(&ours, &theirs, &format!("our FCM message for {}", n.event_id));
+        wire_diff::assert_same(
+            &ours,
+            &theirs,
+            &format!("our FCM message for {}", n.event_id),
+        );
     }
 }
 
@@ -240,7 +247,10 @@ fn apns_headers(p: &Received) -> BTreeMap<&str, &str> {
 #[tokio::test]
 async fn aioapns_sends_through_the_stand_in_and_its_request_is_ours() {
     let s = PushStandIn::start().await;
-    let sent = [edit_ready("evt_apns_same"), credits_added("evt_apns_credits")];
+    let sent = [
+        edit_ready("evt_apns_same"),
+        credits_added("evt_apns_credits"),
+    ];
     let now = atelier_shared::clock::now().unix_timestamp();
     let pusher = s.pusher();
     let mut answers = Vec::new();
@@ -293,7 +303,11 @@ fn assert_same_apns_headers(n: &Notification, a: &Received, b: &Received, now: i
         match *name {
             "apns-id" => {
                 assert!(is_canonical_uuid(value), "ours: {value}");
-                assert!(is_canonical_uuid(theirs[name]), "aioapns's: {}", theirs[name]);
+                assert!(
+                    is_canonical_uuid(theirs[name]),
+                    "aioapns's: {}",
+                    theirs[name]
+                );
                 assert_eq!(*value, atelier_shared::adapters::push::apns_id(&n.event_id));
             }
             "apns-expiration" => {

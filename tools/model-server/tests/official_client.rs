@@ -32,8 +32,8 @@ use atelier_model_server::{ServerHandle, samples, spawn};
 use atelier_shared::adapters::model::cost::VISION_MAX_OUTPUT_TOKENS;
 use atelier_shared::adapters::model::vision::VisionAnswer;
 use atelier_shared::adapters::model::{
-    Comparison, EditCall, EditSize, ImageInput, ImageRole, ModelClient,
-    ModelConfig, Readiness, Review, VisionPrompt, VisionReply,
+    Comparison, EditCall, EditSize, ImageInput, ImageRole, ModelClient, ModelConfig, Readiness,
+    Review, VisionPrompt, VisionReply,
 };
 use atelier_shared::domain::imaging::{DecodeLimits, encode_png, mask_from_png};
 use atelier_shared::domain::prompts;
@@ -103,7 +103,8 @@ impl Bench {
         let loopback: SocketAddr = ([127, 0, 0, 1], 0).into();
         let (_, server) = spawn(loopback).await.expect("stand-in starts");
         let proxy = Capture::start(server.base_url()).await;
-        let client = ModelClient::new(ModelConfig::new(proxy.base_url.clone())).expect("client builds");
+        let client =
+            ModelClient::new(ModelConfig::new(proxy.base_url.clone())).expect("client builds");
         let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
             .join("official_client")
             .join(name);

@@ -380,7 +380,10 @@ async fn both_vision<T: VisionAnswer + PartialEq + std::fmt::Debug>(
 ) {
     let bench = Bench::start(name).await;
     let (images, files) = bench.images(&prompt.images);
-    let (ours_job, official_job) = (job(&format!("{name}-ours")), job(&format!("{name}-official")));
+    let (ours_job, official_job) = (
+        job(&format!("{name}-ours")),
+        job(&format!("{name}-official")),
+    );
     let ours = ask(&bench.client, &ours_job, &images)
         .await
         .expect("our client's Gemini call is answered and parses");
