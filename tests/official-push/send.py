@@ -1,14 +1,20 @@
 """Sends pushes to the stand-in APNs and FCM with the services' client libraries.
 
+The library's request is built here from the notification's plain fields (title, body, event
+id, event type, job id) the way an app developer would from Apple's and Google's documentation
+and from what docs/mobile.md promises the app, never from our adapter's payload: the test then
+compares what the stand-in received from the library with what it received from us.
+
 Reads one JSON object per line on stdin and prints one JSON line per input:
   {"service": "fcm", "url": "http://127.0.0.1:P", "account": {<service-account JSON>},
-   "token": "...", "title": "...", "body": "...", "data": {...}, "collapse_key": "..."}
+   "token": "...", "title": "...", "body": "...", "event_id": "...", "type": "...",
+   "job_id": "..." | null}
     -> {"ok": true, "name": "projects/.../messages/N"}
      | {"ok": false, "error": "<exception class>", "code": "<FirebaseError code>", "status": 404}
   {"service": "apns", "url": "http://127.0.0.1:P", "key": "<p8 PEM>", "key_id": "...",
-   "team_id": "...", "topic": "...", "token": "...", "message": {...}, "id": "<uuid>",
-   "collapse_key": "...", "ttl": 86400}
-    -> {"status": "200", "reason": null, "id": "<uuid>"} | {"status": "410", "reason": "Unregistered", ...}
+   "team_id": "...", "topic": "...", "token": "...", "title": "...", "body": "...",
+   "event_id": "...", "type": "...", "job_id": "..." | null}
+    -> {"status": "200", "reason": null, "id": "<apns-id>"} | {"status": "410", "reason": "Unregistered", ...}
 
 FCM: firebase-admin's service-account credential exchanges its JWT at the key's `token_uri`
 (google-auth), and `messaging.send` posts to `_MessagingService.FCM_URL`, the one URL the SDK
@@ -30,20 +36,59 @@ from firebase_admin import credentials, exceptions, messaging
 from aioapns import APNs, NotificationRequest, PushType
 from aioapns.connection import APNsProductionClientProtocol
 
+# docs/mobile.md: a phone that is off longer than a day gets no stale "ready".
+A_DAY = 24 * 60 * 60
+# Apple: "apns-collapse-id … The value of this key must not exceed 64 bytes."
+COLLAPSE_ID_MAX_BYTES = 64
+
+
+def fcm_message(case):
+    """FCM HTTP v1 `Message` as Google documents it: `notification` {title, body} for the system
+    tray, `data` a map of string to string (docs/mobile.md: event_id, type, job_id; a value
+    that is absent is left out, as FCM takes no null), and `android.collapse_key` the event id,
+    so a repeated event replaces the one shown."""
+    data = {"event_id": case["event_id"], "type": case["type"]}
+    if case["job_id"] is not None:
+        data["job_id"] = case["job_id"]
+    return messaging.Message(
+        token=case["token"],
+        notification=messaging.Notification(title=case["title"], body=case["body"]),
+        data=data,
+        android=messaging.AndroidConfig(collapse_key=case["event_id"]),
+    )
+
+
+def apns_request(case):
+    """An alert as Apple documents it: `aps.alert` {title, body} and the default sound, the
+    app's own keys beside `aps` (docs/mobile.md: event_id, type, job_id); priority 10 (send at
+    once), push type `alert`, expiry a day on, `apns-collapse-id` the event id (at most 64
+    bytes). No `apns-id`: it is optional, and aioapns then sends a new UUID of its own."""
+    collapse_id = case["event_id"]
+    if len(collapse_id.encode()) > COLLAPSE_ID_MAX_BYTES:
+        raise ValueError(f"apns-collapse-id over {COLLAPSE_ID_MAX_BYTES} bytes: {collapse_id}")
+    message = {
+        "aps": {"alert": {"title": case["title"], "body": case["body"]}, "sound": "default"},
+        "event_id": case["event_id"],
+        "type": case["type"],
+        "job_id": case["job_id"],
+    }
+    return NotificationRequest(
+        device_token=case["token"],
+        message=message,
+        time_to_live=A_DAY,
+        priority=10,
+        collapse_key=collapse_id,
+        push_type=PushType.ALERT,
+    )
+
 
 def fcm(case):
     messaging._MessagingService.FCM_URL = case["url"] + "/v1/projects/{0}/messages:send"
     app = firebase_admin.initialize_app(
         credentials.Certificate(case["account"]), name=case["token"]
     )
-    message = messaging.Message(
-        token=case["token"],
-        notification=messaging.Notification(title=case["title"], body=case["body"]),
-        data=case["data"],
-        android=messaging.AndroidConfig(collapse_key=case["collapse_key"]),
-    )
     try:
-        return {"ok": True, "name": messaging.send(message, app=app)}
+        return {"ok": True, "name": messaging.send(fcm_message(case), app=app)}
     except exceptions.FirebaseError as e:
         status = e.http_response.status_code if e.http_response is not None else None
         return {"ok": False, "error": type(e).__name__, "code": e.code, "status": status}
@@ -66,15 +111,7 @@ async def apns(case):
     )
     client.pool.protocol_class = StandIn
     client.pool.ssl_context = None  # h2c: HTTP/2 with prior knowledge, as the stand-in speaks
-    request = NotificationRequest(
-        device_token=case["token"],
-        message=case["message"],
-        notification_id=case["id"],
-        time_to_live=case["ttl"],
-        priority=10,
-        collapse_key=case["collapse_key"],
-        push_type=PushType.ALERT,
-    )
+    request = apns_request(case)
     result = await client.send_notification(request)
     client.pool.close()
     return {"status": result.status, "reason": result.description, "id": result.notification_id}

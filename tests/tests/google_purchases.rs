@@ -5,7 +5,7 @@
 //! not vouch for, write nothing. The stand-in is first shown to be what Google's own clients
 //! speak to and believe.
 
-use atelier_shared::adapters::payments::google::{KeySource, PushAuthError};
+use atelier_shared::adapters::payments::google::{KeySource, PublisherError, PushAuthError};
 use atelier_shared::adapters::payments::setup;
 use atelier_shared::domain::{LedgerKind, Packs, UserId};
 use atelier_shared::services::app_store::app_account_token;
@@ -111,8 +111,23 @@ async fn googles_publisher_client_reads_and_consumes_the_stand_ins_purchases_as_
     assert_eq!(said[0]["after"]["consumptionState"], 1);
     assert_eq!(ours.order_id.as_deref(), Some(order.as_str()));
     assert_eq!((ours.purchase_state, ours.consumption_state), (0, 0));
-    assert_eq!(said[1]["status"], 400, "another product's token: {said:?}");
-    assert_eq!(said[2]["status"], 400, "an unknown token: {said:?}");
+    // The same two bad reads from our client: refused as the library was, and read as "Google
+    // knows no such purchase" (the API then answers 400 GOOGLE_PURCHASE_INVALID, grants nothing).
+    let client = google.client();
+    for (i, (product, token, why)) in [
+        (STUDIO, token.as_str(), "another product's token"),
+        (STARTER, "not-a-token", "an unknown token"),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        assert_eq!(said[i + 1]["status"], 400, "{why}: {said:?}");
+        let refused = client.product_purchase(product, token).await;
+        assert!(
+            matches!(refused, Err(PublisherError::NoSuchPurchase(400))),
+            "our client on {why}: {refused:?}"
+        );
+    }
     assert_eq!(google.consumed(), 1);
     assert!(google.token_calls() >= 2, "both clients got a bearer");
     assert_eq!(google.unauthorized(), 0);

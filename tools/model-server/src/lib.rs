@@ -21,6 +21,7 @@ pub mod restyle;
 pub mod samples;
 pub mod scene;
 pub mod state;
+pub mod wire_diff;
 
 use std::net::SocketAddr;
 use std::time::Duration;

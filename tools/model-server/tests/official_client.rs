@@ -20,29 +20,30 @@
 
 #![allow(clippy::expect_used, clippy::unwrap_used)]
 
+mod capture;
+
 use std::collections::BTreeMap;
 use std::hash::{DefaultHasher, Hash, Hasher};
 use std::net::SocketAddr;
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
 
+use atelier_model_server::wire_diff::{assert_same, shape};
 use atelier_model_server::{ServerHandle, samples, spawn};
 use atelier_shared::adapters::model::cost::VISION_MAX_OUTPUT_TOKENS;
 use atelier_shared::adapters::model::vision::VisionAnswer;
 use atelier_shared::adapters::model::{
-    CLIENT_REQUEST_ID_HEADER, Comparison, EditCall, EditSize, ImageInput, ImageRole, ModelClient,
-    ModelConfig, Readiness, Review, VisionPrompt, VisionReply,
+    Comparison, EditCall, EditSize, ImageInput, ImageRole, ModelClient, ModelConfig, Readiness,
+    Review, VisionPrompt, VisionReply,
 };
 use atelier_shared::domain::imaging::{DecodeLimits, encode_png, mask_from_png};
 use atelier_shared::domain::prompts;
 use atelier_shared::domain::{
     AssetId, EditSpec, IdempotencyKey, JobId, Operation, Strength, StyleId, Target, UserId,
 };
-use axum::Router;
-use axum::body::{Body, Bytes};
-use axum::extract::{FromRequest, Multipart, Request, State};
+use axum::body::Body;
+use axum::extract::{FromRequest, Multipart, Request};
 use axum::http::header::CONTENT_TYPE;
-use axum::response::{IntoResponse, Response};
+use capture::{Capture, Captured, essence};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
@@ -89,74 +90,10 @@ fn python() -> PathBuf {
     path
 }
 
-// ---------------------------------------------------------------------------------------------
-// The capturing proxy: records every request's path, content type, job and body, then
-// forwards it to the stand-in unchanged.
-
-#[derive(Debug, Clone)]
-struct Captured {
-    path: String,
-    content_type: String,
-    job: Option<String>,
-    body: Bytes,
-}
-
-#[derive(Clone)]
-struct Proxy {
-    upstream: String,
-    http: reqwest::Client,
-    seen: Arc<Mutex<Vec<Captured>>>,
-}
-
-async fn forward(State(proxy): State<Proxy>, request: Request) -> Response {
-    let (parts, body) = request.into_parts();
-    let body = axum::body::to_bytes(body, usize::MAX)
-        .await
-        .expect("request body");
-    let header = |name: &str| {
-        parts
-            .headers
-            .get(name)
-            .and_then(|v| v.to_str().ok())
-            .map(str::to_owned)
-    };
-    let content_type = header(CONTENT_TYPE.as_str()).unwrap_or_default();
-    let job = header(CLIENT_REQUEST_ID_HEADER);
-    proxy.seen.lock().unwrap().push(Captured {
-        path: parts.uri.path().to_owned(),
-        content_type: content_type.clone(),
-        job: job.clone(),
-        body: body.clone(),
-    });
-    let mut upstream = proxy
-        .http
-        .request(
-            parts.method,
-            format!("{}{}", proxy.upstream, parts.uri.path()),
-        )
-        .header(CONTENT_TYPE, content_type)
-        .body(body);
-    if let Some(job) = job {
-        upstream = upstream.header(CLIENT_REQUEST_ID_HEADER, job);
-    }
-    let answer = upstream.send().await.expect("the stand-in answers");
-    let status = answer.status();
-    let headers = answer.headers().clone();
-    let bytes = answer.bytes().await.expect("answer body");
-    let mut response = (status, bytes).into_response();
-    for name in [CONTENT_TYPE.as_str(), "x-request-id"] {
-        if let Some(v) = headers.get(name) {
-            response.headers_mut().insert(name, v.clone());
-        }
-    }
-    response
-}
-
 /// The stand-in, the proxy in front of it, and our client pointed at the proxy.
 struct Bench {
     _server: ServerHandle,
-    base_url: String,
-    seen: Arc<Mutex<Vec<Captured>>>,
+    proxy: Capture,
     client: ModelClient,
     dir: PathBuf,
 }
@@ -165,19 +102,9 @@ impl Bench {
     async fn start(name: &str) -> Bench {
         let loopback: SocketAddr = ([127, 0, 0, 1], 0).into();
         let (_, server) = spawn(loopback).await.expect("stand-in starts");
-        let seen = Arc::new(Mutex::new(Vec::new()));
-        let proxy = Proxy {
-            upstream: server.base_url(),
-            http: reqwest::Client::new(),
-            seen: seen.clone(),
-        };
-        let listener = tokio::net::TcpListener::bind(loopback)
-            .await
-            .expect("proxy binds");
-        let base_url = format!("http://{}", listener.local_addr().expect("proxy address"));
-        let app = Router::new().fallback(forward).with_state(proxy);
-        tokio::spawn(async move { axum::serve(listener, app).await });
-        let client = ModelClient::new(ModelConfig::new(base_url.clone())).expect("client builds");
+        let proxy = Capture::start(server.base_url()).await;
+        let client =
+            ModelClient::new(ModelConfig::new(proxy.base_url.clone())).expect("client builds");
         let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
             .join("official_client")
             .join(name);
@@ -185,8 +112,7 @@ impl Bench {
         std::fs::create_dir_all(&dir).expect("work dir");
         Bench {
             _server: server,
-            base_url,
-            seen,
+            proxy,
             client,
             dir,
         }
@@ -194,13 +120,7 @@ impl Bench {
 
     /// The one request that carried `job`.
     fn request_of(&self, job: &str) -> Captured {
-        let seen = self.seen.lock().unwrap();
-        let matching: Vec<&Captured> = seen
-            .iter()
-            .filter(|c| c.job.as_deref() == Some(job))
-            .collect();
-        assert_eq!(matching.len(), 1, "exactly one request for {job}");
-        matching[0].clone()
+        self.proxy.request_of(job)
     }
 
     /// Writes a PNG into the work dir and returns its path.
@@ -235,7 +155,7 @@ impl Bench {
         let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/official_client.py");
         let output = tokio::process::Command::new(python())
             .arg(&script)
-            .arg(format!("{}/v1", self.base_url))
+            .arg(format!("{}/v1", self.proxy.base_url))
             .arg(&call_path)
             .env("PYTHONDONTWRITEBYTECODE", "1")
             .output()
@@ -336,68 +256,6 @@ async fn multipart_parts(captured: &Captured) -> Vec<PartShape> {
     // (Image 1, Image 2): a stable sort by name keeps it.
     parts.sort_by(|a, b| a.name.cmp(&b.name));
     parts
-}
-
-/// The JSON types of a body: every key kept, every value replaced by its type.
-fn shape(value: &Value) -> Value {
-    match value {
-        Value::Null => json!("null"),
-        Value::Bool(_) => json!("boolean"),
-        Value::Number(n) if n.is_f64() => json!("number"),
-        Value::Number(_) => json!("integer"),
-        Value::String(_) => json!("string"),
-        Value::Array(items) => Value::Array(items.iter().map(shape).collect()),
-        Value::Object(map) => {
-            Value::Object(map.iter().map(|(k, v)| (k.clone(), shape(v))).collect())
-        }
-    }
-}
-
-/// Where two JSON values differ, as JSON pointers with both sides (shortened).
-fn differences(ours: &Value, theirs: &Value, path: &str, out: &mut Vec<String>) {
-    match (ours, theirs) {
-        (Value::Object(a), Value::Object(b)) => {
-            let keys: BTreeMap<&String, ()> = a.keys().chain(b.keys()).map(|k| (k, ())).collect();
-            for key in keys.keys() {
-                let here = format!("{path}/{key}");
-                match (a.get(*key), b.get(*key)) {
-                    (Some(x), Some(y)) => differences(x, y, &here, out),
-                    (Some(_), None) => out.push(format!("{here}: only in ours")),
-                    (None, Some(_)) => out.push(format!("{here}: only in the official client's")),
-                    (None, None) => {}
-                }
-            }
-        }
-        (Value::Array(a), Value::Array(b)) if a.len() == b.len() => {
-            for (i, (x, y)) in a.iter().zip(b).enumerate() {
-                differences(x, y, &format!("{path}/{i}"), out);
-            }
-        }
-        (a, b) if a != b => {
-            let short = |v: &Value| v.to_string().chars().take(120).collect::<String>();
-            out.push(format!(
-                "{path}: ours {} vs official {}",
-                short(a),
-                short(b)
-            ));
-        }
-        _ => {}
-    }
-}
-
-fn assert_same_json(ours: &Value, theirs: &Value, what: &str) {
-    let mut found = Vec::new();
-    differences(ours, theirs, "", &mut found);
-    assert!(
-        found.is_empty(),
-        "{what} differs from the official client's:\n{}",
-        found.join("\n")
-    );
-}
-
-/// The media type without parameters (`multipart/form-data; boundary=…` → `multipart/form-data`).
-fn essence(content_type: &str) -> &str {
-    content_type.split(';').next().unwrap_or("").trim()
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -554,12 +412,12 @@ fn assert_vision_call_agrees<T: VisionAnswer + PartialEq + std::fmt::Debug>(
         "{usage}"
     );
 
-    assert_same_json(
+    assert_same(
         &shape(ours_body),
         &shape(official_body),
         "our request's shape",
     );
-    assert_same_json(ours_body, official_body, "our request");
+    assert_same(ours_body, official_body, "our request");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

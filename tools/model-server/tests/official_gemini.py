@@ -6,13 +6,18 @@ which holds `google-genai` beside `openai`):
     python official_gemini.py BASE_URL CALL_JSON
 
 The library shapes the request from its own typed parameters (`types.Part.from_bytes`,
-`types.GenerateContentConfig`, `types.ImageConfig`, a `response_schema` it converts itself) and
-parses the answer into its own `GenerateContentResponse`. It prints one JSON report; exit 0 when
-the call answered and parsed, 1 otherwise (the report then says why: the status code and the
-canonical status of an `APIError`).
+`types.GenerateContentConfig`, `types.ImageConfig`, a `types.Schema`) and parses the answer
+into its own `GenerateContentResponse`. What it is given is written here as an app developer
+would write it from Google's documentation and ours, never taken from our client: the aspect
+ratio from the edit's pixel size, the image size the catalogue prices, and each answer's
+`responseSchema` from the JSON shape docs/design.md documents ("The vision calls' answers").
+The Rust test compares the request the library sent with ours through a capturing proxy.
+It prints one JSON report; exit 0 when the call answered and parsed, 1 otherwise (the report
+then says why: the status code and the canonical status of an `APIError`).
 """
 
 import json
+import math
 import struct
 import sys
 
@@ -20,6 +25,59 @@ from google import genai
 from google.genai import errors, types
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+
+# docs/operations.md: the catalogue's Gemini edit is priced for a 1K image.
+IMAGE_SIZE = "1K"
+# Gemini's `imageConfig.aspectRatio` values.
+ASPECT_RATIOS = {"1:1", "2:3", "3:2", "3:4", "4:3", "4:5", "5:4", "9:16", "16:9", "21:9"}
+
+
+def aspect_ratio(size):
+    """`1536x1024` → `3:2`; `auto` → None (the model keeps the input's)."""
+    if size == "auto":
+        return None
+    width, height = (int(side) for side in size.split("x"))
+    d = math.gcd(width, height)
+    ratio = f"{width // d}:{height // d}"
+    if ratio not in ASPECT_RATIOS:
+        raise ValueError(f"Gemini has no aspect ratio {ratio}")
+    return ratio
+
+
+def obj(properties):
+    """An object whose every property is required, in the order given (Gemini answers in
+    `propertyOrdering`; our parser refuses a missing or extra field)."""
+    names = list(properties)
+    return types.Schema(
+        type=types.Type.OBJECT, properties=properties, required=names, property_ordering=names
+    )
+
+
+# docs/design.md, "The vision calls' answers": the strict JSON each vision call answers.
+COORD = types.Schema(type=types.Type.INTEGER, minimum=0, maximum=1000)
+BOX = obj({"x0": COORD, "y0": COORD, "x1": COORD, "y1": COORD})
+BOX.nullable = True
+SCHEMAS = {
+    "check": obj({
+        "ready": types.Schema(type=types.Type.BOOLEAN),
+        "observation": types.Schema(type=types.Type.STRING),
+        "questions": types.Schema(
+            type=types.Type.ARRAY, items=types.Schema(type=types.Type.STRING), max_items=3
+        ),
+        "target_box": BOX,
+    }),
+    "review": obj({
+        "verdict": types.Schema(type=types.Type.STRING, enum=["passed", "failed"]),
+        "target_reads_as_medium": types.Schema(type=types.Type.BOOLEAN),
+        "rest_photographic": types.Schema(type=types.Type.BOOLEAN),
+        "style_leaked": types.Schema(type=types.Type.BOOLEAN),
+        "notes": types.Schema(type=types.Type.STRING),
+    }),
+    "compare": obj({
+        "outcome": types.Schema(type=types.Type.STRING, enum=["improved", "unchanged", "worse"]),
+        "notes": types.Schema(type=types.Type.STRING),
+    }),
+}
 
 
 def png_size(data):
@@ -64,7 +122,7 @@ def edit(api, call):
     config = types.GenerateContentConfig(
         response_modalities=["IMAGE"],
         candidate_count=1,
-        image_config=types.ImageConfig(aspect_ratio=call["aspect_ratio"], image_size=call["image_size"]),
+        image_config=types.ImageConfig(aspect_ratio=aspect_ratio(call["size"]), image_size=IMAGE_SIZE),
     )
     response = api.models.generate_content(model=call["model"], contents=parts(call), config=config)
     images = [p.inline_data.data for p in response.candidates[0].content.parts if p.inline_data]
@@ -83,7 +141,7 @@ def vision(api, call):
     config = types.GenerateContentConfig(
         system_instruction=call["system"],
         response_mime_type="application/json",
-        response_schema=call["schema"],
+        response_schema=SCHEMAS[call["kind"]],
         candidate_count=1,
         max_output_tokens=call["max_output_tokens"],
     )

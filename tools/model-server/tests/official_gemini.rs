@@ -5,18 +5,29 @@
 //! that the stand-in accepts the library's request and answers in a shape the library parses,
 //! that both clients get the same answer, and that the failures failover relies on (503, 429,
 //! 404 for a model it does not serve) reach the library as the `APIError`s Google documents.
+//!
+//! The stand-in imports our client's types, so a mistake in how our client shapes a request
+//! could be shared by both and never show: as in `official_client.rs`, a capturing proxy in
+//! front of the stand-in records both requests, and each call's `generateContent` body of ours
+//! is the library's field for field (the parts and their order, `inlineData`,
+//! `systemInstruction`, `generationConfig` with `imageConfig` or `responseSchema`). What the
+//! library is given is not ours: the driver derives the aspect ratio from the edit's pixel size
+//! and writes each `responseSchema` from the answers' documented shape.
 
 #![allow(clippy::expect_used, clippy::unwrap_used)]
 
-use std::net::SocketAddr;
+mod capture;
+
+use std::hash::{DefaultHasher, Hash, Hasher};
 use std::path::PathBuf;
 
+use atelier_model_server::wire_diff::assert_same;
 use atelier_model_server::{Fault, FaultCall, FaultRule, ServerHandle, samples, spawn};
 use atelier_shared::adapters::model::catalogue::{
     self, DEFAULT_GEMINI_IMAGE_MODEL, DEFAULT_GEMINI_VISION_MODEL,
 };
 use atelier_shared::adapters::model::cost::VISION_MAX_OUTPUT_TOKENS;
-use atelier_shared::adapters::model::gemini::{IMAGE_SIZE, aspect_ratio, response_schema};
+use atelier_shared::adapters::model::gemini;
 use atelier_shared::adapters::model::vision::VisionAnswer;
 use atelier_shared::adapters::model::{
     Comparison, EditCall, EditSize, ImageInput, ImageRole, ModelClient, ModelConfig, ModelError,
@@ -27,6 +38,7 @@ use atelier_shared::domain::prompts;
 use atelier_shared::domain::{
     AssetId, EditSpec, IdempotencyKey, JobId, Operation, Strength, StyleId, Target, UserId,
 };
+use capture::{Capture, essence};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
@@ -78,15 +90,18 @@ struct Report {
 
 struct Bench {
     server: ServerHandle,
+    proxy: Capture,
     client: ModelClient,
     dir: PathBuf,
 }
 
 impl Bench {
     async fn start(name: &str) -> Bench {
-        let loopback: SocketAddr = ([127, 0, 0, 1], 0).into();
-        let (_, server) = spawn(loopback).await.expect("stand-in starts");
-        let mut config = ModelConfig::new(server.base_url());
+        let (_, server) = spawn(([127, 0, 0, 1], 0).into())
+            .await
+            .expect("stand-in starts");
+        let proxy = Capture::start(server.base_url()).await;
+        let mut config = ModelConfig::new(proxy.base_url.clone());
         config.image_model = catalogue::find(DEFAULT_GEMINI_IMAGE_MODEL).expect("row");
         config.vision_model = catalogue::find(DEFAULT_GEMINI_VISION_MODEL).expect("row");
         let client = ModelClient::new(config).expect("client builds");
@@ -97,6 +112,7 @@ impl Bench {
         std::fs::create_dir_all(&dir).expect("work dir");
         Bench {
             server,
+            proxy,
             client,
             dir,
         }
@@ -125,7 +141,7 @@ impl Bench {
         let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/official_gemini.py");
         let output = tokio::process::Command::new(python())
             .arg(&script)
-            .arg(self.server.base_url())
+            .arg(&self.proxy.base_url)
             .arg(&call_path)
             .env("PYTHONDONTWRITEBYTECODE", "1")
             .output()
@@ -143,6 +159,118 @@ impl Bench {
         );
         report
     }
+
+    /// Our request for `ours` and the library's for `official`, both to `model`'s
+    /// `generateContent`, are the same field for field (see [`comparable`]).
+    fn assert_same_request(&self, ours: &JobId, official: &JobId, model: &str) {
+        let [ours, official] = [ours, official].map(|job| {
+            let request = self.proxy.request_of(job.as_str());
+            assert_eq!(request.path, gemini::path(model), "{job}");
+            assert_eq!(essence(&request.content_type), "application/json", "{job}");
+            let body: Value = serde_json::from_slice(&request.body).expect("a JSON body");
+            comparable(body)
+        });
+        assert_same(&ours, &official, "our generateContent request");
+    }
+}
+
+/// A request body as it is compared. What is set aside or respelled, each for a reason:
+/// - an `inlineData` picture is compared by its size and pixels, not its bytes or their
+///   base64 alphabet (the library's is URL-safe, ours standard; the API takes both): our client
+///   encodes the mask it draws with the encoder it uses for models (`encode_png_for_model`),
+///   the test wrote the library's with another filter; the model sees the same picture;
+/// - `inlineData.mime_type`, the library's spelling of our `mimeType` (the API's JSON takes a
+///   proto field by either name);
+/// - `systemInstruction.role`: the library sends `"user"`, ours none, as Google's REST
+///   examples do; the API reads a system instruction's parts and no role;
+/// - in the `responseSchema` (see [`schema_as_compared`]): the `description`s, prose the model
+///   reads, taken from our strict schema unchanged (the OpenAI test compares them there; the
+///   library's schema, written from the documented shape, has none), and two spellings the
+///   API reads alike.
+fn comparable(mut body: Value) -> Value {
+    let parts = body["contents"][0]["parts"].as_array_mut().expect("parts");
+    for part in parts {
+        if let Some(Value::Object(inline)) = part.get_mut("inlineData") {
+            *inline = std::mem::take(inline)
+                .into_iter()
+                .map(|(key, value)| match key.as_str() {
+                    "data" => (key, json!(picture_of(value.as_str().expect("base64")))),
+                    _ => (camel_case(&key), value),
+                })
+                .collect();
+        }
+    }
+    if let Some(Value::Object(system)) = body.get_mut("systemInstruction")
+        && system.get("role") == Some(&json!("user"))
+    {
+        system.remove("role");
+    }
+    if let Some(schema) = body.pointer_mut("/generationConfig/responseSchema") {
+        *schema = schema_as_compared(schema);
+    }
+    body
+}
+
+/// A `responseSchema` without its `description`s, and with the two spellings the API reads
+/// alike made one: a keyword in snake case (the library sends `max_items`,
+/// `property_ordering`; the API's JSON takes a proto field by either name) in camel case, and
+/// a whole number written as a float (`minimum: 0.0`; the field is a double) as an integer.
+/// Property names are kept as they are.
+fn schema_as_compared(schema: &Value) -> Value {
+    let Value::Object(map) = schema else {
+        return match schema.as_f64() {
+            Some(f) if schema.is_f64() && f.fract() == 0.0 => json!(f as i64),
+            _ => schema.clone(),
+        };
+    };
+    let mut out = serde_json::Map::new();
+    for (key, value) in map {
+        let value = match key.as_str() {
+            "description" => continue,
+            "properties" => Value::Object(
+                (value.as_object().into_iter().flatten())
+                    .map(|(name, s)| (name.clone(), schema_as_compared(s)))
+                    .collect(),
+            ),
+            "items" | "minimum" | "maximum" => schema_as_compared(value),
+            _ => value.clone(),
+        };
+        out.insert(camel_case(key), value);
+    }
+    Value::Object(out)
+}
+
+/// `property_ordering` → `propertyOrdering`.
+fn camel_case(key: &str) -> String {
+    let mut words = key.split('_');
+    let first = words.next().unwrap_or_default().to_owned();
+    words.fold(first, |mut out, word| {
+        let mut chars = word.chars();
+        out.extend(chars.next().map(|c| c.to_ascii_uppercase()));
+        out.push_str(chars.as_str());
+        out
+    })
+}
+
+/// `<width>x<height> rgba <hash of the pixels>` of a base64 PNG.
+fn picture_of(base64: &str) -> String {
+    use base64::Engine as _;
+    // The library writes bytes in URL-safe base64, ours in standard: the API's JSON takes both.
+    let png = (base64::engine::general_purpose::STANDARD.decode(base64))
+        .or_else(|_| base64::engine::general_purpose::URL_SAFE.decode(base64))
+        .expect("inlineData is base64");
+    let image = DecodeLimits::MODEL_OUTPUT
+        .decode(&png)
+        .expect("a PNG")
+        .to_rgba8();
+    let mut hasher = DefaultHasher::new();
+    image.as_raw().hash(&mut hasher);
+    format!(
+        "{}x{} rgba {:016x}",
+        image.width(),
+        image.height(),
+        hasher.finish()
+    )
 }
 
 fn job(name: &str) -> JobId {
@@ -194,10 +322,11 @@ async fn the_official_gemini_client_edits_with_the_mask_as_a_labelled_image_as_o
     let prompt = prompts::edit(&spec(), "A pet on a plain background.", None);
     let (images, _) = bench.images(&prompt.images);
     let size = EditSize::Landscape;
+    let (ours_job, official_job) = (job("edit-ours"), job("edit-official"));
     let ours = bench
         .client
         .edit(
-            &job("edit-ours"),
+            &ours_job,
             EditCall {
                 prompt: prompt.clone(),
                 images: images.clone(),
@@ -218,12 +347,11 @@ async fn the_official_gemini_client_edits_with_the_mask_as_a_labelled_image_as_o
     let report = bench
         .official(&json!({
             "kind": "edit",
-            "job": job("edit-official").as_str(),
+            "job": official_job.as_str(),
             "model": DEFAULT_GEMINI_IMAGE_MODEL,
             "text": gemini_prompt.text,
             "images": files,
-            "aspect_ratio": aspect_ratio(size),
-            "image_size": IMAGE_SIZE,
+            "size": size.as_str(),
         }))
         .await;
     assert_eq!(report.error, None);
@@ -242,6 +370,7 @@ async fn the_official_gemini_client_edits_with_the_mask_as_a_labelled_image_as_o
     );
     let calls = bench.server.state().calls();
     assert_eq!(calls.total.edit, 2, "one edit from each client");
+    bench.assert_same_request(&ours_job, &official_job, DEFAULT_GEMINI_IMAGE_MODEL);
 }
 
 async fn both_vision<T: VisionAnswer + PartialEq + std::fmt::Debug>(
@@ -251,18 +380,21 @@ async fn both_vision<T: VisionAnswer + PartialEq + std::fmt::Debug>(
 ) {
     let bench = Bench::start(name).await;
     let (images, files) = bench.images(&prompt.images);
-    let ours = ask(&bench.client, &job(&format!("{name}-ours")), &images)
+    let (ours_job, official_job) = (
+        job(&format!("{name}-ours")),
+        job(&format!("{name}-official")),
+    );
+    let ours = ask(&bench.client, &ours_job, &images)
         .await
         .expect("our client's Gemini call is answered and parses");
     let report = bench
         .official(&json!({
             "kind": name,
-            "job": job(&format!("{name}-official")).as_str(),
+            "job": official_job.as_str(),
             "model": DEFAULT_GEMINI_VISION_MODEL,
             "system": prompt.system,
             "text": prompt.text,
             "images": files,
-            "schema": response_schema(&T::schema()),
             "max_output_tokens": VISION_MAX_OUTPUT_TOKENS,
         }))
         .await;
@@ -275,6 +407,7 @@ async fn both_vision<T: VisionAnswer + PartialEq + std::fmt::Debug>(
     let answer = T::parse(report.content.as_deref().expect("an answer"))
         .expect("the library's answer parses under our strict parser");
     assert_eq!(answer, ours, "both clients get the same answer");
+    bench.assert_same_request(&ours_job, &official_job, DEFAULT_GEMINI_VISION_MODEL);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -313,7 +446,6 @@ async fn outages_reach_the_official_gemini_client_as_googles_errors_and_ours_as_
         json!({
             "kind": "check", "job": job, "model": model, "system": prompt.system,
             "text": prompt.text, "images": files,
-            "schema": response_schema(&Readiness::schema()),
             "max_output_tokens": VISION_MAX_OUTPUT_TOKENS,
         })
     };
