@@ -304,7 +304,7 @@ impl Store {
             .table_name(&self.names.quotas_table)
             .key(attr::USER_ID, s(push_token_key(token)))
             .key(attr::QUOTA, s(PUSH_TOKEN_OWNER))
-            .condition_expression("#owner = :owner AND #device = :device")
+            .condition_expression("#owner_id = :owner AND #device_id = :device")
             .set_expression_attribute_names(Some(names(&[attr::OWNER_ID, attr::DEVICE_ID])))
             .expression_attribute_values(":owner", s(user.as_str()))
             .expression_attribute_values(":device", s(id.as_str()))
