@@ -274,10 +274,11 @@ impl Store {
         };
         let put = Put::builder()
             .table_name(&self.names.quotas_table)
-            .set_item(Some(to_item(&row)?))
-            .expression_attribute_names("#quota", attr::QUOTA);
+            .set_item(Some(to_item(&row)?));
         let put = match read {
-            None => put.condition_expression("attribute_not_exists(#quota)"),
+            None => put
+                .condition_expression("attribute_not_exists(#quota)")
+                .expression_attribute_names("#quota", attr::QUOTA),
             Some(o) => put
                 .condition_expression("#owner = :owner AND #device = :device")
                 .expression_attribute_names("#owner", attr::OWNER_ID)
