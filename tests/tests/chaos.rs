@@ -484,7 +484,7 @@ async fn money_invariants_hold_under_faults() {
         for (_, id) in &queued {
             let mut p = match outage {
                 Outage::Ambiguous => impatient.clone(),
-                Outage::None | Outage::Definite => processor.clone(),
+                Outage::None | Outage::Definite | Outage::Gateway => processor.clone(),
             };
             if rng.gen_bool(0.3) {
                 let (call, fault) = MODEL_FAULTS[rng.gen_range(0..MODEL_FAULTS.len())];
@@ -790,8 +790,12 @@ const CHAOS_BREAKER: BreakerSettings = BreakerSettings {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Outage {
     None,
-    /// A 503 for every call: definite, failed over, and it opens the breaker.
+    /// The provider's own JSON 503 ("overloaded") for every call: definite, failed over, and
+    /// it opens the breaker.
     Definite,
+    /// A CDN's HTML 502 for every call: ambiguous (the model behind it may be generating),
+    /// booked at its reservation, never failed over, and the breaker does not count it.
+    Gateway,
     /// Every call held past the consumer's timeout: ambiguous, never failed over, and the
     /// breaker neither opens nor closes on it.
     Ambiguous,
@@ -799,11 +803,13 @@ enum Outage {
 
 impl Outage {
     /// Two batches in ten definitely down (the breaker opens, is probed while still down,
-    /// and closes after), one ambiguously (the first batch, with the breaker closed).
+    /// and closes after), two ambiguously (the first batch, with the breaker closed, timing
+    /// out; the sixth behind a failing CDN).
     fn of_batch(batch: usize) -> Outage {
         match batch % 10 {
             1 | 2 => Outage::Definite,
             0 => Outage::Ambiguous,
+            5 => Outage::Gateway,
             _ => Outage::None,
         }
     }
@@ -816,6 +822,12 @@ impl Outage {
                     .fault(json!({ "call": "any", "fault": "error_503" }))
                     .await;
                 tally.add("provider_outage_batches_definite");
+            }
+            Outage::Gateway => {
+                model
+                    .fault(json!({ "call": "any", "fault": "html_502" }))
+                    .await;
+                tally.add("provider_outage_batches_gateway");
             }
             Outage::Ambiguous => {
                 model

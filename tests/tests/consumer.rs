@@ -409,7 +409,8 @@ async fn a_gateway_504_on_the_edit_keeps_the_edit_estimate_booked_in_the_days_us
         .submit_photo(&user, "k", samples::single_pet(), pet())
         .await;
     // A gateway gave up after the request was sent: the model may have generated and billed
-    // it (a whole 500/503 from the provider is a definite failure and costs nothing, rule 15).
+    // it (only the provider's own "overloaded", "rate limited" or "no such model" error is a
+    // definite failure that costs nothing, rule 15).
     model
         .fault(json!({ "call": "edit", "fault": "timeout", "ms": 10, "job": id }))
         .await;

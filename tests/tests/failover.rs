@@ -513,3 +513,90 @@ async fn an_extension_that_committed_but_whose_answer_was_lost_is_settled_with_i
         .expect("the user's day");
     assert_eq!(mine.reserved_micros, Micros::ZERO, "{mine:?}");
 }
+
+/// The day's used spend: what every settled attempt booked.
+async fn day_used(h: &Harness) -> Micros {
+    let day = budget::day(&h.app, &budget::day_of(atelier_shared::clock::now()))
+        .await
+        .unwrap_or_else(|e| panic!("{e:?}"));
+    assert_eq!(day.reserved_micros, Micros::ZERO, "{day:?}");
+    day.used_micros
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_gateway_error_during_the_edit_is_booked_at_its_reservation_and_only_the_providers_own_503_fails_over()
+ {
+    // A breaker that would open at the second definite failure: the gateway errors must not
+    // count (checked after each; the 503's job ends with a success, which starts it over).
+    let h = Harness::isolated(|l| l.breaker.failures = 2).await;
+    let (first, second) = (StandIn::start().await, StandIn::start().await);
+    let p = h.processor_with_failover(&first, &second, Duration::from_secs(60));
+    let faults = ["html_502", "error_524", "empty_500", "error_503"];
+    let jobs = burst(&h, faults.len()).await;
+    for ((_, id, _), fault) in jobs.iter().zip(faults) {
+        first
+            .fault(json!({ "call": "edit", "job": id, "fault": fault }))
+            .await;
+    }
+
+    let mut booked = Micros::ZERO;
+    for ((user, id, before), fault) in jobs.iter().zip(faults) {
+        let outcome = p.process(&job_id(id)).await;
+        let attempt = attempts(&h, id).await.remove(0);
+        let edit = &attempt.calls["edit"];
+        assert_eq!(first.calls(id).await.edit, 1, "{fault}: the edit was sent");
+        if fault == "error_503" {
+            assert!(
+                matches!(outcome, Ok(Outcome::Delivered { .. })),
+                "{fault}: {outcome:?}"
+            );
+            assert_eq!(second.calls(id).await.edit, 1, "{fault}: failed over");
+            assert_eq!(edit.cost_micros, Some(Micros::ZERO), "{fault}: free");
+            for a in attempts(&h, id).await {
+                assert_booked_at_the_serving_price(&a);
+                let cost = a
+                    .settled_cost_micros
+                    .unwrap_or_else(|| panic!("settled: {a:?}"));
+                booked = booked.saturating_add(cost);
+            }
+            continue;
+        }
+        assert_eq!(
+            outcome.ok(),
+            Some(Outcome::Failed {
+                code: FailureCode::EditFailed
+            }),
+            "{fault}"
+        );
+        assert_eq!(
+            second.calls(id).await,
+            Default::default(),
+            "{fault}: nothing sent to the second provider"
+        );
+        assert_eq!(h.balance(user).await, *before, "{fault}: refunded");
+        assert_eq!(
+            attempt.planned,
+            ["check", "edit"],
+            "{fault}: no failover planned"
+        );
+        assert_eq!(edit.outcome, "model_provider_error", "{fault}");
+        assert_eq!(edit.cost_micros, None, "{fault}: an unknown cost");
+        assert_eq!(
+            attempt.settled_cost_micros,
+            Some(attempt.reserved_micros),
+            "{fault}: its reservation stays booked: {attempt:?}"
+        );
+        booked = booked.saturating_add(attempt.reserved_micros);
+        assert_eq!(
+            breaker_of(&h, Provider::OpenAi).await,
+            BreakerState::default(),
+            "{fault}: an ambiguous failure does not count against the breaker"
+        );
+    }
+    assert_eq!(
+        day_used(&h).await,
+        booked,
+        "the day books each ambiguous edit at its reservation"
+    );
+    h.assert_audit_clean().await;
+}

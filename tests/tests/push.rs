@@ -10,9 +10,10 @@ use atelier_shared::adapters::push::Pusher;
 use atelier_shared::adapters::webhooks::PrivateAddresses;
 use atelier_shared::adapters::webhooks::client::WebhookClient;
 use atelier_shared::clock;
+use atelier_shared::domain::UserId;
 use atelier_shared::services::webhooks;
 use atelier_tests::push::{PushStandIn, deliver_all, finished_edit, hooks};
-use atelier_tests::{Harness, StandIn};
+use atelier_tests::{Harness, StandIn, sha256};
 use http::StatusCode;
 use serde_json::{Value, json};
 
@@ -25,17 +26,27 @@ fn ios(n: u32) -> Value {
     json!({ "platform": "ios", "token": apns_token(n) })
 }
 
+/// An APNs token of `user`'s own: tests on the shared tables never register one token for
+/// two users by chance (a token has one owner: the later registration takes it).
+fn apns_token_of(user: &UserId, n: u32) -> String {
+    sha256(format!("{user}:{n}").as_bytes())
+}
+
+fn ios_of(user: &UserId, n: u32) -> Value {
+    json!({ "platform": "ios", "token": apns_token_of(user, n) })
+}
+
 #[tokio::test]
 async fn a_device_registers_once_and_a_second_put_replaces_its_token() {
     let h = Harness::new().await;
     let user = h.user();
 
-    let first = h.put_device(&user, "phone-1", &ios(1)).await;
+    let first = h.put_device(&user, "phone-1", &ios_of(&user, 1)).await;
     let again = h
         .put_device(
             &user,
             "phone-1",
-            &json!({ "platform": "android", "token": "fcm:new-token" }),
+            &json!({ "platform": "android", "token": "fcm:new-token-of-a-device-test" }),
         )
         .await;
 
@@ -49,7 +60,7 @@ async fn a_device_registers_once_and_a_second_put_replaces_its_token() {
         .devices(&user)
         .await
         .unwrap_or_else(|e| panic!("{e}"));
-    assert_eq!(stored[0].1.token.as_str(), "fcm:new-token");
+    assert_eq!(stored[0].1.token.as_str(), "fcm:new-token-of-a-device-test");
     h.assert_audit_clean().await;
 }
 
@@ -58,12 +69,14 @@ async fn the_sixth_device_is_refused_and_nothing_changes() {
     let h = Harness::new().await;
     let user = h.user();
     for n in 0..5 {
-        let res = h.put_device(&user, &format!("d{n}"), &ios(n)).await;
+        let res = h
+            .put_device(&user, &format!("d{n}"), &ios_of(&user, n))
+            .await;
         assert_eq!(res.status, StatusCode::CREATED, "{res:?}");
     }
 
-    let sixth = h.put_device(&user, "d5", &ios(5)).await;
-    let known = h.put_device(&user, "d0", &ios(42)).await;
+    let sixth = h.put_device(&user, "d5", &ios_of(&user, 5)).await;
+    let known = h.put_device(&user, "d0", &ios_of(&user, 42)).await;
 
     assert_eq!(sixth.status, StatusCode::CONFLICT, "{sixth:?}");
     assert_eq!(sixth.code(), "DEVICE_LIMIT_REACHED");
@@ -83,7 +96,10 @@ async fn twelve_devices_registering_at_once_leave_exactly_five() {
 
     let puts = (0..12).map(|n| {
         let (h, user) = (h.clone(), user.clone());
-        tokio::spawn(async move { h.put_device(&user, &format!("c{n}"), &ios(n)).await })
+        tokio::spawn(async move {
+            h.put_device(&user, &format!("c{n}"), &ios_of(&user, n))
+                .await
+        })
     });
     let replies = futures::future::join_all(puts).await;
 
@@ -103,11 +119,15 @@ async fn twelve_devices_registering_at_once_leave_exactly_five() {
     let deleted = h.delete(&user, &format!("/v1/devices/{first}")).await;
     assert_eq!(deleted.status, StatusCode::NO_CONTENT, "{deleted:?}");
     assert_eq!(
-        h.put_device(&user, "late-1", &ios(100)).await.status,
+        h.put_device(&user, "late-1", &ios_of(&user, 100))
+            .await
+            .status,
         StatusCode::CREATED
     );
     assert_eq!(
-        h.put_device(&user, "late-2", &ios(101)).await.status,
+        h.put_device(&user, "late-2", &ios_of(&user, 101))
+            .await
+            .status,
         StatusCode::CONFLICT
     );
 }
@@ -158,7 +178,7 @@ async fn a_bad_id_platform_or_token_is_refused_and_nothing_is_stored() {
 async fn another_user_can_neither_see_nor_remove_a_device() {
     let h = Harness::new().await;
     let (owner, stranger) = (h.user(), h.user());
-    h.put_device(&owner, "shared-id", &ios(1)).await;
+    h.put_device(&owner, "shared-id", &ios_of(&owner, 1)).await;
 
     let removed = h.delete(&stranger, "/v1/devices/shared-id").await;
 
@@ -175,7 +195,7 @@ async fn another_user_can_neither_see_nor_remove_a_device() {
 async fn deleting_the_account_removes_its_devices_and_a_closed_account_registers_none() {
     let h = Harness::new().await;
     let user = h.funded_user(10).await;
-    h.put_device(&user, "phone", &ios(1)).await;
+    h.put_device(&user, "phone", &ios_of(&user, 1)).await;
     h.put_device(
         &user,
         "tablet",
@@ -184,7 +204,7 @@ async fn deleting_the_account_removes_its_devices_and_a_closed_account_registers
     .await;
 
     let deleted = h.delete_account(&user).await;
-    let after = h.put_device(&user, "phone", &ios(2)).await;
+    let after = h.put_device(&user, "phone", &ios_of(&user, 2)).await;
 
     assert_eq!(deleted.status, StatusCode::OK, "{deleted:?}");
     assert!(
@@ -374,4 +394,84 @@ async fn a_push_whose_stream_record_was_lost_is_sent_by_the_sweepers_round_once(
         "the delivered push is not sent again: {again:?}"
     );
     assert!(deliver_all(&h, hooks).await.is_empty());
+}
+
+#[tokio::test]
+async fn a_phone_signed_in_as_another_account_takes_its_token_and_only_that_account_pushes_to_it() {
+    let (h, model, push, pusher, http) = push_stack().await;
+    let hooks = hooks(&h, &http, &pusher);
+    let (a, b) = (h.funded_user(40).await, h.funded_user(40).await);
+    let phone = ios(21);
+    assert_eq!(
+        h.put_device(&a, "a-phone", &phone).await.status,
+        StatusCode::CREATED
+    );
+
+    // The same phone (same token) signs in as B and registers under B's own device id.
+    let moved = h.put_device(&b, "b-phone", &phone).await;
+
+    assert_eq!(moved.status, StatusCode::CREATED, "{moved:?}");
+    assert!(
+        h.device_ids(&a).await.is_empty(),
+        "A's registration of the token is gone"
+    );
+    assert_eq!(h.device_ids(&b).await, ["b-phone"]);
+    // A's next finished edit goes nowhere; B's reaches the phone.
+    let for_a = finished_edit(&h, &model, &a, "ka").await;
+    let sent = webhooks::fan_out(hooks, std::slice::from_ref(&for_a)).await;
+    assert_eq!(
+        sent.unwrap_or_else(|e| panic!("{e}")),
+        0,
+        "no device of A's"
+    );
+    let for_b = finished_edit(&h, &model, &b, "kb").await;
+    webhooks::fan_out(hooks, std::slice::from_ref(&for_b))
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let delivered = deliver_all(&h, hooks).await;
+    assert_eq!(delivered.len(), 1, "{delivered:?}");
+    assert_eq!(push.delivered_to(&apns_token(21)), 1);
+    let a_job = for_a
+        .trim_start_matches("evt_")
+        .trim_end_matches("_succeeded");
+    let sent = push.delivered();
+    assert!(
+        sent.iter().all(|p| !p.body.to_string().contains(a_job)),
+        "nothing of A's reached the phone: {:?}",
+        sent.iter().map(|p| &p.body).collect::<Vec<_>>()
+    );
+    // A's count went down with it: A can register five devices again.
+    for n in 0..5 {
+        let r = h.put_device(&a, &format!("a{n}"), &ios(30 + n)).await;
+        assert_eq!(r.status, StatusCode::CREATED, "{r:?}");
+    }
+    h.assert_audit_clean().await;
+}
+
+#[tokio::test]
+async fn two_accounts_registering_one_token_at_once_leave_it_exactly_one_owner() {
+    let h = Harness::isolated(|_| {}).await;
+    for round in 0..6u32 {
+        let (a, b) = (h.user(), h.user());
+        let token = ios(40 + round);
+        let (ra, rb) = tokio::join!(
+            h.put_device(&a, "phone", &token),
+            h.put_device(&b, "phone", &token)
+        );
+        assert_eq!(ra.status, StatusCode::CREATED, "round {round}: {ra:?}");
+        assert_eq!(rb.status, StatusCode::CREATED, "round {round}: {rb:?}");
+
+        let holders = h.device_ids(&a).await.len() + h.device_ids(&b).await.len();
+        assert_eq!(holders, 1, "round {round}: exactly one owner");
+        // The count rows agree: whoever lost it can still register five devices.
+        for user in [&a, &b] {
+            let mut created = 0;
+            for n in 0..6 {
+                let r = h.put_device(user, &format!("d{n}"), &ios_of(user, n)).await;
+                created += u32::from(r.status == StatusCode::CREATED);
+            }
+            assert_eq!(h.device_ids(user).await.len(), 5, "round {round}");
+            assert!((4..=5).contains(&created), "round {round}: {created}");
+        }
+    }
 }

@@ -209,6 +209,75 @@ async fn no_table_holds_the_address_only_its_keyed_hash() {
     assert!(!dump.contains(local), "the address is nowhere: {dump}");
 }
 
+/// A Gmail local part no other test uses.
+fn fresh_gmail_name(h: &Harness) -> String {
+    h.user().as_str().trim_start_matches("t-").to_owned()
+}
+
+#[tokio::test]
+async fn one_gmail_inbox_written_with_dots_or_as_googlemail_gets_one_grant() {
+    let h = Harness::new().await;
+    let name = fresh_gmail_name(&h);
+    let (first, second, third) = (h.user(), h.user(), h.user());
+    let dotted = format!("j.ohn{name}@gmail.com");
+    let googlemail = format!("john{name}@googlemail.com");
+    let other_dots = format!("jo.hn.{name}+x@GMail.com");
+
+    let granted = account_with(&h, Harness::id_claims(&first, &dotted, "true")).await;
+    let refused = account_with(&h, Harness::id_claims(&second, &googlemail, "true")).await;
+    let again = account_with(&h, Harness::id_claims(&third, &other_dots, "true")).await;
+
+    assert_eq!(granted.body["balance"], 6, "{granted:?}");
+    for reply in [&refused, &again] {
+        assert_eq!(reply.status, StatusCode::OK, "{reply:?}");
+        assert_eq!(
+            (&reply.body["balance"], &reply.body["signup_grant"]),
+            (&0.into(), &"address_used".into()),
+            "the same inbox: {reply:?}"
+        );
+    }
+    let rows = signup_rows(&h.ledger(&second).await) + signup_rows(&h.ledger(&third).await);
+    assert_eq!(rows, 0, "one grant for the inbox");
+    h.assert_audit_clean().await;
+}
+
+#[tokio::test]
+async fn an_address_granted_under_the_older_normalisation_gets_no_second_grant() {
+    let h = Harness::new().await;
+    let name = fresh_gmail_name(&h);
+    let (before, after) = (h.user(), h.user());
+    let dotted = format!("a.na{name}@gmail.com");
+    // A grant recorded before the provider table: its hash is of the dotted form.
+    let key = h.app.config.identity.address_key.as_ref();
+    let legacy = key
+        .and_then(|k| AddressHash::legacy_of(&dotted, k))
+        .unwrap_or_else(|| panic!("no address key in the test configuration"));
+    assert_ne!(legacy, hash_of(&h, &dotted), "the forms differ");
+    let (ddb, names) = (&h.clients.dynamodb, &h.app.config.resources);
+    ddb.put_item()
+        .table_name(&names.signups_table)
+        .item("address_hash", s(legacy.as_str()))
+        .item("user_id", s(before.as_str()))
+        .item("granted_at", s("2026-01-01T00:00:00Z"))
+        .send()
+        .await
+        .unwrap_or_else(|e| panic!("{e:?}"));
+
+    let reply = account_with(
+        &h,
+        Harness::id_claims(&after, &dotted.to_uppercase(), "true"),
+    )
+    .await;
+
+    assert_eq!(
+        (&reply.body["balance"], &reply.body["signup_grant"]),
+        (&0.into(), &"address_used".into()),
+        "{reply:?}"
+    );
+    assert_eq!(signup_rows(&h.ledger(&after).await), 0);
+    h.assert_audit_clean().await;
+}
+
 fn s(v: &str) -> aws_sdk_dynamodb::types::AttributeValue {
     aws_sdk_dynamodb::types::AttributeValue::S(v.to_owned())
 }

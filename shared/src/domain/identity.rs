@@ -9,7 +9,12 @@ use sha2::Sha256;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum EmailStatus {
     /// An ID token with a verified address: the signup grant is owed once per address.
-    Verified(AddressHash),
+    /// `legacy` is the address's hash under the normalisation before the provider table
+    /// ([`AddressHash::legacy_of`]) when it differs: a grant recorded under it counts too.
+    Verified {
+        hash: AddressHash,
+        legacy: Option<AddressHash>,
+    },
     /// An operator vouches for the user (`atelier-admin grant --create-account`): the grant
     /// once per user, no address known.
     Vouched,
@@ -32,8 +37,11 @@ impl EmailStatus {
     ) -> EmailStatus {
         let id_token = token_use.map(str::trim) == Some("id");
         let verified = verified.map(str::trim) == Some("true");
-        match email.and_then(|e| AddressHash::of(e, key)) {
-            Some(hash) if id_token && verified => EmailStatus::Verified(hash),
+        match email.and_then(|e| Some((e, AddressHash::of(e, key)?))) {
+            Some((email, hash)) if id_token && verified => EmailStatus::Verified {
+                legacy: AddressHash::legacy_of(email, key).filter(|l| *l != hash),
+                hash,
+            },
             _ => EmailStatus::Unverified,
         }
     }
@@ -46,7 +54,15 @@ impl EmailStatus {
     /// The address's hash, when the token carried a verified one.
     pub fn address(&self) -> Option<&AddressHash> {
         match self {
-            EmailStatus::Verified(hash) => Some(hash),
+            EmailStatus::Verified { hash, .. } => Some(hash),
+            _ => None,
+        }
+    }
+
+    /// The address's hash as it was recorded before the provider table, when it differs.
+    pub fn legacy_address(&self) -> Option<&AddressHash> {
+        match self {
+            EmailStatus::Verified { legacy, .. } => legacy.as_ref(),
             _ => None,
         }
     }
@@ -87,9 +103,22 @@ impl std::fmt::Debug for AddressHash {
 }
 
 impl AddressHash {
-    /// The hash of `address` once normalised; `None` when it is not an address.
+    /// The hash of `address` once normalised ([`normalise`]); `None` when it is not an
+    /// address.
     pub fn of(address: &str, key: &AddressKey) -> Option<AddressHash> {
-        let normal = normalise(address)?;
+        AddressHash::keyed(&normalise(address)?, key)
+    }
+
+    /// The hash of `address` as grants were recorded before the provider table (lower case,
+    /// `+tag` dropped, nothing else). Stored hashes cannot be recomputed (the addresses are
+    /// not kept), so a new grant is also refused when this one was claimed (docs/design.md,
+    /// "Abuse model").
+    pub fn legacy_of(address: &str, key: &AddressKey) -> Option<AddressHash> {
+        let (local, domain) = split(address)?;
+        AddressHash::keyed(&format!("{local}@{domain}"), key)
+    }
+
+    fn keyed(normal: &str, key: &AddressKey) -> Option<AddressHash> {
         let mut mac = Hmac::<Sha256>::new_from_slice(&key.0).ok()?;
         mac.update(normal.as_bytes());
         Some(AddressHash(hex::encode(mac.finalize().into_bytes())))
@@ -100,10 +129,96 @@ impl AddressHash {
     }
 }
 
-/// One form per mailbox: lower case (Cognito compares addresses case-insensitively), and a
-/// `+tag` sub-address dropped (`ana+2@x.org` is `ana@x.org`'s mailbox at most providers, and
-/// the cheapest way to sign up twice). Dots are kept: only some providers ignore them.
-fn normalise(address: &str) -> Option<String> {
+/// One well-known provider's documented addressing rules, applied on top of lower case and a
+/// dropped `+tag` (which every address gets). Collapsing too much only refuses a grant to a
+/// second person; collapsing too little pays one inbox twice.
+struct MailProvider {
+    /// Its domains. When `one_namespace`, the same local part at any of them is one mailbox,
+    /// written at the first.
+    domains: &'static [&'static str],
+    one_namespace: bool,
+    /// Characters the provider ignores in the local part.
+    ignored: &'static [char],
+    /// A separator after which the local part is a disposable keyword.
+    keyword: Option<char>,
+    /// Whether `anything@user.<domain>` is `user@<domain>`.
+    subdomain_addressing: bool,
+}
+
+/// The providers' rules and their sources (also in docs/design.md, "Abuse model").
+const PROVIDERS: [MailProvider; 6] = [
+    // Gmail: "Dots don't matter in Gmail addresses",
+    // https://support.google.com/mail/answer/7436150 ; googlemail.com is the same account
+    // (Gmail's name in Germany and the UK), https://support.google.com/mail/answer/10313
+    MailProvider {
+        domains: &["gmail.com", "googlemail.com"],
+        one_namespace: true,
+        ignored: &['.'],
+        keyword: None,
+        subdomain_addressing: false,
+    },
+    // Yahoo disposable addresses are `basename-keyword@yahoo.com`, delivered to the account
+    // that owns the base name (Yahoo help, AddressGuard: "Using the base name … you can
+    // create new disposable addresses", http://help.yahoo.com/help/uk/bt/tutorials/mail/addressguard2.html ;
+    // Yahoo IDs hold no `-`, which is what marks one). All of one base name collapse.
+    MailProvider {
+        domains: &["yahoo.com"],
+        one_namespace: false,
+        ignored: &[],
+        keyword: Some('-'),
+        subdomain_addressing: false,
+    },
+    // iCloud: one account's address has the same name at @icloud.com, @me.com and @mac.com,
+    // https://support.apple.com/en-us/118230 (formerly HT201771).
+    MailProvider {
+        domains: &["icloud.com", "me.com", "mac.com"],
+        one_namespace: true,
+        ignored: &[],
+        keyword: None,
+        subdomain_addressing: false,
+    },
+    // Fastmail: plus addressing and subdomain addressing, `whateveryoulike@username.domain.tld`
+    // is `username@domain.tld`, https://www.fastmail.help/hc/en-us/articles/360060591053 .
+    // Its domains are separate namespaces (`ana@fastmail.com` and `ana@fastmail.fm` can be
+    // two people).
+    MailProvider {
+        domains: &["fastmail.com", "fastmail.fm"],
+        one_namespace: false,
+        ignored: &[],
+        keyword: None,
+        subdomain_addressing: true,
+    },
+    // Proton: the personal address's short form `@pm.me` and `@proton.me`/`@protonmail.com`/
+    // `@protonmail.ch` are one name of one account, https://proton.me/support/addresses-and-aliases .
+    // Proton also delivers `first.last`, `first-last` and `first_last` to `firstlast`: not in
+    // its documentation, observed and reported,
+    // https://www.sindastra.de/p/1775/protonmail-dots-hyphens-and-underscores — collapsed, as
+    // collapsing too much only costs a grant.
+    MailProvider {
+        domains: &["proton.me", "protonmail.com", "protonmail.ch", "pm.me"],
+        one_namespace: true,
+        ignored: &['.', '-', '_'],
+        keyword: None,
+        subdomain_addressing: false,
+    },
+    // Microsoft: an alias is another address of one account ("It uses the same inbox",
+    // https://support.microsoft.com/en-us/account-billing/manage-aliases-12407), but which
+    // addresses are aliases of which account cannot be read from the address, and
+    // `ana@outlook.com` and `ana@hotmail.com` are distinct mailboxes, possibly two people.
+    // Dots count. Nothing beyond the `+tag` (Outlook's plus addressing) collapses.
+    MailProvider {
+        domains: &["outlook.com", "hotmail.com", "live.com", "msn.com"],
+        one_namespace: false,
+        ignored: &[],
+        keyword: None,
+        subdomain_addressing: false,
+    },
+];
+
+/// Lower case (Cognito compares addresses case-insensitively) and a `+tag` sub-address
+/// dropped (`ana+2@x.org` is `ana@x.org`'s mailbox at most providers): the form before the
+/// provider table, and the start of every form. `None` when it is not an address.
+fn split(address: &str) -> Option<(String, String)> {
     let lower = address.trim().to_lowercase();
     let (local, domain) = lower.rsplit_once('@')?;
     let local = local.split_once('+').map_or(local, |(base, _)| base);
@@ -113,7 +228,36 @@ fn normalise(address: &str) -> Option<String> {
         && !domain.ends_with('.')
         && !lower.chars().any(char::is_whitespace)
         && lower.len() <= 254;
-    valid.then(|| format!("{local}@{domain}"))
+    valid.then(|| (local.to_owned(), domain.to_owned()))
+}
+
+/// One form per mailbox: [`split`], then the rules of the address's provider
+/// ([`PROVIDERS`]). Elsewhere dots, hyphens and domains are kept: `a.na@example.org` may be
+/// someone other than `ana@example.org`.
+fn normalise(address: &str) -> Option<String> {
+    let (mut local, mut domain) = split(address)?;
+    let subdomain = PROVIDERS
+        .iter()
+        .filter(|p| p.subdomain_addressing)
+        .flat_map(|p| p.domains.iter())
+        .find_map(|d| domain.strip_suffix(d)?.strip_suffix('.').map(str::to_owned));
+    if let Some(user) = subdomain.filter(|u| !u.is_empty() && !u.contains('.')) {
+        domain = domain[user.len() + 1..].to_owned();
+        local = user;
+    }
+    if let Some(p) = PROVIDERS
+        .iter()
+        .find(|p| p.domains.contains(&domain.as_str()))
+    {
+        if let Some((base, _)) = p.keyword.and_then(|k| local.split_once(k)) {
+            local = base.to_owned();
+        }
+        local.retain(|c| !p.ignored.contains(&c));
+        if p.one_namespace {
+            domain = p.domains[0].to_owned();
+        }
+    }
+    (!local.is_empty()).then(|| format!("{local}@{domain}"))
 }
 
 #[cfg(test)]
@@ -206,6 +350,89 @@ mod tests {
         assert_ne!(hash("a.na@example.org"), hash("ana@example.org"));
         assert_ne!(hash("ana@example.org"), hash("bob@example.org"));
         assert_eq!(hash("ana@example.org").as_str().len(), 64);
+    }
+
+    #[test]
+    fn each_providers_variants_of_one_inbox_collapse() {
+        let groups: [&[&str]; 6] = [
+            &[
+                "john@gmail.com",
+                "j.ohn@gmail.com",
+                "J.O.H.N+promo@Gmail.com",
+                "john@googlemail.com",
+                "jo.hn@googlemail.com",
+            ],
+            &[
+                "ana@yahoo.com",
+                "ana-shop@yahoo.com",
+                "ana-news+x@yahoo.com",
+            ],
+            &["ana@icloud.com", "ana@me.com", "ana+x@mac.com"],
+            &[
+                "ana@fastmail.com",
+                "ana+shop@fastmail.com",
+                "shop@ana.fastmail.com",
+            ],
+            &[
+                "ana.user@proton.me",
+                "anauser@protonmail.com",
+                "ana-user@pm.me",
+                "ana_user+x@protonmail.ch",
+            ],
+            &["ana@outlook.com", "Ana+news@Outlook.com"],
+        ];
+        for group in groups {
+            let first = normalise(group[0]);
+            assert!(first.is_some(), "{}", group[0]);
+            for address in group {
+                assert_eq!(normalise(address), first, "{address} is {}", group[0]);
+            }
+        }
+        assert_eq!(
+            normalise("j.ohn@googlemail.com").as_deref(),
+            Some("john@gmail.com")
+        );
+    }
+
+    #[test]
+    fn distinct_people_at_other_providers_stay_distinct() {
+        let distinct = [
+            ("j.ohn@example.org", "john@example.org"),
+            ("j.ohn@outlook.com", "john@outlook.com"),
+            ("john@outlook.com", "john@hotmail.com"),
+            ("john@live.com", "john@msn.com"),
+            ("ana-b@example.org", "ana@example.org"),
+            ("ana-b@gmail.com", "ana@gmail.com"),
+            ("ana@fastmail.com", "ana@fastmail.fm"),
+            ("a.na@icloud.com", "ana@icloud.com"),
+            ("ana@gmail.com", "ana@icloud.com"),
+            ("shop@ana.example.org", "ana@example.org"),
+            ("ana@yahoo.co.uk", "ana@yahoo.com"),
+        ];
+        for (a, b) in distinct {
+            assert_ne!(normalise(a), normalise(b), "{a} and {b}");
+        }
+        for nothing_left in ["...@gmail.com", "-x@yahoo.com", "x@.fastmail.com"] {
+            assert_eq!(normalise(nothing_left), None, "{nothing_left}");
+        }
+    }
+
+    #[test]
+    fn the_hash_before_the_provider_table_is_kept_for_the_addresses_it_changes() {
+        let k = key();
+        let verified =
+            |email: &str| EmailStatus::from_claims(Some("id"), Some("true"), Some(email), &k);
+        let dotted = verified("J.Ohn+x@gmail.com");
+        assert_eq!(
+            dotted.address(),
+            AddressHash::of("john@gmail.com", &k).as_ref()
+        );
+        assert_eq!(
+            dotted.legacy_address(),
+            AddressHash::legacy_of("j.ohn@gmail.com", &k).as_ref()
+        );
+        assert_eq!(verified("john@gmail.com").legacy_address(), None);
+        assert_eq!(verified("a.na@example.org").legacy_address(), None);
     }
 
     #[test]

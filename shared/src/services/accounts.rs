@@ -29,6 +29,7 @@ pub async fn ensure_account(
     let grant = email.may_grant().then_some(SignupGrant {
         credits: SIGNUP_GRANT,
         address: email.address(),
+        legacy: email.legacy_address(),
     });
     let account = match app.store.get_account(user).await? {
         Some(a) => a,

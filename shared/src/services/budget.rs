@@ -347,9 +347,10 @@ impl PaidAttempt {
 }
 
 /// What a call cost: from its usage when the provider reported one; nothing when it surely
-/// did not bill (never sent, connection refused, a 4xx refusal before processing, a whole 5xx
-/// error other than 504); otherwise unknown (`None`: a 504 gateway timeout, our timeout, a dropped connection, an answer
-/// without usage), which keeps the attempt's estimate booked.
+/// did not bill (never sent, connection refused, a 4xx refusal before processing, the
+/// provider's own definite error, [`ModelError::is_definite`]); otherwise unknown (`None`: a
+/// gateway's 5xx, a 504, our timeout, a dropped connection, an answer without usage), which
+/// keeps the attempt's estimate booked.
 fn call_cost(model: &Model, usage: Option<&Usage>, error: Option<&ModelError>) -> Option<Micros> {
     if let Some(u) = usage {
         return cost::cost_micros(model, u);
@@ -592,6 +593,12 @@ mod tests {
             code: None,
             message: None,
         };
+        let provider_error = |status: u16, code: &str| ModelError::Http {
+            call: kind,
+            status,
+            code: Some(code.to_owned()),
+            message: None,
+        };
         let refused_port = {
             let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap_or_else(|e| panic!("{e}"));
             l.local_addr().map(|a| a.port()).unwrap_or_default()
@@ -645,10 +652,33 @@ mod tests {
             ("401 unauthorised", Some(http(401)), None, free),
             ("413 too large", Some(http(413)), None, free),
             ("429 rate limited", Some(http(429)), None, free),
-            ("500 server error", Some(http(500)), None, free),
-            ("502 bad gateway", Some(http(502)), None, free),
-            ("503 unavailable", Some(http(503)), None, free),
+            (
+                "the provider's own 503 overloaded",
+                Some(provider_error(503, "UNAVAILABLE")),
+                None,
+                free,
+            ),
+            (
+                "the provider's own 500 server error",
+                Some(provider_error(500, "server_error")),
+                None,
+                unknown,
+            ),
+            (
+                "500 without the provider's body",
+                Some(http(500)),
+                None,
+                unknown,
+            ),
+            ("502 bad gateway", Some(http(502)), None, unknown),
+            (
+                "503 without the provider's body",
+                Some(http(503)),
+                None,
+                unknown,
+            ),
             ("504 gateway timeout", Some(http(504)), None, unknown),
+            ("524 origin timeout", Some(http(524)), None, unknown),
             (
                 "connection refused",
                 Some(ModelError::Transport {

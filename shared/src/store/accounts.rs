@@ -2,7 +2,8 @@
 //! that also write a ledger row.
 
 use aws_sdk_dynamodb::types::{
-    AttributeValue, Put, ReturnValuesOnConditionCheckFailure, TransactWriteItem, Update,
+    AttributeValue, ConditionCheck, Put, ReturnValuesOnConditionCheckFailure, TransactWriteItem,
+    Update,
 };
 
 use std::collections::HashMap;
@@ -29,6 +30,9 @@ pub enum GrantOutcome {
 pub struct SignupGrant<'a> {
     pub credits: Credits,
     pub address: Option<&'a AddressHash>,
+    /// The same address's hash under the normalisation before the provider table, when it
+    /// differs: checked unclaimed in the same transaction (`domain::AddressHash::legacy_of`).
+    pub legacy: Option<&'a AddressHash>,
 }
 
 /// How a new account starts.
@@ -56,9 +60,10 @@ fn failed(reasons: &[CancelReason], i: usize) -> bool {
     reasons.get(i).is_some_and(CancelReason::condition_failed)
 }
 
-/// Whether the address claim (the last of a signup's items, after the ledger row) failed.
+/// Whether the address claim (after the account and the ledger row: the third of a signup's
+/// items, and the fourth, its legacy form's check, when there is one) failed.
 fn address_claimed(reasons: &[CancelReason]) -> bool {
-    reasons.len() == 3 && failed(reasons, 2)
+    (3..=4).contains(&reasons.len()) && (failed(reasons, 2) || failed(reasons, 3))
 }
 
 /// An account's key: where a scan resumes after that account.
@@ -243,8 +248,24 @@ impl Store {
                 to_item(&claim)?,
                 attr::ADDRESS_HASH,
             )?);
+            if let Some(legacy) = grant.legacy {
+                items.push(self.unclaimed(legacy)?);
+            }
         }
         Ok(items)
+    }
+
+    /// A check that no grant was recorded under `address` (a hash written before the
+    /// provider table: the same inbox, claimed under its older form).
+    fn unclaimed(&self, address: &AddressHash) -> Result<TransactWriteItem, Error> {
+        let check = ConditionCheck::builder()
+            .table_name(&self.names.signups_table)
+            .key(attr::ADDRESS_HASH, s(address.as_str()))
+            .condition_expression("attribute_not_exists(#k)")
+            .expression_attribute_names("#k", attr::ADDRESS_HASH)
+            .build()
+            .map_err(|e| AwsError::new("signups.unclaimed.build", e))?;
+        Ok(TransactWriteItem::builder().condition_check(check).build())
     }
 
     /// Which account had the signup grant of `address`, if any.

@@ -142,6 +142,9 @@ pub mod attr {
     /// conditional on it, so a token registered since is kept).
     pub const TOKEN: &str = "token";
     pub const PLATFORM: &str = "platform";
+    /// quotas, on a push token's owner row: the account and the device holding the token.
+    pub const OWNER_ID: &str = "owner_id";
+    pub const DEVICE_ID: &str = "device_id";
 
     /// webhooks: `endpoints` for the endpoints, else an event's id.
     pub const HOOK_PK: &str = "hook_pk";
@@ -639,6 +642,36 @@ pub struct DeviceItem {
     pub platform: crate::domain::device::Platform,
     pub token: crate::domain::device::PushToken,
     pub created_at: String,
+    pub updated_at: String,
+}
+
+/// The partition of a push token's owner row in the quotas table: `push-token#` and the
+/// SHA-256 of the token (hex; an APNs token's hex in lower case, its case meaning nothing).
+/// A user id never holds `#`, so it is never a user's partition.
+pub fn push_token_key(token: &crate::domain::device::PushToken) -> String {
+    use sha2::{Digest, Sha256};
+    let digest = Sha256::digest(token.as_str().to_ascii_lowercase().as_bytes());
+    format!("{PUSH_TOKEN_PREFIX}{}", hex::encode(digest))
+}
+
+/// The prefix of a push token's owner row's partition ([`push_token_key`]).
+pub const PUSH_TOKEN_PREFIX: &str = "push-token#";
+/// The sort key of a push token's owner row.
+pub const PUSH_TOKEN_OWNER: &str = "owner";
+
+/// Which device of which account holds a push token (quotas table, [`push_token_key`] /
+/// [`PUSH_TOKEN_OWNER`]): the uniqueness guard that gives a token one owner. Written in the
+/// registration's transaction, which also removes the device row of the previous owner that
+/// still holds the token; a row whose device has since changed its token or gone is stale
+/// and harmless (a move removes the previous device only while it still holds the token).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PushTokenOwnerItem {
+    /// [`push_token_key`] (the table's partition key).
+    pub user_id: String,
+    /// [`PUSH_TOKEN_OWNER`].
+    pub quota: String,
+    pub owner_id: UserId,
+    pub device_id: crate::domain::device::DeviceId,
     pub updated_at: String,
 }
 

@@ -149,12 +149,40 @@ fn bad_request(message: &str) -> Response {
     )
 }
 
+/// A gateway's answer in front of either provider, not the provider's own error body: a
+/// CDN's HTML 502 or 524 page, or an empty 500 (None for the other faults).
+pub(crate) fn gateway_answer(fault: Fault) -> Option<Response> {
+    let html = |status: StatusCode, title: &str| {
+        let page = format!(
+            "<!DOCTYPE html>\n<html><head><title>{title}</title></head>\
+             <body><h1>{title}</h1><p>stand-in CDN fault</p></body></html>\n"
+        );
+        (
+            status,
+            [(axum::http::header::CONTENT_TYPE, "text/html; charset=UTF-8")],
+            page,
+        )
+            .into_response()
+    };
+    match fault {
+        Fault::Html502 => Some(html(StatusCode::BAD_GATEWAY, "502 Bad Gateway")),
+        Fault::Error524 => StatusCode::from_u16(524)
+            .ok()
+            .map(|s| html(s, "524: A timeout occurred")),
+        Fault::Empty500 => Some(StatusCode::INTERNAL_SERVER_ERROR.into_response()),
+        _ => None,
+    }
+}
+
 /// Sleeps for latency, then answers for a failure fault (None: answer normally).
 async fn before_answer(applied: &Applied) -> Option<Response> {
     if let Some(latency) = applied.latency {
         tokio::time::sleep(latency).await;
     }
     let (fault, hold) = applied.failure?;
+    if let Some(page) = gateway_answer(fault) {
+        return Some(page);
+    }
     Some(match fault {
         Fault::Error429 => {
             let mut r = openai_error(

@@ -59,6 +59,9 @@ async fn before_answer(applied: &Applied) -> Option<Response> {
         tokio::time::sleep(latency).await;
     }
     let (fault, hold) = applied.failure?;
+    if let Some(page) = crate::api::gateway_answer(fault) {
+        return Some(page);
+    }
     Some(match fault {
         Fault::Error429 => gemini_error(
             StatusCode::TOO_MANY_REQUESTS,

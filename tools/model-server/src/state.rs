@@ -105,6 +105,17 @@ pub enum Fault {
     /// HTTP 503, the provider overloaded or down, before any output.
     #[serde(rename = "error_503")]
     Error503,
+    /// HTTP 502 with a CDN's HTML page, as a gateway in front of the provider answers when
+    /// its origin failed (maybe while generating): not the provider's own error.
+    #[serde(rename = "html_502")]
+    Html502,
+    /// HTTP 524, a CDN's "origin timed out" HTML page (Cloudflare's 520–524 family): the
+    /// model may still be generating.
+    #[serde(rename = "error_524")]
+    Error524,
+    /// HTTP 500 with an empty body.
+    #[serde(rename = "empty_500")]
+    Empty500,
     /// HTTP 429 with `Retry-After` and `rate_limit_exceeded`.
     #[serde(rename = "error_429")]
     Error429,
@@ -209,6 +220,9 @@ impl Applied {
             Some((Fault::Error500, _)) => parts.push("error_500"),
             Some((Fault::Error429, _)) => parts.push("error_429"),
             Some((Fault::Error503, _)) => parts.push("error_503"),
+            Some((Fault::Html502, _)) => parts.push("html_502"),
+            Some((Fault::Error524, _)) => parts.push("error_524"),
+            Some((Fault::Empty500, _)) => parts.push("empty_500"),
             Some((Fault::Timeout, _)) => parts.push("timeout"),
             _ => {}
         }
@@ -297,12 +311,24 @@ impl StandIn {
                     applied.latency =
                         Some(applied.latency.unwrap_or_default() + ms.unwrap_or_default());
                 }
-                Fault::Error500 | Fault::Error503 | Fault::Error429 | Fault::Timeout
+                Fault::Error500
+                | Fault::Error503
+                | Fault::Error429
+                | Fault::Html502
+                | Fault::Error524
+                | Fault::Empty500
+                | Fault::Timeout
                     if applied.failure.is_none() =>
                 {
                     applied.failure = Some((rule.fault, ms.unwrap_or(self.hold)));
                 }
-                Fault::Error500 | Fault::Error503 | Fault::Error429 | Fault::Timeout => {}
+                Fault::Error500
+                | Fault::Error503
+                | Fault::Error429
+                | Fault::Html502
+                | Fault::Error524
+                | Fault::Empty500
+                | Fault::Timeout => {}
                 Fault::MalformedJson => applied.malformed = true,
                 Fault::SchemaViolation => applied.schema_violation = true,
                 Fault::MissingUsage => applied.missing_usage = true,

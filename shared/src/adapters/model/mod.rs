@@ -40,6 +40,29 @@ pub use vision::{Comparison, Outcome, Readiness, Review, TargetBox, Verdict};
 /// 404 of `models/{model}:generateContent`, whose only variable part is the model).
 pub const MODEL_NOT_FOUND_CODES: [&str; 3] = ["model_not_found", "invalid_model", "NOT_FOUND"];
 
+/// The error answers that prove the provider generated nothing (docs/design.md rule 15, the
+/// definite-failure rule): the HTTP status with the code its own parsed error body names
+/// (`error.code`, else `error.type`, else Gemini's `error.status`). Anything else after the
+/// request was sent — a CDN's HTML page, an empty body, a 500 or 520–524, a 504 — may come
+/// from a gateway in front of a model that is still generating: ambiguous.
+/// - OpenAI (https://platform.openai.com/docs/guides/error-codes): 429 "Rate limit reached"
+///   (`rate_limit_exceeded`) and "You exceeded your current quota" (`insufficient_quota`);
+///   503 "The engine is currently overloaded" / "Slow Down" (`server_error`, newer answers
+///   `service_unavailable_error` / `server_is_overloaded`, `slow_down`).
+/// - Gemini (https://ai.google.dev/gemini-api/docs/troubleshooting): 429
+///   `RESOURCE_EXHAUSTED`, 503 `UNAVAILABLE` ("the service may be temporarily overloaded").
+/// - "No such model" on either ([`MODEL_NOT_FOUND_CODES`], [`ModelError::is_model_unavailable`]).
+pub const DEFINITE_ERRORS: [(u16, &str); 8] = [
+    (429, "rate_limit_exceeded"),
+    (429, "insufficient_quota"),
+    (503, "server_error"),
+    (503, "service_unavailable_error"),
+    (503, "server_is_overloaded"),
+    (503, "slow_down"),
+    (429, "RESOURCE_EXHAUSTED"),
+    (503, "UNAVAILABLE"),
+];
+
 /// The request header that names the job a call belongs to.
 pub const CLIENT_REQUEST_ID_HEADER: &str = "X-Client-Request-Id";
 
@@ -312,11 +335,10 @@ impl ModelError {
 
     /// Whether the provider may have billed this failed call. A call that never reached it
     /// (not built, not sent, connection refused), that it refused before processing (a 4xx:
-    /// bad request, auth, rate limit) or that it answered with a whole error of a 5xx other
-    /// than 504 (no output: the same definite failure the failover rule moves on from,
-    /// [`ModelError::is_definite`]) is free; any other failure after the request was sent (a
-    /// 504 gateway timeout, our timeout, a connection dropped mid-way, a malformed answer) may
-    /// have been generated and billed.
+    /// bad request, auth, rate limit) or that it answered with its own error proving no output
+    /// ([`ModelError::is_definite`]) is free; any other failure after the request was sent (a
+    /// 5xx without the provider's definite error, our timeout, a connection dropped mid-way, a
+    /// malformed answer) may have been generated and billed.
     pub fn billing(&self) -> Billing {
         match self {
             ModelError::Build { .. }
@@ -357,17 +379,17 @@ impl ModelError {
     }
 
     /// Whether the failure proves that no generation happened, so the call may move to the
-    /// next provider (docs/design.md, the failover rule): the connection was refused; the
-    /// provider answered a whole error of 429 or a 5xx other than 504 (before any output); or
-    /// it answered that the model does not exist. A timeout after the request was sent, a 504
-    /// (a gateway gave up on a model that may still be generating), a connection dropped
-    /// mid-answer and a malformed answer are ambiguous: never failed over.
+    /// next provider (docs/design.md rule 15, the definite-failure rule): the connection was
+    /// refused before any byte was sent, or the provider answered its own parsed error for
+    /// "rate limited", "overloaded" or "no such model" ([`DEFINITE_ERRORS`]). Everything else
+    /// — an HTML or empty 5xx from a gateway, a 500, 504 or 520–524, a timeout after sending, a
+    /// connection dropped mid-answer, a malformed answer — is ambiguous: never failed over,
+    /// and it does not count against the provider's circuit breaker.
     pub fn is_definite(&self) -> bool {
         match self {
-            ModelError::Http { status, .. } => {
-                *status == 429
-                    || ((500..600).contains(status) && *status != 504)
-                    || self.is_model_unavailable()
+            ModelError::Http { status, code, .. } => {
+                let proves = |c: &str| DEFINITE_ERRORS.contains(&(*status, c));
+                code.as_deref().is_some_and(proves) || self.is_model_unavailable()
             }
             ModelError::Transport { source, .. } | ModelError::Timeout { source, .. } => {
                 source.is_connect()
@@ -848,21 +870,7 @@ impl ModelClient {
             .map(|v| shorten(v, 128));
         let bytes = response.bytes().await.map_err(transport)?;
         if !status.is_success() {
-            let detail = serde_json::from_slice::<ErrorBody>(&bytes)
-                .ok()
-                .map(|b| b.error);
-            return Err(ModelError::Http {
-                call: kind,
-                status: status.as_u16(),
-                code: detail.as_ref().and_then(|d| {
-                    d.code
-                        .as_ref()
-                        .and_then(|c| c.as_str().map(str::to_owned))
-                        .or_else(|| d.kind.clone())
-                        .or_else(|| d.status.clone())
-                }),
-                message: detail.and_then(|d| d.message).map(|m| shorten(&m, 300)),
-            });
+            return Err(http_error(kind, status.as_u16(), &bytes));
         }
         let body: Value = serde_json::from_slice(&bytes).map_err(|e| ModelError::Malformed {
             call: kind,
@@ -870,6 +878,28 @@ impl ModelClient {
             source: Malformed::Json(e),
         })?;
         Ok((body, request_id))
+    }
+}
+
+/// An error answer as [`ModelError::Http`], its code read from the provider's own error body
+/// (OpenAI's `error.code`, else `error.type`; Gemini's `error.status`, its `error.code` being
+/// the HTTP status as a number). A body that is not the provider's error object (a gateway's
+/// HTML page, an empty body) has no code: it proves nothing ([`ModelError::is_definite`]).
+fn http_error(call: CallKind, status: u16, body: &[u8]) -> ModelError {
+    let detail = serde_json::from_slice::<ErrorBody>(body)
+        .ok()
+        .map(|b| b.error);
+    ModelError::Http {
+        call,
+        status,
+        code: detail.as_ref().and_then(|d| {
+            d.code
+                .as_ref()
+                .and_then(|c| c.as_str().map(str::to_owned))
+                .or_else(|| d.kind.clone())
+                .or_else(|| d.status.clone())
+        }),
+        message: detail.and_then(|d| d.message).map(|m| shorten(&m, 300)),
     }
 }
 
@@ -939,6 +969,93 @@ mod tests {
             http(404, Some("model_not_found")).billing(),
             Billing::NotBilled
         );
+    }
+
+    #[test]
+    fn only_the_providers_own_error_for_overload_rate_limit_or_no_model_is_definite() {
+        let html_502 =
+            "<html><head><title>502 Bad Gateway</title></head><body>cloudflare</body></html>";
+        let cases: [(&str, u16, &str, bool); 14] = [
+            (
+                "OpenAI 503 overloaded",
+                503,
+                r#"{"error":{"message":"The engine is currently overloaded, please try again later.","type":"server_error","param":null,"code":null}}"#,
+                true,
+            ),
+            (
+                "OpenAI 429 rate limit",
+                429,
+                r#"{"error":{"message":"Rate limit reached","type":"requests","param":null,"code":"rate_limit_exceeded"}}"#,
+                true,
+            ),
+            (
+                "OpenAI 429 quota",
+                429,
+                r#"{"error":{"type":"insufficient_quota","code":"insufficient_quota"}}"#,
+                true,
+            ),
+            (
+                "OpenAI 404 no such model",
+                404,
+                r#"{"error":{"type":"invalid_request_error","code":"model_not_found"}}"#,
+                true,
+            ),
+            (
+                "Gemini 503",
+                503,
+                r#"{"error":{"code":503,"message":"The model is overloaded.","status":"UNAVAILABLE"}}"#,
+                true,
+            ),
+            (
+                "Gemini 429",
+                429,
+                r#"{"error":{"code":429,"status":"RESOURCE_EXHAUSTED"}}"#,
+                true,
+            ),
+            (
+                "Gemini 404",
+                404,
+                r#"{"error":{"code":404,"status":"NOT_FOUND"}}"#,
+                true,
+            ),
+            (
+                "OpenAI 500 server error",
+                500,
+                r#"{"error":{"message":"The server had an error","type":"server_error","code":null}}"#,
+                false,
+            ),
+            (
+                "Gemini 500",
+                500,
+                r#"{"error":{"code":500,"status":"INTERNAL"}}"#,
+                false,
+            ),
+            ("a CDN's HTML 502", 502, html_502, false),
+            ("a CDN's 524", 524, "<html>A timeout occurred</html>", false),
+            ("an empty 500", 500, "", false),
+            (
+                "a 503 without the provider's body",
+                503,
+                "Service Unavailable",
+                false,
+            ),
+            (
+                "Gemini's status on the wrong HTTP status",
+                502,
+                r#"{"error":{"code":502,"status":"UNAVAILABLE"}}"#,
+                false,
+            ),
+        ];
+        for (why, status, body, definite) in cases {
+            let error = http_error(CallKind::Edit, status, body.as_bytes());
+            assert_eq!(error.is_definite(), definite, "{why}: {error:?}");
+            let billing = if definite || status < 500 {
+                Billing::NotBilled
+            } else {
+                Billing::MayHaveBilled
+            };
+            assert_eq!(error.billing(), billing, "{why}");
+        }
     }
 
     #[test]
