@@ -91,14 +91,35 @@ type Source = (typeof SOURCES)[number];
  */
 export const EXPECTED: Record<Source, Record<FunctionKey, readonly string[]>> = {
   chaos: {
-    api: [],
-    consumer: [],
-    sweeper: [],
+    api: ['dynamodb:PutItem table/jobs', 'sqs:SendMessage'],
+    consumer: ['dynamodb:UpdateItem table/jobs', 's3:PutObject'],
+    sweeper: ['dynamodb:Query'],
   },
   cloud: {
-    api: [],
-    consumer: [],
-    sweeper: [],
+    // Cold start reads both secrets; the submit's transaction and doorbell; presigned upload.
+    api: [
+      'secretsmanager:GetSecretValue secret:stripe-keys',
+      'secretsmanager:GetSecretValue secret:address-key',
+      'dynamodb:PutItem table/jobs',
+      'dynamodb:PutItem table/ledger',
+      'sqs:SendMessage',
+      's3:PutObject',
+    ],
+    consumer: [
+      'secretsmanager:GetSecretValue secret:model-provider-key',
+      'dynamodb:UpdateItem table/jobs',
+      'dynamodb:PutItem table/attempts',
+      'dynamodb:PutItem table/ledger',
+      's3:GetObject',
+      's3:PutObject',
+    ],
+    sweeper: [
+      'secretsmanager:GetSecretValue secret:push-keys',
+      'dynamodb:Query',
+      'dynamodb:UpdateItem table/jobs',
+      'dynamodb:PutItem table/ledger',
+      'sqs:SendMessage',
+    ],
   },
 };
 
