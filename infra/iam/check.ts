@@ -81,6 +81,69 @@ export function readCalls(dir: string, schema: readonly TableDef[]): Call[] {
   return [...calls.values()];
 }
 
+type Source = (typeof SOURCES)[number];
+
+/**
+ * Calls each function must have made in each recording: `service:Action`, or that and the end
+ * of the resource's name in the check's names (`table/jobs`). A recording lacking one is not
+ * of that function's whole traffic: deployed functions that bypassed their proxies once left
+ * only the S3 calls of their presigned URLs, and the check passed on those alone.
+ */
+export const EXPECTED: Record<Source, Record<FunctionKey, readonly string[]>> = {
+  chaos: {
+    api: ['dynamodb:PutItem table/jobs', 'sqs:SendMessage'],
+    consumer: ['dynamodb:UpdateItem table/jobs', 's3:PutObject'],
+    sweeper: ['dynamodb:Query'],
+  },
+  cloud: {
+    // Cold start reads both secrets; the submit's transaction and doorbell; presigned upload.
+    api: [
+      'secretsmanager:GetSecretValue secret:stripe-keys',
+      'secretsmanager:GetSecretValue secret:address-key',
+      'dynamodb:PutItem table/jobs',
+      'dynamodb:PutItem table/ledger',
+      'sqs:SendMessage',
+      's3:PutObject',
+    ],
+    consumer: [
+      'secretsmanager:GetSecretValue secret:model-provider-key',
+      'dynamodb:UpdateItem table/jobs',
+      'dynamodb:PutItem table/attempts',
+      'dynamodb:PutItem table/ledger',
+      's3:GetObject',
+      's3:PutObject',
+    ],
+    sweeper: [
+      'secretsmanager:GetSecretValue secret:push-keys',
+      'dynamodb:Query',
+      'dynamodb:UpdateItem table/jobs',
+      'dynamodb:PutItem table/ledger',
+      'sqs:SendMessage',
+    ],
+  },
+};
+
+/** Every (source, function) that recorded no call, and every expected call a pair lacks. */
+export function missingCalls(calls: readonly Call[], expected = EXPECTED): string[] {
+  const out: string[] = [];
+  for (const source of SOURCES) {
+    for (const fn of FUNCTION_KEYS) {
+      const mine = calls.filter((c) => c.fn === fn && c.seenIn.has(source));
+      if (mine.length === 0) {
+        out.push(`${source}: ${fn} recorded no call at all`);
+        continue;
+      }
+      for (const want of expected[source][fn]) {
+        const [action, resource = ''] = want.split(' ');
+        if (!mine.some((c) => c.action === action && c.resource.endsWith(resource))) {
+          out.push(`${source}: ${fn} recorded no ${want}`);
+        }
+      }
+    }
+  }
+  return out;
+}
+
 /** Fails unless every source was recorded after the code last changed. */
 function checkFresh(dir: string, root: string): void {
   const files = readdirSync(dir).filter((f) => f.endsWith('.jsonl'));
@@ -90,11 +153,35 @@ function checkFresh(dir: string, root: string): void {
     }
   }
   const oldest = Math.min(...files.map((f) => statSync(join(dir, f)).mtimeMs));
-  const code = ['shared/src', 'functions', 'tools/wire-proxy/src', 'tests/tests/chaos.rs', 'tests/tests/cloud_e2e.rs'];
-  const newest = Math.max(...code.map((p) => newestMtime(join(root, p))));
+  const newest = Math.max(...FRESHNESS.flatMap((p) => codeMtimes(root, p)));
   if (newest > oldest) {
     throw new Error(`the recordings in ${dir} are older than the code: run \`cargo xtask test\` again`);
   }
+}
+
+/**
+ * What a recording depends on: the functions' code, the proxy that records, the harness and
+ * the end-to-end test that drive the calls (with their helpers), and the local cloud that
+ * routes the deployed functions through their proxies. A path ending in `*` is a prefix.
+ */
+const FRESHNESS = [
+  'shared/src',
+  'functions',
+  'tools/wire-proxy/src',
+  'tests/tests/chaos.rs',
+  'tests/tests/chaos',
+  'tests/tests/cloud_e2e.rs',
+  'tests/src',
+  'xtask/src/cloud*',
+];
+
+function codeMtimes(root: string, path: string): number[] {
+  if (!path.endsWith('*')) return [newestMtime(join(root, path))];
+  const parent = join(root, path, '..');
+  const prefix = path.split('/').pop()!.slice(0, -1);
+  return readdirSync(parent)
+    .filter((e) => e.startsWith(prefix))
+    .map((e) => newestMtime(join(parent, e)));
 }
 
 function newestMtime(path: string): number {
@@ -192,6 +279,12 @@ async function main(args: string[]): Promise<number> {
   if (!dir) throw new Error('--calls DIR is required');
   checkFresh(dir, root);
   const calls = readCalls(dir, schema);
+  const missing = missingCalls(calls);
+  for (const m of missing) console.error(`iam: MISSING ${m}`);
+  if (missing.length > 0) {
+    console.error(`iam: ${missing.length} expected calls were not recorded: a function's traffic bypassed its recording proxy, or the tests no longer drive it`);
+    return 1;
+  }
   const sources: Record<string, Policies> = {};
   for (const t of arg(args, '--template')) {
     const stage = /Atelier-(\w+)\.template\.json$/.exec(t)?.[1] ?? t;

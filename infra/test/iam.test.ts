@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 
-import { type Call, check, unusedGrants } from '../iam/check';
+import { type Call, EXPECTED, check, missingCalls, unusedGrants } from '../iam/check';
 import { arn, canonicalArn, namesFromOutputs } from '../iam/names';
 import { type Policies, cdkPolicies, renderPolicyDocument, terraformTestFile } from '../iam/policies';
 import { loadSchema } from '../lib/schema';
@@ -108,5 +108,39 @@ describe('the IAM check', () => {
     assert.deepEqual(unusedGrants(policies, [call('api', 'dynamodb:PutItem', arn.table('jobs'))]), [
       `api s3:ListBucket ${arn.bucket('assets')}`,
     ]);
+  });
+
+  it('cannot pass on nothing: a function with no call, or without an expected one, is named', () => {
+    const seen = (source: string, fn: Call['fn'], action: string, resource: string): Call => ({
+      ...call(fn, action, resource),
+      seenIn: new Set([source]),
+    });
+    const expected = {
+      chaos: { api: [], consumer: [], sweeper: [] },
+      cloud: { api: [], consumer: ['secretsmanager:GetSecretValue', 'dynamodb:PutItem table/ledger'], sweeper: [] },
+    };
+    const harness = (['api', 'consumer', 'sweeper'] as const).map((fn) => seen('chaos', fn, 'dynamodb:Query', arn.table('jobs')));
+    // The deployed functions' traffic bypassing their proxies: only presigned S3 calls left.
+    const presignedOnly = [
+      seen('cloud', 'api', 's3:PutObject', `${arn.bucket('assets')}/uploads/u/a`),
+      seen('cloud', 'consumer', 's3:GetObject', `${arn.bucket('assets')}/results/u/j`),
+    ];
+    assert.deepEqual(missingCalls([...harness, ...presignedOnly], expected), [
+      'cloud: consumer recorded no secretsmanager:GetSecretValue',
+      'cloud: consumer recorded no dynamodb:PutItem table/ledger',
+      'cloud: sweeper recorded no call at all',
+    ]);
+    const routed = [
+      ...presignedOnly,
+      seen('cloud', 'consumer', 'secretsmanager:GetSecretValue', arn.secret('provider-key')),
+      seen('cloud', 'consumer', 'dynamodb:PutItem', arn.table('ledger')),
+      seen('cloud', 'sweeper', 'dynamodb:Query', arn.table('jobs')),
+    ];
+    assert.deepEqual(missingCalls([...harness, ...routed], expected), []);
+    // The harness's calls do not stand in for the cloud's.
+    assert.match(missingCalls(harness, expected).join('\n'), /cloud: api recorded no call at all/);
+    for (const source of Object.values(EXPECTED)) {
+      for (const wanted of Object.values(source)) assert.ok(wanted.length > 0, 'every function has expected calls');
+    }
   });
 });

@@ -339,9 +339,12 @@ pub fn cloud_test(tools_built: bool) -> Result<()> {
 /// Puts a recording wire proxy (`tools/wire-proxy`) between each deployed function and
 /// ministack, for the IAM check of `infra/iam`: the proxy records every AWS call the function
 /// makes (action, resource) into `<dir>/cloud-<function>.jsonl`. Each function is pointed at its
-/// own proxy (`AWS_ENDPOINT_URL` in its configuration, which wins over the one it inherits from
-/// ministack), so a call is attributed by the proxy it came through, whatever credentials
-/// ministack gives the function. The deployer and the test keep talking to ministack directly.
+/// own proxy by the SDK's per-service endpoint variables in its configuration
+/// (`AWS_ENDPOINT_URL_DYNAMODB` …): ministack sets `AWS_ENDPOINT_URL` of a function's process
+/// after the function's own variables, so that one always names ministack, but the SDK takes a
+/// service's own variable first. A call is attributed by the proxy it came through, whatever
+/// credentials ministack gives the function. The deployer and the test keep talking to
+/// ministack directly.
 /// Also leaves there the stack's outputs and the functions' names (`cloud.outputs.json`,
 /// `cloud.names.json`), which the check maps the physical names back with.
 fn record_function_calls(cloud: &mut Cloud, dir: &Path) -> Result<()> {
@@ -396,12 +399,13 @@ fn record_function_calls(cloud: &mut Cloud, dir: &Path) -> Result<()> {
 }
 
 /// For [`record_function_calls`], with botocore: each function of the template (by its CDK
-/// path, `…/Api/Resource`) gets `AWS_ENDPOINT_URL` (and `_S3`) of its proxy; writes
-/// `{"lambda": {physical name: function}}`.
+/// path, `…/Api/Resource`) gets its proxy as the endpoint of every service the functions call
+/// (`AWS_ENDPOINT_URL_<SERVICE>`, the SDK's names); writes `{"lambda": {physical name: function}}`.
 const POINT_AT_PROXIES: &str = r#"
 import json, sys, time, botocore.session
 endpoint, stack, template, names_file = sys.argv[1:5]
 proxies = dict(a.split("=", 1) for a in sys.argv[5:])
+SERVICES = ("DYNAMODB", "SQS", "S3", "SECRETS_MANAGER", "LAMBDA")
 session = botocore.session.get_session()
 client = lambda name: session.create_client(name, endpoint_url=endpoint, region_name="us-east-1")
 cfn, lam = client("cloudformation"), client("lambda")
@@ -414,7 +418,8 @@ for logical, r in resources.items():
         continue
     name = cfn.describe_stack_resource(StackName=stack, LogicalResourceId=logical)["StackResourceDetail"]["PhysicalResourceId"]
     env = lam.get_function_configuration(FunctionName=name).get("Environment", {}).get("Variables", {})
-    env.update(AWS_ENDPOINT_URL=proxies[function], AWS_ENDPOINT_URL_S3=proxies[function])
+    # AWS_ENDPOINT_URL itself is overwritten by ministack when it starts the process.
+    env.update({f"AWS_ENDPOINT_URL_{s}": proxies[function] for s in SERVICES})
     lam.update_function_configuration(FunctionName=name, Environment={"Variables": env})
     for _ in range(100):
         if lam.get_function_configuration(FunctionName=name).get("LastUpdateStatus", "Successful") == "Successful":
