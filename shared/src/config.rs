@@ -129,6 +129,8 @@ pub mod env {
             "the Stripe secret key itself (local development only; prefer the secret)";
         STRIPE_WEBHOOK_SECRET = "ATELIER_STRIPE_WEBHOOK_SECRET", false,
             "the Stripe webhook signing secret itself (local development only; prefer the secret)";
+        STORE_PURCHASE_MAX_AGE_HOURS = "ATELIER_STORE_PURCHASE_MAX_AGE_HOURS", false,
+            "App Store and Google Play purchases: the age (hours, 1-720) past which a purchase an app posts is checked with the store's server API before it grants (Get Transaction Info; Google's voided purchases), or refused as TRANSACTION_STALE when the App Store Server API is not configured (default 72)";
         APPLE_ROOT_CERTS = "ATELIER_APPLE_ROOT_CERTS", false,
             "App Store purchases: the trusted root certificates of signed App Store data (Apple Root CA - G3 in production), PEM blocks or base64 DER separated by commas; with ATELIER_APPLE_BUNDLE_ID it enables POST /v1/purchases/apple and /v1/webhooks/apple";
         APPLE_BUNDLE_ID = "ATELIER_APPLE_BUNDLE_ID", false,
@@ -1294,6 +1296,9 @@ pub struct PaymentSettings {
     pub apple: Option<crate::adapters::payments::apple::AppleSettings>,
     /// Google Play purchases, when the package name and the key's secret id are configured.
     pub google_play: Option<crate::adapters::payments::google::GooglePlaySettings>,
+    /// A store purchase older than this (seconds) is checked online before it grants, or
+    /// refused without the store's server API (rule 13).
+    pub store_max_age_secs: i64,
 }
 
 impl std::fmt::Debug for PaymentSettings {
@@ -1311,12 +1316,17 @@ impl std::fmt::Debug for PaymentSettings {
             )
             .field("apple", &self.apple)
             .field("google_play", &self.google_play)
+            .field("store_max_age_secs", &self.store_max_age_secs)
             .finish()
     }
 }
 
 impl PaymentSettings {
     pub const DEFAULT_RETURN_URLS: &str = "http://localhost:8787/";
+    /// [`env::STORE_PURCHASE_MAX_AGE_HOURS`]'s default: three days, Google's own limit for
+    /// an unacknowledged purchase, and longer than any honest delay between buying and
+    /// posting.
+    pub const DEFAULT_STORE_MAX_AGE_HOURS: i64 = 72;
 
     pub fn from_env() -> Result<PaymentSettings, ConfigError> {
         let vars: HashMap<String, String> = std::env::vars().collect();
@@ -1377,7 +1387,25 @@ impl PaymentSettings {
             stripe_webhook_secret: opt(env::STRIPE_WEBHOOK_SECRET)?,
             apple: apple_settings(&opt)?,
             google_play: google_play_settings(&opt)?,
+            store_max_age_secs: store_max_age_hours(&opt)? * 3600,
         })
+    }
+}
+
+/// [`env::STORE_PURCHASE_MAX_AGE_HOURS`], 1-720.
+fn store_max_age_hours(
+    opt: &impl Fn(&'static str) -> Result<Option<String>, ConfigError>,
+) -> Result<i64, ConfigError> {
+    let name = env::STORE_PURCHASE_MAX_AGE_HOURS;
+    match opt(name)? {
+        None => Ok(PaymentSettings::DEFAULT_STORE_MAX_AGE_HOURS),
+        Some(v) => match v.parse::<i64>() {
+            Ok(h) if (1..=720).contains(&h) => Ok(h),
+            _ => Err(ConfigError::Invalid {
+                name,
+                reason: format!("expected hours in 1..=720, got {v:?}"),
+            }),
+        },
     }
 }
 

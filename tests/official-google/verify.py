@@ -10,6 +10,11 @@ Reads one JSON object per line on stdin and prints one JSON line per input:
     consume and get again. Prints {"ok": true, "purchase": {...}, "after": {...}} or
     {"ok": false, "status": <HTTP status>}.
 
+  {"kind": "voided", "key": …, "endpoint": …, "package": "...", "start": <ms>, "page": n}
+    The same client's purchases.voidedpurchases.list from `start`, `page` entries a page,
+    following tokenPagination.nextPageToken as Google documents. Prints
+    {"ok": true, "orders": [orderId, …], "pages": n} or {"ok": false, "status": <HTTP status>}.
+
   {"kind": "push", "token": "...", "audience": "...", "certs_url": "...", "email": "..."}
     google-auth's id_token.verify_token against the certs URL, then the issuer check of
     id_token.verify_oauth2_token and the e-mail check of Pub/Sub's push sample. Prints
@@ -29,16 +34,38 @@ SCOPE = "https://www.googleapis.com/auth/androidpublisher"
 ISSUERS = ["accounts.google.com", "https://accounts.google.com"]
 
 
-def publisher(case):
+def client(case):
     creds = service_account.Credentials.from_service_account_info(case["key"], scopes=[SCOPE])
-    api = build(
+    return build(
         "androidpublisher",
         "v3",
         credentials=creds,
         client_options={"api_endpoint": case["endpoint"]},
         cache_discovery=False,
     )
-    products = api.purchases().products()
+
+
+def voided(case):
+    voided = client(case).purchases().voidedpurchases()
+    orders, pages, token = [], 0, None
+    try:
+        while True:
+            args = {"packageName": case["package"], "startTime": case["start"],
+                    "maxResults": case["page"]}
+            if token:
+                args["token"] = token
+            page = voided.list(**args).execute()
+            pages += 1
+            orders += [v["orderId"] for v in page.get("voidedPurchases", [])]
+            token = page.get("tokenPagination", {}).get("nextPageToken")
+            if not token:
+                return {"ok": True, "orders": orders, "pages": pages}
+    except HttpError as e:
+        return {"ok": False, "status": e.status_code}
+
+
+def publisher(case):
+    products = client(case).purchases().products()
     args = {"packageName": case["package"], "productId": case["product"], "token": case["token"]}
     try:
         out = {"ok": True, "purchase": products.get(**args).execute()}
@@ -67,5 +94,5 @@ def push(case):
 
 for line in sys.stdin:
     case = json.loads(line)
-    out = publisher(case) if case["kind"] == "publisher" else push(case)
+    out = {"publisher": publisher, "voided": voided, "push": push}[case["kind"]](case)
     print(json.dumps(out), flush=True)

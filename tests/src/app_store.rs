@@ -46,6 +46,7 @@ impl Default for Chain {
 }
 
 /// A stand-in App Store with its own root.
+#[derive(Clone)]
 pub struct AppStoreStandIn {
     pub root_der: Vec<u8>,
     intermediate_der: Vec<u8>,

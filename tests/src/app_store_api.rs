@@ -1,5 +1,8 @@
 //! A stand-in App Store Server API for Send Consumption Information
-//! (`PUT /inApps/v2/transactions/consumption/{transactionId}`): it believes a request only with
+//! (`PUT /inApps/v2/transactions/consumption/{transactionId}`) and Get Transaction Info
+//! (`GET /inApps/v1/transactions/{transactionId}`: `{"signedTransactionInfo": …}` signed now by
+//! the stand-in App Store it was given, with a refund's `revocationDate` once a test revokes it;
+//! `404` with Apple's `errorCode` 4040010 for one it does not know): it believes a request only with
 //! Apple's authentication (an ES256 JWT signed by the In-App Purchase key it was made with, `kid`
 //! that key's id, `aud` `appstoreconnect-v1`, `iss` the issuer, `bid` the app, not expired, at
 //! most an hour long) and a body Apple takes (`customerConsented` true, `deliveryStatus` and
@@ -14,7 +17,7 @@ use axum::body::Bytes;
 use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
-use axum::routing::put;
+use axum::routing::{get, put};
 use jsonwebtoken::{Algorithm, DecodingKey, Validation};
 use serde_json::{Value, json};
 
@@ -32,6 +35,10 @@ pub struct Taken {
 #[derive(Default)]
 struct Inner {
     taken: Vec<Taken>,
+    /// Transactions Apple knows, by id (their payloads), and the store that signs them.
+    transactions: std::collections::HashMap<String, Value>,
+    signer: Option<crate::app_store::AppStoreStandIn>,
+    lookups: u32,
     refused: u32,
     unavailable_left: u32,
 }
@@ -63,6 +70,7 @@ impl AppStoreApiStandIn {
                 "/inApps/v2/transactions/consumption/{id}",
                 put(send_consumption),
             )
+            .route("/inApps/v1/transactions/{id}", get(transaction_info))
             .with_state(s.clone());
         tokio::spawn(async move { axum::serve(listener, app).await });
         s
@@ -76,6 +84,30 @@ impl AppStoreApiStandIn {
     /// The `.p8` PEM, for Apple's library.
     pub fn private_pem(&self) -> &str {
         &self.private_pem
+    }
+
+    /// Apple knows the transaction `payload` (signed by `store` when asked for).
+    pub fn knows(&self, store: &crate::app_store::AppStoreStandIn, payload: &Value) {
+        let mut inner = self.lock();
+        inner.signer = Some(store.clone());
+        let id = payload["transactionId"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned();
+        inner.transactions.insert(id, payload.clone());
+    }
+
+    /// Apple refunds the known transaction `id` now.
+    pub fn revoke(&self, id: &str) {
+        if let Some(t) = self.lock().transactions.get_mut(id) {
+            t["revocationDate"] = json!(crate::app_store::now_ms());
+            t["revocationReason"] = json!(0);
+        }
+    }
+
+    /// Get Transaction Info requests served.
+    pub fn lookups(&self) -> u32 {
+        self.lock().lookups
     }
 
     /// The next `n` requests are answered `503`.
@@ -180,4 +212,29 @@ async fn send_consumption(
         user_agent,
     });
     StatusCode::ACCEPTED.into_response()
+}
+
+async fn transaction_info(
+    State(s): State<AppStoreApiStandIn>,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+) -> Response {
+    if !s.authenticated(&headers) {
+        s.lock().refused += 1;
+        return StatusCode::UNAUTHORIZED.into_response();
+    }
+    let mut inner = s.lock();
+    if inner.unavailable_left > 0 {
+        inner.unavailable_left -= 1;
+        return StatusCode::SERVICE_UNAVAILABLE.into_response();
+    }
+    inner.lookups += 1;
+    let (Some(signer), Some(payload)) = (&inner.signer, inner.transactions.get(&id)) else {
+        let error = json!({ "errorCode": 4_040_010, "errorMessage": "Transaction id not found." });
+        return (StatusCode::NOT_FOUND, axum::Json(error)).into_response();
+    };
+    let mut payload = payload.clone();
+    payload["signedDate"] = json!(crate::app_store::now_ms());
+    let signed = signer.sign(&payload);
+    axum::Json(json!({ "signedTransactionInfo": signed })).into_response()
 }

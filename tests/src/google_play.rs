@@ -1,7 +1,8 @@
 //! A stand-in Google on 127.0.0.1, one server: the OAuth2 token endpoint (`POST /token`, a
 //! JWT-bearer grant checked against the test service account's public key, the Publisher
 //! scope and Google's token endpoint as audience), the Android Publisher API's one-time products
-//! (`GET …/purchases/products/{productId}/tokens/{token}` and `POST …:consume`, paths and
+//! (`GET …/purchases/products/{productId}/tokens/{token}` and `POST …:consume`) and voided
+//! purchases (`GET …/purchases/voidedpurchases`, paged by token), paths and
 //! bodies exactly as Google's discovery document says, which `google-api-python-client`
 //! proves by calling them), and Google's certs (`GET /oauth2/v3/certs`, a JWKS). It signs
 //! Pub/Sub push OIDC tokens with the key of those certs, as Google does, and forges bad ones
@@ -15,7 +16,7 @@ use atelier_shared::adapters::payments::google::{
 };
 use axum::Router;
 use axum::body::Bytes;
-use axum::extract::{Path, State};
+use axum::extract::{Path, Query, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
@@ -48,6 +49,11 @@ pub struct Purchase {
     pub consumption_state: i32,
     pub quantity: i64,
     pub account: Option<String>,
+    /// When it was bought (milliseconds since the epoch).
+    pub purchase_time_ms: i64,
+    /// When Google voided it (refund, chargeback): it shows in the voided purchases list.
+    /// `purchaseState` is left as it was, the case where only that list tells.
+    pub voided_time_ms: Option<i64>,
 }
 
 impl Purchase {
@@ -65,6 +71,8 @@ impl Purchase {
             consumption_state: 0,
             quantity: 1,
             account: None,
+            purchase_time_ms: crate::app_store::now_ms(),
+            voided_time_ms: None,
         }
     }
 }
@@ -75,6 +83,8 @@ struct Inner {
     purchases: HashMap<String, Purchase>,
     token_calls: u32,
     get_calls: u32,
+    /// `purchases.voidedpurchases.list` pages served.
+    voided_calls: u32,
     /// Consumes that changed a purchase (a second one is refused, as by Google).
     consumed: u32,
     /// Calls refused for their bearer.
@@ -100,7 +110,9 @@ impl GoogleStandIn {
             inner: Arc::default(),
         };
         let purchase_path = "/androidpublisher/v3/applications/{package}/purchases/products/{product}/tokens/{token}";
+        let voided_path = "/androidpublisher/v3/applications/{package}/purchases/voidedpurchases";
         let app = Router::new()
+            .route(voided_path, get(voided_list))
             .route("/token", post(token))
             .route("/oauth2/v3/certs", get(|| async { CERTS }))
             .route(purchase_path, get(get_purchase).post(consume))
@@ -159,6 +171,18 @@ impl GoogleStandIn {
     /// The purchase behind `token`, as Google Play holds it now.
     pub fn purchase(&self, token: &str) -> Option<Purchase> {
         self.lock().purchases.get(token).cloned()
+    }
+
+    /// Google voids the purchase behind `token` now (a refund): it joins the voided list.
+    pub fn void(&self, token: &str) {
+        if let Some(p) = self.lock().purchases.get_mut(token) {
+            p.voided_time_ms = Some(crate::app_store::now_ms());
+        }
+    }
+
+    /// Voided purchases list pages served.
+    pub fn voided_calls(&self) -> u32 {
+        self.lock().voided_calls
     }
 
     /// Consumes that changed a purchase.
@@ -260,7 +284,7 @@ async fn get_purchase(
     };
     let mut body = json!({
         "kind": "androidpublisher#productPurchase",
-        "purchaseTimeMillis": "1764670000000",
+        "purchaseTimeMillis": p.purchase_time_ms.to_string(),
         "purchaseState": p.purchase_state,
         "consumptionState": p.consumption_state,
         "developerPayload": "",
@@ -273,6 +297,59 @@ async fn get_purchase(
     });
     if let Some(account) = &p.account {
         body["obfuscatedExternalAccountId"] = json!(account);
+    }
+    axum::Json(body).into_response()
+}
+
+/// `purchases.voidedpurchases.list` as Google answers it: the one-time products (`type` 0)
+/// voided from `startTime` (at most 30 days back, else 400) to `endTime` (default now), oldest
+/// first, `maxResults` a page (default and most 1000), the next page's `token` in
+/// `tokenPagination.nextPageToken`; no `voidedPurchases` at all when none.
+async fn voided_list(
+    State(s): State<GoogleStandIn>,
+    Path(package): Path<String>,
+    Query(q): Query<HashMap<String, String>>,
+    headers: HeaderMap,
+) -> Response {
+    if let Some(refused) = s.refuse(&headers) {
+        return refused;
+    }
+    let now = crate::app_store::now_ms();
+    let num = |k: &str| q.get(k).and_then(|v| v.parse::<i64>().ok());
+    let start = num("startTime").unwrap_or(now - 30 * 86_400_000);
+    let per_page = num("maxResults").unwrap_or(1000).clamp(1, 1000) as usize;
+    if package != PACKAGE || start < now - 30 * 86_400_000 || num("type").unwrap_or(0) != 0 {
+        return google_error(StatusCode::BAD_REQUEST, "INVALID_ARGUMENT");
+    }
+    let mut inner = s.lock();
+    inner.voided_calls += 1;
+    let end = num("endTime").unwrap_or(now);
+    let mut voided: Vec<(i64, &String, &Purchase)> = inner
+        .purchases
+        .iter()
+        .filter_map(|(t, p)| p.voided_time_ms.map(|v| (v, t, p)))
+        .filter(|(v, _, _)| (start..=end).contains(v))
+        .collect();
+    voided.sort_by_key(|(v, t, _)| (*v, (*t).clone()));
+    let from: usize = q.get("token").and_then(|t| t.parse().ok()).unwrap_or(0);
+    let page: Vec<Value> = voided
+        .iter()
+        .skip(from)
+        .take(per_page)
+        .map(|(v, token, p)| {
+            json!({ "kind": "androidpublisher#voidedPurchase", "purchaseToken": token,
+                "purchaseTimeMillis": p.purchase_time_ms.to_string(),
+                "voidedTimeMillis": v.to_string(), "orderId": p.order_id,
+                "voidedSource": 0, "voidedReason": 1, "refundType": 1 })
+        })
+        .collect();
+    let mut body = json!({ "pageInfo": { "totalResults": voided.len(),
+        "resultPerPage": per_page, "startIndex": from } });
+    if !page.is_empty() {
+        body["voidedPurchases"] = json!(page);
+    }
+    if from + per_page < voided.len() {
+        body["tokenPagination"] = json!({ "nextPageToken": (from + per_page).to_string() });
     }
     axum::Json(body).into_response()
 }

@@ -19,18 +19,6 @@ use futures::future::join_all;
 use http::StatusCode;
 use serde_json::{Value, json};
 
-/// Delivers a notification until it is taken, as Apple retries one refused.
-async fn notify_until_taken(h: &Harness, signed: &str) -> Reply {
-    for _ in 0..100 {
-        let res = notify(h, signed).await;
-        if res.status != StatusCode::CONFLICT {
-            return res;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-    }
-    panic!("the notification was never taken");
-}
-
 fn rows_of(rows: &[LedgerItem], kind: LedgerKind) -> Vec<&LedgerItem> {
     rows.iter().filter(|r| r.kind == kind).collect()
 }
@@ -153,7 +141,8 @@ async fn apples_library_accepts_the_stand_ins_data_and_refuses_what_our_verifier
 }
 
 #[tokio::test]
-async fn a_transaction_submitted_twenty_times_with_its_refund_grants_once_and_takes_back_once() {
+async fn a_transaction_submitted_twenty_times_with_its_refund_keeps_no_credits_whichever_lands_first()
+ {
     let store = AppStoreStandIn::new();
     let h = app_store::harness(&store).await;
     let user = h.user();
@@ -164,34 +153,165 @@ async fn a_transaction_submitted_twenty_times_with_its_refund_grants_once_and_ta
     let refund = store.notification("REFUND", &signed);
 
     let submissions = join_all((0..20).map(|_| submit(&h, &user, &signed)));
-    let (replies, refunded) = tokio::join!(submissions, notify_until_taken(&h, &refund));
+    let (replies, refunded) = tokio::join!(submissions, notify(&h, &refund));
 
+    // Whichever lands first: a grant the refund reverses, or a tombstone no grant passes.
     let granted = replies
         .iter()
         .filter(|r| r.status == StatusCode::CREATED)
         .count();
-    assert_eq!(granted, 1, "{replies:?}");
+    let reversed_first = refunded.body["outcome"] == "reversed_first";
+    assert_eq!(refunded.status, StatusCode::OK, "{refunded:?}");
+    assert_eq!(
+        granted,
+        usize::from(!reversed_first),
+        "{replies:?} {refunded:?}"
+    );
     assert!(
         replies
             .iter()
-            .all(|r| matches!(r.status, StatusCode::CREATED | StatusCode::OK)),
+            .all(|r| matches!(r.status, StatusCode::CREATED | StatusCode::OK)
+                || r.code() == "TRANSACTION_REVOKED"),
         "{replies:?}"
     );
-    assert_eq!(refunded.status, StatusCode::OK, "{refunded:?}");
-    assert_eq!(refunded.body["outcome"], "reversed");
     assert_eq!(
         notify(&h, &refund).await.body["outcome"],
         "already_reversed"
     );
     let rows = h.ledger(&user).await;
     let purchases = rows_of(&rows, LedgerKind::Purchase);
-    assert_eq!(purchases.len(), 1);
-    assert_eq!(purchases[0].reference, format!("purchase:apple:{id}"));
-    assert_eq!(purchases[0].amount.get(), 50);
     let reversals = rows_of(&rows, LedgerKind::PurchaseReversal);
-    assert_eq!(reversals.len(), 1);
-    assert_eq!(reversals[0].amount.get(), -50);
+    if reversed_first {
+        assert!(purchases.is_empty() && reversals.is_empty(), "{rows:?}");
+    } else {
+        assert_eq!(purchases.len(), 1);
+        assert_eq!(purchases[0].reference, format!("purchase:apple:{id}"));
+        assert_eq!(purchases[0].amount.get(), 50);
+        assert_eq!(reversals.len(), 1);
+        assert_eq!(reversals[0].amount.get(), -50);
+    }
     assert_eq!(h.balance(&user).await, before);
+    h.assert_audit_clean().await;
+}
+
+#[tokio::test]
+async fn a_refund_ahead_of_its_transaction_is_kept_and_the_transaction_posted_after_apple_gave_up_grants_nothing()
+ {
+    let store = AppStoreStandIn::new();
+    let h = app_store::harness(&store).await;
+    let user = h.user();
+    let before = h.balance(&user).await;
+    let rows_before = h.ledger(&user).await;
+    let id = app_store::transaction_id();
+    let token = app_account_token(&user);
+    // The JWS the app kept back: no revocationDate in it.
+    let signed = store.transaction(&transaction_payload(&id, STARTER, Some(&token)));
+    let mut refunded = transaction_payload(&id, STARTER, Some(&token));
+    refunded["revocationDate"] = json!(app_store::now_ms());
+    let refund = store.notification("REFUND", &store.transaction(&refunded));
+
+    let early = notify(&h, &refund).await;
+    let replayed = notify(&h, &refund).await;
+    let late = submit(&h, &user, &signed).await;
+    let again = submit(&h, &user, &signed).await;
+
+    assert_eq!(early.status, StatusCode::OK, "{early:?}");
+    assert_eq!(early.body["outcome"], "reversed_first");
+    assert_eq!(replayed.body["outcome"], "already_reversed", "{replayed:?}");
+    late.assert_problem(
+        StatusCode::UNPROCESSABLE_ENTITY,
+        "TRANSACTION_REVOKED",
+        "late",
+    );
+    again.assert_problem(
+        StatusCode::UNPROCESSABLE_ENTITY,
+        "TRANSACTION_REVOKED",
+        "again",
+    );
+    assert_eq!(h.balance(&user).await, before);
+    assert_eq!(h.ledger(&user).await, rows_before);
+    let tombstone = h.app.store.get_tombstone(&format!("apple:{id}")).await;
+    let tombstone = tombstone
+        .unwrap_or_else(|e| panic!("{e}"))
+        .unwrap_or_else(|| panic!("the refund is kept"));
+    assert!(
+        tombstone.reason.starts_with("app_store_refund:"),
+        "{tombstone:?}"
+    );
+    assert!(tombstone.evidence.contains(&id), "{tombstone:?}");
+    h.assert_audit_clean().await;
+}
+
+/// A transaction payload signed `hours` ago (bought a second before).
+fn signed_hours_ago(id: &str, token: Option<&str>, hours: i64) -> Value {
+    let mut t = transaction_payload(id, STARTER, token);
+    let at = app_store::now_ms() - hours * 3_600_000;
+    t["signedDate"] = json!(at);
+    t["purchaseDate"] = json!(at - 1000);
+    t["originalPurchaseDate"] = json!(at - 1000);
+    t
+}
+
+#[tokio::test]
+async fn a_transaction_signed_over_72_hours_ago_is_refused_as_stale_without_the_server_api() {
+    let store = AppStoreStandIn::new();
+    let h = app_store::harness(&store).await;
+    let user = h.user();
+    let before = h.balance(&user).await;
+    let id = app_store::transaction_id();
+    let token = app_account_token(&user);
+    let kept = store.transaction(&signed_hours_ago(&id, Some(&token), 73));
+    let recent = store.transaction(&signed_hours_ago(&app_store::transaction_id(), None, 71));
+    // What StoreKit gives after AppStore.sync(): the same transaction, signed now.
+    let restored = store.transaction(&transaction_payload(&id, STARTER, Some(&token)));
+
+    let stale = submit(&h, &user, &kept).await;
+    let balance_after_stale = h.balance(&user).await;
+    let within = submit(&h, &user, &recent).await;
+    let retried = submit(&h, &user, &restored).await;
+
+    stale.assert_problem(
+        StatusCode::UNPROCESSABLE_ENTITY,
+        "TRANSACTION_STALE",
+        "73 h",
+    );
+    assert_eq!(balance_after_stale, before);
+    assert_eq!(within.status, StatusCode::CREATED, "{within:?}");
+    assert_eq!(retried.status, StatusCode::CREATED, "{retried:?}");
+    assert_eq!(h.balance(&user).await, before + 100);
+    h.assert_audit_clean().await;
+}
+
+#[tokio::test]
+async fn with_the_server_api_an_old_transaction_is_asked_of_apple_and_granted_only_if_not_refunded()
+{
+    let store = AppStoreStandIn::new();
+    let api = AppStoreApiStandIn::start(app_store::BUNDLE_ID).await;
+    let h = app_store::harness_answering(&store, &api).await;
+    let user = h.user();
+    let before = h.balance(&user).await;
+    let token = app_account_token(&user);
+    let (refunded_id, kept_id) = (app_store::transaction_id(), app_store::transaction_id());
+    let refunded = signed_hours_ago(&refunded_id, Some(&token), 100);
+    let kept = signed_hours_ago(&kept_id, Some(&token), 100);
+    api.knows(&store, &refunded);
+    api.knows(&store, &kept);
+    api.revoke(&refunded_id);
+    let unknown = signed_hours_ago(&app_store::transaction_id(), Some(&token), 100);
+
+    let refused = submit(&h, &user, &store.transaction(&refunded)).await;
+    let granted = submit(&h, &user, &store.transaction(&kept)).await;
+    let not_apples = submit(&h, &user, &store.transaction(&unknown)).await;
+
+    refused.assert_problem(
+        StatusCode::UNPROCESSABLE_ENTITY,
+        "TRANSACTION_REVOKED",
+        "refunded",
+    );
+    assert_eq!(granted.status, StatusCode::CREATED, "{granted:?}");
+    not_apples.assert_problem(StatusCode::BAD_REQUEST, "APP_STORE_DATA_INVALID", "unknown");
+    assert_eq!(api.lookups(), 3);
+    assert_eq!(h.balance(&user).await, before + 50);
     h.assert_audit_clean().await;
 }
 

@@ -25,7 +25,7 @@
 //! Purchases run among the jobs (`purchase_with_faults`): checkouts retried with their key,
 //! the payment event delivered up to five times at once, refunds and disputes delivered
 //! before and with it or 1-12 batches later (after spending, which holds the account),
-//! disputes won or lost. Signup races run among them too (`signup_race_with_faults`): two or
+//! disputes won or lost (a reversal recorded ahead of its payment leaves it never granted). Signup races run among them too (`signup_race_with_faults`): two or
 //! three new subs with one address (written differently), each signing in several times at
 //! once, some first unverified, sometimes the first deleting its account meanwhile (Cognito's
 //! `DeleteUser` and a new sign-up): each address gets exactly one signup grant. Webhooks
@@ -35,10 +35,11 @@
 //! finished job's one event reaches each healthy receiver, a duplicate only under the same
 //! `webhook-id` with the same body. iPhone purchases run among the jobs (`chaos/app_store.rs`):
 //! each signed transaction submitted several times at once and again later, its `REFUND`
-//! delivered before it is recorded, with it or after it, twice; Android purchases likewise
+//! delivered before it is recorded, before it with Apple giving up before the app posts it
+//! (no credits may be kept), with it or after it, twice; Android purchases likewise
 //! (`chaos/google_play.rs`): each purchase token posted several times at once while Google
-//! answers some calls 503, its voided-purchase notification pushed by Pub/Sub before, with or
-//! after it, twice. Pushes run in the webhook
+//! answers some calls 503, its voided-purchase notification pushed by Pub/Sub before (also
+//! with Pub/Sub giving up before the app posts), with or after it, twice. Pushes run in the webhook
 //! phase (`chaos/push.rs`): dead tokens, a push service answering 500 and timing out.
 
 use std::collections::BTreeMap;
@@ -422,6 +423,9 @@ async fn money_invariants_hold_under_faults() {
             }
             tally.add("purchases");
             tally.add(p.plan.reversal.tally());
+            if p.recorded_first {
+                tally.add("purchase_reversal_recorded_before_payment");
+            }
             if p.plan.reversal_first {
                 tally.add("purchase_reversal_delivered_first");
             }
@@ -1364,6 +1368,8 @@ struct Purchase {
     later: Vec<Event>,
     deliveries: u64,
     redeliveries: u64,
+    /// Its first reversal event was recorded ahead of it (`reversed_first`): never granted.
+    recorded_first: bool,
 }
 
 impl Purchase {
@@ -1373,8 +1379,8 @@ impl Purchase {
 }
 
 /// Delivers `event` until the API takes it, as Stripe retries a refused delivery (a 5xx from
-/// a wire fault, or `409 PAYMENT_NOT_RECORDED` for an event ahead of its payment); the last
-/// reply and how many deliveries it took.
+/// a wire fault, or `409 PAYMENT_NOT_RECORDED` for a won dispute ahead of its reversal); the
+/// last reply and how many deliveries it took.
 async fn deliver_as_stripe(h: &Harness, event: &Event) -> (Reply, u64) {
     let mut sent = 1;
     let mut last = h.deliver(event).await;
@@ -1429,9 +1435,11 @@ async fn purchase_with_faults(
         }
     };
     let mut deliveries = 0;
+    let mut recorded_first = false;
     if plan.reversal_first {
         for e in &later {
-            let _ = h.deliver(e).await;
+            let r = h.deliver(e).await;
+            recorded_first |= r.body["outcome"] == "reversed_first";
             deliveries += 1;
         }
     }
@@ -1457,12 +1465,14 @@ async fn purchase_with_faults(
         later,
         deliveries,
         redeliveries: deliveries.saturating_sub(events),
+        recorded_first,
     })
 }
 
 /// Each payment at rest: one `purchase:` row for its session; one reversal when refunded or
 /// disputed, taking what the balance had and recording the rest as shortfall; one restore
-/// when the dispute was won; a shortfall not given back leaves the account on hold.
+/// when the dispute was won; a shortfall not given back leaves the account on hold. A payment
+/// whose reversal was recorded ahead of it has no row at all (never granted, nothing kept).
 async fn purchase_checks(
     h: &Harness,
     purchases: &[Purchase],
@@ -1470,6 +1480,7 @@ async fn purchase_checks(
     violations: &mut Vec<String>,
 ) {
     let mut held = BTreeMap::new();
+    let mut never_granted = 0;
     for p in purchases {
         let rows = ledgers.get(&p.plan.user).map(Vec::as_slice).unwrap_or(&[]);
         let find = |reference: String, kind: LedgerKind| -> Vec<_> {
@@ -1487,6 +1498,16 @@ async fn purchase_checks(
             LedgerKind::ReversalRestored,
         );
         let id = &p.payment;
+        if bought.is_empty() && p.plan.reversal != Reversal::Kept {
+            if !reversed.is_empty() || !restored.is_empty() {
+                violations.push(format!("{id}: never granted but {reversed:?} {restored:?}"));
+            }
+            never_granted += 1;
+            continue;
+        }
+        if p.recorded_first {
+            violations.push(format!("{id}: its reversal came first but it was granted"));
+        }
         if bought.len() != 1 || bought[0].amount.get() != 50 {
             violations.push(format!("{id}: purchase rows {bought:?}"));
             continue;
@@ -1524,7 +1545,7 @@ async fn purchase_checks(
         }
     }
     println!(
-        "chaos: {} purchases, {} accounts left on hold by a shortfall",
+        "chaos: {} purchases ({never_granted} reversed ahead of their payment, never granted), {} accounts left on hold by a shortfall",
         purchases.len(),
         held.len()
     );

@@ -134,6 +134,43 @@ async fn googles_publisher_client_reads_and_consumes_the_stand_ins_purchases_as_
 }
 
 #[tokio::test]
+async fn googles_publisher_client_pages_through_the_stand_ins_voided_purchases_as_ours_finds_them()
+{
+    let google = GoogleStandIn::start().await;
+    let purchases: Vec<Purchase> = (0..3).map(|_| Purchase::new(STARTER)).collect();
+    let orders: Vec<String> = purchases.iter().map(|p| p.order_id.clone()).collect();
+    let tokens: Vec<String> = purchases.into_iter().map(|p| google.buy(p)).collect();
+    google.void(&tokens[0]);
+    google.void(&tokens[2]);
+    let now = atelier_tests::app_store::now_ms();
+    let start = now - 86_400_000;
+    let case = json!({ "kind": "voided", "key": google.key_json(),
+        "endpoint": format!("{}/", google.url), "package": google_play::PACKAGE,
+        "start": start, "page": 1 });
+    let client = google.client();
+
+    let said = official(&[case]).await;
+    let ours: Vec<_> = join_all(orders.iter().map(|o| client.voided_order(o, start, now))).await;
+
+    assert_eq!(said[0]["ok"], true, "{said:?}");
+    assert_eq!(said[0]["pages"], 2, "one voided purchase a page: {said:?}");
+    let mut listed: Vec<&str> = said[0]["orders"]
+        .as_array()
+        .map(|a| a.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    listed.sort_unstable();
+    let mut voided = vec![orders[0].as_str(), orders[2].as_str()];
+    voided.sort_unstable();
+    assert_eq!(listed, voided);
+    let found: Vec<bool> = ours
+        .into_iter()
+        .map(|r| r.unwrap_or_else(|e| panic!("{e:?}")).is_some())
+        .collect();
+    assert_eq!(found, [true, false, true]);
+    assert_eq!(google.unauthorized(), 0);
+}
+
+#[tokio::test]
 async fn google_auth_and_our_verifier_accept_pubsubs_token_and_refuse_the_same_bad_ones() {
     let google = GoogleStandIn::start().await;
     let client = google.client();
@@ -228,6 +265,7 @@ async fn a_voided_purchase_is_taken_back_once_never_below_zero_and_holds_the_acc
     let left = h.balance(&user).await;
     assert!(left < 50, "the edits spent some of the pack: {left}");
     let oidc = PushToken::default().sign();
+    google.void(&token);
 
     let first = push(&h, Some(&oidc), &voided(&order, &token)).await;
     let second = push(&h, Some(&oidc), &voided(&order, &token)).await;
@@ -245,7 +283,118 @@ async fn a_voided_purchase_is_taken_back_once_never_below_zero_and_holds_the_acc
 }
 
 #[tokio::test]
-async fn a_voided_order_not_granted_yet_is_refused_as_retryable_and_other_notifications_ignored() {
+async fn a_void_ahead_of_its_purchase_is_kept_and_the_purchase_posted_after_pubsub_gave_up_grants_nothing()
+ {
+    let google = GoogleStandIn::start().await;
+    let h = setup(&google).await;
+    let user = h.user();
+    let before = h.balance(&user).await;
+    let rows_before = h.ledger(&user).await;
+    let mut purchase = Purchase::new(STARTER);
+    purchase.account = Some(app_account_token(&user));
+    let order = purchase.order_id.clone();
+    let token = google.buy(purchase);
+    google.void(&token);
+    let oidc = PushToken::default().sign();
+
+    // The app's post is held back; the void reaches us first, is taken, and Pub/Sub stops.
+    let early = push(&h, Some(&oidc), &voided(&order, &token)).await;
+    let replayed = push(&h, Some(&oidc), &voided(&order, &token)).await;
+    let late = submit(&h, &user, STARTER, &token).await;
+    let again = submit(&h, &user, STARTER, &token).await;
+
+    assert_eq!(early.status, StatusCode::OK, "{early:?}");
+    assert_eq!(early.body["outcome"], "reversed_first");
+    assert_eq!(replayed.body["outcome"], "already_reversed", "{replayed:?}");
+    late.assert_problem(
+        StatusCode::UNPROCESSABLE_ENTITY,
+        "TRANSACTION_REVOKED",
+        "late",
+    );
+    again.assert_problem(
+        StatusCode::UNPROCESSABLE_ENTITY,
+        "TRANSACTION_REVOKED",
+        "again",
+    );
+    assert_eq!(h.balance(&user).await, before);
+    assert_eq!(h.ledger(&user).await, rows_before);
+    assert_eq!(google.consumed(), 0);
+    let tombstone = h.app.store.get_tombstone(&format!("google:{order}")).await;
+    let tombstone = tombstone.unwrap_or_else(|e| panic!("{e}"));
+    assert!(
+        tombstone.is_some_and(|t| t.evidence.contains(&order)),
+        "the void is kept with Google's word on it"
+    );
+    h.assert_audit_clean().await;
+}
+
+#[tokio::test]
+async fn a_signed_push_claiming_a_void_google_does_not_report_reverses_nothing() {
+    let google = GoogleStandIn::start().await;
+    let h = setup(&google).await;
+    let user = h.user();
+    let (order, token) = bought(&h, &google, &user).await;
+    let balance = h.balance(&user).await;
+    let rows = h.ledger(&user).await;
+    let oidc = PushToken::default().sign();
+    let unknown = "GPA.9999-0000-0000-00001";
+
+    let claimed = push(&h, Some(&oidc), &voided(&order, &token)).await;
+    let never_bought = push(&h, Some(&oidc), &voided(unknown, "t")).await;
+
+    assert_eq!(claimed.status, StatusCode::OK, "{claimed:?}");
+    assert_eq!(claimed.body["outcome"], "ignored");
+    assert_eq!(never_bought.body["outcome"], "ignored", "{never_bought:?}");
+    assert!(google.voided_calls() >= 2, "Google was asked each time");
+    assert_eq!(h.balance(&user).await, balance);
+    assert_eq!(h.ledger(&user).await, rows);
+    let tombstone = h
+        .app
+        .store
+        .get_tombstone(&format!("google:{unknown}"))
+        .await;
+    assert!(tombstone.unwrap_or_else(|e| panic!("{e}")).is_none());
+    h.assert_audit_clean().await;
+}
+
+#[tokio::test]
+async fn a_purchase_older_than_the_bound_is_granted_only_if_googles_voided_list_does_not_name_it() {
+    let google = GoogleStandIn::start().await;
+    let h = setup(&google).await;
+    let user = h.user();
+    let before = h.balance(&user).await;
+    let hours = |h: i64| atelier_tests::app_store::now_ms() - h * 3_600_000;
+    let old = |at: i64| {
+        let mut p = Purchase::new(STARTER);
+        p.purchase_time_ms = at;
+        p
+    };
+    let refunded = google.buy(old(hours(73)));
+    google.void(&refunded);
+    let kept = google.buy(old(hours(73)));
+    let ancient = google.buy(old(hours(31 * 24)));
+
+    let refused = submit(&h, &user, STARTER, &refunded).await;
+    let granted = submit(&h, &user, STARTER, &kept).await;
+    let stale = submit(&h, &user, STARTER, &ancient).await;
+
+    refused.assert_problem(
+        StatusCode::UNPROCESSABLE_ENTITY,
+        "TRANSACTION_REVOKED",
+        "voided",
+    );
+    assert_eq!(granted.status, StatusCode::CREATED, "{granted:?}");
+    stale.assert_problem(
+        StatusCode::UNPROCESSABLE_ENTITY,
+        "TRANSACTION_STALE",
+        "31 days",
+    );
+    assert_eq!(h.balance(&user).await, before + 50);
+    h.assert_audit_clean().await;
+}
+
+#[tokio::test]
+async fn other_notifications_are_ignored_and_another_apps_refused() {
     let google = GoogleStandIn::start().await;
     let h = setup(&google).await;
     let oidc = PushToken::default().sign();
@@ -254,12 +403,9 @@ async fn a_voided_order_not_granted_yet_is_refused_as_retryable_and_other_notifi
     let mut other_app = voided("GPA.0000-0000-0000-00000", "t");
     other_app["packageName"] = json!("com.example.other");
 
-    let early = push(&h, Some(&oidc), &voided("GPA.9999-0000-0000-00001", "t")).await;
     let ignored = push(&h, Some(&oidc), &test).await;
     let foreign = push(&h, Some(&oidc), &other_app).await;
 
-    assert_eq!(early.status, StatusCode::CONFLICT, "{early:?}");
-    assert_eq!(early.code(), "PAYMENT_NOT_RECORDED");
     assert_eq!(ignored.status, StatusCode::OK, "{ignored:?}");
     assert_eq!(ignored.body["outcome"], "ignored");
     assert_eq!(foreign.status, StatusCode::BAD_REQUEST, "{foreign:?}");

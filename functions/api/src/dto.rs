@@ -806,8 +806,10 @@ impl From<atelier_shared::services::payments::Checkout> for CheckoutView {
 #[derive(Debug, Serialize, ToSchema)]
 pub struct WebhookReceipt {
     /// `granted`, `already_granted`, `reversed`, `already_reversed`, `restored`,
-    /// `already_restored`, `ignored` or `consumption_sent` (an App Store `CONSUMPTION_REQUEST`
-    /// answered).
+    /// `already_restored`, `ignored`, `consumption_sent` (an App Store `CONSUMPTION_REQUEST`
+    /// answered), `reversed_first` (a reversal of a purchase not granted yet, recorded: that
+    /// purchase never grants) or `purchase_reversed_first` (a Stripe purchase whose reversal
+    /// came first: nothing granted).
     pub outcome: &'static str,
     /// Credits added (negative: taken back).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -827,6 +829,8 @@ impl From<atelier_shared::services::payments::WebhookOutcome> for WebhookReceipt
                 ("reversed", Some(-taken.get()), Some(shortfall.get()))
             }
             W::AlreadyReversed => ("already_reversed", None, None),
+            W::ReversedFirst => ("reversed_first", None, None),
+            W::PurchaseReversedFirst => ("purchase_reversed_first", None, None),
             W::Restored { credits } => ("restored", Some(credits.get()), None),
             W::AlreadyRestored => ("already_restored", None, None),
             W::Ignored { .. } => ("ignored", None, None),

@@ -52,6 +52,8 @@ pub enum ProblemCode {
     TransactionOtherAccount,
     /// An App Store transaction that was refunded or revoked.
     TransactionRevoked,
+    /// A store purchase older than the bound that cannot be checked online (rule 13).
+    TransactionStale,
     TryAgain,
     Unauthenticated,
     /// An App Store product that no pack is sold as.
@@ -73,7 +75,7 @@ pub enum ProblemCode {
 }
 
 impl ProblemCode {
-    pub const ALL: [ProblemCode; 43] = [
+    pub const ALL: [ProblemCode; 44] = [
         ProblemCode::AccountClosed,
         ProblemCode::AccountOnHold,
         ProblemCode::AppStoreDataInvalid,
@@ -106,6 +108,7 @@ impl ProblemCode {
         ProblemCode::TooManyInFlight,
         ProblemCode::TransactionOtherAccount,
         ProblemCode::TransactionRevoked,
+        ProblemCode::TransactionStale,
         ProblemCode::TryAgain,
         ProblemCode::Unauthenticated,
         ProblemCode::UnknownProduct,
@@ -153,6 +156,7 @@ impl ProblemCode {
             ProblemCode::TooManyInFlight => "TOO_MANY_IN_FLIGHT",
             ProblemCode::TransactionOtherAccount => "TRANSACTION_OTHER_ACCOUNT",
             ProblemCode::TransactionRevoked => "TRANSACTION_REVOKED",
+            ProblemCode::TransactionStale => "TRANSACTION_STALE",
             ProblemCode::TryAgain => "TRY_AGAIN",
             ProblemCode::Unauthenticated => "UNAUTHENTICATED",
             ProblemCode::UnknownProduct => "UNKNOWN_PRODUCT",

@@ -86,7 +86,7 @@ pub enum Metric {
     /// past; [`NO_SHUTDOWN_DAYS`] when none is announced). Alarmed on at 30 days.
     ModelDaysToShutdown,
     /// A payment provider's webhook delivery was handled (`Outcome`: `granted`, `reversed`,
-    /// `restored`, `duplicate`, `ignored`, `signature_invalid`, `malformed`,
+    /// `reversed_first`, `restored`, `duplicate`, `ignored`, `signature_invalid`, `malformed`,
     /// `not_yet_recorded`, `not_configured`, `failed`); `signature_invalid` is alarmed on.
     PaymentEvents,
     /// A model provider's circuit breaker changed phase (`Provider`, `Transition` = `opened`,
@@ -129,6 +129,9 @@ pub mod payment_outcome {
     pub const SIGNATURE_INVALID: &str = "signature_invalid";
     /// A purchase was refunded or disputed and its credits taken back.
     pub const REVERSED: &str = "reversed";
+    /// A refund or revocation arrived before its purchase: recorded (a tombstone), so the
+    /// purchase grants nothing when it lands.
+    pub const REVERSED_FIRST: &str = "reversed_first";
     /// A transaction an app posted, or a notification, was not Apple's signed data for this
     /// app (forged, expired, another app or store): counted apart from Stripe's
     /// [`SIGNATURE_INVALID`], and alarmed on as [`Metric::VerificationFailures`].

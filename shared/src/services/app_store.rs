@@ -9,7 +9,8 @@
 //!   one already granted to another user is a conflict; a revoked one is never granted.
 //! - `REFUND` and `REVOKE` notifications take the credits back exactly like a Stripe refund
 //!   (once, never below zero, a shortfall puts the account on hold). One that names a
-//!   transaction not granted yet is refused as retryable, as Stripe's are: Apple sends it again.
+//!   transaction not granted yet is recorded as its tombstone and answered `200`: the
+//!   transaction, posted later, grants nothing (rule 13, "A reversal that arrives first").
 
 use sha2::{Digest, Sha256};
 
@@ -35,10 +36,19 @@ pub enum AppStoreError {
     Revoked,
     #[error("the transaction belongs to another account (appAccountToken)")]
     OtherAccount,
+    /// Signed longer ago than the bound, and no App Store Server API to ask: the app posts
+    /// it again as the store gives it now.
+    #[error("transaction {transaction_id} was signed more than {hours} h ago")]
+    Stale { transaction_id: String, hours: i64 },
+    /// Get Transaction Info failed: the app posts it again.
+    #[error("the App Store Server API did not answer for {transaction_id}")]
+    Lookup {
+        transaction_id: String,
+        #[source]
+        source: ApiError,
+    },
     #[error("the transaction was granted to another account")]
     GrantedToAnother,
-    #[error("transaction {transaction_id} is not granted yet")]
-    NotYetRecorded { transaction_id: String },
     /// The App Store Server API could not take the consumption answer now: Apple resends.
     #[error("the consumption answer for {transaction_id} was not taken")]
     ConsumptionUnsent {
@@ -124,9 +134,11 @@ fn error_label(e: &AppStoreError) -> &'static str {
         AppStoreError::NotConfigured => "not_configured",
         AppStoreError::Verify(_) => metrics::payment_outcome::APP_STORE_REFUSED,
         AppStoreError::UnknownProduct { .. } => "unknown_product",
-        AppStoreError::Revoked | AppStoreError::OtherAccount => "refused",
+        AppStoreError::Revoked | AppStoreError::OtherAccount | AppStoreError::Stale { .. } => {
+            "refused"
+        }
+        AppStoreError::Lookup { .. } => "failed",
         AppStoreError::GrantedToAnother => "conflict",
-        AppStoreError::NotYetRecorded { .. } => "not_yet_recorded",
         AppStoreError::ConsumptionUnsent { .. } => "consumption_unsent",
         AppStoreError::Store(_) => "failed",
     }
@@ -140,6 +152,7 @@ async fn apply_purchase(
 ) -> Result<AppStorePurchase, AppStoreError> {
     let tx = settings(app)?.verify_transaction(signed_transaction, now)?;
     check_ids(&tx)?;
+    let tx = fresh(app, tx, now).await?;
     if tx.revocation_date.is_some() {
         return Err(AppStoreError::Revoked);
     }
@@ -162,6 +175,7 @@ async fn apply_purchase(
         StoreGrant::Granted => true,
         StoreGrant::AlreadyYours => false,
         StoreGrant::Another => return Err(AppStoreError::GrantedToAnother),
+        StoreGrant::Reversed => return Err(AppStoreError::Revoked),
     };
     tracing::info!(user_id = %user, transaction_id = %tx.transaction_id, pack = %pack.id, granted, "app_store_purchase");
     Ok(AppStorePurchase {
@@ -170,6 +184,40 @@ async fn apply_purchase(
         credits,
         granted,
     })
+}
+
+/// Apple's word on `tx` no older than the bound (rule 13): a transaction signed longer ago
+/// (kept back while its refund came and went) is asked of the App Store Server API, whose
+/// answer (freshly signed, a refund in it) replaces it; without the API it is refused.
+async fn fresh(app: &App, tx: Transaction, now: i64) -> Result<Transaction, AppStoreError> {
+    let max_age = app.config.payments.store_max_age_secs;
+    if now - tx.signed_date.div_euclid(1000) <= max_age {
+        return Ok(tx);
+    }
+    let id = tx.transaction_id;
+    let Some(api) = app.app_store_api.as_ref() else {
+        return Err(AppStoreError::Stale {
+            transaction_id: id,
+            hours: max_age / 3600,
+        });
+    };
+    let signed = api
+        .transaction_info(&id)
+        .await
+        .map_err(|source| AppStoreError::Lookup {
+            transaction_id: id.clone(),
+            source,
+        })?
+        .ok_or_else(|| VerifyError::Payload(format!("the App Store knows no transaction {id}")))?;
+    let now_tx = settings(app)?.verify_transaction(&signed, now)?;
+    if now_tx.transaction_id != id {
+        return Err(VerifyError::Payload(
+            "Get Transaction Info named another transaction".to_owned(),
+        )
+        .into());
+    }
+    tracing::info!(transaction_id = %id, revoked = now_tx.revocation_date.is_some(), "app_store_transaction_looked_up");
+    Ok(now_tx)
 }
 
 /// The transaction id becomes a key: digits and a few separators, bounded; a sane quantity.
@@ -232,11 +280,13 @@ async fn apply_notification(
         kind,
         notification: n.notification_uuid.clone(),
     };
-    let outcome = payments::reverse_store_purchase(app, &payment_id(&tx), &cause)
-        .await?
-        .ok_or_else(|| AppStoreError::NotYetRecorded {
-            transaction_id: tx.transaction_id.clone(),
-        })?;
+    let evidence = serde_json::json!({
+        "notificationUUID": n.notification_uuid, "notificationType": n.notification_type,
+        "subtype": n.subtype, "transactionId": tx.transaction_id, "productId": tx.product_id,
+        "appAccountToken": tx.app_account_token, "quantity": tx.quantity,
+        "revocationDate": tx.revocation_date, "signedDate": tx.signed_date,
+    });
+    let outcome = payments::reverse_or_tombstone(app, &payment_id(&tx), &cause, &evidence).await?;
     tracing::info!(notification_uuid = %n.notification_uuid, transaction_id = %tx.transaction_id, outcome = ?outcome, "app_store_notification_applied");
     Ok(outcome)
 }

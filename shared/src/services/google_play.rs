@@ -12,8 +12,9 @@
 //!   conflict.
 //! - A Real-time Developer Notification is believed only with Pub/Sub's OIDC token; a voided
 //!   one-time purchase takes the credits back exactly like a Stripe refund (once, never below
-//!   zero, a shortfall puts the account on hold). One that names an order not granted yet is
-//!   refused as retryable: Pub/Sub delivers it again.
+//!   zero, a shortfall puts the account on hold) once Google confirms it voided. One that
+//!   names an order not granted yet is recorded as its tombstone and answered `200`: the
+//!   purchase, posted later, grants nothing (rule 13, "A reversal that arrives first").
 
 use super::App;
 use super::app_store::app_account_token;
@@ -22,10 +23,14 @@ use crate::adapters::metrics;
 use crate::adapters::payments::event::ReversalCause;
 use crate::adapters::payments::google::{
     GooglePlay, NotificationError, ONE_TIME_PRODUCT, ProductPurchase, PublisherError,
-    PushAuthError, PushRequest,
+    PushAuthError, PushRequest, VOIDED_WINDOW_MILLIS,
 };
+use crate::clock;
 use crate::domain::{Credits, UserId};
 use crate::error::Error;
+
+/// How long before a notification's event time a void is looked for in Google's list.
+const CONFIRM_LOOKBACK_MILLIS: i64 = 86_400_000;
 
 /// Why a Google Play purchase or notification was not applied.
 #[derive(Debug, thiserror::Error)]
@@ -42,6 +47,9 @@ pub enum GooglePlayError {
     Pending,
     #[error("the purchase was cancelled")]
     Cancelled,
+    /// Older than Google's voided purchases reach back: whether it was refunded is unknown.
+    #[error("the purchase is too old to confirm it was not refunded")]
+    Stale,
     #[error("the purchase belongs to another account (obfuscatedAccountId)")]
     OtherAccount,
     #[error("the purchase was granted to another account")]
@@ -52,8 +60,6 @@ pub enum GooglePlayError {
     PushAuth(#[from] PushAuthError),
     #[error("the push is not a notification for this app")]
     Notification(#[from] NotificationError),
-    #[error("order {order_id} is not granted yet")]
-    NotYetRecorded { order_id: String },
     #[error(transparent)]
     Store(#[from] Error),
 }
@@ -105,13 +111,13 @@ fn error_label(e: &GooglePlayError) -> &'static str {
         GooglePlayError::NoSuchPurchase(_) | GooglePlayError::Unusable(_) => {
             metrics::payment_outcome::GOOGLE_PLAY_REFUSED
         }
-        GooglePlayError::Pending | GooglePlayError::Cancelled | GooglePlayError::OtherAccount => {
-            "refused"
-        }
+        GooglePlayError::Pending
+        | GooglePlayError::Cancelled
+        | GooglePlayError::Stale
+        | GooglePlayError::OtherAccount => "refused",
         GooglePlayError::GrantedToAnother => "conflict",
         GooglePlayError::PushAuth(_) => metrics::payment_outcome::SIGNATURE_INVALID,
         GooglePlayError::Notification(_) => "malformed",
-        GooglePlayError::NotYetRecorded { .. } => "not_yet_recorded",
         GooglePlayError::Provider(_) | GooglePlayError::Store(_) => "failed",
     }
 }
@@ -172,12 +178,14 @@ async fn apply_purchase(
             product_id: product_id.to_owned(),
         })?;
     let (p, order_id) = checked_purchase(play, user, product_id, token).await?;
+    check_old_purchase(app, play, &p, &order_id).await?;
     let (grant, credits) =
         payments::grant_store_purchase(app, user, &payment_id(&order_id), pack, p.quantity).await?;
     let granted = match grant {
         StoreGrant::Granted => true,
         StoreGrant::AlreadyYours => false,
         StoreGrant::Another => return Err(GooglePlayError::GrantedToAnother),
+        StoreGrant::Reversed => return Err(GooglePlayError::Cancelled),
     };
     tracing::info!(user_id = %user, order_id = %order_id, pack = %pack.id, granted, "google_play_purchase");
     if p.consumption_state != 1 {
@@ -189,6 +197,35 @@ async fn apply_purchase(
         credits,
         granted,
     })
+}
+
+/// A purchase older than the bound (rule 13) is looked for in Google's voided purchases
+/// (`purchaseState` alone may not show a refund); one older than that list reaches back is
+/// refused as stale.
+async fn check_old_purchase(
+    app: &App,
+    play: &GooglePlay,
+    p: &ProductPurchase,
+    order_id: &str,
+) -> Result<(), GooglePlayError> {
+    let now_ms = clock::now().unix_timestamp() * 1000;
+    let bought = p.purchase_time_millis.unwrap_or(0);
+    let age = now_ms - bought;
+    if age <= app.config.payments.store_max_age_secs * 1000 {
+        return Ok(());
+    }
+    if age > VOIDED_WINDOW_MILLIS {
+        return Err(GooglePlayError::Stale);
+    }
+    let voided = play
+        .voided_order(order_id, bought, now_ms)
+        .await
+        .map_err(GooglePlayError::Provider)?;
+    if voided.is_some() {
+        tracing::warn!(order_id, "google_play_old_purchase_voided");
+        return Err(GooglePlayError::Cancelled);
+    }
+    Ok(())
 }
 
 /// Consumes a granted purchase. Refused, it may have been consumed by a concurrent
@@ -262,14 +299,27 @@ async fn apply_notification(
     if !payments::store_id_ok(&voided.order_id) {
         return Err(NotificationError::Data.into());
     }
+    // The push token is not bound to its body: only Google's own list is believed.
+    let now_ms = clock::now().unix_timestamp() * 1000;
+    let since = n.event_time_millis.unwrap_or(now_ms) - CONFIRM_LOOKBACK_MILLIS;
+    let Some(confirmed) = play
+        .voided_order(&voided.order_id, since, now_ms)
+        .await
+        .map_err(GooglePlayError::Provider)?
+    else {
+        tracing::warn!(message_id = %message_id, order_id = %voided.order_id, "google_play_void_unconfirmed");
+        return Ok(WebhookOutcome::Ignored {
+            kind: "google_play".to_owned(),
+            why: "Google does not report this order voided",
+        });
+    };
     let cause = ReversalCause::GooglePlayVoided {
         message_id: message_id.clone(),
     };
-    let outcome = payments::reverse_store_purchase(app, &payment_id(&voided.order_id), &cause)
-        .await?
-        .ok_or_else(|| GooglePlayError::NotYetRecorded {
-            order_id: voided.order_id.clone(),
-        })?;
+    let evidence = serde_json::json!({ "messageId": message_id, "voided": confirmed });
+    let outcome =
+        payments::reverse_or_tombstone(app, &payment_id(&voided.order_id), &cause, &evidence)
+            .await?;
     tracing::info!(message_id = %message_id, order_id = %voided.order_id, outcome = ?outcome, "google_play_notification_applied");
     Ok(outcome)
 }

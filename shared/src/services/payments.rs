@@ -11,8 +11,10 @@
 //!   account is put on hold (new submits refused) until an operator releases it.
 //! - A won dispute gives back what its reversal took (`reversal_restored:<payment>`) and
 //!   lifts the hold that reversal set, unless another reversal's shortfall is still owed.
-//! - An event that names a payment not recorded yet (a refund delivered before its purchase)
-//!   is refused as retryable: Stripe delivers it again later, after the purchase.
+//! - A refund or dispute that names a payment not recorded yet (Stripe does not order its
+//!   events) is recorded as a tombstone of that payment and answered `200`; the purchase,
+//!   when it lands, grants nothing (rule 13, "A reversal that arrives first"). A won dispute
+//!   ahead of its reversal is refused as retryable: Stripe delivers it again later.
 
 use crate::domain::validation::FieldCode;
 use sha2::{Digest, Sha256};
@@ -28,8 +30,12 @@ use crate::clock;
 use crate::domain::validation::FieldErrors;
 use crate::domain::{Credits, EmailStatus, IdempotencyKey, LedgerKind, Operator, Pack, UserId};
 use crate::error::Error;
-use crate::store::payments::{HoldChange, MoveOutcome, PurchaseOutcome, ReleaseOutcome};
-use crate::store::schema::{AccountItem, LedgerItem, PaymentItem, reference};
+use crate::store::payments::{
+    HoldChange, MoveOutcome, PurchaseOutcome, ReleaseOutcome, TombstoneOutcome,
+};
+use crate::store::schema::{
+    AccountItem, LedgerItem, PaymentItem, TombstoneItem, reference, tombstone_id,
+};
 
 /// A checkout request, validated: the pack and where Stripe sends the user back.
 #[derive(Debug, Clone)]
@@ -202,6 +208,11 @@ pub enum WebhookOutcome {
         shortfall: Credits,
     },
     AlreadyReversed,
+    /// A reversal of a payment not recorded yet: its tombstone is written (or was), so the
+    /// purchase grants nothing when it lands.
+    ReversedFirst,
+    /// A purchase whose reversal arrived first: nothing granted.
+    PurchaseReversedFirst,
     Restored {
         credits: Credits,
     },
@@ -250,6 +261,8 @@ fn outcome_label(result: &Result<WebhookOutcome, WebhookError>) -> &'static str 
     match result {
         Ok(WebhookOutcome::Granted { .. }) => "granted",
         Ok(WebhookOutcome::Reversed { .. }) => metrics::payment_outcome::REVERSED,
+        Ok(WebhookOutcome::ReversedFirst) => metrics::payment_outcome::REVERSED_FIRST,
+        Ok(WebhookOutcome::PurchaseReversedFirst) => "refused",
         Ok(WebhookOutcome::Restored { .. }) => "restored",
         Ok(WebhookOutcome::Ignored { .. }) => "ignored",
         Ok(WebhookOutcome::ConsumptionSent { .. }) => "consumption_sent",
@@ -283,7 +296,10 @@ async fn apply_webhook(
     let (event_id, event) = PaymentEvent::parse(payload)?;
     let outcome = match event {
         PaymentEvent::Paid(paid) => purchase(app, &paid).await?,
-        PaymentEvent::Reversed { payment_id, cause } => reverse(app, &payment_id, &cause).await?,
+        PaymentEvent::Reversed { payment_id, cause } => {
+            let evidence = serde_json::json!({ "event": event_id, "reason": cause.reason() });
+            reverse_or_tombstone(app, &payment_id, &cause, &evidence).await?
+        }
         PaymentEvent::DisputeWon {
             payment_id,
             dispute_id,
@@ -325,6 +341,10 @@ pub(crate) async fn purchase(app: &App, paid: &PaidSession) -> Result<WebhookOut
                 });
             }
             PurchaseOutcome::AlreadyGranted => return Ok(WebhookOutcome::AlreadyGranted),
+            PurchaseOutcome::Reversed => {
+                tracing::warn!(user_id = %paid.user, payment_id = %paid.payment_id, "purchase_reversed_first");
+                return Ok(WebhookOutcome::PurchaseReversedFirst);
+            }
             PurchaseOutcome::AccountMissing => {
                 ensure_account(app, &paid.user, EmailStatus::Unverified).await?;
             }
@@ -344,6 +364,8 @@ pub(crate) enum StoreGrant {
     AlreadyYours,
     /// Granted before to another user: nothing changed.
     Another,
+    /// Its reversal arrived first (a tombstone): nothing granted.
+    Reversed,
 }
 
 /// Grants `quantity` of `pack` to `user` as the payment `payment_id` (`apple:…`, `google:…`),
@@ -366,6 +388,7 @@ pub(crate) async fn grant_store_purchase(
     };
     let grant = match purchase(app, &paid).await? {
         WebhookOutcome::Granted { .. } => StoreGrant::Granted,
+        WebhookOutcome::PurchaseReversedFirst => StoreGrant::Reversed,
         _ => {
             let owner = app.store.get_payment(payment_id).await?.map(|p| p.user_id);
             if owner.as_ref() == Some(user) {
@@ -378,25 +401,47 @@ pub(crate) async fn grant_store_purchase(
     Ok((grant, credits))
 }
 
-/// Takes a store purchase back as a Stripe refund is; `None` when it is not granted yet (the
-/// store's notification is refused as retryable, and the store sends it again).
-pub(crate) async fn reverse_store_purchase(
+/// Takes a purchase back (a refund, a dispute, a store's refund or revocation). One not
+/// recorded yet gets its tombstone instead, with `evidence` (the notification's verified
+/// data), so it is never granted; should the purchase land between the two, it is reversed
+/// as usual.
+pub(crate) async fn reverse_or_tombstone(
     app: &App,
     payment_id: &str,
     cause: &ReversalCause,
-) -> Result<Option<WebhookOutcome>, Error> {
-    match reverse(app, payment_id, cause).await {
-        Ok(outcome) => Ok(Some(outcome)),
-        Err(WebhookError::NotYetRecorded { .. }) => Ok(None),
-        Err(WebhookError::Store(e)) => Err(e),
-        Err(other) => Err(Error::corrupt(other.to_string())),
+    evidence: &serde_json::Value,
+) -> Result<WebhookOutcome, Error> {
+    for _ in 0..2 {
+        match reverse(app, payment_id, cause).await {
+            Ok(outcome) => return Ok(outcome),
+            Err(WebhookError::NotYetRecorded { .. }) => {}
+            Err(WebhookError::Store(e)) => return Err(e),
+            Err(other) => return Err(Error::corrupt(other.to_string())),
+        }
+        let tombstone = TombstoneItem {
+            payment_id: tombstone_id(payment_id),
+            reverses: payment_id.to_owned(),
+            reason: cause.reason(),
+            evidence: evidence.to_string(),
+            created_at: clock::format(clock::now()),
+        };
+        match app.store.put_tombstone(&tombstone).await? {
+            TombstoneOutcome::Written => {
+                tracing::warn!(payment_id, reason = %tombstone.reason, "reversal_before_purchase");
+                return Ok(WebhookOutcome::ReversedFirst);
+            }
+            TombstoneOutcome::Exists => return Ok(WebhookOutcome::AlreadyReversed),
+            TombstoneOutcome::Purchased => {}
+        }
     }
+    Err(Error::Contention { attempts: 2 })
 }
 
 /// The `Outcome` dimension of a store's notification applied (App Store, Google Play).
 pub(crate) fn store_notification_label(outcome: &WebhookOutcome) -> &'static str {
     match outcome {
         WebhookOutcome::Reversed { .. } => metrics::payment_outcome::REVERSED,
+        WebhookOutcome::ReversedFirst => metrics::payment_outcome::REVERSED_FIRST,
         WebhookOutcome::Ignored { .. } => "ignored",
         WebhookOutcome::ConsumptionSent { .. } => "consumption_sent",
         _ => "duplicate",
@@ -542,11 +587,18 @@ async fn restore(
     let not_yet = || WebhookError::NotYetRecorded {
         payment_id: payment_id.to_owned(),
     };
-    let payment = app
-        .store
-        .get_payment(payment_id)
-        .await?
-        .ok_or_else(not_yet)?;
+    let Some(payment) = app.store.get_payment(payment_id).await? else {
+        if app.store.get_tombstone(payment_id).await?.is_some() {
+            // Never granted, so nothing to give back: the customer's credits, if any are
+            // owed, are an operator's grant (docs/operations.md).
+            tracing::warn!(payment_id, dispute_id, "dispute_won_after_reversal_first");
+            return Ok(WebhookOutcome::Ignored {
+                kind: "charge.dispute.closed".to_owned(),
+                why: "the payment's reversal arrived before it: it was never granted",
+            });
+        }
+        return Err(not_yet());
+    };
     let user = &payment.user_id;
     let reversal_ref = reference::purchase_reversal(payment_id);
     // A won dispute whose reversal has not landed yet (events out of order): retry later, or

@@ -7,9 +7,9 @@
 //! compute, so it reads the account and commits only if the account's `rev` is still the one
 //! read; a concurrent change makes it read again ([`MoveOutcome::Stale`]).
 
-use aws_sdk_dynamodb::types::{TransactWriteItem, Update};
+use aws_sdk_dynamodb::types::{ConditionCheck, TransactWriteItem, Update};
 
-use super::schema::{AccountItem, LedgerItem, PaymentItem, attr};
+use super::schema::{AccountItem, LedgerItem, PaymentItem, TombstoneItem, attr, tombstone_id};
 use super::{Store, TxOutcome, from_item, n, names, s, to_item};
 use crate::domain::webhooks::NewEvent;
 use crate::domain::{Operator, UserId};
@@ -22,6 +22,18 @@ pub enum PurchaseOutcome {
     /// This session's row (or this payment's record) exists: nothing changed.
     AlreadyGranted,
     AccountMissing,
+    /// A reversal of this payment arrived first ([`TombstoneItem`]): nothing granted.
+    Reversed,
+}
+
+/// How writing a tombstone ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TombstoneOutcome {
+    Written,
+    /// Written before (a replay of the reversal): nothing changed.
+    Exists,
+    /// The purchase landed meanwhile: reverse it as usual.
+    Purchased,
 }
 
 /// How a guarded balance move ended.
@@ -71,6 +83,7 @@ impl Store {
                 to_item(payment)?,
                 attr::PAYMENT_ID,
             )?,
+            self.absent(&tombstone_id(&payment.payment_id))?,
             // The outbox row of `credits.purchased`, last: the reasons' indexes above hold.
             self.outbox_put(
                 &NewEvent::purchase(
@@ -89,6 +102,8 @@ impl Store {
                 let failed = |i: usize| reasons.get(i).is_some_and(|r| r.condition_failed());
                 if failed(1) || failed(2) {
                     Ok(PurchaseOutcome::AlreadyGranted)
+                } else if failed(3) {
+                    Ok(PurchaseOutcome::Reversed)
                 } else if failed(0) {
                     Ok(PurchaseOutcome::AccountMissing)
                 } else {
@@ -98,6 +113,63 @@ impl Store {
                 }
             }
         }
+    }
+
+    /// A payments-table item `payment_id` is absent, as a transaction item.
+    fn absent(&self, payment_id: &str) -> Result<TransactWriteItem, Error> {
+        let check = ConditionCheck::builder()
+            .table_name(&self.names.payments_table)
+            .key(attr::PAYMENT_ID, s(payment_id))
+            .condition_expression("attribute_not_exists(#k)")
+            .expression_attribute_names("#k", attr::PAYMENT_ID)
+            .build()
+            .map_err(|e| AwsError::new("payments.absent.build", e))?;
+        Ok(TransactWriteItem::builder().condition_check(check).build())
+    }
+
+    /// Writes the tombstone of a payment not recorded yet, once, unless its purchase is
+    /// recorded by now: the one transaction decides which came first.
+    pub async fn put_tombstone(
+        &self,
+        tombstone: &TombstoneItem,
+    ) -> Result<TombstoneOutcome, Error> {
+        let items = vec![
+            self.put_new(
+                &self.names.payments_table,
+                to_item(tombstone)?,
+                attr::PAYMENT_ID,
+            )?,
+            self.absent(&tombstone.reverses)?,
+        ];
+        match self.transact("payments.tombstone", items).await? {
+            TxOutcome::Committed => Ok(TombstoneOutcome::Written),
+            TxOutcome::Canceled(reasons) => {
+                let failed = |i: usize| reasons.get(i).is_some_and(|r| r.condition_failed());
+                if failed(1) {
+                    Ok(TombstoneOutcome::Purchased)
+                } else if failed(0) {
+                    Ok(TombstoneOutcome::Exists)
+                } else {
+                    Err(Error::corrupt(format!(
+                        "tombstone canceled for no known reason: {reasons:?}"
+                    )))
+                }
+            }
+        }
+    }
+
+    /// The tombstone of `payment_id`, read consistently.
+    pub async fn get_tombstone(&self, payment_id: &str) -> Result<Option<TombstoneItem>, Error> {
+        let out = self
+            .ddb
+            .get_item()
+            .table_name(&self.names.payments_table)
+            .key(attr::PAYMENT_ID, s(tombstone_id(payment_id)))
+            .consistent_read(true)
+            .send()
+            .await
+            .map_err(|e| AwsError::new("payments.get_tombstone", e))?;
+        out.item.map(from_item).transpose()
     }
 
     /// The payment record, read consistently.

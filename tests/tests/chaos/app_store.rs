@@ -1,9 +1,10 @@
 //! The fault harness's App Store class: iPhone purchases among the jobs, through the wire
 //! faults. Each signed transaction is submitted two to five times at once and once more later
 //! (an app relaunched before it finished the transaction), and its `REFUND` notification, when
-//! Apple sends one, comes before the purchase is recorded (out of order: answered 409 until
-//! it is, and redelivered), with it, or after it, and twice. At rest each transaction granted
-//! its pack once, each refund reversed it once, never below zero (`chaos/stores.rs`).
+//! Apple sends one, comes before the purchase is recorded (kept as a tombstone, `200`), before
+//! it with Apple giving up before the app posts (the attack), with it, or after it, and twice.
+//! At rest each kept transaction granted its pack once, and no refunded one kept credits:
+//! reversed once, never below zero, or never granted (`chaos/stores.rs`).
 
 use std::collections::BTreeMap;
 
@@ -65,9 +66,11 @@ const NAMES: Names = Names {
     purchases: "apple_purchases",
     kept: "apple_purchases_kept",
     before: "apple_refund_before_purchase",
+    gave_up: "apple_refund_first_then_purchase_after_apple_gave_up",
     with: "apple_refund_with_purchase",
     after: "apple_refund_after_purchase_twice",
-    early_conflict: "apple_refund_answered_409_before_its_purchase",
+    early_recorded: "apple_refund_recorded_before_its_purchase",
+    revoked_replies: "apple_submissions_refused_as_refunded",
     submissions: "apple_submissions",
     deliveries: "apple_notification_deliveries",
 };
@@ -78,8 +81,8 @@ pub async fn app_store_with_faults(h: &Harness, mut buy: AppleBuy) -> AppleBuy {
     buy
 }
 
-/// Each transaction at rest: its pack granted once, reversed once when refunded, never below
-/// zero; a shortfall leaves the account on hold.
+/// Each transaction at rest: its pack granted once, and when refunded reversed once (never
+/// below zero; a shortfall leaves the account on hold) or never granted, its tombstone kept.
 pub async fn app_store_checks(
     h: &Harness,
     buys: &[AppleBuy],
@@ -87,21 +90,26 @@ pub async fn app_store_checks(
     violations: &mut Vec<String>,
 ) {
     let mut held = BTreeMap::new();
+    let mut never_granted = Vec::new();
     for buy in buys {
         let at_rest = AtRest {
             payment: format!("apple:{}", buy.transaction_id),
             user: &buy.user,
             plan: &buy.plan,
         };
-        stores::books_check(&at_rest, ledgers, &mut held, violations);
+        if !stores::books_check(&at_rest, ledgers, &mut held, violations) {
+            never_granted.push(at_rest.payment);
+        }
     }
     stores::holds_check(h, &held, violations).await;
+    stores::tombstones_check(h, &never_granted, violations).await;
     println!(
-        "chaos: {} App Store purchases, {} refunded, {} accounts held by a shortfall",
+        "chaos: {} App Store purchases, {} refunded ({} refunded first, never granted), {} accounts held by a shortfall",
         buys.len(),
         buys.iter()
             .filter(|b| b.plan.refund != Refund::Kept)
             .count(),
+        never_granted.len(),
         held.len()
     );
 }

@@ -2,10 +2,11 @@
 //! faults. Each purchase token is posted two to five times at once and once more later (the
 //! app's `onPurchasesUpdated` and its start-up `queryPurchasesAsync`), while the stand-in
 //! Google answers some Publisher calls and consumes 503. Its voided-purchase notification,
-//! when Google sends one, comes by Pub/Sub push before the purchase is recorded (answered 409
-//! and redelivered until it is), with it, or after it, and twice. At rest each order granted
-//! its pack once and was consumed once, each void reversed it once, never below zero
-//! (`chaos/stores.rs`).
+//! when Google sends one (Google's voided list names it from the start), comes by Pub/Sub push
+//! before the purchase is recorded (kept as a tombstone, `200`), before it with Pub/Sub giving
+//! up before the app posts (the attack), with it, or after it, and twice. At rest each kept
+//! order granted its pack once and was consumed once, and no voided one kept credits:
+//! reversed once, never below zero, or never granted nor consumed (`chaos/stores.rs`).
 
 use std::collections::BTreeMap;
 
@@ -50,11 +51,16 @@ impl GoogleBuy {
         purchase.account = rng.gen_bool(0.8).then(|| app_account_token(&user));
         let order_id = purchase.order_id.clone();
         let token = google.buy(purchase);
+        let plan = Plan::draw(rng);
+        if plan.refund != Refund::Kept {
+            // Voided at Google before anything is sent: its push is confirmed whenever it comes.
+            google.void(&token);
+        }
         GoogleBuy {
             user,
             order_id,
             token,
-            plan: Plan::draw(rng),
+            plan,
         }
     }
 
@@ -68,9 +74,11 @@ const NAMES: Names = Names {
     purchases: "google_purchases",
     kept: "google_purchases_kept",
     before: "google_void_before_purchase",
+    gave_up: "google_void_first_then_purchase_after_pubsub_gave_up",
     with: "google_void_with_purchase",
     after: "google_void_after_purchase_twice",
-    early_conflict: "google_void_answered_409_before_its_purchase",
+    early_recorded: "google_void_recorded_before_its_purchase",
+    revoked_replies: "google_submissions_refused_as_voided",
     submissions: "google_submissions",
     deliveries: "google_push_deliveries",
 };
@@ -94,8 +102,9 @@ pub async fn google_play_with_faults(h: &Harness, mut buy: GoogleBuy) -> GoogleB
     buy
 }
 
-/// Each order at rest: its pack granted once, reversed once when voided, never below zero
-/// (a shortfall leaves the account on hold); consumed at Google exactly once.
+/// Each order at rest: its pack granted once and consumed at Google once, and when voided
+/// reversed once (never below zero; a shortfall leaves the account on hold) or never granted
+/// nor consumed, its tombstone kept.
 pub async fn google_play_checks(
     h: &Harness,
     google: &GoogleStandIn,
@@ -104,35 +113,41 @@ pub async fn google_play_checks(
     violations: &mut Vec<String>,
 ) {
     let mut held = BTreeMap::new();
+    let mut never_granted = Vec::new();
     for buy in buys {
         let at_rest = AtRest {
             payment: format!("google:{}", buy.order_id),
             user: &buy.user,
             plan: &buy.plan,
         };
-        stores::books_check(&at_rest, ledgers, &mut held, violations);
+        let granted = stores::books_check(&at_rest, ledgers, &mut held, violations);
         let consumed = google.purchase(&buy.token).map(|p| p.consumption_state);
-        if consumed != Some(1) {
+        if consumed != Some(i32::from(granted)) {
             violations.push(format!(
-                "google:{}: not consumed at Google ({consumed:?})",
+                "google:{}: granted {granted} but consumed at Google {consumed:?}",
                 buy.order_id
             ));
         }
+        if !granted {
+            never_granted.push(at_rest.payment);
+        }
     }
-    if google.consumed() as usize != buys.len() {
+    let granted = buys.len() - never_granted.len();
+    if google.consumed() as usize != granted {
         violations.push(format!(
-            "google: {} consumes for {} purchases",
+            "google: {} consumes for {granted} purchases granted",
             google.consumed(),
-            buys.len()
         ));
     }
+    stores::tombstones_check(h, &never_granted, violations).await;
     stores::holds_check(h, &held, violations).await;
     println!(
-        "chaos: {} Google Play purchases, {} voided, {} accounts held by a shortfall",
+        "chaos: {} Google Play purchases, {} voided ({} voided first, never granted), {} accounts held by a shortfall",
         buys.len(),
         buys.iter()
             .filter(|b| b.plan.refund != Refund::Kept)
             .count(),
+        never_granted.len(),
         held.len()
     );
 }

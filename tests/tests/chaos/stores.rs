@@ -1,6 +1,9 @@
 //! What the fault harness's App Store and Google Play classes share: when a store's refund
 //! comes, sending as the app and the store do (again until taken), and the books of one store
 //! purchase at rest. Each class says only how its purchase is posted and its refund delivered.
+//! A refund that reaches us before its purchase is kept (a tombstone, `200 reversed_first`),
+//! so the purchase, posted whenever, grants nothing (rule 13): the attack "hold the app's post
+//! back until the store stops resending the refund" is one of the plans.
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -21,6 +24,9 @@ pub enum Refund {
     Kept,
     /// Before the purchase is recorded (then with it), and once more after.
     Before,
+    /// Before the purchase, redelivered until taken; then the store gives up (sends nothing
+    /// more) and only then does the app post the purchase it held back.
+    BeforeGaveUp,
     /// At the same time as the submissions, and once more after.
     With,
     /// After the submissions, twice at once.
@@ -31,8 +37,9 @@ impl Refund {
     pub fn draw(rng: &mut StdRng) -> Refund {
         match rng.gen_range(0..10) {
             0..3 => Refund::Kept,
-            3..6 => Refund::Before,
-            6..8 => Refund::With,
+            3..5 => Refund::Before,
+            5..7 => Refund::BeforeGaveUp,
+            7..9 => Refund::With,
             _ => Refund::After,
         }
     }
@@ -62,12 +69,14 @@ impl Plan {
         tally.add(match self.refund {
             Refund::Kept => names.kept,
             Refund::Before => names.before,
+            Refund::BeforeGaveUp => names.gave_up,
             Refund::With => names.with,
             Refund::After => names.after,
         });
-        if self.sent.early_conflict {
-            tally.add(names.early_conflict);
+        if self.sent.early_recorded {
+            tally.add(names.early_recorded);
         }
+        tally.add_n(names.revoked_replies, self.sent.revoked_replies);
         tally.add_n(names.submissions, self.sent.submissions);
         tally.add_n(names.deliveries, self.sent.deliveries);
     }
@@ -78,9 +87,12 @@ pub struct Names {
     pub purchases: &'static str,
     pub kept: &'static str,
     pub before: &'static str,
+    pub gave_up: &'static str,
     pub with: &'static str,
     pub after: &'static str,
-    pub early_conflict: &'static str,
+    pub early_recorded: &'static str,
+    /// Submissions answered `422 TRANSACTION_REVOKED` (the refund was there first).
+    pub revoked_replies: &'static str,
     pub submissions: &'static str,
     pub deliveries: &'static str,
 }
@@ -98,8 +110,10 @@ pub struct Sent {
     pub granted_replies: usize,
     pub submissions: u64,
     pub deliveries: u64,
-    /// The refund that came first was answered 409 (not recorded yet).
-    pub early_conflict: bool,
+    /// The refund that came first was recorded ahead of its purchase (`reversed_first`).
+    pub early_recorded: bool,
+    /// Submissions whose last answer was `422 TRANSACTION_REVOKED`.
+    pub revoked_replies: u64,
 }
 
 /// A submission retried as the app does while its purchase is unfinished (a 5xx from a wire
@@ -115,12 +129,13 @@ async fn submit_as_app(h: &Harness, buy: &impl StoreBuy) -> (Reply, u64) {
     (last, sent)
 }
 
-/// A refund redelivered as the store does until it is taken (a 5xx, or `409` while its
-/// purchase is not recorded); the last reply and how many deliveries it took.
+/// A refund redelivered as the store does until it is taken (a 5xx; a `409` is no longer an
+/// answer for a refund ahead of its purchase, so it ends the retries and shows at rest); the
+/// last reply and how many deliveries it took.
 async fn notify_as_store(h: &Harness, buy: &impl StoreBuy) -> (Reply, u64) {
     let mut sent = 1;
     let mut last = buy.notify(h).await;
-    while (last.status.is_server_error() || last.status == StatusCode::CONFLICT) && sent < 60 {
+    while last.status.is_server_error() && sent < 60 {
         tokio::time::sleep(Duration::from_millis(25)).await;
         last = buy.notify(h).await;
         sent += 1;
@@ -132,10 +147,18 @@ async fn notify_as_store(h: &Harness, buy: &impl StoreBuy) -> (Reply, u64) {
 /// and once more later, its refund before, with or after it.
 pub async fn with_faults(h: &Harness, plan: &Plan, buy: &impl StoreBuy) -> Sent {
     let mut out = Sent::default();
-    if plan.refund == Refund::Before {
-        let early = buy.notify(h).await;
-        out.deliveries += 1;
-        out.early_conflict = early.status == StatusCode::CONFLICT;
+    match plan.refund {
+        Refund::Before => {
+            let early = buy.notify(h).await;
+            out.deliveries += 1;
+            out.early_recorded = early.body["outcome"] == "reversed_first";
+        }
+        Refund::BeforeGaveUp => {
+            let (early, n) = notify_as_store(h, buy).await;
+            out.deliveries += n;
+            out.early_recorded = early.body["outcome"] == "reversed_first";
+        }
+        _ => {}
     }
     let submissions = join_all((0..plan.copies).map(|_| submit_as_app(h, buy)));
     let with = async {
@@ -147,7 +170,7 @@ pub async fn with_faults(h: &Harness, plan: &Plan, buy: &impl StoreBuy) -> Sent 
     let (mut replies, mut notified) = futures::join!(submissions, with);
     replies.push(submit_as_app(h, buy).await);
     match plan.refund {
-        Refund::Kept => {}
+        Refund::Kept | Refund::BeforeGaveUp => {}
         Refund::After => {
             let (a, b) = futures::join!(notify_as_store(h, buy), notify_as_store(h, buy));
             notified.extend([a, b]);
@@ -158,21 +181,32 @@ pub async fn with_faults(h: &Harness, plan: &Plan, buy: &impl StoreBuy) -> Sent 
         .iter()
         .filter(|(r, _)| r.status == StatusCode::CREATED)
         .count();
+    out.revoked_replies = replies.iter().filter(|(r, _)| revoked(r)).count() as u64;
     out.submissions = replies.iter().map(|(_, n)| n).sum();
     out.deliveries += notified.iter().map(|(_, n)| n).sum::<u64>();
     out
 }
 
+/// A submission refused because its refund was there first.
+fn revoked(r: &Reply) -> bool {
+    r.status == StatusCode::UNPROCESSABLE_ENTITY && r.code() == "TRANSACTION_REVOKED"
+}
+
 /// The app resubmits and the store redelivers until each is taken (after the faults, on the
-/// clean stack): nothing planned is left undone by a wire fault.
+/// clean stack): nothing planned is left undone by a wire fault. A store that gave up sends
+/// nothing more.
 pub async fn settle<'a, B: StoreBuy + std::fmt::Debug + 'a>(
     h: &Harness,
     buys: impl IntoIterator<Item = (&'a Plan, &'a B)>,
 ) {
     for (plan, buy) in buys {
         let (r, _) = submit_as_app(h, buy).await;
-        assert!(r.status.is_success(), "never taken: {r:?} {buy:?}");
-        if plan.refund != Refund::Kept {
+        let refused_as_refunded = plan.refund != Refund::Kept && revoked(&r);
+        assert!(
+            r.status.is_success() || refused_as_refunded,
+            "never taken: {r:?} {buy:?}"
+        );
+        if !matches!(plan.refund, Refund::Kept | Refund::BeforeGaveUp) {
             let (r, _) = notify_as_store(h, buy).await;
             assert!(r.status.is_success(), "refund never taken: {r:?} {buy:?}");
         }
@@ -187,15 +221,18 @@ pub struct AtRest<'a> {
     pub plan: &'a Plan,
 }
 
-/// One `purchase:<payment>` row of the pack's 50 credits, no more than one reply that said
-/// "granted"; one reversal when refunded, taking what the balance had and recording the rest
-/// as shortfall. A shortfall's user goes into `held`.
+/// Kept: one `purchase:<payment>` row of the pack's 50 credits. Refunded: no credits kept,
+/// either granted and reversed once (taking what the balance had, the rest recorded as
+/// shortfall) or, when the refund came first, never granted at all (no row of either kind,
+/// no reply that said "granted"): always so when the store gave up before the app posted.
+/// Never more than one "granted" reply. A shortfall's user goes into `held`. Whether it was
+/// granted.
 pub fn books_check(
     p: &AtRest,
     ledgers: &BTreeMap<UserId, Vec<LedgerItem>>,
     held: &mut BTreeMap<UserId, String>,
     violations: &mut Vec<String>,
-) {
+) -> bool {
     let id = &p.payment;
     let rows = ledgers.get(p.user).map(Vec::as_slice).unwrap_or(&[]);
     let find = |reference: String, kind: LedgerKind| -> Vec<&LedgerItem> {
@@ -208,16 +245,27 @@ pub fn books_check(
         format!("purchase_reversal:{id}"),
         LedgerKind::PurchaseReversal,
     );
-    if bought.len() != 1 || bought[0].amount.get() != 50 {
-        violations.push(format!("{id}: purchase rows {bought:?}"));
-    }
-    if p.plan.sent.granted_replies > 1 {
+    let refunded = p.plan.refund != Refund::Kept;
+    let granted = !bought.is_empty();
+    let must_grant = !refunded;
+    let must_not_grant = p.plan.refund == Refund::BeforeGaveUp || p.plan.sent.early_recorded;
+    if (must_grant && !granted) || (must_not_grant && granted) {
         violations.push(format!(
-            "{id}: {} replies said granted",
-            p.plan.sent.granted_replies
+            "{id}: {:?} {:?} but purchase rows {bought:?}",
+            p.plan.refund, p.plan.sent
         ));
     }
-    let want = usize::from(p.plan.refund != Refund::Kept);
+    if bought.len() > 1 || bought.iter().any(|b| b.amount.get() != 50) {
+        violations.push(format!("{id}: purchase rows {bought:?}"));
+    }
+    if p.plan.sent.granted_replies > bought.len() {
+        violations.push(format!(
+            "{id}: {} replies said granted, {} rows",
+            p.plan.sent.granted_replies,
+            bought.len()
+        ));
+    }
+    let want = usize::from(refunded && granted);
     if reversed.len() != want {
         violations.push(format!(
             "{id}: {:?} but reversals {reversed:?}",
@@ -231,6 +279,17 @@ pub fn books_check(
         }
         if shortfall > 0 {
             held.insert(p.user.clone(), id.clone());
+        }
+    }
+    granted
+}
+
+/// Each refund that never met its purchase left its tombstone, with the store's own word.
+pub async fn tombstones_check(h: &Harness, payments: &[String], violations: &mut Vec<String>) {
+    for id in payments {
+        match h.app.store.get_tombstone(id).await {
+            Ok(Some(t)) if t.reverses == *id => {}
+            other => violations.push(format!("{id}: refunded first, but tombstone {other:?}")),
         }
     }
 }

@@ -33,7 +33,8 @@ pub const MAX_NOTIFICATION_BYTES: usize = 64 * 1024;
         (status = 400, body = Problem, content_type = "application/problem+json", description = "APP_STORE_DATA_INVALID (not Apple's signed data for this app and store) or MALFORMED_JSON: nothing written"),
         (status = 403, body = Problem, content_type = "application/problem+json", description = "TRANSACTION_OTHER_ACCOUNT: bought for another account (appAccountToken): nothing written"),
         (status = 409, body = Problem, content_type = "application/problem+json", description = "TRANSACTION_OTHER_ACCOUNT: already granted to another account"),
-        (status = 422, body = Problem, content_type = "application/problem+json", description = "UNKNOWN_PRODUCT, TRANSACTION_REVOKED or VALIDATION_FAILED: nothing written"),
+        (status = 422, body = Problem, content_type = "application/problem+json", description = "UNKNOWN_PRODUCT, TRANSACTION_REVOKED (refunded or revoked, also when the refund reached us first), TRANSACTION_STALE (signed more than 72 h ago and the App Store Server API is not configured: post it again as StoreKit gives it now) or VALIDATION_FAILED: nothing written"),
+        (status = 502, body = Problem, content_type = "application/problem+json", description = "PAYMENT_PROVIDER_ERROR: the App Store Server API did not answer for a transaction signed more than 72 h ago; send it again"),
         (status = 503, body = Problem, content_type = "application/problem+json", description = "PAYMENTS_NOT_CONFIGURED: App Store purchases are not configured"),
     ))]
 pub async fn create_apple_purchase(
@@ -65,9 +66,8 @@ pub async fn create_apple_purchase(
 /// (`PUT /v1/account/consumption-consent`). Other types: `200`, ignored.
 #[utoipa::path(post, path = "/v1/webhooks/apple", tag = "webhooks", request_body = AppleNotificationRequest,
     responses(
-        (status = 200, body = WebhookReceipt, description = "applied, already applied, or ignored"),
+        (status = 200, body = WebhookReceipt, description = "applied, already applied, ignored, or a reversal of a transaction not granted yet recorded (`reversed_first`: it never grants)"),
         (status = 400, body = Problem, content_type = "application/problem+json", description = "APP_STORE_DATA_INVALID or MALFORMED_JSON: nothing written"),
-        (status = 409, body = Problem, content_type = "application/problem+json", description = "PAYMENT_NOT_RECORDED: the transaction is not granted yet; Apple retries"),
         (status = 502, body = Problem, content_type = "application/problem+json", description = "PAYMENT_PROVIDER_ERROR: the App Store Server API did not take the consumption answer; Apple retries"),
         (status = 422, body = Problem, content_type = "application/problem+json", description = "VALIDATION_FAILED: signedPayload over its length limit; nothing written"),
         (status = 503, body = Problem, content_type = "application/problem+json", description = "PAYMENTS_NOT_CONFIGURED"),
@@ -133,22 +133,31 @@ fn app_store_error(e: AppStoreError) -> ApiError {
             "Another account's transaction",
             e.to_string(),
         ),
+        e @ AppStoreError::Stale { .. } => reject(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            ProblemCode::TransactionStale,
+            "Transaction signed too long ago",
+            format!(
+                "{e}; post it again as StoreKit gives it now (AppStore.sync(), then Transaction.unfinished)"
+            ),
+        ),
+        e @ AppStoreError::Lookup { .. } => {
+            tracing::warn!(error = %atelier_shared::error::chain(&e), "app_store_lookup_failed");
+            reject(
+                StatusCode::BAD_GATEWAY,
+                ProblemCode::PaymentProviderError,
+                "Payment provider error",
+                "the App Store Server API did not answer; send the same transaction again"
+                    .to_owned(),
+            )
+            .retry_after(5)
+        }
         e @ AppStoreError::GrantedToAnother => reject(
             StatusCode::CONFLICT,
             ProblemCode::TransactionOtherAccount,
             "Another account's transaction",
             e.to_string(),
         ),
-        AppStoreError::NotYetRecorded { transaction_id } => {
-            tracing::info!(transaction_id = %transaction_id, "app_store_transaction_not_recorded");
-            ApiError::new(
-                StatusCode::CONFLICT,
-                ProblemCode::PaymentNotRecorded,
-                "Payment not recorded yet",
-            )
-            .detail("this notification names a transaction not granted yet; it is applied when Apple sends it again")
-            .retry_after(60)
-        }
         e @ AppStoreError::ConsumptionUnsent { .. } => {
             tracing::warn!(error = %atelier_shared::error::chain(&e), "app_store_consumption_unsent");
             reject(

@@ -27,7 +27,7 @@ use crate::extract::JsonBody;
         (status = 400, body = Problem, content_type = "application/problem+json", description = "GOOGLE_PURCHASE_INVALID (Google Play does not vouch for this token of this product and app) or MALFORMED_JSON: nothing written"),
         (status = 403, body = Problem, content_type = "application/problem+json", description = "TRANSACTION_OTHER_ACCOUNT: bought for another account (obfuscatedAccountId): nothing written"),
         (status = 409, body = Problem, content_type = "application/problem+json", description = "TRANSACTION_OTHER_ACCOUNT: already granted to another account"),
-        (status = 422, body = Problem, content_type = "application/problem+json", description = "UNKNOWN_PRODUCT, PURCHASE_PENDING, TRANSACTION_REVOKED (cancelled) or VALIDATION_FAILED: nothing written"),
+        (status = 422, body = Problem, content_type = "application/problem+json", description = "UNKNOWN_PRODUCT, PURCHASE_PENDING, TRANSACTION_REVOKED (cancelled or voided, also when the void reached us first), TRANSACTION_STALE (bought before Google's voided purchases reach back, 30 days) or VALIDATION_FAILED: nothing written"),
         (status = 502, body = Problem, content_type = "application/problem+json", description = "PAYMENT_PROVIDER_ERROR: Google Play did not answer; send the same purchase again (a grant already made is not repeated)"),
         (status = 503, body = Problem, content_type = "application/problem+json", description = "PAYMENTS_NOT_CONFIGURED: Google Play purchases are not configured"),
     ))]
@@ -61,10 +61,10 @@ fn parse(req: &GooglePurchaseRequest) -> Result<(&str, &str), ApiError> {
 #[utoipa::path(post, path = "/v1/webhooks/google", tag = "webhooks", request_body = GooglePushRequest,
     params(("Authorization" = String, Header, description = "Bearer <the push's OIDC token>")),
     responses(
-        (status = 200, body = WebhookReceipt, description = "applied, already applied, or ignored"),
+        (status = 200, body = WebhookReceipt, description = "applied, already applied, ignored (also a void Google's voided purchases do not confirm: nothing changed), or a void of an order not granted yet recorded (`reversed_first`: it never grants)"),
         (status = 400, body = Problem, content_type = "application/problem+json", description = "MALFORMED_EVENT: not a notification for this app: nothing written"),
+        (status = 502, body = Problem, content_type = "application/problem+json", description = "PAYMENT_PROVIDER_ERROR: Google's voided purchases did not answer, so the void is not confirmed yet; Pub/Sub retries"),
         (status = 401, body = Problem, content_type = "application/problem+json", description = "PUBSUB_TOKEN_INVALID: no OIDC token, or not Pub/Sub's for this subscription: nothing read, nothing written"),
-        (status = 409, body = Problem, content_type = "application/problem+json", description = "PAYMENT_NOT_RECORDED: the order is not granted yet; Pub/Sub retries"),
         (status = 503, body = Problem, content_type = "application/problem+json", description = "PAYMENTS_NOT_CONFIGURED"),
     ))]
 pub async fn google_webhook(
@@ -112,6 +112,12 @@ fn google_play_error(e: GooglePlayError) -> ApiError {
             "Purchase cancelled",
             "Google Play cancelled this purchase; it grants nothing".to_owned(),
         ),
+        e @ GooglePlayError::Stale => reject(
+            unprocessable,
+            ProblemCode::TransactionStale,
+            "Purchase too old",
+            format!("{e}; Google Play refunds a purchase left unacknowledged for three days"),
+        ),
         e @ GooglePlayError::OtherAccount => reject(
             StatusCode::FORBIDDEN,
             ProblemCode::TransactionOtherAccount,
@@ -151,16 +157,6 @@ fn notification_error(e: GooglePlayError) -> ApiError {
             ProblemCode::MalformedEvent,
             atelier_shared::error::chain(&e),
         ),
-        GooglePlayError::NotYetRecorded { order_id } => {
-            tracing::info!(order_id = %order_id, "google_play_order_not_recorded");
-            ApiError::new(
-                StatusCode::CONFLICT,
-                ProblemCode::PaymentNotRecorded,
-                "Payment not recorded yet",
-            )
-            .detail("this notification names an order not granted yet; it is applied when Pub/Sub delivers it again")
-            .retry_after(60)
-        }
         GooglePlayError::Store(e) => e.into(),
         e => ApiError::from(atelier_shared::Error::corrupt(e.to_string())),
     }

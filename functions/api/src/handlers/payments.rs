@@ -88,7 +88,7 @@ pub async fn create_checkout(
     responses(
         (status = 200, body = WebhookReceipt, description = "applied, already applied, or ignored"),
         (status = 400, body = Problem, content_type = "application/problem+json", description = "SIGNATURE_INVALID or MALFORMED_EVENT: nothing written"),
-        (status = 409, body = Problem, content_type = "application/problem+json", description = "PAYMENT_NOT_RECORDED: a refund or dispute arrived before its purchase; Stripe retries"),
+        (status = 409, body = Problem, content_type = "application/problem+json", description = "PAYMENT_NOT_RECORDED: a won dispute arrived before its reversal; Stripe retries (a refund or dispute before its purchase is recorded: `200 reversed_first`)"),
         (status = 503, body = Problem, content_type = "application/problem+json", description = "PAYMENTS_NOT_CONFIGURED"),
     ))]
 pub async fn stripe_webhook(

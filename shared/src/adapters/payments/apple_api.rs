@@ -1,6 +1,8 @@
-//! The App Store Server API, for the one call Atelier makes: Send Consumption Information
+//! The App Store Server API, for the two calls Atelier makes: Send Consumption Information
 //! (`PUT /inApps/v2/transactions/consumption/{transactionId}`), the answer to a
-//! `CONSUMPTION_REQUEST` notification. Authenticated as Apple's library does: an ES256 JWT
+//! `CONSUMPTION_REQUEST` notification, and Get Transaction Info
+//! (`GET /inApps/v1/transactions/{transactionId}`), Apple's word now on a transaction an app
+//! posted long after it was signed (rule 13). Authenticated as Apple's library does: an ES256 JWT
 //! signed with an In-App Purchase key (`kid` its key id, `iss` the issuer id, `aud`
 //! `appstoreconnect-v1`, `bid` the bundle id), at most an hour long.
 
@@ -174,6 +176,40 @@ impl AppStoreApi {
         } else {
             Err(ApiError::Refused(status.as_u16()))
         }
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct TransactionInfo {
+    signed_transaction_info: String,
+}
+
+impl AppStoreApi {
+    /// Get Transaction Info of `transaction_id` (digits: checked by the caller): the
+    /// transaction freshly signed by Apple (verify it as any), or `None` when Apple knows no
+    /// such transaction (404).
+    pub async fn transaction_info(&self, transaction_id: &str) -> Result<Option<String>, ApiError> {
+        let url = format!("{}/inApps/v1/transactions/{transaction_id}", self.url);
+        let res = self
+            .http
+            .get(url)
+            .bearer_auth(self.token()?)
+            .send()
+            .await
+            .map_err(ApiError::Http)?;
+        let status = res.status();
+        if status.as_u16() == 404 {
+            return Ok(None);
+        }
+        if status.is_server_error() || status.as_u16() == 429 {
+            return Err(ApiError::Unavailable(status.as_u16()));
+        }
+        if !status.is_success() {
+            return Err(ApiError::Refused(status.as_u16()));
+        }
+        let info: TransactionInfo = res.json().await.map_err(ApiError::Http)?;
+        Ok(Some(info.signed_transaction_info))
     }
 }
 

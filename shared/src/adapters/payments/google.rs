@@ -158,7 +158,68 @@ pub struct ProductPurchase {
     /// Absent when the purchase was not a test (license tester) purchase or promo.
     #[serde(default)]
     pub purchase_type: Option<i32>,
+    /// When it was bought (milliseconds since the epoch; Google writes an int64 as a string).
+    #[serde(default, deserialize_with = "int64")]
+    pub purchase_time_millis: Option<i64>,
 }
+
+/// Google's JSON int64: a string of digits (a number is taken too).
+fn int64<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<i64>, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Raw {
+        Text(String),
+        Number(i64),
+    }
+    Ok(match Option::<Raw>::deserialize(d)? {
+        None => None,
+        Some(Raw::Number(n)) => Some(n),
+        Some(Raw::Text(t)) => Some(t.parse().map_err(serde::de::Error::custom)?),
+    })
+}
+
+/// One entry of `purchases.voidedpurchases.list` (`VoidedPurchase`; the fields Atelier uses).
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct VoidedEntry {
+    #[serde(default)]
+    pub order_id: Option<String>,
+    #[serde(default)]
+    pub purchase_token: Option<String>,
+    #[serde(default, deserialize_with = "int64")]
+    pub voided_time_millis: Option<i64>,
+    /// 0 user, 1 developer, 2 Google.
+    #[serde(default)]
+    pub voided_source: Option<i32>,
+    /// 0 other, 1 remorse, 2 not received, 3 defective, 4 accidental, 5 fraud, 6 friendly
+    /// fraud, 7 chargeback.
+    #[serde(default)]
+    pub voided_reason: Option<i32>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct VoidedPage {
+    #[serde(default)]
+    voided_purchases: Vec<VoidedEntry>,
+    #[serde(default)]
+    token_pagination: Option<TokenPagination>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct TokenPagination {
+    #[serde(default)]
+    next_page_token: Option<String>,
+}
+
+/// How far back `purchases.voidedpurchases.list` reaches (Google keeps 30 days), less a
+/// minute so that a start at the edge is never refused.
+pub const VOIDED_WINDOW_MILLIS: i64 = 30 * 86_400_000 - 60_000;
+/// Entries per page asked for (Google's most).
+const VOIDED_PAGE: u32 = 1000;
+/// Pages followed at most for one order (a million voids in the window).
+const VOIDED_PAGES: usize = 1000;
 
 fn one() -> i64 {
     1
@@ -180,6 +241,8 @@ pub enum PublisherError {
     Answer(#[source] reqwest::Error),
     #[error("the publisher URL {0:?} cannot take a path")]
     Url(String),
+    #[error("the voided purchases list ran past {VOIDED_PAGES} pages")]
+    TooManyPages,
 }
 
 /// Why a Pub/Sub push was not believed. Every case means "not Pub/Sub's push for us".
@@ -251,8 +314,8 @@ impl GooglePlay {
         })
     }
 
-    /// `…/purchases/products/{productId}/tokens/{token}`, each part path-encoded.
-    fn purchase_url(&self, product_id: &str, token: &str) -> Result<reqwest::Url, PublisherError> {
+    /// `…/applications/{package}/purchases/{rest…}`, each part path-encoded.
+    fn purchases_url(&self, rest: &[&str]) -> Result<reqwest::Url, PublisherError> {
         let bad = || PublisherError::Url(self.settings.publisher_url.clone());
         let mut url = reqwest::Url::parse(&self.settings.publisher_url).map_err(|_| bad())?;
         url.path_segments_mut()
@@ -264,12 +327,14 @@ impl GooglePlay {
                 "applications",
                 &self.settings.package_name,
                 "purchases",
-                "products",
-                product_id,
-                "tokens",
-                token,
-            ]);
+            ])
+            .extend(rest);
         Ok(url)
+    }
+
+    /// `…/purchases/products/{productId}/tokens/{token}`, each part path-encoded.
+    fn purchase_url(&self, product_id: &str, token: &str) -> Result<reqwest::Url, PublisherError> {
+        self.purchases_url(&["products", product_id, "tokens", token])
     }
 
     /// `purchases.products.get`.
@@ -281,6 +346,47 @@ impl GooglePlay {
         let url = self.purchase_url(product_id, token)?;
         let res = self.send(self.http.get(url)).await?;
         res.json().await.map_err(PublisherError::Answer)
+    }
+
+    /// `purchases.voidedpurchases.list` from `start_ms` (clamped into Google's 30 days before
+    /// `now_ms`), one-time products only, searched for `order_id`: Google's entry when it
+    /// reports that order voided.
+    pub async fn voided_order(
+        &self,
+        order_id: &str,
+        start_ms: i64,
+        now_ms: i64,
+    ) -> Result<Option<VoidedEntry>, PublisherError> {
+        let start = start_ms.clamp(now_ms - VOIDED_WINDOW_MILLIS, now_ms);
+        let mut page_token: Option<String> = None;
+        for _ in 0..VOIDED_PAGES {
+            let mut url = self.purchases_url(&["voidedpurchases"])?;
+            url.query_pairs_mut()
+                .append_pair("startTime", &start.to_string())
+                .append_pair("maxResults", &VOIDED_PAGE.to_string())
+                .append_pair("type", "0");
+            if let Some(t) = &page_token {
+                url.query_pairs_mut().append_pair("token", t);
+            }
+            let page: VoidedPage = self
+                .send(self.http.get(url))
+                .await?
+                .json()
+                .await
+                .map_err(PublisherError::Answer)?;
+            let found = page
+                .voided_purchases
+                .into_iter()
+                .find(|v| v.order_id.as_deref() == Some(order_id));
+            if found.is_some() {
+                return Ok(found);
+            }
+            page_token = page.token_pagination.and_then(|p| p.next_page_token);
+            if page_token.is_none() {
+                return Ok(None);
+            }
+        }
+        Err(PublisherError::TooManyPages)
     }
 
     /// `purchases.products.consume` (which also acknowledges): the item can be bought again.
@@ -403,6 +509,8 @@ pub struct PushMessage {
 #[serde(rename_all = "camelCase")]
 pub struct DeveloperNotification {
     pub package_name: String,
+    #[serde(default, deserialize_with = "int64")]
+    pub event_time_millis: Option<i64>,
     #[serde(default)]
     pub voided_purchase_notification: Option<VoidedPurchase>,
     #[serde(default)]
