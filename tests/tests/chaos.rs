@@ -1186,7 +1186,8 @@ const FAULT_CLASSES: &[FaultClass] = &[
             ("apple_refund_before_purchase", 15),
             ("apple_refund_with_purchase", 10),
             ("apple_refund_after_purchase_twice", 10),
-            ("apple_refund_answered_409_before_its_purchase", 15),
+            ("apple_refund_first_then_purchase_after_apple_gave_up", 15),
+            ("apple_refund_recorded_before_its_purchase", 15),
         ],
     },
     FaultClass {
@@ -1196,7 +1197,8 @@ const FAULT_CLASSES: &[FaultClass] = &[
             ("google_void_before_purchase", 12),
             ("google_void_with_purchase", 8),
             ("google_void_after_purchase_twice", 8),
-            ("google_void_answered_409_before_its_purchase", 12),
+            ("google_void_first_then_purchase_after_pubsub_gave_up", 12),
+            ("google_void_recorded_before_its_purchase", 12),
         ],
     },
     FaultClass {
