@@ -102,7 +102,8 @@ fn text_with_hidden() -> impl Strategy<Value = String> {
 
 const ZWJ: char = '\u{200D}';
 
-/// Emoji that join (issue 28: what phones type), each optionally with a skin tone or VS16.
+/// Emoji that join (issue 28: what phones type), each optionally with a skin tone, or VS16
+/// where UTS #51 lists one for it (❤️, 🏳️).
 fn emoji_element() -> impl Strategy<Value = String> {
     let base = select(vec![
         '\u{1F415}',
@@ -111,15 +112,17 @@ fn emoji_element() -> impl Strategy<Value = String> {
         '\u{1F468}',
         '\u{1F467}',
         '\u{1F4BB}',
-        '\u{2764}',
         '\u{1F525}',
-        '\u{1F3F3}',
         '\u{1F308}',
         '\u{1F9D1}',
         '\u{1F91D}',
     ]);
-    let suffix = select(vec!["", "", "\u{FE0F}", "\u{1F3FB}", "\u{1F3FF}"]);
-    (base, suffix).prop_map(|(b, s)| format!("{b}{s}"))
+    let suffix = select(vec!["", "", "\u{1F3FB}", "\u{1F3FF}"]);
+    let with_selector = select(vec!['\u{2764}', '\u{1F3F3}']);
+    prop_oneof![
+        3 => (base, suffix).prop_map(|(b, s)| format!("{b}{s}")),
+        1 => (with_selector, select(vec!["", "\u{FE0F}"])).prop_map(|(b, s)| format!("{b}{s}")),
+    ]
 }
 
 /// Two to five emoji joined by ZWJ, or a subdivision flag (🏴 + tag letters + cancel tag).

@@ -660,3 +660,126 @@ async fn the_openapi_document_is_strict_enough_for_generated_clients() {
         "a Rust doc link leaks into the document"
     );
 }
+
+/// `PUT` `uri` as `user` with a raw JSON body.
+async fn put_raw(
+    h: &Harness,
+    user: &atelier_shared::domain::UserId,
+    uri: &str,
+    body: &str,
+) -> atelier_tests::Reply {
+    let req = Harness::json_request("PUT", uri)
+        .body(Body::from(body.to_owned()))
+        .unwrap_or_else(|e| panic!("request: {e}"));
+    h.call(Some(user), req).await
+}
+
+/// serde reads a JSON array as a struct's fields in order: `[true]` would be
+/// `{"consented": true}`. Every body is an object; anything else is refused before it is read.
+#[tokio::test]
+async fn a_body_that_is_not_a_json_object_is_422_and_writes_nothing() {
+    let h = Harness::new().await;
+    let user = h.user();
+    let original = h.upload(&user, "original", Harness::png(4, 4)).await;
+    let before = h.balance(&user).await;
+    let token = "ab".repeat(32);
+    let edit_in_order = json!([
+        "embroidery",
+        "pet",
+        null,
+        original,
+        null,
+        null,
+        null,
+        null,
+        []
+    ]);
+
+    let consent = put_raw(&h, &user, "/v1/account/consumption-consent", "[true]").await;
+    let device = put_raw(
+        &h,
+        &user,
+        "/v1/devices/phone",
+        &json!(["ios", token]).to_string(),
+    )
+    .await;
+    let edit = h.submit(&user, Some("array-edit"), &edit_in_order).await;
+    let scalars = [" \"x\"", "true", "null", "7"];
+    let mut others = Vec::new();
+    for body in scalars {
+        others.push((
+            body,
+            put_raw(&h, &user, "/v1/account/consumption-consent", body).await,
+        ));
+    }
+
+    for (why, res) in [("consent", &consent), ("device", &device), ("edit", &edit)]
+        .into_iter()
+        .chain(others.iter().map(|(b, r)| (*b, r)))
+    {
+        res.assert_problem(StatusCode::UNPROCESSABLE_ENTITY, "VALIDATION_FAILED", why);
+        assert_eq!(
+            res.header("content-type"),
+            Some("application/problem+json"),
+            "{why}"
+        );
+        assert_eq!(res.body["errors"][0]["field"], "body", "{why}: {res:?}");
+    }
+    let account = h
+        .app
+        .store
+        .get_account(&user)
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let consent_at = account.and_then(|a| a.consumption_consent_at);
+    assert_eq!(consent_at, None, "no consent was recorded");
+    assert!(
+        h.device_ids(&user).await.is_empty(),
+        "no device was registered"
+    );
+    assert_eq!(h.balance(&user).await, before, "nothing was charged");
+    assert_eq!(h.ledger(&user).await.len(), 1, "only the signup grant");
+    assert_eq!(h.get(&user, "/v1/edits").await.body["items"], json!([]));
+    let object = put_raw(
+        &h,
+        &user,
+        "/v1/account/consumption-consent",
+        " {\"consented\": true}",
+    )
+    .await;
+    assert_eq!(
+        object.status,
+        StatusCode::OK,
+        "the same route takes an object: {object:?}"
+    );
+}
+
+/// Webhook routes read the raw body (its bytes are what the provider signed); past their
+/// limit they answer the same `413` problem as the JSON routes, not axum's plain text.
+#[tokio::test]
+async fn an_oversized_webhook_body_is_a_413_problem() {
+    let h = Harness::new().await;
+    let cases = [
+        ("/v1/webhooks/google", 20 * 1024),
+        ("/v1/webhooks/stripe", 300 * 1024),
+        ("/v1/webhooks/apple", 300 * 1024),
+    ];
+    for (uri, bytes) in cases {
+        let body = format!("{{\"pad\":\"{}\"}}", "x".repeat(bytes));
+        let req = Harness::json_request("POST", uri)
+            .body(Body::from(body))
+            .unwrap_or_else(|e| panic!("request: {e}"));
+        let res = h.call(None, req).await;
+        res.assert_problem(StatusCode::PAYLOAD_TOO_LARGE, "PAYLOAD_TOO_LARGE", uri);
+        assert_eq!(
+            res.header("content-type"),
+            Some("application/problem+json"),
+            "{uri}"
+        );
+        let detail = res.body["detail"].as_str().unwrap_or("");
+        assert!(
+            detail.contains("at most"),
+            "{uri} names its limit: {detail}"
+        );
+    }
+}

@@ -736,3 +736,36 @@ async fn completions_are_printed_for_a_shell() {
     let unknown = local.atelier(&["completions", "tcsh"]).await;
     assert_eq!(unknown.code, Some(2), "{unknown:#?}");
 }
+
+/// A token never crosses a network in clear: a plain-http API or issuer beyond this machine is
+/// refused before anything is sent (nothing listens at those names; the refusal comes first).
+#[tokio::test]
+async fn the_client_refuses_plain_http_beyond_this_machine() {
+    let local = start().await;
+    let cases: [(&[&str], &str); 3] = [
+        (&["--api", "http://api.example.test", "balance"], "the API"),
+        (
+            &["--api", "http://localhost:@api.example.test", "packs"],
+            "the API",
+        ),
+        (
+            &[
+                "login",
+                "--no-browser",
+                "--issuer",
+                "http://idp.example.test",
+            ],
+            "the issuer",
+        ),
+    ];
+    for (args, what) in cases {
+        let run = local
+            .atelier_with(args, &[("ATELIER_TOKEN", "a-token")])
+            .await;
+        assert_eq!(run.code, Some(1), "{args:?}: {run:#?}");
+        assert!(
+            run.stderr.contains(what) && run.stderr.contains("not https"),
+            "{args:?}: {run:#?}"
+        );
+    }
+}

@@ -599,4 +599,104 @@ async fn a_gateway_error_during_the_edit_is_booked_at_its_reservation_and_only_t
         "the day books each ambiguous edit at its reservation"
     );
     h.assert_audit_clean().await;
+
+/// A plan that drops the answer of the first `TransactWriteItems` after the write reached the
+/// store, and forwards the next few (the SDK's retries) untouched.
+fn first_transaction_answer_lost() -> atelier_wire_proxy::FaultPlan {
+    use atelier_wire_proxy::{FaultKind, FaultPlan, Operation, Service};
+    let op = Operation::new(Service::DynamoDb, "TransactWriteItems");
+    (0..10_000)
+        .map(|seed| {
+            FaultPlan::new(seed)
+                .rate(FaultKind::DropAfterForward, 0.5)
+                .only(["TransactWriteItems"])
+        })
+        .find(|p| {
+            p.decide(&op, 0).error == Some(FaultKind::DropAfterForward)
+                && (1..4).all(|n| p.decide(&op, n).error.is_none())
+        })
+        .expect("a seed that drops only the first answer")
+}
+
+#[tokio::test]
+async fn a_reservation_that_committed_but_whose_answer_was_lost_is_the_callers_and_settles() {
+    let h = Harness::isolated(|_| {}).await;
+    let user = h.user();
+    let now = atelier_shared::clock::now();
+    let day = budget::day_of(now);
+    let job = |n: u8| {
+        JobId::parse(&format!(
+            "job_{}",
+            ulid::Ulid::new().to_string().to_lowercase()
+        ))
+        .unwrap_or_else(|| panic!("a job id {n}"))
+    };
+    let (first, second) = (job(1), job(2));
+    let planned = ["check".to_owned(), "edit".to_owned()];
+    let req = |job| budget::ReserveRequest {
+        job,
+        user: &user,
+        attempt: "01-check-edit",
+        planned: &planned,
+        estimate: Micros::new(40_000),
+        sale_credits: atelier_shared::domain::Credits::new(4),
+    };
+    // A first reservation creates the day and the user's day: the next is one transaction.
+    let budget::Reservation::Granted(warm) =
+        budget::PaidAttempt::reserve(&h.app, &req(&first), now)
+            .await
+            .expect("reserve")
+    else {
+        panic!("the first reservation was refused");
+    };
+    (*warm).settle(&h.app, "test").await.expect("settle");
+    let endpoint = h
+        .app
+        .config
+        .resources
+        .queue_url
+        .split("/000000000000/")
+        .next()
+        .unwrap_or_default()
+        .to_owned();
+    let proxy = atelier_wire_proxy::Proxy::start(&endpoint, Some(first_transaction_answer_lost()))
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let sdk = aws_config::defaults(aws_config::BehaviorVersion::latest())
+        .endpoint_url(proxy.url())
+        .load()
+        .await;
+    let faulty = atelier_shared::services::App::new(
+        h.app.config.clone(),
+        &atelier_shared::adapters::aws::Clients::new(&sdk),
+    );
+
+    // The transaction commits, its answer is lost, the SDK's retry meets the write.
+    let reserved = budget::PaidAttempt::reserve(&faulty, &req(&second), now)
+        .await
+        .expect("reserve");
+
+    let dropped: Vec<_> = proxy.faults();
+    assert_eq!(dropped.len(), 1, "the answer was dropped once: {dropped:?}");
+    let budget::Reservation::Granted(paid) = reserved else {
+        panic!("refused: the caller's own committed reservation was taken for a second run");
+    };
+    (*paid).settle(&h.app, "test").await.expect("settle");
+    let d = budget::day(&h.app, &day).await.expect("the day");
+    assert_eq!(
+        d.reserved_micros,
+        Micros::ZERO,
+        "nothing left reserved: {d:?}"
+    );
+    let mine = h
+        .app
+        .store
+        .get_user_day(&day, &user)
+        .await
+        .expect("read")
+        .expect("the user's day");
+    assert_eq!(mine.reserved_micros, Micros::ZERO, "{mine:?}");
+    let attempts = h.app.store.attempts_of(&second).await.expect("attempts");
+    assert_eq!(attempts.len(), 1, "one attempt: {attempts:?}");
+    assert_eq!(attempts[0].open_day, None, "settled");
 }

@@ -258,3 +258,77 @@ async fn a_silent_sign_in_answers_login_required_without_a_session_and_a_code_wi
         "another browser has no session: {stranger}"
     );
 }
+
+/// The code goes only to this machine: `redirect_uri` is read as a browser reads it, so a
+/// loopback name before an `@` (user info) or inside a longer host does not pass.
+#[tokio::test]
+async fn the_issuer_sends_codes_only_to_a_loopback_redirect_uri() {
+    let local = start().await;
+    let http = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap_or_else(|e| panic!("{e}"));
+    let cases = [
+        ("http://127.0.0.1:9/callback", 200, "IPv4 loopback"),
+        ("http://localhost:8400/cb", 200, "localhost"),
+        ("http://[::1]:8400/cb", 200, "IPv6 loopback"),
+        (
+            "http://localhost:@evil.example/cb",
+            400,
+            "user info, then another host",
+        ),
+        (
+            "http://127.0.0.1:9@evil.example/cb",
+            400,
+            "a loopback user name",
+        ),
+        ("http://localhost.evil.example:9/cb", 400, "a longer host"),
+        (
+            "http://127.0.0.1.evil.example/cb",
+            400,
+            "an address as a subdomain",
+        ),
+        ("https://evil.example/cb", 400, "elsewhere"),
+        ("ftp://127.0.0.1:9/cb", 400, "another scheme"),
+        ("http://127.0.0.1:9/cb#frag", 400, "a fragment"),
+        ("not a url", 400, "not a URL"),
+    ];
+    for (uri, want, why) in cases {
+        let query = [
+            ("response_type", "code"),
+            ("client_id", atelier_local::AUDIENCE),
+            ("redirect_uri", uri),
+            ("state", "s1"),
+            (
+                "code_challenge",
+                "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM",
+            ),
+            ("code_challenge_method", "S256"),
+        ];
+        let query: Vec<String> = query
+            .iter()
+            .map(|(k, v)| format!("{k}={}", percent_encoded(v)))
+            .collect();
+        let res = http
+            .get(format!(
+                "{}/oauth2/authorize?{}",
+                local.issuer,
+                query.join("&")
+            ))
+            .send()
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(res.status().as_u16(), want, "{why}: {uri}");
+    }
+}
+
+/// `value` with every byte but ASCII letters and digits percent-encoded.
+fn percent_encoded(value: &str) -> String {
+    value
+        .bytes()
+        .map(|b| match b {
+            b'a'..=b'z' | b'A'..=b'Z' | b'0'..=b'9' => (b as char).to_string(),
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
+}

@@ -548,9 +548,14 @@ async fn an_endpoint_rotated_during_a_slow_round_keeps_the_new_secret_and_the_ol
 
     let (_, new) = tokio::join!(deliver(&h, t0), async {
         slow.wait_for(1).await;
-        webhooks::rotate_endpoint(&h.app.store, &ep.hook_sk, clock::now())
-            .await
-            .unwrap_or_else(|e| panic!("{e}"))
+        webhooks::rotate_endpoint(
+            &h.app.store,
+            &ep.hook_sk,
+            webhooks::OldSecrets::Overlap,
+            clock::now(),
+        )
+        .await
+        .unwrap_or_else(|e| panic!("{e}"))
     });
     let stored = endpoints(&h).await;
     // Past the 24 h overlap: the first event's retry is signed by the new secret alone.
@@ -808,4 +813,50 @@ async fn event_and_attempt_rows_carry_a_numeric_expiry_thirty_days_after_they_we
             "a TTL attribute must be a Number or DynamoDB never deletes the item: {item:?}"
         );
     }
+}
+
+/// A leaked secret: `rotate --now` stops it at once, so the next delivery carries one
+/// signature, the new secret's, and the old secret verifies nothing.
+#[tokio::test]
+async fn rotate_now_revokes_the_old_secret_at_once() {
+    let h = Harness::isolated(|_| {}).await;
+    let env: Vec<(&str, String)> = h.app.config.resources.to_env();
+    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let receiver = Receiver::start(&[200], Duration::ZERO).await;
+    let (ep, old) = add(&h, &receiver.url).await;
+
+    let rotated = atelier_tests::admin(&["webhook", "rotate", &ep.hook_sk, "--now"], &env).await;
+    let new = rotated.json()["secret"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    let user = h.user();
+    canceled_events(&h, &user, 1).await;
+    deliver(&h, clock::now()).await;
+
+    assert_eq!(rotated.code, Some(0), "{rotated:?}");
+    assert_eq!(rotated.json()["previous_signs_for_hours"], json!(0));
+    let stored = endpoints(&h).await;
+    assert_eq!(stored[0].secrets.len(), 1, "only the new secret is kept");
+    let got = receiver.deliveries();
+    assert_eq!(got.len(), 1);
+    let d = &got[0];
+    assert_eq!(
+        d.headers.signature.split(' ').count(),
+        1,
+        "one signature: {}",
+        d.headers.signature
+    );
+    let verifies = |secret: &str| {
+        let s = Secret::parse(secret).unwrap_or_else(|e| panic!("{e}"));
+        sign::verify(
+            &s,
+            &d.headers,
+            d.body.as_bytes(),
+            clock::now().unix_timestamp(),
+        )
+        .is_ok()
+    };
+    assert!(verifies(&new), "signed by the new secret");
+    assert!(!verifies(&old), "the old secret signs nothing any more");
 }

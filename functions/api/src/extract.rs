@@ -46,22 +46,63 @@ impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for JsonBody<T> {
                 .detail("send Content-Type: application/json"));
             }
         }
-        let bytes = Bytes::from_request(req, state).await.map_err(|_| {
+        let bytes = read_body(req, state, ProblemCode::MalformedJson).await?;
+        parse_json(&bytes).map(JsonBody)
+    }
+}
+
+/// A route's body limit, as the router set it beside axum's `DefaultBodyLimit`: what a
+/// `413` names. Absent, the limit is [`MAX_JSON_BYTES`].
+#[derive(Debug, Clone, Copy)]
+pub struct BodyLimit(pub usize);
+
+/// The raw bytes of a body a provider signs (webhooks): read whole up to the route's limit,
+/// refused as `413 PAYLOAD_TOO_LARGE` problem+json past it, like [`JsonBody`].
+pub struct RawBody(pub Bytes);
+
+impl<S: Send + Sync> FromRequest<S> for RawBody {
+    type Rejection = ApiError;
+
+    async fn from_request(req: Request, state: &S) -> Result<RawBody, ApiError> {
+        read_body(req, state, ProblemCode::MalformedEvent)
+            .await
+            .map(RawBody)
+    }
+}
+
+/// The whole body, or a problem: past the route's limit `413 PAYLOAD_TOO_LARGE`; a body
+/// that could not be read (the client went away mid-body) `400` with `unreadable`.
+async fn read_body<S: Send + Sync>(
+    req: Request,
+    state: &S,
+    unreadable: ProblemCode,
+) -> Result<Bytes, ApiError> {
+    let limit = req
+        .extensions()
+        .get::<BodyLimit>()
+        .map_or(MAX_JSON_BYTES, |l| l.0);
+    Bytes::from_request(req, state).await.map_err(|rejection| {
+        if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE {
             ApiError::new(
                 StatusCode::PAYLOAD_TOO_LARGE,
                 ProblemCode::PayloadTooLarge,
                 "Body too large",
             )
-            .detail(format!("bodies are limited to {MAX_JSON_BYTES} bytes"))
-        })?;
-        parse_json(&bytes).map(JsonBody)
-    }
+            .detail(format!(
+                "this endpoint takes bodies of at most {limit} bytes"
+            ))
+        } else {
+            ApiError::bad_request(unreadable, "the body could not be read whole")
+        }
+    })
 }
 
-/// Parses JSON bytes into `T` with the error mapping described on [`JsonBody`].
+/// Parses JSON bytes into `T` with the error mapping described on [`JsonBody`]. Every body
+/// of this API is a JSON object: any other top-level value (an array, which serde would
+/// read as the fields in order, a string, a number, `null`) is `422`, whatever `T` accepts.
 pub fn parse_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
     let de = &mut serde_json::Deserializer::from_slice(bytes);
-    serde_path_to_error::deserialize(de).map_err(|e| {
+    let parsed = serde_path_to_error::deserialize(de).map_err(|e| {
         let path = e.path().to_string();
         let inner = e.into_inner();
         if inner.is_syntax() || inner.is_eof() {
@@ -69,13 +110,34 @@ pub fn parse_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
                 ProblemCode::MalformedJson,
                 format!("the body is not valid JSON: {inner}"),
             )
+        } else if !is_object(bytes) {
+            not_an_object()
         } else {
             let mut errors = FieldErrors::default();
             let field = if path == "." { "body".to_owned() } else { path };
             errors.push(field, FieldCode::Invalid, inner.to_string());
             ApiError::validation(errors)
         }
-    })
+    })?;
+    if is_object(bytes) {
+        Ok(parsed)
+    } else {
+        Err(not_an_object())
+    }
+}
+
+/// Whether valid JSON `bytes` hold an object at the top (JSON's whitespace is these four).
+fn is_object(bytes: &[u8]) -> bool {
+    bytes
+        .iter()
+        .find(|b| !matches!(b, b' ' | b'\t' | b'\n' | b'\r'))
+        == Some(&b'{')
+}
+
+fn not_an_object() -> ApiError {
+    let mut errors = FieldErrors::default();
+    errors.push("body", FieldCode::Invalid, "must be a JSON object");
+    ApiError::validation(errors)
 }
 
 /// The required `Idempotency-Key` header of paid requests.

@@ -1,12 +1,14 @@
 //! Routes and layers only.
 
+use std::convert::Infallible;
+
 use atelier_shared::services::App;
-use axum::Router;
 use axum::extract::DefaultBodyLimit;
-use axum::routing::{delete, get, post, put};
+use axum::routing::{MethodRouter, delete, get, post, put};
+use axum::{Extension, Router};
 
 use crate::error::{ApiError, ProblemCode};
-use crate::extract::MAX_JSON_BYTES;
+use crate::extract::{BodyLimit, MAX_JSON_BYTES};
 use crate::handlers::{
     account, app_store, devices, edits, google_play, payments, public, quotes, uploads,
 };
@@ -46,8 +48,7 @@ pub fn router(app: App) -> Router {
         .route("/v1/checkout", post(payments::create_checkout))
         .route(
             "/v1/webhooks/stripe",
-            post(payments::stripe_webhook)
-                .layer(DefaultBodyLimit::max(payments::MAX_WEBHOOK_BYTES)),
+            limited(post(payments::stripe_webhook), payments::MAX_WEBHOOK_BYTES),
         )
         .route(
             "/v1/purchases/apple",
@@ -55,8 +56,10 @@ pub fn router(app: App) -> Router {
         )
         .route(
             "/v1/webhooks/apple",
-            post(app_store::apple_webhook)
-                .layer(DefaultBodyLimit::max(app_store::MAX_NOTIFICATION_BYTES)),
+            limited(
+                post(app_store::apple_webhook),
+                app_store::MAX_NOTIFICATION_BYTES,
+            ),
         )
         .route(
             "/v1/purchases/google",
@@ -72,5 +75,14 @@ pub fn router(app: App) -> Router {
             )
         })
         .layer(DefaultBodyLimit::max(MAX_JSON_BYTES))
+        .layer(Extension(BodyLimit(MAX_JSON_BYTES)))
         .with_state(app)
+}
+
+/// `route` with a body limit of its own: axum's (what the body extractors read up to) and
+/// the same figure for the `413` problem to name.
+fn limited(route: MethodRouter<App>, max: usize) -> MethodRouter<App> {
+    route
+        .layer::<_, Infallible>(DefaultBodyLimit::max(max))
+        .layer(Extension(BodyLimit(max)))
 }

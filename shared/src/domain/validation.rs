@@ -3,6 +3,8 @@
 
 use serde::Serialize;
 
+mod emoji_variation;
+
 /// One problem with one field of the input.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, utoipa::ToSchema)]
 pub struct FieldError {
@@ -200,12 +202,16 @@ const ZWJ: char = '\u{200D}';
 const BLACK_FLAG: char = '\u{1F3F4}';
 const CANCEL_TAG: char = '\u{E007F}';
 const VARIATION_SELECTOR_16: char = '\u{FE0F}';
+/// The text presentation selector (VS15), VS16's pair in the same sequences.
+const VARIATION_SELECTOR_15: char = '\u{FE0E}';
 
 /// The first invisible character of `text` that is not part of an emoji as phones type it
 /// (UTS #51): a zero-width joiner between two emoji (🐕‍🦺, 👩🏽‍💻, 👨‍👩‍👧) and the tag
 /// characters of a subdivision flag (🏴 + 2–6 lowercase letters or digits as tags + the
-/// cancel tag). The same characters anywhere else are still refused: a joiner beside a
-/// letter, digit or space, a tag outside a flag, a flag without its cancel tag.
+/// cancel tag), and a presentation selector (VS15/VS16) right after a character that
+/// `emoji-variation-sequences.txt` gives one (❤️, ☺️, 1️⃣). The same characters anywhere else
+/// are still refused: a joiner beside a letter, digit or space, a tag outside a flag, a flag
+/// without its cancel tag, a selector after a letter or after another selector.
 fn first_hidden(text: &str) -> Option<char> {
     let chars: Vec<char> = text.chars().collect();
     let mut i = 0;
@@ -217,7 +223,14 @@ fn first_hidden(text: &str) -> Option<char> {
             i += 1 + len;
             continue;
         }
-        if c == ZWJ && joins_two_emoji(&chars, i) {
+        let sanctioned = match c {
+            ZWJ => joins_two_emoji(&chars, i),
+            VARIATION_SELECTOR_15 | VARIATION_SELECTOR_16 => i
+                .checked_sub(1)
+                .is_some_and(|p| takes_presentation_selector(chars[p])),
+            _ => false,
+        };
+        if sanctioned {
             i += 1;
             continue;
         }
@@ -236,6 +249,11 @@ fn tag_sequence_len(rest: &[char]) -> Option<usize> {
         .take_while(|&&c| matches!(c, '\u{E0030}'..='\u{E0039}' | '\u{E0061}'..='\u{E007A}'))
         .count();
     ((2..=6).contains(&spec) && rest.get(spec) == Some(&CANCEL_TAG)).then_some(spec + 1)
+}
+
+/// Whether UTS #51 lists an emoji and a text presentation sequence for `base`.
+fn takes_presentation_selector(base: char) -> bool {
+    emoji_variation::BASES.binary_search(&base).is_ok()
 }
 
 /// Whether the joiner at `at` stands between the end of one emoji (an emoji, optionally with
@@ -265,12 +283,12 @@ fn is_pictographic(c: char) -> bool {
 /// separator, zero-width space/joiners/marks, bidi embeddings, overrides and isolates, word
 /// joiner and invisible operators, the byte-order mark, interlinear annotation, tag
 /// characters and the other Cf blocks), the line and paragraph separators (every field is one
-/// line), Hangul fillers (blank letters), and the variation selectors supplement (256
-/// invisible selectors: enough to encode any byte). [`clean_text`] lets the joiner and the
-/// tag characters through only inside emoji sequences ([`first_hidden`]); the ZWNJ/ZWJ some
-/// scripts use for shaping stay refused: a one-line description of what to edit does not need
-/// them.
-/// The emoji variation selectors U+FE00–FE0F stay allowed (❤️ is U+2764 U+FE0F).
+/// line), Hangul fillers (blank letters), and every variation selector (U+FE00–FE0F and the
+/// supplement's 240: invisible, and enough of them to encode any byte). [`clean_text`] lets
+/// the joiner, the tag characters and the two emoji presentation selectors (VS15/VS16)
+/// through only inside emoji sequences ([`first_hidden`]); the ZWNJ/ZWJ some scripts use for
+/// shaping and the other selectors (math symbol and CJK compatibility variants) stay refused:
+/// a one-line description of what to edit does not need them.
 pub fn is_invisible(c: char) -> bool {
     matches!(c,
         '\u{00AD}'                     // soft hyphen
@@ -284,6 +302,7 @@ pub fn is_invisible(c: char) -> bool {
         | '\u{2060}'..='\u{2064}'       // word joiner, invisible operators
         | '\u{2066}'..='\u{206F}'       // bidi isolates, deprecated format characters
         | '\u{3164}' | '\u{FFA0}'       // Hangul fillers
+        | '\u{FE00}'..='\u{FE0F}'       // variation selectors (VS15/VS16: see first_hidden)
         | '\u{FEFF}'                   // zero-width no-break space (byte-order mark)
         | '\u{FFF9}'..='\u{FFFB}'       // interlinear annotation
         | '\u{110BD}' | '\u{110CD}'
@@ -379,6 +398,11 @@ mod tests {
             (0x1BCA0, 0x1BCA3, "shorthand format controls"),
             (0x1D173, 0x1D17A, "musical symbol format controls"),
             (0xE0100, 0xE01EF, "variation selectors supplement"),
+            (
+                0xFE00,
+                0xFE0F,
+                "variation selectors, emoji ones after a letter",
+            ),
         ];
         for &(first, last, why) in ranges {
             for cp in [first, first + (last - first) / 2, last] {
@@ -414,6 +438,55 @@ mod tests {
             "\u{1F3F3}\u{FE0F}\u{200D}\u{1F308} rainbow flag",
         ] {
             assert_eq!(clean_text(text, 80).as_deref(), Ok(text), "{text:?}");
+        }
+    }
+
+    /// UTS #51: a presentation selector follows only a character `emoji-variation-sequences.txt`
+    /// lists, once.
+    #[test]
+    fn a_presentation_selector_only_follows_a_character_that_takes_one() {
+        let refused = |c| Err(TextError::InvisibleCharacter(c));
+        let cases: &[(&str, Result<(), TextError>, &str)] = &[
+            (
+                "I \u{2665}\u{FE0F} cats",
+                Ok(()),
+                "♥️ heart suit, emoji style",
+            ),
+            ("smile \u{263A}\u{FE0F}", Ok(()), "☺️ smiling face"),
+            ("\u{263A}\u{FE0E} as text", Ok(()), "☺︎ text style"),
+            ("keycap 1\u{FE0F}\u{20E3}", Ok(()), "1️⃣ keycap sequence"),
+            (
+                "\u{1F441}\u{FE0F}\u{200D}\u{1F5E8}\u{FE0F} eye",
+                Ok(()),
+                "👁️‍🗨️ both halves",
+            ),
+            ("\u{1F6F3}\u{FE0F} ship", Ok(()), "the list's last base"),
+            ("a\u{FE0F}", refused('\u{FE0F}'), "after a plain letter"),
+            ("a\u{FE0F}b", refused('\u{FE0F}'), "inside a word"),
+            ("\u{FE0F}cat", refused('\u{FE0F}'), "at the start"),
+            ("\u{2665}\u{FE0F}\u{FE0F}", refused('\u{FE0F}'), "twice"),
+            (
+                "\u{1F415}\u{FE0F}",
+                refused('\u{FE0F}'),
+                "🐕 has no text style to switch from",
+            ),
+            (
+                "x\u{FE0E}y",
+                refused('\u{FE0E}'),
+                "text style after a letter",
+            ),
+            (
+                "\u{2665}\u{FE00}",
+                refused('\u{FE00}'),
+                "a selector that is not VS15/VS16",
+            ),
+        ];
+        for (text, want, why) in cases {
+            let got = clean_text(text, 40);
+            match want {
+                Ok(()) => assert_eq!(got.as_deref(), Ok(*text), "{why}"),
+                Err(e) => assert_eq!(got, Err(*e), "{why}"),
+            }
         }
     }
 
@@ -457,7 +530,7 @@ mod tests {
     #[test]
     fn neighbours_of_the_invisible_ranges_are_kept() {
         for cp in [
-            0x00AC, 0x00AE, 0x2027, 0x2030, 0x2065, 0xFEFE, 0xFFFC, 0xE0080, 0xFE0F,
+            0x00AC, 0x00AE, 0x2027, 0x2030, 0x2065, 0xFDFF, 0xFE10, 0xFEFE, 0xFFFC, 0xE0080,
         ] {
             let c = char::from_u32(cp).expect("a scalar value");
             let text = format!("a{c}b");

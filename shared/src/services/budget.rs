@@ -132,6 +132,17 @@ pub struct PaidAttempt {
     item: AttemptItem,
 }
 
+/// Whether the stored attempt is `item`'s own reservation, still open: its transaction
+/// committed, but the answer was lost (a dropped connection) and the SDK's retry was refused
+/// by that very write. The attempt is then this caller's to use and settle, not a second run
+/// of the step (whose reservation would carry another token).
+async fn holds_stored(app: &App, item: &AttemptItem) -> Result<bool, Error> {
+    let stored = app.store.get_attempt(&item.job_id, &item.attempt).await?;
+    Ok(stored.is_some_and(|a| {
+        a.open_day.is_some() && item.reservation.is_some() && a.reservation == item.reservation
+    }))
+}
+
 impl PaidAttempt {
     /// Reserves an estimate against today's budget, creating the day (with the configured
     /// cap) on first use.
@@ -156,6 +167,7 @@ impl PaidAttempt {
             settled_cost_micros: None,
             settled_at: None,
             settled_by: None,
+            reservation: Some(hex::encode(rand::random::<[u8; 16]>())),
         };
         // Rounds: the day's item may be missing, then the user's, then an operator's share
         // change may race the user's creation once.
@@ -188,6 +200,10 @@ impl PaidAttempt {
                 ReserveOutcome::DayMissing => create_day(app, &item.day, &stamp).await?,
                 ReserveOutcome::UserDayMissing => {
                     super::user_share::create_day(app, &item.day, req.user, &stamp).await?;
+                }
+                ReserveOutcome::AlreadyReserved if holds_stored(app, &item).await? => {
+                    tracing::info!(job_id = %req.job, attempt = req.attempt, "budget_reserved_answer_lost");
+                    return Ok(Reservation::Granted(Box::new(PaidAttempt { item })));
                 }
                 ReserveOutcome::AlreadyReserved => {
                     // A second reservation for the same step of a job means the step is
@@ -532,6 +548,7 @@ mod tests {
             settled_cost_micros: None,
             settled_at: None,
             settled_by: None,
+            reservation: None,
         }
     }
 

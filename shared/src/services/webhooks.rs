@@ -490,19 +490,34 @@ pub async fn add_endpoint(
     Ok((endpoint, secret))
 }
 
-/// A new secret for endpoint `id`; the current ones keep signing for [`ROTATION_OVERLAP`].
-/// Re-enables a disabled endpoint (an operator rotating has looked at it). One conditional
-/// update of the generation read: a concurrent rotation or remove is never overwritten.
+/// What becomes of an endpoint's current secrets when it gets a new one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OldSecrets {
+    /// They keep signing beside the new one for [`ROTATION_OVERLAP`], so the receiver can
+    /// switch without refusing a delivery (a routine rotation).
+    Overlap,
+    /// They stop at once (a leaked secret): the next delivery is signed by the new one alone,
+    /// and the receiver refuses deliveries until it has the new secret.
+    RevokeNow,
+}
+
+/// A new secret for endpoint `id`; the current ones keep signing for [`ROTATION_OVERLAP`] or
+/// stop at once, as `old` says. Re-enables a disabled endpoint (an operator rotating has
+/// looked at it). One conditional update of the generation read: a concurrent rotation or
+/// remove is never overwritten.
 pub async fn rotate_endpoint(
     store: &Store,
     id: &str,
+    old: OldSecrets,
     now: Instant,
 ) -> Result<String, EndpointError> {
     let ep = find(store, id).await?;
     let now_s = clock::format(now);
     let until = clock::format(now + ROTATION_OVERLAP);
     let mut secrets = ep.secrets;
-    secrets.retain(|s| s.expires_at.as_deref().is_none_or(|at| at > now_s.as_str()));
+    secrets.retain(|s| {
+        old == OldSecrets::Overlap && s.expires_at.as_deref().is_none_or(|at| at > now_s.as_str())
+    });
     for s in &mut secrets {
         if s.expires_at.is_none() {
             s.expires_at = Some(until.clone());

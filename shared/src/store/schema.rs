@@ -1121,6 +1121,11 @@ pub struct AttemptItem {
     /// `consumer` or `sweeper`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub settled_by: Option<String>,
+    /// A random token of the reservation that wrote this attempt: when the reservation's
+    /// answer is lost and the retry meets the write, its holder recognises its own (absent on
+    /// attempts reserved before it existed, which then stay refused).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reservation: Option<String>,
 }
 
 #[cfg(test)]

@@ -17,8 +17,14 @@ pub enum WebhookAction {
     /// secret (`whsec_…`), shown this once: give it to the receiver.
     Add { url: String },
     /// A new secret for an endpoint (printed once); the old one keeps signing beside it for
-    /// 24 h so the receiver can switch. Re-enables a disabled endpoint.
-    Rotate { id: String },
+    /// 24 h so the receiver can switch, or stops at once with --now (a leaked secret).
+    /// Re-enables a disabled endpoint.
+    Rotate {
+        id: String,
+        /// Revoke the old secrets at once: the next delivery is signed by the new one alone.
+        #[arg(long)]
+        now: bool,
+    },
     /// Remove an endpoint: it gets nothing more.
     Remove { id: String },
     /// Every endpoint: id, URL, failures in a row, whether disabled (JSON; no secrets).
@@ -38,9 +44,13 @@ pub async fn run(app: &App, action: WebhookAction) -> anyhow::Result<ExitCode> {
                 webhooks::add_endpoint(store, &app.config.webhooks, &url, clock::now()).await?;
             json!({ "id": ep.hook_sk, "url": ep.url, "secret": secret })
         }
-        WebhookAction::Rotate { id } => {
-            let secret = webhooks::rotate_endpoint(store, &id, clock::now()).await?;
-            json!({ "id": id, "secret": secret, "previous_signs_for_hours": 24 })
+        WebhookAction::Rotate { id, now } => {
+            let (old, hours) = match now {
+                true => (webhooks::OldSecrets::RevokeNow, 0),
+                false => (webhooks::OldSecrets::Overlap, 24),
+            };
+            let secret = webhooks::rotate_endpoint(store, &id, old, clock::now()).await?;
+            json!({ "id": id, "secret": secret, "previous_signs_for_hours": hours })
         }
         WebhookAction::Remove { id } => {
             webhooks::remove_endpoint(store, &id).await?;

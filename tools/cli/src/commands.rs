@@ -244,6 +244,9 @@ pub async fn login(ctx: &Ctx, with: LoginWith<'_>, issuer: Option<&str>) -> anyh
     let issuer = issuer
         .map(|i| i.trim_end_matches('/').to_owned())
         .unwrap_or_else(|| format!("{api}/dev-issuer"));
+    if !matches!(with, LoginWith::Token(_)) {
+        crate::config::require_secure("the issuer", &issuer)?;
+    }
     let login = match with {
         LoginWith::Token(token) => Login {
             token: token.trim().to_owned(),

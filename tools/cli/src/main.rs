@@ -210,6 +210,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
     let home = config::home()?;
     let mut saved = Saved::load(&home)?;
     let api_url = config::api_url(cli.api.as_deref(), &saved);
+    config::require_secure("the API", &api_url)?;
     let login = match cli.command {
         Command::Login(_) | Command::Logout => None,
         _ => config::current_login(&home, &mut saved, &api_url).await?,

@@ -65,6 +65,12 @@ pub async fn sign_in(
         .json()
         .await
         .with_context(|| format!("discovery at {url}"))?;
+    for (what, endpoint) in [
+        ("the authorization endpoint", &meta.authorization_endpoint),
+        ("the token endpoint", &meta.token_endpoint),
+    ] {
+        crate::config::require_secure(what, endpoint)?;
+    }
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
     let redirect = format!(
         "http://127.0.0.1:{}/callback",
@@ -136,9 +142,44 @@ async fn token_call(
     let status = res.status();
     let body = res.text().await.unwrap_or_default();
     if !status.is_success() {
-        bail!("the token endpoint {endpoint} answered {status}: {body}");
+        bail!(
+            "the token endpoint {endpoint} answered {status}: {}",
+            oauth_error(&body)
+        );
     }
-    serde_json::from_str(&body).with_context(|| format!("the token endpoint's answer: {body}"))
+    // The answer holds the tokens: an error names what is wrong with it, never its text.
+    serde_json::from_str(&body).map_err(|e| {
+        anyhow::anyhow!(
+            "the token endpoint {endpoint} answered {status} without a usable token response ({:?} at line {}, column {}; {} bytes, not shown)",
+            e.classify(),
+            e.line(),
+            e.column(),
+            body.len()
+        )
+    })
+}
+
+/// What an error answer of the token endpoint may show: its OAuth `error` and
+/// `error_description` (RFC 6749 §5.2), nothing else (a misbehaving endpoint could echo a
+/// code or a refresh token in the rest).
+fn oauth_error(body: &str) -> String {
+    #[derive(Deserialize)]
+    struct OAuthError {
+        error: String,
+        #[serde(default)]
+        error_description: Option<String>,
+    }
+    match serde_json::from_str::<OAuthError>(body) {
+        Ok(OAuthError {
+            error,
+            error_description: Some(why),
+        }) => format!("{error}: {why}"),
+        Ok(OAuthError { error, .. }) => error,
+        Err(_) => format!(
+            "{} bytes that are not an OAuth error (not shown)",
+            body.len()
+        ),
+    }
 }
 
 /// The code in a redirect address, when its state is ours; `None` when it carries no answer.
@@ -234,5 +275,62 @@ mod tests {
             Some("the issuer refused: access_denied")
         );
         assert!(code_in(&url("http://127.0.0.1:9/favicon.ico"), "s").is_none());
+    }
+
+    /// A token endpoint on a local socket answering `status` with `body`, once.
+    async fn endpoint(status: &str, body: &'static str) -> String {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        let url = format!(
+            "http://{}/token",
+            listener.local_addr().unwrap_or_else(|e| panic!("{e}"))
+        );
+        let reply = format!(
+            "HTTP/1.1 {status}\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+            body.len()
+        );
+        tokio::spawn(async move {
+            let (mut socket, _) = listener.accept().await.unwrap_or_else(|e| panic!("{e}"));
+            let mut buf = vec![0u8; 8192];
+            let _ = socket.read(&mut buf).await;
+            let _ = socket.write_all(reply.as_bytes()).await;
+        });
+        url
+    }
+
+    /// A token response is a secret: a renewal that fails says why, never what was answered.
+    #[tokio::test]
+    async fn a_failed_token_call_never_shows_the_tokens() {
+        let cases = [
+            (
+                "200 OK",
+                r#"{"id_token":"SECRET-ID","refresh_token":"SECRET-REFRESH"}"#,
+                "no expires_in",
+            ),
+            (
+                "200 OK",
+                r#"{"id_token":"SECRET-ID","expires_in":"SECRET-3600"}"#,
+                "a mistyped field",
+            ),
+            ("200 OK", "SECRET-ID not json", "not JSON"),
+            (
+                "400 Bad Request",
+                r#"{"error":"invalid_grant","refresh_token":"SECRET-REFRESH"}"#,
+                "an error echoing a token",
+            ),
+            ("502 Bad Gateway", "<html>SECRET-ID</html>", "an HTML error"),
+        ];
+        for (status, body, why) in cases {
+            let refresh = Refresh {
+                token_endpoint: endpoint(status, body).await,
+                client_id: "atelier".to_owned(),
+                refresh_token: "r".to_owned(),
+            };
+            let err = renew(&reqwest::Client::new(), &refresh).await.err();
+            let message = err.map(|e| format!("{e:#}")).unwrap_or_default();
+            assert!(!message.is_empty(), "{why}: refused");
+            assert!(!message.contains("SECRET"), "{why}: {message}");
+        }
     }
 }

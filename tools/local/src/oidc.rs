@@ -178,10 +178,20 @@ impl AuthorizeRequest {
     }
 }
 
+/// Whether `uri` sends the code back to this machine (RFC 8252 §7.3): read as a browser
+/// reads it (the WHATWG URL parser), plain `http`, no user info (`http://localhost:@evil/`
+/// is a user name and the host `evil`), the host exactly `127.0.0.1`, `[::1]` or `localhost`,
+/// no fragment (RFC 6749 §3.1.2).
 fn loopback(uri: &str) -> bool {
-    ["http://127.0.0.1:", "http://localhost:", "http://[::1]:"]
-        .iter()
-        .any(|p| uri.starts_with(p))
+    let Ok(url) = reqwest::Url::parse(uri) else {
+        return false;
+    };
+    // The parser writes addresses canonically (`127.1` is `127.0.0.1`, `[0::1]` is `[::1]`).
+    let host = matches!(url.host_str(), Some("127.0.0.1" | "[::1]" | "localhost"));
+    host && url.scheme() == "http"
+        && url.username().is_empty()
+        && url.password().is_none()
+        && url.fragment().is_none()
 }
 
 fn escape(s: &str) -> String {

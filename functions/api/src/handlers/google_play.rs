@@ -6,7 +6,6 @@ use atelier_shared::adapters::payments::google::purchase_ids;
 use atelier_shared::services::App;
 use atelier_shared::services::google_play::{self, GooglePlayError};
 use axum::Json;
-use axum::body::Bytes;
 use axum::extract::State;
 use axum::response::{IntoResponse, Response};
 use http::{HeaderMap, StatusCode};
@@ -14,7 +13,7 @@ use http::{HeaderMap, StatusCode};
 use crate::auth::Caller;
 use crate::dto::{GooglePurchaseRequest, GooglePurchaseView, GooglePushRequest, WebhookReceipt};
 use crate::error::{ApiError, Problem, ProblemCode};
-use crate::extract::JsonBody;
+use crate::extract::{JsonBody, RawBody};
 
 /// Grants the pack a Google Play purchase bought, once per `orderId`, and consumes it. Send
 /// the purchase's product id and token when Google Play Billing reports it `PURCHASED`; do
@@ -70,7 +69,7 @@ fn parse(req: &GooglePurchaseRequest) -> Result<(&str, &str), ApiError> {
 pub async fn google_webhook(
     State(app): State<App>,
     headers: HeaderMap,
-    body: Bytes,
+    RawBody(body): RawBody,
 ) -> Result<Json<WebhookReceipt>, ApiError> {
     let authorization = headers
         .get(http::header::AUTHORIZATION)

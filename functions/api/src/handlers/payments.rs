@@ -5,7 +5,6 @@
 use atelier_shared::services::App;
 use atelier_shared::services::payments::{self, CheckoutSpec, WebhookError};
 use axum::Json;
-use axum::body::Bytes;
 use axum::extract::State;
 use axum::response::{IntoResponse, Response};
 use http::{HeaderMap, HeaderValue, StatusCode};
@@ -13,7 +12,7 @@ use http::{HeaderMap, HeaderValue, StatusCode};
 use crate::auth::Caller;
 use crate::dto::{CheckoutRequest, CheckoutView, PackList, PackView, WebhookReceipt};
 use crate::error::{ApiError, Problem, ProblemCode};
-use crate::extract::{IdempotencyKeyHeader, JsonBody};
+use crate::extract::{IdempotencyKeyHeader, JsonBody, RawBody};
 
 /// Largest webhook body accepted: Stripe's events are a few KiB; this leaves room for
 /// sessions with many fields without letting anyone post megabytes.
@@ -94,7 +93,7 @@ pub async fn create_checkout(
 pub async fn stripe_webhook(
     State(app): State<App>,
     headers: HeaderMap,
-    body: Bytes,
+    RawBody(body): RawBody,
 ) -> Result<Json<WebhookReceipt>, ApiError> {
     let signature = headers
         .get(atelier_shared::adapters::payments::signature::HEADER)

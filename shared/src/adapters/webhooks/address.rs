@@ -7,7 +7,10 @@
 //! Outside local runs only [`AddressClass::Public`] addresses are sent to; the check is made
 //! on the address the connection goes to, after DNS resolution at send time
 //! (`services::webhooks::WebhookClient`). Forms that embed an IPv4 address (IPv4-mapped,
-//! IPv4-compatible, NAT64, 6to4) are judged by the address they embed.
+//! IPv4-compatible, the well-known NAT64 prefix, 6to4) are judged by the address they embed.
+//! Every other block of IANA's IPv4 and IPv6 Special-Purpose Address Registries is refused,
+//! the globally reachable ones too (anycast relays, AS112 sinks, AMT, ORCHIDv2): none of them
+//! is a webhook receiver, so refusing one costs nothing.
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
@@ -32,6 +35,9 @@ pub enum AddressClass {
     Multicast,
     /// `240/4` and the broadcast address: never a host on the internet.
     Reserved,
+    /// Any other block of IANA's special-purpose registries: documentation, benchmarking,
+    /// protocol assignments, discard, translation for local use, SRv6 SIDs.
+    SpecialPurpose,
 }
 
 impl AddressClass {
@@ -55,21 +61,32 @@ impl AddressClass {
             AddressClass::UniqueLocal => "unique-local",
             AddressClass::Multicast => "multicast",
             AddressClass::Reserved => "reserved",
+            AddressClass::SpecialPurpose => "special-purpose",
         }
     }
 }
 
 fn classify_v4(ip: Ipv4Addr) -> AddressClass {
-    let [a, b, ..] = ip.octets();
-    match (a, b) {
-        (0, _) => AddressClass::Unspecified,
-        (127, _) => AddressClass::Loopback,
-        (10, _) | (192, 168) => AddressClass::Private,
-        (172, 16..=31) => AddressClass::Private,
-        (100, 64..=127) => AddressClass::SharedNat,
-        (169, 254) => AddressClass::LinkLocal,
-        (224..=239, _) => AddressClass::Multicast,
-        (240..=255, _) => AddressClass::Reserved,
+    let [a, b, c, _] = ip.octets();
+    match (a, b, c) {
+        (0, ..) => AddressClass::Unspecified,
+        (127, ..) => AddressClass::Loopback,
+        (10, ..) | (192, 168, _) => AddressClass::Private,
+        (172, 16..=31, _) => AddressClass::Private,
+        (100, 64..=127, _) => AddressClass::SharedNat,
+        (169, 254, _) => AddressClass::LinkLocal,
+        (224..=239, ..) => AddressClass::Multicast,
+        (240..=255, ..) => AddressClass::Reserved,
+        // IETF protocol assignments (192.0.0/24 and what it holds), documentation (TEST-NET-1,
+        // -2, -3), AS112, AMT, the 6to4 relay anycast, benchmarking (198.18/15).
+        (192, 0, 0 | 2)
+        | (192, 31, 196)
+        | (192, 52, 193)
+        | (192, 88, 99)
+        | (192, 175, 48)
+        | (198, 18..=19, _)
+        | (198, 51, 100)
+        | (203, 0, 113) => AddressClass::SpecialPurpose,
         _ => AddressClass::Public,
     }
 }
@@ -88,9 +105,29 @@ fn classify_v6(ip: Ipv6Addr) -> AddressClass {
         AddressClass::UniqueLocal
     } else if first & 0xff00 == 0xff00 {
         AddressClass::Multicast
+    } else if special_purpose_v6(ip) {
+        AddressClass::SpecialPurpose
     } else {
         AddressClass::Public
     }
+}
+
+/// The IPv6 registry's blocks that embed no IPv4 address and are not classed above.
+fn special_purpose_v6(ip: Ipv6Addr) -> bool {
+    let bits = u128::from(ip);
+    let within = |prefix: u128, len: u32| bits >> (128 - len) == prefix >> (128 - len);
+    [
+        (0x0064_ff9b_0001_u128 << 80, 48), // 64:ff9b:1::/48, IPv4-IPv6 translation (local use)
+        (0x0100_u128 << 112, 64),          // 100::/64, discard-only
+        (0x0100_0000_0000_0001_u128 << 64, 64), // 100:0:0:1::/64, dummy prefix
+        (0x2001_u128 << 112, 23),          // 2001::/23, IETF protocol assignments (Teredo, ORCHID…)
+        (0x2001_0db8_u128 << 96, 32),      // 2001:db8::/32, documentation
+        (0x2620_004f_8000_u128 << 80, 48), // 2620:4f:8000::/48, AS112 direct delegation
+        (0x3fff_u128 << 112, 20),          // 3fff::/20, documentation
+        (0x5f00_u128 << 112, 16),          // 5f00::/16, SRv6 SIDs
+    ]
+    .iter()
+    .any(|&(prefix, len)| within(prefix, len))
 }
 
 /// The IPv4 address an IPv6 form carries: IPv4-mapped `::ffff:a.b.c.d`, IPv4-compatible
@@ -145,6 +182,12 @@ mod tests {
             ("::127.0.0.1", Loopback),
             ("64:ff9b::192.168.0.1", Private),
             ("2002:a9fe:a9fe::1", LinkLocal),
+            ("192.0.0.1", SpecialPurpose),
+            ("198.18.0.1", SpecialPurpose),
+            ("198.19.255.255", SpecialPurpose),
+            ("64:ff9b:1::a00:1", SpecialPurpose),
+            ("2001:db8::1", SpecialPurpose),
+            ("::ffff:198.18.0.1", SpecialPurpose),
         ] {
             assert_eq!(class(ip), want, "{ip}");
         }
@@ -168,11 +211,185 @@ mod tests {
             "128.0.0.0",
             "223.255.255.255",
             "2606:4700:4700::1111",
-            "2001:db8::1",
+            "2001:200::1",
             "::ffff:8.8.8.8",
+            "192.0.1.255",
+            "198.17.255.255",
+            "198.20.0.0",
             "64:ff9b::8.8.8.8",
         ] {
             assert_eq!(class(ip), AddressClass::Public, "{ip}");
+        }
+    }
+
+    /// IANA's IPv4 Special-Purpose Address Registry, every entry (as of 2025): block, name, RFC.
+    const IPV4_REGISTRY: [(&str, &str, &str); 25] = [
+        ("0.0.0.0/8", "\"This network\"", "RFC 791"),
+        ("0.0.0.0/32", "\"This host on this network\"", "RFC 1122"),
+        ("10.0.0.0/8", "Private-Use", "RFC 1918"),
+        ("100.64.0.0/10", "Shared Address Space", "RFC 6598"),
+        ("127.0.0.0/8", "Loopback", "RFC 1122"),
+        ("169.254.0.0/16", "Link Local", "RFC 3927"),
+        ("172.16.0.0/12", "Private-Use", "RFC 1918"),
+        ("192.0.0.0/24", "IETF Protocol Assignments", "RFC 6890"),
+        ("192.0.0.0/29", "IPv4 Service Continuity Prefix", "RFC 7335"),
+        ("192.0.0.8/32", "IPv4 dummy address", "RFC 7600"),
+        ("192.0.0.9/32", "Port Control Protocol Anycast", "RFC 7723"),
+        (
+            "192.0.0.10/32",
+            "Traversal Using Relays around NAT Anycast",
+            "RFC 8155",
+        ),
+        ("192.0.0.170/32", "NAT64/DNS64 Discovery", "RFC 8880"),
+        ("192.0.0.171/32", "NAT64/DNS64 Discovery", "RFC 8880"),
+        ("192.0.2.0/24", "Documentation (TEST-NET-1)", "RFC 5737"),
+        ("192.31.196.0/24", "AS112-v4", "RFC 7535"),
+        ("192.52.193.0/24", "AMT", "RFC 7450"),
+        (
+            "192.88.99.0/24",
+            "Deprecated (6to4 Relay Anycast)",
+            "RFC 7526",
+        ),
+        ("192.168.0.0/16", "Private-Use", "RFC 1918"),
+        (
+            "192.175.48.0/24",
+            "Direct Delegation AS112 Service",
+            "RFC 7534",
+        ),
+        ("198.18.0.0/15", "Benchmarking", "RFC 2544"),
+        ("198.51.100.0/24", "Documentation (TEST-NET-2)", "RFC 5737"),
+        ("203.0.113.0/24", "Documentation (TEST-NET-3)", "RFC 5737"),
+        ("240.0.0.0/4", "Reserved", "RFC 1112"),
+        ("255.255.255.255/32", "Limited Broadcast", "RFC 919"),
+    ];
+
+    /// IANA's IPv6 Special-Purpose Address Registry, every entry (as of 2025): block, name,
+    /// RFC, and whether its addresses carry an IPv4 address (then judged by that address).
+    const IPV6_REGISTRY: [(&str, &str, &str, bool); 25] = [
+        ("::1/128", "Loopback Address", "RFC 4291", false),
+        ("::/128", "Unspecified Address", "RFC 4291", false),
+        ("::ffff:0:0/96", "IPv4-mapped Address", "RFC 4291", true),
+        ("64:ff9b::/96", "IPv4-IPv6 Translat.", "RFC 6052", true),
+        ("64:ff9b:1::/48", "IPv4-IPv6 Translat.", "RFC 8215", false),
+        ("100::/64", "Discard-Only Address Block", "RFC 6666", false),
+        ("100:0:0:1::/64", "Dummy IPv6 Prefix", "RFC 9780", false),
+        ("2001::/23", "IETF Protocol Assignments", "RFC 2928", false),
+        ("2001::/32", "TEREDO", "RFC 4380", false),
+        (
+            "2001:1::1/128",
+            "Port Control Protocol Anycast",
+            "RFC 7723",
+            false,
+        ),
+        (
+            "2001:1::2/128",
+            "Traversal Using Relays around NAT Anycast",
+            "RFC 8155",
+            false,
+        ),
+        (
+            "2001:1::3/128",
+            "DNS-SD Service Registration Protocol Anycast",
+            "RFC 9665",
+            false,
+        ),
+        ("2001:2::/48", "Benchmarking", "RFC 5180", false),
+        ("2001:3::/32", "AMT", "RFC 7450", false),
+        ("2001:4:112::/48", "AS112-v6", "RFC 7535", false),
+        (
+            "2001:10::/28",
+            "Deprecated (previously ORCHID)",
+            "RFC 4843",
+            false,
+        ),
+        ("2001:20::/28", "ORCHIDv2", "RFC 7343", false),
+        (
+            "2001:30::/28",
+            "Drone Remote ID Protocol Entity Tags (DETs) Prefix",
+            "RFC 9374",
+            false,
+        ),
+        ("2001:db8::/32", "Documentation", "RFC 3849", false),
+        ("2002::/16", "6to4", "RFC 3056", true),
+        (
+            "2620:4f:8000::/48",
+            "Direct Delegation AS112 Service",
+            "RFC 7534",
+            false,
+        ),
+        ("3fff::/20", "Documentation", "RFC 9637", false),
+        (
+            "5f00::/16",
+            "Segment Routing (SRv6) SIDs",
+            "RFC 9602",
+            false,
+        ),
+        ("fc00::/7", "Unique-Local", "RFC 4193", false),
+        ("fe80::/10", "Link-Local Unicast", "RFC 4291", false),
+    ];
+
+    /// The first, middle and last address of `block` (`a.b.c.d/len` or `x::/len`) as bits.
+    fn edges(block: &str, width: u32) -> [u128; 3] {
+        let (addr, len) = block.split_once('/').unwrap_or_else(|| panic!("{block}"));
+        let len: u32 = len.parse().unwrap_or_else(|e| panic!("{block}: {e}"));
+        let base = match addr.parse::<IpAddr>() {
+            Ok(IpAddr::V4(v4)) => u128::from(u32::from(v4)),
+            Ok(IpAddr::V6(v6)) => u128::from(v6),
+            Err(e) => panic!("{block}: {e}"),
+        };
+        let host = if len == width {
+            0
+        } else {
+            (1u128 << (width - len)) - 1
+        };
+        [base, base | (host / 2), base | host]
+    }
+
+    #[test]
+    fn every_ipv4_special_purpose_block_is_refused_whole() {
+        for (block, name, rfc) in IPV4_REGISTRY {
+            for bits in edges(block, 32) {
+                let ip = Ipv4Addr::from(u32::try_from(bits).unwrap_or_else(|e| panic!("{e}")));
+                let got = AddressClass::of(IpAddr::V4(ip));
+                assert_ne!(got, AddressClass::Public, "{name} ({rfc}, {block}): {ip}");
+            }
+        }
+    }
+
+    #[test]
+    fn every_ipv6_special_purpose_block_is_refused_or_judged_by_the_ipv4_it_carries() {
+        for (block, name, rfc, carries_v4) in IPV6_REGISTRY {
+            for bits in edges(block, 128) {
+                let ip = Ipv6Addr::from(bits);
+                let got = AddressClass::of(IpAddr::V6(ip));
+                let want_public = carries_v4
+                    && embedded_v4(ip).map(IpAddr::V4).map(AddressClass::of)
+                        == Some(AddressClass::Public);
+                assert_eq!(
+                    got == AddressClass::Public,
+                    want_public,
+                    "{name} ({rfc}, {block}): {ip} is {got:?}"
+                );
+            }
+            if carries_v4 {
+                let [first, ..] = edges(block, 128);
+                let public =
+                    Ipv6Addr::from(first | u128::from(u32::from(Ipv4Addr::new(8, 8, 8, 8))));
+                let private =
+                    Ipv6Addr::from(first | u128::from(u32::from(Ipv4Addr::new(10, 0, 0, 1))));
+                if block != "2002::/16" {
+                    assert_eq!(
+                        AddressClass::of(IpAddr::V6(public)),
+                        AddressClass::Public,
+                        "{name}: {public}"
+                    );
+                    assert_eq!(
+                        AddressClass::of(IpAddr::V6(private)),
+                        AddressClass::Private,
+                        "{name}: {private}"
+                    );
+                }
+            }
         }
     }
 
