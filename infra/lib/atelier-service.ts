@@ -199,6 +199,7 @@ export const DEFAULTS = {
   emailVerifiedClaim: 'email_verified',
   creditPacks: 'starter:50:500:usd,studio:250:2000:usd',
   checkoutReturnUrls: 'http://localhost:8787/',
+  unboundStorePurchases: 'refuse',
   throttle: { rateLimit: 25, burstLimit: 50 },
 } as const;
 
@@ -414,6 +415,13 @@ export interface AtelierServiceProps {
   readonly googlePlayPushAudience?: string;
   /** The service account e-mail the push subscription signs its OIDC tokens as. @default none */
   readonly googlePlayPushServiceAccount?: string;
+  /**
+   * `refuse`: an App Store or Google Play purchase bought without the account's
+   * `app_account_token` is refused (`403 PURCHASE_NOT_BOUND`), since whoever holds it could
+   * claim it; `accept`: granted to whoever posts it first, for an app that cannot set the token
+   * (docs/mobile.md: the risk). @default refuse
+   */
+  readonly unboundStorePurchases?: 'refuse' | 'accept';
   /**
    * Browser origins allowed to call the API and the storage (CORS), comma-separated, e.g.
    * `https://app.example.com`. Empty: the site's CloudFront domain (`http://localhost:8787`
@@ -1426,6 +1434,8 @@ export class AtelierService extends Construct {
         text('checkoutReturnUrls', commaJoined(p.checkoutReturnUrls), DEFAULTS.checkoutReturnUrls),
       ...appleValues(p),
       ...googlePlayValues(p),
+      ATELIER_UNBOUND_STORE_PURCHASES: () =>
+        text('unboundStorePurchases', p.unboundStorePurchases, DEFAULTS.unboundStorePurchases, UNBOUND_PATTERN),
       ATELIER_STUCK_AFTER_SECS: () => String(STUCK_AFTER.toSeconds()),
       ATELIER_CONSUMER_TIMEOUT_SECS: () => String(CONSUMER_TIMEOUT.toSeconds()),
     };
@@ -1558,6 +1568,9 @@ export const WEB_ORIGINS_PATTERN = `^$|^${ORIGIN_PATTERN}(,${ORIGIN_PATTERN})*$`
 
 /** `alarmEmail`: empty (no subscription) or one address. */
 export const ALARM_EMAIL_PATTERN = '^$|^[^\\s@,]+@[^\\s@,]+\\.[^\\s@,]+$';
+
+/** `UnboundStorePurchases`: what becomes of a store purchase bound to no account. */
+export const UNBOUND_PATTERN = '^(refuse|accept)$';
 
 /** `EmailVerifiedClaim`: a claim name. */
 export const EMAIL_VERIFIED_CLAIM_PATTERN = '^[A-Za-z0-9_:.-]{1,64}$';

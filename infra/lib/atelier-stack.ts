@@ -310,6 +310,17 @@ export class AtelierStack extends Stack {
           }),
         ).valueAsString;
       },
+      get unboundStorePurchases() {
+        return lazyParam('UnboundStorePurchases', () =>
+          new CfnParameter(stack, 'UnboundStorePurchases', {
+            type: 'String',
+            default: DEFAULTS.unboundStorePurchases,
+            allowedValues: ['refuse', 'accept'],
+            description:
+              'refuse: an App Store or Google Play purchase bought without the account token is refused (403 PURCHASE_NOT_BOUND); accept: granted to whoever posts it first (docs/mobile.md: the risk).',
+          }),
+        ).valueAsString as 'refuse' | 'accept';
+      },
       get creditPacks() {
         return lazyParam('CreditPacks', () =>
           new CfnParameter(stack, 'CreditPacks', {

@@ -41,6 +41,7 @@ locals {
       ATELIER_CREDIT_PACKS             = var.credit_packs
       ATELIER_CHECKOUT_RETURN_URLS     = join(",", var.checkout_return_urls)
       ATELIER_APPLE_ENVIRONMENT        = var.apple_environment
+      ATELIER_UNBOUND_STORE_PURCHASES  = var.unbound_store_purchases
     },
     # App Store purchases: only what is set (none: off).
     var.apple_root_certs == "" ? {} : { ATELIER_APPLE_ROOT_CERTS = var.apple_root_certs },

@@ -316,6 +316,16 @@ variable "google_play_push_service_account" {
   }
 }
 
+variable "unbound_store_purchases" {
+  description = "refuse: an App Store or Google Play purchase bought without the account's app_account_token is refused (403 PURCHASE_NOT_BOUND), since whoever holds it could claim it; accept: granted to whoever posts it first, for an app that cannot set the token (docs/mobile.md: the risk)."
+  type        = string
+  default     = "refuse"
+  validation {
+    condition     = contains(["refuse", "accept"], var.unbound_store_purchases)
+    error_message = "unbound_store_purchases is refuse or accept."
+  }
+}
+
 variable "checkout_return_urls" {
   description = "URL prefixes a checkout's success and cancel URLs must start with (the first is the default): your web app's origin, e.g. https://app.example.com/."
   type        = list(string)

@@ -161,6 +161,8 @@ pub mod env {
             "Google Play purchases: the e-mail of the service account the push subscription signs its OIDC tokens as; required with the package name";
         GOOGLE_CERTS_URL = "ATELIER_GOOGLE_CERTS_URL", false,
             "Google Play purchases: where Google's token signing keys are (a JWKS; default https://www.googleapis.com/oauth2/v3/certs)";
+        UNBOUND_STORE_PURCHASES = "ATELIER_UNBOUND_STORE_PURCHASES", false,
+            "refuse (default): an App Store transaction without appAccountToken, or a Google Play purchase without obfuscatedAccountId, is refused (403 PURCHASE_NOT_BOUND), since anyone who holds it could claim it; accept: granted to whoever posts it first (for an app that cannot set the account token; see docs/mobile.md for the risk)";
         OPERATOR = "ATELIER_OPERATOR", false,
             "atelier-admin only: the operator recorded on a grant's ledger row when --operator is not given";
     }
@@ -840,6 +842,25 @@ mod tests {
     }
 
     #[test]
+    fn unbound_store_purchases_are_refused_unless_the_deployment_accepts_them() {
+        let read = |value: Option<&str>| {
+            let mut env = Resources::local("p", "http://x").to_env();
+            env.extend(value.map(|v| (env::UNBOUND_STORE_PURCHASES, v.to_owned())));
+            Config::from_lookup(lookup(env)).map(|c| c.payments.unbound_store_purchases)
+        };
+        assert_eq!(read(None), Ok(UnboundPurchases::Refuse));
+        assert_eq!(read(Some("refuse")), Ok(UnboundPurchases::Refuse));
+        assert_eq!(read(Some("accept")), Ok(UnboundPurchases::Accept));
+        assert!(matches!(
+            read(Some("yes")),
+            Err(ConfigError::Invalid {
+                name: env::UNBOUND_STORE_PURCHASES,
+                ..
+            })
+        ));
+    }
+
+    #[test]
     fn log_settings_default_to_json_at_info() {
         assert_eq!(
             LogSettings::from_lookup(|_| None),
@@ -1299,6 +1320,34 @@ pub struct PaymentSettings {
     /// A store purchase older than this (seconds) is checked online before it grants, or
     /// refused without the store's server API (rule 13).
     pub store_max_age_secs: i64,
+    /// What becomes of a store purchase bound to no account ([`env::UNBOUND_STORE_PURCHASES`]).
+    pub unbound_store_purchases: UnboundPurchases,
+}
+
+/// Whether an App Store or Google Play purchase that names no account (no `appAccountToken`,
+/// no `obfuscatedAccountId`) is granted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum UnboundPurchases {
+    /// Refused: only the account the app bought for can claim a purchase.
+    #[default]
+    Refuse,
+    /// Granted to whoever posts it first.
+    Accept,
+}
+
+/// `refuse` (the default) or `accept`.
+fn unbound_purchases(
+    opt: &impl Fn(&'static str) -> Result<Option<String>, ConfigError>,
+) -> Result<UnboundPurchases, ConfigError> {
+    let name = env::UNBOUND_STORE_PURCHASES;
+    match opt(name)?.as_deref() {
+        None | Some("refuse") => Ok(UnboundPurchases::Refuse),
+        Some("accept") => Ok(UnboundPurchases::Accept),
+        Some(other) => Err(ConfigError::Invalid {
+            name,
+            reason: format!("expected refuse or accept, got {other:?}"),
+        }),
+    }
 }
 
 impl std::fmt::Debug for PaymentSettings {
@@ -1317,6 +1366,7 @@ impl std::fmt::Debug for PaymentSettings {
             .field("apple", &self.apple)
             .field("google_play", &self.google_play)
             .field("store_max_age_secs", &self.store_max_age_secs)
+            .field("unbound_store_purchases", &self.unbound_store_purchases)
             .finish()
     }
 }
@@ -1388,6 +1438,7 @@ impl PaymentSettings {
             apple: apple_settings(&opt)?,
             google_play: google_play_settings(&opt)?,
             store_max_age_secs: store_max_age_hours(&opt)? * 3600,
+            unbound_store_purchases: unbound_purchases(&opt)?,
         })
     }
 }

@@ -239,6 +239,21 @@ pub fn starter_transaction(store: &AppStoreStandIn) -> String {
     store.transaction(&transaction_payload(&transaction_id(), STARTER, None))
 }
 
+/// A new transaction of the starter pack, signed by `store`, bought by `user`'s app: with the
+/// account's token, as StoreKit's `.appAccountToken` sets it.
+pub async fn starter_bought_by(
+    h: &crate::Harness,
+    store: &AppStoreStandIn,
+    user: &atelier_shared::domain::UserId,
+) -> String {
+    let token = h.app_account_token(user).await;
+    store.transaction(&transaction_payload(
+        &transaction_id(),
+        STARTER,
+        Some(&token),
+    ))
+}
+
 /// A harness whose API trusts `store`'s root and sells the starter pack as [`STARTER`].
 pub async fn harness(store: &AppStoreStandIn) -> crate::Harness {
     let mut config = crate::Harness::config();

@@ -291,6 +291,11 @@ impl Harness {
             .await
     }
 
+    /// The token `user`'s apps buy with (`GET /v1/account`'s `app_account_token`).
+    pub async fn app_account_token(&self, user: &UserId) -> String {
+        self.account(user).await.str("app_account_token")
+    }
+
     /// The balance, creating the account if needed.
     pub async fn balance(&self, user: &UserId) -> i64 {
         let a = self.account(user).await;

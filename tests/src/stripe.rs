@@ -97,6 +97,53 @@ impl StripeStandIn {
             .await
     }
 
+    /// A Stripe list the stand-in answers at `path` (Stripe's own API, read with a key).
+    async fn list(&self, path: &str) -> Vec<Value> {
+        let res = self
+            .http
+            .get(format!("{}{path}", self.base_url))
+            .bearer_auth(SECRET_KEY)
+            .send()
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert!(res.status().is_success(), "{path}: {}", res.status());
+        let v: Value = res.json().await.unwrap_or_else(|e| panic!("{e}"));
+        v["data"].as_array().cloned().unwrap_or_default()
+    }
+
+    /// Every Checkout Session made (`GET /v1/checkout/sessions`).
+    pub async fn sessions(&self) -> Vec<Value> {
+        self.list("/v1/checkout/sessions").await
+    }
+
+    /// The refunds of a payment (`GET /v1/refunds?payment_intent=…`).
+    pub async fn refunds(&self, payment_id: &str) -> Vec<Value> {
+        self.list(&format!("/v1/refunds?payment_intent={payment_id}"))
+            .await
+    }
+
+    /// The events of `kind` the stand-in made, oldest first, as Stripe would send them.
+    pub async fn events_of(&self, kind: &str) -> Vec<Event> {
+        let res = self
+            .http
+            .get(format!("{}/_stand-in/events", self.base_url))
+            .send()
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        let v: Value = res.json().await.unwrap_or_else(|e| panic!("{e}"));
+        v["data"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default()
+            .into_iter()
+            .filter(|e| e["type"] == kind)
+            .map(|json| Event {
+                payload: json.to_string(),
+                json,
+            })
+            .collect()
+    }
+
     /// Closes a dispute `won` or `lost`: `charge.dispute.closed`.
     pub async fn close_dispute(&self, dispute_id: &str, status: &str) -> Event {
         self.control(&format!(

@@ -5,8 +5,8 @@
 //! first shown to be what Apple's own library believes.
 
 use atelier_shared::adapters::payments::apple::{AppleSettings, VerifyError};
+use atelier_shared::config::UnboundPurchases;
 use atelier_shared::domain::LedgerKind;
-use atelier_shared::services::app_store::app_account_token;
 use atelier_shared::store::schema::LedgerItem;
 use atelier_tests::app_store::{
     self, AppStoreStandIn, Chain, STARTER, notify, submit, transaction_payload,
@@ -148,7 +148,7 @@ async fn a_transaction_submitted_twenty_times_with_its_refund_keeps_no_credits_w
     let user = h.user();
     let before = h.balance(&user).await;
     let id = app_store::transaction_id();
-    let token = app_account_token(&user);
+    let token = h.app_account_token(&user).await;
     let signed = store.transaction(&transaction_payload(&id, STARTER, Some(&token)));
     let refund = store.notification("REFUND", &signed);
 
@@ -320,11 +320,7 @@ async fn a_refund_after_the_credits_were_spent_stops_at_zero_and_holds_the_accou
     let store = AppStoreStandIn::new();
     let h = app_store::harness(&store).await;
     let user = h.user();
-    let signed = store.transaction(&transaction_payload(
-        &app_store::transaction_id(),
-        STARTER,
-        None,
-    ));
+    let signed = app_store::starter_bought_by(&h, &store, &user).await;
     assert_eq!(submit(&h, &user, &signed).await.status, StatusCode::CREATED);
     h.spend(&user, 3).await;
     let left = h.balance(&user).await;
@@ -360,7 +356,7 @@ async fn forged_expired_wrong_bundle_tampered_or_unknown_product_transactions_wr
     more["quantity"] = json!(10);
     let mut revoked = payload.clone();
     revoked["revocationDate"] = json!(app_store::now_ms());
-    let someone = app_account_token(&h.user());
+    let someone = h.app_account_token(&h.user()).await;
     let cases = [
         (
             AppStoreStandIn::new().transaction(&payload),
@@ -398,6 +394,11 @@ async fn forged_expired_wrong_bundle_tampered_or_unknown_product_transactions_wr
             "TRANSACTION_OTHER_ACCOUNT",
         ),
         (
+            store.transaction(&payload),
+            StatusCode::FORBIDDEN,
+            "PURCHASE_NOT_BOUND",
+        ),
+        (
             "not.a.jws".to_owned(),
             StatusCode::BAD_REQUEST,
             "APP_STORE_DATA_INVALID",
@@ -432,10 +433,14 @@ async fn forged_expired_wrong_bundle_tampered_or_unknown_product_transactions_wr
     h.assert_audit_clean().await;
 }
 
+/// Where the deployment accepts unbound purchases, the first to post one gets it.
 #[tokio::test]
-async fn a_transaction_granted_to_one_user_is_a_conflict_for_another() {
+async fn an_unbound_transaction_granted_to_one_user_is_a_conflict_for_another() {
     let store = AppStoreStandIn::new();
-    let h = app_store::harness(&store).await;
+    let mut config = Harness::config();
+    app_store::sell_on(&mut config, &store);
+    config.payments.unbound_store_purchases = UnboundPurchases::Accept;
+    let h = Harness::with_config(config).await;
     let (alice, bob) = (h.user(), h.user());
     let bob_before = h.balance(&bob).await;
     let signed = store.transaction(&transaction_payload(
@@ -463,11 +468,7 @@ async fn other_notifications_are_acknowledged_and_forged_ones_refused() {
     let store = AppStoreStandIn::new();
     let h = app_store::harness(&store).await;
     let user = h.user();
-    let signed = store.transaction(&transaction_payload(
-        &app_store::transaction_id(),
-        STARTER,
-        None,
-    ));
+    let signed = app_store::starter_bought_by(&h, &store, &user).await;
     assert_eq!(submit(&h, &user, &signed).await.status, StatusCode::CREATED);
     let balance = h.balance(&user).await;
 
@@ -514,7 +515,8 @@ impl ConsentingBuyer {
             "{given:?}"
         );
         let id = app_store::transaction_id();
-        let signed = store.transaction(&transaction_payload(&id, STARTER, None));
+        let token = h.app_account_token(&user).await;
+        let signed = store.transaction(&transaction_payload(&id, STARTER, Some(&token)));
         assert_eq!(submit(&h, &user, &signed).await.status, StatusCode::CREATED);
         ConsentingBuyer {
             store,
@@ -588,7 +590,7 @@ async fn without_the_buyers_consent_apple_is_told_nothing_and_a_withdrawn_consen
     );
     let mut outcomes = Vec::new();
     for user in [&never, &withdrew] {
-        let signed = app_store::starter_transaction(&store);
+        let signed = app_store::starter_bought_by(&h, &store, user).await;
         assert_eq!(submit(&h, user, &signed).await.status, StatusCode::CREATED);
         let n = notify(&h, &store.notification("CONSUMPTION_REQUEST", &signed)).await;
         outcomes.push((n.status, n.body["outcome"].clone()));
@@ -708,4 +710,47 @@ async fn apples_library_sends_consumption_the_stand_in_takes_and_ours_sends_the_
         "field for field, the library's body"
     );
     assert_eq!(b.api.refused(), 1, "only the other app's request");
+}
+
+/// A closed account takes no money: its transaction is refused and stays unfinished in the
+/// app, so the user asks Apple for the refund.
+#[tokio::test]
+async fn a_closed_account_is_refused_an_app_store_purchase_and_nothing_is_written() {
+    let store = AppStoreStandIn::new();
+    let h = app_store::harness(&store).await;
+    let user = h.user();
+    let id = app_store::transaction_id();
+    let token = h.app_account_token(&user).await;
+    let signed = store.transaction(&transaction_payload(&id, STARTER, Some(&token)));
+    assert_eq!(h.delete_account(&user).await.status, StatusCode::OK);
+    let before = h.balance(&user).await;
+    let rows_before = h.ledger(&user).await.len();
+
+    let res = submit(&h, &user, &signed).await;
+
+    res.assert_problem(StatusCode::FORBIDDEN, "ACCOUNT_CLOSED", "closed account");
+    assert_eq!(h.balance(&user).await, before);
+    assert_eq!(h.ledger(&user).await.len(), rows_before);
+    let payment = h.app.store.get_payment(&format!("apple:{id}")).await;
+    assert!(matches!(payment, Ok(None)), "{payment:?}");
+    h.assert_audit_clean().await;
+}
+
+/// The token is a random UUID (version 4, not the version-8 digest of the user id it once
+/// was), stored on the account, the same on every read, and another account's differs.
+#[tokio::test]
+async fn the_account_token_is_a_random_uuid_kept_on_the_account() {
+    let h = Harness::new().await;
+    let (a, b) = (h.user(), h.user());
+
+    let first = h.app_account_token(&a).await;
+    let again = h.app_account_token(&a).await;
+    let other = h.app_account_token(&b).await;
+
+    assert_eq!(first.len(), 36, "{first}");
+    assert_eq!(&first[14..15], "4", "a version-4 UUID: {first}");
+    assert_eq!(first, again);
+    assert_ne!(first, other);
+    let stored = h.app.store.get_account(&a).await.ok().flatten();
+    assert_eq!(stored.and_then(|s| s.app_account_token), Some(first));
 }

@@ -57,6 +57,7 @@ mod stores;
 use atelier_model_server::samples;
 use atelier_shared::adapters::model::catalogue::Provider;
 use atelier_shared::clock::{self, Instant};
+use atelier_shared::config::UnboundPurchases;
 use atelier_shared::domain::Job;
 use atelier_shared::domain::breaker::{BreakerSettings, Phase};
 use atelier_shared::domain::webhooks::SCHEDULE_SECS;
@@ -179,6 +180,9 @@ async fn money_invariants_hold_under_faults() {
         c.limits.breaker = CHAOS_BREAKER;
         app_store::sell_on(c, &store);
         google_play::sell_on(c, &google);
+        // One Android purchase in five is unbound: accepted here, so it still races through
+        // the grant under faults (the refusal writes nothing; google_purchases.rs shows it).
+        c.payments.unbound_store_purchases = UnboundPurchases::Accept;
     })
     .await
     .with_stripe(&stripe)
@@ -232,8 +236,11 @@ async fn money_invariants_hold_under_faults() {
 
     // Users with balances for about three quarters of their jobs.
     let users: Vec<UserId> = (0..(jobs / 5).max(2)).map(|_| clean.user()).collect();
+    let mut buyers = Vec::new();
     for u in &users {
         clean.fund_to(u, 14).await;
+        // What the apps buy with: the account's token, as GET /v1/account gives it.
+        buyers.push((u.clone(), clean.app_account_token(u).await));
     }
     // Their phones: pushes of their events, with dead tokens among them.
     let pushes = push_faults::PushFaults::start(push, &clean, &users, &mut rng, &mut tally).await;
@@ -328,7 +335,7 @@ async fn money_invariants_hold_under_faults() {
         let mut apple_plans = Vec::new();
         for _ in 0..n {
             if rng.gen_bool(0.15) {
-                apple_plans.push(apple::AppleBuy::draw(&mut rng, &store, &users));
+                apple_plans.push(apple::AppleBuy::draw(&mut rng, &store, &buyers));
             }
         }
         let buying_apple = join_all(
@@ -340,7 +347,7 @@ async fn money_invariants_hold_under_faults() {
         let mut google_plans = Vec::new();
         for _ in 0..n {
             if rng.gen_bool(0.15) {
-                google_plans.push(google::GoogleBuy::draw(&mut rng, &google, &users));
+                google_plans.push(google::GoogleBuy::draw(&mut rng, &google, &buyers));
             }
         }
         google::google_faults(&mut rng, &google, &mut tally);

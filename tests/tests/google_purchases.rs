@@ -7,8 +7,8 @@
 
 use atelier_shared::adapters::payments::google::{KeySource, PublisherError, PushAuthError};
 use atelier_shared::adapters::payments::setup;
+use atelier_shared::config::UnboundPurchases;
 use atelier_shared::domain::{LedgerKind, Packs, UserId};
-use atelier_shared::services::app_store::app_account_token;
 use atelier_shared::store::schema::LedgerItem;
 use atelier_tests::google_play::{
     self, GoogleStandIn, Purchase, PushToken, STARTER, bad_push_tokens, push, submit, submit_body,
@@ -24,7 +24,13 @@ const STUDIO: &str = "studio_pack";
 /// A harness whose API reads the stand-in's service-account key from Secrets Manager at
 /// cold start, as the deployed API does, and sells the starter pack as [`STARTER`].
 async fn setup(google: &GoogleStandIn) -> Harness {
+    setup_with(google, UnboundPurchases::Refuse).await
+}
+
+/// [`setup`] with unbound purchases refused or accepted.
+async fn setup_with(google: &GoogleStandIn, unbound: UnboundPurchases) -> Harness {
     let mut config = Harness::config();
+    config.payments.unbound_store_purchases = unbound;
     config.payments.packs = Packs::parse(&format!(
         "starter:50:500:usd::{STARTER},studio:250:2000:usd:com.example.studio:{STUDIO}"
     ))
@@ -58,9 +64,17 @@ async fn store_secret(h: &Harness, value: &str) -> String {
     out.arn().unwrap_or(&name).to_owned()
 }
 
+/// A starter pack `user`'s app bought, with the account's token as Play Billing's
+/// `setObfuscatedAccountId` sets it.
+async fn starter_for(h: &Harness, user: &UserId) -> Purchase {
+    let mut purchase = Purchase::new(STARTER);
+    purchase.account = Some(h.app_account_token(user).await);
+    purchase
+}
+
 /// `user` bought the starter pack and posted it: its order id and purchase token.
 async fn bought(h: &Harness, google: &GoogleStandIn, user: &UserId) -> (String, String) {
-    let purchase = Purchase::new(STARTER);
+    let purchase = starter_for(h, user).await;
     let order = purchase.order_id.clone();
     let token = google.buy(purchase);
     let res = submit(h, user, STARTER, &token).await;
@@ -217,8 +231,7 @@ async fn a_purchase_token_posted_twenty_times_at_once_grants_once_and_is_consume
     let h = setup(&google).await;
     let user = h.user();
     let before = h.balance(&user).await;
-    let mut bought = Purchase::new(STARTER);
-    bought.account = Some(app_account_token(&user));
+    let bought = starter_for(&h, &user).await;
     let order = bought.order_id.clone();
     let token = google.buy(bought);
 
@@ -452,10 +465,12 @@ async fn purchases_google_does_not_vouch_for_or_that_grant_nothing_write_nothing
     };
     let pending = with(&|p| p.purchase_state = 2);
     let cancelled = with(&|p| p.purchase_state = 1);
-    let someone = app_account_token(&h.user());
+    let someone = h.app_account_token(&h.user()).await;
+    let mine = h.app_account_token(&user).await;
     let bound = with(&|p| p.account = Some(someone.clone()));
+    let unbound = with(&|_| {});
     let studio = google.buy(Purchase::new(STUDIO));
-    let down = with(&|_| {});
+    let down = with(&|p| p.account = Some(mine.clone()));
     let cases: Vec<(Value, StatusCode, &str)> = vec![
         (
             json!({"productId": STARTER, "purchaseToken": "unknown-token"}),
@@ -486,6 +501,11 @@ async fn purchases_google_does_not_vouch_for_or_that_grant_nothing_write_nothing
             json!({"productId": STARTER, "purchaseToken": bound}),
             StatusCode::FORBIDDEN,
             "TRANSACTION_OTHER_ACCOUNT",
+        ),
+        (
+            json!({"productId": STARTER, "purchaseToken": unbound}),
+            StatusCode::FORBIDDEN,
+            "PURCHASE_NOT_BOUND",
         ),
         (
             json!({"productId": STARTER}),
@@ -537,7 +557,7 @@ async fn a_consume_that_fails_after_the_grant_is_done_when_the_app_posts_again()
     let h = setup(&google).await;
     let user = h.user();
     let before = h.balance(&user).await;
-    let token = google.buy(Purchase::new(STARTER));
+    let token = google.buy(starter_for(&h, &user).await);
     google.fail_next_consumes(1);
 
     let failed = submit(&h, &user, STARTER, &token).await;
@@ -559,10 +579,11 @@ async fn a_consume_that_fails_after_the_grant_is_done_when_the_app_posts_again()
     h.assert_audit_clean().await;
 }
 
+/// Where the deployment accepts unbound purchases, the first to post one gets it.
 #[tokio::test]
-async fn a_purchase_granted_to_one_user_is_a_conflict_for_another() {
+async fn an_unbound_purchase_granted_to_one_user_is_a_conflict_for_another() {
     let google = GoogleStandIn::start().await;
-    let h = setup(&google).await;
+    let h = setup_with(&google, UnboundPurchases::Accept).await;
     let (alice, bob) = (h.user(), h.user());
     let bob_before = h.balance(&bob).await;
     let token = google.buy(Purchase::new(STARTER));
@@ -598,4 +619,33 @@ async fn without_a_stored_key_google_play_is_off_and_both_routes_say_so() {
     assert_eq!(bought.code(), "PAYMENTS_NOT_CONFIGURED");
     assert_eq!(pushed.status, StatusCode::SERVICE_UNAVAILABLE, "{pushed:?}");
     assert_eq!(google.token_calls(), 0);
+}
+
+/// A closed account takes no money: the purchase is refused and left unconsumed, so Google
+/// refunds it (an unacknowledged purchase is refunded after three days).
+#[tokio::test]
+async fn a_closed_account_is_refused_a_google_play_purchase_which_stays_unconsumed() {
+    let google = GoogleStandIn::start().await;
+    let h = setup(&google).await;
+    let user = h.user();
+    let purchase = starter_for(&h, &user).await;
+    let order = purchase.order_id.clone();
+    let token = google.buy(purchase);
+    assert_eq!(h.delete_account(&user).await.status, StatusCode::OK);
+    let before = h.balance(&user).await;
+    let rows_before = h.ledger(&user).await.len();
+
+    let res = submit(&h, &user, STARTER, &token).await;
+
+    res.assert_problem(StatusCode::FORBIDDEN, "ACCOUNT_CLOSED", "closed account");
+    assert_eq!(h.balance(&user).await, before);
+    assert_eq!(h.ledger(&user).await.len(), rows_before);
+    let payment = h.app.store.get_payment(&format!("google:{order}")).await;
+    assert!(matches!(payment, Ok(None)), "{payment:?}");
+    assert_eq!(google.consumed(), 0);
+    assert_eq!(
+        google.purchase(&token).map(|p| p.consumption_state),
+        Some(0)
+    );
+    h.assert_audit_clean().await;
 }

@@ -5,7 +5,7 @@
 use atelier_shared::adapters::payments::signature;
 use atelier_shared::domain::{LedgerKind, Operator, UserId};
 use atelier_shared::services::payments;
-use atelier_shared::store::payments::ReleaseOutcome;
+use atelier_shared::store::payments::{PurchaseOutcome, ReleaseOutcome};
 use atelier_shared::store::schema::LedgerItem;
 use atelier_tests::Harness;
 use atelier_tests::stripe::{Event, StripeStandIn, WEBHOOK_SECRET, unix_now};
@@ -511,5 +511,123 @@ async fn stripes_official_library_speaks_to_the_stand_in_and_signs_what_our_webh
     assert_eq!(accepted.status, StatusCode::OK, "{accepted:?}");
     assert_eq!(accepted.body["outcome"], "granted");
     assert_eq!(h.balance(&user).await, before + 50);
+    h.assert_audit_clean().await;
+}
+
+/// A closed account takes no money: the checkout is refused before Stripe is asked.
+#[tokio::test]
+async fn a_closed_account_opens_no_checkout_and_stripe_sees_no_session() {
+    let (h, stripe) = setup().await;
+    let user = h.user();
+    let before = h.balance(&user).await;
+    assert_eq!(h.delete_account(&user).await.status, StatusCode::OK);
+    let rows_before = h.ledger(&user).await.len();
+
+    let res = h
+        .checkout(&user, "c-closed", &json!({ "pack": "starter" }))
+        .await;
+
+    res.assert_problem(StatusCode::FORBIDDEN, "ACCOUNT_CLOSED", "closed account");
+    assert!(stripe.sessions().await.is_empty(), "no session at Stripe");
+    assert_eq!(h.balance(&user).await, before);
+    assert_eq!(h.ledger(&user).await.len(), rows_before);
+    h.assert_audit_clean().await;
+}
+
+/// A checkout opened before the close and paid after it: refunded once through Stripe's
+/// refund API, however often (and however concurrently) Stripe delivers the payment, and
+/// recorded once as bought and given back; the balance never moves.
+#[tokio::test]
+async fn a_checkout_opened_before_the_close_and_paid_after_it_is_refunded_once_and_grants_nothing()
+{
+    let (h, stripe) = setup().await;
+    let user = h.user();
+    let checkout = h
+        .checkout(&user, "c-race", &json!({ "pack": "starter" }))
+        .await;
+    assert_eq!(checkout.status, StatusCode::CREATED, "{checkout:?}");
+    assert_eq!(h.delete_account(&user).await.status, StatusCode::OK);
+    let before = h.balance(&user).await;
+    let paid = stripe.pay(&checkout.str("id")).await;
+    let payment = paid.object("payment_intent");
+
+    let first = join_all((0..5).map(|_| h.deliver(&paid))).await;
+    let replayed = h.deliver(&paid).await;
+    let refunded_events = stripe.events_of("charge.refunded").await;
+    let own_refund = h.deliver(&refunded_events[0]).await;
+
+    assert!(
+        first.iter().all(|r| r.status == StatusCode::OK),
+        "{first:?}"
+    );
+    let outcomes: Vec<&str> = first
+        .iter()
+        .map(|r| r.body["outcome"].as_str().unwrap_or_default())
+        .collect();
+    assert_eq!(
+        outcomes.iter().filter(|o| **o == "refunded").count(),
+        1,
+        "{outcomes:?}"
+    );
+    assert_eq!(replayed.status, StatusCode::OK, "{replayed:?}");
+    assert_ne!(replayed.body["outcome"], "refunded");
+    let refunds = stripe.refunds(&payment).await;
+    assert_eq!(refunds.len(), 1, "one refund at Stripe: {refunds:?}");
+    assert_eq!(refunds[0]["amount"], 500);
+    assert_eq!(refunds[0]["status"], "succeeded");
+    assert_eq!(refunded_events.len(), 1);
+    assert_eq!(own_refund.status, StatusCode::OK, "{own_refund:?}");
+    assert_eq!(own_refund.body["outcome"], "already_reversed");
+    assert_eq!(h.balance(&user).await, before);
+    let rows = h.ledger(&user).await;
+    let bought = rows_of(&rows, LedgerKind::Purchase);
+    let given_back = rows_of(&rows, LedgerKind::PurchaseReversal);
+    assert_eq!(bought.len(), 1);
+    assert_eq!(bought[0].amount.get(), 50);
+    assert_eq!(given_back.len(), 1);
+    assert_eq!(given_back[0].amount.get(), -50);
+    let refund_id = refunds[0]["id"].as_str().unwrap_or_default();
+    assert_eq!(
+        given_back[0].reason.as_deref(),
+        Some(format!("account_closed_refund:{refund_id}").as_str())
+    );
+    assert_eq!(h.account(&user).await.body["on_hold"], false);
+    h.assert_audit_clean().await;
+}
+
+/// The grant's own transaction refuses a closed account, so a close that commits between a
+/// check and the grant cannot let a purchase through.
+#[tokio::test]
+async fn the_purchase_transaction_itself_refuses_a_closed_account() {
+    let (h, _stripe) = setup().await;
+    let user = h.user();
+    let before = h.balance(&user).await;
+    assert_eq!(h.delete_account(&user).await.status, StatusCode::OK);
+    let now = atelier_shared::clock::format(atelier_shared::clock::now());
+    let payment = atelier_shared::store::schema::PaymentItem {
+        payment_id: format!("pi_race_{}", ulid::Ulid::new()),
+        user_id: user.clone(),
+        session_id: format!("cs_race_{}", ulid::Ulid::new()),
+        pack: "starter".to_owned(),
+        credits: atelier_shared::domain::Credits::new(50),
+        created_at: now.clone(),
+    };
+    let row = LedgerItem::new(
+        &user,
+        format!("purchase:{}", payment.session_id),
+        payment.credits,
+        LedgerKind::Purchase,
+        &now,
+    );
+
+    let outcome = h.app.store.purchase(&payment, &row).await;
+
+    assert!(
+        matches!(outcome, Ok(PurchaseOutcome::AccountClosed)),
+        "{outcome:?}"
+    );
+    assert_eq!(h.balance(&user).await, before);
+    let recorded = h.app.store.get_payment(&payment.payment_id).await;
+    assert!(matches!(recorded, Ok(None)), "{recorded:?}");
     h.assert_audit_clean().await;
 }

@@ -30,7 +30,7 @@ async fn refused_app_store_data() {
     let store = AppStoreStandIn::new();
     let h = app_store::harness(&store).await;
     let user = h.user();
-    let genuine = app_store::starter_transaction(&store);
+    let genuine = app_store::starter_bought_by(&h, &store, &user).await;
     let forger = AppStoreStandIn::new();
     let forged = app_store::starter_transaction(&forger);
 

@@ -487,8 +487,11 @@ pub struct AccountView {
     /// refused (`403 ACCOUNT_ON_HOLD`) until support releases the account.
     pub on_hold: bool,
     pub signup_grant: SignupGrantView,
-    /// The `appAccountToken` the iOS app sets on its App Store purchases (StoreKit 2's
-    /// `.appAccountToken(UUID)`): a transaction carrying another is refused for this account.
+    /// The token the apps buy with: the iOS app's `appAccountToken` (StoreKit 2's
+    /// `.appAccountToken(UUID)`) and the Android app's `obfuscatedAccountId` (Play Billing's
+    /// `setObfuscatedAccountId`). A random UUID, the same for the account's life; a purchase
+    /// carrying another is refused for this account, one carrying none is refused
+    /// (`PURCHASE_NOT_BOUND`) unless the deployment accepts unbound purchases.
     #[schema(example = "3f0c6a2e-9b1d-8e4f-a2c5-7d9e1b3a5c70")]
     pub app_account_token: String,
     /// When the account was closed for deletion: no new uploads or edits are accepted.
@@ -519,7 +522,7 @@ impl AccountView {
     pub fn new(a: AccountItem, max_in_flight: u32) -> AccountView {
         AccountView {
             signup_grant: SignupGrantView::of(&a),
-            app_account_token: atelier_shared::services::app_store::app_account_token(&a.user_id),
+            app_account_token: atelier_shared::services::purchase_binding::app_account_token(&a),
             user_id: a.user_id.to_string(),
             balance: a.credits.get(),
             in_flight: a.in_flight,
@@ -808,8 +811,9 @@ pub struct WebhookReceipt {
     /// `granted`, `already_granted`, `reversed`, `already_reversed`, `restored`,
     /// `already_restored`, `ignored`, `consumption_sent` (an App Store `CONSUMPTION_REQUEST`
     /// answered), `reversed_first` (a reversal of a purchase not granted yet, recorded: that
-    /// purchase never grants) or `purchase_reversed_first` (a Stripe purchase whose reversal
-    /// came first: nothing granted).
+    /// purchase never grants), `purchase_reversed_first` (a Stripe purchase whose reversal
+    /// came first: nothing granted) or `refunded` (a payment for a closed account, given back
+    /// at once: nothing granted).
     pub outcome: &'static str,
     /// Credits added (negative: taken back).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -835,6 +839,7 @@ impl From<atelier_shared::services::payments::WebhookOutcome> for WebhookReceipt
             W::AlreadyRestored => ("already_restored", None, None),
             W::Ignored { .. } => ("ignored", None, None),
             W::ConsumptionSent { .. } => ("consumption_sent", None, None),
+            W::Refunded { .. } => ("refunded", None, None),
         };
         WebhookReceipt {
             outcome,

@@ -72,6 +72,9 @@ pub enum ProblemCode {
     PurchasePending,
     /// A Pub/Sub push whose OIDC token is not Google's for this subscription.
     PubsubTokenInvalid,
+    /// An App Store or Google Play purchase bought without the account's
+    /// `app_account_token`, where the deployment refuses unbound purchases.
+    PurchaseNotBound,
 }
 
 impl ProblemCode {
@@ -120,6 +123,7 @@ impl ProblemCode {
         ProblemCode::GooglePurchaseInvalid,
         ProblemCode::PurchasePending,
         ProblemCode::PubsubTokenInvalid,
+        ProblemCode::PurchaseNotBound,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -168,6 +172,7 @@ impl ProblemCode {
             ProblemCode::GooglePurchaseInvalid => "GOOGLE_PURCHASE_INVALID",
             ProblemCode::PurchasePending => "PURCHASE_PENDING",
             ProblemCode::PubsubTokenInvalid => "PUBSUB_TOKEN_INVALID",
+            ProblemCode::PurchaseNotBound => "PURCHASE_NOT_BOUND",
         }
     }
 }
@@ -405,7 +410,7 @@ fn privacy_refusal(e: Error) -> ApiError {
     let conflict = StatusCode::CONFLICT;
     match e {
         Error::AccountClosed => ApiError::new(StatusCode::FORBIDDEN, ProblemCode::AccountClosed, "Account closed")
-            .detail("this account was deleted; it accepts no new uploads or edits"),
+            .detail("this account was deleted; it accepts no new uploads, edits or purchases"),
         Error::AssetInUse { job_id, state } => ApiError::new(conflict, ProblemCode::AssetInUse, "Asset in use")
             .detail(format!("edit {job_id} is {} and reads this upload; delete it once the edit has finished, or cancel the edit", state.as_str()))
             .state(state),

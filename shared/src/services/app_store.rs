@@ -5,17 +5,19 @@
 //!   ([`crate::adapters::payments::apple`]); then the pack whose App Store product it is grants
 //!   its credits exactly like a Stripe purchase: one transaction with the payment record
 //!   `apple:<transactionId>` and the ledger row `purchase:apple:<transactionId>`, once.
-//! - A transaction bound to an account (`appAccountToken`) is granted only to that account;
-//!   one already granted to another user is a conflict; a revoked one is never granted.
+//! - A transaction bound to an account (`appAccountToken`) is granted only to that account,
+//!   and one bound to none is refused unless the deployment accepts it
+//!   ([`super::purchase_binding`]); one already granted to another user is a conflict; a
+//!   revoked one is never granted; none is granted to a closed account (the app keeps it
+//!   unfinished: the user asks Apple for the refund).
 //! - `REFUND` and `REVOKE` notifications take the credits back exactly like a Stripe refund
 //!   (once, never below zero, a shortfall puts the account on hold). One that names a
 //!   transaction not granted yet is recorded as its tombstone and answered `200`: the
 //!   transaction, posted later, grants nothing (rule 13, "A reversal that arrives first").
 
-use sha2::{Digest, Sha256};
-
 use super::App;
 use super::payments::{self, StoreGrant, WebhookOutcome};
+use super::purchase_binding::{self, Claim};
 use crate::adapters::metrics;
 use crate::adapters::payments::apple::{AppleSettings, Transaction, VerifyError};
 use crate::adapters::payments::apple_api::{self, ApiError, ConsumptionInfo, DeliveryStatus};
@@ -47,6 +49,8 @@ pub enum AppStoreError {
         #[source]
         source: ApiError,
     },
+    #[error("the transaction names no account (no appAccountToken)")]
+    NotBound,
     #[error("the transaction was granted to another account")]
     GrantedToAnother,
     /// The App Store Server API could not take the consumption answer now: Apple resends.
@@ -68,25 +72,6 @@ pub struct AppStorePurchase {
     pub credits: Credits,
     /// False: this transaction was granted before (to this user); nothing changed.
     pub granted: bool,
-}
-
-/// The `appAccountToken` an app sets on its purchases for `user`: a UUID (version 8, RFC
-/// 9562) from the SHA-256 of the user id, so it names the account without revealing it.
-pub fn app_account_token(user: &UserId) -> String {
-    let digest = Sha256::digest(format!("atelier-app-account-token\n{user}"));
-    let mut b = [0u8; 16];
-    b.copy_from_slice(&digest[..16]);
-    b[6] = (b[6] & 0x0f) | 0x80;
-    b[8] = (b[8] & 0x3f) | 0x80;
-    let h = hex::encode(b);
-    format!(
-        "{}-{}-{}-{}-{}",
-        &h[..8],
-        &h[8..12],
-        &h[12..16],
-        &h[16..20],
-        &h[20..]
-    )
 }
 
 fn settings(app: &App) -> Result<&AppleSettings, AppStoreError> {
@@ -134,9 +119,10 @@ fn error_label(e: &AppStoreError) -> &'static str {
         AppStoreError::NotConfigured => "not_configured",
         AppStoreError::Verify(_) => metrics::payment_outcome::APP_STORE_REFUSED,
         AppStoreError::UnknownProduct { .. } => "unknown_product",
-        AppStoreError::Revoked | AppStoreError::OtherAccount | AppStoreError::Stale { .. } => {
-            "refused"
-        }
+        AppStoreError::Revoked
+        | AppStoreError::OtherAccount
+        | AppStoreError::NotBound
+        | AppStoreError::Stale { .. } => "refused",
         AppStoreError::Lookup { .. } => "failed",
         AppStoreError::GrantedToAnother => "conflict",
         AppStoreError::ConsumptionUnsent { .. } => "consumption_unsent",
@@ -156,10 +142,10 @@ async fn apply_purchase(
     if tx.revocation_date.is_some() {
         return Err(AppStoreError::Revoked);
     }
-    if let Some(token) = &tx.app_account_token
-        && !token.eq_ignore_ascii_case(&app_account_token(user))
-    {
-        return Err(AppStoreError::OtherAccount);
+    match purchase_binding::claim(app, user, tx.app_account_token.as_deref()).await? {
+        Claim::Allowed => {}
+        Claim::OtherAccount => return Err(AppStoreError::OtherAccount),
+        Claim::NotBound => return Err(AppStoreError::NotBound),
     }
     let pack = app
         .config
@@ -345,21 +331,4 @@ async fn answer_consumption(
     let percentage = info.consumption_percentage;
     tracing::info!(notification_uuid = %notification, transaction_id = %tx.transaction_id, user_id = %payment.user_id, percentage, "app_store_consumption_sent");
     Ok(WebhookOutcome::ConsumptionSent { percentage })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_account_token_is_a_stable_version_8_uuid_per_user() {
-        let a = UserId::parse("user-a").unwrap_or_else(|| panic!("id"));
-        let b = UserId::parse("user-b").unwrap_or_else(|| panic!("id"));
-        let token = app_account_token(&a);
-        assert_eq!(token.len(), 36);
-        assert_eq!(&token[14..15], "8");
-        assert!(matches!(&token[19..20], "8" | "9" | "a" | "b"), "{token}");
-        assert_eq!(token, app_account_token(&a));
-        assert_ne!(token, app_account_token(&b));
-    }
 }

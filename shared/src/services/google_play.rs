@@ -8,8 +8,10 @@
 //!   `purchase:google:<orderId>`, once. Then the purchase is consumed (which acknowledges it:
 //!   Google refunds one unacknowledged for three days), so the pack can be bought again.
 //! - A purchase bound to an account (`obfuscatedAccountId`, the same token as the App Store's
-//!   `appAccountToken`) is granted only to that account; one granted to another user is a
-//!   conflict.
+//!   `appAccountToken`) is granted only to that account, and one bound to none is refused
+//!   unless the deployment accepts it ([`super::purchase_binding`]); one granted to another
+//!   user is a conflict. None is granted to a closed account, and a refused purchase is never
+//!   consumed: Google refunds it, unacknowledged, after three days.
 //! - A Real-time Developer Notification is believed only with Pub/Sub's OIDC token; a voided
 //!   one-time purchase takes the credits back exactly like a Stripe refund (once, never below
 //!   zero, a shortfall puts the account on hold) once Google confirms it voided. One that
@@ -17,8 +19,8 @@
 //!   purchase, posted later, grants nothing (rule 13, "A reversal that arrives first").
 
 use super::App;
-use super::app_store::app_account_token;
 use super::payments::{self, StoreGrant, WebhookOutcome};
+use super::purchase_binding::{self, Claim};
 use crate::adapters::metrics;
 use crate::adapters::payments::event::ReversalCause;
 use crate::adapters::payments::google::{
@@ -52,6 +54,8 @@ pub enum GooglePlayError {
     Stale,
     #[error("the purchase belongs to another account (obfuscatedAccountId)")]
     OtherAccount,
+    #[error("the purchase names no account (no obfuscatedAccountId)")]
+    NotBound,
     #[error("the purchase was granted to another account")]
     GrantedToAnother,
     #[error("the Android Publisher API failed")]
@@ -114,7 +118,8 @@ fn error_label(e: &GooglePlayError) -> &'static str {
         GooglePlayError::Pending
         | GooglePlayError::Cancelled
         | GooglePlayError::Stale
-        | GooglePlayError::OtherAccount => "refused",
+        | GooglePlayError::OtherAccount
+        | GooglePlayError::NotBound => "refused",
         GooglePlayError::GrantedToAnother => "conflict",
         GooglePlayError::PushAuth(_) => metrics::payment_outcome::SIGNATURE_INVALID,
         GooglePlayError::Notification(_) => "malformed",
@@ -125,7 +130,6 @@ fn error_label(e: &GooglePlayError) -> &'static str {
 /// Google's word on a purchase, with what makes it grant nothing refused.
 async fn checked_purchase(
     play: &GooglePlay,
-    user: &UserId,
     product_id: &str,
     token: &str,
 ) -> Result<(ProductPurchase, String), GooglePlayError> {
@@ -153,11 +157,6 @@ async fn checked_purchase(
             p.quantity
         )));
     }
-    if let Some(bound) = &p.obfuscated_external_account_id
-        && !bound.eq_ignore_ascii_case(&app_account_token(user))
-    {
-        return Err(GooglePlayError::OtherAccount);
-    }
     Ok((p, order_id))
 }
 
@@ -177,7 +176,13 @@ async fn apply_purchase(
         .ok_or_else(|| GooglePlayError::UnknownProduct {
             product_id: product_id.to_owned(),
         })?;
-    let (p, order_id) = checked_purchase(play, user, product_id, token).await?;
+    let (p, order_id) = checked_purchase(play, product_id, token).await?;
+    let bound = p.obfuscated_external_account_id.as_deref();
+    match purchase_binding::claim(app, user, bound).await? {
+        Claim::Allowed => {}
+        Claim::OtherAccount => return Err(GooglePlayError::OtherAccount),
+        Claim::NotBound => return Err(GooglePlayError::NotBound),
+    }
     check_old_purchase(app, play, &p, &order_id).await?;
     let (grant, credits) =
         payments::grant_store_purchase(app, user, &payment_id(&order_id), pack, p.quantity).await?;

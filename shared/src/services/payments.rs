@@ -21,6 +21,7 @@ use sha2::{Digest, Sha256};
 
 use super::App;
 use super::accounts::ensure_account;
+use super::closed_payments;
 use crate::adapters::metrics;
 use crate::adapters::payments::Stripe;
 use crate::adapters::payments::event::{EventError, PaidSession, PaymentEvent, ReversalCause};
@@ -157,7 +158,11 @@ pub async fn checkout(
     let stripe = stripe(app)?;
     // The purchase lands on an existing account. Created here, it owes its signup grant until
     // the user's first call with a verified e-mail (payment is not e-mail verification).
-    ensure_account(app, user, EmailStatus::Unverified).await?;
+    let account = ensure_account(app, user, EmailStatus::Unverified).await?;
+    // A closed account takes no money (rule 14): no session is opened.
+    if account.closed_at.is_some() {
+        return Err(Error::AccountClosed);
+    }
     let new = NewSession {
         user_id: user.as_str(),
         pack: spec.pack.id.as_str(),
@@ -225,6 +230,11 @@ pub enum WebhookOutcome {
     ConsumptionSent {
         percentage: u32,
     },
+    /// A payment for a closed account, refunded at once and recorded with nothing granted
+    /// (rule 14); `refund` is Stripe's refund id.
+    Refunded {
+        refund: String,
+    },
 }
 
 /// Why an event was not applied.
@@ -239,6 +249,13 @@ pub enum WebhookError {
     /// A refund or dispute of a payment whose purchase has not landed yet: retry later.
     #[error("payment {payment_id} is not recorded yet")]
     NotYetRecorded { payment_id: String },
+    /// A payment for a closed account could not be refunded now: Stripe delivers it again.
+    #[error("refunding payment {payment_id} failed")]
+    Refund {
+        payment_id: String,
+        #[source]
+        source: StripeError,
+    },
     #[error(transparent)]
     Store(#[from] Error),
 }
@@ -266,6 +283,7 @@ fn outcome_label(result: &Result<WebhookOutcome, WebhookError>) -> &'static str 
         Ok(WebhookOutcome::Restored { .. }) => "restored",
         Ok(WebhookOutcome::Ignored { .. }) => "ignored",
         Ok(WebhookOutcome::ConsumptionSent { .. }) => "consumption_sent",
+        Ok(WebhookOutcome::Refunded { .. }) => "refunded_account_closed",
         Ok(
             WebhookOutcome::AlreadyGranted
             | WebhookOutcome::AlreadyReversed
@@ -275,7 +293,7 @@ fn outcome_label(result: &Result<WebhookOutcome, WebhookError>) -> &'static str 
         Err(WebhookError::Signature(_)) => metrics::payment_outcome::SIGNATURE_INVALID,
         Err(WebhookError::Malformed(_)) => "malformed",
         Err(WebhookError::NotYetRecorded { .. }) => "not_yet_recorded",
-        Err(WebhookError::Store(_)) => "failed",
+        Err(WebhookError::Refund { .. } | WebhookError::Store(_)) => "failed",
     }
 }
 
@@ -295,7 +313,10 @@ async fn apply_webhook(
     )?;
     let (event_id, event) = PaymentEvent::parse(payload)?;
     let outcome = match event {
-        PaymentEvent::Paid(paid) => purchase(app, &paid).await?,
+        PaymentEvent::Paid(paid) => match purchase(app, &paid).await {
+            Err(Error::AccountClosed) => closed_payments::refund(app, stripe, &paid).await?,
+            other => other?,
+        },
         PaymentEvent::Reversed { payment_id, cause } => {
             let evidence = serde_json::json!({ "event": event_id, "reason": cause.reason() });
             reverse_or_tombstone(app, &payment_id, &cause, &evidence).await?
@@ -345,6 +366,7 @@ pub(crate) async fn purchase(app: &App, paid: &PaidSession) -> Result<WebhookOut
                 tracing::warn!(user_id = %paid.user, payment_id = %paid.payment_id, "purchase_reversed_first");
                 return Ok(WebhookOutcome::PurchaseReversedFirst);
             }
+            PurchaseOutcome::AccountClosed => return Err(Error::AccountClosed),
             PurchaseOutcome::AccountMissing => {
                 ensure_account(app, &paid.user, EmailStatus::Unverified).await?;
             }

@@ -111,6 +111,8 @@ impl Store {
             closed_by: None,
             deleted_at: None,
             consumption_consent_at: None,
+            // Random (the OS's generator): nothing about the user tells it.
+            app_account_token: Some(uuid::Uuid::new_v4().to_string()),
         };
         let mut items = vec![self.put_new(
             &self.names.accounts_table,

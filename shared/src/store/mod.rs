@@ -4,6 +4,7 @@
 pub mod accounts;
 pub mod breaker;
 pub mod budget;
+pub mod closed_payments;
 pub mod cursor;
 pub mod devices;
 pub mod jobs;

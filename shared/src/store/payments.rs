@@ -7,7 +7,9 @@
 //! compute, so it reads the account and commits only if the account's `rev` is still the one
 //! read; a concurrent change makes it read again ([`MoveOutcome::Stale`]).
 
-use aws_sdk_dynamodb::types::{ConditionCheck, TransactWriteItem, Update};
+use aws_sdk_dynamodb::types::{
+    ConditionCheck, ReturnValuesOnConditionCheckFailure, TransactWriteItem, Update,
+};
 
 use super::schema::{AccountItem, LedgerItem, PaymentItem, TombstoneItem, attr, tombstone_id};
 use super::{Store, TxOutcome, from_item, n, names, s, to_item};
@@ -22,6 +24,8 @@ pub enum PurchaseOutcome {
     /// This session's row (or this payment's record) exists: nothing changed.
     AlreadyGranted,
     AccountMissing,
+    /// The account is closed: nothing changed (a closed account takes no money).
+    AccountClosed,
     /// A reversal of this payment arrived first ([`TombstoneItem`]): nothing granted.
     Reversed,
 }
@@ -74,10 +78,9 @@ impl Store {
         payment: &PaymentItem,
         row: &LedgerItem,
     ) -> Result<PurchaseOutcome, Error> {
-        let [credit, put_row] = self.credit_with_row(row)?;
         let items = vec![
-            credit,
-            put_row,
+            self.credit_open_account(row)?,
+            self.put_new(&self.names.ledger_table, to_item(row)?, attr::REF)?,
             self.put_new(
                 &self.names.payments_table,
                 to_item(payment)?,
@@ -105,7 +108,12 @@ impl Store {
                 } else if failed(3) {
                     Ok(PurchaseOutcome::Reversed)
                 } else if failed(0) {
-                    Ok(PurchaseOutcome::AccountMissing)
+                    // The old account came back with the failure: absent, or closed.
+                    let closed = reasons.first().and_then(|r| r.item.as_ref());
+                    Ok(match closed {
+                        Some(_) => PurchaseOutcome::AccountClosed,
+                        None => PurchaseOutcome::AccountMissing,
+                    })
                 } else {
                     Err(Error::corrupt(format!(
                         "purchase canceled for no known reason: {reasons:?}"
@@ -170,6 +178,29 @@ impl Store {
             .await
             .map_err(|e| AwsError::new("payments.get_tombstone", e))?;
         out.item.map(from_item).transpose()
+    }
+
+    /// Adds `row.amount` to an account that exists and is not closed (the account as it was
+    /// comes back when the condition fails: present means closed), so a close that commits
+    /// an instant before the grant refuses it.
+    fn credit_open_account(&self, row: &LedgerItem) -> Result<TransactWriteItem, Error> {
+        let update = Update::builder()
+            .table_name(&self.names.accounts_table)
+            .key(attr::USER_ID, s(row.user_id.as_str()))
+            .update_expression("SET #credits = #credits + :amount, #rev = #rev + :one")
+            .condition_expression("attribute_exists(#user_id) AND attribute_not_exists(#closed_at)")
+            .set_expression_attribute_names(Some(names(&[
+                attr::CREDITS,
+                attr::REV,
+                attr::USER_ID,
+                attr::CLOSED_AT,
+            ])))
+            .expression_attribute_values(":amount", n(row.amount.get()))
+            .expression_attribute_values(":one", n(1))
+            .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld)
+            .build()
+            .map_err(|e| AwsError::new("payments.credit.build", e))?;
+        Ok(TransactWriteItem::builder().update(update).build())
     }
 
     /// The payment record, read consistently.

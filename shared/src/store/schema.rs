@@ -120,6 +120,9 @@ pub mod attr {
     /// On an account: since when its owner lets the App Store see what they did with a purchase
     /// they ask Apple to refund (absent: not consented).
     pub const CONSUMPTION_CONSENT_AT: &str = "consumption_consent_at";
+    /// On an account: the random UUID its app buys with in the stores (`appAccountToken`,
+    /// `obfuscatedAccountId`); absent on accounts created before it was stored.
+    pub const APP_ACCOUNT_TOKEN: &str = "app_account_token";
     /// On a closed account: who closed it (`user`, or `operator:<name>`).
     pub const CLOSED_BY: &str = "closed_by";
     /// On a closed account: when the deletion finished (every image gone, jobs' text cleared).
@@ -608,6 +611,9 @@ pub struct AccountItem {
     /// [`attr::CONSUMPTION_CONSENT_AT`].
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub consumption_consent_at: Option<String>,
+    /// [`attr::APP_ACCOUNT_TOKEN`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub app_account_token: Option<String>,
 }
 
 /// The `quota` key of a user's upload counter for one UTC day (`YYYY-MM-DD`).

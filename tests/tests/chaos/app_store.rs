@@ -9,7 +9,6 @@
 use std::collections::BTreeMap;
 
 use atelier_shared::domain::UserId;
-use atelier_shared::services::app_store::app_account_token;
 use atelier_shared::store::schema::LedgerItem;
 use atelier_tests::app_store::{self, AppStoreStandIn, STARTER, transaction_payload};
 use atelier_tests::{Harness, Reply};
@@ -40,10 +39,14 @@ impl StoreBuy for AppleBuy {
 }
 
 impl AppleBuy {
-    pub fn draw(rng: &mut StdRng, store: &AppStoreStandIn, users: &[UserId]) -> AppleBuy {
-        let user = users[rng.gen_range(0..users.len())].clone();
+    /// A transaction of one of `buyers` (a user and their account's token), bound to it.
+    pub fn draw(
+        rng: &mut StdRng,
+        store: &AppStoreStandIn,
+        buyers: &[(UserId, String)],
+    ) -> AppleBuy {
+        let (user, token) = buyers[rng.gen_range(0..buyers.len())].clone();
         let transaction_id = app_store::transaction_id();
-        let token = app_account_token(&user);
         let signed =
             store.transaction(&transaction_payload(&transaction_id, STARTER, Some(&token)));
         let refund_notification = store.notification("REFUND", &signed);

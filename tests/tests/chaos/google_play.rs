@@ -11,7 +11,6 @@
 use std::collections::BTreeMap;
 
 use atelier_shared::domain::UserId;
-use atelier_shared::services::app_store::app_account_token;
 use atelier_shared::store::schema::LedgerItem;
 use atelier_tests::google_play::{self, GoogleStandIn, Purchase, PushToken, STARTER, voided};
 use atelier_tests::{Harness, Reply};
@@ -43,12 +42,17 @@ impl StoreBuy for GoogleBuy {
 }
 
 impl GoogleBuy {
-    /// A purchase Google Play holds for one of `users` (bound to the account by its
-    /// `obfuscatedAccountId` four times in five, as the app launches it).
-    pub fn draw(rng: &mut StdRng, google: &GoogleStandIn, users: &[UserId]) -> GoogleBuy {
-        let user = users[rng.gen_range(0..users.len())].clone();
+    /// A purchase Google Play holds for one of `buyers` (a user and their account's token),
+    /// bound to the account by its `obfuscatedAccountId` four times in five, as the app
+    /// launches it (the run accepts unbound purchases, so the fifth races to be granted).
+    pub fn draw(
+        rng: &mut StdRng,
+        google: &GoogleStandIn,
+        buyers: &[(UserId, String)],
+    ) -> GoogleBuy {
+        let (user, token) = buyers[rng.gen_range(0..buyers.len())].clone();
         let mut purchase = Purchase::new(STARTER);
-        purchase.account = rng.gen_bool(0.8).then(|| app_account_token(&user));
+        purchase.account = rng.gen_bool(0.8).then_some(token);
         let order_id = purchase.order_id.clone();
         let token = google.buy(purchase);
         let plan = Plan::draw(rng);

@@ -6,6 +6,10 @@
 //!   `Idempotency-Key` honoured as Stripe does: the same key and parameters answer the same
 //!   session with `Idempotent-Replayed: true`, other parameters a 400 `idempotency_error`)
 //!   and `GET /v1/checkout/sessions/{id}`.
+//!   `GET /v1/checkout/sessions` lists them (newest first, one page).
+//! - `POST /v1/refunds` (a whole PaymentIntent, `Idempotency-Key` honoured as for sessions; a
+//!   second refund of a refunded charge is Stripe's `charge_already_refunded`) and
+//!   `GET /v1/refunds?payment_intent=…` ([`refunds`]); each refund makes `charge.refunded`.
 //! - `GET /checkout/{id}`: the page a session's `url` opens, with a Pay button;
 //!   `POST /checkout/{id}/pay` pays it (a PaymentIntent `pi_…` and a Charge `ch_…`).
 //! - `POST /_stand-in/payments/{pi}/refund`, `POST /_stand-in/payments/{pi}/dispute`,
@@ -26,6 +30,8 @@ use axum::http::{HeaderMap, StatusCode};
 use axum::response::{Html, IntoResponse, Response};
 use axum::routing::{get, post};
 use serde_json::{Value, json};
+
+mod refunds;
 
 /// The API version the stand-in answers in (the one the client pins).
 pub const API_VERSION: &str = atelier_shared::adapters::payments::stripe::STRIPE_VERSION;
@@ -55,6 +61,10 @@ struct Books {
     payments: HashMap<String, String>,
     /// Dispute → PaymentIntent.
     disputes: HashMap<String, String>,
+    /// Refunds made through `POST /v1/refunds`, oldest first.
+    refunds: Vec<Value>,
+    /// Idempotency-Key → (the refund request's parameters, the refund's index in `refunds`).
+    refund_keys: HashMap<String, (Vec<(String, String)>, usize)>,
     events: Vec<Value>,
 }
 
@@ -116,7 +126,14 @@ pub async fn spawn(addr: SocketAddr, options: Options) -> std::io::Result<Server
 
 fn router(shared: Shared) -> Router {
     Router::new()
-        .route("/v1/checkout/sessions", post(create_session))
+        .route(
+            "/v1/checkout/sessions",
+            post(create_session).get(list_sessions),
+        )
+        .route(
+            "/v1/refunds",
+            post(refunds::create_refund).get(refunds::list_refunds),
+        )
         .route("/v1/checkout/sessions/{id}", get(get_session))
         .route("/checkout/{id}", get(checkout_page))
         .route("/checkout/{id}/pay", post(pay))
@@ -133,6 +150,27 @@ fn stripe_error(status: StatusCode, kind: &str, message: &str) -> Response {
         status,
         axum::Json(json!({"error": {"type": kind, "message": message}})),
     )
+        .into_response()
+}
+
+/// Stripe's error body with its `code` (e.g. `charge_already_refunded`).
+fn stripe_error_code(status: StatusCode, code: &str, message: &str) -> Response {
+    let error = json!({"type": "invalid_request_error", "code": code, "message": message});
+    (status, axum::Json(json!({ "error": error }))).into_response()
+}
+
+/// Stripe's answer to a request without a valid secret key.
+fn unauthorized() -> Response {
+    stripe_error(
+        StatusCode::UNAUTHORIZED,
+        "invalid_request_error",
+        "Invalid API Key provided",
+    )
+}
+
+/// A Stripe list object of `data` (one page, nothing more).
+fn list(url: &str, data: Vec<Value>) -> Response {
+    axum::Json(json!({"object": "list", "data": data, "has_more": false, "url": url}))
         .into_response()
 }
 
@@ -173,11 +211,7 @@ async fn create_session(
     axum::Form(params): axum::Form<Vec<(String, String)>>,
 ) -> Response {
     if !authorized(&headers) {
-        return stripe_error(
-            StatusCode::UNAUTHORIZED,
-            "invalid_request_error",
-            "Invalid API Key provided",
-        );
+        return unauthorized();
     }
     let key = headers
         .get("idempotency-key")
@@ -229,6 +263,18 @@ fn replay(shared: &Shared, key: &str, sorted: &[(String, String)]) -> Option<Res
     Some(res)
 }
 
+/// The `metadata[…]` parameters as Stripe's `metadata` object.
+fn metadata_of(params: &[(String, String)]) -> serde_json::Map<String, Value> {
+    params
+        .iter()
+        .filter_map(|(k, v)| {
+            k.strip_prefix("metadata[")
+                .and_then(|k| k.strip_suffix(']'))
+                .map(|k| (k.to_owned(), Value::String(v.clone())))
+        })
+        .collect()
+}
+
 /// A new open Checkout Session from the form's parameters: (its id, its JSON), or Stripe's
 /// message for a missing or invalid parameter (an `invalid_request_error`).
 fn new_session(params: &[(String, String)], base_url: &str) -> Result<(String, Value), String> {
@@ -255,14 +301,7 @@ fn new_session(params: &[(String, String)], base_url: &str) -> Result<(String, V
         .get("line_items[0][quantity]")
         .and_then(|q| q.parse::<i64>().ok())
         .unwrap_or(1);
-    let metadata: serde_json::Map<String, Value> = params
-        .iter()
-        .filter_map(|(k, v)| {
-            k.strip_prefix("metadata[")
-                .and_then(|k| k.strip_suffix(']'))
-                .map(|k| (k.to_owned(), Value::String(v.clone())))
-        })
-        .collect();
+    let metadata = metadata_of(params);
     let session_id = new_id("cs");
     let created = now();
     let json = json!({
@@ -286,17 +325,28 @@ fn new_session(params: &[(String, String)], base_url: &str) -> Result<(String, V
     Ok((session_id, json))
 }
 
+/// `GET /v1/checkout/sessions`: every session, newest first.
+async fn list_sessions(State(shared): State<Shared>, headers: HeaderMap) -> Response {
+    if !authorized(&headers) {
+        return unauthorized();
+    }
+    let mut data: Vec<Value> = shared
+        .books()
+        .sessions
+        .values()
+        .map(|s| s.json.clone())
+        .collect();
+    data.sort_by_key(|s| std::cmp::Reverse(s["id"].as_str().map(str::to_owned)));
+    list("/v1/checkout/sessions", data)
+}
+
 async fn get_session(
     State(shared): State<Shared>,
     headers: HeaderMap,
     Path(id): Path<String>,
 ) -> Response {
     if !authorized(&headers) {
-        return stripe_error(
-            StatusCode::UNAUTHORIZED,
-            "invalid_request_error",
-            "Invalid API Key provided",
-        );
+        return unauthorized();
     }
     match shared.books().sessions.get(&id) {
         Some(s) => axum::Json(s.json.clone()).into_response(),
@@ -499,6 +549,31 @@ async fn events(State(shared): State<Shared>) -> axum::Json<Value> {
 
 /// Makes the event, delivers it when forwarding, and answers what happened.
 async fn emit(shared: &Shared, kind: &str, object: Value) -> Response {
+    let (event, payload) = record_event(shared, kind, object);
+    let delivered = match &shared.options.forward_to {
+        Some(url) => Some(deliver(shared, url, &payload).await),
+        None => None,
+    };
+    tracing::info!(kind, delivered = ?delivered, "stand_in_event");
+    axum::Json(json!({ "event": event, "payload": payload, "delivered": delivered }))
+        .into_response()
+}
+
+/// Makes the event and, when forwarding, delivers it in the background, as Stripe delivers
+/// the events an API call causes after answering the call.
+fn emit_later(shared: &Shared, kind: &'static str, object: Value) {
+    let (_, payload) = record_event(shared, kind, object);
+    if let Some(url) = shared.options.forward_to.clone() {
+        let shared = shared.clone();
+        tokio::spawn(async move {
+            let delivered = deliver(&shared, &url, &payload).await;
+            tracing::info!(kind, delivered, "stand_in_event");
+        });
+    }
+}
+
+/// Makes an event of `kind` about `object` and keeps it: (the event, its exact body).
+fn record_event(shared: &Shared, kind: &str, object: Value) -> (Value, String) {
     let event = json!({
         "id": new_id("evt"),
         "object": "event",
@@ -511,13 +586,7 @@ async fn emit(shared: &Shared, kind: &str, object: Value) -> Response {
     });
     let payload = event.to_string();
     shared.books().events.push(event.clone());
-    let delivered = match &shared.options.forward_to {
-        Some(url) => Some(deliver(shared, url, &payload).await),
-        None => None,
-    };
-    tracing::info!(kind, delivered = ?delivered, "stand_in_event");
-    axum::Json(json!({ "event": event, "payload": payload, "delivered": delivered }))
-        .into_response()
+    (event, payload)
 }
 
 /// One signed delivery; the receiver's status (0: not reached).

@@ -31,7 +31,7 @@ pub const MAX_NOTIFICATION_BYTES: usize = 64 * 1024;
         (status = 201, body = ApplePurchaseView, description = "granted: the pack's credits were added"),
         (status = 200, body = ApplePurchaseView, description = "already granted to you: nothing changed"),
         (status = 400, body = Problem, content_type = "application/problem+json", description = "APP_STORE_DATA_INVALID (not Apple's signed data for this app and store) or MALFORMED_JSON: nothing written"),
-        (status = 403, body = Problem, content_type = "application/problem+json", description = "TRANSACTION_OTHER_ACCOUNT: bought for another account (appAccountToken): nothing written"),
+        (status = 403, body = Problem, content_type = "application/problem+json", description = "TRANSACTION_OTHER_ACCOUNT: bought for another account (appAccountToken); ACCOUNT_CLOSED: a closed account takes no money (the purchase stays unfinished, for the store to refund); PURCHASE_NOT_BOUND: no appAccountToken, and the deployment refuses unbound purchases: nothing written"),
         (status = 409, body = Problem, content_type = "application/problem+json", description = "TRANSACTION_OTHER_ACCOUNT: already granted to another account"),
         (status = 422, body = Problem, content_type = "application/problem+json", description = "UNKNOWN_PRODUCT, TRANSACTION_REVOKED (refunded or revoked, also when the refund reached us first), TRANSACTION_STALE (signed more than 72 h ago and the App Store Server API is not configured: post it again as StoreKit gives it now) or VALIDATION_FAILED: nothing written"),
         (status = 502, body = Problem, content_type = "application/problem+json", description = "PAYMENT_PROVIDER_ERROR: the App Store Server API did not answer for a transaction signed more than 72 h ago; send it again"),
@@ -152,6 +152,12 @@ fn app_store_error(e: AppStoreError) -> ApiError {
             )
             .retry_after(5)
         }
+        AppStoreError::NotBound => reject(
+            StatusCode::FORBIDDEN,
+            ProblemCode::PurchaseNotBound,
+            "Purchase not bound to an account",
+            "the transaction has no appAccountToken, so it could be anyone's; buy with Product.PurchaseOption.appAccountToken set to GET /v1/account's app_account_token (this one is left for Apple to refund)".to_owned(),
+        ),
         e @ AppStoreError::GrantedToAnother => reject(
             StatusCode::CONFLICT,
             ProblemCode::TransactionOtherAccount,

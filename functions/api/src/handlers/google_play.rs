@@ -24,7 +24,7 @@ use crate::extract::{JsonBody, RawBody};
         (status = 201, body = GooglePurchaseView, description = "granted: the pack's credits were added, and the purchase consumed"),
         (status = 200, body = GooglePurchaseView, description = "already granted to you: nothing changed (the purchase is consumed if it was not)"),
         (status = 400, body = Problem, content_type = "application/problem+json", description = "GOOGLE_PURCHASE_INVALID (Google Play does not vouch for this token of this product and app) or MALFORMED_JSON: nothing written"),
-        (status = 403, body = Problem, content_type = "application/problem+json", description = "TRANSACTION_OTHER_ACCOUNT: bought for another account (obfuscatedAccountId): nothing written"),
+        (status = 403, body = Problem, content_type = "application/problem+json", description = "TRANSACTION_OTHER_ACCOUNT: bought for another account (obfuscatedAccountId); ACCOUNT_CLOSED: a closed account takes no money (the purchase stays unconsumed, for Google to refund); PURCHASE_NOT_BOUND: no obfuscatedAccountId, and the deployment refuses unbound purchases: nothing written"),
         (status = 409, body = Problem, content_type = "application/problem+json", description = "TRANSACTION_OTHER_ACCOUNT: already granted to another account"),
         (status = 422, body = Problem, content_type = "application/problem+json", description = "UNKNOWN_PRODUCT, PURCHASE_PENDING, TRANSACTION_REVOKED (cancelled or voided, also when the void reached us first), TRANSACTION_STALE (bought before Google's voided purchases reach back, 30 days) or VALIDATION_FAILED: nothing written"),
         (status = 502, body = Problem, content_type = "application/problem+json", description = "PAYMENT_PROVIDER_ERROR: Google Play did not answer; send the same purchase again (a grant already made is not repeated)"),
@@ -122,6 +122,12 @@ fn google_play_error(e: GooglePlayError) -> ApiError {
             ProblemCode::TransactionOtherAccount,
             "Another account's purchase",
             e.to_string(),
+        ),
+        GooglePlayError::NotBound => reject(
+            StatusCode::FORBIDDEN,
+            ProblemCode::PurchaseNotBound,
+            "Purchase not bound to an account",
+            "the purchase has no obfuscatedAccountId, so it could be anyone's; buy with BillingFlowParams.Builder.setObfuscatedAccountId set to GET /v1/account's app_account_token (this one is not consumed: Google refunds it)".to_owned(),
         ),
         e @ GooglePlayError::GrantedToAnother => reject(
             StatusCode::CONFLICT,

@@ -44,6 +44,7 @@ pub async fn list_packs(State(app): State<App>) -> Json<PackList> {
         (status = 201, body = CheckoutView, description = "a new Checkout Session"),
         (status = 200, body = CheckoutView, description = "replay: the same session", headers(("Idempotent-Replayed" = String, description = "`true`: this answers an earlier request with the same key"))),
         (status = 400, body = Problem, content_type = "application/problem+json", description = "IDEMPOTENCY_KEY_REQUIRED, IDEMPOTENCY_KEY_INVALID or MALFORMED_JSON"),
+        (status = 403, body = Problem, content_type = "application/problem+json", description = "ACCOUNT_CLOSED: a closed account takes no money; no session is opened"),
         (status = 409, body = Problem, content_type = "application/problem+json", description = "IDEMPOTENCY_CONFLICT: the key was used with another body"),
         (status = 422, body = Problem, content_type = "application/problem+json", description = "VALIDATION_FAILED: unknown pack or a return URL outside the allow-list"),
         (status = 502, body = Problem, content_type = "application/problem+json", description = "PAYMENT_PROVIDER_ERROR"),
@@ -80,7 +81,8 @@ pub async fn create_checkout(
 /// `v1`, at most 300 s old); then `checkout.session.completed` (paid) and
 /// `checkout.session.async_payment_succeeded` grant the pack once, `charge.refunded` and
 /// `charge.dispute.created` take it back once (never below zero; a shortfall puts the account
-/// on hold), `charge.dispute.closed` won gives it back. Other types: `200`, ignored.
+/// on hold), `charge.dispute.closed` won gives it back. A payment for a closed account grants
+/// nothing: it is refunded through Stripe at once (`refunded`). Other types: `200`, ignored.
 #[utoipa::path(post, path = "/v1/webhooks/stripe", tag = "webhooks",
     request_body(content = Object, content_type = "application/json", description = "a Stripe event, exactly as Stripe sent it"),
     params(("Stripe-Signature" = String, Header, description = "t=<unix seconds>,v1=<hex HMAC-SHA256 of \"t.body\">")),
@@ -88,6 +90,7 @@ pub async fn create_checkout(
         (status = 200, body = WebhookReceipt, description = "applied, already applied, or ignored"),
         (status = 400, body = Problem, content_type = "application/problem+json", description = "SIGNATURE_INVALID or MALFORMED_EVENT: nothing written"),
         (status = 409, body = Problem, content_type = "application/problem+json", description = "PAYMENT_NOT_RECORDED: a won dispute arrived before its reversal; Stripe retries (a refund or dispute before its purchase is recorded: `200 reversed_first`)"),
+        (status = 502, body = Problem, content_type = "application/problem+json", description = "PAYMENT_PROVIDER_ERROR: a payment for a closed account whose refund Stripe did not take; Stripe retries"),
         (status = 503, body = Problem, content_type = "application/problem+json", description = "PAYMENTS_NOT_CONFIGURED"),
     ))]
 pub async fn stripe_webhook(
@@ -127,6 +130,16 @@ fn webhook_error(e: WebhookError) -> ApiError {
                 "Payment not recorded yet",
             )
             .detail("this event names a payment whose purchase has not arrived yet; it is applied when Stripe delivers it again")
+            .retry_after(60)
+        }
+        e @ WebhookError::Refund { .. } => {
+            tracing::warn!(error = %atelier_shared::error::chain(&e), "webhook_refund_failed");
+            ApiError::new(
+                StatusCode::BAD_GATEWAY,
+                ProblemCode::PaymentProviderError,
+                "Payment provider error",
+            )
+            .detail("this payment is for a closed account and Stripe did not take its refund; it is refunded when Stripe delivers the event again")
             .retry_after(60)
         }
         WebhookError::Store(e) => e.into(),

@@ -1,6 +1,7 @@
-//! Stripe's HTTP API, the one call the API makes: create a Checkout Session in `payment` mode
-//! (form-encoded, `Stripe-Version` pinned, our idempotency key forwarded as Stripe's own).
-//! The same client talks to the stand-in (`tools/stripe-server`) with another base URL.
+//! Stripe's HTTP API, the two calls the API makes: create a Checkout Session in `payment` mode,
+//! and refund a payment (a payment that landed on a closed account). Form-encoded,
+//! `Stripe-Version` pinned, our idempotency key forwarded as Stripe's own. The same client
+//! talks to the stand-in (`tools/stripe-server`) with another base URL.
 
 use std::time::Duration;
 
@@ -56,16 +57,23 @@ pub struct Created {
     pub replayed: bool,
 }
 
-/// Why Stripe did not create a session.
+/// Why Stripe did not do what was asked.
 #[derive(Debug, thiserror::Error)]
 pub enum StripeError {
     #[error("the idempotency key was used with other parameters")]
     IdempotencyConflict,
     #[error("stripe answered {status}: {message}")]
     Refused { status: u16, message: String },
+    /// A refusal with Stripe's error `code`.
+    #[error("stripe answered {status} {code}: {message}")]
+    Code {
+        status: u16,
+        code: String,
+        message: String,
+    },
     #[error("calling stripe")]
     Transport(#[source] reqwest::Error),
-    #[error("stripe's answer is not a checkout session")]
+    #[error("stripe's answer is not the object asked for")]
     Malformed(#[source] reqwest::Error),
 }
 
@@ -78,9 +86,32 @@ struct ErrorBody {
 struct ErrorDetail {
     #[serde(default, rename = "type")]
     kind: String,
+    /// Stripe's error code, e.g. `charge_already_refunded`.
+    #[serde(default)]
+    code: String,
     #[serde(default)]
     message: String,
 }
+
+/// A refund as Stripe returns it (the fields used).
+#[derive(Debug, Clone, Deserialize)]
+pub struct Refund {
+    pub id: String,
+    pub status: Option<String>,
+}
+
+/// How asking for a refund ended.
+#[derive(Debug, Clone)]
+pub enum Refunded {
+    /// Stripe made the refund (or, for a retried key, answered the one it made).
+    Now(Refund),
+    /// Stripe says the charge was refunded in full already (`charge_already_refunded`): by an
+    /// earlier call whose idempotency key has expired, or from the dashboard.
+    Already,
+}
+
+/// Stripe's error code for a refund of a charge refunded in full.
+const ALREADY_REFUNDED: &str = "charge_already_refunded";
 
 impl StripeClient {
     pub fn new(base_url: &str, secret_key: String) -> Result<StripeClient, reqwest::Error> {
@@ -131,29 +162,78 @@ impl StripeClient {
             .send()
             .await
             .map_err(StripeError::Transport)?;
-        let status = res.status();
         let replayed = res
             .headers()
             .get("idempotent-replayed")
             .is_some_and(|v| v.as_bytes().eq_ignore_ascii_case(b"true"));
-        if !status.is_success() {
-            let body = res.json::<ErrorBody>().await.ok();
-            return Err(match body {
-                Some(b) if b.error.kind == "idempotency_error" => StripeError::IdempotencyConflict,
-                Some(b) => StripeError::Refused {
-                    status: status.as_u16(),
-                    message: b.error.message,
-                },
-                None => StripeError::Refused {
-                    status: status.as_u16(),
-                    message: String::new(),
-                },
-            });
-        }
+        let res = refused(res).await?;
         let session = res
             .json::<Session>()
             .await
             .map_err(StripeError::Malformed)?;
         Ok(Created { session, replayed })
     }
+
+    /// `POST /v1/refunds` of the whole of `payment_intent`. The idempotency key must be
+    /// derived from the payment, so a retry answers the refund made, never a second one; a
+    /// charge already refunded in full is [`Refunded::Already`].
+    pub async fn refund(
+        &self,
+        payment_intent: &str,
+        user_id: &str,
+        idempotency_key: &str,
+    ) -> Result<Refunded, StripeError> {
+        let form = [
+            ("payment_intent", payment_intent),
+            ("reason", "requested_by_customer"),
+            ("metadata[user_id]", user_id),
+            ("metadata[atelier_reason]", "account_closed"),
+        ];
+        let res = self
+            .http
+            .post(format!("{}/v1/refunds", self.base_url))
+            .bearer_auth(&self.secret_key)
+            .header("Stripe-Version", STRIPE_VERSION)
+            .header("Idempotency-Key", idempotency_key)
+            .form(&form)
+            .send()
+            .await
+            .map_err(StripeError::Transport)?;
+        match refused(res).await {
+            Ok(res) => res
+                .json::<Refund>()
+                .await
+                .map(Refunded::Now)
+                .map_err(StripeError::Malformed),
+            Err(StripeError::Code { code, .. }) if code == ALREADY_REFUNDED => {
+                Ok(Refunded::Already)
+            }
+            Err(e) => Err(e),
+        }
+    }
+}
+
+/// The response when Stripe succeeded; its error, parsed, when not.
+async fn refused(res: reqwest::Response) -> Result<reqwest::Response, StripeError> {
+    let status = res.status();
+    if status.is_success() {
+        return Ok(res);
+    }
+    let body = res.json::<ErrorBody>().await.ok();
+    Err(match body {
+        Some(b) if b.error.kind == "idempotency_error" => StripeError::IdempotencyConflict,
+        Some(b) if !b.error.code.is_empty() => StripeError::Code {
+            status: status.as_u16(),
+            code: b.error.code,
+            message: b.error.message,
+        },
+        Some(b) => StripeError::Refused {
+            status: status.as_u16(),
+            message: b.error.message,
+        },
+        None => StripeError::Refused {
+            status: status.as_u16(),
+            message: String::new(),
+        },
+    })
 }
