@@ -345,7 +345,8 @@ async fn forged_expired_wrong_bundle_tampered_or_unknown_product_transactions_wr
     let before = h.balance(&user).await;
     let rows_before = h.ledger(&user).await.len();
     let id = app_store::transaction_id();
-    let payload = transaction_payload(&id, STARTER, None);
+    let mine = h.app_account_token(&user).await;
+    let payload = transaction_payload(&id, STARTER, Some(&mine));
     let expired = AppStoreStandIn::with_chain(Chain {
         expired_leaf: true,
         ..Chain::default()
@@ -379,7 +380,11 @@ async fn forged_expired_wrong_bundle_tampered_or_unknown_product_transactions_wr
             "APP_STORE_DATA_INVALID",
         ),
         (
-            store.transaction(&transaction_payload(&id, "com.example.atelier.gold", None)),
+            store.transaction(&transaction_payload(
+                &id,
+                "com.example.atelier.gold",
+                Some(&mine),
+            )),
             StatusCode::UNPROCESSABLE_ENTITY,
             "UNKNOWN_PRODUCT",
         ),
@@ -394,7 +399,7 @@ async fn forged_expired_wrong_bundle_tampered_or_unknown_product_transactions_wr
             "TRANSACTION_OTHER_ACCOUNT",
         ),
         (
-            store.transaction(&payload),
+            store.transaction(&transaction_payload(&id, STARTER, None)),
             StatusCode::FORBIDDEN,
             "PURCHASE_NOT_BOUND",
         ),

@@ -460,6 +460,7 @@ async fn stripes_official_library_speaks_to_the_stand_in_and_signs_what_our_webh
         .arg(script)
         .arg(&stripe.base_url)
         .arg(WEBHOOK_SECRET)
+        .arg(paid.object("payment_intent"))
         .env("ATELIER_STRIPE_NODE_MODULES", &modules)
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
@@ -505,6 +506,19 @@ async fn stripes_official_library_speaks_to_the_stand_in_and_signs_what_our_webh
     );
     assert_eq!(session["metadata"]["pack"], "starter");
     assert_eq!(session["amount_total"], 500);
+    let refunds = &answer["refunds"];
+    assert!(
+        refunds[0]["id"]
+            .as_str()
+            .is_some_and(|id| id.starts_with("re_test_")),
+        "{refunds}"
+    );
+    assert_eq!(refunds[0]["id"], refunds[1]["id"], "one refund per key");
+    assert_eq!(refunds[0]["amount"], 500);
+    assert_eq!(
+        stripe.refunds(&paid.object("payment_intent")).await.len(),
+        1
+    );
     assert_eq!(altered.status, StatusCode::BAD_REQUEST, "{altered:?}");
     assert_eq!(altered.code(), "SIGNATURE_INVALID");
     assert_eq!(balance_after_altered, before);
