@@ -599,6 +599,7 @@ async fn a_gateway_error_during_the_edit_is_booked_at_its_reservation_and_only_t
         "the day books each ambiguous edit at its reservation"
     );
     h.assert_audit_clean().await;
+}
 
 /// A plan that drops the answer of the first `TransactWriteItems` after the write reached the
 /// store, and forwards the next few (the SDK's retries) untouched.

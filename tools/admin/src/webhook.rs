@@ -35,6 +35,27 @@ pub enum WebhookAction {
     Replay { event_id: String },
 }
 
+/// Every endpoint as the list prints it (no secrets, only how many are live).
+async fn endpoints(app: &App) -> anyhow::Result<serde_json::Value> {
+    let list: Vec<_> = app
+        .store
+        .webhook_endpoints()
+        .await?
+        .into_iter()
+        .map(|e| {
+            json!({
+                "id": e.hook_sk,
+                "url": e.url,
+                "created_at": e.created_at,
+                "failed_rounds": e.failed_rounds,
+                "disabled_at": e.disabled_at,
+                "secrets": e.secrets.len(),
+            })
+        })
+        .collect();
+    Ok(json!(list))
+}
+
 /// Runs one webhook command.
 pub async fn run(app: &App, action: WebhookAction) -> anyhow::Result<ExitCode> {
     let store = &app.store;
@@ -56,24 +77,7 @@ pub async fn run(app: &App, action: WebhookAction) -> anyhow::Result<ExitCode> {
             webhooks::remove_endpoint(store, &id).await?;
             json!({ "removed": id })
         }
-        WebhookAction::List => {
-            let list: Vec<_> = store
-                .webhook_endpoints()
-                .await?
-                .into_iter()
-                .map(|e| {
-                    json!({
-                        "id": e.hook_sk,
-                        "url": e.url,
-                        "created_at": e.created_at,
-                        "failed_rounds": e.failed_rounds,
-                        "disabled_at": e.disabled_at,
-                        "secrets": e.secrets.len(),
-                    })
-                })
-                .collect();
-            json!(list)
-        }
+        WebhookAction::List => endpoints(app).await?,
         WebhookAction::Deliveries { event_id } => {
             let (event, attempts) = store.webhook_event_rows(&event_id).await?;
             let Some(event) = event else {
