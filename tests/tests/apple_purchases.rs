@@ -203,7 +203,7 @@ async fn a_refund_ahead_of_its_transaction_is_kept_and_the_transaction_posted_af
     let before = h.balance(&user).await;
     let rows_before = h.ledger(&user).await;
     let id = app_store::transaction_id();
-    let token = app_account_token(&user);
+    let token = h.app_account_token(&user).await;
     // The JWS the app kept back: no revocationDate in it.
     let signed = store.transaction(&transaction_payload(&id, STARTER, Some(&token)));
     let mut refunded = transaction_payload(&id, STARTER, Some(&token));
@@ -259,7 +259,7 @@ async fn a_transaction_signed_over_72_hours_ago_is_refused_as_stale_without_the_
     let user = h.user();
     let before = h.balance(&user).await;
     let id = app_store::transaction_id();
-    let token = app_account_token(&user);
+    let token = h.app_account_token(&user).await;
     let kept = store.transaction(&signed_hours_ago(&id, Some(&token), 73));
     let recent = store.transaction(&signed_hours_ago(&app_store::transaction_id(), None, 71));
     // What StoreKit gives after AppStore.sync(): the same transaction, signed now.
@@ -290,7 +290,7 @@ async fn with_the_server_api_an_old_transaction_is_asked_of_apple_and_granted_on
     let h = app_store::harness_answering(&store, &api).await;
     let user = h.user();
     let before = h.balance(&user).await;
-    let token = app_account_token(&user);
+    let token = h.app_account_token(&user).await;
     let (refunded_id, kept_id) = (app_store::transaction_id(), app_store::transaction_id());
     let refunded = signed_hours_ago(&refunded_id, Some(&token), 100);
     let kept = signed_hours_ago(&kept_id, Some(&token), 100);

@@ -304,7 +304,7 @@ async fn a_void_ahead_of_its_purchase_is_kept_and_the_purchase_posted_after_pubs
     let before = h.balance(&user).await;
     let rows_before = h.ledger(&user).await;
     let mut purchase = Purchase::new(STARTER);
-    purchase.account = Some(app_account_token(&user));
+    purchase.account = Some(h.app_account_token(&user).await);
     let order = purchase.order_id.clone();
     let token = google.buy(purchase);
     google.void(&token);

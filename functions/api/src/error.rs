@@ -78,7 +78,7 @@ pub enum ProblemCode {
 }
 
 impl ProblemCode {
-    pub const ALL: [ProblemCode; 44] = [
+    pub const ALL: [ProblemCode; 45] = [
         ProblemCode::AccountClosed,
         ProblemCode::AccountOnHold,
         ProblemCode::AppStoreDataInvalid,

@@ -38,7 +38,7 @@ pub(super) async fn create_refund(
         }
         let made = match new_refund(&books, &params) {
             Ok(made) => made,
-            Err(refused) => return refused,
+            Err(refused) => return *refused,
         };
         books.refunds.push(made.0.clone());
         let at = books.refunds.len() - 1;
@@ -70,30 +70,30 @@ fn replay(books: &Books, key: &str, sorted: &[(String, String)]) -> Option<Respo
 
 /// A refund of the whole payment the parameters name, and its charge as refunded; or
 /// Stripe's refusal.
-fn new_refund(books: &Books, params: &[(String, String)]) -> Result<(Value, Value), Response> {
+fn new_refund(books: &Books, params: &[(String, String)]) -> Result<(Value, Value), Box<Response>> {
     let p = params_map(params);
     let Some(pi) = p.get("payment_intent").copied() else {
-        return Err(stripe_error(
+        return Err(Box::new(stripe_error(
             StatusCode::BAD_REQUEST,
             "invalid_request_error",
             "The stand-in refunds by payment_intent only.",
-        ));
+        )));
     };
     let Some(mut charge) = charge_of(books, pi) else {
         let message = format!("No such payment_intent: '{pi}'");
-        return Err(stripe_error_code(
+        return Err(Box::new(stripe_error_code(
             StatusCode::BAD_REQUEST,
             "resource_missing",
             &message,
-        ));
+        )));
     };
     if books.refunds.iter().any(|r| r["payment_intent"] == pi) {
         let message = format!("Charge {} has already been refunded.", charge["id"]);
-        return Err(stripe_error_code(
+        return Err(Box::new(stripe_error_code(
             StatusCode::BAD_REQUEST,
             "charge_already_refunded",
             &message,
-        ));
+        )));
     }
     let metadata = metadata_of(params);
     let refund = json!({
