@@ -506,7 +506,8 @@ export interface paths {
          *     `v1`, at most 300 s old); then `checkout.session.completed` (paid) and
          *     `checkout.session.async_payment_succeeded` grant the pack once, `charge.refunded` and
          *     `charge.dispute.created` take it back once (never below zero; a shortfall puts the account
-         *     on hold), `charge.dispute.closed` won gives it back. Other types: `200`, ignored.
+         *     on hold), `charge.dispute.closed` won gives it back. A payment for a closed account grants
+         *     nothing: it is refunded through Stripe at once (`refunded`). Other types: `200`, ignored.
          */
         post: operations["stripe_webhook"];
         delete?: never;
@@ -655,8 +656,11 @@ export interface components {
         /** @description The caller's account. */
         AccountView: {
             /**
-             * @description The `appAccountToken` the iOS app sets on its App Store purchases (StoreKit 2's
-             *     `.appAccountToken(UUID)`): a transaction carrying another is refused for this account.
+             * @description The token the apps buy with: the iOS app's `appAccountToken` (StoreKit 2's
+             *     `.appAccountToken(UUID)`) and the Android app's `obfuscatedAccountId` (Play Billing's
+             *     `setObfuscatedAccountId`). A random UUID, the same for the account's life; a purchase
+             *     carrying another is refused for this account, one carrying none is refused
+             *     (`PURCHASE_NOT_BOUND`) unless the deployment accepts unbound purchases.
              * @example 3f0c6a2e-9b1d-8e4f-a2c5-7d9e1b3a5c70
              */
             app_account_token: string;
@@ -1106,7 +1110,7 @@ export interface components {
          *     In the OpenAPI document as a string enum (`schema.d.ts` gives the web app the union).
          * @enum {string}
          */
-        ProblemCode: "ACCOUNT_CLOSED" | "ACCOUNT_ON_HOLD" | "APP_STORE_DATA_INVALID" | "ASSET_IN_USE" | "ASSET_NOT_FOUND" | "CANDIDATE_NOT_ADOPTABLE" | "IDEMPOTENCY_CONFLICT" | "IDEMPOTENCY_KEY_INVALID" | "IDEMPOTENCY_KEY_REQUIRED" | "IMAGES_DELETED" | "IMAGES_IN_USE" | "INSUFFICIENT_CREDITS" | "INTERNAL" | "INVALID_CURSOR" | "INVALID_WAIT" | "MALFORMED_EVENT" | "MALFORMED_JSON" | "METHOD_NOT_ALLOWED" | "NOT_CANCELABLE" | "NOT_FOUND" | "NOT_REPAIRABLE" | "PAYLOAD_TOO_LARGE" | "PAYMENTS_NOT_CONFIGURED" | "PAYMENT_NOT_RECORDED" | "PAYMENT_PROVIDER_ERROR" | "REPAIRS_STOPPED" | "REPAIR_IN_PROGRESS" | "REPAIR_LIMIT_REACHED" | "SIGNATURE_INVALID" | "TOO_MANY_IN_FLIGHT" | "TRANSACTION_OTHER_ACCOUNT" | "TRANSACTION_REVOKED" | "TRY_AGAIN" | "UNAUTHENTICATED" | "UNKNOWN_PRODUCT" | "UNSUPPORTED_MEDIA_TYPE" | "UPLOAD_LIMIT_REACHED" | "VALIDATION_FAILED" | "DAILY_LIMIT_REACHED" | "DEVICE_LIMIT_REACHED" | "GOOGLE_PURCHASE_INVALID" | "PURCHASE_PENDING" | "PUBSUB_TOKEN_INVALID";
+        ProblemCode: "ACCOUNT_CLOSED" | "ACCOUNT_ON_HOLD" | "APP_STORE_DATA_INVALID" | "ASSET_IN_USE" | "ASSET_NOT_FOUND" | "CANDIDATE_NOT_ADOPTABLE" | "IDEMPOTENCY_CONFLICT" | "IDEMPOTENCY_KEY_INVALID" | "IDEMPOTENCY_KEY_REQUIRED" | "IMAGES_DELETED" | "IMAGES_IN_USE" | "INSUFFICIENT_CREDITS" | "INTERNAL" | "INVALID_CURSOR" | "INVALID_WAIT" | "MALFORMED_EVENT" | "MALFORMED_JSON" | "METHOD_NOT_ALLOWED" | "NOT_CANCELABLE" | "NOT_FOUND" | "NOT_REPAIRABLE" | "PAYLOAD_TOO_LARGE" | "PAYMENTS_NOT_CONFIGURED" | "PAYMENT_NOT_RECORDED" | "PAYMENT_PROVIDER_ERROR" | "REPAIRS_STOPPED" | "REPAIR_IN_PROGRESS" | "REPAIR_LIMIT_REACHED" | "SIGNATURE_INVALID" | "TOO_MANY_IN_FLIGHT" | "TRANSACTION_OTHER_ACCOUNT" | "TRANSACTION_REVOKED" | "TRANSACTION_STALE" | "TRY_AGAIN" | "UNAUTHENTICATED" | "UNKNOWN_PRODUCT" | "UNSUPPORTED_MEDIA_TYPE" | "UPLOAD_LIMIT_REACHED" | "VALIDATION_FAILED" | "DAILY_LIMIT_REACHED" | "DEVICE_LIMIT_REACHED" | "GOOGLE_PURCHASE_INVALID" | "PURCHASE_PENDING" | "PUBSUB_TOKEN_INVALID" | "PURCHASE_NOT_BOUND";
         /** @description The price of one request, itemised. */
         Quote: {
             /** Format: int32 */
@@ -1322,8 +1326,11 @@ export interface components {
             credits?: number | null;
             /**
              * @description `granted`, `already_granted`, `reversed`, `already_reversed`, `restored`,
-             *     `already_restored`, `ignored` or `consumption_sent` (an App Store `CONSUMPTION_REQUEST`
-             *     answered).
+             *     `already_restored`, `ignored`, `consumption_sent` (an App Store `CONSUMPTION_REQUEST`
+             *     answered), `reversed_first` (a reversal of a purchase not granted yet, recorded: that
+             *     purchase never grants), `purchase_reversed_first` (a Stripe purchase whose reversal
+             *     came first: nothing granted) or `refunded` (a payment for a closed account, given back
+             *     at once: nothing granted).
              */
             outcome: string;
             /**
@@ -1831,6 +1838,15 @@ export interface operations {
             };
             /** @description UNAUTHENTICATED: no valid bearer token */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description ACCOUNT_CLOSED: a closed account takes no money; no session is opened */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2930,7 +2946,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description TRANSACTION_OTHER_ACCOUNT: bought for another account (appAccountToken): nothing written */
+            /** @description TRANSACTION_OTHER_ACCOUNT: bought for another account (appAccountToken); ACCOUNT_CLOSED: a closed account takes no money (the purchase stays unfinished, for the store to refund); PURCHASE_NOT_BOUND: no appAccountToken, and the deployment refuses unbound purchases: nothing written */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2966,7 +2982,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description UNKNOWN_PRODUCT, TRANSACTION_REVOKED or VALIDATION_FAILED: nothing written */
+            /** @description UNKNOWN_PRODUCT, TRANSACTION_REVOKED (refunded or revoked, also when the refund reached us first), TRANSACTION_STALE (signed more than 72 h ago and the App Store Server API is not configured: post it again as StoreKit gives it now) or VALIDATION_FAILED: nothing written */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -2977,6 +2993,15 @@ export interface operations {
             };
             /** @description INTERNAL: the store or AWS failed; opaque, logged with its cause */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description PAYMENT_PROVIDER_ERROR: the App Store Server API did not answer for a transaction signed more than 72 h ago; send it again */
+            502: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3044,7 +3069,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description TRANSACTION_OTHER_ACCOUNT: bought for another account (obfuscatedAccountId): nothing written */
+            /** @description TRANSACTION_OTHER_ACCOUNT: bought for another account (obfuscatedAccountId); ACCOUNT_CLOSED: a closed account takes no money (the purchase stays unconsumed, for Google to refund); PURCHASE_NOT_BOUND: no obfuscatedAccountId, and the deployment refuses unbound purchases: nothing written */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3080,7 +3105,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description UNKNOWN_PRODUCT, PURCHASE_PENDING, TRANSACTION_REVOKED (cancelled) or VALIDATION_FAILED: nothing written */
+            /** @description UNKNOWN_PRODUCT, PURCHASE_PENDING, TRANSACTION_REVOKED (cancelled or voided, also when the void reached us first), TRANSACTION_STALE (bought before Google's voided purchases reach back, 30 days) or VALIDATION_FAILED: nothing written */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -3354,7 +3379,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description applied, already applied, or ignored */
+            /** @description applied, already applied, ignored, or a reversal of a transaction not granted yet recorded (`reversed_first`: it never grants) */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -3365,15 +3390,6 @@ export interface operations {
             };
             /** @description APP_STORE_DATA_INVALID or MALFORMED_JSON: nothing written */
             400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description PAYMENT_NOT_RECORDED: the transaction is not granted yet; Apple retries */
-            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3453,7 +3469,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description applied, already applied, or ignored */
+            /** @description applied, already applied, ignored (also a void Google's voided purchases do not confirm: nothing changed), or a void of an order not granted yet recorded (`reversed_first`: it never grants) */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -3473,15 +3489,6 @@ export interface operations {
             };
             /** @description PUBSUB_TOKEN_INVALID: no OIDC token, or not Pub/Sub's for this subscription: nothing read, nothing written */
             401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description PAYMENT_NOT_RECORDED: the order is not granted yet; Pub/Sub retries */
-            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3509,6 +3516,15 @@ export interface operations {
             };
             /** @description INTERNAL: the store or AWS failed; opaque, logged with its cause */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description PAYMENT_PROVIDER_ERROR: Google's voided purchases did not answer, so the void is not confirmed yet; Pub/Sub retries */
+            502: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3562,7 +3578,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description PAYMENT_NOT_RECORDED: a refund or dispute arrived before its purchase; Stripe retries */
+            /** @description PAYMENT_NOT_RECORDED: a won dispute arrived before its reversal; Stripe retries (a refund or dispute before its purchase is recorded: `200 reversed_first`) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -3591,6 +3607,15 @@ export interface operations {
             };
             /** @description INTERNAL: the store or AWS failed; opaque, logged with its cause */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description PAYMENT_PROVIDER_ERROR: a payment for a closed account whose refund Stripe did not take; Stripe retries */
+            502: {
                 headers: {
                     [name: string]: unknown;
                 };
