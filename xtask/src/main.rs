@@ -727,6 +727,9 @@ fn cargo_test(
     let mut child = cargo()
         .current_dir(root())
         .arg("test")
+        // One failing suite does not hide the others' results: every suite runs, and the
+        // closing line counts them all.
+        .arg("--no-fail-fast")
         .args(args)
         .args(extra)
         .envs(env.iter().cloned())

@@ -140,6 +140,10 @@ mod tests {
             Operator::parse(" Ops.Jane+oncall@example.com ").map(|o| o.to_string()),
             Ok("Ops.Jane+oncall@example.com".to_owned())
         );
+        assert_eq!(
+            Operator::parse("ops-jane").map(|o| o.as_str().to_owned()),
+            Ok("ops-jane".to_owned())
+        );
         assert!(Operator::parse("").is_err());
         assert!(Operator::parse("jane doe").is_err());
         assert!(Operator::parse(&"j".repeat(65)).is_err());

@@ -103,6 +103,28 @@ mod tests {
     }
 
     #[test]
+    fn arithmetic_inside_the_bounds_is_exact() {
+        assert_eq!(
+            Micros::new(2).checked_add(Micros::new(3)),
+            Some(Micros::new(5))
+        );
+        assert_eq!(
+            Micros::new(5).saturating_sub(Micros::new(7)),
+            Micros::new(-2)
+        );
+        assert_eq!(
+            Micros::new(i64::MIN).saturating_sub(Micros::new(1)),
+            Micros::new(i64::MIN)
+        );
+    }
+
+    #[test]
+    fn shown_as_the_plain_number_of_micros() {
+        assert_eq!(Micros::new(-1_234).to_string(), "-1234");
+        assert_eq!(Micros::new(420).to_string(), "420");
+    }
+
+    #[test]
     fn stored_as_a_plain_number() {
         let v = serde_json::to_value(Micros::new(420)).expect("serializes");
         assert_eq!(v, serde_json::json!(420));

@@ -466,9 +466,9 @@ mod tests {
             ("\u{FE0F}cat", refused('\u{FE0F}'), "at the start"),
             ("\u{2665}\u{FE0F}\u{FE0F}", refused('\u{FE0F}'), "twice"),
             (
-                "\u{1F415}\u{FE0F}",
+                "\u{1F600}\u{FE0F}",
                 refused('\u{FE0F}'),
-                "🐕 has no text style to switch from",
+                "😀 has no text style to switch from (🐕 has one: it is listed)",
             ),
             (
                 "x\u{FE0E}y",
