@@ -261,7 +261,11 @@ async fn a_transaction_signed_over_72_hours_ago_is_refused_as_stale_without_the_
     let id = app_store::transaction_id();
     let token = h.app_account_token(&user).await;
     let kept = store.transaction(&signed_hours_ago(&id, Some(&token), 73));
-    let recent = store.transaction(&signed_hours_ago(&app_store::transaction_id(), None, 71));
+    let recent = store.transaction(&signed_hours_ago(
+        &app_store::transaction_id(),
+        Some(&token),
+        71,
+    ));
     // What StoreKit gives after AppStore.sync(): the same transaction, signed now.
     let restored = store.transaction(&transaction_payload(&id, STARTER, Some(&token)));
 

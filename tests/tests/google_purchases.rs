@@ -377,9 +377,11 @@ async fn a_purchase_older_than_the_bound_is_granted_only_if_googles_voided_list_
     let user = h.user();
     let before = h.balance(&user).await;
     let hours = |h: i64| atelier_tests::app_store::now_ms() - h * 3_600_000;
+    let account = h.app_account_token(&user).await;
     let old = |at: i64| {
         let mut p = Purchase::new(STARTER);
         p.purchase_time_ms = at;
+        p.account = Some(account.clone());
         p
     };
     let refunded = google.buy(old(hours(73)));

@@ -17,7 +17,7 @@
 use sha2::{Digest, Sha256};
 
 use super::App;
-use super::payments::{WebhookError, WebhookOutcome};
+use super::payment_outcome::{WebhookError, WebhookOutcome};
 use crate::adapters::payments::Stripe;
 use crate::adapters::payments::event::PaidSession;
 use crate::adapters::payments::stripe::Refunded;

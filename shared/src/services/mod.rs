@@ -15,6 +15,7 @@ pub mod google_play;
 pub mod guard;
 pub mod jobs;
 pub mod lineage;
+pub mod payment_outcome;
 pub mod payments;
 pub mod privacy;
 pub mod process;
