@@ -238,6 +238,42 @@ export function unusedGrants(policies: Policies, calls: readonly Call[]): string
   return [...new Set(out)];
 }
 
+/** A grant no recorded call uses, kept on purpose: `infra/iam/unused-grants.json`. */
+export interface ListedGrant {
+  fn: FunctionKey;
+  resource: string;
+  actions: string[];
+  reason: string;
+}
+
+export const UNUSED_GRANTS_FILE = join(__dirname, 'unused-grants.json');
+
+/** The list, refused when an entry has no reason or names no function. */
+export function readListedGrants(path = UNUSED_GRANTS_FILE): ListedGrant[] {
+  const entries = JSON.parse(readFileSync(path, 'utf8')) as ListedGrant[];
+  for (const e of entries) {
+    if (!FUNCTION_KEYS.includes(e.fn)) throw new Error(`${path}: ${JSON.stringify(e.fn)} is no function`);
+    if (!e.reason?.trim() || !e.resource || !e.actions?.length) {
+      throw new Error(`${path}: the entry for ${e.fn} ${e.resource} needs a resource, actions and a reason`);
+    }
+  }
+  return entries;
+}
+
+/**
+ * Unused grants split by the list: `unlisted` fail the check (a new grant nothing uses, or a
+ * used one the code stopped calling); `stale` entries name nothing unused any more (granted no
+ * longer, or now recorded) and are only reported, since a run may or may not drive a path.
+ */
+export function againstList(unused: readonly string[], listed: readonly ListedGrant[]): { unlisted: string[]; stale: string[] } {
+  const names = (e: ListedGrant) => e.actions.map((a) => `${e.fn} ${a} ${e.resource}`);
+  const allowed = new Set(listed.flatMap(names));
+  const unlisted = unused.filter((g) => !allowed.has(g));
+  const open = new Set(unused);
+  const stale = listed.flatMap(names).filter((g) => !open.has(g));
+  return { unlisted, stale };
+}
+
 /** `fn action resource` lines grouped as `fn resource: action, action`. */
 function byResource(grants: readonly string[]): string[] {
   const groups = new Map<string, string[]>();
@@ -293,15 +329,24 @@ async function main(args: string[]): Promise<number> {
   for (const p of arg(args, '--terraform-plan')) sources.Terraform = terraformPolicies(readFileSync(p, 'utf8'));
   const byFn = FUNCTION_KEYS.map((k) => `${k} ${calls.filter((c) => c.fn === k).length}`).join(', ');
   console.log(`iam: ${calls.length} distinct calls recorded (${byFn}); policies from ${Object.keys(sources).join(', ')}`);
+  const listed = readListedGrants();
+  let unlistedCount = 0;
   for (const [source, policies] of Object.entries(sources)) {
     const unused = unusedGrants(policies, calls);
-    console.log(`iam: ${source}: ${unused.length} grants no recorded call used (least privilege; Lambda itself uses the logs and event-source ones):`);
-    for (const line of byResource(unused)) console.log(`  unused ${line}`);
+    const { unlisted, stale } = againstList(unused, listed);
+    console.log(`iam: ${source}: ${unused.length} grants no recorded call used, ${unused.length - unlisted.length} of them listed with a reason in iam/unused-grants.json`);
+    for (const line of byResource(unlisted)) console.error(`iam: UNUSED ${source}: ${line} (remove the grant, or list it with its reason)`);
+    for (const line of byResource(stale)) console.log(`iam: note: ${source}: listed but not unused in this run: ${line}`);
+    unlistedCount += unlisted.length;
   }
   const denials = await check(calls, sources);
   for (const d of denials) console.error(`iam: DENIED ${d}`);
   if (denials.length > 0) {
     console.error(`iam: ${denials.length} recorded calls are not allowed by their function's role`);
+    return 1;
+  }
+  if (unlistedCount > 0) {
+    console.error(`iam: ${unlistedCount} grants no recorded call used and iam/unused-grants.json does not name`);
     return 1;
   }
   console.log(`iam: every recorded call is allowed by its function's role in ${Object.keys(sources).join(', ')}`);

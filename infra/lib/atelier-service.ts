@@ -6,12 +6,12 @@
  * instantiates it with its CloudFormation parameters; a team's own CDK app instantiates it with
  * plain values (infra/README.md: "Atelier in your own CDK app").
  *
- * Least privilege is written out per function in `grantData()` (no `grant*ReadWriteData`
- * helpers: they include DeleteItem and BatchWriteItem). The ledger is append-only: no role
- * gets UpdateItem or DeleteItem on it.
+ * Least privilege is written out per function and table in `terraform/data-grants.json`
+ * (no `grant*ReadWriteData` helpers: they include DeleteItem and BatchWriteItem). The ledger
+ * is append-only: no role gets UpdateItem or DeleteItem on it.
  */
 import { METRIC_NAMESPACE, metricName, metricValue } from './metrics';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 import {
@@ -43,7 +43,7 @@ import * as events from 'aws-cdk-lib/aws-events';
 import * as targets from 'aws-cdk-lib/aws-events-targets';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
-import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
+import { allowSend, consume } from './queues';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import * as s3 from 'aws-cdk-lib/aws-s3';
 import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
@@ -769,20 +769,11 @@ export class AtelierService extends Construct {
     this.reserveConcurrency(consumer, 'Consumer', consumerReserved);
     this.reserveConcurrency(api, 'Api', apiReserved);
 
-    this.grantData(api.role!, {
-      accounts: ITEM_WRITE_READ,
-      jobs: ITEM_WRITE_READ,
-      ledger: LEDGER_ACTIONS,
-      // The upload counters (one conditional UpdateItem per slot) and the devices registered
-      // for push: a Put or Delete in a transaction with the count's Update, listed by Query.
-      quotas: ['dynamodb:UpdateItem', 'dynamodb:PutItem', 'dynamodb:DeleteItem', 'dynamodb:Query'],
-      payments: ITEM_WRITE_READ,
-      // The user's daily share (rule 12): a ConditionCheck item in the submit and repair
-      // transactions, which DynamoDB authorises on the budget table. Nothing else.
-      budget: ['dynamodb:ConditionCheckItem'],
-      // The address claim: a conditional Put in the signup grant's transaction. Nothing else.
-      signups: ['dynamodb:PutItem'],
-    });
+    // DynamoDB rights, function by function and table by table: terraform/data-grants.json,
+    // the one list this construct and the Terraform module both read.
+    for (const [key, f] of Object.entries(this.functions) as [FunctionKey, lambda.Function][]) {
+      this.grantData(f.role!, DATA_GRANTS[key]);
+    }
     // The API alone reads the Stripe keys (checkout and the webhook's signature check), the
     // address key (the signup grant's address hashes), the Google Play key (it calls the
     // Android Publisher API) and the App Store Server API key (it answers consumption requests).
@@ -797,30 +788,13 @@ export class AtelierService extends Construct {
         ],
       }),
     );
-    this.grantData(consumer.role!, {
-      accounts: ITEM_WRITE_READ,
-      jobs: ITEM_WRITE_READ,
-      ledger: LEDGER_ACTIONS,
-      budget: ITEM_WRITE_READ,
-      attempts: ITEM_WRITE_READ,
-    });
-    this.grantData(sweeper.role!, {
-      accounts: ITEM_WRITE_READ,
-      jobs: ITEM_WRITE_READ,
-      ledger: LEDGER_ACTIONS,
-      budget: ITEM_WRITE_READ,
-      attempts: ITEM_WRITE_READ,
-      // Devices: listed for an account's deletion (and a push), each removed by a Delete in a
-      // transaction with its count's Update. Never written otherwise.
-      quotas: ['dynamodb:Query', 'dynamodb:DeleteItem', 'dynamodb:UpdateItem'],
-    });
     // The sweeper alone reads the push credentials (it sends the pushes).
     sweeper.addToRolePolicy(
       new iam.PolicyStatement({ actions: ['secretsmanager:GetSecretValue'], resources: [this.pushKeys.secretArn] }),
     );
     // The API enqueues (the doorbell) and presigns: PUT into uploads/, GET/HEAD of objects.
     // The edit's kept inputs (results/{user}/{job}/inputs/) are copied by the consumer.
-    this.queue.grantSendMessages(api);
+    allowSend(api, this.queue);
     api.addToRolePolicy(
       new iam.PolicyStatement({ actions: ['s3:PutObject'], resources: [this.bucket.arnForObjects('uploads/*')] }),
     );
@@ -845,11 +819,12 @@ export class AtelierService extends Construct {
       new iam.PolicyStatement({ actions: ['s3:GetObject'], resources: [this.bucket.arnForObjects('*')] }),
     );
     // The consumer reads inputs and writes results, and alone reads the provider key.
+    // It copies an edit's inputs (uploads/ → results/…/inputs/) and writes only under results/.
     consumer.addToRolePolicy(
-      new iam.PolicyStatement({
-        actions: ['s3:GetObject', 's3:PutObject'],
-        resources: [this.bucket.arnForObjects('*')],
-      }),
+      new iam.PolicyStatement({ actions: ['s3:GetObject'], resources: [this.bucket.arnForObjects('*')] }),
+    );
+    consumer.addToRolePolicy(
+      new iam.PolicyStatement({ actions: ['s3:PutObject'], resources: [this.bucket.arnForObjects('results/*')] }),
     );
     consumer.addToRolePolicy(
       new iam.PolicyStatement({
@@ -858,7 +833,7 @@ export class AtelierService extends Construct {
       }),
     );
     // The sweeper re-rings the doorbell; it reads no image.
-    this.queue.grantSendMessages(sweeper);
+    allowSend(sweeper, this.queue);
     const objectsReason =
       'Object keys are per user and asset (uploads/{user}/{kind}/{asset}, results by job), so the bucket’s own objects ' +
       '(or the uploads/ prefix) are the narrowest fixed resource; the bucket is private and nothing else lives in it.';
@@ -868,6 +843,10 @@ export class AtelierService extends Construct {
         reason: objectsReason,
       });
     }
+    Validations.of(consumer.role!).acknowledge({
+      id: `AwsSolutions-IAM5[Resource::<${stack.getLogicalId(this.bucket.node.defaultChild as CfnResource)}.Arn>/results/*]`,
+      reason: objectsReason,
+    });
     for (const prefix of ['uploads/*', 'results/*']) {
       Validations.of(sweeper.role!).acknowledge({
         id: `AwsSolutions-IAM5[Resource::<${stack.getLogicalId(this.bucket.node.defaultChild as CfnResource)}.Arn>/${prefix}]`,
@@ -882,13 +861,7 @@ export class AtelierService extends Construct {
     }
 
     // ---------------------------------------------------------------- queue → consumer
-    consumer.addEventSource(
-      new SqsEventSource(this.queue, {
-        batchSize: 1,
-        maxConcurrency,
-        reportBatchItemFailures: true,
-      }),
-    );
+    consume(consumer, 'JobsQueueToConsumer', this.queue, { batchSize: 1, maxConcurrency });
 
     // ---------------------------------------------------------------- schedule → sweeper
     sweeper.configureAsyncInvoke({ retryAttempts: 0, maxEventAge: Duration.minutes(1) });
@@ -1203,13 +1176,10 @@ export class AtelierService extends Construct {
         treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
       });
     }
-    const webhooksDef = this.schemaDefs.find((d) => d.logical === 'webhooks');
-    if (webhooksDef && this.tables.webhooks) {
+    if (this.tables.webhooks) {
       addWebhooks({
         scope: this,
         table: this.tables.webhooks,
-        dueIndex: webhooksDef.indexes[0]?.name ?? 'webhooks_due',
-        writers: [api, consumer],
         sweeper,
         queue: this.webhookQueue,
         namespace: METRICS.namespace,
@@ -1489,16 +1459,21 @@ export class AtelierService extends Construct {
     }
   }
 
-  private grantData(role: iam.IRole, grants: Record<string, readonly string[]>): void {
-    for (const [logical, actions] of Object.entries(grants)) {
+  /** The item actions on each table; Query alone on the indexes named (nothing else applies to one). */
+  private grantData(role: iam.IRole, grants: Record<string, TableGrant>): void {
+    for (const [logical, grant] of Object.entries(grants)) {
       const table = this.tables[logical];
       const def = this.schemaDefs.find((d) => d.logical === logical);
       if (!table || !def) throw new Error(`grantData: no table ${logical} in the schema`);
-      const resources = [table.tableArn];
-      if (actions.includes('dynamodb:Query')) {
-        for (const i of def.indexes) resources.push(`${table.tableArn}/index/${i.name}`);
+      role.addToPrincipalPolicy(new iam.PolicyStatement({ actions: [...grant.actions], resources: [table.tableArn] }));
+      const indexes = grant.indexes ?? [];
+      for (const i of indexes) {
+        if (!def.indexes.some((d) => d.name === i)) throw new Error(`grantData: ${logical} has no index ${i}`);
       }
-      role.addToPrincipalPolicy(new iam.PolicyStatement({ actions: [...actions], resources }));
+      if (indexes.length > 0) {
+        const resources = indexes.map((i) => `${table.tableArn}/index/${i}`);
+        role.addToPrincipalPolicy(new iam.PolicyStatement({ actions: ['dynamodb:Query'], resources }));
+      }
     }
   }
 
@@ -1521,21 +1496,19 @@ export class AtelierService extends Construct {
   }
 }
 
-/**
- * Item-level rights for tables whose items move inside transactions. TransactWriteItems has
- * no IAM action of its own: each item in it is authorised as its own Put/Update/ConditionCheck.
- * No DeleteItem, no Scan, no batch writes.
- */
-export const ITEM_WRITE_READ = [
-  'dynamodb:GetItem',
-  'dynamodb:Query',
-  'dynamodb:PutItem',
-  'dynamodb:UpdateItem',
-  'dynamodb:ConditionCheckItem',
-] as const;
+/** One function's rights on one table: `terraform/data-grants.json`. */
+export interface TableGrant {
+  actions: readonly string[];
+  indexes?: readonly string[];
+  why: string;
+}
 
-/** The ledger is append-only (docs/design.md rule 3): put, read, and nothing that updates or deletes. */
-export const LEDGER_ACTIONS = ['dynamodb:PutItem', 'dynamodb:GetItem', 'dynamodb:Query'] as const;
+/** Every function's DynamoDB rights, read from the list the Terraform module reads too. */
+export const DATA_GRANTS: Record<FunctionKey, Record<string, TableGrant>> = (
+  JSON.parse(readFileSync(join(__dirname, '..', 'terraform', 'data-grants.json'), 'utf8')) as {
+    functions: Record<FunctionKey, Record<string, TableGrant>>;
+  }
+).functions;
 
 const PLUS_PLAN_REASON =
   'Threat protection needs the Cognito Plus plan, billed per monthly active user; the default issuer is a starting point, ' +

@@ -16,7 +16,7 @@ import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
-import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
+import { allowSend, consume } from './queues';
 
 /** The metric the delivery worker emits when it disables an endpoint (shared/src/adapters/metrics.rs). */
 export const WEBHOOK_ENDPOINTS_DISABLED = metricName('webhookEndpointsDisabled');
@@ -37,10 +37,7 @@ export interface WebhookProps {
   /** Where the stream's mapping is made (the service construct). */
   readonly scope: Construct;
   readonly table: dynamodb.ITable;
-  /** The due index's name (from the schema). */
-  readonly dueIndex: string;
-  readonly writers: lambda.IFunction[];
-  readonly sweeper: lambda.IFunction;
+  readonly sweeper: lambda.Function;
   /** The delivery queue. */
   readonly queue: sqs.IQueue;
   readonly namespace: string;
@@ -50,15 +47,7 @@ export interface WebhookProps {
 
 /** Grants the outbox rights and adds the disabled-endpoint alarm. */
 export function addWebhooks(p: WebhookProps): void {
-  for (const fn of p.writers) {
-    fn.addToRolePolicy(new iam.PolicyStatement({ actions: ['dynamodb:PutItem'], resources: [p.table.tableArn] }));
-  }
-  p.sweeper.addToRolePolicy(
-    new iam.PolicyStatement({
-      actions: ['dynamodb:Query', 'dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'],
-      resources: [p.table.tableArn, `${p.table.tableArn}/index/${p.dueIndex}`],
-    }),
-  );
+  // The outbox's item rights are in terraform/data-grants.json, with every table's.
   // The stream of new event rows (KEYS_ONLY: the fan-out needs the id, never the body).
   const cfnTable = p.table.node.defaultChild as dynamodb.CfnTable;
   cfnTable.streamSpecification = { streamViewType: dynamodb.StreamViewType.KEYS_ONLY };
@@ -81,14 +70,8 @@ export function addWebhooks(p: WebhookProps): void {
       filters: [{ pattern: JSON.stringify({ eventName: ['INSERT'], dynamodb: { Keys: { hook_sk: { S: ['event'] } } } }) }],
     },
   });
-  p.queue.grantSendMessages(p.sweeper);
-  p.sweeper.addEventSource(
-    new SqsEventSource(p.queue, {
-      batchSize: 10,
-      reportBatchItemFailures: true,
-      maxConcurrency: WEBHOOK_DELIVERY_CONCURRENCY,
-    }),
-  );
+  allowSend(p.sweeper, p.queue);
+  consume(p.sweeper, 'WebhookQueueToSweeper', p.queue, { batchSize: 10, maxConcurrency: WEBHOOK_DELIVERY_CONCURRENCY });
   p.alarm('WebhookOldestUndelivered', {
     alarmDescription:
       `An event has waited over ${WEBHOOK_OLDEST_ALARM_SECS / 60} minutes for an endpoint: receivers are failing or deliveries are stuck. ` +

@@ -15,6 +15,8 @@ export const PACKAGE_NAME = '@atelier/cdk';
 const INFRA = resolve(__dirname, '..');
 /** What lib/ reads beside itself (`join(__dirname, '..', file)`). */
 const CATALOGUES = ['schema.json', 'env-names.json', 'models.json', 'metrics.json', 'cors.json'];
+/** What lib/ reads from the Terraform module's folder: the data grants both read. */
+const FROM_MODULE = ['terraform/data-grants.json'];
 
 interface InfraPackage {
   readonly version: string;
@@ -29,7 +31,7 @@ export function packConstruct(outDir: string): string {
   mkdirSync(stage, { recursive: true });
   const tsc = require.resolve('typescript/bin/tsc', { paths: [INFRA] });
   execFileSync(process.execPath, [tsc, '-p', join(INFRA, 'tsconfig.build.json'), '--outDir', stage], { stdio: 'inherit' });
-  for (const file of CATALOGUES) cpSync(join(INFRA, file), join(stage, file));
+  for (const file of [...CATALOGUES, ...FROM_MODULE]) cpSync(join(INFRA, file), join(stage, file));
   cpSync(join(INFRA, 'assets', 'placeholder'), join(stage, 'assets', 'placeholder'), { recursive: true });
   const infra = JSON.parse(readFileSync(join(INFRA, 'package.json'), 'utf8')) as InfraPackage;
   const manifest = {
@@ -39,7 +41,7 @@ export function packConstruct(outDir: string): string {
     license: infra.license,
     main: 'lib/index.js',
     types: 'lib/index.d.ts',
-    files: ['lib/**/*.js', 'lib/**/*.d.ts', ...CATALOGUES, 'assets/'],
+    files: ['lib/**/*.js', 'lib/**/*.d.ts', ...CATALOGUES, ...FROM_MODULE, 'assets/'],
     peerDependencies: {
       'aws-cdk-lib': `^${infra.dependencies['aws-cdk-lib']}`,
       constructs: `^${infra.dependencies['constructs']}`,

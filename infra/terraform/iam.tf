@@ -1,28 +1,16 @@
-# Least privilege, written out per function. TransactWriteItems has no IAM action of its own:
-# each item is authorised as its own PutItem/UpdateItem/ConditionCheckItem. The ledger is
-# append-only: PutItem/GetItem/Query, never UpdateItem or DeleteItem.
+# Least privilege, written out per function (DynamoDB: data-grants.json). TransactWriteItems
+# has no IAM action of its own: each item is authorised as its own PutItem/UpdateItem/
+# ConditionCheckItem. The ledger is append-only: PutItem/GetItem/Query, never UpdateItem or DeleteItem.
 
 locals {
-  item_write_read = ["dynamodb:GetItem", "dynamodb:Query", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:ConditionCheckItem"]
-  ledger_actions  = ["dynamodb:PutItem", "dynamodb:GetItem", "dynamodb:Query"]
-
-  # Table ARN plus each index by name (Query on an index needs the index ARN).
-  table_resources = {
-    for name, t in local.schema : name => concat(
-      [aws_dynamodb_table.this[name].arn],
-      [for i in t.indexes : "${aws_dynamodb_table.this[name].arn}/index/${i.name}"],
-    )
-  }
-
-  data_grants = {
-    # quotas: the upload counters, one conditional UpdateItem per slot, and the devices
-    # registered for push (a Put or Delete in a transaction with the count's Update, listed by
-    # Query; the sweeper lists and removes them for an account's deletion). budget: the user's daily
-    # share, a ConditionCheck item in the submit and repair transactions (rule 12). signups: the
-    # address claim, a conditional Put in the signup grant's transaction; never read or deleted.
-    api      = { accounts = local.item_write_read, jobs = local.item_write_read, ledger = local.ledger_actions, quotas = ["dynamodb:UpdateItem", "dynamodb:PutItem", "dynamodb:DeleteItem", "dynamodb:Query"], payments = local.item_write_read, budget = ["dynamodb:ConditionCheckItem"], signups = ["dynamodb:PutItem"] }
-    consumer = { accounts = local.item_write_read, jobs = local.item_write_read, ledger = local.ledger_actions, budget = local.item_write_read, attempts = local.item_write_read }
-    sweeper  = { accounts = local.item_write_read, jobs = local.item_write_read, ledger = local.ledger_actions, budget = local.item_write_read, attempts = local.item_write_read, quotas = ["dynamodb:Query", "dynamodb:DeleteItem", "dynamodb:UpdateItem"] }
+  # data-grants.json: each function's item actions per table and the indexes it queries, the
+  # one list the CDK construct reads too.
+  data_grant_list = jsondecode(file("${path.module}/data-grants.json")).functions
+  data_grants     = { for fn, tables in local.data_grant_list : fn => { for t, g in tables : t => g.actions } }
+  index_grants = {
+    for fn, tables in local.data_grant_list : fn => {
+      for t, g in tables : t => [for i in try(g.indexes, []) : "${aws_dynamodb_table.this[t].arn}/index/${i}"] if length(try(g.indexes, [])) > 0
+    }
   }
 }
 
@@ -52,12 +40,19 @@ data "aws_iam_policy_document" "function" {
     resources = ["${aws_cloudwatch_log_group.function[each.key].arn}:*"]
   }
 
-  # The indexes only with Query: no other item action reaches an index.
+  # The item actions on each table; Query alone on the indexes named (nothing else applies to one).
   dynamic "statement" {
     for_each = local.data_grants[each.key]
     content {
       actions   = statement.value
-      resources = contains(statement.value, "dynamodb:Query") ? local.table_resources[statement.key] : [aws_dynamodb_table.this[statement.key].arn]
+      resources = [aws_dynamodb_table.this[statement.key].arn]
+    }
+  }
+  dynamic "statement" {
+    for_each = local.index_grants[each.key]
+    content {
+      actions   = ["dynamodb:Query"]
+      resources = statement.value
     }
   }
 
@@ -101,7 +96,7 @@ data "aws_iam_policy_document" "function" {
   dynamic "statement" {
     for_each = contains(["api", "sweeper"], each.key) ? [1] : []
     content {
-      actions   = ["sqs:SendMessage", "sqs:GetQueueAttributes", "sqs:GetQueueUrl"]
+      actions   = ["sqs:SendMessage"]
       resources = [aws_sqs_queue.jobs.arn]
     }
   }
@@ -125,12 +120,20 @@ data "aws_iam_policy_document" "function" {
     }
   }
 
-  # Consumer: read inputs, write results, read the provider key, receive from the queue.
+  # Consumer: read inputs (copied uploads/ → results/…/inputs/), write results only, read the
+  # provider key, receive from the queue.
   dynamic "statement" {
     for_each = each.key == "consumer" ? [1] : []
     content {
-      actions   = ["s3:GetObject", "s3:PutObject"]
+      actions   = ["s3:GetObject"]
       resources = ["${aws_s3_bucket.assets.arn}/*"]
+    }
+  }
+  dynamic "statement" {
+    for_each = each.key == "consumer" ? [1] : []
+    content {
+      actions   = ["s3:PutObject"]
+      resources = ["${aws_s3_bucket.assets.arn}/results/*"]
     }
   }
   dynamic "statement" {
@@ -143,7 +146,7 @@ data "aws_iam_policy_document" "function" {
   dynamic "statement" {
     for_each = each.key == "consumer" ? [1] : []
     content {
-      actions   = ["sqs:ReceiveMessage", "sqs:DeleteMessage", "sqs:ChangeMessageVisibility", "sqs:GetQueueAttributes"]
+      actions   = ["sqs:ReceiveMessage", "sqs:DeleteMessage", "sqs:GetQueueAttributes"]
       resources = [aws_sqs_queue.jobs.arn]
     }
   }

@@ -1,38 +1,12 @@
-# Signed webhooks (../../shared/src/domain/webhooks/): the outbox's rights and the disabled-endpoint
-# alarm. The table comes from the code's schema like every other ("webhooks"). The api and
-# consumer write an event row in the transaction that ends a job or grants a purchase
-# (PutItem). The table's KEYS_ONLY stream, filtered to new event rows, invokes the sweeper,
+# Signed webhooks (../../shared/src/domain/webhooks/): the delivery rights and the disabled-endpoint
+# alarm. The table comes from the code's schema like every other ("webhooks"); its item rights
+# are in data-grants.json (the api and consumer write an event row in the transaction that ends
+# a job or grants a purchase, PutItem). The table's KEYS_ONLY stream, filtered to new event rows, invokes the sweeper,
 # which fans out one message per (event, endpoint) onto the delivery queue (sqs.tf); the
 # sweeper consumes that queue (ReportBatchItemFailures), one POST per message, and its
 # minute's round re-drives anything due and unsent (Query on the due index,
 # GetItem/PutItem/UpdateItem for attempts, delivery rows, slots and endpoint failure counts).
 # Keep in step with ../lib/webhooks.ts.
-
-locals {
-  webhooks_table_arn = aws_dynamodb_table.this["webhooks"].arn
-  webhooks_due_index = [for i in local.schema["webhooks"].indexes : i.name][0]
-  webhook_actions = {
-    api      = ["dynamodb:PutItem"]
-    consumer = ["dynamodb:PutItem"]
-    sweeper  = ["dynamodb:Query", "dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem"]
-  }
-}
-
-data "aws_iam_policy_document" "webhooks" {
-  for_each = local.webhook_actions
-  statement {
-    sid       = "WebhookOutbox"
-    actions   = each.value
-    resources = [local.webhooks_table_arn, "${local.webhooks_table_arn}/index/${local.webhooks_due_index}"]
-  }
-}
-
-resource "aws_iam_role_policy" "webhooks" {
-  for_each = local.webhook_actions
-  name     = "webhook-outbox"
-  role     = aws_iam_role.function[each.key].id
-  policy   = data.aws_iam_policy_document.webhooks[each.key].json
-}
 
 data "aws_iam_policy_document" "webhook_delivery" {
   statement {
@@ -42,7 +16,7 @@ data "aws_iam_policy_document" "webhook_delivery" {
   }
   statement {
     sid       = "WebhookQueue"
-    actions   = ["sqs:SendMessage", "sqs:ReceiveMessage", "sqs:DeleteMessage", "sqs:ChangeMessageVisibility", "sqs:GetQueueAttributes"]
+    actions   = ["sqs:SendMessage", "sqs:ReceiveMessage", "sqs:DeleteMessage", "sqs:GetQueueAttributes"]
     resources = [aws_sqs_queue.webhooks.arn]
   }
 }

@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 
-import { type Call, EXPECTED, check, missingCalls, unusedGrants } from '../iam/check';
+import { type Call, EXPECTED, againstList, check, missingCalls, readListedGrants, unusedGrants } from '../iam/check';
 import { arn, canonicalArn, namesFromOutputs } from '../iam/names';
 import { type Policies, cdkPolicies, renderPolicyDocument, terraformTestFile } from '../iam/policies';
 import { loadSchema } from '../lib/schema';
@@ -108,6 +108,21 @@ describe('the IAM check', () => {
     assert.deepEqual(unusedGrants(policies, [call('api', 'dynamodb:PutItem', arn.table('jobs'))]), [
       `api s3:ListBucket ${arn.bucket('assets')}`,
     ]);
+  });
+
+  it('fails on an unused grant the list does not name, and only reports a listed one a run used', () => {
+    const logs = 'arn:aws:logs:us-east-1:000000000000:log-group:/aws/lambda/api:*';
+    const listed = [{ fn: 'api' as const, resource: logs, actions: ['logs:PutLogEvents'], reason: 'Lambda writes the logs' }];
+    const unused = [`api logs:PutLogEvents ${logs}`, `api dynamodb:UpdateItem ${arn.table('payments')}`];
+    assert.deepEqual(againstList(unused, listed), { unlisted: [`api dynamodb:UpdateItem ${arn.table('payments')}`], stale: [] });
+    assert.deepEqual(againstList([], listed), { unlisted: [], stale: [`api logs:PutLogEvents ${logs}`] });
+  });
+
+  it('keeps a reason for every grant the list names, and the list names no index action but Query', () => {
+    for (const e of readListedGrants()) {
+      assert.ok(e.reason.length > 20, `${e.fn} ${e.resource}`);
+      if (e.resource.includes('/index/')) assert.deepEqual(e.actions, ['dynamodb:Query'], e.resource);
+    }
   });
 
   it('cannot pass on nothing: a function with no call, or without an expected one, is named', () => {

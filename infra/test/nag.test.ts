@@ -25,6 +25,7 @@ const REVIEWED = [
   'ApiRole: AwsSolutions-IAM5[Resource::<Assets9A31D427.Arn>/uploads/*]',
   'Assets: AwsSolutions-S1',
   'ConsumerRole: AwsSolutions-IAM5[Resource::<Assets9A31D427.Arn>/*]',
+  'ConsumerRole: AwsSolutions-IAM5[Resource::<Assets9A31D427.Arn>/results/*]',
   'GeminiProviderKey: AwsSolutions-SMG4',
   'HttpApi/GET--healthz: AwsSolutions-APIG4',
   'HttpApi/GET--v1--openapi.json: AwsSolutions-APIG4',

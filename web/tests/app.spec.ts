@@ -244,12 +244,18 @@ test('a reload while submitting sends the same key again: still one job and one 
   await page.getByText('Origami', { exact: true }).click();
   await expect(page.getByTestId('price')).toHaveText('Price: 4 credits');
   // Hold the first submit in flight, then reload: the key is already in session storage.
+  // The reload waits for the held request itself, not a fixed time (a slow machine may not
+  // have sent it yet, and then the test would prove something else).
+  let held = 0;
   await page.route('**/v1/edits', async (route) => {
-    if (route.request().method() === 'POST') await new Promise((r) => setTimeout(r, 1500));
+    if (route.request().method() === 'POST') {
+      held += 1;
+      await new Promise((r) => setTimeout(r, 1500));
+    }
     await route.continue().catch(() => undefined);
   });
   await page.getByRole('button', { name: /Make it/ }).click();
-  await page.waitForTimeout(300);
+  await expect.poll(() => held).toBe(1);
   await page.unroute('**/v1/edits');
   await page.reload();
   await expect(page.getByTestId('status')).toHaveAttribute('data-status', 'succeeded', { timeout: 60_000 });

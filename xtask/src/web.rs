@@ -206,6 +206,9 @@ fn playwright(
     let text = std::fs::read_to_string(&report)
         .with_context(|| format!("playwright wrote no report at {}", report.display()))?;
     let mut counts = playwright_counts(&text)?;
+    if counts.failed > 0 {
+        print_error_contexts(&web_dir().join("test-results"));
+    }
     if !status.success() && counts.failed == 0 {
         bail!("playwright failed before reporting (see above)");
     }
@@ -218,6 +221,20 @@ fn playwright(
         (counts.failed, counts.skipped) = (counts.failed + counts.skipped, 0);
     }
     Ok(counts)
+}
+
+/// Prints what the page showed when each failed test stopped (Playwright's `error-context.md`,
+/// its accessibility snapshot): a CI log then says which screen a timed-out wait was on.
+fn print_error_contexts(dir: &Path) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let file = entry.path().join("error-context.md");
+        if let Ok(text) = std::fs::read_to_string(&file) {
+            eprintln!("xtask: {}:\n{text}", file.display());
+        }
+    }
 }
 
 /// `expected`, `unexpected` (with `flaky`) and `skipped` from Playwright's JSON report's
