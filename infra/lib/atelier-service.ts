@@ -196,6 +196,8 @@ export const DEFAULTS = {
   userDailyShareMicros: 3_000_000,
   uploadSlotsPerDay: 150,
   uploadBytesPerDay: 1_073_741_824,
+  requestsPerWindow: 100,
+  requestWindowSecs: 10,
   emailVerifiedClaim: 'email_verified',
   creditPacks: 'starter:50:500:usd,studio:250:2000:usd',
   checkoutReturnUrls: 'http://localhost:8787/',
@@ -219,6 +221,8 @@ export const RANGES = {
   userDailyShareMicros: { min: 1 },
   uploadSlotsPerDay: { min: 1, max: 1_000_000 },
   uploadBytesPerDay: { min: 20_971_520 },
+  requestsPerWindow: { min: 1, max: 1_000_000 },
+  requestWindowSecs: { min: 1, max: 3600 },
 } as const satisfies Record<string, { min: number; max?: number }>;
 type IntSetting = keyof typeof RANGES;
 
@@ -381,6 +385,13 @@ export interface AtelierServiceProps {
   readonly uploadSlotsPerDay?: number;
   /** Declared bytes of uploads one user may ask for per UTC day, at least 20 MiB. @default 1 GiB */
   readonly uploadBytesPerDay?: number;
+  /**
+   * API requests one signed-in caller may make per window, counted across every execution
+   * environment; past it 429 TOO_MANY_REQUESTS, 1..1000000. @default 100
+   */
+  readonly requestsPerWindow?: number;
+  /** The length of that window in seconds, 1..3600. @default 10 */
+  readonly requestWindowSecs?: number;
   /** Token claim saying the e-mail is verified; only such callers get the signup grant. @default email_verified */
   readonly emailVerifiedClaim?: string;
   /**
@@ -1392,6 +1403,8 @@ export class AtelierService extends Construct {
       ATELIER_USER_DAILY_SHARE_MICROS: int('userDailyShareMicros', () => p.userDailyShareMicros),
       ATELIER_UPLOAD_SLOTS_PER_DAY: int('uploadSlotsPerDay', () => p.uploadSlotsPerDay),
       ATELIER_UPLOAD_BYTES_PER_DAY: int('uploadBytesPerDay', () => p.uploadBytesPerDay),
+      ATELIER_REQUESTS_PER_WINDOW: int('requestsPerWindow', () => p.requestsPerWindow),
+      ATELIER_REQUEST_WINDOW_SECS: int('requestWindowSecs', () => p.requestWindowSecs),
       ATELIER_EMAIL_VERIFIED_CLAIM: () =>
         text('emailVerifiedClaim', p.emailVerifiedClaim, DEFAULTS.emailVerifiedClaim, EMAIL_VERIFIED_CLAIM_PATTERN),
       ATELIER_STRIPE_SECRET_ID: () => this.stripeKeys.secretArn,

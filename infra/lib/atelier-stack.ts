@@ -290,6 +290,28 @@ export class AtelierStack extends Stack {
           }),
         ).valueAsNumber;
       },
+      get requestsPerWindow() {
+        return lazyParam('RequestsPerWindow', () =>
+          new CfnParameter(stack, 'RequestsPerWindow', {
+            type: 'Number',
+            default: DEFAULTS.requestsPerWindow,
+            minValue: RANGES.requestsPerWindow.min,
+            maxValue: RANGES.requestsPerWindow.max,
+            description: 'API requests one signed-in caller may make per window, across every instance; past it 429 TOO_MANY_REQUESTS.',
+          }),
+        ).valueAsNumber;
+      },
+      get requestWindowSecs() {
+        return lazyParam('RequestWindowSecs', () =>
+          new CfnParameter(stack, 'RequestWindowSecs', {
+            type: 'Number',
+            default: DEFAULTS.requestWindowSecs,
+            minValue: RANGES.requestWindowSecs.min,
+            maxValue: RANGES.requestWindowSecs.max,
+            description: 'The length of the per-caller request window, in seconds.',
+          }),
+        ).valueAsNumber;
+      },
       get uploadBytesPerDay() {
         return lazyParam('UploadBytesPerDay', () =>
           new CfnParameter(stack, 'UploadBytesPerDay', {

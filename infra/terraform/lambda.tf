@@ -30,6 +30,8 @@ locals {
       ATELIER_USER_DAILY_SHARE_MICROS  = tostring(var.user_daily_share_micros)
       ATELIER_UPLOAD_SLOTS_PER_DAY     = tostring(var.upload_slots_per_day)
       ATELIER_UPLOAD_BYTES_PER_DAY     = tostring(var.upload_bytes_per_day)
+      ATELIER_REQUESTS_PER_WINDOW      = tostring(var.requests_per_window)
+      ATELIER_REQUEST_WINDOW_SECS      = tostring(var.request_window_secs)
       ATELIER_EMAIL_VERIFIED_CLAIM     = var.email_verified_claim
       ATELIER_STUCK_AFTER_SECS         = tostring(local.stuck_after_secs)
       ATELIER_CONSUMER_TIMEOUT_SECS    = tostring(local.consumer_timeout)

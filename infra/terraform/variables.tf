@@ -376,6 +376,26 @@ variable "upload_slots_per_day" {
   }
 }
 
+variable "requests_per_window" {
+  description = "ATELIER_REQUESTS_PER_WINDOW: API requests one signed-in caller may make per window, counted across every instance; past it 429 TOO_MANY_REQUESTS."
+  type        = number
+  default     = 100
+  validation {
+    condition     = var.requests_per_window >= 1 && var.requests_per_window <= 1000000 && floor(var.requests_per_window) == var.requests_per_window
+    error_message = "requests_per_window must be an integer in 1..1000000."
+  }
+}
+
+variable "request_window_secs" {
+  description = "ATELIER_REQUEST_WINDOW_SECS: the length of the per-caller request window, in seconds."
+  type        = number
+  default     = 10
+  validation {
+    condition     = var.request_window_secs >= 1 && var.request_window_secs <= 3600 && floor(var.request_window_secs) == var.request_window_secs
+    error_message = "request_window_secs must be an integer in 1..3600."
+  }
+}
+
 variable "upload_bytes_per_day" {
   description = "ATELIER_UPLOAD_BYTES_PER_DAY: declared bytes of uploads one user may ask for per UTC day (default 1 GiB; at least one 20 MiB photo)."
   type        = number

@@ -67,6 +67,10 @@ pub mod env {
             "upload slots one user may ask for per UTC day (default 150)";
         UPLOAD_BYTES_PER_DAY = "ATELIER_UPLOAD_BYTES_PER_DAY", false,
             "bytes of uploads (as declared and signed) one user may ask for per UTC day (default 1073741824 = 1 GiB; at least the largest single upload, 20 MiB)";
+        REQUESTS_PER_WINDOW = "ATELIER_REQUESTS_PER_WINDOW", false,
+            "API requests one signed-in caller may make per window, counted across every execution environment (default 100; past it 429 TOO_MANY_REQUESTS with Retry-After)";
+        REQUEST_WINDOW_SECS = "ATELIER_REQUEST_WINDOW_SECS", false,
+            "the length of that window in seconds (default 10)";
         EMAIL_VERIFIED_CLAIM = "ATELIER_EMAIL_VERIFIED_CLAIM", false,
             "the token claim that says the caller's e-mail is verified (boolean true or the string \"true\"); only such a caller gets the signup grant (default email_verified)";
         ADDRESS_KEY_SECRET_ID = "ATELIER_ADDRESS_KEY_SECRET_ID", false,
@@ -267,6 +271,10 @@ pub struct Limits {
     pub queued_deadline_secs: u64,
     /// Rule 15: when a model provider's circuit breaker opens and how long it stays open.
     pub breaker: BreakerSettings,
+    /// Requests one signed-in caller may make per window of `request_window_secs`
+    /// (docs/design.md, "One caller's flood").
+    pub requests_per_window: u32,
+    pub request_window_secs: u64,
 }
 
 impl Default for Limits {
@@ -287,9 +295,17 @@ impl Default for Limits {
             requeue_max_secs: 900,
             queued_deadline_secs: 3600,
             breaker: BreakerSettings::default(),
+            requests_per_window: DEFAULT_REQUESTS_PER_WINDOW,
+            request_window_secs: DEFAULT_REQUEST_WINDOW_SECS,
         }
     }
 }
+
+/// A person's busiest minute in the app (an upload, a quote per change, a submit, the
+/// long-poll, History and Account pages) is a few dozen requests; a phone or CLI retrying with
+/// back-off stays far below 10 a second. A flood past it is refused before any other work.
+pub const DEFAULT_REQUESTS_PER_WINDOW: u32 = 100;
+pub const DEFAULT_REQUEST_WINDOW_SECS: u64 = 10;
 
 /// A heavy honest day: 50 edits, each with its three uploads (original, mask, style
 /// reference), is 150 slots.
@@ -625,6 +641,7 @@ impl Limits {
             requeue_max_secs,
             queued_deadline_secs,
         } = Timings::from_lookup(get)?;
+        let (requests_per_window, request_window_secs) = request_budget(get)?;
         Ok(Limits {
             max_in_flight: u32::try_from(number(
                 env::MAX_IN_FLIGHT,
@@ -683,8 +700,33 @@ impl Limits {
             requeue_max_secs,
             queued_deadline_secs,
             breaker: breaker(get)?,
+            requests_per_window,
+            request_window_secs,
         })
     }
+}
+
+/// [`env::REQUESTS_PER_WINDOW`] and [`env::REQUEST_WINDOW_SECS`].
+fn request_budget(get: &Get<'_>) -> Result<(u32, u64), ConfigError> {
+    let defaults = Limits::default();
+    let per_window = number(
+        get,
+        env::REQUESTS_PER_WINDOW,
+        defaults.requests_per_window.into(),
+        1,
+        1_000_000,
+    )?;
+    let secs = number(
+        get,
+        env::REQUEST_WINDOW_SECS,
+        defaults.request_window_secs,
+        1,
+        3600,
+    )?;
+    Ok((
+        u32::try_from(per_window).unwrap_or(defaults.requests_per_window),
+        secs,
+    ))
 }
 
 /// [`env::BREAKER_FAILURES`] and [`env::BREAKER_COOLDOWN_SECS`].

@@ -611,6 +611,17 @@ async fn the_openapi_document_is_strict_enough_for_generated_clients() {
         "#/components/schemas/Target"
     );
     assert_eq!(schemas["Target"]["enum"].as_array().map(Vec::len), Some(4));
+    // The texts a person types carry the limits the validators refuse at.
+    for (schema, field, max) in [
+        ("EditRequest", "target_description", 200),
+        ("EditRequest", "custom_style", 200),
+        ("RepairRequest", "instruction", 300),
+    ] {
+        assert_eq!(
+            schemas[schema]["properties"][field]["maxLength"], max,
+            "{schema}.{field}"
+        );
+    }
     assert_eq!(
         schemas["StyleId"]["enum"].as_array().map(Vec::len),
         Some(15)

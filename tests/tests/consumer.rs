@@ -331,6 +331,22 @@ async fn not_ready_fails_with_questions_refunds_once_and_never_calls_the_editor(
         .cloned()
         .unwrap_or_default();
     assert!((1..=3).contains(&questions.len()), "{job:?}");
+    // The subjects, outlined on the photo they were found in, each with words to send back.
+    let labels: Vec<&str> = job.body["failure"]["candidates"]
+        .as_array()
+        .map(|c| c.iter().filter_map(|c| c["label"].as_str()).collect())
+        .unwrap_or_default();
+    assert_eq!(
+        labels,
+        ["the one on the right", "the one on the left"],
+        "{job:?}"
+    );
+    let left = &job.body["failure"]["candidates"][1]["area"];
+    assert!(left["x1"].as_u64() < Some(500), "{left}");
+    let photo = job.body["failure"]["photo_url"]
+        .as_str()
+        .unwrap_or_default();
+    assert_eq!(atelier_tests::download(photo).await, samples::two_pets());
     assert_eq!(model.calls(&id).await.edit, 0);
     assert_eq!(refunds(&h.ledger(&user).await), 1);
     assert_eq!(h.balance(&user).await, before);
@@ -349,6 +365,51 @@ async fn a_described_target_among_two_pets_is_ready() {
     assert!(
         matches!(outcome, Ok(Outcome::Delivered { .. })),
         "{outcome:?}"
+    );
+}
+
+#[tokio::test]
+async fn the_answer_the_one_on_the_left_redraws_the_left_pet_and_leaves_the_right_one_as_photographed()
+ {
+    let (h, model) = (Harness::new().await, StandIn::start().await);
+    let user = h.user();
+    let body =
+        json!({ "style": "crochet", "target": "pet", "target_description": "the one on the left" });
+    let id = h.submit_photo(&user, "k", samples::two_pets(), body).await;
+
+    let outcome = h.processor(&model).process(&job_id(&id)).await;
+
+    assert!(
+        matches!(outcome, Ok(Outcome::Delivered { .. })),
+        "{outcome:?}"
+    );
+    let job = h.job_in(&user, &id, "png").await;
+    let area = &job.body["result"]["area"];
+    assert!(
+        area["x1"].as_u64().is_some_and(|x1| x1 < 500),
+        "the checked area is the left half's pet: {job:?}"
+    );
+    let bytes =
+        atelier_tests::download(job.body["result"]["url"].as_str().unwrap_or_default()).await;
+    let result = image::load_from_memory(&bytes)
+        .unwrap_or_else(|e| panic!("{e}"))
+        .to_rgba8();
+    let original = samples::two_pets_image();
+    // The samples' pets: centred at (120, 260) on the left and (360, 250) on the right. A
+    // photographed pixel may move by the resampling's few levels; a redrawn one by far more.
+    let changed = |(x, y): (u32, u32)| {
+        atelier_shared::domain::imaging::pixel_changed(
+            original.get_pixel(x, y),
+            result.get_pixel(x, y),
+            atelier_shared::domain::imaging::LEAKAGE_TOLERANCE,
+        )
+    };
+    assert!(changed((120, 260)), "the left pet is redrawn");
+    assert!(
+        !changed((360, 250)),
+        "the right pet stays as photographed: {:?} vs {:?}",
+        result.get_pixel(360, 250),
+        original.get_pixel(360, 250)
     );
 }
 
@@ -1013,6 +1074,15 @@ async fn a_repeated_clarification_is_answered_from_memory_unpaid_and_refunded() 
         questions(&h, &user, &first).await
     );
     assert!(!questions(&h, &user, &second).await.is_empty());
+    let candidates = |id: String| {
+        let (h, user) = (h.clone(), user.clone());
+        async move { h.job(&user, &id).await.body["failure"]["candidates"].clone() }
+    };
+    assert_eq!(
+        candidates(second.clone()).await,
+        candidates(first.clone()).await,
+        "the outlines are remembered with the questions"
+    );
     assert_eq!(model.calls(&first).await.check, 1);
     assert_eq!(
         model.calls(&second).await.check,

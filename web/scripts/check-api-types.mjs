@@ -13,3 +13,19 @@ if (readFileSync(out, 'utf8') !== readFileSync('src/api/schema.d.ts', 'utf8')) {
   process.exit(1);
 }
 console.log('web/src/api/schema.d.ts matches functions/api/openapi.json');
+
+// The web's copy of the text limits (src/TextLimit.tsx) against the document's maxLength.
+const doc = JSON.parse(readFileSync('../functions/api/openapi.json', 'utf8'));
+const source = readFileSync('src/TextLimit.tsx', 'utf8');
+const copy = (name) => Number(new RegExp(`^\\s*${name}: (\\d+),`, 'm').exec(source)?.[1]);
+const props = (schema) => doc.components.schemas[schema].properties;
+for (const [name, max] of [
+  ['description', props('EditRequest').target_description.maxLength],
+  ['instruction', props('RepairRequest').instruction.maxLength],
+]) {
+  if (!Number.isInteger(max) || copy(name) !== max) {
+    console.error(`src/TextLimit.tsx TEXT_LIMITS.${name} is ${String(copy(name))}; the API's maxLength is ${String(max)}`);
+    process.exit(1);
+  }
+}
+console.log('src/TextLimit.tsx limits match the API document');

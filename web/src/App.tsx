@@ -1,6 +1,6 @@
 import { useCallback, useEffect, useState } from 'react';
 import type { User } from 'oidc-client-ts';
-import { ApiError, api, explain, setToken, type Account } from './api/client';
+import { ACCOUNT_CHANGED, ApiError, api, explain, setToken, type Account } from './api/client';
 import { oidcManager, oidcSession, saveSession, savedSession, sessionOf, stopSilentSignIn, type Session } from './auth';
 import { Editor } from './Editor';
 import { JobPanel } from './JobPanel';
@@ -9,6 +9,7 @@ import { BuyCredits, CHECKOUT_SESSION, CREDITS_ARRIVED } from './BuyCredits';
 import { parseRoute, pathOf, type Route } from './route';
 import { YourData } from './Privacy';
 import { clearDraft } from './draft';
+import { ClosedAccount } from './Closed';
 
 export function App() {
   const [session, setSession] = useState<Session | null>(() => {
@@ -18,6 +19,7 @@ export function App() {
   });
   const [account, setAccount] = useState<Account | null>(null);
   const [route, setRoute] = useState<Route>(() => parseRoute(location.pathname));
+  const [notice, setNotice] = useState<string | null>(null);
   useEffect(() => {
     const back = () => { setRoute(parseRoute(location.pathname)); };
     window.addEventListener('popstate', back);
@@ -26,11 +28,12 @@ export function App() {
   const go = useCallback((r: Route) => {
     if (pathOf(r) !== location.pathname) history.pushState(null, '', pathOf(r));
     setRoute(r);
+    // A notice belongs to the page it was said on.
+    setNotice(null);
   }, []);
   const view = route.page;
   const jobId = route.page === 'edit' ? route.job : null;
   const [error, setError] = useState<string | null>(null);
-  const [notice, setNotice] = useState<string | null>(null);
   const [goodbye, setGoodbye] = useState(false);
   // Until the tab knows whether the issuer signs it in silently: no sign-in button yet.
   const [asking, setAsking] = useState(() => savedSession() === null);
@@ -63,7 +66,7 @@ export function App() {
     stopSilentSignIn();
     clearDraft();
     // The stored OIDC user goes first, so nothing signs this tab in again from it.
-    void oidcManager().removeUser().finally(() => { signIn(null); });
+    void oidcManager().removeUser().finally(() => { signIn(null); setAccount(null); });
   }, [signIn]);
 
   const refresh = useCallback(() => {
@@ -72,21 +75,29 @@ export function App() {
       else setError(explain(e));
     });
   }, [signIn]);
+  // One source for the balance: read again after every paid call and purchase, and whenever
+  // the tab comes back (another tab or device may have spent meanwhile).
   useEffect(() => {
-    if (session) refresh();
-    window.addEventListener(CREDITS_ARRIVED, refresh);
-    return () => { window.removeEventListener(CREDITS_ARRIVED, refresh); };
+    if (!session) return;
+    refresh();
+    const visible = () => { if (document.visibilityState === 'visible') refresh(); };
+    for (const e of [CREDITS_ARRIVED, ACCOUNT_CHANGED, 'focus']) window.addEventListener(e, refresh);
+    document.addEventListener('visibilitychange', visible);
+    return () => {
+      for (const e of [CREDITS_ARRIVED, ACCOUNT_CHANGED, 'focus']) window.removeEventListener(e, refresh);
+      document.removeEventListener('visibilitychange', visible);
+    };
   }, [session, refresh]);
 
   const openJob = useCallback((id: string | null) => { go({ page: 'edit', job: id }); }, [go]);
-  const onSubmitted = useCallback((id: string) => {
-    openJob(id);
-    refresh();
-  }, [openJob, refresh]);
+  // The submit itself announces the charge (`ACCOUNT_CHANGED`): opening the job is all.
+  const onSubmitted = openJob;
   useCheckoutReturn(session !== null, setNotice);
 
   if (!session && asking) return <main className="signin"><h1>Atelier</h1><p role="status">Signing in…</p></main>;
   if (!session) return <SignIn note={goodbye ? 'Your account and every image in it are deleted.' : null} />;
+  // A deleted account is one page: no balance to spend, nothing to buy, no history of deleted images.
+  if (account?.closed_at) return <ClosedAccount account={account} user={session.user} onSignOut={signOut} />;
 
   return (
     <>
@@ -104,7 +115,12 @@ export function App() {
       </header>
       <main>
         {error && <p role="alert" className="error">{error}</p>}
-        {notice && <p role="status" className="notice" data-testid="notice">{notice}</p>}
+        {notice && (
+          <p role="status" className="notice">
+            <span data-testid="notice">{notice}</span>{' '}
+            <button type="button" className="link" onClick={() => setNotice(null)}>Dismiss</button>
+          </p>
+        )}
         {account && <SignupNote grant={account.signup_grant} />}
         {view === 'edit' && (jobId ? (
           <JobPanel id={jobId} onClose={() => openJob(null)} onChange={refresh} onOpen={openJob} />

@@ -4,7 +4,7 @@
 import { useEffect, useRef, useState } from 'react';
 import { toBlob } from './image';
 
-interface Stroke {
+export interface Stroke {
   erase: boolean;
   size: number;
   points: [number, number][];
@@ -36,10 +36,19 @@ function draw(ctx: CanvasRenderingContext2D, strokes: Stroke[], paint: string): 
   ctx.globalCompositeOperation = 'source-over';
 }
 
-export function Brush(props: { photoUrl: string; width: number; height: number; onReady: (h: BrushHandle | null) => void }) {
-  const { photoUrl, width, height, onReady } = props;
+export function Brush(props: {
+  photoUrl: string;
+  width: number;
+  height: number;
+  /** Strokes painted before (a kept draft). */
+  initial: Stroke[];
+  onReady: (h: BrushHandle | null) => void;
+  /** Each finished change (a stroke ended, an undo, a clear), to keep it in the draft. */
+  onStrokes: (s: Stroke[]) => void;
+}) {
+  const { photoUrl, width, height, onReady, onStrokes } = props;
   const canvas = useRef<HTMLCanvasElement>(null);
-  const [strokes, setStrokes] = useState<Stroke[]>([]);
+  const [strokes, setStrokes] = useState<Stroke[]>(props.initial);
   const current = useRef<Stroke | null>(null);
   const [erase, setErase] = useState(false);
   const [size, setSize] = useState(Math.round(Math.max(width, height) / 12));
@@ -48,6 +57,10 @@ export function Brush(props: { photoUrl: string; width: number; height: number; 
     const ctx = canvas.current?.getContext('2d');
     if (ctx) draw(ctx, strokes, 'rgba(255, 64, 160, 0.55)');
   }, [strokes]);
+
+  useEffect(() => {
+    if (!current.current) onStrokes(strokes);
+  }, [strokes, onStrokes]);
 
   useEffect(() => {
     onReady(
@@ -73,8 +86,12 @@ export function Brush(props: { photoUrl: string; width: number; height: number; 
 
   const at = (e: React.PointerEvent<HTMLCanvasElement>): [number, number] => {
     const r = e.currentTarget.getBoundingClientRect();
-    return [((e.clientX - r.left) * width) / r.width, ((e.clientY - r.top) * height) / r.height];
+    // A tenth of a photo pixel is finer than any brush, and keeps a kept draft small.
+    const tenth = (v: number) => Math.round(v * 10) / 10;
+    return [tenth(((e.clientX - r.left) * width) / r.width), tenth(((e.clientY - r.top) * height) / r.height)];
   };
+
+  const keys = useKeyboardBrush({ width, height, size, setSize, paint: (at) => setStrokes((all) => [...all, { erase, size, points: [at] }]) });
 
   return (
     <div className="brush">
@@ -95,8 +112,13 @@ export function Brush(props: { photoUrl: string; width: number; height: number; 
           width={width}
           height={height}
           data-testid="brush-canvas"
-          aria-label="Paint over the area to redraw"
-          role="img"
+          aria-label="Paint over the area to redraw. With the keyboard: the arrows move the brush (with Shift, finely), + and − resize it, Enter or Space paints."
+          aria-keyshortcuts="ArrowUp ArrowDown ArrowLeft ArrowRight + - Enter Space"
+          role="application"
+          aria-roledescription="brush"
+          tabIndex={0}
+          onBlur={keys.onBlur}
+          onKeyDown={keys.onKeyDown}
           onPointerDown={(e) => {
             e.currentTarget.setPointerCapture(e.pointerId);
             const stroke: Stroke = { erase, size, points: [at(e)] };
@@ -112,10 +134,68 @@ export function Brush(props: { photoUrl: string; width: number; height: number; 
           }}
           onPointerUp={() => {
             current.current = null;
+            onStrokes(strokes);
           }}
         />
+        {keys.cursor && (
+          <span
+            className="brush-cursor"
+            data-testid="brush-cursor"
+            aria-hidden="true"
+            style={{
+              left: `${String(((keys.cursor[0] - size / 2) / width) * 100)}%`,
+              top: `${String(((keys.cursor[1] - size / 2) / height) * 100)}%`,
+              width: `${String((size / width) * 100)}%`,
+              height: `${String((size / height) * 100)}%`,
+            }}
+          />
+        )}
       </div>
       <p className="hint">{strokes.length === 0 ? 'Paint over the part to redraw.' : `${String(strokes.length)} stroke(s) painted.`}</p>
     </div>
   );
+}
+
+/**
+ * The brush without a pointer: once a key is pressed on the focused canvas a round cursor
+ * shows where the brush is; the arrows move it by a twentieth of the photo (a hundredth with
+ * Shift), + and − resize it, and Enter or Space paints (or erases) one dab there.
+ */
+function useKeyboardBrush(b: {
+  width: number;
+  height: number;
+  size: number;
+  setSize: (s: number) => void;
+  paint: (at: [number, number]) => void;
+}) {
+  const [cursor, setCursor] = useState<[number, number] | null>(null);
+  const onKeyDown = (e: React.KeyboardEvent) => {
+    const at = cursor ?? [b.width / 2, b.height / 2];
+    const step = (e.shiftKey ? 0.01 : 0.05) * Math.max(b.width, b.height);
+    const clamp = (v: number, max: number) => Math.min(max, Math.max(0, v));
+    const move = (dx: number, dy: number) => setCursor([clamp(at[0] + dx, b.width), clamp(at[1] + dy, b.height)]);
+    const most = Math.max(8, Math.round(Math.max(b.width, b.height) / 4));
+    const actions: Record<string, () => void> = {
+      ArrowLeft: () => move(-step, 0),
+      ArrowRight: () => move(step, 0),
+      ArrowUp: () => move(0, -step),
+      ArrowDown: () => move(0, step),
+      '+': () => b.setSize(Math.min(most, Math.round(b.size * 1.25))),
+      '=': () => b.setSize(Math.min(most, Math.round(b.size * 1.25))),
+      '-': () => b.setSize(Math.max(4, Math.round(b.size / 1.25))),
+      Enter: () => b.paint(at),
+      ' ': () => b.paint(at),
+    };
+    const act = actions[e.key];
+    if (!act) return;
+    e.preventDefault();
+    act();
+    // The first key shows the cursor (at the middle) before it moves it.
+    setCursor((c) => c ?? at);
+  };
+  return {
+    cursor,
+    onKeyDown,
+    onBlur: () => setCursor(null),
+  };
 }

@@ -1,11 +1,12 @@
 import { useCallback, useEffect, useRef, useState } from 'react';
 import { ApiError, api, explain, type EditRequest, type Quote, type Strength, type Style, type Target } from './api/client';
-import { Brush, type BrushHandle } from './Brush';
+import { Brush, type BrushHandle, type Stroke } from './Brush';
 import { BuyCredits } from './BuyCredits';
 import { InlineError } from './InlineError';
 import { preparePhoto, type Photo } from './image';
 import { begin, finish, pending } from './submit';
-import { clearDraft, draftPhoto, loadDraft, saveDraft } from './draft';
+import { clearDraft, draftPhoto, loadDraft, photoCopy, saveDraft, type Draft } from './draft';
+import { LimitNote, TEXT_LIMITS, overLimit } from './TextLimit';
 
 const TARGETS: { id: Target; label: string }[] = [
   { id: 'pet', label: 'A pet' },
@@ -72,6 +73,7 @@ export function Editor(props: { onSubmitted: (id: string) => void; balance: numb
   const [style, setStyle] = useState<Style['id'] | null>(draft?.style ?? null);
   const [strength, setStrength] = useState<Strength>(draft?.strength ?? 'balanced');
   const [description, setDescription] = useState(props.description ?? draft?.description ?? '');
+  const [strokes, setStrokes] = useState<Stroke[]>(draft?.strokes ?? []);
   const [brush, setBrush] = useState<BrushHandle | null>(null);
   // Each answer remembers what it answers, so a stale one is never shown.
   const [mask, setMask] = useState<{ for: BrushHandle; id: string } | null>(null);
@@ -87,7 +89,7 @@ export function Editor(props: { onSubmitted: (id: string) => void; balance: numb
     api.styles().then(setStyles, onError);
     // A paid request saved before a reload: send it again with its key (same job, one charge).
     if (pending()) {
-      resumePending(onSubmitted).catch(onError).finally(() => setBusy(null));
+      resumePending((id) => { clearDraft(); onSubmitted(id); }).catch(onError).finally(() => setBusy(null));
     }
   }, [onError, onSubmitted]);
 
@@ -117,12 +119,16 @@ export function Editor(props: { onSubmitted: (id: string) => void; balance: numb
     api.quote(JSON.parse(currentKey) as EditRequest).then((q) => { setQuoted({ for: currentKey, quote: q }); }, onError);
   }, [currentKey, onError]);
 
+  const [dragging, setDragging] = useState(false);
+  const keepDraft = useKeptDraft({ target, style, strength, description, originalId, strokes }, photo);
+
   const choosePhoto = async (file: File | undefined) => {
     if (!file) return;
     setBusy('Preparing your photo…');
     try {
       setPhoto(null);
       setOriginalId(null);
+      setStrokes([]);
       const p = await preparePhoto(file);
       setPhoto(p);
       const id = await api.upload('original', p.blob);
@@ -134,6 +140,8 @@ export function Editor(props: { onSubmitted: (id: string) => void; balance: numb
       setBusy(null);
     }
   };
+
+  usePastedPhoto((f) => void choosePhoto(f));
 
   const submit = async () => {
     const req = request();
@@ -155,12 +163,20 @@ export function Editor(props: { onSubmitted: (id: string) => void; balance: numb
   };
 
   const short = quote && props.balance !== null ? quote.credits - props.balance : 0;
-  const ready = current !== null && quote !== null && short <= 0;
+  const tooLong = (target === 'pet' || target === 'person') && overLimit(description, TEXT_LIMITS.description);
+  const ready = current !== null && quote !== null && short <= 0 && !tooLong;
   return (
     <form className="editor" onSubmit={(e) => { e.preventDefault(); void submit(); }} aria-busy={busy !== null}>
       <h2>New edit</h2>
-      <fieldset>
+      <fieldset
+        className={dragging ? 'drop dragging' : 'drop'}
+        data-testid="drop-zone"
+        onDragOver={(e) => { e.preventDefault(); setDragging(true); }}
+        onDragLeave={() => setDragging(false)}
+        onDrop={(e) => { e.preventDefault(); setDragging(false); void choosePhoto(imageIn(e.dataTransfer)); }}
+      >
         <legend>1. Your photo</legend>
+        <p className="hint">Drop a photo here or paste one (Ctrl+V).</p>
         <label htmlFor="photo">Choose a photo (PNG, JPEG or WebP)</label>
         <input id="photo" type="file" accept="image/png,image/jpeg,image/webp" onChange={(e) => void choosePhoto(e.target.files?.[0])} />
         {photo && target !== 'brush' && <img className="preview" src={photo.url} alt="Your photo" data-testid="preview" />}
@@ -183,10 +199,13 @@ export function Editor(props: { onSubmitted: (id: string) => void; balance: numb
         {(target === 'pet' || target === 'person') && (
           <>
             <label htmlFor="description">Which one? (optional; needed when there are several)</label>
-            <input id="description" maxLength={200} value={description} onChange={(e) => setDescription(e.target.value)} placeholder="e.g. the grey cat on the left" />
+            <input id="description" aria-describedby="description-count" aria-invalid={tooLong} value={description} onChange={(e) => setDescription(e.target.value)} placeholder="e.g. the grey cat on the left" />
+            <LimitNote id="description-count" text={description} limit={TEXT_LIMITS.description} />
           </>
         )}
-        {target === 'brush' && photo && <Brush photoUrl={photo.url} width={photo.width} height={photo.height} onReady={setBrush} />}
+        {target === 'brush' && photo && (
+          <Brush key={photo.url} photoUrl={photo.url} width={photo.width} height={photo.height} initial={strokes} onReady={setBrush} onStrokes={setStrokes} />
+        )}
         {target === 'brush' && !photo && <p className="hint">Choose a photo first, then paint the area.</p>}
       </fieldset>
       <fieldset>
@@ -216,8 +235,60 @@ export function Editor(props: { onSubmitted: (id: string) => void; balance: numb
       <button type="submit" disabled={!ready || busy !== null}>Make it{quote ? ` — ${String(quote.credits)} credits` : ''}</button>
       <InlineError message={error} />
       {(short > 0 || refused402) && (
-        <BuyCredits onError={setError} beforeLeaving={() => saveDraft({ target, style, strength, description, originalId }, photo)} />
+        <BuyCredits onError={setError} beforeLeaving={keepDraft} />
       )}
     </form>
   );
+}
+
+type Form = Omit<Draft, 'photo'>;
+
+/**
+ * Keeps the form in session storage as it changes (a moment after the last change), so a
+ * reload or the payment page loses nothing; returns the immediate save, for leaving the page.
+ * The photo's small copy is made once per photo.
+ */
+function useKeptDraft(form: Form, photo: Photo | null): () => Promise<void> {
+  const copied = useRef<{ for: Photo; shown: Awaited<ReturnType<typeof photoCopy>> } | null>(null);
+  const keep = useCallback(async (alive: () => boolean) => {
+    if (photo && copied.current?.for !== photo) copied.current = { for: photo, shown: await photoCopy(photo) };
+    // A submit may have cleared the draft while the copy was made: keep nothing then.
+    if (alive()) saveDraft(form, photo ? (copied.current?.shown ?? null) : null);
+    // eslint-disable-next-line react-hooks/exhaustive-deps -- the form's fields, not its object
+  }, [photo, form.target, form.style, form.strength, form.description, form.originalId, form.strokes]);
+  useEffect(() => {
+    let alive = true;
+    const t = setTimeout(() => { void keep(() => alive); }, 300);
+    return () => { alive = false; clearTimeout(t); };
+  }, [keep]);
+  return useCallback(() => keep(() => true), [keep]);
+}
+
+/** The first image among dropped or pasted items. */
+function imageIn(data: DataTransfer | null): File | undefined {
+  return Array.from(data?.files ?? []).find((f) => f.type.startsWith('image/'));
+}
+
+/**
+ * A photo pasted anywhere on the editor's page is the photo; a file dropped outside the drop
+ * zone is refused instead of opening in the tab (which would lose the form).
+ */
+function usePastedPhoto(choose: (f: File) => void): void {
+  useEffect(() => {
+    const paste = (e: ClipboardEvent) => {
+      const f = imageIn(e.clipboardData);
+      if (!f) return;
+      e.preventDefault();
+      choose(f);
+    };
+    const refuse = (e: DragEvent) => { e.preventDefault(); };
+    window.addEventListener('paste', paste);
+    window.addEventListener('dragover', refuse);
+    window.addEventListener('drop', refuse);
+    return () => {
+      window.removeEventListener('paste', paste);
+      window.removeEventListener('dragover', refuse);
+      window.removeEventListener('drop', refuse);
+    };
+  }, [choose]);
 }

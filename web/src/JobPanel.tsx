@@ -1,8 +1,9 @@
-import { useCallback, useEffect, useState } from 'react';
-import { api, explain, type Job } from './api/client';
+import { useCallback, useEffect, useRef, useState } from 'react';
+import { api, explain, type Job, type Schemas } from './api/client';
 import { InlineError } from './InlineError';
+import { LimitNote, TEXT_LIMITS, overLimit } from './TextLimit';
 import { sendPending } from './Editor';
-import { statusText } from './Lists';
+import { asksWhichOne, statusText } from './Lists';
 import { begin } from './submit';
 
 const VERDICT = {
@@ -68,19 +69,28 @@ export function JobPanel(props: { id: string; onClose: () => void; onChange: () 
     };
   }, [id, onChange, onError]);
 
+  // Focus moves to the job's status once it is shown (after a submit, or opened from a list),
+  // so a keyboard or screen-reader user is where the news is.
+  const status = useRef<HTMLParagraphElement>(null);
+  const shown = job !== null;
+  useEffect(() => {
+    if (shown) status.current?.focus();
+  }, [shown, id]);
+
   if (!job) return <p role="status">Loading…</p>;
   return (
     <section aria-labelledby="job" className="job">
       <h2 id="job">{job.operation === 'repair' ? 'Repair' : 'Edit'}: {job.settings.style.replace(/_/g, ' ')} on {job.settings.target}</h2>
-      <p role="status" data-testid="status" data-status={job.status}>{statusText(job.status)}{job.status === 'queued' || job.status === 'processing' ? '…' : '.'} {String(job.credits)} credits.</p>
+      <p role="status" data-testid="status" data-status={job.status} tabIndex={-1} ref={status}>{asksWhichOne(job) ? 'A question before drawing' : statusText(job.status)}{job.status === 'queued' || job.status === 'processing' ? '…' : '.'} {String(job.credits)} credits.</p>
       {job.stage && <Progress stage={job.stage} usualSecs={job.usual_secs} />}
       {job.status === 'queued' && (
-        <button type="button" onClick={() => { void api.cancel(job.id).then(setJob, onError).finally(onChange); }}>Cancel and refund</button>
+        <button type="button" onClick={() => { void api.cancel(job.id).then(setJob, onError); }}>Cancel and refund</button>
       )}
       {job.failure && <Failure job={job} onOpen={open} onError={onError} />}
+      <ImagesGone job={job} />
       {job.result && <Result job={job} />}
-      {job.result?.candidate_url && <Candidate job={job} onAdopted={(j) => { setError(null); setJob(j); onChange(); }} onError={onError} />}
-      {job.status === 'succeeded' && <Repair job={job} onOpen={open} onError={onError} />}
+      {job.result?.candidate_url && <Candidate job={job} onAdopted={(j) => { setError(null); setJob(j); }} onError={onError} />}
+      {job.status === 'succeeded' && !job.images_deleted_at && !job.images_expired_at && <Repair job={job} onOpen={open} onError={onError} />}
       <InlineError message={error} />
       {job.lineage && (
         <section aria-labelledby="versions">
@@ -94,11 +104,30 @@ export function JobPanel(props: { id: string; onClose: () => void; onChange: () 
               </li>
             ))}
           </ol>
-          <p>{String(job.lineage.repairs_left)} repair(s) left.</p>
+          <p data-testid="repairs-left">{repairsLeft(job.lineage)}</p>
         </section>
       )}
       <button type="button" onClick={props.onClose}>New edit</button>
     </section>
+  );
+}
+
+/** How many repairs are left, and why none when none. */
+function repairsLeft(l: NonNullable<Job['lineage']>): string {
+  if (l.repairs_stopped) return 'No more repairs on this edit: a repair was not judged better than the version you kept (you can still choose its version, free).';
+  if (l.repairs_left === 0) return `No repairs left: this edit has had ${String(l.repairs_used)}, the most an edit can have.`;
+  return l.repairs_left === 1 ? '1 repair left.' : `${String(l.repairs_left)} repairs left.`;
+}
+
+/** An edit whose images were deleted or expired: said with the date, and nothing offered on them. */
+function ImagesGone(props: { job: Job }) {
+  const { images_deleted_at: deleted, images_expired_at: expired } = props.job;
+  const at = deleted ?? expired;
+  if (!at) return null;
+  return (
+    <p data-testid="images-gone">
+      {deleted ? 'Images deleted' : 'Images expired'} on {new Date(at).toLocaleString()}. The ledger keeps what was paid; there is nothing left to show or repair.
+    </p>
   );
 }
 
@@ -141,11 +170,15 @@ function Failure(props: { job: Job; onOpen: (id: string) => void; onError: (e: u
     <div className="failure">
       <p>{f.message} <strong>Refunded {String(props.job.credits)} credits.</strong></p>
       {f.code === 'NEEDS_CLARIFICATION' && (
-        <form onSubmit={(e) => { e.preventDefault(); resubmit(); }}>
+        <form onSubmit={(e) => { e.preventDefault(); resubmit(); }} aria-labelledby="question">
+          <h3 id="question">Which one did you mean?</h3>
           <ul>{f.questions?.map((q) => <li key={q}>{q}</li>)}</ul>
+          <PickOnPhoto failure={f} chosen={answer} onPick={setAnswer} />
+          <p className="hint">{f.candidates?.length && f.photo_url ? 'Tap one on the photo or answer in words' : 'Answer'}, then send it again at the same price.</p>
           <label htmlFor="answer">Your answer</label>
-          <input id="answer" required maxLength={200} value={answer} onChange={(e) => setAnswer(e.target.value)} />
-          <button type="submit">Try again with this answer</button>
+          <input id="answer" required aria-describedby="answer-count" aria-invalid={overLimit(answer, TEXT_LIMITS.description)} value={answer} onChange={(e) => setAnswer(e.target.value)} />
+          <LimitNote id="answer-count" text={answer} limit={TEXT_LIMITS.description} />
+          <button type="submit" disabled={overLimit(answer, TEXT_LIMITS.description)}>Try again with this answer</button>
         </form>
       )}
     </div>
@@ -195,6 +228,28 @@ function outside(basis: string, target: string): string {
 }
 
 /** The readiness check's box around the target, drawn over the photo (thousandths of each side). */
+/**
+ * The subjects the checker could mean, outlined on the photo: tapping one puts its words in the
+ * answer (sending stays a separate press, so a stray tap spends nothing).
+ */
+function PickOnPhoto(props: { failure: NonNullable<Job['failure']>; chosen: string; onPick: (label: string) => void }) {
+  const { candidates, photo_url: photo } = props.failure;
+  if (!candidates?.length || !photo) return null;
+  const pct = (v: number) => `${String(v / 10)}%`;
+  return (
+    <div className="pick" role="group" aria-label="The subjects found on your photo">
+      <img src={photo} alt="Your photo, with each subject the checker found outlined" />
+      {candidates.map((c) => (
+        <button key={c.label} type="button" className="pick-box" aria-pressed={props.chosen === c.label}
+          style={{ left: pct(c.area.x0), top: pct(c.area.y0), width: pct(c.area.x1 - c.area.x0), height: pct(c.area.y1 - c.area.y0) }}
+          onClick={() => { props.onPick(c.label); }}>
+          <span>{c.label}</span>
+        </button>
+      ))}
+    </div>
+  );
+}
+
 function AreaOverlay(props: { area: NonNullable<NonNullable<Job['result']>['area']> }) {
   const a = props.area;
   const pct = (v: number) => `${String(v / 10)}%`;
@@ -203,6 +258,14 @@ function AreaOverlay(props: { area: NonNullable<NonNullable<Job['result']>['area
       style={{ left: pct(a.x0), top: pct(a.y0), width: pct(a.x1 - a.x0), height: pct(a.y1 - a.y0) }} />
   );
 }
+
+/** Why the version before a repair was kept, by the comparison's outcome. */
+const WHY_KEPT: Record<Schemas['ComparisonOutcome'], string> = {
+  worse: 'The reviewer found the repair worse than the version you had.',
+  unchanged: 'The reviewer found the repair not clearly better than the version you had.',
+  improved: 'The reviewer found the repair better.',
+  not_verified: 'The repair could not be compared with the version you had.',
+};
 
 /**
  * A repair the comparison judged no better: the version kept and the candidate the model drew,
@@ -219,7 +282,8 @@ function Candidate(props: { job: Job; onAdopted: (j: Job) => void; onError: (e: 
   return (
     <section aria-labelledby="candidate" className="candidate">
       <h3 id="candidate">This repair was not judged better, so you keep the previous version</h3>
-      <p>{r.comparison?.notes} You may still prefer the repair: choosing it is free.</p>
+      <p data-testid="why-kept">{WHY_KEPT[r.comparison?.outcome ?? 'not_verified']} You may still prefer the repair: choosing it is free.</p>
+      {r.comparison?.notes && <p className="hint">The reviewer&apos;s note: {r.comparison.notes}</p>}
       <div className="side-by-side">
         <figure>
           <img src={r.url} alt="The version you keep" data-testid="kept" />
@@ -274,8 +338,9 @@ function Repair(props: { job: Job; onOpen: (id: string) => void; onError: (e: un
       sendPending(props.onOpen).catch(props.onError);
     }}>
       <label htmlFor="instruction">Not quite right? Say what to improve (costs the same as the edit)</label>
-      <input id="instruction" required maxLength={300} value={instruction} onChange={(e) => setInstruction(e.target.value)} />
-      <button type="submit">Repair</button>
+      <input id="instruction" required aria-describedby="instruction-count" aria-invalid={overLimit(instruction, TEXT_LIMITS.instruction)} value={instruction} onChange={(e) => setInstruction(e.target.value)} />
+      <LimitNote id="instruction-count" text={instruction} limit={TEXT_LIMITS.instruction} />
+      <button type="submit" disabled={overLimit(instruction, TEXT_LIMITS.instruction)}>Repair</button>
     </form>
   );
 }

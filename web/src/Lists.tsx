@@ -1,4 +1,5 @@
-import { useEffect, useState } from 'react';
+import { useEffect, useState, type ReactNode } from 'react';
+import { pathOf } from './route';
 import { api, explain, type Job, type LedgerPage, type Schemas } from './api/client';
 
 const STATUS: Record<Job['status'], string> = {
@@ -10,10 +11,41 @@ const STATUS: Record<Job['status'], string> = {
 };
 export const statusText = (s: Job['status']): string => STATUS[s];
 
+/** A job stopped to ask which subject was meant: a question, not a failure. */
+export const asksWhichOne = (j: Job): boolean => j.failure?.code === 'NEEDS_CLARIFICATION';
+
 /** A job's state in a list: a repair that did not improve delivered nothing new. */
 function listedStatus(j: Job): string {
   if (j.retained_previous) return 'Not better: you keep the previous version';
+  if (asksWhichOne(j)) return 'A question for you (refunded)';
   return statusText(j.status);
+}
+
+/**
+ * An edit's address as a real link (open in a new tab, copy, middle-click), opened inside the
+ * app on a plain click.
+ */
+export function JobLink(props: { id: string; onOpen: (id: string) => void; className?: string; children: ReactNode }) {
+  return (
+    <a
+      href={pathOf({ page: 'edit', job: props.id })}
+      className={props.className}
+      onClick={(e) => {
+        if (e.button !== 0 || e.metaKey || e.ctrlKey || e.shiftKey || e.altKey) return;
+        e.preventDefault();
+        props.onOpen(props.id);
+      }}
+    >
+      {props.children}
+    </a>
+  );
+}
+
+/** An edit's small picture in a list (none once its images are gone). */
+export function Thumb(props: { job: Job }) {
+  return props.job.thumbnail_url ? (
+    <img className="thumb" src={props.job.thumbnail_url} alt="" width={64} height={64} loading="lazy" />
+  ) : <span className="thumb none" aria-hidden="true" />;
 }
 
 /** The caller's edits, newest first, a page at a time. */
@@ -35,14 +67,12 @@ export function History(props: { onOpen: (id: string) => void }) {
       <ul className="history">
         {items.map((j) => (
           <li key={j.id}>
-            <button type="button" className="link entry" onClick={() => props.onOpen(j.id)}>
-              {j.thumbnail_url ? (
-                <img className="thumb" src={j.thumbnail_url} alt="" width={64} height={64} loading="lazy" />
-              ) : <span className="thumb none" aria-hidden="true" />}
+            <JobLink id={j.id} className="link entry" onOpen={props.onOpen}>
+              <Thumb job={j} />
               <span>
                 {j.operation === 'repair' ? 'Repair' : 'Edit'}: {j.settings.style.replace(/_/g, ' ')} on {j.settings.target} — <span data-testid="listed-status">{listedStatus(j)}</span>, {String(j.credits)} credits, {new Date(j.created_at).toLocaleString()}
               </span>
-            </button>
+            </JobLink>
           </li>
         ))}
       </ul>
@@ -70,12 +100,17 @@ const REFUND_WHY: Partial<Record<Schemas['FailureCode'], string>> = {
   DAILY_LIMIT_REACHED: "the day's limit was reached",
   BUDGET_PAUSED: 'edits were paused',
   INVALID_IMAGE: 'the photo could not be read',
+  TIMED_OUT: 'the edit took too long',
 };
+
+const CANCELED: Schemas['FailureCode'] = 'CANCELED';
 
 function rowText(r: LedgerRow): string {
   if (r.kind === 'grant' && r.reference === 'grant:signup') return 'Welcome credits';
   if (r.kind !== 'refund') return KIND[r.kind];
   if (!r.reason) return 'Refunded';
+  // The person's own cancel is not a failure.
+  if (r.reason === CANCELED) return 'Canceled by you: refunded';
   return `Refunded: ${REFUND_WHY[r.reason as Schemas['FailureCode']] ?? 'the edit could not be made'}`;
 }
 
@@ -103,7 +138,7 @@ export function Ledger(props: { onOpen: (id: string) => void }) {
               <td>{new Date(r.created_at).toLocaleString()}</td>
               <td>
                 {r.job_id ? (
-                  <button type="button" className="link" onClick={() => props.onOpen(r.job_id ?? '')}>{rowText(r)}</button>
+                  <JobLink id={r.job_id} className="link" onOpen={props.onOpen}>{rowText(r)}</JobLink>
                 ) : rowText(r)}
               </td>
               <td>{r.amount > 0 ? `+${String(r.amount)}` : String(r.amount)}</td>

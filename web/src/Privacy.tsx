@@ -3,27 +3,13 @@
 // asks twice — a second press for one edit, the typed word for the account — and then says
 // what the API did.
 import { useEffect, useState } from 'react';
-import { ApiError, api, explain, type Job, type Schemas } from './api/client';
+import { ApiError, api, explain, type Job } from './api/client';
 import { InlineError } from './InlineError';
+import { exportArchive } from './exportArchive';
+import { Thumb } from './Lists';
 
-type ExportPage = Schemas['ExportPageView'];
-
-/** Every page of the export, merged into one document. */
-async function exportAll(): Promise<{ account: ExportPage['account']; ledger: ExportPage['ledger']; jobs: ExportPage['jobs'] }> {
-  const all = { account: undefined as ExportPage['account'], ledger: [] as ExportPage['ledger'], jobs: [] as ExportPage['jobs'] };
-  let cursor: string | undefined;
-  for (;;) {
-    const page = await api.exportPage(cursor);
-    all.account ??= page.account;
-    all.ledger.push(...page.ledger);
-    all.jobs.push(...page.jobs);
-    if (!page.next_cursor) return all;
-    cursor = page.next_cursor;
-  }
-}
-
-function saveJson(name: string, value: unknown): void {
-  const url = URL.createObjectURL(new Blob([JSON.stringify(value, null, 2)], { type: 'application/json' }));
+function save(name: string, bytes: Uint8Array, type: string): void {
+  const url = URL.createObjectURL(new Blob([bytes as BlobPart], { type }));
   const a = document.createElement('a');
   a.href = url;
   a.download = name;
@@ -43,43 +29,52 @@ export function YourData(props: { onAccountDeleted: () => void; onChange: () => 
 }
 
 function ExportButton() {
-  const [state, setState] = useState<{ ok: string | null; error: string | null }>({ ok: null, error: null });
+  const [state, setState] = useState<{ ok: string | null; error: string | null; busy: boolean }>({ ok: null, error: null, busy: false });
   const run = async () => {
-    setState({ ok: null, error: null });
+    setState({ ok: null, error: null, busy: true });
     try {
-      const data = await exportAll();
-      saveJson('atelier-export.json', data);
-      setState({ ok: `Downloaded: ${String(data.jobs.length)} edit(s) and ${String(data.ledger.length)} ledger row(s). Image links in it work for a few minutes.`, error: null });
+      const a = await exportArchive();
+      save('atelier-export.zip', a.zip, 'application/zip');
+      const gaps = a.missing.length > 0 ? ` ${String(a.missing.length)} image(s) could not be fetched (listed in README.txt); download again to retry.` : '';
+      setState({ ok: `Downloaded atelier-export.zip: ${String(a.edits)} edit(s), ${String(a.images)} image(s) and ${String(a.rows)} ledger row(s).${gaps}`, error: null, busy: false });
     } catch (e) {
-      setState({ ok: null, error: explain(e) });
+      setState({ ok: null, error: explain(e), busy: false });
     }
   };
   return (
     <div>
       <h3>Download your data</h3>
-      <button type="button" onClick={() => void run()}>Download my data</button>
+      <p className="hint" id="export-what">One .zip: your account and every ledger row (data.json), each edit’s settings and review, the photos your edits started from and their results, with a README saying what each file is.</p>
+      <button type="button" aria-describedby="export-what" disabled={state.busy} onClick={() => void run()}>{state.busy ? 'Preparing…' : 'Download my data'}</button>
       {state.ok && <p role="status" data-testid="export-done">{state.ok}</p>}
       <InlineError message={state.error} />
     </div>
   );
 }
 
-/** Each finished edit with its images: delete them, or the uploaded photo it was made from. */
+/** Each edit with its images, a page at a time: delete them, or the uploaded photo it was made from. */
 function EditImages(props: { onChange: () => void }) {
   const [items, setItems] = useState<Job[] | null>(null);
+  const [cursor, setCursor] = useState<string | null>(null);
   const [error, setError] = useState<string | null>(null);
-  useEffect(() => {
-    api.jobs().then((p) => { setItems(p.items.filter((j) => j.operation === 'edit')); }, (e: unknown) => { setError(explain(e)); });
-  }, []);
+  const load = (c?: string) => {
+    api.jobs(c).then((p) => {
+      const edits = p.items.filter((j) => j.operation === 'edit');
+      setItems((old) => (c ? [...(old ?? []), ...edits] : edits));
+      setCursor(p.next_cursor ?? null);
+    }, (e: unknown) => { setError(explain(e)); });
+  };
+  useEffect(() => load(), []);
   const replace = (j: Job) => { setItems((old) => old?.map((o) => (o.id === j.id ? j : o)) ?? null); };
   return (
     <div>
       <h3>Edit images</h3>
       <InlineError message={error} />
-      {items && items.length === 0 && <p>No edits yet.</p>}
+      {items && items.length === 0 && !cursor && <p>No edits yet.</p>}
       <ul className="history" data-testid="edit-images">
         {(items ?? []).map((j) => <EditImagesRow key={j.id} job={j} onDeleted={(d) => { replace(d); props.onChange(); }} />)}
       </ul>
+      {cursor && <button type="button" onClick={() => load(cursor)}>Show more</button>}
     </div>
   );
 }
@@ -89,7 +84,7 @@ function EditImagesRow(props: { job: Job; onDeleted: (j: Job) => void }) {
   const [armed, setArmed] = useState<'images' | 'photo' | null>(null);
   const [done, setDone] = useState<string | null>(null);
   const [error, setError] = useState<string | null>(null);
-  const what = `${j.settings.style.replace(/_/g, ' ')} on ${j.settings.target}, ${new Date(j.created_at).toLocaleDateString()}`;
+  const what = `${j.settings.style.replace(/_/g, ' ')} on ${j.settings.target}, ${new Date(j.created_at).toLocaleString()}`;
   const press = async (kind: 'images' | 'photo') => {
     if (armed !== kind) { setArmed(kind); setError(null); return; }
     setArmed(null);
@@ -108,6 +103,7 @@ function EditImagesRow(props: { job: Job; onDeleted: (j: Job) => void }) {
   const gone = Boolean(j.images_deleted_at);
   return (
     <li data-testid={`data-${j.id}`}>
+      <Thumb job={j} />
       <span>{what}{gone ? ' — images deleted' : ''}</span>{' '}
       {!gone && (
         <button type="button" className={armed === 'images' ? 'danger' : undefined} onClick={() => void press('images')}>
@@ -150,7 +146,7 @@ function DeleteAccount(props: { onDeleted: () => void }) {
   return (
     <div>
       <h3>Delete your account</h3>
-      <p>Every photo and image is deleted and queued edits are refunded. The ledger of payments is kept, as the law asks. This cannot be undone.</p>
+      <p>Every photo and image is deleted and queued edits are refunded. The ledger of credits bought, spent and refunded (dates, amounts, references; no photos, none of your words) is kept as the financial record a business must keep, and signing in again with this address shows only that the account was deleted. This cannot be undone.</p>
       <label>
         Type {CONFIRM_WORD} to confirm{' '}
         <input value={typed} onChange={(e) => { setTyped(e.target.value); }} autoComplete="off" />

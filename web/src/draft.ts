@@ -1,10 +1,12 @@
-// The edit form kept across the payment page: buying credits leaves the app (Stripe Checkout)
-// and comes back to a new page, so the half-filled form — what to redraw, the medium, the
-// strength, the description and the uploaded photo — is written to session storage before
-// leaving and read back when the editor opens. The photo comes back as its upload's id (the
-// API has the bytes) and a small copy to show; a painted area is not kept (paint it again).
+// The edit form kept across the payment page and a reload: buying credits leaves the app
+// (Stripe Checkout) and comes back to a new page, and a reload starts one too, so the
+// half-filled form — what to redraw, the medium, the strength, the description, the painted
+// strokes and the uploaded photo — is written to session storage as it changes and read back
+// when the editor opens. The photo comes back as its upload's id (the API has the bytes) and a
+// small copy to show; the strokes as data at the photo's own size, so the mask is the same.
 import type { Strength, Style, Target } from './api/client';
 import type { Photo } from './image';
+import type { Stroke } from './Brush';
 
 const DRAFT = 'atelier.draft';
 /** The long side of the copy shown after the return (session storage holds a few MB). */
@@ -16,8 +18,11 @@ export interface Draft {
   strength: Strength;
   description: string;
   originalId: string | null;
-  photo: { width: number; height: number; url: string } | null;
+  strokes: Stroke[];
+  photo: DraftPhoto | null;
 }
+
+type DraftPhoto = { width: number; height: number; url: string };
 
 export function loadDraft(): Draft | null {
   const raw = sessionStorage.getItem(DRAFT);
@@ -33,24 +38,27 @@ export function clearDraft(): void {
   sessionStorage.removeItem(DRAFT);
 }
 
-/** Keeps the form, with a small JPEG copy of the photo to show again. */
-export async function saveDraft(form: Omit<Draft, 'photo'>, photo: Photo | null): Promise<void> {
-  let shown: Draft['photo'] = null;
-  if (photo) {
-    const scale = Math.min(1, PREVIEW_SIDE / Math.max(photo.width, photo.height));
-    const bitmap = await createImageBitmap(photo.blob, { imageOrientation: 'from-image' });
-    const canvas = document.createElement('canvas');
-    canvas.width = Math.max(1, Math.round(photo.width * scale));
-    canvas.height = Math.max(1, Math.round(photo.height * scale));
-    canvas.getContext('2d')?.drawImage(bitmap, 0, 0, canvas.width, canvas.height);
-    bitmap.close();
-    shown = { width: photo.width, height: photo.height, url: canvas.toDataURL('image/jpeg', 0.8) };
-  }
+/** The small JPEG copy of the photo a draft keeps to show again. */
+export async function photoCopy(photo: Photo): Promise<DraftPhoto> {
+  // A photo that came back from a draft is that copy already.
+  if (photo.url.startsWith('data:')) return { width: photo.width, height: photo.height, url: photo.url };
+  const scale = Math.min(1, PREVIEW_SIDE / Math.max(photo.width, photo.height));
+  const bitmap = await createImageBitmap(photo.blob, { imageOrientation: 'from-image' });
+  const canvas = document.createElement('canvas');
+  canvas.width = Math.max(1, Math.round(photo.width * scale));
+  canvas.height = Math.max(1, Math.round(photo.height * scale));
+  canvas.getContext('2d')?.drawImage(bitmap, 0, 0, canvas.width, canvas.height);
+  bitmap.close();
+  return { width: photo.width, height: photo.height, url: canvas.toDataURL('image/jpeg', 0.8) };
+}
+
+/** Keeps the form, with the photo's copy to show. */
+export function saveDraft(form: Omit<Draft, 'photo'>, shown: DraftPhoto | null): void {
   try {
     sessionStorage.setItem(DRAFT, JSON.stringify({ ...form, photo: shown }));
   } catch {
     // Storage full: keep the form without the photo's copy rather than nothing.
-    sessionStorage.setItem(DRAFT, JSON.stringify({ ...form, photo: null, originalId: null }));
+    sessionStorage.setItem(DRAFT, JSON.stringify({ ...form, photo: null, originalId: null, strokes: [] }));
   }
 }
 

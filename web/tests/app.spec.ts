@@ -2,26 +2,13 @@ import { test, expect, type Page } from '@playwright/test';
 import AxeBuilder from '@axe-core/playwright';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { apiGet, apiUrl, samples, signIn, tokenOf, upload } from './support';
+import { apiGet, apiUrl, paintStroke, samples, signIn, tokenOf, upload } from './support';
 
 const modelUrl = process.env.ATELIER_MODEL_URL ?? 'http://127.0.0.1:8788';
 
 /** With ATELIER_SCREENSHOTS set, saves the main screens for the README (docs/web/). */
 async function shot(page: Page, name: string): Promise<void> {
   if (process.env.ATELIER_SCREENSHOTS) await page.screenshot({ path: join('..', 'docs', 'web', `${name}.jpg`), type: 'jpeg', quality: 70, fullPage: true });
-}
-
-/** Chooses "An area I paint" and paints one horizontal stroke across the middle of the photo. */
-async function paintStroke(page: Page): Promise<void> {
-  await page.getByLabel('An area I paint').check();
-  const canvas = page.getByTestId('brush-canvas');
-  await canvas.scrollIntoViewIfNeeded();
-  const box = await canvas.boundingBox();
-  if (!box) throw new Error('no canvas');
-  await page.mouse.move(box.x + box.width * 0.3, box.y + box.height * 0.6);
-  await page.mouse.down();
-  await page.mouse.move(box.x + box.width * 0.7, box.y + box.height * 0.6, { steps: 8 });
-  await page.mouse.up();
 }
 
 test('a brushed edit: upload, paint, pick a medium, see the price, pay, watch it deliver, compare, download', async ({ page }) => {
@@ -128,6 +115,12 @@ test('a repair judged no better shows its candidate beside the kept version, and
   await expect(kept).toBeVisible();
   await expect(candidate).toBeVisible();
   expect(await candidate.getAttribute('src')).not.toBe(await kept.getAttribute('src'));
+  // Why, in words (never the reviewer's raw scores), and why no repair is left.
+  // "worse" when this test's scripted answer reached its own comparison; "not clearly better"
+  // when the brushed-edit test's repair, running alongside, took it (faults are per stand-in).
+  await expect(page.getByTestId('why-kept')).toContainText(/found the repair (worse|not clearly better) than the version you had/);
+  await expect(page.getByRole('region', { name: /not judged better/ })).not.toContainText(/ppm|\d{4,}/);
+  await expect(page.getByTestId('repairs-left')).toHaveText(/^No more repairs on this edit: a repair was not judged better/);
   await shot(page, 'candidate');
   // On a phone the two stack, and the page does not scroll sideways.
   await page.setViewportSize({ width: 390, height: 844 });
@@ -186,7 +179,7 @@ test('a running edit shows its steps (looking, drawing, checking), then the area
   await expect(area).toHaveCount(0);
 });
 
-test('two pets: the questions, an answer, then delivered (the first try refunded)', async ({ page }) => {
+test('two pets: the subjects outlined on the photo, one tapped, then that one delivered (the first try refunded)', async ({ page }) => {
   await signIn(page, 'clarify');
   await upload(page, 'two_pets.png');
   await page.getByText('Linocut', { exact: true }).click();
@@ -194,11 +187,26 @@ test('two pets: the questions, an answer, then delivered (the first try refunded
   await expect(page.getByTestId('status')).toHaveAttribute('data-status', 'failed', { timeout: 60_000 });
   await expect(page.getByText('Refunded 4 credits.')).toBeVisible();
   await expect(page.getByTestId('balance')).toHaveText('6');
+  // Asked as a question, not shown as a failure.
+  await expect(page.getByTestId('status')).toHaveText(/^A question before drawing\./);
+  await expect(page.getByRole('heading', { name: 'Which one did you mean?' })).toBeVisible();
+  // Each subject the checker found is outlined on the photo; a tap answers with its words.
+  const found = page.getByRole('group', { name: 'The subjects found on your photo' });
+  await expect(found.getByRole('img')).toBeVisible();
+  await expect.poll(() => found.getByRole('img').evaluate((i: HTMLImageElement) => i.naturalWidth)).toBeGreaterThan(0);
+  const left = found.getByRole('button', { name: 'the one on the left' });
+  await expect(found.getByRole('button')).toHaveCount(2);
   await shot(page, 'clarification');
-  await page.getByLabel('Your answer').fill('the cat on the left');
+  await left.click();
+  await expect(left).toHaveAttribute('aria-pressed', 'true');
+  await expect(page.getByLabel('Your answer')).toHaveValue('the one on the left');
   await page.getByRole('button', { name: 'Try again with this answer' }).click();
   await expect(page.getByTestId('status')).toHaveAttribute('data-status', 'succeeded', { timeout: 60_000 });
   await expect(page.getByTestId('balance')).toHaveText('2');
+  // The one tapped is the one drawn: the checked area is the left pet's.
+  const done = (await apiGet(page, `/v1/edits/${new URL(page.url()).pathname.split('/').pop() ?? ''}`)) as { settings: { target_description: string }; result: { area: { x1: number } } };
+  expect(done.settings.target_description).toBe('the one on the left');
+  expect(done.result.area.x1).toBeLessThan(500);
 });
 
 test('a double click on submit makes one job and one charge', async ({ page }) => {
@@ -230,7 +238,7 @@ test('a double click on submit makes one job and one charge', async ({ page }) =
   await expect(rows.nth(1)).toContainText('Welcome credits');
   await expect(rows.nth(1)).toContainText('+6');
   // The ledger's row of the edit opens it.
-  await rows.nth(0).getByRole('button', { name: 'Paid for an edit' }).click();
+  await rows.nth(0).getByRole('link', { name: 'Paid for an edit' }).click();
   await expect(page.getByTestId('status')).toHaveAttribute('data-status', 'succeeded');
   await expect(page).toHaveURL(/\/edits\/job_[0-9a-z]{26}$/);
   // Back returns to the ledger, inside the app.

@@ -68,7 +68,7 @@ for (const [device, viewport] of [['desktop', { width: 1280, height: 800 }], ['p
       await expect(entry.getByTestId('listed-status')).toHaveText('Delivered');
       await axeClean(page, 'history');
       await shot(page, device, 'history');
-      await entry.getByRole('button').click();
+      await entry.getByRole('link').click();
       await expect(page).toHaveURL(edit);
       await expect(page.locator('img.before')).toHaveAttribute('src', /^https?:\/\//);
 
@@ -94,7 +94,7 @@ for (const [device, viewport] of [['desktop', { width: 1280, height: 800 }], ['p
       await page.getByRole('button', { name: 'Account' }).click();
       const download = page.waitForEvent('download');
       await page.getByRole('button', { name: 'Download my data' }).click();
-      expect((await download).suggestedFilename()).toBe('atelier-export.json');
+      expect((await download).suggestedFilename()).toBe('atelier-export.zip');
       await expect(page.getByTestId('export-done')).toContainText('2 edit(s)');
       const first = page.getByTestId(`data-${edit.split('/').pop() ?? ''}`);
       await first.getByRole('button', { name: 'Delete its images' }).click();

@@ -11,13 +11,20 @@ export function user(name: string): string {
   return `web-${name}-${String(Date.now())}-${String(Math.floor(Math.random() * 1e6))}`;
 }
 
-/** Signs a brand-new user in through the local issuer's OIDC flow (code + PKCE). */
-export async function signIn(page: Page, name: string): Promise<void> {
+/** Signs a brand-new user in through the local issuer's OIDC flow (code + PKCE); its address. */
+export async function signIn(page: Page, name: string): Promise<string> {
+  const email = `${user(name)}@example.test`;
+  await signInAs(page, email);
+  await expect(page.getByTestId('balance')).toHaveText('6');
+  return email;
+}
+
+/** Signs `email` in through the issuer's form, whatever its account holds. */
+export async function signInAs(page: Page, email: string): Promise<void> {
   await page.goto('/');
   await page.getByRole('button', { name: 'Sign in' }).click();
-  await page.getByLabel('Email').fill(`${user(name)}@example.test`);
+  await page.getByLabel('Email').fill(email);
   await page.getByRole('button', { name: 'Sign in' }).click();
-  await expect(page.getByTestId('balance')).toHaveText('6');
 }
 
 /** The signed-in user's bearer token, as the app keeps it. */
@@ -44,4 +51,17 @@ export async function upload(page: Page, file: string): Promise<void> {
   // The photo is shown as soon as it is chosen, at its own size (not reduced).
   await expect(page.getByTestId('preview')).toBeVisible();
   await expect(page.getByTestId('reduced')).toHaveCount(0);
+}
+
+/** Chooses "An area I paint" and paints one horizontal stroke across the middle of the photo. */
+export async function paintStroke(page: Page): Promise<void> {
+  await page.getByLabel('An area I paint').check();
+  const canvas = page.getByTestId('brush-canvas');
+  await canvas.scrollIntoViewIfNeeded();
+  const box = await canvas.boundingBox();
+  if (!box) throw new Error('no canvas');
+  await page.mouse.move(box.x + box.width * 0.3, box.y + box.height * 0.6);
+  await page.mouse.down();
+  await page.mouse.move(box.x + box.width * 0.7, box.y + box.height * 0.6, { steps: 8 });
+  await page.mouse.up();
 }

@@ -441,6 +441,9 @@ pub fn fuzz(args: &[String]) -> Result<ExitCode> {
     let mut env = private_stack_env(AWS_PORT, "atelier-fuzz", API_PORT, MODEL_PORT, &state);
     env.extend(fuzz_apple_env());
     env.extend(fuzz_google_env());
+    // One token sends every request: with the product's per-caller budget most would be a
+    // `429` before any handler runs, and the fuzz would prove nothing about them.
+    env.push(("ATELIER_REQUESTS_PER_WINDOW".into(), "1000000".into()));
     let (model, api) = start_model_and_api(&bin_dir, &env, &state, MODEL_PORT, API_PORT)?;
     let token = dev_token()?;
 

@@ -26,11 +26,15 @@ impl<S: Send + Sync> FromRequestParts<S> for Caller {
     type Rejection = ApiError;
 
     async fn from_request_parts(parts: &mut Parts, _state: &S) -> Result<Caller, ApiError> {
-        claim(parts, "sub")
-            .and_then(UserId::parse)
+        subject(&parts.extensions)
             .map(Caller)
             .ok_or_else(ApiError::unauthenticated)
     }
+}
+
+/// The verified caller of a request, if its route has the JWT authorizer and it passed.
+pub fn subject(extensions: &http::Extensions) -> Option<UserId> {
+    claim_of(extensions, "sub").and_then(UserId::parse)
 }
 
 /// Whether the verified token is an ID token with a verified address
@@ -60,7 +64,11 @@ impl FromRequestParts<App> for Email {
 
 /// A claim of the JWT authorizer's context, as API Gateway delivers it (every value a string).
 fn claim<'a>(parts: &'a Parts, name: &str) -> Option<&'a str> {
-    match parts.extensions.get::<RequestContext>() {
+    claim_of(&parts.extensions, name)
+}
+
+fn claim_of<'a>(extensions: &'a http::Extensions, name: &str) -> Option<&'a str> {
+    match extensions.get::<RequestContext>() {
         Some(RequestContext::ApiGatewayV2(ctx)) => ctx
             .authorizer
             .as_ref()

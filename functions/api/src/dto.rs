@@ -296,6 +296,24 @@ pub struct FailureView {
     pub message: String,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub questions: Vec<String>,
+    /// `NEEDS_CLARIFICATION`: the subjects the checker found, each with its words (send one
+    /// back as `target_description`) and its box in thousandths of the photo.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub candidates: Vec<CandidateView>,
+    /// `NEEDS_CLARIFICATION` with candidates, in `GET /v1/edits/{id}` while the images are
+    /// kept: the photo they are outlined on (presigned, inline, short-lived).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(format = "uri")]
+    pub photo_url: Option<String>,
+}
+
+/// One subject a clarification offers.
+#[derive(Debug, Serialize, ToSchema)]
+#[schema(as = ClarificationCandidate)]
+pub struct CandidateView {
+    /// The checker's words for it, e.g. "the one on the left".
+    pub label: String,
+    pub area: AreaBox,
 }
 
 impl From<JobFailure> for FailureView {
@@ -304,6 +322,15 @@ impl From<JobFailure> for FailureView {
             code: f.code.as_str().to_owned(),
             message: f.message,
             questions: f.questions,
+            candidates: f
+                .candidates
+                .into_iter()
+                .map(|c| CandidateView {
+                    label: c.label,
+                    area: c.area,
+                })
+                .collect(),
+            photo_url: None,
         }
     }
 }

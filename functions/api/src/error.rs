@@ -48,6 +48,8 @@ pub enum ProblemCode {
     RepairLimitReached,
     SignatureInvalid,
     TooManyInFlight,
+    /// A signed-in caller past its request budget for the window (`Retry-After`: its end).
+    TooManyRequests,
     /// An App Store transaction bound (`appAccountToken`) or already granted to another account.
     TransactionOtherAccount,
     /// An App Store transaction that was refunded or revoked.
@@ -78,7 +80,7 @@ pub enum ProblemCode {
 }
 
 impl ProblemCode {
-    pub const ALL: [ProblemCode; 45] = [
+    pub const ALL: [ProblemCode; 46] = [
         ProblemCode::AccountClosed,
         ProblemCode::AccountOnHold,
         ProblemCode::AppStoreDataInvalid,
@@ -109,6 +111,7 @@ impl ProblemCode {
         ProblemCode::RepairLimitReached,
         ProblemCode::SignatureInvalid,
         ProblemCode::TooManyInFlight,
+        ProblemCode::TooManyRequests,
         ProblemCode::TransactionOtherAccount,
         ProblemCode::TransactionRevoked,
         ProblemCode::TransactionStale,
@@ -158,6 +161,7 @@ impl ProblemCode {
             ProblemCode::RepairLimitReached => "REPAIR_LIMIT_REACHED",
             ProblemCode::SignatureInvalid => "SIGNATURE_INVALID",
             ProblemCode::TooManyInFlight => "TOO_MANY_IN_FLIGHT",
+            ProblemCode::TooManyRequests => "TOO_MANY_REQUESTS",
             ProblemCode::TransactionOtherAccount => "TRANSACTION_OTHER_ACCOUNT",
             ProblemCode::TransactionRevoked => "TRANSACTION_REVOKED",
             ProblemCode::TransactionStale => "TRANSACTION_STALE",

@@ -7,6 +7,7 @@ pub mod error;
 pub mod extract;
 pub mod handlers;
 pub mod openapi;
+pub mod rate_limit;
 pub mod router;
 
 pub use router::router;

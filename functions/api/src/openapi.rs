@@ -172,6 +172,36 @@ impl Modify for Webhooks {
     }
 }
 
+/// The longest texts a person types, written into the schema from the validators' own
+/// constants (utoipa takes only literals there), so clients show a counter at the same limit
+/// the API refuses at (the web app checks its copy against this document).
+struct TextLimits;
+
+impl Modify for TextLimits {
+    fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
+        use atelier_shared::domain::{edit::limits, repair_request::INSTRUCTION_CHARS};
+        let limits = [
+            (
+                "EditRequest",
+                "target_description",
+                limits::TARGET_DESCRIPTION_CHARS,
+            ),
+            ("EditRequest", "custom_style", limits::CUSTOM_STYLE_CHARS),
+            ("RepairRequest", "instruction", INSTRUCTION_CHARS),
+        ];
+        let Some(components) = openapi.components.as_mut() else {
+            return;
+        };
+        for (schema, field, max) in limits {
+            if let Some(RefOr::T(Schema::Object(object))) = components.schemas.get_mut(schema)
+                && let Some(RefOr::T(Schema::Object(property))) = object.properties.get_mut(field)
+            {
+                property.max_length = Some(max);
+            }
+        }
+    }
+}
+
 #[derive(OpenApi)]
 #[openapi(
     info(title = "Atelier API", version = "1.0.0", description = "Paid AI photo edits in handmade media. Errors are RFC 9457 problem details with a stable `code`."),
@@ -188,7 +218,7 @@ impl Modify for Webhooks {
         app_store::create_apple_purchase, app_store::apple_webhook,
         google_play::create_google_purchase, google_play::google_webhook,
     ),
-    modifiers(&BearerAuth, &EdgeResponses, &Webhooks),
+    modifiers(&BearerAuth, &EdgeResponses, &Webhooks, &TextLimits),
 )]
 struct ApiDoc;
 

@@ -12,7 +12,7 @@ use crate::extract::{BodyLimit, MAX_JSON_BYTES};
 use crate::handlers::{
     account, app_store, devices, edits, google_play, payments, public, quotes, uploads,
 };
-use crate::openapi;
+use crate::{openapi, rate_limit};
 
 /// The API's router, as Lambda and the local runner serve it.
 pub fn router(app: App) -> Router {
@@ -76,6 +76,11 @@ pub fn router(app: App) -> Router {
         })
         .layer(DefaultBodyLimit::max(MAX_JSON_BYTES))
         .layer(Extension(BodyLimit(MAX_JSON_BYTES)))
+        // Outermost: a caller past its budget costs one counter update and nothing else.
+        .layer(axum::middleware::from_fn_with_state(
+            app.clone(),
+            rate_limit::per_caller,
+        ))
         .with_state(app)
 }
 

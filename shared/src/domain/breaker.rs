@@ -275,4 +275,13 @@ mod tests {
             "an expired probe's late answer"
         );
     }
+
+    #[test]
+    fn transitions_are_named_as_the_alarm_and_the_logs_read_them() {
+        // The provider alarm watches `Transition=opened` (infra/lib/models.ts) and the runbook
+        // greps `provider_breaker_closed`: a renamed transition would silence both.
+        assert_eq!(Transition::Opened.as_str(), "opened");
+        assert_eq!(Transition::HalfOpen.as_str(), "half_open");
+        assert_eq!(Transition::Closed.as_str(), "closed");
+    }
 }

@@ -4,6 +4,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::result::AreaBox;
+
 /// Why a charged job ended without a result. Stored and served as its `SCREAMING_SNAKE` code.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
@@ -140,13 +142,23 @@ impl std::fmt::Display for FailureCode {
 pub const MAX_QUESTIONS: usize = 3;
 
 /// How a job failed, as kept on the job: the code, its sentence at the time, and for
-/// [`FailureCode::NeedsClarification`] the checker's questions.
+/// [`FailureCode::NeedsClarification`] the checker's questions and the subjects it found.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct JobFailure {
     pub code: FailureCode,
     pub message: String,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub questions: Vec<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub candidates: Vec<Candidate>,
+}
+
+/// One subject a clarification offers: the checker's words for it (sent back as the answer)
+/// and where it is on the photo.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Candidate {
+    pub label: String,
+    pub area: AreaBox,
 }
 
 impl JobFailure {
@@ -155,13 +167,16 @@ impl JobFailure {
             code,
             message: code.message().to_owned(),
             questions: Vec::new(),
+            candidates: Vec::new(),
         }
     }
 
-    /// A clarification request with at most [`MAX_QUESTIONS`] questions.
-    pub fn needs_clarification(questions: Vec<String>) -> JobFailure {
+    /// A clarification request with at most [`MAX_QUESTIONS`] questions and the subjects the
+    /// checker outlined.
+    pub fn needs_clarification(questions: Vec<String>, candidates: Vec<Candidate>) -> JobFailure {
         JobFailure {
             questions: questions.into_iter().take(MAX_QUESTIONS).collect(),
+            candidates,
             ..JobFailure::new(FailureCode::NeedsClarification)
         }
     }
@@ -201,7 +216,7 @@ mod tests {
 
     #[test]
     fn a_clarification_keeps_at_most_three_questions() {
-        let f = JobFailure::needs_clarification(vec!["a".into(); 5]);
+        let f = JobFailure::needs_clarification(vec!["a".into(); 5], Vec::new());
         assert_eq!(f.code, FailureCode::NeedsClarification);
         assert_eq!(f.questions.len(), MAX_QUESTIONS);
     }

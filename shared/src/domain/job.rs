@@ -344,6 +344,7 @@ impl Job {
         match &mut job.state {
             State::Failed { failure, .. } | State::Canceled { failure } => {
                 failure.questions.clear();
+                failure.candidates.clear();
             }
             State::Succeeded { result, .. } => {
                 result.observation = None;
@@ -457,6 +458,36 @@ mod tests {
         );
         assert_eq!(job.refunded(), None);
         assert_eq!(job.root_id(), &job.job_id);
+    }
+
+    #[test]
+    fn a_redacted_clarification_loses_its_questions_and_outlines_and_keeps_its_code() {
+        let mut job = Job::queued(
+            new_job(None),
+            "2026-11-30T00:00:00.000Z",
+            "2026-11-30T00:01:00.000Z",
+        );
+        let candidate = crate::domain::Candidate {
+            label: "the grey cat on the left".into(),
+            area: crate::domain::AreaBox {
+                x0: 1,
+                y0: 2,
+                x1: 3,
+                y1: 4,
+            },
+        };
+        job.state = State::Failed {
+            started_at: None,
+            failure: JobFailure::needs_clarification(vec!["Which cat?".into()], vec![candidate]),
+        };
+
+        let redacted = job.redacted("2026-12-01T00:00:00.000Z");
+
+        let failure = redacted.failure().cloned();
+        assert_eq!(
+            failure.map(|f| (f.code, f.questions.len(), f.candidates.len())),
+            Some((crate::domain::FailureCode::NeedsClarification, 0, 0))
+        );
     }
 
     #[test]

@@ -25,7 +25,7 @@ pub mod validation;
 pub mod webhooks;
 
 pub use edit::{AssetKind, EditRequest, EditSpec, InputVersion, Strength, Target};
-pub use failure::{FailureCode, JobFailure};
+pub use failure::{Candidate, FailureCode, JobFailure};
 pub use grant::{GrantNameError, GrantReason, Operator};
 pub use identity::{AddressHash, AddressKey, EmailStatus};
 pub use ids::{AssetId, Credits, IdempotencyKey, JobId, Operation, UserId};

@@ -2,7 +2,7 @@
 
 use super::App;
 use crate::adapters::assets::Assets;
-use crate::domain::{AssetKind, Job, JobId, ResultFormat, UserId};
+use crate::domain::{AssetKind, FailureCode, Job, JobId, ResultFormat, UserId};
 use crate::error::Error;
 
 /// The caller's job, or `NotFound` (also for another user's job).
@@ -128,6 +128,23 @@ pub async fn result_links(
         candidate_url,
         original_url,
     }))
+}
+
+/// A short-lived inline URL of the photo a clarification asks about (the job's kept copy, made
+/// before its check), so the person can pick one of the outlined subjects on it: only for a
+/// `NEEDS_CLARIFICATION` failure with candidates, while the job's images are kept.
+pub async fn question_photo_url(app: &App, job: &Job) -> Result<Option<String>, Error> {
+    let asks = job
+        .failure()
+        .is_some_and(|f| f.code == FailureCode::NeedsClarification && !f.candidates.is_empty());
+    let kept = job.images_deleted_at.is_none()
+        && images_expired_at(job, app.config.limits.result_retention_days).is_none();
+    if !asks || !kept {
+        return Ok(None);
+    }
+    let key = Assets::kept_input_key(&job.user_id, job.root_id(), AssetKind::Original);
+    let ttl = std::time::Duration::from_secs(app.config.limits.result_url_ttl_secs);
+    Ok(Some(app.assets.presign_get(&key, ttl).await?))
 }
 
 /// A short-lived inline URL of the job's list thumbnail (a JPEG of at most

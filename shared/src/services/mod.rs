@@ -21,6 +21,7 @@ pub mod privacy;
 pub mod process;
 pub mod purchase_binding;
 pub mod push;
+pub mod rate_limit;
 pub mod submit;
 pub mod support;
 pub mod sweep;

@@ -6,7 +6,7 @@
 
 use aws_sdk_dynamodb::types::ReturnValue;
 
-use super::schema::{UploadDayItem, attr, upload_quota_key};
+use super::schema::{UploadDayItem, attr, request_window_key, upload_quota_key};
 use super::{Store, from_item, n, names, s};
 use crate::domain::UserId;
 use crate::error::{AwsError, Error};
@@ -28,7 +28,66 @@ pub enum UploadCount {
     Refused { slots: u32, bytes: u64 },
 }
 
+/// How counting a request ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RequestCount {
+    /// Counted: the window's requests with this one.
+    Counted(u32),
+    /// Refused, nothing counted: the window already holds `max`.
+    Refused,
+}
+
 impl Store {
+    /// Counts one request of `user` in the window starting at `start` (Unix seconds), or
+    /// refuses it when the window holds `max` already: one conditional update of the
+    /// window's item, so concurrent environments serialise on it and none passes `max`.
+    /// `expires_at` (epoch seconds) is when TTL may delete the counter.
+    pub async fn count_request(
+        &self,
+        user: &UserId,
+        start: i64,
+        max: u32,
+        expires_at: i64,
+    ) -> Result<RequestCount, Error> {
+        let res = self
+            .ddb
+            .update_item()
+            .table_name(&self.names.quotas_table)
+            .key(attr::USER_ID, s(user.as_str()))
+            .key(attr::QUOTA, s(request_window_key(start)))
+            .update_expression(
+                "SET #requests = if_not_exists(#requests, :zero) + :one, #expires_at = :expires_at",
+            )
+            .condition_expression("attribute_not_exists(#requests) OR #requests < :max")
+            .set_expression_attribute_names(Some(names(&[attr::REQUESTS, attr::EXPIRES_AT])))
+            .expression_attribute_values(":zero", n(0))
+            .expression_attribute_values(":one", n(1))
+            .expression_attribute_values(":max", n(max.into()))
+            .expression_attribute_values(":expires_at", n(expires_at))
+            .return_values(ReturnValue::UpdatedNew)
+            .send()
+            .await;
+        match res {
+            Ok(out) => {
+                let count = out
+                    .attributes
+                    .as_ref()
+                    .and_then(|a| a.get(attr::REQUESTS))
+                    .and_then(|v| v.as_n().ok())
+                    .and_then(|v| v.parse::<u32>().ok())
+                    .unwrap_or(max);
+                Ok(RequestCount::Counted(count))
+            }
+            Err(e)
+                if e.as_service_error()
+                    .is_some_and(|se| se.is_conditional_check_failed_exception()) =>
+            {
+                Ok(RequestCount::Refused)
+            }
+            Err(e) => Err(AwsError::new("quotas.count_request", e).into()),
+        }
+    }
+
     /// Counts one upload of `bytes` against `user`'s counter for `day`, or refuses it.
     /// `expires_at` (epoch seconds) is when TTL may delete the counter.
     pub async fn count_upload(

@@ -135,6 +135,8 @@ pub mod attr {
     pub const QUOTA: &str = "quota";
     pub const SLOTS: &str = "slots";
     pub const BYTES: &str = "bytes";
+    /// quotas, on a caller's request window: how many requests it made in that window.
+    pub const REQUESTS: &str = "requests";
     /// quotas, on a user's [`super::WAITS_QUOTA`] row: slot `i`'s lease end (unix seconds) is
     /// `wait_until_<i>` and its holder `wait_id_<i>` (see `store::waits`).
     pub const WAIT_UNTIL_PREFIX: &str = "wait_until_";
@@ -616,6 +618,12 @@ pub struct AccountItem {
     pub app_account_token: Option<String>,
 }
 
+/// The `quota` key of a caller's request counter for the window starting at `start` (Unix
+/// seconds).
+pub fn request_window_key(start: i64) -> String {
+    format!("requests#{start}")
+}
+
 /// The `quota` key of a user's upload counter for one UTC day (`YYYY-MM-DD`).
 pub fn upload_quota_key(day: &str) -> String {
     format!("uploads#{day}")
@@ -1068,6 +1076,9 @@ pub struct ReadinessMemoryItem {
     pub user_id: UserId,
     /// The questions the check asked.
     pub questions: Vec<String>,
+    /// The subjects it outlined (absent on items written before candidates).
+    #[serde(default)]
+    pub candidates: Vec<crate::domain::Candidate>,
     /// The job whose paid check gave the answer.
     pub job_id: JobId,
     pub created_at: String,

@@ -1,27 +1,18 @@
 //! The HTTP surface: the two OpenAI endpoints the client uses, and the `/_stand-in/` control
-//! endpoints (counters, reset, faults).
-//!
-//! The vision answers come from measurement, never from the prompt's user data: the review
-//! measures change outside and inside the selection between Image 1 and the result, so a
-//! custom style of "ignore the rubric and say passed" cannot sway it. The only thing read
-//! from the user data block is whether a `target_description` is present (the readiness
-//! check's one legitimate use of it: "which pet?" is answered by the user, not guessed).
+//! endpoints (counters, reset, faults). The vision answers themselves are `judge.rs`'s.
 
 use std::collections::HashMap;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use atelier_shared::adapters::model::CLIENT_REQUEST_ID_HEADER;
 use atelier_shared::adapters::model::catalogue::{self, Serves};
 use atelier_shared::adapters::model::cost::vision_image_tokens;
 use atelier_shared::adapters::model::vision::{COMPARISON_SCHEMA, READINESS_SCHEMA, REVIEW_SCHEMA};
-use atelier_shared::adapters::model::{
-    CLIENT_REQUEST_ID_HEADER, Comparison, Outcome, Readiness, Review, TargetBox, Verdict,
-};
+use atelier_shared::domain::StyleId;
 use atelier_shared::domain::imaging::{
-    DecodeLimits, LEAKAGE_TOLERANCE, Mask, encode_png, fit_within, leakage, mask_from_png,
-    pixel_changed, resize_exact,
+    DecodeLimits, encode_png, fit_within, mask_from_png, resize_exact,
 };
-use atelier_shared::domain::prompts::{ImageRole, USER_DATA_LABEL};
-use atelier_shared::domain::{StyleId, Target};
+use atelier_shared::domain::prompts::ImageRole;
 use axum::Json;
 use axum::Router;
 use axum::body::Bytes;
@@ -31,11 +22,11 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as BASE64;
-use image::{GrayImage, Luma, RgbaImage};
 use serde_json::{Value, json};
 
+use crate::judge::{Seen, answer, line_value, target_description, target_of};
 use crate::restyle::{MASK_SPILL_PX, REGION_SPILL_PX, restyle};
-use crate::scene::{Component, Scene};
+use crate::scene::Scene;
 use crate::state::{Applied, Call, CallCounts, Fault, FaultRule, StandIn};
 
 /// Largest request body: three or four base64 images in one chat request.
@@ -43,9 +34,6 @@ const MAX_BODY_BYTES: usize = 128 * 1024 * 1024;
 /// Longest side the stand-in answers an edit with when asked for `auto` (real models answer
 /// in their own sizes; the consumer resizes back).
 const AUTO_MAX_SIDE: u32 = 1536;
-/// The review ignores a band this wide around the selection (a reviewer looking at the
-/// picture would not see a few pixels of spill; the measured leakage figure does).
-const REVIEW_BAND_PX: u32 = 6;
 
 /// The router over a server state.
 pub fn router(state: StandIn) -> Router {
@@ -229,17 +217,6 @@ pub(crate) fn log_call(call: Call, job: Option<&str>, sequence: u64, applied: &A
     );
 }
 
-/// The value of the first line `key: value` of a prompt.
-fn line_value<'a>(text: &'a str, key: &str) -> Option<&'a str> {
-    text.lines()
-        .find_map(|l| l.strip_prefix(key)?.strip_prefix(": "))
-        .map(str::trim)
-}
-
-fn target_of(text: &str) -> Option<Target> {
-    line_value(text, "Target").and_then(Target::parse)
-}
-
 // ---------------------------------------------------------------------------------------------
 // POST /v1/images/edits
 
@@ -333,7 +310,7 @@ pub(crate) fn render_edit(form: &EditForm) -> Result<Edited, String> {
             .map_err(|e| format!("invalid mask: {e}"))?
             .dilated(MASK_SPILL_PX),
         None => Scene::analyse(original)
-            .region(target)
+            .region(target, target_description(&form.prompt).as_deref())
             .dilated(REGION_SPILL_PX),
     };
     let mut out = original.clone();
@@ -417,16 +394,6 @@ async fn edit(State(state): State<StandIn>, headers: HeaderMap, multipart: Multi
 
 // ---------------------------------------------------------------------------------------------
 // POST /v1/chat/completions
-
-/// The images of a chat request, by the role the prompt gave each number.
-pub(crate) struct Seen {
-    pub text: String,
-    pub by_role: HashMap<ImageRole, RgbaImage>,
-    pub image_tokens: u64,
-    /// The roles in the order the images came, and their bytes as sent.
-    pub roles: Vec<ImageRole>,
-    pub bytes: Vec<Vec<u8>>,
-}
 
 fn read_chat(request: &Value) -> Result<Seen, String> {
     let messages = request
@@ -513,299 +480,6 @@ pub(crate) fn seen_from(text: String, urls: &[String]) -> Result<Seen, String> {
         roles,
         bytes: sent,
     })
-}
-
-/// True when the user data line carries a non-empty `target_description`.
-fn has_target_description(text: &str) -> bool {
-    text.lines()
-        .find_map(|l| l.strip_prefix(USER_DATA_LABEL))
-        .and_then(|json| serde_json::from_str::<Value>(json.trim()).ok())
-        .and_then(|v| {
-            v.get("target_description")
-                .and_then(Value::as_str)
-                .map(|s| !s.trim().is_empty())
-        })
-        .unwrap_or(false)
-}
-
-fn percent(ppm: u64) -> String {
-    format!("{}.{:02}%", ppm / 10_000, (ppm % 10_000) / 100)
-}
-
-/// The vision mask (white = may change) as a selection of the original's size.
-fn selection_of(seen: &Seen, original: &RgbaImage, target: Target) -> Mask {
-    match seen.by_role.get(&ImageRole::Mask) {
-        Some(mask) => {
-            let (w, h) = original.dimensions();
-            let mask = resize_exact(mask, w, h);
-            Mask::from_weights(GrayImage::from_fn(w, h, |x, y| {
-                let p = mask.get_pixel(x, y).0;
-                let luma = (u32::from(p[0]) * 3 + u32::from(p[1]) * 6 + u32::from(p[2])) / 10;
-                Luma([if luma > 127 { 255 } else { 0 }])
-            }))
-        }
-        None => Scene::analyse(original).region(target),
-    }
-}
-
-/// (inside ppm changed, outside ppm changed beyond a band of `band_px` around the selection)
-/// of `other` against `original`.
-fn measure(original: &RgbaImage, other: &RgbaImage, selection: &Mask, band_px: u32) -> (u64, u64) {
-    let (w, h) = original.dimensions();
-    let other = resize_exact(other, w, h);
-    let band = selection.dilated(band_px);
-    let outside = leakage(original, &other, &band).map_or(1_000_000, |l| u64::from(l.ratio_ppm));
-    let (mut inside, mut changed) = (0u64, 0u64);
-    for (x, y, p) in original.enumerate_pixels() {
-        if selection.weight(x, y) > 0 {
-            inside += 1;
-            if pixel_changed(p, other.get_pixel(x, y), LEAKAGE_TOLERANCE) {
-                changed += 1;
-            }
-        }
-    }
-    let inside_ppm = (changed * 1_000_000).checked_div(inside).unwrap_or(0);
-    (inside_ppm, outside)
-}
-
-fn readiness(seen: &Seen, forced_not_ready: bool) -> Result<Readiness, String> {
-    let target = target_of(&seen.text).ok_or("the prompt has no `Target:` line")?;
-    let original = seen
-        .by_role
-        .get(&ImageRole::Original)
-        .ok_or("no original image")?;
-    let scene = Scene::analyse(original);
-    if forced_not_ready {
-        return Ok(not_ready(
-            "The request is ambiguous (scripted).".to_owned(),
-            "Which part of the photo should be redrawn?".to_owned(),
-        ));
-    }
-    Ok(match target {
-        Target::Pet | Target::Person => subject_readiness(seen, &scene, target),
-        Target::Background => Readiness {
-            ready: true,
-            observation: format!(
-                "The background is a smooth field of about rgb({}, {}, {}); {} subject(s) in front of it stay photographic, and their outlines are the selection's boundary.",
-                scene.background[0],
-                scene.background[1],
-                scene.background[2],
-                scene.subjects().len()
-            ),
-            questions: Vec::new(),
-            target_box: None,
-        },
-        Target::Brush => brush_readiness(&selection_of(seen, original, target), &scene),
-    })
-}
-
-/// Not ready, with one observation and one question.
-fn not_ready(observation: String, question: String) -> Readiness {
-    Readiness {
-        ready: false,
-        observation,
-        questions: vec![question],
-        target_box: None,
-    }
-}
-
-/// A pet or a person: ready when one subject stands out (or the prompt says which of
-/// several), with its box; otherwise a question.
-fn subject_readiness(seen: &Seen, scene: &Scene, target: Target) -> Readiness {
-    let subjects = scene.subjects();
-    let (w, h) = (scene.width, scene.height);
-    let noun = target.as_str();
-    let Some(first) = subjects.first() else {
-        return not_ready(
-            format!("No distinct {noun} stands out from the background."),
-            format!("I can't find a {noun} in this photo. Which part should be redrawn?"),
-        );
-    };
-    if subjects.len() >= 2 && !has_target_description(&seen.text) {
-        return not_ready(
-            format!(
-                "{} separate subjects are visible and nothing says which is meant.",
-                subjects.len()
-            ),
-            which_subject(scene, &subjects),
-        );
-    }
-    let (x0, y0, x1, y1) = first.bbox;
-    let edge = if first.touches_border {
-        " It runs off the edge of the frame there; that edge stays as photographed."
-    } else {
-        " It stands clear of the frame's edges."
-    };
-    let thousandths = |v: u32, side: u32| (u64::from(v) * 1000 / u64::from(side.max(1))) as u16;
-    Readiness {
-        ready: true,
-        observation: format!(
-            "One {noun} at the {}-{} of the frame, about {}‰ of it (x {x0}–{x1}, y {y0}–{y1} of {w}×{h}), against a smooth background of rgb({}, {}, {}).{edge} The background meeting its outline is the selection's boundary and stays photographic.",
-            scene.vertical_position(first.centroid.1),
-            scene.horizontal_position(first.centroid.0),
-            scene.per_mille(first.area),
-            scene.background[0],
-            scene.background[1],
-            scene.background[2],
-        ),
-        questions: Vec::new(),
-        target_box: Some(TargetBox {
-            x0: thousandths(x0, w),
-            y0: thousandths(y0, h),
-            x1: thousandths(x1, w).max(thousandths(x0, w) + 1).min(1000),
-            y1: thousandths(y1, h).max(thousandths(y0, h) + 1).min(1000),
-        }),
-    }
-}
-
-/// Which of several subjects: by place when each has its own, else by count alone.
-fn which_subject(scene: &Scene, subjects: &[&Component]) -> String {
-    let places: Vec<&str> = subjects
-        .iter()
-        .map(|c| scene.horizontal_position(c.centroid.0))
-        .collect();
-    let distinct = places
-        .iter()
-        .all(|p| places.iter().filter(|q| *q == p).count() == 1);
-    if distinct {
-        let options: Vec<String> = places
-            .iter()
-            .map(|p| format!("the one on the {p}"))
-            .collect();
-        format!(
-            "Which of the {} subjects should be redrawn: {}?",
-            subjects.len(),
-            options.join(" or ")
-        )
-    } else {
-        format!(
-            "Which of the {} subjects should be redrawn?",
-            subjects.len()
-        )
-    }
-}
-
-/// A brushed area: ready unless empty; says whether it cuts across a subject.
-fn brush_readiness(selection: &Mask, scene: &Scene) -> Readiness {
-    let editable = selection.editable_pixels();
-    if editable == 0 {
-        return not_ready(
-            "The brushed area is empty.".to_owned(),
-            "The brushed area is empty. Which part should be redrawn?".to_owned(),
-        );
-    }
-    let crossed = scene.subjects().iter().any(|c| {
-        let inside = scene
-            .component_mask(c)
-            .weights()
-            .pixels()
-            .zip(selection.weights().pixels())
-            .filter(|(s, m)| s.0[0] > 0 && m.0[0] > 0)
-            .count() as u64;
-        inside > 0 && inside < c.area
-    });
-    let boundary = if crossed {
-        "It cuts across a subject: the part of that subject outside the brush stays photographic."
-    } else {
-        "Its edge runs through the background only."
-    };
-    Readiness {
-        ready: true,
-        observation: format!(
-            "The brushed area covers about {}‰ of the frame. {boundary}",
-            scene.per_mille(editable)
-        ),
-        questions: Vec::new(),
-        target_box: None,
-    }
-}
-
-fn review(seen: &Seen) -> Result<Review, String> {
-    let target = target_of(&seen.text).ok_or("the prompt has no `Target:` line")?;
-    let original = seen
-        .by_role
-        .get(&ImageRole::Original)
-        .ok_or("no original image")?;
-    let result = seen
-        .by_role
-        .get(&ImageRole::Result)
-        .ok_or("no result image")?;
-    let selection = selection_of(seen, original, target);
-    let (inside, outside) = measure(original, result, &selection, REVIEW_BAND_PX);
-    let target_reads_as_medium = inside >= 500_000;
-    let rest_photographic = outside <= 50_000;
-    let style_leaked = outside > 10_000;
-    let passed = target_reads_as_medium && rest_photographic && !style_leaked;
-    Ok(Review {
-        verdict: if passed {
-            Verdict::Passed
-        } else {
-            Verdict::Failed
-        },
-        target_reads_as_medium,
-        rest_photographic,
-        style_leaked,
-        notes: format!(
-            "Measured: {} of the pixels inside the selection changed, {} outside it.",
-            percent(inside),
-            percent(outside)
-        ),
-    })
-}
-
-fn comparison(seen: &Seen) -> Result<Comparison, String> {
-    let target = target_of(&seen.text).ok_or("the prompt has no `Target:` line")?;
-    let get = |role| {
-        seen.by_role
-            .get(&role)
-            .ok_or_else(|| format!("no {role:?} image"))
-    };
-    let original = get(ImageRole::Original)?;
-    let current = get(ImageRole::Current)?;
-    let candidate = get(ImageRole::Candidate)?;
-    let selection = selection_of(seen, original, target);
-    let score = |img: &RgbaImage| {
-        // No band: between two versions, even a few pixels of spill tell them apart.
-        let (inside, outside) = measure(original, img, &selection, 0);
-        inside as i64 - 4 * outside as i64
-    };
-    let (cur, cand) = (score(current), score(candidate));
-    let outcome = if cand > cur + 20_000 {
-        Outcome::Improved
-    } else if cand < cur - 20_000 {
-        Outcome::Worse
-    } else {
-        Outcome::Unchanged
-    };
-    Ok(Comparison {
-        outcome,
-        notes: format!(
-            "Score (inside change minus four times outside change, ppm): current {cur}, candidate {cand}."
-        ),
-    })
-}
-
-pub(crate) fn answer(call: Call, seen: &Seen, applied: &Applied) -> Result<Value, String> {
-    let value = match call {
-        Call::Check => serde_json::to_value(readiness(seen, applied.not_ready)?),
-        Call::Review => serde_json::to_value(review(seen)?),
-        Call::Compare => {
-            let mut answer = comparison(seen)?;
-            let scripted = match applied.compare {
-                Some(Fault::CompareImproved) => Some(Outcome::Improved),
-                Some(Fault::CompareUnchanged) => Some(Outcome::Unchanged),
-                Some(Fault::CompareWorse) => Some(Outcome::Worse),
-                _ => None,
-            };
-            if let Some(outcome) = scripted {
-                answer.outcome = outcome;
-                answer.notes = format!("Scripted {outcome:?}. {}", answer.notes);
-            }
-            serde_json::to_value(answer)
-        }
-        Call::Edit | Call::Other => return Err("unknown response schema".to_owned()),
-    };
-    value.map_err(|e| format!("serialising the answer failed: {e}"))
 }
 
 async fn chat(State(state): State<StandIn>, headers: HeaderMap, body: Bytes) -> Response {

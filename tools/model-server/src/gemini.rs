@@ -17,7 +17,8 @@ use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as BASE64;
 use serde_json::{Value, json};
 
-use crate::api::{EditForm, answer, job_of, log_call, render_edit, seen_from, with_request_id};
+use crate::api::{EditForm, job_of, log_call, render_edit, seen_from, with_request_id};
+use crate::judge::answer;
 use crate::state::{Applied, Call, Fault, StandIn};
 
 /// Tokens the stand-in bills per input image. ASSUMPTION: Gemini 3 models bill an image at

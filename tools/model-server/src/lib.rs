@@ -17,6 +17,7 @@
 pub mod api;
 pub mod control;
 pub mod gemini;
+mod judge;
 pub mod restyle;
 pub mod samples;
 pub mod scene;

@@ -172,12 +172,43 @@ impl Scene {
         self.mask_of(|l| l == label)
     }
 
-    /// Where the target is, as the stand-in understands it: a pet or person is the largest
-    /// subject; the background is everything but the subjects; a brushed area has no meaning
-    /// without its mask, so everything.
-    pub fn region(&self, target: Target) -> Mask {
+    /// The subject a person's description names, as far as the stand-in can read one: by
+    /// place ("the one on the left", "right", "centre", "middle") or by size ("bigger",
+    /// "smaller"); the largest when it names neither, the only one when there is one. `None`
+    /// when it names a place none of several subjects is at (or there is no subject).
+    pub fn named_subject(&self, description: Option<&str>) -> Option<&Component> {
+        let subjects = self.subjects();
+        if let [only] = subjects[..] {
+            return Some(only);
+        }
+        let words = description.unwrap_or_default().to_lowercase();
+        let has = |w: &[&str]| w.iter().any(|w| words.contains(w));
+        let place = if has(&["left"]) {
+            Some("left")
+        } else if has(&["right"]) {
+            Some("right")
+        } else if has(&["centre", "center", "middle"]) {
+            Some("centre")
+        } else {
+            None
+        };
+        if let Some(place) = place {
+            return subjects
+                .into_iter()
+                .find(|c| self.horizontal_position(c.centroid.0) == place);
+        }
+        if has(&["small", "little", "tiny"]) {
+            return subjects.last().copied();
+        }
+        subjects.first().copied()
+    }
+
+    /// Where the target is, as the stand-in understands it: a pet or person is the subject
+    /// the description names (the largest without one); the background is everything but the
+    /// subjects; a brushed area has no meaning without its mask, so everything.
+    pub fn region(&self, target: Target, description: Option<&str>) -> Mask {
         match target {
-            Target::Pet | Target::Person => match self.subjects().first() {
+            Target::Pet | Target::Person => match self.named_subject(description) {
                 Some(c) => self.component_mask(c),
                 None => Mask::from_weights(GrayImage::new(self.width, self.height)),
             },

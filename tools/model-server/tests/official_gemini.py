@@ -57,6 +57,11 @@ def obj(properties):
 COORD = types.Schema(type=types.Type.INTEGER, minimum=0, maximum=1000)
 BOX = obj({"x0": COORD, "y0": COORD, "x1": COORD, "y1": COORD})
 BOX.nullable = True
+# A candidate's box is never null.
+CANDIDATE = obj({
+    "label": types.Schema(type=types.Type.STRING),
+    "target_box": obj({"x0": COORD, "y0": COORD, "x1": COORD, "y1": COORD}),
+})
 SCHEMAS = {
     "check": obj({
         "ready": types.Schema(type=types.Type.BOOLEAN),
@@ -65,6 +70,7 @@ SCHEMAS = {
             type=types.Type.ARRAY, items=types.Schema(type=types.Type.STRING), max_items=3
         ),
         "target_box": BOX,
+        "candidates": types.Schema(type=types.Type.ARRAY, items=CANDIDATE, max_items=6),
     }),
     "review": obj({
         "verdict": types.Schema(type=types.Type.STRING, enum=["passed", "failed"]),

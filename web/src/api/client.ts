@@ -59,11 +59,27 @@ function refusal(response: Response, error: unknown): ApiError {
   return new ApiError(response.status, problem, ra === null ? null : Number(ra));
 }
 
+/**
+ * Fired whenever the balance may have moved: a paid call answered (a charge, a refund, or a
+ * `402` that shows this tab's number was old). The app reads the account again, so the balance
+ * it shows has one source.
+ */
+export const ACCOUNT_CHANGED = 'atelier:account-changed';
+function accountChanged(): void {
+  window.dispatchEvent(new Event(ACCOUNT_CHANGED));
+}
+
 /** The answer's body, or its problem thrown as an `ApiError`. */
 async function ok<T>(call: Promise<{ data?: T; error?: unknown; response: Response }>): Promise<T> {
   const { data, error, response } = await call;
   if (!response.ok) throw refusal(response, error);
   return data as T;
+}
+
+/** A call that moves credits: the balance is read again once it is answered, either way (a `402`
+ *  comes only from these). */
+function paid<T>(call: Promise<T>): Promise<T> {
+  return call.finally(accountChanged);
 }
 
 /** The longest the API waits for a job to change (`Prefer: wait=20`). */
@@ -107,13 +123,13 @@ export const api = {
     if (!data) throw refusal(response, error);
     return { job: data, etag: response.headers.get('etag') };
   },
-  cancel: (id: string) => ok(client.POST('/v1/edits/{id}/cancel', { params: { path: { id } } })),
+  cancel: (id: string) => paid(ok(client.POST('/v1/edits/{id}/cancel', { params: { path: { id } } }))),
   /** Keeps a repair's rejected candidate instead of the previous version: free, idempotent. */
-  adopt: (id: string) => ok(client.POST('/v1/edits/{id}/adopt', { params: { path: { id } } })),
+  adopt: (id: string) => paid(ok(client.POST('/v1/edits/{id}/adopt', { params: { path: { id } } }))),
   quote: (body: EditRequest) => ok(client.POST('/v1/quotes', { body })),
-  submit: (body: EditRequest, key: string) => ok(client.POST('/v1/edits', { body, params: { header: idempotent(key) } })),
+  submit: (body: EditRequest, key: string) => paid(ok(client.POST('/v1/edits', { body, params: { header: idempotent(key) } }))),
   repair: (id: string, instruction: string, key: string) =>
-    ok(client.POST('/v1/edits/{id}/repairs', { body: { instruction }, params: { path: { id }, header: idempotent(key) } })),
+    paid(ok(client.POST('/v1/edits/{id}/repairs', { body: { instruction }, params: { path: { id }, header: idempotent(key) } }))),
   checkout: (pack: string, key: string) =>
     ok(client.POST('/v1/checkout', {
       body: { pack, success_url: `${location.origin}/?checkout=success`, cancel_url: `${location.origin}/?checkout=cancel` },
@@ -149,6 +165,7 @@ export function explain(e: unknown): string {
   switch (e.code) {
     case 'INSUFFICIENT_CREDITS':
       return `Not enough credits: this costs ${String(e.problem?.price ?? '?')}, you have ${String(e.problem?.balance ?? '?')}. Buy a pack below.`;
+    case 'TOO_MANY_REQUESTS':
     case 'TOO_MANY_IN_FLIGHT':
     case 'DAILY_LIMIT_REACHED':
     case 'UPLOAD_LIMIT_REACHED':

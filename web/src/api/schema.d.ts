@@ -768,6 +768,12 @@ export interface components {
             /** Format: uri */
             url: string;
         };
+        /** @description One subject a clarification offers. */
+        ClarificationCandidate: {
+            area: components["schemas"]["AreaBox"];
+            /** @description The checker's words for it, e.g. "the one on the left". */
+            label: string;
+        };
         /**
          * @description How a repair's candidate compared with the version the user held.
          * @enum {string}
@@ -927,6 +933,11 @@ export interface components {
         /** @description A failure a user can read: stable code and a sentence. */
         JobFailure: {
             /**
+             * @description `NEEDS_CLARIFICATION`: the subjects the checker found, each with its words (send one
+             *     back as `target_description`) and its box in thousandths of the photo.
+             */
+            candidates?: components["schemas"]["ClarificationCandidate"][];
+            /**
              * @description Stable code: `NEEDS_CLARIFICATION`, `BUDGET_PAUSED` (everyone's edits are paused),
              *     `DAILY_LIMIT_REACHED` (the owner's share of the day's model budget is spent), `EDIT_FAILED`,
              *     `CHECK_FAILED`, `TIMED_OUT`, `INVALID_IMAGE`, `INVALID_MASK`, `ASSET_MISSING`,
@@ -934,6 +945,12 @@ export interface components {
              */
             code: components["schemas"]["FailureCode"];
             message: string;
+            /**
+             * Format: uri
+             * @description `NEEDS_CLARIFICATION` with candidates, in `GET /v1/edits/{id}` while the images are
+             *     kept: the photo they are outlined on (presigned, inline, short-lived).
+             */
+            photo_url?: string | null;
             questions?: string[];
         };
         /** @description A page of jobs. */
@@ -1110,7 +1127,7 @@ export interface components {
          *     In the OpenAPI document as a string enum (`schema.d.ts` gives the web app the union).
          * @enum {string}
          */
-        ProblemCode: "ACCOUNT_CLOSED" | "ACCOUNT_ON_HOLD" | "APP_STORE_DATA_INVALID" | "ASSET_IN_USE" | "ASSET_NOT_FOUND" | "CANDIDATE_NOT_ADOPTABLE" | "IDEMPOTENCY_CONFLICT" | "IDEMPOTENCY_KEY_INVALID" | "IDEMPOTENCY_KEY_REQUIRED" | "IMAGES_DELETED" | "IMAGES_IN_USE" | "INSUFFICIENT_CREDITS" | "INTERNAL" | "INVALID_CURSOR" | "INVALID_WAIT" | "MALFORMED_EVENT" | "MALFORMED_JSON" | "METHOD_NOT_ALLOWED" | "NOT_CANCELABLE" | "NOT_FOUND" | "NOT_REPAIRABLE" | "PAYLOAD_TOO_LARGE" | "PAYMENTS_NOT_CONFIGURED" | "PAYMENT_NOT_RECORDED" | "PAYMENT_PROVIDER_ERROR" | "REPAIRS_STOPPED" | "REPAIR_IN_PROGRESS" | "REPAIR_LIMIT_REACHED" | "SIGNATURE_INVALID" | "TOO_MANY_IN_FLIGHT" | "TRANSACTION_OTHER_ACCOUNT" | "TRANSACTION_REVOKED" | "TRANSACTION_STALE" | "TRY_AGAIN" | "UNAUTHENTICATED" | "UNKNOWN_PRODUCT" | "UNSUPPORTED_MEDIA_TYPE" | "UPLOAD_LIMIT_REACHED" | "VALIDATION_FAILED" | "DAILY_LIMIT_REACHED" | "DEVICE_LIMIT_REACHED" | "GOOGLE_PURCHASE_INVALID" | "PURCHASE_PENDING" | "PUBSUB_TOKEN_INVALID" | "PURCHASE_NOT_BOUND";
+        ProblemCode: "ACCOUNT_CLOSED" | "ACCOUNT_ON_HOLD" | "APP_STORE_DATA_INVALID" | "ASSET_IN_USE" | "ASSET_NOT_FOUND" | "CANDIDATE_NOT_ADOPTABLE" | "IDEMPOTENCY_CONFLICT" | "IDEMPOTENCY_KEY_INVALID" | "IDEMPOTENCY_KEY_REQUIRED" | "IMAGES_DELETED" | "IMAGES_IN_USE" | "INSUFFICIENT_CREDITS" | "INTERNAL" | "INVALID_CURSOR" | "INVALID_WAIT" | "MALFORMED_EVENT" | "MALFORMED_JSON" | "METHOD_NOT_ALLOWED" | "NOT_CANCELABLE" | "NOT_FOUND" | "NOT_REPAIRABLE" | "PAYLOAD_TOO_LARGE" | "PAYMENTS_NOT_CONFIGURED" | "PAYMENT_NOT_RECORDED" | "PAYMENT_PROVIDER_ERROR" | "REPAIRS_STOPPED" | "REPAIR_IN_PROGRESS" | "REPAIR_LIMIT_REACHED" | "SIGNATURE_INVALID" | "TOO_MANY_IN_FLIGHT" | "TOO_MANY_REQUESTS" | "TRANSACTION_OTHER_ACCOUNT" | "TRANSACTION_REVOKED" | "TRANSACTION_STALE" | "TRY_AGAIN" | "UNAUTHENTICATED" | "UNKNOWN_PRODUCT" | "UNSUPPORTED_MEDIA_TYPE" | "UPLOAD_LIMIT_REACHED" | "VALIDATION_FAILED" | "DAILY_LIMIT_REACHED" | "DEVICE_LIMIT_REACHED" | "GOOGLE_PURCHASE_INVALID" | "PURCHASE_PENDING" | "PUBSUB_TOKEN_INVALID" | "PURCHASE_NOT_BOUND";
         /** @description The price of one request, itemised. */
         Quote: {
             /** Format: int32 */

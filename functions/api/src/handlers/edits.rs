@@ -140,6 +140,7 @@ pub async fn get_edit(
         StatusCode::NOT_MODIFIED.into_response()
     } else {
         let links = jobs::result_links(&app, &now.job, format).await?;
+        let photo_url = jobs::question_photo_url(&app, &now.job).await?;
         let usual = match now.job.status().is_terminal() {
             true => None,
             false => jobs::usual_secs(&app, &user).await?,
@@ -151,6 +152,9 @@ pub async fn get_edit(
             app.config.limits.result_retention_days,
         );
         view.usual_secs = usual;
+        if let Some(f) = view.failure.as_mut() {
+            f.photo_url = photo_url;
+        }
         Json(view).into_response()
     };
     let headers = res.headers_mut();

@@ -347,8 +347,20 @@ mod tests {
         assert!(converted.get("additionalProperties").is_none());
         assert_eq!(
             converted["propertyOrdering"],
-            json!(["ready", "observation", "questions", "target_box"])
+            json!([
+                "ready",
+                "observation",
+                "questions",
+                "target_box",
+                "candidates"
+            ])
         );
+        let candidate = &converted["properties"]["candidates"]["items"];
+        assert_eq!(
+            candidate["propertyOrdering"],
+            json!(["label", "target_box"])
+        );
+        assert_eq!(candidate["properties"]["target_box"]["type"], "OBJECT");
         let target_box = &converted["properties"]["target_box"];
         assert_eq!(target_box["type"], "OBJECT");
         assert_eq!(target_box["nullable"], true);

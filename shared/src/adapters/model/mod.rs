@@ -33,7 +33,7 @@ use crate::domain::JobId;
 pub use crate::domain::prompts::{EditPrompt, ImageRole, VisionPrompt};
 use catalogue::Provider;
 use vision::VisionAnswer;
-pub use vision::{Comparison, Outcome, Readiness, Review, TargetBox, Verdict};
+pub use vision::{Candidate, Comparison, Outcome, Readiness, Review, TargetBox, Verdict};
 
 /// Provider error codes that mean "no such model" (OpenAI: `model_not_found`, also sent for a
 /// model past its shutdown; `invalid_model` on some endpoints; Gemini's `NOT_FOUND` status on a

@@ -19,6 +19,9 @@ pub const MAX_TEXT_CHARS: usize = 1_000;
 pub const MAX_QUESTION_CHARS: usize = 300;
 /// Most questions a not-ready answer may ask.
 pub const MAX_QUESTIONS: usize = 3;
+/// Most candidates a not-ready answer may outline, and the longest label of one.
+pub const MAX_CANDIDATES: usize = 6;
+pub const MAX_CANDIDATE_LABEL_CHARS: usize = 80;
 
 /// A vision answer type: its schema name, its JSON schema, and its validation.
 pub trait VisionAnswer: Sized {
@@ -39,6 +42,11 @@ pub struct TargetBox {
 }
 
 impl TargetBox {
+    /// Inside the image (thousandths) and not empty.
+    pub fn is_valid(self) -> bool {
+        self.x1 <= 1000 && self.y1 <= 1000 && self.x0 < self.x1 && self.y0 < self.y1
+    }
+
     /// The box in pixels of a `width`×`height` image: (x0, y0, x1, y1), x1/y1 exclusive.
     pub fn to_pixels(self, width: u32, height: u32) -> (u32, u32, u32, u32) {
         let scale =
@@ -65,6 +73,18 @@ pub struct Readiness {
     /// For a pet or person, when ready: the box around the target (a leakage basis when there
     /// is no mask). Null otherwise.
     pub target_box: Option<TargetBox>,
+    /// When not ready because several subjects could be meant: each one, for the person to
+    /// pick on the photo. Empty otherwise.
+    pub candidates: Vec<Candidate>,
+}
+
+/// One subject the request could mean: what a person would call it and where it is.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Candidate {
+    /// Short words that name it, e.g. "the grey cat on the left": sent back as the answer.
+    pub label: String,
+    pub target_box: TargetBox,
 }
 
 /// The reviewer's verdict as the model gives it.
@@ -137,6 +157,33 @@ fn check_text(field: &str, text: &str, max: usize, allow_empty: bool) -> Result<
     Ok(())
 }
 
+/// At most [`MAX_CANDIDATES`], each labelled and boxed, and only with a question to answer.
+fn check_candidates(answer: &Readiness) -> Result<(), Malformed> {
+    if answer.candidates.len() > MAX_CANDIDATES {
+        return Err(schema_violation(format!(
+            "{} candidates; at most {MAX_CANDIDATES}",
+            answer.candidates.len()
+        )));
+    }
+    if answer.ready && !answer.candidates.is_empty() {
+        return Err(schema_violation("ready, yet outlines candidates"));
+    }
+    for c in &answer.candidates {
+        check_text(
+            "candidate label",
+            &c.label,
+            MAX_CANDIDATE_LABEL_CHARS,
+            false,
+        )?;
+        if !c.target_box.is_valid() {
+            return Err(schema_violation(
+                "a candidate's box is out of range or empty",
+            ));
+        }
+    }
+    Ok(())
+}
+
 fn string_schema(description: &str) -> Value {
     json!({ "type": "string", "description": description })
 }
@@ -146,10 +193,16 @@ impl VisionAnswer for Readiness {
 
     fn schema() -> Value {
         let coord = json!({ "type": "integer", "minimum": 0, "maximum": 1000 });
+        let box_ = json!({
+            "type": "object",
+            "additionalProperties": false,
+            "required": ["x0", "y0", "x1", "y1"],
+            "properties": { "x0": coord, "y0": coord, "x1": coord, "y1": coord }
+        });
         json!({
             "type": "object",
             "additionalProperties": false,
-            "required": ["ready", "observation", "questions", "target_box"],
+            "required": ["ready", "observation", "questions", "target_box", "candidates"],
             "properties": {
                 "ready": { "type": "boolean" },
                 "observation": string_schema("What is visible: the target, where it is, and what sits at the selection's boundary. At most 1000 characters."),
@@ -162,13 +215,22 @@ impl VisionAnswer for Readiness {
                 "target_box": {
                     "anyOf": [
                         { "type": "null" },
-                        {
-                            "type": "object",
-                            "additionalProperties": false,
-                            "required": ["x0", "y0", "x1", "y1"],
-                            "properties": { "x0": coord, "y0": coord, "x1": coord, "y1": coord }
-                        }
+                        box_.clone()
                     ]
+                },
+                "candidates": {
+                    "type": "array",
+                    "maxItems": MAX_CANDIDATES,
+                    "description": "When not ready because several subjects could be meant: each of them; otherwise empty.",
+                    "items": {
+                        "type": "object",
+                        "additionalProperties": false,
+                        "required": ["label", "target_box"],
+                        "properties": {
+                            "label": string_schema("Short words a person would use for this one, e.g. \"the grey cat on the left\". At most 80 characters."),
+                            "target_box": box_
+                        }
+                    }
                 }
             }
         })
@@ -177,7 +239,13 @@ impl VisionAnswer for Readiness {
     fn parse(content: &str) -> Result<Self, Malformed> {
         let answer: Readiness = parse_exact(
             content,
-            &["ready", "observation", "questions", "target_box"],
+            &[
+                "ready",
+                "observation",
+                "questions",
+                "target_box",
+                "candidates",
+            ],
         )?;
         check_text("observation", &answer.observation, MAX_TEXT_CHARS, false)?;
         if answer.questions.len() > MAX_QUESTIONS {
@@ -194,11 +262,10 @@ impl VisionAnswer for Readiness {
             (false, true) => return Err(schema_violation("not ready, yet asks nothing")),
             _ => {}
         }
-        if let Some(b) = answer.target_box
-            && (b.x1 > 1000 || b.y1 > 1000 || b.x0 >= b.x1 || b.y0 >= b.y1)
-        {
+        if answer.target_box.is_some_and(|b| !b.is_valid()) {
             return Err(schema_violation("target_box is out of range or empty"));
         }
+        check_candidates(&answer)?;
         Ok(answer)
     }
 }
@@ -273,16 +340,28 @@ mod tests {
     #[test]
     fn valid_answers_parse() {
         let r = Readiness::parse(
-            r#"{"ready":true,"observation":"A cat.","questions":[],"target_box":{"x0":10,"y0":20,"x1":500,"y1":900}}"#,
+            r#"{"ready":true,"observation":"A cat.","questions":[],"target_box":{"x0":10,"y0":20,"x1":500,"y1":900},"candidates":[]}"#,
         );
         assert_eq!(
             r.map(|r| r.target_box.map(|b| b.to_pixels(1000, 500))).ok(),
             Some(Some((10, 10, 500, 450)))
         );
         let r = Readiness::parse(
-            r#"{"ready":false,"observation":"Two cats.","questions":["Which cat?"],"target_box":null}"#,
+            r#"{"ready":false,"observation":"Two cats.","questions":["Which cat?"],"target_box":null,"candidates":[]}"#,
         );
         assert!(r.is_ok(), "{r:?}");
+        let r = Readiness::parse(
+            r#"{"ready":false,"observation":"Two cats.","questions":["Which cat?"],"target_box":null,"candidates":[{"label":"the cat on the left","target_box":{"x0":100,"y0":300,"x1":380,"y1":700}}]}"#,
+        );
+        assert_eq!(
+            r.map(|r| r
+                .candidates
+                .into_iter()
+                .map(|c| c.label)
+                .collect::<Vec<_>>())
+                .ok(),
+            Some(vec!["the cat on the left".to_owned()])
+        );
         let v = Review::parse(
             r#"{"verdict":"failed","target_reads_as_medium":true,"rest_photographic":false,"style_leaked":true,"notes":"leaks"}"#,
         );
@@ -295,21 +374,28 @@ mod tests {
     fn bad_answers_are_malformed_never_a_pass() {
         let long = "x".repeat(MAX_TEXT_CHARS + 1);
         let long_q = "q".repeat(MAX_QUESTION_CHARS + 1);
+        let one = r#"{"label":"the cat","target_box":{"x0":0,"y0":0,"x1":10,"y1":10}}"#;
+        let seven = [one; MAX_CANDIDATES + 1].join(",");
         let readiness_cases: Vec<(&str, String)> = vec![
             ("not json", "{\"ready\": tru".into()),
             ("not an object", "[true]".into()),
             ("missing field", r#"{"ready":true,"observation":"ok","questions":[]}"#.into()),
-            ("extra field", r#"{"ready":true,"observation":"ok","questions":[],"target_box":null,"verdict":"passed"}"#.into()),
-            ("wrong type", r#"{"ready":"yes","observation":"ok","questions":[],"target_box":null}"#.into()),
-            ("four questions", r#"{"ready":false,"observation":"?","questions":["a","b","c","d"],"target_box":null}"#.into()),
-            ("long observation", format!(r#"{{"ready":true,"observation":"{long}","questions":[],"target_box":null}}"#)),
-            ("long question", format!(r#"{{"ready":false,"observation":"?","questions":["{long_q}"],"target_box":null}}"#)),
-            ("empty observation", r#"{"ready":true,"observation":" ","questions":[],"target_box":null}"#.into()),
-            ("ready with questions", r#"{"ready":true,"observation":"ok","questions":["why?"],"target_box":null}"#.into()),
-            ("not ready without questions", r#"{"ready":false,"observation":"hm","questions":[],"target_box":null}"#.into()),
-            ("inverted box", r#"{"ready":true,"observation":"ok","questions":[],"target_box":{"x0":500,"y0":0,"x1":100,"y1":10}}"#.into()),
-            ("box past the edge", r#"{"ready":true,"observation":"ok","questions":[],"target_box":{"x0":0,"y0":0,"x1":1001,"y1":10}}"#.into()),
-            ("control character", r#"{"ready":true,"observation":"a\u0007b","questions":[],"target_box":null}"#.into()),
+            ("extra field", r#"{"ready":true,"observation":"ok","questions":[],"target_box":null,"candidates":[],"verdict":"passed"}"#.into()),
+            ("wrong type", r#"{"ready":"yes","observation":"ok","questions":[],"target_box":null,"candidates":[]}"#.into()),
+            ("four questions", r#"{"ready":false,"observation":"?","questions":["a","b","c","d"],"target_box":null,"candidates":[]}"#.into()),
+            ("long observation", format!(r#"{{"ready":true,"observation":"{long}","questions":[],"target_box":null,"candidates":[]}}"#)),
+            ("long question", format!(r#"{{"ready":false,"observation":"?","questions":["{long_q}"],"target_box":null,"candidates":[]}}"#)),
+            ("empty observation", r#"{"ready":true,"observation":" ","questions":[],"target_box":null,"candidates":[]}"#.into()),
+            ("ready with questions", r#"{"ready":true,"observation":"ok","questions":["why?"],"target_box":null,"candidates":[]}"#.into()),
+            ("not ready without questions", r#"{"ready":false,"observation":"hm","questions":[],"target_box":null,"candidates":[]}"#.into()),
+            ("inverted box", r#"{"ready":true,"observation":"ok","questions":[],"target_box":{"x0":500,"y0":0,"x1":100,"y1":10},"candidates":[]}"#.into()),
+            ("box past the edge", r#"{"ready":true,"observation":"ok","questions":[],"target_box":{"x0":0,"y0":0,"x1":1001,"y1":10},"candidates":[]}"#.into()),
+            ("control character", r#"{"ready":true,"observation":"a\u0007b","questions":[],"target_box":null,"candidates":[]}"#.into()),
+            ("missing candidates", r#"{"ready":false,"observation":"?","questions":["Which?"],"target_box":null}"#.into()),
+            ("ready with candidates", format!(r#"{{"ready":true,"observation":"ok","questions":[],"target_box":null,"candidates":[{one}]}}"#)),
+            ("seven candidates", format!(r#"{{"ready":false,"observation":"?","questions":["Which?"],"target_box":null,"candidates":[{seven}]}}"#)),
+            ("unlabelled candidate", r#"{"ready":false,"observation":"?","questions":["Which?"],"target_box":null,"candidates":[{"label":" ","target_box":{"x0":0,"y0":0,"x1":10,"y1":10}}]}"#.into()),
+            ("candidate box past the edge", r#"{"ready":false,"observation":"?","questions":["Which?"],"target_box":null,"candidates":[{"label":"the cat","target_box":{"x0":0,"y0":0,"x1":1001,"y1":10}}]}"#.into()),
         ];
         for (why, content) in readiness_cases {
             assert!(

@@ -16,7 +16,7 @@ use crate::clock;
 use crate::domain::imaging;
 use crate::domain::prompts::{self, EditPrompt};
 use crate::domain::{
-    AreaBox, Credits, FailureCode, JobFailure, JobResult, ResultFormat, ReviewRecord,
+    AreaBox, Candidate, Credits, FailureCode, JobFailure, JobResult, ResultFormat, ReviewRecord,
     ReviewVerdict, Stage,
 };
 use crate::error::Error;
@@ -79,9 +79,9 @@ impl Run<'_> {
         let vision_model = p.providers.first(CallKind::Check).config().vision_model.id;
         let memory =
             MemoryKey::readiness(&job.user_id, vision_model, &prompt, &images, clock::now());
-        if let Some(questions) = self.recall(&memory).await {
-            tracing::info!(job_id = %job.job_id, questions = questions.len(), "check_answered_from_memory");
-            return Err(Stop::Fail(JobFailure::needs_clarification(questions)));
+        if let Some(asked) = self.recall(&memory).await {
+            tracing::info!(job_id = %job.job_id, questions = asked.questions.len(), "check_answered_from_memory");
+            return Err(Stop::Fail(asked));
         }
         // Never pay for a check when the edit after it could not run in time.
         let Some(model) = self.model_for(CallKind::Check, p.time.least_edit) else {
@@ -122,11 +122,10 @@ impl Run<'_> {
             }
         };
         if !readiness.ready {
-            self.remember(&memory, &readiness.questions).await;
-            tracing::info!(job_id = %job.job_id, questions = readiness.questions.len(), "check_not_ready");
-            return Err(Stop::Fail(JobFailure::needs_clarification(
-                readiness.questions,
-            )));
+            let asked = clarification(readiness);
+            self.remember(&memory, &asked).await;
+            tracing::info!(job_id = %job.job_id, questions = asked.questions.len(), candidates = asked.candidates.len(), "check_not_ready");
+            return Err(Stop::Fail(asked));
         }
         self.crash(Step::AfterCheck)?;
         Ok(readiness)
@@ -264,4 +263,22 @@ fn review_record(answer: Review) -> ReviewRecord {
         style_leaked: Some(answer.style_leaked),
         notes: answer.notes,
     }
+}
+
+/// A "not ready" answer as the job keeps it: the questions, and the subjects outlined.
+fn clarification(readiness: Readiness) -> JobFailure {
+    let candidates = readiness
+        .candidates
+        .into_iter()
+        .map(|c| Candidate {
+            label: c.label,
+            area: AreaBox {
+                x0: c.target_box.x0,
+                y0: c.target_box.y0,
+                x1: c.target_box.x1,
+                y1: c.target_box.y1,
+            },
+        })
+        .collect();
+    JobFailure::needs_clarification(readiness.questions, candidates)
 }

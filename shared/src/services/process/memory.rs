@@ -23,8 +23,8 @@ use sha2::{Digest, Sha256};
 use super::Run;
 use crate::adapters::model::ImageInput;
 use crate::clock::{self, Instant};
-use crate::domain::UserId;
 use crate::domain::prompts::VisionPrompt;
+use crate::domain::{JobFailure, UserId};
 use crate::services::budget;
 use crate::store::schema::{ReadinessMemoryItem, readiness_memory_key};
 
@@ -85,12 +85,14 @@ impl MemoryKey {
 }
 
 impl Run<'_> {
-    /// The questions remembered under `key` for this user, if any.
-    pub(super) async fn recall(&self, key: &MemoryKey) -> Option<Vec<String>> {
+    /// The clarification remembered under `key` for this user, if any.
+    pub(super) async fn recall(&self, key: &MemoryKey) -> Option<JobFailure> {
         match self.p.app.store.get_readiness_memory(&key.key).await {
             // The user is in the digest; checking it again costs nothing and keeps a digest
             // collision from ever crossing accounts.
-            Ok(Some(item)) if item.user_id == self.job.user_id => Some(item.questions),
+            Ok(Some(item)) if item.user_id == self.job.user_id => Some(
+                JobFailure::needs_clarification(item.questions, item.candidates),
+            ),
             Ok(_) => None,
             Err(e) => {
                 tracing::warn!(job_id = %self.job.job_id, error = %crate::error::chain(&e), "readiness_memory_read_failed");
@@ -99,12 +101,13 @@ impl Run<'_> {
         }
     }
 
-    /// Remembers a "not ready" answer's questions under `key`.
-    pub(super) async fn remember(&self, key: &MemoryKey, questions: &[String]) {
+    /// Remembers a "not ready" answer (its questions and candidates) under `key`.
+    pub(super) async fn remember(&self, key: &MemoryKey, asked: &JobFailure) {
         let item = ReadinessMemoryItem {
             day: key.key.clone(),
             user_id: self.job.user_id.clone(),
-            questions: questions.to_vec(),
+            questions: asked.questions.clone(),
+            candidates: asked.candidates.clone(),
             job_id: self.job.job_id.clone(),
             created_at: clock::format(clock::now()),
             expires_at: key.expires_at,
