@@ -7,7 +7,8 @@
  * - `atelier:placeholderCode`  true: synthesize without the zips (tests, offline checks; never deploy)
  * - `atelier:stackName`        default Atelier-<stage>
  * - `atelier:perIpRateLimit`   requests per client IP per 5 minutes: adds CloudFront + a WAF rate rule
- *                              in front of the API (us-east-1 only; default: none)
+ *                              in front of the API (us-east-1 only); `off`: none. Default: prod
+ *                              10000 (the production front door, docs/operations.md), dev none
  * - `atelier:site`             false: no web site (bucket + CloudFront); the local cloud sets it
  * - `atelier:webDist`          the built web app to upload (default ../web/dist when it holds
  *                              index.html; `none`: create the site empty)
@@ -20,7 +21,7 @@ import { join } from 'node:path';
 import { App, Validations } from 'aws-cdk-lib';
 import { AwsSolutionsChecks } from 'cdk-nag';
 
-import { type Arch, AtelierStack, type Stage } from '../lib/atelier-stack';
+import { type Arch, AtelierStack, DEFAULTS, type Stage } from '../lib/atelier-stack';
 
 const app = new App();
 const ctx = (key: string): string | undefined => {
@@ -37,7 +38,7 @@ new AtelierStack(app, ctx('stackName') ?? `Atelier-${stage}`, {
   arch,
   distDir: ctx('distDir'),
   placeholderCode: ctx('placeholderCode') === 'true',
-  perIpRateLimit: ctx('perIpRateLimit') === undefined ? undefined : Number(ctx('perIpRateLimit')),
+  perIpRateLimit: perIpRateLimit(),
   site: ctx('site') !== 'false',
   webDist: webDist(),
 });
@@ -51,3 +52,11 @@ function webDist(): string | undefined {
   return existsSync(join(built, 'index.html')) ? built : undefined;
 }
 Validations.of(app).addPlugins(new AwsSolutionsChecks(app));
+
+/** The per-IP front's limit: the context's number, none for `off`, prod's default otherwise. */
+function perIpRateLimit(): number | undefined {
+  const v = ctx('perIpRateLimit');
+  if (v === 'off') return undefined;
+  if (v !== undefined) return Number(v);
+  return stage === 'prod' ? DEFAULTS.perIpRateLimitProd : undefined;
+}

@@ -202,7 +202,12 @@ export const DEFAULTS = {
   creditPacks: 'starter:50:500:usd,studio:250:2000:usd',
   checkoutReturnUrls: 'http://localhost:8787/',
   unboundStorePurchases: 'refuse',
-  throttle: { rateLimit: 25, burstLimit: 50 },
+  // Sized for everyone together (docs/operations.md "The stage throttle"): each caller has its
+  // own budget in the code; this is the ceiling the tables and functions carry.
+  throttle: { rateLimit: 1000, burstLimit: 2000 },
+  /** The production deployment's per-IP limit (requests per IP in any 5 minutes): the CDK
+   * app's `prod` stage sets it unless told `off`; the construct itself adds no front. */
+  perIpRateLimitProd: 10_000,
 } as const;
 
 /**

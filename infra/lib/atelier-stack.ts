@@ -413,8 +413,11 @@ export class AtelierStack extends Stack {
     new CfnOutput(this, 'UserPoolId', { value: userPool.userPoolId, condition: useCognito });
     new CfnOutput(this, 'UserPoolClientId', { value: userPoolClient.userPoolClientId, condition: useCognito });
     // What `npm run build` in web/ needs (README: "Deploy the web app").
+    // With the per-IP front the web build talks to CloudFront, so its limit applies to it.
     new CfnOutput(this, 'WebApiBaseUrl', {
-      value: `https://${this.httpApi.apiId}.execute-api.${this.region}.${this.urlSuffix}`,
+      value: service.apiFront
+        ? `https://${service.apiFront.distributionDomainName}`
+        : `https://${this.httpApi.apiId}.execute-api.${this.region}.${this.urlSuffix}`,
       description: 'VITE_API_BASE_URL for the web build',
     });
     // With JwtIssuer set, the operator's own issuer and audience are the web build's values.

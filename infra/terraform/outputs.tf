@@ -80,8 +80,8 @@ output "address_key_secret_arn" {
 
 # What `npm run build` in web/ needs (README.md: "The web app").
 output "web_api_base_url" {
-  description = "VITE_API_BASE_URL for the web build."
-  value       = aws_apigatewayv2_api.http.api_endpoint
+  description = "VITE_API_BASE_URL for the web build: the CloudFront address with per_ip_rate_limit, so its limit applies to the app."
+  value       = local.per_ip_front == 1 ? "https://${aws_cloudfront_distribution.api[0].domain_name}" : aws_apigatewayv2_api.http.api_endpoint
 }
 
 output "web_oidc_authority" {

@@ -429,7 +429,7 @@ variable "per_ip_rate_limit" {
 variable "throttle_rate_limit" {
   description = "API steady-state requests per second (API Gateway stage throttling)."
   type        = number
-  default     = 25
+  default     = 1000
   validation {
     condition     = var.throttle_rate_limit > 0 && var.throttle_rate_limit <= 10000
     error_message = "throttle_rate_limit must be positive and at most 10000 (the account's default API Gateway quota)."
@@ -439,7 +439,7 @@ variable "throttle_rate_limit" {
 variable "throttle_burst_limit" {
   description = "API burst requests (API Gateway stage throttling)."
   type        = number
-  default     = 50
+  default     = 2000
   validation {
     condition     = var.throttle_burst_limit >= 1 && var.throttle_burst_limit <= 5000 && floor(var.throttle_burst_limit) == var.throttle_burst_limit
     error_message = "throttle_burst_limit must be an integer in 1..5000 (the account's default API Gateway burst quota)."

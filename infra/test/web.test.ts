@@ -191,6 +191,13 @@ describe('web build configuration', () => {
     assert.equal(out.WebOidcAuthority.Condition, 'UseCognito');
   });
 
+  it('sends the web build to the per-IP front when it is on, so its limit applies to the app', () => {
+    const out = synth('prod', { perIpRateLimit: 10_000 }).json.Outputs!;
+    const base = JSON.stringify(out.WebApiBaseUrl.Value);
+    assert.doesNotMatch(base, /execute-api/);
+    assert.match(base, /ApiFront/);
+  });
+
   it('lets the Cognito app client sign in with code + PKCE back to the site, through a hosted UI', () => {
     const s = synth('dev');
     s.template.hasResourceProperties('AWS::Cognito::UserPoolClient', {
