@@ -30,6 +30,11 @@
 //! the consumer's process killed mid-edit, the sweeper invoked through the Lambda API, then the
 //! money invariants and `atelier-admin audit` (docs/benchmarks.md: "The fault harness on the
 //! deployed stack"). Exits non-zero on any violation. Not in CI: 1,000 jobs take most of an hour.
+//!
+//! With `--flood RATE [--flood-secs N]` one token sends RATE requests/s for N s while another
+//! person's journey runs and a Stripe payment arrives (issue 47, item 3;
+//! `tools/bench/cloud/flood.py`): each step idle and under the flood, the flooder's answers,
+//! the pack granted once, the audit (docs/benchmarks.md: "One caller's flood").
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode, Stdio};
@@ -55,6 +60,9 @@ struct Args {
     /// `--chaos`: the fault harness's jobs on the deployed stack.
     chaos: Option<usize>,
     seed: u64,
+    /// `--flood`: one caller's requests per second beside another's journey.
+    flood: Option<usize>,
+    flood_secs: usize,
 }
 
 fn args(argv: &[String]) -> Result<Args> {
@@ -69,6 +77,8 @@ fn args(argv: &[String]) -> Result<Args> {
         load_secs: 60,
         chaos: None,
         seed: 33,
+        flood: None,
+        flood_secs: 60,
     };
     let mut it = argv.iter();
     while let Some(flag) = it.next() {
@@ -89,10 +99,12 @@ fn args(argv: &[String]) -> Result<Args> {
             "--load-secs" => a.load_secs = number()?,
             "--chaos" => a.chaos = Some(number()?),
             "--seed" => a.seed = number()? as u64,
+            "--flood" => a.flood = Some(number()?),
+            "--flood-secs" => a.flood_secs = number()?,
             _ => bail!(
                 "usage: cargo xtask bench-cloud [--jobs N] [--model-ms L] [--levels 1,2,4] \
                  [--samples N] [--counted N] [--cold-runs N] | --load 10,50,100,200 \
-                 [--load-secs N] | --chaos N [--seed S]"
+                 [--load-secs N] | --chaos N [--seed S] | --flood RATE [--flood-secs N]"
             ),
         }
     }
@@ -142,6 +154,9 @@ pub fn bench_cloud(argv: &[String]) -> Result<ExitCode> {
     if let Some(jobs) = a.chaos {
         return chaos(jobs, a.seed);
     }
+    if let Some(rate) = a.flood {
+        return flood(rate, a.flood_secs);
+    }
     let peer_venv = venv().join("peer");
     ensure_pip(&peer_venv, ".atelier-peer-pins", &pins(PEER_REQUIREMENTS))?;
     let dist = dist()?;
@@ -187,6 +202,33 @@ fn load(levels: &str, secs: usize) -> Result<ExitCode> {
     println!("\n### The API under load\n\n{tables}");
     drop(cloud);
     Ok(ExitCode::SUCCESS)
+}
+
+/// One caller's flood beside another's journey (`tools/bench/cloud/flood.py`): prints its
+/// table; fails when the person's journey broke, the pack was not granted once, or the audit
+/// found anything.
+fn flood(rate: usize, secs: usize) -> Result<ExitCode> {
+    let load_venv = venv().join("load");
+    ensure_pip(&load_venv, ".atelier-load-pins", &pins(LOAD_REQUIREMENTS))?;
+    let (cloud, out) = deploy_enforced()?;
+    eprintln!("xtask: bench-cloud: one caller at {rate} requests/s for {secs} s beside a journey");
+    let mut cmd = driver(&load_venv.join("bin").join("python"), "flood.py", &cloud);
+    cmd.arg(cloud.api_url())
+        .arg(cloud.issuer_url())
+        .arg(out.join("single_pet.png"))
+        .arg(debug_bin("atelier-admin"))
+        .arg(cloud::STACK)
+        .arg(rate.to_string())
+        .arg(secs.to_string())
+        .env("FLOOD_STRIPE_WEBHOOK_SECRET", cloud::STRIPE_WEBHOOK_SECRET);
+    let status = cmd.stderr(Stdio::inherit()).status()?;
+    drop(cloud);
+    Ok(if status.success() {
+        ExitCode::SUCCESS
+    } else {
+        eprintln!("xtask: bench-cloud: the flood broke something ({status})");
+        ExitCode::FAILURE
+    })
 }
 
 /// The fault harness on the deployed stack (`tools/bench/cloud/chaos.py`): prints its

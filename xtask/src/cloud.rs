@@ -47,7 +47,7 @@ const DUMMY_KEY: &str = "sk-local-cloud-dummy-key";
 /// end-to-end test signs events with it); the secret key reaches no Stripe from here.
 const STRIPE_KEYS: &str =
     r#"{"secret_key": "sk_test_local_cloud", "webhook_secret": "whsec_local_cloud_e2e"}"#;
-const STRIPE_WEBHOOK_SECRET: &str = "whsec_local_cloud_e2e";
+pub const STRIPE_WEBHOOK_SECRET: &str = "whsec_local_cloud_e2e";
 
 /// Whether ministack evaluates IAM (`AUTH=true`, then over TLS) or lets every call through.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

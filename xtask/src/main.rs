@@ -18,6 +18,8 @@
 //!   private local stack (`bench.rs`, the program in `tools/bench`), then the pipeline and peer
 //!   tables on the deployed local cloud (`bench_cloud.rs`; alone: `cargo xtask bench-cloud`).
 //!
+//! - `cargo xtask mutants -f FILE… [--suite NAME]…` — cargo-mutants over `atelier-shared` with
+//!   the integration suites on a private local stack (`mutants.rs`; not in CI).
 //! - `cargo xtask fn-lengths [--ratchet]` — the longest functions; fails on one over the limit
 //!   that `xtask/long-functions.txt` does not list (`fn_lengths.rs`).
 //!
@@ -37,6 +39,7 @@ mod deny;
 mod fn_lengths;
 mod fuzz;
 mod infra;
+mod mutants;
 mod package;
 mod release;
 mod skips;
@@ -111,6 +114,7 @@ fn main() -> ExitCode {
         Some("cloud") => cloud::cloud(),
         Some("fuzz") => fuzz::fuzz(&args[1..]),
         Some("fn-lengths") => fn_lengths::fn_lengths(&args[1..]),
+        Some("mutants") => mutants::mutants(&args[1..]),
         Some("deny") => deny::deny(),
         Some("web-test") => web_test_only(),
         Some("bench") => bench::bench_all(&args[1..]),
@@ -118,7 +122,7 @@ fn main() -> ExitCode {
         Some("cloud-test") => cloud::cloud_test(false).map(|()| ExitCode::SUCCESS),
         _ => {
             eprintln!(
-                "usage: cargo xtask <dev | test [cargo test args] | token --user NAME | admin ARGS | ministack | package [--arch x86_64|arm64] | release [--target T]... | infra-test | infra-schema | cloud | cloud-test | fuzz [--requests N] [--seed S] | fn-lengths [--ratchet] | deny | web-test | bench [--jobs N] [--workers K] [--model-ms L] [--no-cloud] | bench-cloud [--jobs N] [--model-ms L] | bench-cloud --chaos N [--seed S]>"
+                "usage: cargo xtask <dev | test [cargo test args] | token --user NAME | admin ARGS | ministack | package [--arch x86_64|arm64] | release [--target T]... | infra-test | infra-schema | cloud | cloud-test | fuzz [--requests N] [--seed S] | fn-lengths [--ratchet] | deny | web-test | bench [--jobs N] [--workers K] [--model-ms L] [--no-cloud] | bench-cloud [--jobs N] [--model-ms L] | bench-cloud --chaos N [--seed S] | bench-cloud --flood RATE [--flood-secs N] | mutants -f FILE… [--suite NAME]…>"
             );
             return ExitCode::from(2);
         }

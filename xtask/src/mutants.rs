@@ -1,0 +1,92 @@
+//! `cargo xtask mutants -f FILE [-f FILE]… [--suite NAME]…` — cargo-mutants (pinned, installed
+//! here when absent) over `atelier-shared`, each mutant tested by the integration suites of
+//! `atelier-tests` on a private local stack (the store and service files of the money core are
+//! tested there, not by `--lib`; docs/testing.md, "Mutation pass on the money core"). `--suite`
+//! names the suites to run (`--test NAME` of cargo test; default: every suite). Not in CI: each
+//! mutant is a rebuild and its suites.
+
+use std::process::ExitCode;
+
+use anyhow::{Result, bail};
+
+use crate::{cargo, root, run, start_ministack, test_env, test_port};
+
+const MUTANTS_VERSION: &str = "27.1.0";
+
+pub fn mutants(argv: &[String]) -> Result<ExitCode> {
+    let (files, suites) = args(argv)?;
+    ensure_cargo_mutants()?;
+    let port = test_port();
+    let state = root()
+        .join("target")
+        .join(format!("xtask-ministack-mutants-{port}"));
+    let _ = std::fs::remove_dir_all(&state);
+    let _ministack = start_ministack(port, &state)?;
+    let mut cmd = cargo();
+    cmd.current_dir(root())
+        .args([
+            "mutants",
+            "-p",
+            "atelier-shared",
+            "--test-package",
+            "atelier-tests",
+        ])
+        .args(["--output", "target/mutants"]);
+    for f in &files {
+        cmd.args(["-f", f]);
+    }
+    // What follows `--` is cargo test's: the suites to run.
+    if !suites.is_empty() {
+        cmd.arg("--");
+        cmd.args(suites.iter().map(|s| format!("--test={s}")));
+    }
+    cmd.envs(test_env(port)?);
+    // The scratch copy builds into this checkout's target: the dependencies are built once,
+    // and only the mutated crate and its dependents rebuild for each mutant.
+    cmd.env("CARGO_TARGET_DIR", root().join("target"));
+    // cargo-mutants exits 2 when a mutant survived: the report says which, and that is the
+    // result, not a failure of this command.
+    let status = cmd.status()?;
+    eprintln!(
+        "xtask: mutants: exit {status}; outcomes in target/mutants/mutants.out/outcomes.json"
+    );
+    Ok(match status.code() {
+        Some(0 | 2) => ExitCode::SUCCESS,
+        _ => ExitCode::FAILURE,
+    })
+}
+
+/// `-f FILE`s (at least one) and `--suite NAME`s.
+fn args(argv: &[String]) -> Result<(Vec<String>, Vec<String>)> {
+    let (mut files, mut suites) = (Vec::new(), Vec::new());
+    let mut it = argv.iter();
+    while let Some(flag) = it.next() {
+        match (flag.as_str(), it.next()) {
+            ("-f", Some(f)) => files.push(f.clone()),
+            ("--suite", Some(s)) => suites.push(s.clone()),
+            _ => bail!("usage: cargo xtask mutants -f FILE [-f FILE]… [--suite NAME]…"),
+        }
+    }
+    if files.is_empty() {
+        bail!("name the files to mutate: cargo xtask mutants -f shared/src/store/ledger.rs");
+    }
+    Ok((files, suites))
+}
+
+fn ensure_cargo_mutants() -> Result<()> {
+    let have = std::process::Command::new("cargo")
+        .args(["mutants", "--version"])
+        .output()
+        .ok()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_owned());
+    if have.as_deref() == Some(&format!("cargo-mutants {MUTANTS_VERSION}")) {
+        return Ok(());
+    }
+    run(cargo().args([
+        "install",
+        "--locked",
+        "--version",
+        MUTANTS_VERSION,
+        "cargo-mutants",
+    ]))
+}
