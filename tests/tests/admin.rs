@@ -420,3 +420,60 @@ async fn budget_show_gives_dollars_beside_micro_dollars() {
     assert!(fraction.len() >= 2, "{v}");
     assert_eq!(micros, cap, "{v}");
 }
+
+/// DynamoDB answers a query at most 1 MB at a time: the audit's read of a user's ledger
+/// follows `LastEvaluatedKey` to the end, so a long-lived account with more than a page of rows
+/// is audited whole (the mutation pass's survivor `!k.is_empty()` → `false` stopped at the
+/// first page).
+#[tokio::test]
+async fn a_ledger_longer_than_one_page_is_read_whole() {
+    use aws_sdk_dynamodb::types::{PutRequest, WriteRequest};
+    // Tables of its own: rows without an account stay out of every other test's audit.
+    let h = Harness::isolated(|_| {}).await;
+    let user = h.user();
+    // 1,200 rows of about 1 KB each: over a page, whatever the emulator's item overhead.
+    let note = "x".repeat(1_000);
+    let rows: Vec<LedgerItem> = (0..1_200)
+        .map(|i| {
+            let mut row = LedgerItem::new(
+                &user,
+                format!("grant:op:page-{i:04}"),
+                atelier_shared::domain::Credits::new(1),
+                LedgerKind::Grant,
+                "2026-12-06T00:00:00Z",
+            );
+            row.reason = Some(note.clone());
+            row
+        })
+        .collect();
+    for chunk in rows.chunks(25) {
+        let writes = chunk.iter().map(|row| {
+            let item = serde_dynamo::to_item(row).unwrap_or_else(|e| panic!("{e}"));
+            let put = PutRequest::builder().set_item(Some(item)).build();
+            WriteRequest::builder()
+                .put_request(put.unwrap_or_else(|e| panic!("{e}")))
+                .build()
+        });
+        let out = h
+            .clients
+            .dynamodb
+            .batch_write_item()
+            .request_items(&h.app.config.resources.ledger_table, writes.collect())
+            .send()
+            .await
+            .unwrap_or_else(|e| panic!("{e:?}"));
+        assert!(
+            out.unprocessed_items.unwrap_or_default().is_empty(),
+            "every row written"
+        );
+    }
+    let all = h.app.store.ledger_rows(&user).await.expect("the ledger");
+    assert_eq!(all.len(), 1_200, "every row, across pages");
+    let grants = h
+        .app
+        .store
+        .ledger_rows_from(&user, "grant:op:page-1")
+        .await
+        .expect("the ledger");
+    assert_eq!(grants.len(), 200, "rows 1000-1199 by their prefix");
+}
