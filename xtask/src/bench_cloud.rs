@@ -185,11 +185,10 @@ pub fn bench_cloud(argv: &[String]) -> Result<ExitCode> {
 
 /// The API under load (`tools/bench/cloud/load.py`): prints its tables.
 fn load(levels: &str, secs: usize) -> Result<ExitCode> {
-    let load_venv = venv().join("load");
-    ensure_pip(&load_venv, ".atelier-load-pins", &pins(LOAD_REQUIREMENTS))?;
+    let python = load_python()?;
     let (cloud, out) = deploy_enforced()?;
     eprintln!("xtask: bench-cloud: the API under load, levels {levels}, {secs} s each");
-    let mut cmd = driver(&load_venv.join("bin").join("python"), "load.py", &cloud);
+    let mut cmd = driver(&python, "load.py", &cloud);
     cmd.arg(cloud.api_url())
         .arg(cloud.issuer_url())
         .arg(cloud.outputs_file())
@@ -208,11 +207,10 @@ fn load(levels: &str, secs: usize) -> Result<ExitCode> {
 /// table; fails when the person's journey broke, the pack was not granted once, or the audit
 /// found anything.
 fn flood(rate: usize, secs: usize) -> Result<ExitCode> {
-    let load_venv = venv().join("load");
-    ensure_pip(&load_venv, ".atelier-load-pins", &pins(LOAD_REQUIREMENTS))?;
+    let python = load_python()?;
     let (cloud, out) = deploy_enforced()?;
     eprintln!("xtask: bench-cloud: one caller at {rate} requests/s for {secs} s beside a journey");
-    let mut cmd = driver(&load_venv.join("bin").join("python"), "flood.py", &cloud);
+    let mut cmd = driver(&python, "flood.py", &cloud);
     cmd.arg(cloud.api_url())
         .arg(cloud.issuer_url())
         .arg(out.join("single_pet.png"))
@@ -223,12 +221,24 @@ fn flood(rate: usize, secs: usize) -> Result<ExitCode> {
         .env("FLOOD_STRIPE_WEBHOOK_SECRET", cloud::STRIPE_WEBHOOK_SECRET);
     let status = cmd.stderr(Stdio::inherit()).status()?;
     drop(cloud);
-    Ok(if status.success() {
+    Ok(verdict(status, "the flood broke something"))
+}
+
+/// The load venv's python (locust and gevent, pinned), installed when absent.
+fn load_python() -> Result<PathBuf> {
+    let load_venv = venv().join("load");
+    ensure_pip(&load_venv, ".atelier-load-pins", &pins(LOAD_REQUIREMENTS))?;
+    Ok(load_venv.join("bin").join("python"))
+}
+
+/// A driver's exit as the command's, saying what failed.
+fn verdict(status: std::process::ExitStatus, failed: &str) -> ExitCode {
+    if status.success() {
         ExitCode::SUCCESS
     } else {
-        eprintln!("xtask: bench-cloud: the flood broke something ({status})");
+        eprintln!("xtask: bench-cloud: {failed} ({status})");
         ExitCode::FAILURE
-    })
+    }
 }
 
 /// The fault harness on the deployed stack (`tools/bench/cloud/chaos.py`): prints its
@@ -249,12 +259,7 @@ fn chaos(jobs: usize, seed: u64) -> Result<ExitCode> {
         .arg(seed.to_string());
     let status = cmd.stderr(Stdio::inherit()).status()?;
     drop(cloud);
-    Ok(if status.success() {
-        ExitCode::SUCCESS
-    } else {
-        eprintln!("xtask: bench-cloud: the fault harness failed ({status})");
-        ExitCode::FAILURE
-    })
+    Ok(verdict(status, "the fault harness failed"))
 }
 
 /// The release zips deployed with IAM enforced (as `cargo xtask cloud`), and the stand-in's
