@@ -18,8 +18,8 @@ use std::time::Duration;
 use metrics::Unit;
 use metrics_cloudwatch_embedded::Collector;
 
-use crate::adapters::model::CallKind;
 use crate::clock::Instant;
+use crate::domain::catalogue::CallKind;
 use crate::domain::{Credits, FailureCode, Micros};
 
 /// Namespace of every Atelier metric (the infrastructure's alarms watch these names).

@@ -20,7 +20,7 @@ use image::{
 };
 use serde::{Deserialize, Serialize};
 
-use crate::domain::AssetKind;
+use crate::domain::edit::AssetKind;
 
 /// Long side, in pixels, of images sent to the vision model. Vision models downscale larger
 /// inputs themselves (and bill by tiles), so sending more only costs bandwidth and tokens.

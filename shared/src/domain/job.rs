@@ -11,7 +11,6 @@ use super::ids::{Credits, JobId, Operation, UserId};
 use super::repair_request;
 use super::result::JobResult;
 use super::trace::TraceId;
-use super::webhooks::JobRef;
 
 /// A job's state.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, utoipa::ToSchema)]
@@ -282,16 +281,6 @@ impl Job {
     /// The credits given back: the whole charge once failed or canceled.
     pub fn refunded(&self) -> Option<Credits> {
         matches!(self.state, State::Failed { .. } | State::Canceled { .. }).then_some(self.credits)
-    }
-
-    /// What a webhook event about this job reports.
-    pub fn event_ref(&self) -> JobRef<'_> {
-        JobRef {
-            job_id: &self.job_id,
-            user_id: &self.user_id,
-            operation: self.operation,
-            root_job_id: self.repair.as_ref().map(|r| &r.root_job_id),
-        }
     }
 
     /// The ETag an input of `kind` had at submit, if the job recorded one.

@@ -3,6 +3,7 @@
 //! `#[serde(transparent)]` forms.
 
 pub mod breaker;
+pub mod catalogue;
 pub mod device;
 pub mod edit;
 pub mod failure;

@@ -7,7 +7,7 @@ use std::fmt;
 
 use serde::Serialize;
 
-use super::Credits;
+use super::ids::Credits;
 
 /// A pack's name: 1 to [`PackId::MAX_LEN`] characters of `a-z`, `0-9`, `-`, `_`.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]

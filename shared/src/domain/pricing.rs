@@ -3,7 +3,8 @@
 
 use serde::Serialize;
 
-use crate::domain::{Credits, EditSpec, Operation, Target};
+use crate::domain::edit::{EditSpec, Target};
+use crate::domain::ids::{Credits, Operation};
 
 /// Credits granted once, on the account's first authenticated call: enough for any single
 /// edit, so the first edit is free whatever it is.

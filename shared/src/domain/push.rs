@@ -4,8 +4,8 @@
 
 use serde_json::{Value, json};
 
-use super::UserId;
 use super::device::DeviceId;
+use super::ids::UserId;
 use super::webhooks::{EventType, Payload};
 
 /// The prefix of a push delivery's target id (a webhook endpoint's id never starts so).

@@ -9,7 +9,8 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-use super::{EditRequest, JobId};
+use super::edit::EditRequest;
+use super::ids::JobId;
 use crate::domain::validation::{FieldErrors, clean_text};
 
 /// Longest repair instruction, in characters.

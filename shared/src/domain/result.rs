@@ -5,7 +5,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::JobId;
+use super::ids::JobId;
 
 /// The reviewer's verdict on a delivered image. `NotVerified` when the reviewer was down,
 /// answered malformed JSON, or the budget refused the review: never a silent pass.

@@ -6,8 +6,8 @@
 //! Estimates must never be below the real cost, so they round up and assume the largest
 //! output the call may produce: the reservation is what keeps spend under the day's cap.
 
+use super::call::{Quality, Usage};
 use super::catalogue::{self, Model, Rates};
-use super::{Quality, Usage};
 use crate::domain::Micros;
 
 /// Stored on every attempt: the catalogue whose rows priced its calls (each call also names

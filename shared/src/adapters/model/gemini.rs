@@ -20,13 +20,14 @@ use base64::engine::general_purpose::STANDARD as BASE64;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
+use super::call::{CallKind, EditCall, EditReply, EditSize, ImageInput, Usage, VisionReply};
+use super::client::ModelClient;
+use super::cost;
+use super::error::{Malformed, ModelError, invalid};
 use super::vision::VisionAnswer;
-use super::{
-    CallKind, EditCall, EditReply, EditSize, ImageInput, ImageRole, Malformed, ModelClient,
-    ModelError, Usage, VisionPrompt, VisionReply, cost, invalid,
-};
 use crate::domain::JobId;
 use crate::domain::imaging::{self, DecodeLimits};
+use crate::domain::prompts::{ImageRole, VisionPrompt};
 
 /// The image size asked of a Gemini image model (the catalogue's output ceiling assumes it).
 pub const IMAGE_SIZE: &str = "1K";

@@ -2,8 +2,10 @@
 //! read once from Secrets Manager when one is configured. A failure here stops the function
 //! before it takes any message, naming what is wrong.
 
+use super::call::ModelConfig;
 use super::catalogue::{self, Provider, Serves};
-use super::{ModelClient, ModelConfig, ModelError};
+use super::client::ModelClient;
+use super::error::ModelError;
 use crate::adapters::aws::Clients;
 use crate::config::{ConfigError, ModelSettings};
 

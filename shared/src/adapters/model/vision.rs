@@ -6,7 +6,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use super::Malformed;
+use super::error::Malformed;
 
 /// Schema names, agreed with the stand-in model server (it answers by them).
 pub const READINESS_SCHEMA: &str = "readiness_check";

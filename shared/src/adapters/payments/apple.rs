@@ -14,6 +14,10 @@ use serde::Deserialize;
 use x509_parser::certificate::X509Certificate;
 use x509_parser::prelude::{ASN1Time, FromDer};
 
+pub use crate::config::{
+    AppleApiSettings, AppleEnvironment, AppleSettings, RootsError, parse_roots,
+};
+
 /// Apple's marker extension on the certificate that signs App Store data.
 pub const LEAF_OID: &str = "1.2.840.113635.100.6.11.1";
 /// Apple's marker extension on the intermediate (Apple Worldwide Developer Relations).
@@ -22,62 +26,6 @@ pub const INTERMEDIATE_OID: &str = "1.2.840.113635.100.6.2.1";
 pub const MAX_JWS_LEN: usize = 32 * 1024;
 /// Longest signed transaction the app may post (it fits the API's 16 KiB JSON bodies).
 pub const MAX_TRANSACTION_LEN: usize = 12 * 1024;
-
-/// Which App Store the data comes from (`environment` in every payload).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum AppleEnvironment {
-    Production,
-    Sandbox,
-}
-
-impl AppleEnvironment {
-    pub fn parse(raw: &str) -> Option<AppleEnvironment> {
-        match raw {
-            "Production" => Some(AppleEnvironment::Production),
-            "Sandbox" => Some(AppleEnvironment::Sandbox),
-            _ => None,
-        }
-    }
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            AppleEnvironment::Production => "Production",
-            AppleEnvironment::Sandbox => "Sandbox",
-        }
-    }
-}
-
-/// What App Store data is checked against: the trusted roots (DER), the app, the store.
-#[derive(Clone, PartialEq, Eq)]
-pub struct AppleSettings {
-    pub roots: Vec<Vec<u8>>,
-    pub bundle_id: String,
-    pub environment: AppleEnvironment,
-    /// The app's numeric id; checked on production notifications when set (as Apple's library).
-    pub app_apple_id: Option<i64>,
-    /// The App Store Server API, when consumption answers are configured.
-    pub api: Option<AppleApiSettings>,
-}
-
-/// Where the App Store Server API is and where its key comes from (consumption answers,
-/// `super::apple_api`).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct AppleApiSettings {
-    pub url: String,
-    pub key: super::google::KeySource,
-}
-
-impl std::fmt::Debug for AppleSettings {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("AppleSettings")
-            .field("roots", &self.roots.len())
-            .field("bundle_id", &self.bundle_id)
-            .field("environment", &self.environment)
-            .field("app_apple_id", &self.app_apple_id)
-            .field("api", &self.api)
-            .finish()
-    }
-}
 
 /// Why signed App Store data was refused. Every case means "not from Apple for this app".
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -345,37 +293,4 @@ fn has_extension(cert: &X509Certificate<'_>, oid: &str) -> bool {
     cert.extensions()
         .iter()
         .any(|e| e.oid.to_id_string() == oid)
-}
-
-/// Why a configured root certificate list was refused.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum RootsError {
-    #[error("no certificate given")]
-    Empty,
-    #[error("certificate {0} is neither PEM nor base64 DER of an X.509 certificate")]
-    Invalid(usize),
-}
-
-/// Reads trusted roots: PEM blocks, or base64 DER certificates separated by commas.
-pub fn parse_roots(raw: &str) -> Result<Vec<Vec<u8>>, RootsError> {
-    let ders: Vec<Vec<u8>> = if raw.contains("-----BEGIN") {
-        x509_parser::pem::Pem::iter_from_buffer(raw.as_bytes())
-            .enumerate()
-            .map(|(i, p)| p.map(|p| p.contents).map_err(|_| RootsError::Invalid(i)))
-            .collect::<Result<_, _>>()?
-    } else {
-        raw.split(',')
-            .map(|c| c.split_whitespace().collect::<String>())
-            .filter(|c| !c.is_empty())
-            .enumerate()
-            .map(|(i, c)| STANDARD.decode(c).map_err(|_| RootsError::Invalid(i)))
-            .collect::<Result<_, _>>()?
-    };
-    if ders.is_empty() {
-        return Err(RootsError::Empty);
-    }
-    for (i, der) in ders.iter().enumerate() {
-        parse(der).ok_or(RootsError::Invalid(i))?;
-    }
-    Ok(ders)
 }

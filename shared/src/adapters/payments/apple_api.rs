@@ -11,8 +11,8 @@ use std::time::Duration;
 use jsonwebtoken::{Algorithm, EncodingKey, Header};
 use serde::{Deserialize, Serialize};
 
-use super::apple::AppleEnvironment;
 use crate::adapters::tls::{self, Alpn};
+pub use crate::config::default_url;
 
 /// The JWT audience Apple's API expects.
 pub const AUDIENCE: &str = "appstoreconnect-v1";
@@ -20,14 +20,6 @@ pub const AUDIENCE: &str = "appstoreconnect-v1";
 const TOKEN_LIFE_SECS: i64 = 5 * 60;
 /// How long one call may take: the notification waits on it, and Apple retries a failed one.
 const TIMEOUT: Duration = Duration::from_secs(10);
-
-/// The production and sandbox base URLs, as Apple's library names them.
-pub fn default_url(environment: AppleEnvironment) -> &'static str {
-    match environment {
-        AppleEnvironment::Production => "https://api.storekit.apple.com",
-        AppleEnvironment::Sandbox => "https://api.storekit-sandbox.apple.com",
-    }
-}
 
 /// The key as the operator stores it (no `Debug`: it holds the private key).
 #[derive(Clone, Deserialize)]

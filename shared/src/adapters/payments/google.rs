@@ -13,6 +13,8 @@ use jsonwebtoken::jwk::JwkSet;
 use jsonwebtoken::{Algorithm, DecodingKey, Validation};
 use serde::Deserialize;
 
+pub use crate::config::{GooglePlaySettings, KeySource, Redacted};
+
 use crate::adapters::service_account::{ServiceAccount, TokenError, lock};
 use crate::adapters::tls::{self, Alpn};
 use crate::domain::validation::{FieldCode, FieldErrors};
@@ -88,49 +90,6 @@ const CERTS_LIFE: Duration = Duration::from_secs(3600);
 /// An unknown `kid` fetches the certs again, at most this often (a forged `kid` cannot make
 /// every push fetch).
 const CERTS_REFETCH: Duration = Duration::from_secs(30);
-
-/// Where Google Play is, which app is sold, and where the service account's key is (read at
-/// cold start; a plain key, local runs only, never shows in `Debug`).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct GooglePlaySettings {
-    /// The Android app's package name (`applicationId`).
-    pub package_name: String,
-    /// `https://androidpublisher.googleapis.com` (or a stand-in).
-    pub publisher_url: String,
-    /// `https://oauth2.googleapis.com/token` (or a stand-in).
-    pub token_url: String,
-    /// The Pub/Sub push subscription's audience (its OIDC token's `aud`).
-    pub push_audience: String,
-    /// The service account Pub/Sub signs pushes as (the token's `email`).
-    pub push_service_account: String,
-    /// Google's signing keys, a JWKS (`https://www.googleapis.com/oauth2/v3/certs`).
-    pub certs_url: String,
-    /// Where the service account's JSON key is.
-    pub key: KeySource,
-}
-
-/// Where the service account's JSON key is: a secret (deployed), or the key itself (local).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum KeySource {
-    Secret(String),
-    Plain(Redacted),
-}
-
-/// A value that never shows in logs or `Debug` output.
-#[derive(Clone, PartialEq, Eq)]
-pub struct Redacted(pub String);
-
-impl std::fmt::Debug for Redacted {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("<redacted>")
-    }
-}
-
-impl From<String> for Redacted {
-    fn from(s: String) -> Redacted {
-        Redacted(s)
-    }
-}
 
 /// The service account's key, as in the JSON key file Google hands out (no `Debug`).
 #[derive(Clone, Deserialize)]

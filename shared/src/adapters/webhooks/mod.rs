@@ -10,15 +10,7 @@ pub mod queue;
 /// The longest endpoint URL accepted.
 pub const MAX_URL_LEN: usize = 2048;
 
-/// Whether webhooks may go to loopback, private and link-local addresses
-/// (`ATELIER_WEBHOOK_PRIVATE_ADDRESSES`): only local runs allow it, where the receivers are on
-/// this machine. Refused by default, so a deployment never POSTs inside its own network.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum PrivateAddresses {
-    #[default]
-    Refuse,
-    Allow,
-}
+pub use crate::config::PrivateAddresses;
 
 impl PrivateAddresses {
     /// Whether an address of `class` may be sent to.

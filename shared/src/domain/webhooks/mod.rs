@@ -13,7 +13,10 @@ pub mod sign;
 
 use serde::{Deserialize, Serialize};
 
-use crate::domain::{JobFailure, JobId, JobState, Operation, TraceId, UserId};
+use crate::domain::failure::JobFailure;
+use crate::domain::ids::{JobId, Operation, UserId};
+use crate::domain::job::{Job, JobState};
+use crate::domain::trace::TraceId;
 
 /// The parts of a job an event reports.
 #[derive(Debug, Clone, Copy)]
@@ -23,6 +26,19 @@ pub struct JobRef<'a> {
     pub operation: Operation,
     /// A repair's lineage root.
     pub root_job_id: Option<&'a JobId>,
+}
+
+impl Job {
+    /// What a webhook event about this job reports (here, beside [`JobRef`], so the job's
+    /// module does not import the events').
+    pub fn event_ref(&self) -> JobRef<'_> {
+        JobRef {
+            job_id: &self.job_id,
+            user_id: &self.user_id,
+            operation: self.operation,
+            root_job_id: self.repair.as_ref().map(|r| &r.root_job_id),
+        }
+    }
 }
 
 /// Every event type a receiver may get: the catalogue (receivers and tests match on these).
@@ -108,7 +124,7 @@ pub struct EventData {
     pub state: Option<JobState>,
     /// A failed or canceled job's failure code (the API's `failure.code`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schema(value_type = Option<crate::domain::FailureCode>)]
+    #[schema(value_type = Option<crate::domain::failure::FailureCode>)]
     pub failure_code: Option<String>,
     /// A repair's lineage root.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -1,7 +1,6 @@
 //! Crash points for the fault tests. The steps are named always; making the process "die"
-//! at one exists only with the `fault-injection` feature, which no Lambda build enables.
-
-use super::{Run, Stop};
+//! at one exists only with the `fault-injection` feature, which no Lambda build enables
+//! (`Run::crash`, beside `Run`).
 
 /// A point in processing; with fault injection the process "dies" right after it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -13,21 +12,4 @@ pub enum Step {
     AfterEdit,
     AfterStore,
     AfterReview,
-}
-
-impl Run<'_> {
-    #[cfg(feature = "fault-injection")]
-    pub(super) fn crash(&self, step: Step) -> Result<(), Stop> {
-        if self.p.crash_at == Some(step) {
-            tracing::warn!(step = ?step, "simulated_crash");
-            return Err(Stop::Crash(step));
-        }
-        Ok(())
-    }
-
-    #[cfg(not(feature = "fault-injection"))]
-    #[inline(always)]
-    pub(super) fn crash(&self, _step: Step) -> Result<(), Stop> {
-        Ok(())
-    }
 }

@@ -353,6 +353,24 @@ struct Run<'a> {
     deadline: Deadline,
 }
 
+/// Crash points ([`fault::Step`]): with fault injection the process "dies" right after one.
+impl Run<'_> {
+    #[cfg(feature = "fault-injection")]
+    pub(super) fn crash(&self, step: Step) -> Result<(), Stop> {
+        if self.p.crash_at == Some(step) {
+            tracing::warn!(step = ?step, "simulated_crash");
+            return Err(Stop::Crash(step));
+        }
+        Ok(())
+    }
+
+    #[cfg(not(feature = "fault-injection"))]
+    #[inline(always)]
+    pub(super) fn crash(&self, _step: Step) -> Result<(), Stop> {
+        Ok(())
+    }
+}
+
 impl Run<'_> {
     async fn steps(&mut self) -> Result<Outcome, Stop> {
         self.crash(Step::AfterClaim)?;

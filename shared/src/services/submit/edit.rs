@@ -6,7 +6,7 @@
 //! conflicting submit leaves no object and never touches another job's inputs). The queue is
 //! rung after the commit; a failed ring is left to the sweeper (rule 4).
 
-use super::Submitted;
+use super::charge::{self, Submitted};
 use crate::adapters::assets::Assets;
 use crate::clock;
 use crate::domain::TraceId;
@@ -51,7 +51,7 @@ pub async fn submit_edit(
 
     let max_in_flight = app.config.limits.max_in_flight;
     let share_day = day_of(now);
-    super::create_charged(
+    charge::create_charged(
         app,
         &job,
         || {

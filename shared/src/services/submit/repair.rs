@@ -5,7 +5,7 @@
 //! A repair writes nothing to the bucket: it edits from its root's kept inputs, and records
 //! the root's input versions so a consumer can still make that copy from those exact bytes.
 
-use super::Submitted;
+use super::charge::{self, Submitted};
 use crate::clock;
 use crate::domain::TraceId;
 use crate::domain::pricing;
@@ -63,7 +63,7 @@ pub async fn submit_repair(
     );
     let max_in_flight = app.config.limits.max_in_flight;
     let share_day = day_of(now);
-    super::create_charged(
+    charge::create_charged(
         app,
         &job,
         || {
