@@ -46,7 +46,7 @@ pub fn fn_lengths(args: &[String]) -> Result<ExitCode> {
         Some("--ratchet") => true,
         Some(other) => bail!("fn-lengths: unknown argument {other} (only --ratchet)"),
     };
-    let root = crate::root();
+    let root = crate::workspace::root();
     let mut functions = Vec::new();
     for file in rust_files(&root)? {
         functions.extend(measure(&root, &file)?);
