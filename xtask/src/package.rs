@@ -12,7 +12,8 @@ use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
 
-use crate::{ensure_pip, root, run, venv};
+use crate::venv::{ensure_pip, venv};
+use crate::workspace::{root, run};
 
 /// Packaging tools (no dependencies beyond themselves).
 const PACKAGE_PINS: &[&str] = &["cargo-lambda==1.9.2", "ziglang==0.14.1"];
@@ -151,7 +152,7 @@ pub fn build(arch: Arch) -> Result<Vec<PathBuf>> {
         let zip_len = std::fs::metadata(&zip)
             .with_context(|| format!("{} was not produced", zip.display()))?
             .len();
-        let binary = crate::target_dir()
+        let binary = crate::workspace::target_dir()
             .join(arch.triple())
             .join("release")
             .join(f);

@@ -13,7 +13,7 @@ use std::process::{Command, ExitCode};
 
 use anyhow::{Context, Result, bail};
 
-use crate::{cargo, root, run};
+use crate::workspace::{cargo, root, run};
 
 /// What a release is built for: Linux and macOS, x86_64 and arm64.
 pub const TARGETS: [&str; 4] = [

@@ -11,7 +11,9 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result, bail};
 
 use crate::fuzz::{spawn, start_model_and_api, wait_ready};
-use crate::{cargo, private_stack_env, root, run, start_ministack_strict};
+use crate::local_env::private_stack_env;
+use crate::ministack::start_ministack_strict;
+use crate::workspace::{cargo, root, run};
 
 /// Debian's Chromium (Playwright's own browser download is not used).
 pub const CHROMIUM: &str = "/usr/bin/chromium";
@@ -113,7 +115,7 @@ pub fn web_test(aws_port: u16) -> Result<crate::skips::Counts> {
         "-p",
         "atelier-model-server",
     ]))?;
-    let bin_dir = crate::target_dir().join("debug");
+    let bin_dir = crate::workspace::target_dir().join("debug");
     let state = root().join("target").join(format!("xtask-web-{aws_port}"));
     let _ = std::fs::remove_dir_all(&state);
     std::fs::create_dir_all(&state)?;

@@ -10,7 +10,7 @@ use std::process::{Command, Stdio};
 
 use anyhow::{Context, Result, bail};
 
-use super::super::run;
+use crate::workspace::run;
 
 /// Where a system's public roots usually are; the bundle keeps them beside the local CA, since
 /// `SSL_CERT_FILE` and `AWS_CA_BUNDLE` replace the system store rather than add to it.
