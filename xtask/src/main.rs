@@ -22,6 +22,8 @@
 //!   the integration suites on a private local stack (`mutants.rs`; not in CI).
 //! - `cargo xtask fn-lengths [--ratchet]` — the longest functions and files; fails on one over
 //!   its limit that `xtask/long-functions.txt` does not list (`fn_lengths.rs`).
+//! - `cargo xtask layers` — fails on an import circle between the files of any crate
+//!   (`layers.rs`).
 //!
 //! The standard library, `anyhow`, and `syn` for `fn-lengths`, so this builds in seconds on a fresh machine.
 //!
@@ -40,6 +42,7 @@ mod dev;
 mod fn_lengths;
 mod fuzz;
 mod infra;
+mod layers;
 mod local_env;
 mod ministack;
 mod mutants;
@@ -68,6 +71,7 @@ fn main() -> ExitCode {
         Some("cloud") => cloud::cloud(),
         Some("fuzz") => fuzz::fuzz(&args[1..]),
         Some("fn-lengths") => fn_lengths::fn_lengths(&args[1..]),
+        Some("layers") => layers::layers(),
         Some("mutants") => mutants::mutants(&args[1..]),
         Some("deny") => deny::deny(),
         Some("web-test") => test_run::web_test_only(),
@@ -76,7 +80,7 @@ fn main() -> ExitCode {
         Some("cloud-test") => cloud::cloud_test(false).map(|()| ExitCode::SUCCESS),
         _ => {
             eprintln!(
-                "usage: cargo xtask <dev | test [cargo test args] | token --user NAME | admin ARGS | ministack | package [--arch x86_64|arm64] | release [--target T]... | infra-test | infra-schema | cloud | cloud-test | fuzz [--requests N] [--seed S] | fn-lengths [--ratchet] | deny | web-test | bench [--jobs N] [--workers K] [--model-ms L] [--no-cloud] | bench-cloud [--jobs N] [--model-ms L] | bench-cloud --chaos N [--seed S] | bench-cloud --flood RATE [--flood-secs N] | mutants -f FILE… [--suite NAME]…>"
+                "usage: cargo xtask <dev | test [cargo test args] | token --user NAME | admin ARGS | ministack | package [--arch x86_64|arm64] | release [--target T]... | infra-test | infra-schema | cloud | cloud-test | fuzz [--requests N] [--seed S] | fn-lengths [--ratchet] | layers | deny | web-test | bench [--jobs N] [--workers K] [--model-ms L] [--no-cloud] | bench-cloud [--jobs N] [--model-ms L] | bench-cloud --chaos N [--seed S] | bench-cloud --flood RATE [--flood-secs N] | mutants -f FILE… [--suite NAME]…>"
             );
             return ExitCode::from(2);
         }
