@@ -4,7 +4,7 @@
  *
  * The stack offers a value for every variable it knows how to fill; the function environment
  * is exactly the listed names that have a value. A REQUIRED name without a value fails the
- * synth with the name, so a variable added to `shared/src/config.rs` cannot reach AWS unset.
+ * synth with the name, so a variable added to `shared/src/config/env.rs` cannot reach AWS unset.
  * Names Lambda fills itself (from the function's logging configuration) are not set by us.
  */
 import { readFileSync } from 'node:fs';

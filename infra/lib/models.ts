@@ -1,6 +1,6 @@
 /**
  * The models a deployment may name, from ONE table: the code's model catalogue
- * (shared/src/adapters/model/catalogue.rs, `atelier-admin models`, committed as `infra/models.json` and
+ * (shared/src/domain/catalogue.rs, `atelier-admin models`, committed as `infra/models.json` and
  * drift-checked by `cargo xtask infra-test`). A model that is not in it, cannot serve its calls,
  * or is past its provider's shutdown date is refused here at synth (plain values) or by
  * CloudFormation (the ready-made stack's parameters allow only the usable ids), as the

@@ -394,7 +394,7 @@ pub fn find(id: &str) -> Option<&'static Model> {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ModelRefused {
     #[error(
-        "{id:?} is not in the model catalogue (shared/src/adapters/model/catalogue.rs); known: {known}"
+        "{id:?} is not in the model catalogue (shared/src/domain/catalogue.rs); known: {known}"
     )]
     Unknown { id: String, known: String },
     #[error("{id:?} cannot serve the {wanted:?} calls")]
