@@ -261,34 +261,6 @@ pub async fn harness(store: &AppStoreStandIn) -> crate::Harness {
     crate::Harness::with_config(config).await
 }
 
-/// A harness like [`harness`] that also answers `CONSUMPTION_REQUEST`s to `api`, configured
-/// as the operator does (the key's JSON, read by the API's own setup).
-pub async fn harness_answering(
-    store: &AppStoreStandIn,
-    api: &crate::app_store_api::AppStoreApiStandIn,
-) -> crate::Harness {
-    use atelier_shared::adapters::payments::apple::AppleApiSettings;
-    use atelier_shared::adapters::payments::google::KeySource;
-    let mut config = crate::Harness::config();
-    sell_on(&mut config, store);
-    if let Some(apple) = config.payments.apple.as_mut() {
-        apple.api = Some(AppleApiSettings {
-            url: api.url.clone(),
-            key: KeySource::Plain(api.key_json().to_string().into()),
-        });
-    }
-    let mut h = crate::Harness::with_config(config).await;
-    let client = atelier_shared::adapters::payments::setup::connect_app_store_api(
-        &h.app.config.payments,
-        &h.clients,
-    )
-    .await
-    .unwrap_or_else(|e| panic!("{e}"));
-    assert!(client.is_some(), "the App Store Server API is configured");
-    h.app = h.app.with_app_store_api(client);
-    h
-}
-
 /// `config` trusting `store`'s root and selling the starter pack as [`STARTER`] too.
 pub fn sell_on(config: &mut atelier_shared::config::Config, store: &AppStoreStandIn) {
     config.payments.packs = atelier_shared::domain::Packs::parse(&format!(

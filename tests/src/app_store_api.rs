@@ -238,3 +238,31 @@ async fn transaction_info(
     let signed = signer.sign(&payload);
     axum::Json(json!({ "signedTransactionInfo": signed })).into_response()
 }
+
+/// A harness like [`crate::app_store::harness`] that also answers `CONSUMPTION_REQUEST`s to `api`, configured
+/// as the operator does (the key's JSON, read by the API's own setup).
+pub async fn harness_answering(
+    store: &crate::app_store::AppStoreStandIn,
+    api: &AppStoreApiStandIn,
+) -> crate::Harness {
+    use atelier_shared::adapters::payments::apple::AppleApiSettings;
+    use atelier_shared::adapters::payments::google::KeySource;
+    let mut config = crate::Harness::config();
+    crate::app_store::sell_on(&mut config, store);
+    if let Some(apple) = config.payments.apple.as_mut() {
+        apple.api = Some(AppleApiSettings {
+            url: api.url.clone(),
+            key: KeySource::Plain(api.key_json().to_string().into()),
+        });
+    }
+    let mut h = crate::Harness::with_config(config).await;
+    let client = atelier_shared::adapters::payments::setup::connect_app_store_api(
+        &h.app.config.payments,
+        &h.clients,
+    )
+    .await
+    .unwrap_or_else(|e| panic!("{e}"));
+    assert!(client.is_some(), "the App Store Server API is configured");
+    h.app = h.app.with_app_store_api(client);
+    h
+}

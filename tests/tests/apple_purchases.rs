@@ -291,7 +291,7 @@ async fn with_the_server_api_an_old_transaction_is_asked_of_apple_and_granted_on
 {
     let store = AppStoreStandIn::new();
     let api = AppStoreApiStandIn::start(app_store::BUNDLE_ID).await;
-    let h = app_store::harness_answering(&store, &api).await;
+    let h = app_store_api::harness_answering(&store, &api).await;
     let user = h.user();
     let before = h.balance(&user).await;
     let token = h.app_account_token(&user).await;
@@ -515,7 +515,7 @@ impl ConsentingBuyer {
     async fn new() -> ConsentingBuyer {
         let store = AppStoreStandIn::new();
         let api = AppStoreApiStandIn::start(app_store::BUNDLE_ID).await;
-        let h = app_store::harness_answering(&store, &api).await;
+        let h = app_store_api::harness_answering(&store, &api).await;
         let user = h.user();
         let given = consent(&h, &user, json!({ "consented": true })).await;
         assert_eq!(given.status, StatusCode::OK, "{given:?}");
@@ -583,7 +583,7 @@ async fn a_consumption_request_for_a_buyer_who_consented_tells_apple_the_share_t
 async fn without_the_buyers_consent_apple_is_told_nothing_and_a_withdrawn_consent_counts() {
     let store = AppStoreStandIn::new();
     let api = AppStoreApiStandIn::start(app_store::BUNDLE_ID).await;
-    let h = app_store::harness_answering(&store, &api).await;
+    let h = app_store_api::harness_answering(&store, &api).await;
     let (never, withdrew) = (h.user(), h.user());
     assert_eq!(
         consent(&h, &withdrew, json!({ "consented": true }))
