@@ -1,0 +1,210 @@
+//! Scaling: images to fit a side (the vision models', the thumbnail's) or a window of a resize,
+//! and a mask shrunk by area.
+
+use image::imageops::FilterType;
+use image::{GrayImage, RgbaImage};
+
+/// Long side, in pixels, of images sent to the vision model. Vision models downscale larger
+/// inputs themselves (and bill by tiles), so sending more only costs bandwidth and tokens.
+pub const VISION_MAX_SIDE: u32 = 1024;
+
+/// `src` shrunk to `width`×`height` (each at most the source's and not 0), each target pixel
+/// the exact average of the source area it covers, rounded (`imageops::thumbnail` leaves out
+/// the partly covered edge pixels, and was a tenth of the 12 MP path's time), separably in
+/// integers: positions are in units of 1/width (1/height) of a source pixel, so every overlap
+/// is an integer.
+pub(super) fn shrink_by_area(src: &GrayImage, width: u32, height: u32) -> GrayImage {
+    let (sw, sh) = (src.width() as usize, src.height() as usize);
+    let (w, h) = (width as usize, height as usize);
+    if w == 0 || h == 0 || sw == 0 || w > sw || h > sh {
+        return image::imageops::thumbnail(src, width, height);
+    }
+    // Each target column's source pixels and overlaps, which sum to `sw`.
+    let taps: Vec<Vec<(usize, u32)>> = (0..w).map(|j| overlaps(j, w, sw)).collect();
+    // Rows first (a weighted sum of whole source rows, which vectorises), then columns;
+    // at most 255 × 8192 per column sum, so u32 holds it.
+    let mut column_sums = vec![0u32; sw];
+    let mut out = Vec::with_capacity(w * h);
+    let whole = (sw * sh) as u64;
+    for i in 0..h {
+        column_sums.fill(0);
+        for (y, dy) in overlaps(i, h, sh) {
+            let line = src.as_raw().get(y * sw..(y + 1) * sw).unwrap_or(&[]);
+            for (sum, &v) in column_sums.iter_mut().zip(line) {
+                *sum += u32::from(v) * dy;
+            }
+        }
+        out.extend(taps.iter().map(|taps| {
+            let area: u64 = taps
+                .iter()
+                .map(|&(x, dx)| u64::from(column_sums.get(x).copied().unwrap_or(0)) * u64::from(dx))
+                .sum();
+            ((area + whole / 2) / whole) as u8
+        }));
+    }
+    GrayImage::from_raw(width, height, out)
+        .unwrap_or_else(|| image::imageops::thumbnail(src, width, height))
+}
+
+/// The source pixels under target pixel `j` of `n` over `of` source pixels, with the length
+/// of each overlap in units of 1/n of a source pixel (they sum to `of`).
+fn overlaps(j: usize, n: usize, of: usize) -> Vec<(usize, u32)> {
+    let (start, end) = (j * of, (j + 1) * of);
+    (start / n..end.div_ceil(n))
+        .map(|x| {
+            let (lo, hi) = ((x * n).max(start), ((x + 1) * n).min(end));
+            (x, hi.saturating_sub(lo) as u32)
+        })
+        .filter(|&(_, len)| len > 0)
+        .collect()
+}
+
+/// Dimensions scaled to fit within `max_side` on the long side, keeping the aspect ratio
+/// (never upscaled; never 0).
+pub fn fit_within((width, height): (u32, u32), max_side: u32) -> (u32, u32) {
+    let long = width.max(height);
+    if long <= max_side || long == 0 {
+        return (width, height);
+    }
+    let scale = |v: u32| {
+        ((u64::from(v) * u64::from(max_side) + u64::from(long) / 2) / u64::from(long)).max(1) as u32
+    };
+    (scale(width), scale(height))
+}
+
+/// The image scaled down to fit within `max_side` (e.g. [`VISION_MAX_SIDE`]); a copy when it
+/// already fits.
+pub fn downscale(image: &RgbaImage, max_side: u32) -> RgbaImage {
+    let (w, h) = fit_within(image.dimensions(), max_side);
+    resize_exact(image, w, h)
+}
+
+/// The image resized to exactly `width`×`height`.
+pub fn resize_exact(image: &RgbaImage, width: u32, height: u32) -> RgbaImage {
+    if image.dimensions() == (width, height) {
+        return image.clone();
+    }
+    resize_window(image, (width, height), (0, 0, width, height))
+}
+
+/// The window `(x0, y0, x1, y1)` of `image` resized to `full`: that part of the whole resize,
+/// within one level of rounding (the source is cropped at fractional coordinates, and the
+/// filter still reads the pixels around the crop), without the rest. SIMD convolution (`fast_image_resize`)
+/// in integers: a 12 MP photo shrinks to 1536 px in a tenth of `image`'s time, and with no
+/// full-height float buffer (74 MB for that photo).
+pub(super) fn resize_window(
+    image: &RgbaImage,
+    full: (u32, u32),
+    window: (u32, u32, u32, u32),
+) -> RgbaImage {
+    use fast_image_resize::{FilterType as Filter, PixelType, ResizeAlg, ResizeOptions, Resizer};
+    let (sw, sh) = image.dimensions();
+    let (x0, y0, x1, y1) = window;
+    let (sx, sy) = (
+        f64::from(sw) / f64::from(full.0),
+        f64::from(sh) / f64::from(full.1),
+    );
+    let filter = if full.0 < sw || full.1 < sh {
+        Filter::Bilinear // a box-like filter, widened by the reduction, is right for shrinking
+    } else {
+        Filter::CatmullRom
+    };
+    let options = ResizeOptions::new()
+        .resize_alg(ResizeAlg::Convolution(filter))
+        .use_alpha(false)
+        .crop(
+            f64::from(x0) * sx,
+            f64::from(y0) * sy,
+            f64::from(x1 - x0) * sx,
+            f64::from(y1 - y0) * sy,
+        );
+    let (ow, oh) = (x1 - x0, y1 - y0);
+    let mut dst = fast_image_resize::images::Image::new(ow, oh, PixelType::U8x4);
+    let resized = fast_image_resize::images::ImageRef::new(sw, sh, image.as_raw(), PixelType::U8x4)
+        .map_err(|_| ())
+        .and_then(|src| {
+            Resizer::new()
+                .resize(&src, &mut dst, &options)
+                .map_err(|_| ())
+        });
+    match resized
+        .ok()
+        .and_then(|()| RgbaImage::from_raw(ow, oh, dst.into_vec()))
+    {
+        Some(out) => out,
+        // Unreachable for an `RgbaImage` (its buffer is exactly its size); never panic on it.
+        None => {
+            let whole = image::imageops::resize(image, full.0, full.1, FilterType::Triangle);
+            image::imageops::crop_imm(&whole, x0, y0, ow, oh).to_image()
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::domain::imaging::test_images::checker;
+    use image::Luma;
+
+    /// The mean of the source area under target pixel (i, j), by its definition in floats.
+    fn area_mean(src: &GrayImage, (w, h): (u32, u32), (i, j): (u32, u32)) -> f64 {
+        let (sx, sy) = (
+            f64::from(src.width()) / f64::from(w),
+            f64::from(src.height()) / f64::from(h),
+        );
+        let overlap =
+            |p: u32, lo: f64, hi: f64| (f64::from(p + 1).min(hi) - f64::from(p).max(lo)).max(0.0);
+        let mut sum = 0.0;
+        for (x, y, v) in src.enumerate_pixels() {
+            let a = overlap(x, f64::from(i) * sx, f64::from(i + 1) * sx)
+                * overlap(y, f64::from(j) * sy, f64::from(j + 1) * sy);
+            sum += a * f64::from(v.0[0]);
+        }
+        sum / (sx * sy)
+    }
+
+    #[test]
+    fn a_mask_shrinks_to_the_average_of_each_pixels_area() {
+        let noisy = GrayImage::from_fn(61, 47, |x, y| {
+            Luma([((x.wrapping_mul(2_654_435_761) ^ y.wrapping_mul(40_503)) >> 13) as u8])
+        });
+        for (w, h) in [(23, 18), (61, 1), (1, 47), (30, 23), (61, 47), (60, 46)] {
+            let ours = shrink_by_area(&noisy, w, h);
+            assert_eq!(ours.dimensions(), (w, h));
+            for (i, j, got) in ours.enumerate_pixels() {
+                let want = area_mean(&noisy, (w, h), (i, j));
+                assert!(
+                    (f64::from(got.0[0]) - want).abs() <= 0.5 + 1e-9,
+                    "{w}x{h} ({i},{j})"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn a_window_of_a_resize_is_that_part_of_the_whole_resize_within_a_level() {
+        let small = checker(36, 24);
+        let whole = resize_window(&small, (90, 60), (0, 0, 90, 60));
+        for (x0, y0, x1, y1) in [(21, 7, 60, 44), (0, 30, 25, 60), (89, 0, 90, 1)] {
+            let part = resize_window(&small, (90, 60), (x0, y0, x1, y1));
+            let expected = image::imageops::crop_imm(&whole, x0, y0, x1 - x0, y1 - y0).to_image();
+            assert_eq!(part.dimensions(), expected.dimensions());
+            let off = part
+                .as_raw()
+                .iter()
+                .zip(expected.as_raw())
+                .map(|(a, b)| a.abs_diff(*b))
+                .max();
+            assert!(off <= Some(1), "window ({x0},{y0})-({x1},{y1}): {off:?}");
+        }
+    }
+
+    #[test]
+    fn fit_within_keeps_aspect_and_never_upscales() {
+        assert_eq!(fit_within((4032, 3024), 1024), (1024, 768));
+        assert_eq!(fit_within((3024, 4032), 1024), (768, 1024));
+        assert_eq!(fit_within((800, 600), 1024), (800, 600));
+        assert_eq!(fit_within((10_000, 1), 1024), (1024, 1));
+        assert_eq!(downscale(&checker(300, 100), 150).dimensions(), (150, 50));
+    }
+}
