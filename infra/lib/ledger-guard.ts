@@ -23,7 +23,7 @@ import * as iam from 'aws-cdk-lib/aws-iam';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import type { Construct } from 'constructs';
 
-/** Metric names the guards emit (shared/src/adapters/metrics.rs). */
+/** Metric names the guards emit (shared/src/adapters/metrics/). */
 export const GUARD_METRICS = {
   namespace: METRIC_NAMESPACE,
   ledgerRowsChanged: metricName('ledgerRowsChanged'),

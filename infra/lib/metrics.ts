@@ -1,5 +1,5 @@
 /**
- * Every metric name the code emits (shared/src/adapters/metrics.rs, `atelier-admin metrics`,
+ * Every metric name the code emits (shared/src/adapters/metrics/, `atelier-admin metrics`,
  * committed as `infra/metrics.json` by `cargo xtask infra-schema` and drift-guarded): alarms and
  * the dashboard name metrics from here, so a renamed metric cannot leave an alarm watching
  * nothing.

@@ -3,7 +3,7 @@
  * `infra/schema.json`), and the drift guard that compares them with a synthesized template.
  *
  * The stack creates its tables FROM this file, so a table or index added in
- * `shared/src/store/schema.rs` reaches AWS by `cargo xtask infra-schema` alone; the guard
+ * `shared/src/store/schema/` reaches AWS by `cargo xtask infra-schema` alone; the guard
  * (`tableDrift`) proves the template still says exactly what the code says.
  */
 import { readFileSync } from 'node:fs';

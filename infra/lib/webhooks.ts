@@ -18,7 +18,7 @@ import * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { allowSend, consume } from './queues';
 
-/** The metric the delivery worker emits when it disables an endpoint (shared/src/adapters/metrics.rs). */
+/** The metric the delivery worker emits when it disables an endpoint (shared/src/adapters/metrics/). */
 export const WEBHOOK_ENDPOINTS_DISABLED = metricName('webhookEndpointsDisabled');
 /** The age of the oldest event the sweeper's round found still undelivered. */
 export const WEBHOOK_OLDEST_UNDELIVERED_AGE = metricName('webhookOldestUndeliveredAge');

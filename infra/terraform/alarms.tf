@@ -1,5 +1,5 @@
 # Alarms on money, stuck work, a provider outage, the API and the queue. The custom metrics
-# (namespace Atelier) are emitted by the code, shared/src/adapters/metrics.rs (../README.md).
+# (namespace Atelier) are emitted by the code, shared/src/adapters/metrics/ (../README.md).
 
 resource "aws_sns_topic" "alarms" {
   #checkov:skip=CKV_AWS_26:Alarm notifications carry metric names and thresholds only; CloudWatch cannot publish under the AWS managed SNS key and a customer managed key costs more than the stack at rest.

@@ -564,7 +564,7 @@ describe('refunds that fail are seen', () => {
   it('alarms on the sweeper’s RefundsFailed metric at the first failed refund, telling on-call where to look', () => {
     const a = alarms.find((x) => x.MetricName === METRICS.refundsFailed && x.Namespace === METRICS.namespace);
     assert.ok(a, 'RefundsFailed alarm');
-    assert.equal(METRICS.refundsFailed, 'RefundsFailed', 'the name shared/src/adapters/metrics.rs emits');
+    assert.equal(METRICS.refundsFailed, 'RefundsFailed', 'the name shared/src/adapters/metrics/ emits');
     assert.deepEqual(a.Dimensions, sweeperDims);
     assert.equal(a.Threshold, 1);
     assert.equal(a.ComparisonOperator, 'GreaterThanOrEqualToThreshold');

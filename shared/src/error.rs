@@ -91,8 +91,10 @@ pub enum Error {
     DeviceLimitReached { limit: u32 },
     #[error("buying credits is not configured")]
     PaymentsNotConfigured,
+    /// The provider adapter's own error, kept whole as the source (boxed, so this layer names
+    /// no adapter: the arrows point down).
     #[error("the payment provider refused or failed")]
-    PaymentProvider(#[source] crate::adapters::payments::stripe::StripeError),
+    PaymentProvider(#[source] Box<dyn std::error::Error + Send + Sync>),
     /// Data that does not fit the schema, or a store answer that cannot happen: a bug or a
     /// corrupted item, never the caller's fault. Built with [`Error::corrupt`] (a check of
     /// ours found it) or [`Error::corrupt_by`] (a (de)serializer refused it; kept as the source).

@@ -1,7 +1,7 @@
 // Photos in the browser: sent as chosen when the API takes them as they are (it applies the
 // file's orientation itself), else decoded with the orientation applied and reduced to the
 // API's limits; masks exported the way the API reads them (an opaque PNG the photo's size,
-// white = may change, black = keep; `shared/src/domain/imaging.rs`, `mask_from_png`).
+// white = may change, black = keep; `shared/src/domain/imaging/mask.rs`, `mask_from_png`).
 
 /** `DecodeLimits::PHOTO`: at most 8192 px a side and 40 megapixels. */
 export const MAX_SIDE = 8192;

@@ -7,7 +7,7 @@ use image::{DynamicImage, ImageDecoder, ImageFormat, ImageReader, RgbaImage};
 
 use super::encode::delivered_png_max_bytes;
 use super::error::ImagingError;
-use crate::domain::AssetKind;
+use crate::domain::edit::AssetKind;
 
 /// Hard limits checked before decoding.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -159,13 +159,13 @@ pub async fn checkout(
         .await
         .map_err(|e| match e {
             StripeError::IdempotencyConflict => Error::IdempotencyConflict,
-            e => Error::PaymentProvider(e),
+            e => Error::PaymentProvider(Box::new(e)),
         })?;
     let url = created.session.url.ok_or_else(|| {
-        Error::PaymentProvider(StripeError::Refused {
+        Error::PaymentProvider(Box::new(StripeError::Refused {
             status: 200,
             message: "the session has no url".to_owned(),
-        })
+        }))
     })?;
     tracing::info!(user_id = %user, pack = %spec.pack.id, session_id = %created.session.id, replayed = created.replayed, "checkout_created");
     Ok(Checkout {
