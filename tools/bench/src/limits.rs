@@ -13,7 +13,8 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use crate::{Row, row, target_dir};
+use crate::artefacts::target_dir;
+use crate::table::{Row, row};
 
 /// Goals of issue 33.
 const PATH_MAX_RATIO: f64 = 1.5;

@@ -4,12 +4,15 @@
 //! Exit status: 0 done; 1 the server refused, the job failed, or the network gave up (the
 //! message names the problem `code`); 2 bad usage; 3 only with the kill test's hook.
 
+mod args;
 mod choices;
 mod client;
 mod commands;
 mod config;
 mod journal;
+mod login;
 mod oidc;
+mod secure;
 mod vault;
 
 use std::path::PathBuf;
@@ -19,7 +22,7 @@ use anyhow::Context;
 use clap::{Args, Parser, Subcommand};
 use sha2::Digest;
 
-use crate::choices::{Strength, Style, Target};
+use crate::args::{EditArgs, EditOptions, RepairArgs};
 use crate::client::{Api, Hook};
 use crate::commands::Ctx;
 use crate::config::Saved;
@@ -122,73 +125,6 @@ struct LoginArgs {
     oidc: bool,
 }
 
-/// What to edit and how (the fields of the API's edit request).
-#[derive(Args, Debug, Clone)]
-pub struct EditOptions {
-    /// The medium (`atelier styles` describes each).
-    #[arg(long, value_enum)]
-    pub style: Style,
-    /// Which part of the photo is redrawn (brush needs --mask).
-    #[arg(long, value_enum)]
-    pub target: Target,
-    /// A PNG mask the size of the photo (required for --target brush).
-    #[arg(long)]
-    pub mask: Option<PathBuf>,
-    /// Which pet or person is meant, e.g. "the grey cat on the left".
-    #[arg(long)]
-    pub describe: Option<String>,
-    /// How far the medium goes [default: balanced].
-    #[arg(long, value_enum)]
-    pub strength: Option<Strength>,
-    /// An image whose medium is borrowed (+1 credit).
-    #[arg(long)]
-    pub style_ref: Option<PathBuf>,
-    /// A refinement of the medium, e.g. "in pastel wool".
-    #[arg(long)]
-    pub custom_style: Option<String>,
-    /// Something to keep unchanged (up to 3).
-    #[arg(long)]
-    pub lock: Vec<String>,
-}
-
-#[derive(Args, Debug)]
-pub struct EditArgs {
-    /// The photo (PNG, JPEG or WebP).
-    pub photo: PathBuf,
-    #[command(flatten)]
-    pub options: EditOptions,
-    /// Where to save the result [default: PHOTO-STYLE.png next to the photo]; a `.jpg` name
-    /// saves the JPEG rendition a phone gets, any other the lossless PNG master.
-    #[arg(long)]
-    pub out: Option<PathBuf>,
-    /// Submit and return; rerunning the same command later waits and downloads.
-    #[arg(long)]
-    pub no_wait: bool,
-    /// Submit a new, separately charged edit even if the same command was interrupted.
-    #[arg(long)]
-    pub new: bool,
-    /// Stop waiting after this many seconds (the job carries on).
-    #[arg(long, default_value_t = 900)]
-    pub timeout: u64,
-}
-
-#[derive(Args, Debug)]
-pub struct RepairArgs {
-    /// The job to repair.
-    pub job: String,
-    /// What to fix, in words.
-    pub instruction: String,
-    /// Where to save the result [default: REPAIR_JOB_ID.png].
-    #[arg(long)]
-    pub out: Option<PathBuf>,
-    #[arg(long)]
-    pub no_wait: bool,
-    #[arg(long)]
-    pub new: bool,
-    #[arg(long, default_value_t = 900)]
-    pub timeout: u64,
-}
-
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> ExitCode {
     let cli = Cli::parse();
@@ -210,7 +146,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
     let home = config::home()?;
     let mut saved = Saved::load(&home)?;
     let api_url = config::api_url(cli.api.as_deref(), &saved);
-    config::require_secure("the API", &api_url)?;
+    secure::require_secure("the API", &api_url)?;
     let login = match cli.command {
         Command::Login(_) | Command::Logout => None,
         _ => config::current_login(&home, &mut saved, &api_url).await?,

@@ -69,7 +69,7 @@ pub async fn sign_in(
         ("the authorization endpoint", &meta.authorization_endpoint),
         ("the token endpoint", &meta.token_endpoint),
     ] {
-        crate::config::require_secure(what, endpoint)?;
+        crate::secure::require_secure(what, endpoint)?;
     }
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
     let redirect = format!(

@@ -3,7 +3,7 @@
 //! at 0600 as before. A token in a keychain is encrypted at rest and out of backups of the
 //! home folder; a server without a desktop session has no keychain, so the file stays.
 
-use crate::config::Login;
+use crate::login::Login;
 
 /// The keychain entry's service; its account is the API URL (one login per API, as in the file).
 pub const SERVICE: &str = "atelier";

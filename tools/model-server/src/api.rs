@@ -1,18 +1,10 @@
 //! The HTTP surface: the two OpenAI endpoints the client uses, and the `/_stand-in/` control
 //! endpoints (counters, reset, faults). The vision answers themselves are `judge.rs`'s.
 
-use std::collections::HashMap;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use atelier_shared::adapters::model::CLIENT_REQUEST_ID_HEADER;
 use atelier_shared::adapters::model::catalogue::{self, Serves};
-use atelier_shared::adapters::model::cost::vision_image_tokens;
 use atelier_shared::adapters::model::vision::{COMPARISON_SCHEMA, READINESS_SCHEMA, REVIEW_SCHEMA};
-use atelier_shared::domain::StyleId;
-use atelier_shared::domain::imaging::{
-    DecodeLimits, encode_png, fit_within, mask_from_png, resize_exact,
-};
-use atelier_shared::domain::prompts::ImageRole;
 use axum::Json;
 use axum::Router;
 use axum::body::Bytes;
@@ -24,16 +16,14 @@ use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as BASE64;
 use serde_json::{Value, json};
 
-use crate::judge::{Seen, answer, line_value, target_description, target_of};
-use crate::restyle::{MASK_SPILL_PX, REGION_SPILL_PX, restyle};
-use crate::scene::Scene;
+use crate::exchange::{gateway_answer, job_of, log_call, with_request_id};
+use crate::judge::{Seen, answer};
+use crate::render::{EditForm, render_edit};
+use crate::seen::seen_from;
 use crate::state::{Applied, Call, CallCounts, Fault, FaultRule, StandIn};
 
 /// Largest request body: three or four base64 images in one chat request.
 const MAX_BODY_BYTES: usize = 128 * 1024 * 1024;
-/// Longest side the stand-in answers an edit with when asked for `auto` (real models answer
-/// in their own sizes; the consumer resizes back).
-const AUTO_MAX_SIDE: u32 = 1536;
 
 /// The router over a server state.
 pub fn router(state: StandIn) -> Router {
@@ -82,25 +72,10 @@ async fn clear_faults(State(state): State<StandIn>) -> StatusCode {
     StatusCode::NO_CONTENT
 }
 
-pub(crate) fn job_of(headers: &HeaderMap) -> Option<String> {
-    headers
-        .get(CLIENT_REQUEST_ID_HEADER)
-        .and_then(|v| v.to_str().ok())
-        .filter(|v| !v.is_empty())
-        .map(str::to_owned)
-}
-
 fn now_secs() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.as_secs())
-}
-
-pub(crate) fn with_request_id(mut response: Response, sequence: u64) -> Response {
-    if let Ok(v) = HeaderValue::from_str(&format!("standin-{sequence}")) {
-        response.headers_mut().insert("x-request-id", v);
-    }
-    response
 }
 
 fn openai_error(status: StatusCode, kind: &str, code: Option<&str>, message: &str) -> Response {
@@ -135,31 +110,6 @@ fn bad_request(message: &str) -> Response {
         None,
         message,
     )
-}
-
-/// A gateway's answer in front of either provider, not the provider's own error body: a
-/// CDN's HTML 502 or 524 page, or an empty 500 (None for the other faults).
-pub(crate) fn gateway_answer(fault: Fault) -> Option<Response> {
-    let html = |status: StatusCode, title: &str| {
-        let page = format!(
-            "<!DOCTYPE html>\n<html><head><title>{title}</title></head>\
-             <body><h1>{title}</h1><p>stand-in CDN fault</p></body></html>\n"
-        );
-        (
-            status,
-            [(axum::http::header::CONTENT_TYPE, "text/html; charset=UTF-8")],
-            page,
-        )
-            .into_response()
-    };
-    match fault {
-        Fault::Html502 => Some(html(StatusCode::BAD_GATEWAY, "502 Bad Gateway")),
-        Fault::Error524 => StatusCode::from_u16(524)
-            .ok()
-            .map(|s| html(s, "524: A timeout occurred")),
-        Fault::Empty500 => Some(StatusCode::INTERNAL_SERVER_ERROR.into_response()),
-        _ => None,
-    }
 }
 
 /// Sleeps for latency, then answers for a failure fault (None: answer normally).
@@ -207,27 +157,8 @@ async fn before_answer(applied: &Applied) -> Option<Response> {
     })
 }
 
-pub(crate) fn log_call(call: Call, job: Option<&str>, sequence: u64, applied: &Applied) {
-    tracing::info!(
-        call = call.as_str(),
-        job_id = job.unwrap_or(""),
-        sequence,
-        faults = %applied.describe(),
-        "stand_in_call"
-    );
-}
-
 // ---------------------------------------------------------------------------------------------
 // POST /v1/images/edits
-
-pub(crate) struct EditForm {
-    pub model: Option<String>,
-    pub prompt: String,
-    pub images: Vec<Bytes>,
-    pub mask: Option<Bytes>,
-    pub size: String,
-    pub quality: String,
-}
 
 async fn read_form(mut multipart: Multipart) -> Result<EditForm, String> {
     let mut form = EditForm {
@@ -266,74 +197,6 @@ async fn read_form(mut multipart: Multipart) -> Result<EditForm, String> {
         return Err("image is required".to_owned());
     }
     Ok(form)
-}
-
-pub(crate) struct Edited {
-    pub png: Vec<u8>,
-    pub text_tokens: u64,
-    pub image_tokens: u64,
-    pub output_tokens: u64,
-}
-
-fn output_size(size: &str, input: (u32, u32)) -> Result<(u32, u32), String> {
-    if size == "auto" {
-        return Ok(fit_within(input, AUTO_MAX_SIDE));
-    }
-    let parsed = size
-        .split_once('x')
-        .and_then(|(w, h)| Some((w.parse::<u32>().ok()?, h.parse::<u32>().ok()?)));
-    match parsed {
-        Some((w, h)) if (64..=4096).contains(&w) && (64..=4096).contains(&h) => Ok((w, h)),
-        _ => Err(format!("unsupported size {size}")),
-    }
-}
-
-pub(crate) fn render_edit(form: &EditForm) -> Result<Edited, String> {
-    let style = line_value(&form.prompt, "Medium")
-        .and_then(StyleId::parse)
-        .ok_or("the stand-in needs a `Medium: <style id>` line in the prompt")?;
-    let target = target_of(&form.prompt)
-        .ok_or("the stand-in needs a `Target: <target>` line in the prompt")?;
-    let mut images = Vec::new();
-    for bytes in &form.images {
-        let img = DecodeLimits::PHOTO
-            .decode(bytes)
-            .map_err(|e| format!("image could not be read: {e}"))?;
-        images.push(img.into_rgba8());
-    }
-    let Some(original) = images.first() else {
-        return Err("image is required".to_owned());
-    };
-    let dims = original.dimensions();
-    let region = match &form.mask {
-        Some(bytes) => mask_from_png(bytes, dims)
-            .map_err(|e| format!("invalid mask: {e}"))?
-            .dilated(MASK_SPILL_PX),
-        None => Scene::analyse(original)
-            .region(target, target_description(&form.prompt).as_deref())
-            .dilated(REGION_SPILL_PX),
-    };
-    let mut out = original.clone();
-    restyle(&mut out, &region, style);
-    let (w, h) = output_size(&form.size, dims)?;
-    let out = resize_exact(&out, w, h);
-    let png = encode_png(&out).map_err(|e| format!("encoding failed: {e}"))?;
-    // Output tokens as gpt-image-1 bills them for a 1024×1024 image, scaled by area.
-    let per_megapixel = match form.quality.as_str() {
-        "low" => 272,
-        "high" => 4160,
-        _ => 1056,
-    };
-    let output_tokens = (per_megapixel * u64::from(w) * u64::from(h)).div_ceil(1024 * 1024);
-    Ok(Edited {
-        png,
-        text_tokens: (form.prompt.chars().count() as u64).div_ceil(4),
-        image_tokens: images
-            .iter()
-            .map(|i| vision_image_tokens(i.width(), i.height()))
-            .sum(),
-        output_tokens,
-    })
 }
 
 async fn edit(State(state): State<StandIn>, headers: HeaderMap, multipart: Multipart) -> Response {
@@ -431,55 +294,6 @@ fn read_chat(request: &Value) -> Result<Seen, String> {
         }
     }
     seen_from(texts.join("\n"), &urls)
-}
-
-/// The images of a request by the role its text gives each number (`Image N: <role>`), from
-/// `data:` URLs in order.
-pub(crate) fn seen_from(text: String, urls: &[String]) -> Result<Seen, String> {
-    let mut numbered: HashMap<usize, ImageRole> = HashMap::new();
-    for line in text.lines() {
-        let Some(rest) = line.strip_prefix("Image ") else {
-            continue;
-        };
-        let Some((n, label)) = rest.split_once(": ") else {
-            continue;
-        };
-        if let (Ok(n), Some(role)) = (n.parse::<usize>(), ImageRole::from_label(label)) {
-            numbered.entry(n).or_insert(role);
-        }
-    }
-    let mut by_role = HashMap::new();
-    let (mut roles, mut sent) = (Vec::new(), Vec::new());
-    let mut image_tokens = 0;
-    for (i, url) in urls.iter().enumerate() {
-        let b64 = url
-            .strip_prefix("data:")
-            .and_then(|rest| rest.split_once(";base64,"))
-            .map(|(_, b64)| b64)
-            .ok_or("the stand-in reads data: URLs only")?;
-        let bytes = BASE64
-            .decode(b64.as_bytes())
-            .map_err(|e| format!("image {} is not base64: {e}", i + 1))?;
-        let img = DecodeLimits::PHOTO
-            .decode(&bytes)
-            .map_err(|e| format!("image {} could not be read: {e}", i + 1))?
-            .into_rgba8();
-        image_tokens += vision_image_tokens(img.width(), img.height());
-        let role = numbered
-            .get(&(i + 1))
-            .copied()
-            .ok_or_else(|| format!("image {} has no role in the prompt", i + 1))?;
-        by_role.insert(role, img);
-        roles.push(role);
-        sent.push(bytes);
-    }
-    Ok(Seen {
-        text,
-        by_role,
-        image_tokens,
-        roles,
-        bytes: sent,
-    })
 }
 
 async fn chat(State(state): State<StandIn>, headers: HeaderMap, body: Bytes) -> Response {

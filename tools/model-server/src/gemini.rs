@@ -17,8 +17,10 @@ use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as BASE64;
 use serde_json::{Value, json};
 
-use crate::api::{EditForm, job_of, log_call, render_edit, seen_from, with_request_id};
+use crate::exchange::{job_of, log_call, with_request_id};
 use crate::judge::answer;
+use crate::render::{EditForm, render_edit};
+use crate::seen::seen_from;
 use crate::state::{Applied, Call, Fault, StandIn};
 
 /// Tokens the stand-in bills per input image. ASSUMPTION: Gemini 3 models bill an image at
@@ -60,7 +62,7 @@ async fn before_answer(applied: &Applied) -> Option<Response> {
         tokio::time::sleep(latency).await;
     }
     let (fault, hold) = applied.failure?;
-    if let Some(page) = crate::api::gateway_answer(fault) {
+    if let Some(page) = crate::exchange::gateway_answer(fault) {
         return Some(page);
     }
     Some(match fault {

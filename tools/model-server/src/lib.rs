@@ -16,11 +16,14 @@
 
 pub mod api;
 pub mod control;
+mod exchange;
 pub mod gemini;
 mod judge;
+mod render;
 pub mod restyle;
 pub mod samples;
 pub mod scene;
+mod seen;
 pub mod state;
 pub mod wire_diff;
 

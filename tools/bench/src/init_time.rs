@@ -1,0 +1,201 @@
+//! Cold-start init of each packaged function (and the bare runtime's) on a fake Lambda Runtime
+//! API, with the calls each makes on the wire.
+
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, bail};
+use atelier_tests::{Harness, StandIn};
+use atelier_wire_proxy::{Counts, Proxy};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+use crate::artefacts::{FUNCTIONS, stale, target_dir};
+use crate::limits;
+use crate::table::{Row, describe, ms, percentile, row};
+
+/// A fake Lambda Runtime API: records when the first `GET …/invocation/next` arrives and
+/// never answers it (the function stays ready for its first event).
+async fn time_to_first_next(binary: &Path, env: &[(String, String)]) -> Result<Duration> {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+    let addr = listener.local_addr()?;
+    let started = Instant::now();
+    let mut child = tokio::process::Command::new(binary)
+        .envs(env.iter().cloned())
+        .env("AWS_LAMBDA_RUNTIME_API", addr.to_string())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .with_context(|| format!("starting {}", binary.display()))?;
+    let wait = async {
+        loop {
+            let (mut stream, _) = listener.accept().await?;
+            let mut buf = vec![0u8; 4096];
+            let n = stream.read(&mut buf).await?;
+            let head = String::from_utf8_lossy(&buf[..n]).to_string();
+            if head.starts_with("GET /2018-06-01/runtime/invocation/next") {
+                return Ok::<_, anyhow::Error>(started.elapsed());
+            }
+            // Anything else (an init error report): acknowledge and keep waiting.
+            let _ = stream
+                .write_all(b"HTTP/1.1 202 Accepted\r\ncontent-length: 0\r\n\r\n")
+                .await;
+        }
+    };
+    let exited = child.wait();
+    let out = tokio::select! {
+        r = tokio::time::timeout(Duration::from_secs(20), wait) => r.context("no GET …/next within 20 s")?,
+        status = exited => bail!("{} exited before asking for an event: {status:?}", binary.display()),
+    };
+    let _ = child.kill().await;
+    out
+}
+
+fn release_binary(f: &str) -> Option<PathBuf> {
+    let target = target_dir();
+    [
+        target
+            .join("x86_64-unknown-linux-gnu")
+            .join("release")
+            .join(f),
+        target
+            .join("aarch64-unknown-linux-gnu")
+            .join("release")
+            .join(f),
+    ]
+    .into_iter()
+    .find(|p| p.exists())
+}
+
+/// One binary's cold starts.
+struct ColdStarts {
+    name: &'static str,
+    binary: PathBuf,
+    env: Vec<(String, String)>,
+    times: Vec<Duration>,
+    /// Calls on the wire of its first cold start.
+    calls: Option<Counts>,
+    failure: Option<String>,
+}
+
+/// Each function's init, and the bare runtime's, cold-started in turn `runs` times (so a
+/// busy moment on the machine falls on all of them alike).
+pub async fn init_times(
+    h: &Harness,
+    proxy: &Proxy,
+    model: &StandIn,
+    runs: usize,
+) -> Result<Vec<Row>> {
+    // The consumer reads its provider key from Secrets Manager at cold start.
+    let secret = format!(
+        "bench-model-key-{}",
+        ulid::Ulid::new().to_string().to_lowercase()
+    );
+    h.clients
+        .secrets
+        .create_secret()
+        .name(&secret)
+        .secret_string("sk-bench")
+        .send()
+        .await?;
+    let mut out = Vec::new();
+    let mut all = Vec::new();
+    for name in FUNCTIONS.into_iter().chain([limits::BARE]) {
+        match release_binary(name) {
+            Some(binary) => all.push(ColdStarts {
+                name,
+                binary,
+                env: lambda_env(name, &proxy.url(), &model.base_url, &secret),
+                times: Vec::new(),
+                calls: None,
+                failure: None,
+            }),
+            None => out.push(row(
+                format!("init time, {name}"),
+                "not measured",
+                "run `cargo xtask package` (the packaged release binary is absent)",
+            )),
+        }
+    }
+    for _ in 0..runs.max(1) {
+        for c in all.iter_mut().filter(|c| c.failure.is_none()) {
+            let before = proxy.counts();
+            match time_to_first_next(&c.binary, &c.env).await {
+                Ok(t) => c.times.push(t),
+                Err(e) => c.failure = Some(format!("{e:#}")),
+            }
+            c.calls.get_or_insert_with(|| proxy.counts().since(&before));
+        }
+    }
+    out.extend(all.iter_mut().map(init_row));
+    let median = |c: &ColdStarts| (!c.times.is_empty()).then(|| percentile(&c.times, 0.5));
+    let bare = all.iter().find(|c| c.name == limits::BARE).and_then(median);
+    let ours: Vec<(&str, Duration)> = all
+        .iter()
+        .filter(|c| c.name != limits::BARE)
+        .filter_map(|c| Some((c.name, median(c)?)))
+        .collect();
+    if let Some(bare) = bare {
+        out.push(limits::init_ratio_row(&ours, bare));
+    }
+    Ok(out)
+}
+
+fn init_row(c: &mut ColdStarts) -> Row {
+    let what = format!("init time, {}", c.name);
+    c.times.sort();
+    let (Some(first), Some(last)) = (c.times.first(), c.times.last()) else {
+        return row(what, "failed", c.failure.clone().unwrap_or_default());
+    };
+    let mut how = format!(
+        "spawn → first `GET /runtime/invocation/next` on a fake Runtime API; median of {}; calls per cold start: {}",
+        c.times.len(),
+        describe(&c.calls.clone().unwrap_or_default(), 1)
+    );
+    if c.name != limits::BARE && stale(&c.binary, c.name) {
+        how.push_str("; **binary older than its sources: rerun `cargo xtask package`**");
+    }
+    if let Some(e) = &c.failure {
+        how.push_str(&format!("; a later start failed: {e}"));
+    }
+    let figure = format!(
+        "{} (min {}, max {})",
+        ms(percentile(&c.times, 0.5)),
+        ms(*first),
+        ms(*last)
+    );
+    row(what, figure, how)
+}
+
+/// The environment Lambda gives function `f`, with AWS through `aws_url` and the model at
+/// `model_url` with its key in `secret`.
+fn lambda_env(f: &str, aws_url: &str, model_url: &str, secret: &str) -> Vec<(String, String)> {
+    let mut env: Vec<(String, String)> = std::env::vars()
+        .filter(|(k, _)| k.starts_with("ATELIER_") || k.starts_with("AWS_"))
+        .collect();
+    env.retain(|(k, _)| k != "AWS_ENDPOINT_URL");
+    env.extend([
+        ("AWS_ENDPOINT_URL".to_owned(), aws_url.to_owned()),
+        ("AWS_LAMBDA_FUNCTION_NAME".to_owned(), f.to_owned()),
+        (
+            "AWS_LAMBDA_FUNCTION_VERSION".to_owned(),
+            "$LATEST".to_owned(),
+        ),
+        (
+            "AWS_LAMBDA_FUNCTION_MEMORY_SIZE".to_owned(),
+            "1024".to_owned(),
+        ),
+        (
+            "AWS_LAMBDA_LOG_GROUP_NAME".to_owned(),
+            format!("/aws/lambda/{f}"),
+        ),
+        ("AWS_LAMBDA_LOG_STREAM_NAME".to_owned(), "bench".to_owned()),
+        ("ATELIER_MODEL_BASE_URL".to_owned(), model_url.to_owned()),
+        (
+            "ATELIER_MODEL_API_KEY_SECRET_ID".to_owned(),
+            secret.to_owned(),
+        ),
+    ]);
+    env
+}
