@@ -10,9 +10,12 @@ use axum::http::{HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use serde_json::{Value, json};
 
-use super::{
-    Books, Shared, authorized, charge_of, emit_later, list, metadata_of, new_id, now, params_map,
-    stripe_error, stripe_error_code, unauthorized,
+use crate::books::{Books, Shared};
+use crate::events::emit_later;
+use crate::payments::charge_of;
+use crate::wire::{
+    authorized, list, metadata_of, new_id, now, params_map, stripe_error, stripe_error_code,
+    unauthorized,
 };
 
 pub(super) async fn create_refund(
