@@ -1,6 +1,6 @@
 //! The module paths one file names in its non-test code, made absolute (crate-relative
 //! segments): `use` trees (`pub use` included), paths in types and expressions, paths inside
-//! macro calls (`tracing::info!(x = %crate::a::f())`), with `crate::`, `self::` and `super::`
+//! macro calls (`tracing::info!(x = %crate::a::f())`) and attributes' arguments, with `crate::`, `self::` and `super::`
 //! chains resolved and a path that starts with a child module's name read as relative.
 //! `#[cfg(test)]` items are skipped: tests may reach anything.
 
@@ -173,6 +173,14 @@ impl<'ast> Visit<'ast> for Names<'_> {
             self.record(&segments);
         }
         syn::visit::visit_path(self, path);
+    }
+
+    /// An attribute's arguments name paths too (`#[openapi(paths(handlers::x))]`,
+    /// `#[schema(value_type = crate::domain::X)]`).
+    fn visit_attribute(&mut self, attr: &'ast syn::Attribute) {
+        if let syn::Meta::List(list) = &attr.meta {
+            self.tokens(list.tokens.clone());
+        }
     }
 
     fn visit_macro(&mut self, mac: &'ast syn::Macro) {

@@ -105,3 +105,19 @@ fn module_paths_follow_the_file_layout() {
     assert_eq!(module_of("store/mod.rs"), ["store"]);
     assert_eq!(module_of("store/jobs.rs"), ["store", "jobs"]);
 }
+
+#[test]
+fn a_path_in_an_attribute_is_an_edge() {
+    let src = crate_of(
+        "attr",
+        &[
+            ("lib.rs", "mod a; mod b;"),
+            (
+                "a.rs",
+                "#[derive(Api)]\n#[api(paths(crate::b::route))]\npub struct A;",
+            ),
+            ("b.rs", "pub fn route() {}"),
+        ],
+    );
+    assert_eq!(edges_of(&src), [pair("a.rs", "b.rs")]);
+}
