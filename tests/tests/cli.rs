@@ -68,6 +68,7 @@ async fn start() -> Local {
         h.clients.sqs.clone(),
         h.app.config.resources.queue_url.clone(),
         2,
+        Default::default(),
     ));
     let dir = std::env::temp_dir().join(format!("atelier-cli-test-{}", ulid::Ulid::new()));
     std::fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("{e}"));

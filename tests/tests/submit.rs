@@ -271,6 +271,39 @@ async fn a_user_at_the_in_flight_limit_gets_429_and_is_not_charged_and_others_ar
     h.assert_audit_clean().await;
 }
 
+/// The in-flight limit is named as such even when the balance is exactly the price: more
+/// credits would not help (mutation pass: `<` → `<=` in `debit_refusal` called it a 402).
+#[tokio::test]
+async fn at_the_in_flight_limit_with_exactly_the_price_left_the_refusal_is_the_limit() {
+    let mut config = Harness::config();
+    config.limits.max_in_flight = 2;
+    let h = Harness::with_config(config).await;
+    let busy = h.user();
+    let body = edit_body(&h, &busy).await;
+    let first = h.submit(&busy, Some("a"), &body).await;
+    assert_eq!(first.status, StatusCode::ACCEPTED);
+    let price = first.body["credits"]
+        .as_i64()
+        .unwrap_or_else(|| panic!("the job's price: {first:?}"));
+    h.fund_to(&busy, 2 * price).await;
+    assert_eq!(
+        h.submit(&busy, Some("b"), &body).await.status,
+        StatusCode::ACCEPTED
+    );
+    assert_eq!(h.balance(&busy).await, price);
+
+    let res = h.submit(&busy, Some("c"), &body).await;
+
+    assert_eq!(
+        (res.status, res.code()),
+        (StatusCode::TOO_MANY_REQUESTS, "TOO_MANY_IN_FLIGHT"),
+        "{res:?}"
+    );
+    assert_eq!(h.balance(&busy).await, price);
+    assert_eq!(debits(&h.ledger(&busy).await), 2);
+    h.assert_audit_clean().await;
+}
+
 #[tokio::test]
 async fn a_missing_asset_is_404_and_changes_nothing() {
     let h = Harness::new().await;

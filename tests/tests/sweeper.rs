@@ -7,12 +7,15 @@ use std::time::Duration;
 use atelier_model_server::samples;
 use atelier_shared::clock;
 use atelier_shared::domain::FailureCode;
+use atelier_shared::domain::{Job, JobFailure};
 use atelier_shared::domain::{JobId, JobState};
 use atelier_shared::domain::{LedgerKind, Micros};
 use atelier_shared::services::budget;
 use atelier_shared::services::process::{Outcome, ProcessError, Step};
-use atelier_shared::store::schema::JobItem;
+use atelier_shared::store::jobs::FinishOutcome;
+use atelier_shared::store::schema::{JobItem, reference};
 use atelier_tests::{Harness, StandIn};
+use aws_sdk_dynamodb::types::{AttributeValue, ConditionCheck, TransactWriteItem};
 use futures::future::join_all;
 use http::StatusCode;
 use serde_json::json;
@@ -736,4 +739,103 @@ async fn a_healthy_backlog_is_delivered_in_full_with_at_most_three_messages_per_
     assert!(dropped_job.dispatch.count >= 2, "{dropped_job:?}");
     assert_eq!(clean.account(&user).await.body["in_flight"], 0);
     clean.assert_audit_clean().await;
+}
+
+/// A queued job of a new user, claimed (processing) as a consumer would.
+async fn claimed_job(h: &Harness, name: &str) -> (atelier_shared::domain::UserId, Job) {
+    let user = h.funded_user(20).await;
+    let id = h
+        .submit_photo(&user, name, samples::single_pet(), pet())
+        .await;
+    let job = h
+        .app
+        .store
+        .claim(&job_id(&id), &clock::format(clock::now()))
+        .await
+        .unwrap_or_else(|e| panic!("{e}"))
+        .unwrap_or_else(|| panic!("the queued job is claimed"));
+    (user, job)
+}
+
+/// A write joined to a refund: a condition check on an item that does (`holds`) or does not
+/// exist (the job's debit row, or a row that was never written), as a budget settlement still
+/// to make or already made by another settler.
+fn joined_condition(h: &Harness, job: &Job, holds: bool) -> Vec<TransactWriteItem> {
+    let row = if holds {
+        reference::debit(&job.job_id)
+    } else {
+        format!("{}-settled-elsewhere", reference::debit(&job.job_id))
+    };
+    let check = ConditionCheck::builder()
+        .table_name(&h.app.store.names().ledger_table)
+        .key(
+            "user_id",
+            AttributeValue::S(job.user_id.as_str().to_owned()),
+        )
+        .key("ref", AttributeValue::S(row))
+        .condition_expression("attribute_exists(#r)")
+        .expression_attribute_names("#r", "ref")
+        .build()
+        .unwrap_or_else(|e| panic!("{e}"));
+    vec![TransactWriteItem::builder().condition_check(check).build()]
+}
+
+async fn fail_with(
+    h: &Harness,
+    job: &Job,
+    joined: Vec<TransactWriteItem>,
+) -> Result<FinishOutcome, atelier_shared::error::Error> {
+    let failure = JobFailure::new(FailureCode::EditFailed);
+    let now = clock::format(clock::now());
+    h.app
+        .store
+        .fail_and_refund(job, JobState::Processing, &failure, &now, joined.into())
+        .await
+}
+
+/// The consumer's refund joins its budget settlement; when the sweeper settled that
+/// reservation first, the joined condition fails and the refund must still stand on its own
+/// (mutation pass: `!` deleted in `with_extra` made this an error and stranded the charge).
+#[tokio::test]
+async fn a_refund_whose_joined_settlement_lost_to_the_sweeper_still_refunds_once() {
+    let h = Harness::new().await;
+    let (user, job) = claimed_job(&h, "lost-settle").await;
+    let before = h.balance(&user).await;
+
+    let outcome = fail_with(&h, &job, joined_condition(&h, &job, false)).await;
+
+    assert_eq!(outcome.ok(), Some(FinishOutcome::Done));
+    assert_eq!(h.balance(&user).await, before + job.credits.get());
+    assert_eq!(refunds_of(&h.ledger(&user).await, job.job_id.as_str()), 1);
+    let now = h.app.store.get_job(&job.job_id).await.ok().flatten();
+    assert_eq!(now.map(|j| j.status()), Some(JobState::Failed));
+    h.assert_audit_clean().await;
+}
+
+/// A refund row that is already there while the job is still processing is not "someone
+/// else finished it": it is surfaced as an error and the job is left for the sweeper to
+/// report (mutation pass: `&&` → `||` retried without the settlement and took it as done).
+#[tokio::test]
+async fn a_refund_row_written_behind_the_jobs_back_is_an_error_not_a_finished_job() {
+    // A stack of its own: the bare row written here is no one else's audit's business.
+    let h = Harness::isolated(|_| {}).await;
+    let (user, job) = claimed_job(&h, "foreign-row").await;
+    h.clients
+        .dynamodb
+        .put_item()
+        .table_name(&h.app.store.names().ledger_table)
+        .item("user_id", AttributeValue::S(user.as_str().to_owned()))
+        .item("ref", AttributeValue::S(reference::refund(&job.job_id)))
+        .send()
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+
+    let outcome = fail_with(&h, &job, joined_condition(&h, &job, true)).await;
+
+    assert!(
+        matches!(outcome, Err(atelier_shared::error::Error::Corrupt { .. })),
+        "{outcome:?}"
+    );
+    let now = h.app.store.get_job(&job.job_id).await.ok().flatten();
+    assert_eq!(now.map(|j| j.status()), Some(JobState::Processing));
 }

@@ -6,9 +6,11 @@
 //!   fills the same request context.
 //! - [`serve`]: the API over HTTP behind that authorizer, with the issuer's JWKS beside it.
 //! - [`cors`]: API Gateway's CORS answers, from the one definition CDK and Terraform deploy.
+//! - [`poller`]: the SQS event source mapping; [`hold`] lets a test keep it from polling.
 
 pub mod authorizer;
 pub mod cors;
+pub mod hold;
 pub mod hooks;
 pub mod issuer;
 pub mod oidc;

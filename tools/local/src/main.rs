@@ -198,17 +198,20 @@ async fn serve(
         clients.sqs.clone(),
         HOOK_WORKERS,
     ));
+    let hold = Arc::new(atelier_local::hold::Hold::default());
     let poller = tokio::spawn(atelier_local::poller::run(
         processor,
         clients.sqs.clone(),
         app.config.resources.queue_url.clone(),
         CONSUMER_CONCURRENCY,
+        hold.clone(),
     ));
     let router = atelier_local::serve::app(
         app,
         Authorizer::new(issuer_url, atelier_local::AUDIENCE),
         Some(issuer),
-    );
+    )
+    .merge(atelier_local::hold::router(hold));
     // API Gateway's CORS in front of the whole local origin (the dev issuer's token
     // endpoint is called cross-origin too, as Cognito's is).
     let router = atelier_local::cors::layer(router, web_origins.clone());

@@ -9,15 +9,24 @@ use std::time::Duration;
 use atelier_shared::services::process::Processor;
 use aws_lambda_events::sqs::{SqsEvent, SqsMessage};
 use aws_sdk_sqs::Client;
-use aws_sdk_sqs::types::MessageSystemAttributeName;
+use aws_sdk_sqs::types::{Message, MessageSystemAttributeName};
 
-/// Runs `workers` pollers until the task is dropped.
-pub async fn run(processor: Arc<Processor>, sqs: Client, queue_url: String, workers: usize) {
+use crate::hold::Hold;
+
+/// Runs `workers` pollers until the task is dropped; none polls while `hold` is held.
+pub async fn run(
+    processor: Arc<Processor>,
+    sqs: Client,
+    queue_url: String,
+    workers: usize,
+    hold: Arc<Hold>,
+) {
     let mut tasks = Vec::new();
     for worker in 0..workers.max(1) {
         let (processor, sqs, queue_url) = (processor.clone(), sqs.clone(), queue_url.clone());
+        let hold = hold.clone();
         tasks.push(tokio::spawn(async move {
-            poll(worker, &processor, &sqs, &queue_url).await
+            poll(worker, &processor, &sqs, &queue_url, &hold).await
         }));
     }
     for t in tasks {
@@ -25,10 +34,26 @@ pub async fn run(processor: Arc<Processor>, sqs: Client, queue_url: String, work
     }
 }
 
-/// One worker's loop.
-pub async fn poll(worker: usize, processor: &Processor, sqs: &Client, queue_url: &str) {
+/// One worker's loop. A message received while a hold began is handed back at once
+/// (visibility 0), as if it had not been received.
+pub async fn poll(
+    worker: usize,
+    processor: &Processor,
+    sqs: &Client,
+    queue_url: &str,
+    hold: &Hold,
+) {
     loop {
-        if let Err(e) = poll_once(processor, sqs, queue_url, 2).await {
+        if hold.is_held() {
+            tokio::time::sleep(Duration::from_millis(100)).await;
+            continue;
+        }
+        let handled = match receive(sqs, queue_url, 2).await {
+            Ok(messages) if hold.is_held() => give_back(sqs, queue_url, messages).await,
+            Ok(messages) => handle_all(processor, sqs, queue_url, messages).await,
+            Err(e) => Err(e),
+        };
+        if let Err(e) = handled {
             tracing::warn!(worker, error = %atelier_shared::error::chain(&e), "poll_failed");
             tokio::time::sleep(Duration::from_secs(1)).await;
         }
@@ -43,6 +68,15 @@ pub async fn poll_once(
     queue_url: &str,
     wait_secs: i32,
 ) -> Result<usize, aws_sdk_sqs::Error> {
+    let messages = receive(sqs, queue_url, wait_secs).await?;
+    handle_all(processor, sqs, queue_url, messages).await
+}
+
+async fn receive(
+    sqs: &Client,
+    queue_url: &str,
+    wait_secs: i32,
+) -> Result<Vec<Message>, aws_sdk_sqs::Error> {
     let out = sqs
         .receive_message()
         .queue_url(queue_url)
@@ -51,7 +85,33 @@ pub async fn poll_once(
         .message_system_attribute_names(MessageSystemAttributeName::AwsTraceHeader)
         .send()
         .await?;
-    let messages = out.messages.unwrap_or_default();
+    Ok(out.messages.unwrap_or_default())
+}
+
+/// Makes `messages` visible again at once; none was handled.
+async fn give_back(
+    sqs: &Client,
+    queue_url: &str,
+    messages: Vec<Message>,
+) -> Result<usize, aws_sdk_sqs::Error> {
+    for handle in messages.into_iter().filter_map(|m| m.receipt_handle) {
+        sqs.change_message_visibility()
+            .queue_url(queue_url)
+            .receipt_handle(handle)
+            .visibility_timeout(0)
+            .send()
+            .await?;
+    }
+    Ok(0)
+}
+
+/// Hands each message to the consumer's handler; deletes the ones it did not report failed.
+async fn handle_all(
+    processor: &Processor,
+    sqs: &Client,
+    queue_url: &str,
+    messages: Vec<Message>,
+) -> Result<usize, aws_sdk_sqs::Error> {
     let count = messages.len();
     for m in messages {
         let mut record = SqsMessage::default();
