@@ -13,7 +13,7 @@ use atelier_shared::domain::{LedgerKind, Micros};
 use atelier_shared::services::budget;
 use atelier_shared::services::process::{Outcome, ProcessError, Step};
 use atelier_shared::store::jobs::FinishOutcome;
-use atelier_shared::store::schema::{JobItem, reference};
+use atelier_shared::store::schema::{JobItem, attr, reference};
 use atelier_tests::{Harness, StandIn};
 use aws_sdk_dynamodb::types::{AttributeValue, ConditionCheck, TransactWriteItem};
 use futures::future::join_all;
@@ -820,12 +820,13 @@ async fn a_refund_row_written_behind_the_jobs_back_is_an_error_not_a_finished_jo
     // A stack of its own: the bare row written here is no one else's audit's business.
     let h = Harness::isolated(|_| {}).await;
     let (user, job) = claimed_job(&h, "foreign-row").await;
+    let before = h.balance(&user).await;
     h.clients
         .dynamodb
         .put_item()
         .table_name(&h.app.store.names().ledger_table)
-        .item("user_id", AttributeValue::S(user.as_str().to_owned()))
-        .item("ref", AttributeValue::S(reference::refund(&job.job_id)))
+        .item(attr::USER_ID, AttributeValue::S(user.as_str().to_owned()))
+        .item(attr::REF, AttributeValue::S(reference::refund(&job.job_id)))
         .send()
         .await
         .unwrap_or_else(|e| panic!("{e}"));
@@ -838,4 +839,7 @@ async fn a_refund_row_written_behind_the_jobs_back_is_an_error_not_a_finished_jo
     );
     let now = h.app.store.get_job(&job.job_id).await.ok().flatten();
     assert_eq!(now.map(|j| j.status()), Some(JobState::Processing));
+    // Refused whole: no credit given back, the job still counted in flight.
+    assert_eq!(h.balance(&user).await, before);
+    assert_eq!(h.account(&user).await.body["in_flight"], 1);
 }

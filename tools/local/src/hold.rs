@@ -52,7 +52,7 @@ struct HoldRequest {
     secs: u64,
 }
 
-/// `POST {HOLD_PATH} {"secs": N}` adds a hold (1 ≤ N ≤ 30); `DELETE` ends one.
+/// `POST {HOLD_PATH} {"secs": N}` adds a hold (1 ≤ N ≤ [`MAX_HOLD`]); `DELETE` ends one.
 pub fn router(hold: Arc<Hold>) -> Router {
     Router::new()
         .route(HOLD_PATH, post(start).delete(stop))
@@ -64,7 +64,8 @@ async fn start(
     axum::Json(req): axum::Json<HoldRequest>,
 ) -> Response {
     if !(1..=MAX_HOLD.as_secs()).contains(&req.secs) {
-        return (http::StatusCode::UNPROCESSABLE_ENTITY, "secs: 1 to 30").into_response();
+        let limit = format!("secs: 1 to {}", MAX_HOLD.as_secs());
+        return (http::StatusCode::UNPROCESSABLE_ENTITY, limit).into_response();
     }
     hold.hold(Duration::from_secs(req.secs));
     tracing::info!(secs = req.secs, "consumer_held");

@@ -35,7 +35,8 @@ pub async fn run(
 }
 
 /// One worker's loop. A message received while a hold began is handed back at once
-/// (visibility 0), as if it had not been received.
+/// (visibility 0). That still counts as a receive against the queue's redrive limit, but at
+/// most once per worker per hold, since no worker polls while held.
 pub async fn poll(
     worker: usize,
     processor: &Processor,
