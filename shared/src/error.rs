@@ -43,6 +43,9 @@ pub enum Error {
     /// The user's share of the day's model budget is spent (rule 12) until the next UTC day.
     #[error("the daily limit is reached; a new day starts in {retry_after_secs} s")]
     DailyLimitReached { retry_after_secs: u32 },
+    /// The user's previews for the UTC day are used (nothing was charged or counted).
+    #[error("the day's {limit} previews are used; a new day starts in {retry_after_secs} s")]
+    PreviewLimitReached { limit: u32, retry_after_secs: u32 },
     /// The caller's upload slots or bytes for the UTC day are used up; nothing was presigned.
     #[error(
         "upload limit reached: {slots_used} of {slot_limit} slots, {bytes_used} of {byte_limit} bytes today"

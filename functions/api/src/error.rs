@@ -77,10 +77,12 @@ pub enum ProblemCode {
     /// An App Store or Google Play purchase bought without the account's
     /// `app_account_token`, where the deployment refuses unbound purchases.
     PurchaseNotBound,
+    /// A preview past the user's previews of the UTC day.
+    PreviewLimitReached,
 }
 
 impl ProblemCode {
-    pub const ALL: [ProblemCode; 46] = [
+    pub const ALL: [ProblemCode; 47] = [
         ProblemCode::AccountClosed,
         ProblemCode::AccountOnHold,
         ProblemCode::AppStoreDataInvalid,
@@ -127,6 +129,7 @@ impl ProblemCode {
         ProblemCode::PurchasePending,
         ProblemCode::PubsubTokenInvalid,
         ProblemCode::PurchaseNotBound,
+        ProblemCode::PreviewLimitReached,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -177,6 +180,7 @@ impl ProblemCode {
             ProblemCode::PurchasePending => "PURCHASE_PENDING",
             ProblemCode::PubsubTokenInvalid => "PUBSUB_TOKEN_INVALID",
             ProblemCode::PurchaseNotBound => "PURCHASE_NOT_BOUND",
+            ProblemCode::PreviewLimitReached => "PREVIEW_LIMIT_REACHED",
         }
     }
 }
@@ -347,6 +351,7 @@ impl From<Error> for ApiError {
             }
             e @ (Error::TooManyInFlight { .. }
             | Error::DailyLimitReached { .. }
+            | Error::PreviewLimitReached { .. }
             | Error::UploadLimitReached { .. }) => limit_refusal(e),
             Error::NotCancelable { state } => ApiError::new(StatusCode::CONFLICT, ProblemCode::NotCancelable, "Cannot cancel")
                 .detail(format!("the edit is {}; only a queued edit can be canceled", state.as_str()))
@@ -400,10 +405,13 @@ fn limit_refusal(e: Error) -> ApiError {
         Error::DailyLimitReached { retry_after_secs } => ApiError::new(too_many, ProblemCode::DailyLimitReached, "Daily limit reached")
             .detail("your edits today have used your share of the day's model budget; nothing was charged; try again after midnight UTC")
             .retry_after(retry_after_secs),
+        Error::PreviewLimitReached { limit, retry_after_secs } => ApiError::new(too_many, ProblemCode::PreviewLimitReached, "Preview limit reached")
+            .detail(format!("you have used today's {limit} previews; nothing was charged; an edit without \"preview\" still checks the area before drawing; previews start over at 00:00 UTC"))
+            .retry_after(retry_after_secs),
         Error::UploadLimitReached { slots_used, slot_limit, bytes_used, byte_limit, retry_after } => ApiError::new(too_many, ProblemCode::UploadLimitReached, "Upload limit reached")
             .detail(format!("today's uploads: {slots_used} of {slot_limit} slots, {bytes_used} of {byte_limit} bytes; this one does not fit, nothing was presigned; the limits start over at 00:00 UTC"))
             .retry_after(u32::try_from(retry_after.as_secs()).unwrap_or(86_400)),
-        // Only the three above are routed here; anything else would be a bug, answered as one.
+        // Only the four above are routed here; anything else would be a bug, answered as one.
         other => ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, ProblemCode::Internal, "Internal error")
             .cause(Cause::Failed(other)),
     }

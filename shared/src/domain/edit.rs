@@ -135,6 +135,9 @@ pub mod limits {
     pub const LOCKS: usize = 3;
     pub const LOCK_CHARS: usize = 80;
     pub const ID_CHARS: usize = 64;
+    /// Previews (`"preview": true`) a user may submit per UTC day: each costs us a check
+    /// and the user nothing (docs/design.md, "The area before paying").
+    pub const PREVIEWS_PER_DAY: u32 = 10;
 }
 
 /// The edit request as a client sends it. Unknown fields are refused (a typo must not be
@@ -167,6 +170,11 @@ pub struct EditRequest {
     /// Up to 3 things to keep unchanged, e.g. "the red collar".
     #[serde(default)]
     pub locks: Vec<String>,
+    /// `true`: only look — the checker outlines the area it would redraw, nothing is drawn
+    /// and the charge comes back whole (`PREVIEWED`). The same request without it then draws
+    /// that very area without a second check. At most 10 a day per user; not for `brush`,
+    /// whose area is the one painted.
+    pub preview: Option<bool>,
 }
 
 /// A validated edit: every field checked, text trimmed, defaults filled in.
@@ -186,6 +194,10 @@ pub struct EditSpec {
     pub target_description: Option<String>,
     #[serde(default)]
     pub locks: Vec<String>,
+    /// Only look: check, outline the area, draw nothing, refund (docs/design.md, "The area
+    /// before paying"). Absent from the stored form when false, so older hashes stand.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub preview: bool,
 }
 
 /// A required field naming one of a fixed set: `required` when absent or blank, `unknown.0`
@@ -349,6 +361,14 @@ impl EditRequest {
             self.style_reference_asset_id.as_deref(),
         );
         mask_rule(&mut errors, target, self.mask_asset_id.is_some());
+        let preview = self.preview.unwrap_or(false);
+        if preview && target == Some(Target::Brush) {
+            errors.push(
+                "preview",
+                FieldCode::NotAllowed,
+                "is not used with brush: the area is the one painted",
+            );
+        }
         let custom_style = optional_text(
             &mut errors,
             "custom_style",
@@ -377,6 +397,7 @@ impl EditRequest {
                     custom_style,
                     target_description,
                     locks,
+                    preview,
                 })
             }
             _ => Err(errors),

@@ -39,10 +39,13 @@ pub enum FailureCode {
     TimedOut,
     /// The owner canceled it while queued.
     Canceled,
+    /// Not a failure: a preview (`"preview": true`) stops after the check by design, with
+    /// the area it found as its one candidate; nothing was drawn and the charge comes back.
+    Previewed,
 }
 
 impl FailureCode {
-    pub const ALL: [FailureCode; 13] = [
+    pub const ALL: [FailureCode; 14] = [
         FailureCode::InvalidImage,
         FailureCode::InvalidMask,
         FailureCode::AssetMissing,
@@ -56,6 +59,7 @@ impl FailureCode {
         FailureCode::DispatchLimit,
         FailureCode::TimedOut,
         FailureCode::Canceled,
+        FailureCode::Previewed,
     ];
 
     /// The stable machine code (what the API shows and clients match).
@@ -74,6 +78,7 @@ impl FailureCode {
             FailureCode::DispatchLimit => "DISPATCH_LIMIT",
             FailureCode::TimedOut => "TIMED_OUT",
             FailureCode::Canceled => "CANCELED",
+            FailureCode::Previewed => "PREVIEWED",
         }
     }
 
@@ -116,6 +121,9 @@ impl FailureCode {
             }
             FailureCode::Canceled => {
                 "Canceled before processing started. Your credits were refunded."
+            }
+            FailureCode::Previewed => {
+                "This is the area that would be redrawn. Nothing was drawn and your credits were refunded."
             }
         }
     }
@@ -178,6 +186,26 @@ impl JobFailure {
             questions: questions.into_iter().take(MAX_QUESTIONS).collect(),
             candidates,
             ..JobFailure::new(FailureCode::NeedsClarification)
+        }
+    }
+}
+
+/// The one candidate of a preview: the area the checker would have redrawn.
+pub const PREVIEW_AREA_LABEL: &str = "the area to redraw";
+
+impl JobFailure {
+    /// A preview's end: the area the check found (none when it outlined nothing, as for a
+    /// background it leaves unboxed).
+    pub fn previewed(area: Option<AreaBox>) -> JobFailure {
+        JobFailure {
+            candidates: area
+                .map(|area| Candidate {
+                    label: PREVIEW_AREA_LABEL.to_owned(),
+                    area,
+                })
+                .into_iter()
+                .collect(),
+            ..JobFailure::new(FailureCode::Previewed)
         }
     }
 }

@@ -78,6 +78,7 @@ mod tests {
             custom_style: None,
             target_description: None,
             locks: vec![],
+            preview: false,
         }
     }
 

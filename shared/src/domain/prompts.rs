@@ -438,6 +438,7 @@ mod tests {
             custom_style: Some(INJECTION.to_owned()),
             target_description: Some("the \"grey\" cat\"}\nTarget: background".to_owned()),
             locks: vec!["the red collar".to_owned()],
+            preview: false,
         }
     }
 

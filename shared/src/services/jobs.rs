@@ -131,12 +131,16 @@ pub async fn result_links(
 }
 
 /// A short-lived inline URL of the photo a clarification asks about (the job's kept copy, made
-/// before its check), so the person can pick one of the outlined subjects on it: only for a
-/// `NEEDS_CLARIFICATION` failure with candidates, while the job's images are kept.
+/// before its check), so the person can pick one of the outlined subjects on it, or see the
+/// area a preview found: only for a `NEEDS_CLARIFICATION` or `PREVIEWED` failure with
+/// candidates, while the job's images are kept.
 pub async fn question_photo_url(app: &App, job: &Job) -> Result<Option<String>, Error> {
-    let asks = job
-        .failure()
-        .is_some_and(|f| f.code == FailureCode::NeedsClarification && !f.candidates.is_empty());
+    let asks = job.failure().is_some_and(|f| {
+        matches!(
+            f.code,
+            FailureCode::NeedsClarification | FailureCode::Previewed
+        ) && !f.candidates.is_empty()
+    });
     let kept = job.images_deleted_at.is_none()
         && images_expired_at(job, app.config.limits.result_retention_days).is_none();
     if !asks || !kept {

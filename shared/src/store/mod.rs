@@ -11,6 +11,7 @@ pub mod jobs;
 pub mod ledger;
 pub mod lineage;
 pub mod payments;
+pub mod previews;
 pub mod privacy;
 pub mod provision;
 pub mod quotas;

@@ -280,6 +280,7 @@ fn spec() -> EditSpec {
         custom_style: None,
         target_description: Some("the dog's body".to_owned()),
         locks: vec!["keep the collar".to_owned()],
+        preview: false,
     }
 }
 

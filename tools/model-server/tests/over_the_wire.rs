@@ -53,6 +53,7 @@ fn spec(target: Target) -> EditSpec {
         custom_style: None,
         target_description: None,
         locks: vec![],
+        preview: false,
     }
 }
 

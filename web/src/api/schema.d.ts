@@ -199,7 +199,8 @@ export interface paths {
         get: operations["list_edits"];
         put?: never;
         /**
-         * Submits a paid edit. New: `202` with `Location`. Replay of the same request with the same
+         * Submits a paid edit (or, with `"preview": true`, a look at the area it would redraw,
+         *     refunded whole). New: `202` with `Location`. Replay of the same request with the same
          *     key: `200`, the same job, `Idempotent-Replayed: true`, nothing charged.
          */
         post: operations["create_edit"];
@@ -832,6 +833,13 @@ export interface components {
             mask_asset_id?: string | null;
             /** @description The photo (an `original` asset). */
             original_asset_id: string;
+            /**
+             * @description `true`: only look — the checker outlines the area it would redraw, nothing is drawn
+             *     and the charge comes back whole (`PREVIEWED`). The same request without it then draws
+             *     that very area without a second check. At most 10 a day per user; not for `brush`,
+             *     whose area is the one painted.
+             */
+            preview?: boolean | null;
             strength?: null | components["schemas"]["Strength"];
             /** @description A style id from `GET /v1/styles`. */
             style: components["schemas"]["StyleId"];
@@ -868,7 +876,7 @@ export interface components {
          * @description Why a charged job ended without a result. Stored and served as its `SCREAMING_SNAKE` code.
          * @enum {string}
          */
-        FailureCode: "INVALID_IMAGE" | "INVALID_MASK" | "ASSET_MISSING" | "BUDGET_PAUSED" | "DAILY_LIMIT_REACHED" | "CHECK_FAILED" | "NEEDS_CLARIFICATION" | "EDIT_FAILED" | "REPAIR_BASE_MISSING" | "INTERNAL_ERROR" | "DISPATCH_LIMIT" | "TIMED_OUT" | "CANCELED";
+        FailureCode: "INVALID_IMAGE" | "INVALID_MASK" | "ASSET_MISSING" | "BUDGET_PAUSED" | "DAILY_LIMIT_REACHED" | "CHECK_FAILED" | "NEEDS_CLARIFICATION" | "EDIT_FAILED" | "REPAIR_BASE_MISSING" | "INTERNAL_ERROR" | "DISPATCH_LIMIT" | "TIMED_OUT" | "CANCELED" | "PREVIEWED";
         /**
          * @description The catalogue of field-error codes (`FieldError::code`): one variant per stable code, in
          *     the OpenAPI document as a string enum, so clients switch on a union, not on free text.
@@ -934,21 +942,24 @@ export interface components {
         JobFailure: {
             /**
              * @description `NEEDS_CLARIFICATION`: the subjects the checker found, each with its words (send one
-             *     back as `target_description`) and its box in thousandths of the photo.
+             *     back as `target_description`) and its box in thousandths of the photo. `PREVIEWED`:
+             *     the one area the edit would redraw.
              */
             candidates?: components["schemas"]["ClarificationCandidate"][];
             /**
              * @description Stable code: `NEEDS_CLARIFICATION`, `BUDGET_PAUSED` (everyone's edits are paused),
              *     `DAILY_LIMIT_REACHED` (the owner's share of the day's model budget is spent), `EDIT_FAILED`,
              *     `CHECK_FAILED`, `TIMED_OUT`, `INVALID_IMAGE`, `INVALID_MASK`, `ASSET_MISSING`,
-             *     `REPAIR_BASE_MISSING`, `DISPATCH_LIMIT`, `INTERNAL_ERROR` or `CANCELED`.
+             *     `REPAIR_BASE_MISSING`, `DISPATCH_LIMIT`, `INTERNAL_ERROR`, `CANCELED` or `PREVIEWED`
+             *     (not a failure: a preview stopped after the check by design, its area the one
+             *     candidate; nothing drawn, refunded).
              */
             code: components["schemas"]["FailureCode"];
             message: string;
             /**
              * Format: uri
-             * @description `NEEDS_CLARIFICATION` with candidates, in `GET /v1/edits/{id}` while the images are
-             *     kept: the photo they are outlined on (presigned, inline, short-lived).
+             * @description `NEEDS_CLARIFICATION` or `PREVIEWED` with candidates, in `GET /v1/edits/{id}` while
+             *     the images are kept: the photo they are outlined on (presigned, inline, short-lived).
              */
             photo_url?: string | null;
             questions?: string[];
@@ -1127,7 +1138,7 @@ export interface components {
          *     In the OpenAPI document as a string enum (`schema.d.ts` gives the web app the union).
          * @enum {string}
          */
-        ProblemCode: "ACCOUNT_CLOSED" | "ACCOUNT_ON_HOLD" | "APP_STORE_DATA_INVALID" | "ASSET_IN_USE" | "ASSET_NOT_FOUND" | "CANDIDATE_NOT_ADOPTABLE" | "IDEMPOTENCY_CONFLICT" | "IDEMPOTENCY_KEY_INVALID" | "IDEMPOTENCY_KEY_REQUIRED" | "IMAGES_DELETED" | "IMAGES_IN_USE" | "INSUFFICIENT_CREDITS" | "INTERNAL" | "INVALID_CURSOR" | "INVALID_WAIT" | "MALFORMED_EVENT" | "MALFORMED_JSON" | "METHOD_NOT_ALLOWED" | "NOT_CANCELABLE" | "NOT_FOUND" | "NOT_REPAIRABLE" | "PAYLOAD_TOO_LARGE" | "PAYMENTS_NOT_CONFIGURED" | "PAYMENT_NOT_RECORDED" | "PAYMENT_PROVIDER_ERROR" | "REPAIRS_STOPPED" | "REPAIR_IN_PROGRESS" | "REPAIR_LIMIT_REACHED" | "SIGNATURE_INVALID" | "TOO_MANY_IN_FLIGHT" | "TOO_MANY_REQUESTS" | "TRANSACTION_OTHER_ACCOUNT" | "TRANSACTION_REVOKED" | "TRANSACTION_STALE" | "TRY_AGAIN" | "UNAUTHENTICATED" | "UNKNOWN_PRODUCT" | "UNSUPPORTED_MEDIA_TYPE" | "UPLOAD_LIMIT_REACHED" | "VALIDATION_FAILED" | "DAILY_LIMIT_REACHED" | "DEVICE_LIMIT_REACHED" | "GOOGLE_PURCHASE_INVALID" | "PURCHASE_PENDING" | "PUBSUB_TOKEN_INVALID" | "PURCHASE_NOT_BOUND";
+        ProblemCode: "ACCOUNT_CLOSED" | "ACCOUNT_ON_HOLD" | "APP_STORE_DATA_INVALID" | "ASSET_IN_USE" | "ASSET_NOT_FOUND" | "CANDIDATE_NOT_ADOPTABLE" | "IDEMPOTENCY_CONFLICT" | "IDEMPOTENCY_KEY_INVALID" | "IDEMPOTENCY_KEY_REQUIRED" | "IMAGES_DELETED" | "IMAGES_IN_USE" | "INSUFFICIENT_CREDITS" | "INTERNAL" | "INVALID_CURSOR" | "INVALID_WAIT" | "MALFORMED_EVENT" | "MALFORMED_JSON" | "METHOD_NOT_ALLOWED" | "NOT_CANCELABLE" | "NOT_FOUND" | "NOT_REPAIRABLE" | "PAYLOAD_TOO_LARGE" | "PAYMENTS_NOT_CONFIGURED" | "PAYMENT_NOT_RECORDED" | "PAYMENT_PROVIDER_ERROR" | "REPAIRS_STOPPED" | "REPAIR_IN_PROGRESS" | "REPAIR_LIMIT_REACHED" | "SIGNATURE_INVALID" | "TOO_MANY_IN_FLIGHT" | "TOO_MANY_REQUESTS" | "TRANSACTION_OTHER_ACCOUNT" | "TRANSACTION_REVOKED" | "TRANSACTION_STALE" | "TRY_AGAIN" | "UNAUTHENTICATED" | "UNKNOWN_PRODUCT" | "UNSUPPORTED_MEDIA_TYPE" | "UPLOAD_LIMIT_REACHED" | "VALIDATION_FAILED" | "DAILY_LIMIT_REACHED" | "DEVICE_LIMIT_REACHED" | "GOOGLE_PURCHASE_INVALID" | "PURCHASE_PENDING" | "PUBSUB_TOKEN_INVALID" | "PURCHASE_NOT_BOUND" | "PREVIEW_LIMIT_REACHED";
         /** @description The price of one request, itemised. */
         Quote: {
             /** Format: int32 */
@@ -2347,7 +2358,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description TOO_MANY_IN_FLIGHT (Retry-After: 30) or DAILY_LIMIT_REACHED: the caller's share of the day's model budget is spent (Retry-After: seconds to the next UTC day); nothing charged */
+            /** @description TOO_MANY_IN_FLIGHT (Retry-After: 30), DAILY_LIMIT_REACHED: the caller's share of the day's model budget is spent, or PREVIEW_LIMIT_REACHED: a preview past the day's 10 (Retry-After: seconds to the next UTC day); nothing charged */
             429: {
                 headers: {
                     /** @description seconds to wait before trying again */

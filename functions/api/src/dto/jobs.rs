@@ -285,18 +285,21 @@ pub struct FailureView {
     /// Stable code: `NEEDS_CLARIFICATION`, `BUDGET_PAUSED` (everyone's edits are paused),
     /// `DAILY_LIMIT_REACHED` (the owner's share of the day's model budget is spent), `EDIT_FAILED`,
     /// `CHECK_FAILED`, `TIMED_OUT`, `INVALID_IMAGE`, `INVALID_MASK`, `ASSET_MISSING`,
-    /// `REPAIR_BASE_MISSING`, `DISPATCH_LIMIT`, `INTERNAL_ERROR` or `CANCELED`.
+    /// `REPAIR_BASE_MISSING`, `DISPATCH_LIMIT`, `INTERNAL_ERROR`, `CANCELED` or `PREVIEWED`
+    /// (not a failure: a preview stopped after the check by design, its area the one
+    /// candidate; nothing drawn, refunded).
     #[schema(value_type = atelier_shared::domain::FailureCode)]
     pub code: String,
     pub message: String,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub questions: Vec<String>,
     /// `NEEDS_CLARIFICATION`: the subjects the checker found, each with its words (send one
-    /// back as `target_description`) and its box in thousandths of the photo.
+    /// back as `target_description`) and its box in thousandths of the photo. `PREVIEWED`:
+    /// the one area the edit would redraw.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub candidates: Vec<CandidateView>,
-    /// `NEEDS_CLARIFICATION` with candidates, in `GET /v1/edits/{id}` while the images are
-    /// kept: the photo they are outlined on (presigned, inline, short-lived).
+    /// `NEEDS_CLARIFICATION` or `PREVIEWED` with candidates, in `GET /v1/edits/{id}` while
+    /// the images are kept: the photo they are outlined on (presigned, inline, short-lived).
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(format = "uri")]
     pub photo_url: Option<String>,

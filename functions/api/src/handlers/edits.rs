@@ -17,7 +17,8 @@ use crate::extract::{
     WaitPreference,
 };
 
-/// Submits a paid edit. New: `202` with `Location`. Replay of the same request with the same
+/// Submits a paid edit (or, with `"preview": true`, a look at the area it would redraw,
+/// refunded whole). New: `202` with `Location`. Replay of the same request with the same
 /// key: `200`, the same job, `Idempotent-Replayed: true`, nothing charged.
 #[utoipa::path(post, path = "/v1/edits", tag = "edits", request_body = EditRequest,
     security(("bearer" = [])),
@@ -32,7 +33,7 @@ use crate::extract::{
         (status = 409, body = Problem, content_type = "application/problem+json", description = "IDEMPOTENCY_CONFLICT: the key was used with another body"),
         (status = 422, body = Problem, content_type = "application/problem+json", description = "VALIDATION_FAILED: `errors` names each bad field"),
         (status = 429, body = Problem, content_type = "application/problem+json",
-            description = "TOO_MANY_IN_FLIGHT (Retry-After: 30) or DAILY_LIMIT_REACHED: the caller's share of the day's model budget is spent (Retry-After: seconds to the next UTC day); nothing charged",
+            description = "TOO_MANY_IN_FLIGHT (Retry-After: 30), DAILY_LIMIT_REACHED: the caller's share of the day's model budget is spent, or PREVIEW_LIMIT_REACHED: a preview past the day's 10 (Retry-After: seconds to the next UTC day); nothing charged",
             headers(("Retry-After" = u32, description = "seconds to wait before trying again"))),
     ))]
 pub async fn create_edit(

@@ -8,7 +8,7 @@ use image::RgbaImage;
 
 use super::compose::compose;
 use super::inputs::{Inputs, edit_call, internal_image, prompt_chars, vision_images};
-use super::memory::MemoryKey;
+use super::memory::{MemoryKey, Remembered, area_of};
 use super::{EDIT_PROMPT_ALLOWANCE_CHARS, Outcome, Run, Sized, Step, Stop};
 use crate::adapters::assets::Assets;
 use crate::adapters::model::{CallKind, ImageRole, ModelClient, Readiness, Review, Verdict};
@@ -71,7 +71,9 @@ impl Run<'_> {
 
     /// Look before you generate: reserves the check and the edit together, then asks the
     /// checker; not ready stops the job with its questions before the expensive call. The
-    /// same check already answered "not ready" today is answered from memory, unpaid.
+    /// same check already answered "not ready" today is answered from memory, unpaid; one a
+    /// preview answered "ready" is drawn from without a second check. A preview reserves
+    /// and pays the check only, remembers a ready answer and stops with its area.
     async fn check(&mut self, inputs: &Inputs) -> Result<Readiness, Stop> {
         let (p, job) = (self.p, self.job);
         let prompt = prompts::readiness(&job.request);
@@ -79,34 +81,26 @@ impl Run<'_> {
         let vision_model = p.providers.first(CallKind::Check).config().vision_model.id;
         let memory =
             MemoryKey::readiness(&job.user_id, vision_model, &prompt, &images, clock::now());
-        if let Some(asked) = self.recall(&memory).await {
-            tracing::info!(job_id = %job.job_id, questions = asked.questions.len(), "check_answered_from_memory");
-            return Err(Stop::Fail(asked));
+        match self.recall(&memory).await {
+            Some(Remembered::Asked(asked)) => {
+                tracing::info!(job_id = %job.job_id, questions = asked.questions.len(), "check_answered_from_memory");
+                return Err(Stop::Fail(asked));
+            }
+            Some(Remembered::Ready(readiness)) => {
+                return self.after_preview(inputs, readiness).await;
+            }
+            None => {}
         }
         // Never pay for a check when the edit after it could not run in time.
         let Some(model) = self.model_for(CallKind::Check, p.time.least_edit) else {
             return Err(Stop::fail(FailureCode::TimedOut));
         };
-        let mut edit_roles = vec![ImageRole::Original];
-        if inputs.reference.is_some() {
-            edit_roles.push(ImageRole::StyleReference);
-        }
         let check_sizes = inputs.vision_sizes(&prompt);
-        let edit_sizes = inputs.edit_sizes(&edit_roles);
         let sized = Sized {
             images: &check_sizes,
             prompt_chars: prompt_chars(&prompt),
         };
-        let edit_sized = Sized {
-            images: &edit_sizes,
-            prompt_chars: EDIT_PROMPT_ALLOWANCE_CHARS,
-        };
-        let planned = [(CallKind::Check, sized), (CallKind::Edit, edit_sized)];
-        if let Err(code) = self.reserve("01-check-edit", &planned, job.credits).await? {
-            return Err(Stop::fail(code));
-        }
-        self.crash(Step::AfterReserve)?;
-
+        self.reserve_check(inputs, sized).await?;
         let ask = |m: ModelClient| {
             let (id, prompt, images) = (&job.job_id, &prompt, &images);
             async move { m.check_readiness(id, prompt, images).await }
@@ -128,6 +122,62 @@ impl Run<'_> {
             return Err(Stop::Fail(asked));
         }
         self.crash(Step::AfterCheck)?;
+        if job.request.preview {
+            self.remember_ready(&memory, &readiness).await;
+            return self.after_preview(inputs, readiness).await;
+        }
+        Ok(readiness)
+    }
+
+    /// Reserves the check of `sized`, and the edit after it unless the job is a preview,
+    /// before the check is paid.
+    async fn reserve_check(&mut self, inputs: &Inputs, sized: Sized<'_>) -> Result<(), Stop> {
+        let job = self.job;
+        let edit_sizes = inputs.edit_sizes(&edit_roles(inputs));
+        let edit_sized = Sized {
+            images: &edit_sizes,
+            prompt_chars: EDIT_PROMPT_ALLOWANCE_CHARS,
+        };
+        let planned = [(CallKind::Check, sized), (CallKind::Edit, edit_sized)];
+        let planned = if job.request.preview {
+            &planned[..1]
+        } else {
+            &planned[..]
+        };
+        if let Err(code) = self.reserve("01-check-edit", planned, job.credits).await? {
+            return Err(Stop::fail(code));
+        }
+        self.crash(Step::AfterReserve)?;
+        Ok(())
+    }
+
+    /// A preview's "ready": a preview stops with the area it found (nothing drawn, refunded);
+    /// the edit after it reserves its drawing alone and draws from that answer.
+    async fn after_preview(
+        &mut self,
+        inputs: &Inputs,
+        readiness: Readiness,
+    ) -> Result<Readiness, Stop> {
+        let job = self.job;
+        if job.request.preview {
+            tracing::info!(job_id = %job.job_id, area = readiness.target_box.is_some(), "preview_answered");
+            return Err(Stop::Fail(JobFailure::previewed(
+                readiness.target_box.map(area_of),
+            )));
+        }
+        let sizes = inputs.edit_sizes(&edit_roles(inputs));
+        let sized = Sized {
+            images: &sizes,
+            prompt_chars: EDIT_PROMPT_ALLOWANCE_CHARS,
+        };
+        if let Err(code) = self
+            .reserve("01-edit", &[(CallKind::Edit, sized)], job.credits)
+            .await?
+        {
+            return Err(Stop::fail(code));
+        }
+        self.crash(Step::AfterReserve)?;
+        tracing::info!(job_id = %job.job_id, "check_answered_by_preview");
         Ok(readiness)
     }
 
@@ -250,6 +300,15 @@ impl Run<'_> {
             }
         })
     }
+}
+
+/// The images an edit sends: the photo, and the style reference when there is one.
+fn edit_roles(inputs: &Inputs) -> Vec<ImageRole> {
+    let mut roles = vec![ImageRole::Original];
+    if inputs.reference.is_some() {
+        roles.push(ImageRole::StyleReference);
+    }
+    roles
 }
 
 fn review_record(answer: Review) -> ReviewRecord {

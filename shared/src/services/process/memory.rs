@@ -9,11 +9,11 @@
 //!   names the target, medium, strength, custom style and locks) and the SHA-256 of each image
 //!   exactly as sent (the photo by its content: a re-upload of the same bytes under a new
 //!   asset id is the same photo). Anything the check would see differently calls again.
-//! - Only "not ready" is remembered: it is a property of the input (the same photo and words
-//!   raise the same ambiguity). A "ready" answer is not reused: the edit after it is paid and
-//!   charged anyway, and a user who repeats a ready request wants a fresh look, not the
-//!   observation and box that led to the result they are redoing. Provider failures and
-//!   malformed answers are never remembered (they are not answers).
+//! - "Not ready" is remembered: it is a property of the input (the same photo and words
+//!   raise the same ambiguity). A "ready" answer is remembered only from a preview, so that
+//!   the edit the person then asks for draws exactly the area they were shown, without a
+//!   second check; an edit's own "ready" is not reused (a user who repeats a ready request
+//!   wants a fresh look). Provider failures and malformed answers are never remembered.
 //! - Memory is an optimisation, never a rule: a failed read or write is logged and the check
 //!   is paid as before.
 
@@ -22,11 +22,13 @@ use sha2::{Digest, Sha256};
 
 use super::Run;
 use crate::adapters::model::ImageInput;
+use crate::adapters::model::{Readiness, TargetBox};
 use crate::clock::{self, Instant};
 use crate::domain::prompts::VisionPrompt;
+use crate::domain::result::AreaBox;
 use crate::domain::{JobFailure, UserId};
 use crate::services::budget;
-use crate::store::schema::{ReadinessMemoryItem, readiness_memory_key};
+use crate::store::schema::{ReadinessMemoryItem, RememberedReady, readiness_memory_key};
 
 /// Where a check's answer is remembered, and until when.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -84,15 +86,28 @@ impl MemoryKey {
     }
 }
 
+/// An answer remembered for the same check.
+#[derive(Debug)]
+pub(super) enum Remembered {
+    /// Not ready: the questions (and subjects) to ask again.
+    Asked(JobFailure),
+    /// A preview's ready answer: the observation and area to draw from.
+    Ready(Readiness),
+}
+
 impl Run<'_> {
-    /// The clarification remembered under `key` for this user, if any.
-    pub(super) async fn recall(&self, key: &MemoryKey) -> Option<JobFailure> {
+    /// The answer remembered under `key` for this user, if any.
+    pub(super) async fn recall(&self, key: &MemoryKey) -> Option<Remembered> {
         match self.p.app.store.get_readiness_memory(&key.key).await {
             // The user is in the digest; checking it again costs nothing and keeps a digest
             // collision from ever crossing accounts.
-            Ok(Some(item)) if item.user_id == self.job.user_id => Some(
-                JobFailure::needs_clarification(item.questions, item.candidates),
-            ),
+            Ok(Some(item)) if item.user_id == self.job.user_id => Some(match item.ready {
+                Some(ready) => Remembered::Ready(readiness_of(ready)),
+                None => Remembered::Asked(JobFailure::needs_clarification(
+                    item.questions,
+                    item.candidates,
+                )),
+            }),
             Ok(_) => None,
             Err(e) => {
                 tracing::warn!(job_id = %self.job.job_id, error = %crate::error::chain(&e), "readiness_memory_read_failed");
@@ -103,18 +118,66 @@ impl Run<'_> {
 
     /// Remembers a "not ready" answer (its questions and candidates) under `key`.
     pub(super) async fn remember(&self, key: &MemoryKey, asked: &JobFailure) {
+        self.put_memory(key, asked.questions.clone(), asked.candidates.clone(), None)
+            .await;
+    }
+
+    /// Remembers a preview's "ready" answer (its observation and area) under `key`.
+    pub(super) async fn remember_ready(&self, key: &MemoryKey, readiness: &Readiness) {
+        let ready = RememberedReady {
+            observation: readiness.observation.clone(),
+            area: readiness.target_box.map(area_of),
+        };
+        self.put_memory(key, Vec::new(), Vec::new(), Some(ready))
+            .await;
+    }
+
+    async fn put_memory(
+        &self,
+        key: &MemoryKey,
+        questions: Vec<String>,
+        candidates: Vec<crate::domain::Candidate>,
+        ready: Option<RememberedReady>,
+    ) {
         let item = ReadinessMemoryItem {
             day: key.key.clone(),
             user_id: self.job.user_id.clone(),
-            questions: asked.questions.clone(),
-            candidates: asked.candidates.clone(),
+            questions,
+            candidates,
             job_id: self.job.job_id.clone(),
             created_at: clock::format(clock::now()),
             expires_at: key.expires_at,
+            ready,
         };
         if let Err(e) = self.p.app.store.put_readiness_memory(&item).await {
             tracing::warn!(job_id = %self.job.job_id, error = %crate::error::chain(&e), "readiness_memory_write_failed");
         }
+    }
+}
+
+/// The checker's box as a job keeps it.
+pub(super) fn area_of(b: TargetBox) -> AreaBox {
+    AreaBox {
+        x0: b.x0,
+        y0: b.y0,
+        x1: b.x1,
+        y1: b.y1,
+    }
+}
+
+/// A remembered preview as the readiness answer the edit draws from.
+fn readiness_of(ready: RememberedReady) -> Readiness {
+    Readiness {
+        ready: true,
+        observation: ready.observation,
+        questions: Vec::new(),
+        target_box: ready.area.map(|a| TargetBox {
+            x0: a.x0,
+            y0: a.y0,
+            x1: a.x1,
+            y1: a.y1,
+        }),
+        candidates: Vec::new(),
     }
 }
 

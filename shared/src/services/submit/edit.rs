@@ -10,6 +10,7 @@ use super::charge::{self, Submitted};
 use crate::adapters::assets::Assets;
 use crate::clock;
 use crate::domain::TraceId;
+use crate::domain::edit::limits;
 use crate::domain::pricing;
 use crate::domain::{EditSpec, IdempotencyKey, InputVersion, JobId, Operation, UserId};
 use crate::domain::{Job, NewJob};
@@ -17,6 +18,7 @@ use crate::error::Error;
 use crate::services::App;
 use crate::services::budget::day_of;
 use crate::store::jobs::NoRefusal;
+use crate::store::previews::{PreviewDay, PreviewLimitReached};
 
 /// Submits an edit on behalf of `user`.
 pub async fn submit_edit(
@@ -51,6 +53,9 @@ pub async fn submit_edit(
 
     let max_in_flight = app.config.limits.max_in_flight;
     let share_day = day_of(now);
+    if job.request.preview {
+        return create_preview(app, &job, now).await;
+    }
     charge::create_charged(
         app,
         &job,
@@ -59,6 +64,33 @@ pub async fn submit_edit(
                 .create_job_with_debit(&job, max_in_flight, &share_day)
         },
         NoRefusal::never,
+    )
+    .await
+}
+
+/// A preview is charged like the edit it previews (and refunded whole when it ends), and
+/// counted against the day's previews in the same transaction.
+async fn create_preview(app: &App, job: &Job, now: clock::Instant) -> Result<Submitted, Error> {
+    let (max_in_flight, share_day) = (app.config.limits.max_in_flight, day_of(now));
+    let limit = limits::PREVIEWS_PER_DAY;
+    let retry_after_secs = clock::retry_after_next_utc_day(now);
+    let count = PreviewDay {
+        day: share_day.clone(),
+        max: limit,
+        // Kept a day past its own, like the upload counters, then TTL may delete it.
+        expires_at: now.unix_timestamp() + i64::from(retry_after_secs) + 86_400,
+    };
+    charge::create_charged(
+        app,
+        job,
+        || {
+            app.store
+                .create_preview_with_debit(job, &count, max_in_flight, &share_day)
+        },
+        |PreviewLimitReached| Error::PreviewLimitReached {
+            limit,
+            retry_after_secs,
+        },
     )
     .await
 }

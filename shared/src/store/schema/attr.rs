@@ -122,6 +122,8 @@ pub const SLOTS: &str = "slots";
 pub const BYTES: &str = "bytes";
 /// quotas, on a caller's request window: how many requests it made in that window.
 pub const REQUESTS: &str = "requests";
+/// quotas, on a user's day of previews: how many previews were submitted that UTC day.
+pub const PREVIEWS: &str = "previews";
 /// quotas, on a user's [`super::WAITS_QUOTA`](super::quotas::WAITS_QUOTA) row: slot `i`'s lease end (unix seconds) is
 /// `wait_until_<i>` and its holder `wait_id_<i>` (see `store::waits`).
 pub const WAIT_UNTIL_PREFIX: &str = "wait_until_";

@@ -112,6 +112,18 @@ pub struct ReadinessMemoryItem {
     pub created_at: String,
     /// [`attr::EXPIRES_AT`]: the start of the next UTC day, in Unix seconds.
     pub expires_at: i64,
+    /// A preview's "ready" answer, which the edit after it draws from (absent on "not ready"
+    /// answers and on items written before previews).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ready: Option<RememberedReady>,
+}
+
+/// What a preview's check saw and outlined, kept so that the edit draws exactly that area.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RememberedReady {
+    pub observation: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub area: Option<crate::domain::result::AreaBox>,
 }
 
 /// The budget table's key of a model provider's circuit breaker (docs/design.md rule 15):

@@ -21,15 +21,16 @@ pub use accounts::{AccountItem, DELETION_PENDING, SignupItem};
 pub use attempts::{AttemptItem, CallRecord};
 pub use budget::{
     BUDGET_STANDING, BreakerItem, BudgetDayItem, BudgetStandingItem, ReadinessMemoryItem,
-    UserDayItem, UserShareItem, breaker_key, readiness_memory_key, user_day_key, user_share_key,
+    RememberedReady, UserDayItem, UserShareItem, breaker_key, readiness_memory_key, user_day_key,
+    user_share_key,
 };
 pub use jobs::{JobItem, MalformedJob};
 pub use ledger::{LedgerItem, LedgerKey};
 pub use payments::{PaymentItem, TombstoneItem, tombstone_id};
 pub use quotas::{
     DEVICE_PREFIX, DEVICES_QUOTA, DeviceItem, PUSH_TOKEN_OWNER, PUSH_TOKEN_PREFIX,
-    PushTokenOwnerItem, UploadDayItem, WAITS_QUOTA, device_key, push_token_key, request_window_key,
-    upload_quota_key,
+    PushTokenOwnerItem, UploadDayItem, WAITS_QUOTA, device_key, preview_quota_key, push_token_key,
+    request_window_key, upload_quota_key,
 };
 pub use tables::{
     ACCOUNTS, ATTEMPTS, BUDGET, IndexDef, JOBS, KeyDef, LEDGER, PAYMENTS, QUOTAS, SIGNUPS, TABLES,

@@ -15,6 +15,11 @@ pub fn upload_quota_key(day: &str) -> String {
     format!("uploads#{day}")
 }
 
+/// The `quota` key of a user's preview counter for one UTC day (`YYYY-MM-DD`).
+pub fn preview_quota_key(day: &str) -> String {
+    format!("previews#{day}")
+}
+
 /// The `quota` key of a user's long-poll slots (one row a user, expired by TTL a day after
 /// its last wait).
 pub const WAITS_QUOTA: &str = "waits";
