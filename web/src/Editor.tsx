@@ -143,15 +143,16 @@ export function Editor(props: { onSubmitted: (id: string) => void; balance: numb
 
   usePastedPhoto((f) => void choosePhoto(f));
 
-  const submit = async () => {
+  // A preview (the area first, refunded) keeps the form: the person may change it after looking.
+  const submit = async (preview: boolean) => {
     const req = request();
     if (!req || sending.current) return;
     sending.current = true;
-    begin('edit', req);
-    setBusy('Submitting…');
+    begin('edit', preview ? { ...req, preview: true } : req);
+    setBusy(preview ? 'Asking where the area is…' : 'Submitting…');
     try {
       await sendPending((id) => {
-        clearDraft();
+        if (!preview) clearDraft();
         onSubmitted(id);
       });
     } catch (e) {
@@ -166,7 +167,7 @@ export function Editor(props: { onSubmitted: (id: string) => void; balance: numb
   const tooLong = (target === 'pet' || target === 'person') && overLimit(description, TEXT_LIMITS.description);
   const ready = current !== null && quote !== null && short <= 0 && !tooLong;
   return (
-    <form className="editor" onSubmit={(e) => { e.preventDefault(); void submit(); }} aria-busy={busy !== null}>
+    <form className="editor" onSubmit={(e) => { e.preventDefault(); void submit(false); }} aria-busy={busy !== null}>
       <h2>New edit</h2>
       <fieldset
         className={dragging ? 'drop dragging' : 'drop'}
@@ -233,6 +234,12 @@ export function Editor(props: { onSubmitted: (id: string) => void; balance: numb
       {busy && <p role="status">{busy}</p>}
       {short > 0 && <p className="short" data-testid="short">You need {String(short)} more credit{short === 1 ? '' : 's'} for this edit.</p>}
       <button type="submit" disabled={!ready || busy !== null}>Make it{quote ? ` — ${String(quote.credits)} credits` : ''}</button>
+      {target !== 'brush' && (
+        <p className="hint">
+          <button type="button" className="link" disabled={!ready || busy !== null} onClick={() => void submit(true)}>Show me the area first</button>
+          {' '}— free: the checker outlines what it would redraw and nothing is drawn (the price is held for a few seconds and given back; 10 a day).
+        </p>
+      )}
       <InlineError message={error} />
       {(short > 0 || refused402) && (
         <BuyCredits onError={setError} beforeLeaving={keepDraft} />

@@ -3,7 +3,7 @@ import { api, explain, type Job, type Schemas } from './api/client';
 import { InlineError } from './InlineError';
 import { LimitNote, TEXT_LIMITS, overLimit } from './TextLimit';
 import { sendPending } from './Editor';
-import { asksWhichOne, statusText } from './Lists';
+import { asksWhichOne, isPreview, statusText } from './Lists';
 import { begin } from './submit';
 
 const VERDICT = {
@@ -81,7 +81,7 @@ export function JobPanel(props: { id: string; onClose: () => void; onChange: () 
   return (
     <section aria-labelledby="job" className="job">
       <h2 id="job">{job.operation === 'repair' ? 'Repair' : 'Edit'}: {job.settings.style.replace(/_/g, ' ')} on {job.settings.target}</h2>
-      <p role="status" data-testid="status" data-status={job.status} tabIndex={-1} ref={status}>{asksWhichOne(job) ? 'A question before drawing' : statusText(job.status)}{job.status === 'queued' || job.status === 'processing' ? '…' : '.'} {String(job.credits)} credits.</p>
+      <p role="status" data-testid="status" data-status={job.status} tabIndex={-1} ref={status}>{asksWhichOne(job) ? 'A question before drawing' : isPreview(job) ? 'The area, before drawing' : statusText(job.status)}{job.status === 'queued' || job.status === 'processing' ? '…' : '.'} {String(job.credits)} credits.</p>
       {job.stage && <Progress stage={job.stage} usualSecs={job.usual_secs} />}
       {job.status === 'queued' && (
         <button type="button" onClick={() => { void api.cancel(job.id).then(setJob, onError); }}>Cancel and refund</button>
@@ -169,6 +169,7 @@ function Failure(props: { job: Job; onOpen: (id: string) => void; onError: (e: u
   return (
     <div className="failure">
       <p>{f.message} <strong>Refunded {String(props.job.credits)} credits.</strong></p>
+      {f.code === 'PREVIEWED' && <PreviewedArea job={props.job} onOpen={props.onOpen} onError={props.onError} />}
       {f.code === 'NEEDS_CLARIFICATION' && (
         <form onSubmit={(e) => { e.preventDefault(); resubmit(); }} aria-labelledby="question">
           <h3 id="question">Which one did you mean?</h3>
@@ -181,6 +182,38 @@ function Failure(props: { job: Job; onOpen: (id: string) => void; onError: (e: u
           <button type="submit" disabled={overLimit(answer, TEXT_LIMITS.description)}>Try again with this answer</button>
         </form>
       )}
+    </div>
+  );
+}
+
+/**
+ * A preview's answer: the area the checker would redraw, outlined on the photo, and the edit
+ * itself one press away (the same settings; it draws this very area, without a second look).
+ */
+function PreviewedArea(props: { job: Job; onOpen: (id: string) => void; onError: (e: unknown) => void }) {
+  const f = props.job.failure;
+  const area = f?.candidates?.[0]?.area;
+  const draw = () => {
+    const s = props.job.settings;
+    begin('edit', {
+      style: s.style, target: s.target, strength: s.strength, original_asset_id: s.original_asset_id,
+      ...(s.target_description ? { target_description: s.target_description } : {}),
+    });
+    sendPending(props.onOpen).catch(props.onError);
+  };
+  return (
+    <div data-testid="previewed">
+      <h3>The area that would be redrawn</h3>
+      {area && f.photo_url ? (
+        <div className="pick">
+          <img src={f.photo_url} alt={`Your photo, with the area the checker would redraw outlined around the ${props.job.settings.target}`} />
+          <AreaOverlay area={area} />
+        </div>
+      ) : (
+        <p>The checker found the {props.job.settings.target} but drew no box around it{props.job.settings.target === 'background' ? ': the background is everything around your subject' : ''}.</p>
+      )}
+      <p className="hint">If this is not the part you mean, start a new edit and say which one.</p>
+      <button type="button" onClick={draw}>Draw it — {String(props.job.credits)} credits</button>
     </div>
   );
 }

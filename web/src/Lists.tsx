@@ -13,11 +13,14 @@ export const statusText = (s: Job['status']): string => STATUS[s];
 
 /** A job stopped to ask which subject was meant: a question, not a failure. */
 export const asksWhichOne = (j: Job): boolean => j.failure?.code === 'NEEDS_CLARIFICATION';
+/** A preview: the area shown, nothing drawn, refunded. */
+export const isPreview = (j: Job): boolean => j.failure?.code === 'PREVIEWED';
 
 /** A job's state in a list: a repair that did not improve delivered nothing new. */
 function listedStatus(j: Job): string {
   if (j.retained_previous) return 'Not better: you keep the previous version';
   if (asksWhichOne(j)) return 'A question for you (refunded)';
+  if (isPreview(j)) return 'The area, shown before drawing (refunded)';
   return statusText(j.status);
 }
 
@@ -104,6 +107,7 @@ const REFUND_WHY: Partial<Record<Schemas['FailureCode'], string>> = {
 };
 
 const CANCELED: Schemas['FailureCode'] = 'CANCELED';
+const PREVIEWED: Schemas['FailureCode'] = 'PREVIEWED';
 
 function rowText(r: LedgerRow): string {
   if (r.kind === 'grant' && r.reference === 'grant:signup') return 'Welcome credits';
@@ -111,6 +115,7 @@ function rowText(r: LedgerRow): string {
   if (!r.reason) return 'Refunded';
   // The person's own cancel is not a failure.
   if (r.reason === CANCELED) return 'Canceled by you: refunded';
+  if (r.reason === PREVIEWED) return 'Area shown first: refunded';
   return `Refunded: ${REFUND_WHY[r.reason as Schemas['FailureCode']] ?? 'the edit could not be made'}`;
 }
 
