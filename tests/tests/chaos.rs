@@ -318,8 +318,13 @@ async fn money_invariants_hold_under_faults() {
             let (pet, two) = originals[&user].clone();
             let original = if schedule.gen_bool(0.1) { two } else { pet };
             let key = format!("chaos-{seed}-{}", done + i);
-            let body =
+            let mut body =
                 json!({ "style": "embroidery", "target": "pet", "original_asset_id": original });
+            // One in eight looks first (a preview): by position, so the seeded draws stay
+            // the same.
+            if (done + i) % 8 == 3 {
+                body["preview"] = json!(true);
+            }
             let twice = schedule.gen_bool(0.3);
             let reuse = schedule.gen_bool(0.1);
             let cancel = schedule.gen_bool(0.05);
@@ -715,6 +720,7 @@ async fn money_invariants_hold_under_faults() {
             compare: first.compare + failover.compare,
         };
         paid_call_checks(&clean, &job, calls, &mut tally, &mut violations).await;
+        preview_checks(&job, calls, &mut tally, &mut violations);
         if !job.status().is_terminal() {
             violations.push(format!("{id}: still {}", job.status().as_str()));
         }
@@ -947,6 +953,33 @@ async fn paid_call_checks(
     }
 }
 
+/// A preview draws nothing and delivers nothing, whatever happened to it; one that showed its
+/// area is counted.
+fn preview_checks(
+    job: &Job,
+    calls: atelier_tests::JobCalls,
+    tally: &mut Tally,
+    violations: &mut Vec<String>,
+) {
+    if !job.request.preview {
+        return;
+    }
+    tally.add("previews");
+    if calls.edit + calls.review + calls.compare > 0 || job.status() == JobState::Succeeded {
+        violations.push(format!(
+            "{}: a preview drew ({calls:?}) or was {}",
+            job.job_id,
+            job.status().as_str()
+        ));
+    }
+    if job
+        .failure()
+        .is_some_and(|f| f.code == atelier_shared::domain::FailureCode::Previewed)
+    {
+        tally.add("previews_shown");
+    }
+}
+
 /// Rule 2 at rest: an edit's kept original is byte-identical to the photo it was created
 /// with, whatever reused its key; a job that reached the model has one.
 async fn kept_input_check(
@@ -1153,6 +1186,10 @@ const FAULT_CLASSES: &[FaultClass] = &[
             ("concurrent_duplicate_submits", 100),
             ("key_reused_with_other_body", 30),
         ],
+    },
+    FaultClass {
+        name: "previews among the edits (drawn later from memory)",
+        keys: &[("previews_shown", 30)],
     },
     FaultClass {
         name: "cancels right after submit",
