@@ -42,6 +42,11 @@ async function sidewaysJpeg(page: Page, file: string): Promise<Buffer> {
   return Buffer.concat([jpeg.subarray(0, 2), exif, jpeg.subarray(2)]);
 }
 
+/** With ATELIER_SCREENSHOTS set, saves the screen for docs/web.md (docs/web/). */
+async function shot(page: Page, name: string): Promise<void> {
+  if (process.env.ATELIER_SCREENSHOTS) await page.screenshot({ path: join('..', 'docs', 'web', `${name}.jpg`), type: 'jpeg', quality: 70, fullPage: true });
+}
+
 /** Asks for the area first and waits for it; the area the API gives. */
 async function previewArea(page: Page): Promise<Box> {
   await page.getByRole('button', { name: 'Show me the area first' }).click();
@@ -73,6 +78,7 @@ test('the area is shown first for free, then "Draw it" draws that area at its pr
   expect(a.width).toBeGreaterThan(10);
   expect(a.x).toBeGreaterThanOrEqual(p.x - 1);
   expect(a.x + a.width).toBeLessThanOrEqual(p.x + p.width + 1);
+  await shot(page, 'preview');
   const looked = new URL(page.url()).pathname.split('/').pop() ?? '';
   const { candidates } = ((await apiGet(page, `/v1/edits/${looked}`)) as { failure: { candidates: { area: Box }[] } }).failure;
   expect(candidates).toHaveLength(1);
