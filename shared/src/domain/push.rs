@@ -37,8 +37,15 @@ impl Notification {
     /// The notification an event gives its owner, `None` for events that do not notify (a
     /// cancel is the user's own act).
     pub fn of(event_id: &str, payload: &Payload) -> Option<Notification> {
+        let previewed = payload.data.failure_code.as_deref()
+            == Some(crate::domain::FailureCode::Previewed.as_str());
         let (title, body) = match payload.kind {
             EventType::EditSucceeded => ("Your edit is ready", "Tap to see it."),
+            // A preview that showed its area did what was asked: not a failure to the person.
+            EventType::EditFailed if previewed => (
+                "The area is ready to see",
+                "Tap to see what would be redrawn; nothing was charged.",
+            ),
             EventType::EditFailed => (
                 "Your edit did not work",
                 "Nothing was charged; tap for why.",
@@ -145,6 +152,31 @@ mod tests {
         let device = DeviceId::parse("phone-1").unwrap_or_else(|| panic!("device"));
         assert_eq!(parse_target(&target(&user, &device)), Some((user, device)));
         assert_eq!(parse_target("ep_0123"), None);
+    }
+
+    fn failed_edit(code: &str) -> Payload {
+        Payload {
+            kind: EventType::EditFailed,
+            timestamp: "2026-12-06T00:00:00Z".into(),
+            data: crate::domain::webhooks::EventData {
+                user_id: UserId::parse("t-01abc").unwrap_or_else(|| panic!("user")),
+                job_id: Some("job_1".into()),
+                state: Some(crate::domain::JobState::Failed),
+                failure_code: Some(code.into()),
+                root_job_id: None,
+                credits: None,
+                pack: None,
+            },
+        }
+    }
+
+    #[test]
+    fn a_preview_that_showed_its_area_is_not_told_as_a_failure() {
+        let shown = Notification::of("ev_1", &failed_edit("PREVIEWED"));
+        let failed = Notification::of("ev_2", &failed_edit("EDIT_FAILED"));
+
+        assert_eq!(shown.map(|n| n.title), Some("The area is ready to see"));
+        assert_eq!(failed.map(|n| n.title), Some("Your edit did not work"));
     }
 
     #[test]
