@@ -245,6 +245,37 @@ async fn login_edit_a_sample_photo_and_pay_exactly_the_quote() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_preview_prints_the_area_saves_nothing_and_the_same_edit_then_draws_it() {
+    let local = start().await;
+    local.login().await;
+    let photo = local.photo("single_pet.png", samples::single_pet());
+    let photo_arg = photo.to_string_lossy().into_owned();
+    let pet = [
+        "edit",
+        &photo_arg,
+        "--style",
+        "embroidery",
+        "--target",
+        "pet",
+    ];
+
+    let look = local.atelier(&[&pet[..], &["--preview"]].concat()).await;
+
+    assert_eq!(look.code, Some(0), "{look:#?}");
+    assert!(look.stdout.contains("PREVIEWED"), "{look:#?}");
+    assert!(
+        look.stdout.contains("[] the area to redraw: x "),
+        "{look:#?}"
+    );
+    assert!(!local.dir.join("single_pet-embroidery.png").exists());
+    assert_eq!(local.balance().await, 6, "refunded whole");
+    let draw = local.atelier(&pet).await;
+    assert_eq!(draw.code, Some(0), "{draw:#?}");
+    assert!(draw.stdout.contains("Saved "), "{draw:#?}");
+    assert_eq!(local.balance().await, 2);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn killed_mid_submit_and_rerun_charges_once() {
     let local = start().await;
     let user = local.login().await;

@@ -55,6 +55,10 @@ pub struct EditArgs {
     /// Stop waiting after this many seconds (the job carries on).
     #[arg(long, default_value_t = 900)]
     pub timeout: u64,
+    /// Only show the area that would be redrawn (free, 10 a day; not with brush): the same
+    /// command without it then draws that area.
+    #[arg(long)]
+    pub preview: bool,
 }
 
 #[derive(Args, Debug)]

@@ -131,7 +131,7 @@ pub async fn edit(ctx: &Ctx, args: &EditArgs) -> anyhow::Result<()> {
     let inputs = read_inputs(&args.photo, o)?;
     let options = json!({
         "style": o.style, "target": o.target, "strength": o.strength, "describe": o.describe,
-        "custom_style": o.custom_style, "lock": o.lock,
+        "custom_style": o.custom_style, "lock": o.lock, "preview": args.preview,
     });
     let mut fp = Fingerprint::new("edit")
         .part("api", ctx.api.base().as_bytes())
@@ -166,7 +166,10 @@ pub async fn edit(ctx: &Ctx, args: &EditArgs) -> anyhow::Result<()> {
         entry.assets.insert(input.role.to_owned(), asset);
         journal.save(&entry)?;
     }
-    let body = edit_body(o, &entry.assets);
+    let mut body = edit_body(o, &entry.assets);
+    if args.preview {
+        body["preview"] = json!(true);
+    }
     if !resumed {
         // The price before paying; a refused request (unknown style, …) stops here, and its
         // fresh entry (whose key was never sent) goes.

@@ -130,6 +130,13 @@ pub fn print_failure(ctx: &Ctx, f: &Failure, job: &Job) {
     for q in &f.questions {
         ctx.say(format!("  ? {q}"));
     }
+    for c in &f.candidates {
+        let a = &c.area;
+        ctx.say(format!(
+            "  [] {}: x {}–{} ‰, y {}–{} ‰ of the photo",
+            c.label, a.x0, a.x1, a.y0, a.y1
+        ));
+    }
     ctx.say(format!(
         "{} credits were refunded (see `atelier ledger`)",
         job.credits

@@ -137,6 +137,11 @@ async fn wait_and_download(
         (_, failure) => {
             journal.remove(&entry.fingerprint)?;
             match failure {
+                // A preview that showed its area did what was asked.
+                Some(f) if f.code == "PREVIEWED" => {
+                    print_failure(ctx, f, &job);
+                    Ok(())
+                }
                 Some(f) => {
                     print_failure(ctx, f, &job);
                     Err(anyhow!("{} {}: {}", job.id, job.status, f.code))

@@ -37,6 +37,24 @@ pub struct Failure {
     pub message: String,
     #[serde(default)]
     pub questions: Vec<String>,
+    /// The subjects a question offers, or a preview's one area.
+    #[serde(default)]
+    pub candidates: Vec<Candidate>,
+}
+
+#[derive(Debug, Deserialize)]
+pub struct Candidate {
+    pub label: String,
+    pub area: Area,
+}
+
+/// A box in thousandths of the photo's width and height.
+#[derive(Debug, Deserialize)]
+pub struct Area {
+    pub x0: u16,
+    pub y0: u16,
+    pub x1: u16,
+    pub y1: u16,
 }
 
 #[derive(Debug, Deserialize)]
