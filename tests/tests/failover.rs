@@ -701,3 +701,172 @@ async fn a_reservation_that_committed_but_whose_answer_was_lost_is_the_callers_a
     assert_eq!(attempts.len(), 1, "one attempt: {attempts:?}");
     assert_eq!(attempts[0].open_day, None, "settled");
 }
+
+#[tokio::test]
+async fn a_step_that_runs_twice_is_refused_its_second_reservation_and_the_day_books_it_once() {
+    let h = Harness::isolated(|_| {}).await;
+    let user = h.user();
+    let now = atelier_shared::clock::now();
+    let day = budget::day_of(now);
+    let job = JobId::parse(&format!(
+        "job_{}",
+        ulid::Ulid::new().to_string().to_lowercase()
+    ))
+    .expect("a job id");
+    let planned = ["check".to_owned(), "edit".to_owned()];
+    let req = budget::ReserveRequest {
+        job: &job,
+        user: &user,
+        attempt: "01-check-edit",
+        planned: &planned,
+        estimate: Micros::new(40_000),
+        sale_credits: atelier_shared::domain::Credits::new(4),
+    };
+    let budget::Reservation::Granted(first) = budget::PaidAttempt::reserve(&h.app, &req, now)
+        .await
+        .expect("reserve")
+    else {
+        panic!("the first run's reservation was refused");
+    };
+
+    // The same step starts again (a redelivered message) while the first run holds it open.
+    let second = budget::PaidAttempt::reserve(&h.app, &req, now)
+        .await
+        .expect("reserve");
+
+    assert!(
+        matches!(
+            second,
+            budget::Reservation::Refused(budget::Refusal::Paused)
+        ),
+        "the second run was let in to pay again: {second:?}"
+    );
+    let d = budget::day(&h.app, &day).await.expect("the day");
+    assert_eq!(
+        d.reserved_micros,
+        Micros::new(40_000),
+        "reserved once: {d:?}"
+    );
+    (*first).settle(&h.app, "test").await.expect("settle");
+    let d = budget::day(&h.app, &day).await.expect("the day");
+    assert_eq!(
+        d.reserved_micros,
+        Micros::ZERO,
+        "nothing left reserved: {d:?}"
+    );
+}
+
+#[tokio::test]
+async fn a_failover_call_not_yet_reserved_is_never_made_nor_a_planned_call_made_twice() {
+    use atelier_shared::adapters::model::catalogue::DEFAULT_IMAGE_MODEL;
+    use atelier_shared::adapters::model::{CallKind, EditReply, ModelError};
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let h = Harness::isolated(|_| {}).await;
+    let user = h.user();
+    let job = JobId::parse(&format!(
+        "job_{}",
+        ulid::Ulid::new().to_string().to_lowercase()
+    ))
+    .expect("a job id");
+    let planned = ["edit".to_owned()];
+    let req = budget::ReserveRequest {
+        job: &job,
+        user: &user,
+        attempt: "01-edit",
+        planned: &planned,
+        estimate: Micros::new(40_000),
+        sale_credits: atelier_shared::domain::Credits::new(4),
+    };
+    let budget::Reservation::Granted(paid) =
+        budget::PaidAttempt::reserve(&h.app, &req, atelier_shared::clock::now())
+            .await
+            .expect("reserve")
+    else {
+        panic!("the reservation was refused");
+    };
+    let mut paid = *paid;
+    let model = find(DEFAULT_IMAGE_MODEL).expect("the default image model");
+    let sent = AtomicUsize::new(0);
+    let edit = || async {
+        sent.fetch_add(1, Ordering::SeqCst);
+        Err::<EditReply, _>(ModelError::ProvidersOpen {
+            call: CallKind::Edit,
+        })
+    };
+
+    let failover = paid
+        .call_as(&h.app, CallKind::Edit, "edit@gemini", model, edit())
+        .await;
+    let planned_edit = paid
+        .call_as(&h.app, CallKind::Edit, "edit", model, edit())
+        .await;
+    let again = paid
+        .call_as(&h.app, CallKind::Edit, "edit", model, edit())
+        .await;
+
+    assert!(failover.is_err(), "an unreserved failover was let through");
+    assert!(planned_edit.is_ok(), "the planned edit: {planned_edit:?}");
+    assert!(again.is_err(), "the planned edit was let through twice");
+    assert_eq!(
+        sent.load(Ordering::SeqCst),
+        1,
+        "one call sent, the planned one"
+    );
+    paid.settle(&h.app, "test").await.expect("settle");
+}
+
+#[tokio::test]
+async fn a_failover_after_the_sweeper_settled_the_attempt_is_refused_and_reserves_nothing() {
+    let h = Harness::isolated(|_| {}).await;
+    let user = h.user();
+    let now = atelier_shared::clock::now();
+    let day = budget::day_of(now);
+    let job = JobId::parse(&format!(
+        "job_{}",
+        ulid::Ulid::new().to_string().to_lowercase()
+    ))
+    .expect("a job id");
+    let planned = ["edit".to_owned()];
+    let req = budget::ReserveRequest {
+        job: &job,
+        user: &user,
+        attempt: "01-edit",
+        planned: &planned,
+        estimate: Micros::new(40_000),
+        sale_credits: atelier_shared::domain::Credits::new(4),
+    };
+    let budget::Reservation::Granted(paid) = budget::PaidAttempt::reserve(&h.app, &req, now)
+        .await
+        .expect("reserve")
+    else {
+        panic!("the reservation was refused");
+    };
+    let mut paid = *paid;
+    // The consumer is slow: the sweeper takes the attempt for orphaned and settles it.
+    let stored = h
+        .app
+        .store
+        .get_attempt(&job, "01-edit")
+        .await
+        .expect("read")
+        .expect("the attempt");
+    budget::settle(&h.app, &stored, "sweeper")
+        .await
+        .expect("the sweeper's settlement");
+
+    // Then the consumer's edit fails definitely and it would fail over.
+    let refusal = paid
+        .extend(&h.app, "edit@gemini", Micros::new(30_000), now)
+        .await
+        .expect("extend");
+
+    assert_eq!(
+        refusal,
+        Some(budget::Refusal::Paused),
+        "a failover was let in on a settled attempt"
+    );
+    let d = budget::day(&h.app, &day).await.expect("the day");
+    assert_eq!(d.reserved_micros, Micros::ZERO, "nothing reserved: {d:?}");
+    let a = &attempts(&h, job.as_str()).await[0];
+    assert_eq!(a.planned, ["edit"], "no failover planned: {a:?}");
+}

@@ -843,3 +843,57 @@ async fn a_refund_row_written_behind_the_jobs_back_is_an_error_not_a_finished_jo
     assert_eq!(h.balance(&user).await, before);
     assert_eq!(h.account(&user).await.body["in_flight"], 1);
 }
+
+#[tokio::test]
+async fn a_reservation_left_open_without_a_stuck_job_is_settled_by_the_sweeper_at_its_estimate() {
+    let h = Harness::isolated(|_| {}).await;
+    let user = h.user();
+    let now = clock::now();
+    let job = JobId::parse(&format!(
+        "job_{}",
+        ulid::Ulid::new().to_string().to_lowercase()
+    ))
+    .expect("a job id");
+    let planned = ["edit".to_owned()];
+    let req = budget::ReserveRequest {
+        job: &job,
+        user: &user,
+        attempt: "01-edit",
+        planned: &planned,
+        estimate: Micros::new(40_000),
+        sale_credits: atelier_shared::domain::Credits::new(4),
+    };
+    // A consumer reserved, then vanished before any call; no stuck job points at it.
+    let budget::Reservation::Granted(paid) = budget::PaidAttempt::reserve(&h.app, &req, now)
+        .await
+        .expect("reserve")
+    else {
+        panic!("the reservation was refused");
+    };
+    drop(paid);
+
+    let summary = atelier_sweeper::handle(&h.app, later(16)).await;
+
+    assert_eq!(summary.reservations_settled, 1, "{summary:?}");
+    let day = budget::day(&h.app, &budget::day_of(now))
+        .await
+        .unwrap_or_else(|e| panic!("{e:?}"));
+    assert_eq!(
+        day.reserved_micros,
+        Micros::ZERO,
+        "nothing left open: {day:?}"
+    );
+    let a = h
+        .app
+        .store
+        .get_attempt(&job, "01-edit")
+        .await
+        .expect("read")
+        .expect("the attempt");
+    assert_eq!(a.settled_by.as_deref(), Some("sweeper"), "{a:?}");
+    assert_eq!(
+        a.settled_cost_micros,
+        Some(Micros::new(40_000)),
+        "no call recorded: the estimate stays booked"
+    );
+}

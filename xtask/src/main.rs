@@ -18,8 +18,9 @@
 //!   private local stack (`bench.rs`, the program in `tools/bench`), then the pipeline and peer
 //!   tables on the deployed local cloud (`bench_cloud.rs`; alone: `cargo xtask bench-cloud`).
 //!
-//! - `cargo xtask mutants -f FILE… [--suite NAME]…` — cargo-mutants over `atelier-shared` with
-//!   the integration suites on a private local stack (`mutants.rs`; not in CI).
+//! - `cargo xtask mutants -f FILE… [-F RE|-E RE]… [--suite NAME]… [--filter TEXT]…` —
+//!   cargo-mutants over `atelier-shared` with the integration suites on a private local stack,
+//!   only the tests named by the filters when given (`mutants.rs`; not in CI).
 //! - `cargo xtask fn-lengths [--ratchet]` — the longest functions and files; fails on one over
 //!   its limit that `xtask/long-functions.txt` does not list (`fn_lengths.rs`).
 //! - `cargo xtask layers` — fails on an import circle between the files of any crate
@@ -80,7 +81,7 @@ fn main() -> ExitCode {
         Some("cloud-test") => cloud::cloud_test(false).map(|()| ExitCode::SUCCESS),
         _ => {
             eprintln!(
-                "usage: cargo xtask <dev | test [cargo test args] | token --user NAME | admin ARGS | ministack | package [--arch x86_64|arm64] | release [--target T]... | infra-test | infra-schema | cloud | cloud-test | fuzz [--requests N] [--seed S] | fn-lengths [--ratchet] | layers | deny | web-test | bench [--jobs N] [--workers K] [--model-ms L] [--no-cloud] | bench-cloud [--jobs N] [--model-ms L] | bench-cloud --chaos N [--seed S] | bench-cloud --flood RATE [--flood-secs N] | mutants -f FILE… [--suite NAME]…>"
+                "usage: cargo xtask <dev | test [cargo test args] | token --user NAME | admin ARGS | ministack | package [--arch x86_64|arm64] | release [--target T]... | infra-test | infra-schema | cloud | cloud-test | fuzz [--requests N] [--seed S] | fn-lengths [--ratchet] | layers | deny | web-test | bench [--jobs N] [--workers K] [--model-ms L] [--no-cloud] | bench-cloud [--jobs N] [--model-ms L] | bench-cloud --chaos N [--seed S] | bench-cloud --flood RATE [--flood-secs N] | mutants -f FILE… [-F RE|-E RE]… [--suite NAME]… [--filter TEXT]…>"
             );
             return ExitCode::from(2);
         }

@@ -1,9 +1,11 @@
-//! `cargo xtask mutants -f FILE [-f FILE]… [--suite NAME]…` — cargo-mutants (pinned, installed
-//! here when absent) over `atelier-shared`, each mutant tested by the integration suites of
-//! `atelier-tests` on a private local stack (the store and service files of the money core are
-//! tested there, not by `--lib`; docs/testing.md, "Mutation pass on the money core"). `--suite`
-//! names the suites to run (`--test NAME` of cargo test; default: every suite). Not in CI: each
-//! mutant is a rebuild and its suites.
+//! `cargo xtask mutants -f FILE… [-F RE|-E RE]… [--suite NAME]… [--filter TEXT]…` —
+//! cargo-mutants (pinned, installed here when absent) over `atelier-shared`, each mutant tested
+//! by the integration suites of `atelier-tests` on a private local stack (the store and service
+//! files of the money core are tested there, not by `--lib`; docs/testing.md, "Mutation pass on
+//! the money core"). `-F`/`-E` keep or drop the mutants whose names match (cargo-mutants' own);
+//! `--suite` names the suites to run (`--test NAME` of cargo test; default: every suite);
+//! `--filter` keeps only the tests whose names contain one of the texts (the test binaries' own
+//! filter, applied in every named suite). Not in CI: each mutant is a rebuild and its suites.
 
 use std::process::ExitCode;
 
@@ -16,7 +18,12 @@ use crate::workspace::{cargo, root, run};
 const MUTANTS_VERSION: &str = "27.1.0";
 
 pub fn mutants(argv: &[String]) -> Result<ExitCode> {
-    let (files, suites) = args(argv)?;
+    let Args {
+        files,
+        select,
+        suites,
+        filters,
+    } = args(argv)?;
     ensure_cargo_mutants()?;
     let port = test_port();
     let state = root()
@@ -40,10 +47,14 @@ pub fn mutants(argv: &[String]) -> Result<ExitCode> {
     for f in &files {
         cmd.args(["-f", f]);
     }
-    // What follows `--` is cargo test's: the suites to run.
-    if !suites.is_empty() {
-        cmd.arg("--");
-        cmd.args(suites.iter().map(|s| format!("--test={s}")));
+    cmd.args(&select);
+    // The suites go to every cargo command: 27.1 passes what follows `--` to `cargo test`
+    // only, so its build step (`cargo test --no-run`) would build every suite for each mutant.
+    cmd.args(suites.iter().map(|s| format!("--cargo-arg=--test={s}")));
+    // The test binaries' name filters, after cargo test's own `--`.
+    if !filters.is_empty() {
+        cmd.arg("--cargo-test-arg=--");
+        cmd.args(filters.iter().map(|f| format!("--cargo-test-arg={f}")));
     }
     cmd.envs(test_env(port)?);
     // The scratch copy builds into this checkout's target: the dependencies are built once,
@@ -61,21 +72,40 @@ pub fn mutants(argv: &[String]) -> Result<ExitCode> {
     })
 }
 
-/// `-f FILE`s (at least one) and `--suite NAME`s.
-fn args(argv: &[String]) -> Result<(Vec<String>, Vec<String>)> {
-    let (mut files, mut suites) = (Vec::new(), Vec::new());
+/// What to mutate and which tests judge it.
+struct Args {
+    files: Vec<String>,
+    /// `-F RE` and `-E RE`, passed on as given.
+    select: Vec<String>,
+    suites: Vec<String>,
+    filters: Vec<String>,
+}
+
+/// `-f FILE`s (at least one), `-F RE`s and `-E RE`s, `--suite NAME`s and `--filter TEXT`s.
+fn args(argv: &[String]) -> Result<Args> {
+    let (mut files, mut select) = (Vec::new(), Vec::new());
+    let (mut suites, mut filters) = (Vec::new(), Vec::new());
     let mut it = argv.iter();
     while let Some(flag) = it.next() {
         match (flag.as_str(), it.next()) {
             ("-f", Some(f)) => files.push(f.clone()),
+            ("-F" | "-E", Some(re)) => select.extend([flag.clone(), re.clone()]),
             ("--suite", Some(s)) => suites.push(s.clone()),
-            _ => bail!("usage: cargo xtask mutants -f FILE [-f FILE]… [--suite NAME]…"),
+            ("--filter", Some(t)) => filters.push(t.clone()),
+            _ => bail!(
+                "usage: cargo xtask mutants -f FILE… [-F RE|-E RE]… [--suite NAME]… [--filter TEXT]…"
+            ),
         }
     }
     if files.is_empty() {
         bail!("name the files to mutate: cargo xtask mutants -f shared/src/store/ledger.rs");
     }
-    Ok((files, suites))
+    Ok(Args {
+        files,
+        select,
+        suites,
+        filters,
+    })
 }
 
 fn ensure_cargo_mutants() -> Result<()> {
