@@ -116,6 +116,11 @@ pub struct UploadSlot {
 /// within days, not on the second; the counter is only read for its own day).
 const COUNTER_KEPT_FOR: Duration = Duration::from_secs(2 * 86_400);
 
+/// When TTL may delete a per-user counter of `now`'s UTC day (uploads, previews): Unix seconds.
+pub(crate) fn day_counter_expires_at(now: clock::Instant) -> i64 {
+    (now + clock::until_next_utc_day(now) + COUNTER_KEPT_FOR).unix_timestamp()
+}
+
 /// Creates a presigned upload in the caller's prefix, after counting it against the caller's
 /// slots and bytes for the UTC day (one conditional update; refused: nothing presigned).
 pub async fn create_upload(
@@ -151,7 +156,7 @@ async fn count_against_the_day(app: &App, user: &UserId, bytes: u64) -> Result<(
         slots: app.config.limits.upload_slots_per_day,
         bytes: app.config.limits.upload_bytes_per_day,
     };
-    let expires_at = (now + clock::until_next_utc_day(now) + COUNTER_KEPT_FOR).unix_timestamp();
+    let expires_at = day_counter_expires_at(now);
     let day = super::budget::day_of(now);
     match app
         .store

@@ -77,8 +77,7 @@ async fn create_preview(app: &App, job: &Job, now: clock::Instant) -> Result<Sub
     let count = PreviewDay {
         day: share_day.clone(),
         max: limit,
-        // Kept a day past its own, like the upload counters, then TTL may delete it.
-        expires_at: now.unix_timestamp() + i64::from(retry_after_secs) + 86_400,
+        expires_at: crate::services::uploads::day_counter_expires_at(now),
     };
     charge::create_charged(
         app,
