@@ -92,14 +92,26 @@ impl Store {
             TxOutcome::Committed => return Ok(CreateOutcome::Created),
             TxOutcome::Canceled(reasons) => reasons,
         };
-        if let Some(r) = reasons.first().filter(|r| r.condition_failed()) {
-            let old = r
-                .item
-                .clone()
-                .ok_or_else(|| Error::corrupt("job condition failed without the old item"))?;
-            return Ok(CreateOutcome::Exists(Box::new(job_from_item(old)?)));
+        if let Some(old) = Self::existing_job(&reasons)? {
+            return Ok(CreateOutcome::Exists(Box::new(old)));
         }
         Self::debit_refusal(&reasons, 1, job).map(CreateOutcome::DebitRefused)
+    }
+
+    /// The job already under this id when a create transaction (the job's put first) was
+    /// canceled on that put: a replay or a conflict, for the caller to tell apart. Checked
+    /// before any other reason, so the same key gets the same answer whatever changed since.
+    pub(crate) fn existing_job(reasons: &[super::CancelReason]) -> Result<Option<Job>, Error> {
+        match reasons.first().filter(|r| r.condition_failed()) {
+            None => Ok(None),
+            Some(r) => {
+                let old = r
+                    .item
+                    .clone()
+                    .ok_or_else(|| Error::corrupt("job condition failed without the old item"))?;
+                job_from_item(old).map(Some)
+            }
+        }
     }
 
     /// Why a canceled debit transaction refused: the user's share check (its last item) first,

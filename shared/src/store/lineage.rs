@@ -58,12 +58,8 @@ impl Store {
             TxOutcome::Canceled(reasons) => reasons,
         };
         // A replay first: the same key must give the same answer whatever the lineage did since.
-        if let Some(r) = reasons.first().filter(|r| r.condition_failed()) {
-            let old = r
-                .item
-                .clone()
-                .ok_or_else(|| Error::corrupt("repair condition failed without the old item"))?;
-            return Ok(CreateOutcome::Exists(Box::new(job_from_item(old)?)));
+        if let Some(old) = Self::existing_job(&reasons)? {
+            return Ok(CreateOutcome::Exists(Box::new(old)));
         }
         if let Some(r) = reasons.get(1).filter(|r| r.condition_failed()) {
             let Some(old) = r.item.clone() else {

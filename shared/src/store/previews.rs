@@ -7,7 +7,7 @@ use aws_sdk_dynamodb::types::{TransactWriteItem, Update};
 
 use super::jobs::CreateOutcome;
 use super::schema::{JobItem, attr, preview_quota_key};
-use super::{Store, TxOutcome, job_from_item, n, names, s, to_item};
+use super::{Store, TxOutcome, n, names, s, to_item};
 use crate::domain::Job;
 use crate::error::{AwsError, Error};
 
@@ -49,12 +49,8 @@ impl Store {
             TxOutcome::Canceled(reasons) => reasons,
         };
         // A replay first: the same key gives the same job whatever the day's count is now.
-        if let Some(r) = reasons.first().filter(|r| r.condition_failed()) {
-            let old = r
-                .item
-                .clone()
-                .ok_or_else(|| Error::corrupt("preview condition failed without the old item"))?;
-            return Ok(CreateOutcome::Exists(Box::new(job_from_item(old)?)));
+        if let Some(old) = Self::existing_job(&reasons)? {
+            return Ok(CreateOutcome::Exists(Box::new(old)));
         }
         if reasons.get(1).is_some_and(|r| r.condition_failed()) {
             return Ok(CreateOutcome::Refused(PreviewLimitReached));
