@@ -11,7 +11,9 @@ async fn main() -> Result<(), lambda_http::Error> {
         .inspect_err(|e| tracing::error!(error = %e, "config_invalid"))?;
     let mut config =
         Config::from_env().inspect_err(|e| tracing::error!(error = %e, "config_invalid"))?;
-    let clients = Clients::from_env().await;
+    let clients = Clients::from_env()
+        .await
+        .inspect_err(|e| tracing::error!(error = %e, "tls_roots_failed"))?;
     let key = atelier_shared::adapters::address_key::load(&config.identity, &clients)
         .await
         .inspect_err(

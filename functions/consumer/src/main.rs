@@ -15,7 +15,9 @@ async fn main() -> Result<(), lambda_runtime::Error> {
         .inspect_err(|e| tracing::error!(error = %e, "config_invalid"))?;
     let config =
         Config::from_env().inspect_err(|e| tracing::error!(error = %e, "config_invalid"))?;
-    let clients = Clients::from_env().await;
+    let clients = Clients::from_env()
+        .await
+        .inspect_err(|e| tracing::error!(error = %e, "tls_roots_failed"))?;
     let (edit, vision) = atelier_shared::adapters::model::setup::clients_from_env(&clients)
         .await
         .inspect_err(|e| tracing::error!(error = %e, "config_invalid"))?;

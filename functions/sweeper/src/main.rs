@@ -28,7 +28,9 @@ async fn main() -> Result<(), lambda_runtime::Error> {
         .inspect_err(|e| tracing::error!(error = %e, "config_invalid"))?;
     let config =
         Config::from_env().inspect_err(|e| tracing::error!(error = %e, "config_invalid"))?;
-    let sdk = aws_config::load_from_env().await;
+    let sdk = atelier_shared::adapters::aws::sdk_config()
+        .await
+        .inspect_err(|e| tracing::error!(error = %e, "tls_roots_failed"))?;
     let clients = Clients::new(&sdk);
     let lambda = &aws_sdk_lambda::Client::new(&sdk);
     let http = &WebhookClient::new(config.webhooks.private_addresses)

@@ -3,6 +3,17 @@
 
 use aws_config::{BehaviorVersion, SdkConfig};
 
+use crate::adapters::tls::{self, RootsError};
+
+/// The standard configuration chain with the process's one trust store for HTTPS
+/// (`adapters::tls`): the SDK then reads no CA store of its own.
+pub async fn sdk_config() -> Result<SdkConfig, RootsError> {
+    Ok(aws_config::defaults(BehaviorVersion::latest())
+        .http_client(tls::sdk_http_client()?)
+        .load()
+        .await)
+}
+
 /// The three clients every function uses.
 #[derive(Clone, Debug)]
 pub struct Clients {
@@ -16,9 +27,8 @@ pub struct Clients {
 
 impl Clients {
     /// Loads the shared configuration from the environment.
-    pub async fn from_env() -> Clients {
-        let sdk = aws_config::defaults(BehaviorVersion::latest()).load().await;
-        Clients::new(&sdk)
+    pub async fn from_env() -> Result<Clients, RootsError> {
+        Ok(Clients::new(&sdk_config().await?))
     }
 
     /// The string value of a Secrets Manager secret (`None`: it has a binary value only);

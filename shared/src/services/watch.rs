@@ -210,7 +210,7 @@ pub async fn wait_if_useful(
         None
     };
     if let Some(why) = not_now {
-        tracing::debug!(job_id = %seen.job.job_id, reason = ?why, "wait_skipped");
+        tracing::info!(job_id = %seen.job.job_id, reason = ?why, "wait_skipped");
         return Ok((seen, why));
     }
     let user = seen.job.user_id.clone();
@@ -288,11 +288,11 @@ pub async fn wait_for_change(app: &App, seen: Watched, wait: Wait) -> Result<Wat
         let now = look(app, &seen.job.user_id, &seen.job.job_id).await?;
         // An eventually consistent read may also answer an older version: not a change.
         if now.version != seen.version {
-            tracing::debug!(job_id = %seen.job.job_id, reads, "wait_changed");
+            tracing::info!(job_id = %seen.job.job_id, reads, "wait_changed");
             return Ok(now);
         }
     }
-    tracing::debug!(job_id = %seen.job.job_id, reads, "wait_timed_out");
+    tracing::info!(job_id = %seen.job.job_id, reads, "wait_timed_out");
     Ok(seen)
 }
 

@@ -58,7 +58,7 @@ async fn main() -> Result<()> {
     let config = Config::from_env().context("run through `cargo xtask bench`")?;
     let upstream = std::env::var("AWS_ENDPOINT_URL").context("AWS_ENDPOINT_URL")?;
     let proxy = Proxy::start(&upstream, None).await?;
-    let direct_clients = Clients::from_env().await;
+    let direct_clients = Clients::from_env().await?;
     provision::ensure(&direct_clients, &config.resources)
         .await
         .map_err(|e| anyhow::anyhow!("provisioning: {e:?}"))?;

@@ -47,7 +47,7 @@ pub async fn run(out: PathBuf) -> Result<()> {
     config.limits.max_in_flight = 1000;
     let upstream = std::env::var("AWS_ENDPOINT_URL").context("AWS_ENDPOINT_URL")?;
     let proxy = Proxy::start(&upstream, None).await?;
-    let direct_clients = Clients::from_env().await;
+    let direct_clients = Clients::from_env().await?;
     atelier_shared::store::provision::ensure(&direct_clients, &config.resources)
         .await
         .map_err(|e| anyhow::anyhow!("provisioning: {e:?}"))?;

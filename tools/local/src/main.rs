@@ -130,7 +130,7 @@ async fn main() -> anyhow::Result<()> {
         Command::Provision => {
             atelier_shared::adapters::telemetry::init();
             let config = Config::from_env()?;
-            let clients = Clients::from_env().await;
+            let clients = Clients::from_env().await?;
             atelier_shared::store::provision::ensure(&clients, &config.resources).await?;
             atelier_shared::store::provision::ensure_bucket_cors(
                 &clients,
@@ -154,7 +154,7 @@ async fn serve(
 ) -> anyhow::Result<()> {
     atelier_shared::adapters::telemetry::init();
     let mut config = Config::from_env()?;
-    let clients = Clients::from_env().await;
+    let clients = Clients::from_env().await?;
     let key = atelier_shared::adapters::address_key::load(&config.identity, &clients).await?;
     config.identity.address_key = Some(key);
     atelier_shared::store::provision::ensure(&clients, &config.resources)

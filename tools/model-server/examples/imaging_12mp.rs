@@ -171,9 +171,13 @@ fn model_inputs(original: &RgbaImage, mask: &Mask) -> (RgbaImage, Duration) {
 }
 
 /// The delivered files (PNG master, JPEG rendition, list thumbnail) and the review's picture
-/// of the result.
+/// of the result, in the consumer's order: the result shrunk once to the vision size, the
+/// thumbnail made from that copy (`Run::store_image`).
 fn outputs(delivered: &RgbaImage) -> Duration {
     let mut took = Duration::ZERO;
+    let t = Instant::now();
+    let seen = downscale(delivered, VISION_MAX_SIDE);
+    took += step("result shrunk to the vision size", t);
     let t = Instant::now();
     let png = encode_png(delivered).unwrap();
     took += step("encode result PNG", t);
@@ -181,10 +185,10 @@ fn outputs(delivered: &RgbaImage) -> Duration {
     let jpeg = encode_jpeg(delivered, JPEG_QUALITY).unwrap();
     took += step("encode result JPEG", t);
     let t = Instant::now();
-    let thumb = encode_thumbnail(delivered).unwrap();
+    let thumb = encode_thumbnail(&seen).unwrap();
     took += step("encode list thumbnail", t);
     let t = Instant::now();
-    let review = encode_png_for_model(&downscale(delivered, VISION_MAX_SIDE)).unwrap();
+    let review = encode_png_for_model(&seen).unwrap();
     took += step("review's PNG of the result", t);
     println!(
         "sizes: png {} jpeg {} thumbnail {} review {}",

@@ -39,11 +39,13 @@ impl Run<'_> {
 
         let (result, leakage) =
             compose(self.job, original, &inputs, &edited, readiness.target_box)?;
-        let stored = self.store_image(&result, "v1").await?;
+        let (stored, seen) = self.store_image(&result, "v1").await?;
+        // The review sees the small copy: the 12 MP result's 48 MB are not held over its call.
+        drop(result);
         tracing::info!(job_id = %self.job.job_id, leakage_ppm = leakage.as_ref().map(|l| l.ratio_ppm), "result_stored");
         self.crash(Step::AfterStore)?;
 
-        let review = self.review(&inputs, &result).await?;
+        let review = self.review(&inputs, &seen).await?;
         self.crash(Step::AfterReview)?;
         let (width, height) = inputs.size;
         let result = JobResult {
@@ -221,7 +223,7 @@ impl Run<'_> {
     pub(super) async fn record_stage(&self, stage: Stage) {
         let id = &self.job.job_id;
         match self.p.app.store.set_stage(id, stage).await {
-            Ok(_) => tracing::debug!(job_id = %id, stage = stage.as_str(), "stage_recorded"),
+            Ok(_) => tracing::info!(job_id = %id, stage = stage.as_str(), "stage_recorded"),
             Err(e) => {
                 tracing::warn!(job_id = %id, stage = stage.as_str(), error = %crate::error::chain(&e), "stage_not_recorded");
             }
@@ -231,14 +233,17 @@ impl Run<'_> {
     /// Stores an image of this job (`v1`, `candidate`) in the private bucket: the lossless
     /// master, its JPEG rendition for download and its list thumbnail, written at once. All
     /// under the job's prefix, so every deletion of the job's images removes the thumbnail too.
+    /// Also returns the image at the vision calls' size, the review's or comparison's picture:
+    /// the thumbnail is made from it, one shrink of the full image instead of two (issue 50).
     pub(super) async fn store_image(
         &self,
         image: &RgbaImage,
         name: &str,
-    ) -> Result<StoredImage, Stop> {
+    ) -> Result<(StoredImage, RgbaImage), Stop> {
+        let seen = imaging::downscale(image, imaging::VISION_MAX_SIDE);
         let png = imaging::encode_png(image).map_err(internal_image)?;
         let jpeg = imaging::encode_jpeg(image, imaging::JPEG_QUALITY).map_err(internal_image)?;
-        let thumb = imaging::encode_thumbnail(image).map_err(internal_image)?;
+        let thumb = imaging::encode_thumbnail(&seen).map_err(internal_image)?;
         let (user, job) = (&self.job.user_id, &self.job.job_id);
         let jpeg_key = Assets::result_key(user, job, name, ResultFormat::Jpeg);
         let stored = StoredImage {
@@ -253,10 +258,11 @@ impl Run<'_> {
             assets.put_image(&stored.thumb_key, thumb, ResultFormat::Jpeg),
         )
         .map_err(Error::from)?;
-        Ok(stored)
+        Ok((stored, seen))
     }
 
-    /// Review after, under its own reservation; no review is never a pass.
+    /// Review after, under its own reservation; no review is never a pass. `result` is the
+    /// delivered image at the vision calls' size (what [`Run::store_image`] returns).
     async fn review(&mut self, inputs: &Inputs, result: &RgbaImage) -> Result<ReviewRecord, Stop> {
         self.record_stage(Stage::Checking).await;
         let job = self.job;

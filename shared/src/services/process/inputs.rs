@@ -65,6 +65,11 @@ pub(super) fn prompt_chars(prompt: &VisionPrompt) -> usize {
 
 /// An image downscaled for a vision call, as PNG.
 pub(super) fn vision_png(img: &RgbaImage) -> Result<Vec<u8>, Stop> {
+    let size = imaging::fit_within(img.dimensions(), imaging::VISION_MAX_SIDE);
+    if size == img.dimensions() {
+        // Already at the vision size (a result's copy from `store_image`): no copy of it.
+        return imaging::encode_png_for_model(img).map_err(internal_image);
+    }
     imaging::encode_png_for_model(&imaging::downscale(img, imaging::VISION_MAX_SIDE))
         .map_err(internal_image)
 }

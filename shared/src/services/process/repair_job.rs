@@ -60,7 +60,8 @@ impl Run<'_> {
         // For a brushed area the composite keeps every outside pixel the original's; a pet,
         // person or background repair has no measured box here (the comparison judges spill).
         let (candidate, leakage) = compose(self.job, original, &inputs, &edited, None)?;
-        let stored = self.store_image(&candidate, "candidate").await?;
+        // From here on the candidate at the vision calls' size, as the comparison sees it.
+        let (stored, candidate) = self.store_image(&candidate, "candidate").await?;
         tracing::info!(job_id = %self.job.job_id, "repair_candidate_stored");
         self.crash(Step::AfterStore)?;
 
