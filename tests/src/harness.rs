@@ -44,9 +44,7 @@ impl Harness {
             .with_target(false)
             .try_init();
         // Clients are per test: a pooled connection must not outlive the test's runtime.
-        let clients = Clients::from_env()
-            .await
-            .unwrap_or_else(|e| panic!("{e}"));
+        let clients = Clients::from_env().await.unwrap_or_else(|e| panic!("{e}"));
         PROVISIONED
             .get_or_init(|| async {
                 atelier_shared::store::provision::ensure(&clients, &Harness::config().resources)

@@ -819,5 +819,5 @@ fn sorted_json(value: &serde_json::Value) -> String {
             other => other.clone(),
         }
     }
-    serde_json::to_string_pretty(&sorted(value)).expect("the document serializes") + "\n"
+    serde_json::to_string_pretty(&sorted(value)).unwrap_or_else(|e| panic!("{e}")) + "\n"
 }

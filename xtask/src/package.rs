@@ -141,6 +141,13 @@ pub fn build(arch: Arch) -> Result<Vec<PathBuf>> {
     let elapsed = started.elapsed();
 
     keep_ours(arch, &out)?;
+    for (f, dir) in FUNCTIONS
+        .iter()
+        .map(|f| (*f, out.join(f)))
+        .chain([(BARE, floor_dist(arch).join(BARE))])
+    {
+        drop_unwind_tables(arch, f, &dir.join("bootstrap.zip"))?;
+    }
     let mut zips = Vec::new();
     eprintln!("xtask: built in {elapsed:.1?}");
     eprintln!(
@@ -172,6 +179,42 @@ pub fn build(arch: Arch) -> Result<Vec<PathBuf>> {
         zips.push(zip);
     }
     Ok(zips)
+}
+
+/// The unwind tables (`.eh_frame`, `.eh_frame_hdr`: a quarter of each zip, about 360 KB)
+/// serve only unwinding and backtraces. With `panic = "abort"` nothing unwinds, and Lambda
+/// sets no `RUST_BACKTRACE`, so a panic logs its message and aborts with or without them;
+/// Rust's own `-C force-unwind-tables=no` leaves the standard library's and the C code's
+/// (docs/benchmarks.md, issue 50). Removed from the linked binary in place (binutils'
+/// `objcopy`; the bench times that binary's init), which is then zipped again as cargo-lambda
+/// zips it: one executable `bootstrap`. The bare runtime gets the same, so its init stays a
+/// fair floor.
+fn drop_unwind_tables(arch: Arch, name: &str, zip: &Path) -> Result<()> {
+    let binary = crate::workspace::target_dir()
+        .join(arch.triple())
+        .join("release")
+        .join(name);
+    run(Command::new("objcopy")
+        .args([
+            "--remove-section",
+            ".eh_frame",
+            "--remove-section",
+            ".eh_frame_hdr",
+        ])
+        .arg(&binary))
+    .context("objcopy (binutils) removes the unwind tables")?;
+    let script = "import sys, zipfile\n\
+        info = zipfile.ZipInfo('bootstrap', date_time=(1980, 1, 1, 0, 0, 0))\n\
+        info.create_system = 3\n\
+        info.external_attr = 0o100755 << 16\n\
+        info.compress_type = zipfile.ZIP_DEFLATED\n\
+        data = open(sys.argv[1], 'rb').read()\n\
+        with zipfile.ZipFile(sys.argv[2], 'w') as z:\n    z.writestr(info, data, compresslevel=9)\n";
+    run(Command::new(venv().join("bin").join("python"))
+        .args(["-c", script])
+        .arg(&binary)
+        .arg(zip))
+    .with_context(|| format!("zipping {}", zip.display()))
 }
 
 /// cargo-lambda zips every workspace binary it finds built for the target: keep the

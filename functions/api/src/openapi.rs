@@ -235,7 +235,10 @@ pub const COMMITTED: &str = include_str!("../openapi.json");
 /// This API's OpenAPI document.
 #[utoipa::path(get, path = "/v1/openapi.json", tag = "public", responses((status = 200, description = "OpenAPI 3.1 document", content_type = "application/json", body = Object)))]
 pub async fn openapi() -> impl IntoResponse {
-    ([(http::header::CONTENT_TYPE, "application/json")], COMMITTED)
+    (
+        [(http::header::CONTENT_TYPE, "application/json")],
+        COMMITTED,
+    )
 }
 
 #[cfg(test)]

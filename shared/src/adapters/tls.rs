@@ -51,7 +51,9 @@ fn roots() -> Result<&'static Roots, RootsError> {
     ROOTS
         .get_or_init(|| match std::env::var_os("SSL_CERT_FILE") {
             Some(path) => from_file(&path.to_string_lossy()),
-            None => Ok(from_certs(webpki_root_certs::TLS_SERVER_ROOT_CERTS.iter().cloned())),
+            None => Ok(from_certs(
+                webpki_root_certs::TLS_SERVER_ROOT_CERTS.iter().cloned(),
+            )),
         })
         .as_ref()
         .map_err(Clone::clone)

@@ -123,7 +123,8 @@ mod tests {
         let full = photo_like();
         let (w, h) = fit_within(full.dimensions(), THUMBNAIL_MAX_SIDE);
         let direct = resize_exact(&full, w, h);
-        let seen = crate::domain::imaging::downscale(&full, crate::domain::imaging::VISION_MAX_SIDE);
+        let seen =
+            crate::domain::imaging::downscale(&full, crate::domain::imaging::VISION_MAX_SIDE);
         let twice = resize_exact(&seen, w, h);
         let diffs: Vec<u8> = direct
             .as_raw()
