@@ -442,6 +442,83 @@ async fn forged_expired_wrong_bundle_tampered_or_unknown_product_transactions_wr
     h.assert_audit_clean().await;
 }
 
+#[tokio::test]
+async fn a_transaction_of_three_starter_packs_grants_150_credits_once() {
+    let store = AppStoreStandIn::new();
+    let h = app_store::harness(&store).await;
+    let user = h.user();
+    let before = h.balance(&user).await;
+    let id = app_store::transaction_id();
+    let token = h.app_account_token(&user).await;
+    let mut three = transaction_payload(&id, STARTER, Some(&token));
+    three["quantity"] = json!(3);
+    let signed = store.transaction(&three);
+
+    let first = submit(&h, &user, &signed).await;
+    let again = submit(&h, &user, &signed).await;
+
+    assert_eq!(first.status, StatusCode::CREATED, "{first:?}");
+    assert_eq!(first.body["credits"], 150);
+    assert_eq!(again.status, StatusCode::OK, "{again:?}");
+    assert_eq!(again.body["outcome"], "already_granted");
+    assert_eq!(h.balance(&user).await, before + 150);
+    let rows = h.ledger(&user).await;
+    let purchases = rows_of(&rows, LedgerKind::Purchase);
+    assert_eq!(purchases.len(), 1);
+    assert_eq!(purchases[0].amount.get(), 150);
+    h.assert_audit_clean().await;
+}
+
+/// A transaction id becomes part of a key (`purchase:apple:<id>`): one that is too long or
+/// carries other characters than letters, digits, `-`, `_` and `.` is refused before anything
+/// is written; one of 64 such characters is granted.
+#[tokio::test]
+async fn transaction_ids_too_long_or_with_odd_characters_are_refused_and_one_of_64_is_granted() {
+    let store = AppStoreStandIn::new();
+    let h = app_store::harness(&store).await;
+    let user = h.user();
+    let before = h.balance(&user).await;
+    let rows_before = h.ledger(&user).await.len();
+    let token = h.app_account_token(&user).await;
+    let longest = format!("{}-_.", app_store::transaction_id())
+        .chars()
+        .cycle()
+        .take(64)
+        .collect::<String>();
+    let refused_ids = [
+        format!("{}{}", app_store::transaction_id(), "1".repeat(49)),
+        format!("{}/1", app_store::transaction_id()),
+        format!("{}#1", app_store::transaction_id()),
+    ];
+
+    let refused = join_all(refused_ids.iter().map(|id| {
+        let signed = store.transaction(&transaction_payload(id, STARTER, Some(&token)));
+        let (h, user) = (&h, &user);
+        async move { submit(h, user, &signed).await }
+    }))
+    .await;
+    let balance_after_refused = h.balance(&user).await;
+    let rows_after_refused = h.ledger(&user).await.len();
+    let granted = submit(
+        &h,
+        &user,
+        &store.transaction(&transaction_payload(&longest, STARTER, Some(&token))),
+    )
+    .await;
+
+    for (id, res) in refused_ids.iter().zip(&refused) {
+        res.assert_problem(StatusCode::BAD_REQUEST, "APP_STORE_DATA_INVALID", id);
+        let payment = h.app.store.get_payment(&format!("apple:{id}")).await;
+        assert!(matches!(payment, Ok(None)), "{id}: {payment:?}");
+    }
+    assert_eq!(balance_after_refused, before);
+    assert_eq!(rows_after_refused, rows_before);
+    assert_eq!(granted.status, StatusCode::CREATED, "{granted:?}");
+    assert_eq!(granted.body["transaction_id"], longest.as_str());
+    assert_eq!(h.balance(&user).await, before + 50);
+    h.assert_audit_clean().await;
+}
+
 /// Where the deployment accepts unbound purchases, the first to post one gets it.
 #[tokio::test]
 async fn an_unbound_transaction_granted_to_one_user_is_a_conflict_for_another() {

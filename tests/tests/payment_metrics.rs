@@ -1,11 +1,14 @@
 //! Money an operator can see: every Stripe webhook delivery is counted by outcome (a wrong
 //! webhook secret shows as `signature_invalid`, which is alarmed on, before anyone misses their
 //! credits), a granted purchase records its credits and its revenue by pack, and a new edit the
-//! credits it charged (a replay none). One test: the metrics recorder is process-wide.
+//! credits it charged (a replay none); an App Store notification is counted by what it did.
+//! One test: the metrics recorder is process-wide.
 
 use atelier_model_server::samples;
 use atelier_shared::adapters::metrics::{Metric, dim};
 use atelier_shared::adapters::payments::signature;
+use atelier_tests::app_store::{self, AppStoreStandIn, notify, submit};
+use atelier_tests::app_store_api::{self, AppStoreApiStandIn};
 use atelier_tests::stripe::{StripeStandIn, unix_now};
 use atelier_tests::{Harness, flushed_metrics};
 use http::StatusCode;
@@ -21,8 +24,52 @@ fn total(docs: &[Value], metric: Metric, dims: &[(&str, &str)]) -> u64 {
         .sum()
 }
 
+/// App Store notifications about one buyer's purchases, one of each outcome: a consumption
+/// request answered, a refund, the same refund again, a refund of a transaction not yet
+/// posted, and a notification of a kind we do not act on.
+async fn app_store_notifications() {
+    let store = AppStoreStandIn::new();
+    let api = AppStoreApiStandIn::start(app_store::BUNDLE_ID).await;
+    let h = app_store_api::harness_answering(&store, &api).await;
+    let user = h.user();
+    let consent = Harness::json_request("PUT", "/v1/account/consumption-consent")
+        .body(axum::body::Body::from(
+            json!({ "consented": true }).to_string(),
+        ))
+        .unwrap_or_else(|e| panic!("request: {e}"));
+    assert_eq!(h.call(Some(&user), consent).await.status, StatusCode::OK);
+    let bought = app_store::starter_bought_by(&h, &store, &user).await;
+    assert_eq!(submit(&h, &user, &bought).await.status, StatusCode::CREATED);
+    let not_posted = app_store::starter_bought_by(&h, &store, &user).await;
+
+    let mut outcomes = Vec::new();
+    for (kind, signed) in [
+        ("CONSUMPTION_REQUEST", &bought),
+        ("REFUND", &bought),
+        ("REFUND", &bought),
+        ("REFUND", &not_posted),
+        ("PRICE_INCREASE", &bought),
+    ] {
+        let res = notify(&h, &store.notification(kind, signed)).await;
+        assert_eq!(res.status, StatusCode::OK, "{kind}: {res:?}");
+        outcomes.push(res.body["outcome"].clone());
+    }
+
+    assert_eq!(
+        outcomes,
+        [
+            "consumption_sent",
+            "reversed",
+            "already_reversed",
+            "reversed_first",
+            "ignored"
+        ]
+    );
+    h.assert_audit_clean().await;
+}
+
 #[tokio::test]
-async fn payment_webhooks_are_counted_by_outcome_a_purchase_by_its_credits_and_revenue_and_an_edit_by_its_charge()
+async fn payment_webhooks_and_app_store_notifications_are_counted_by_outcome_a_purchase_by_its_credits_and_revenue_and_an_edit_by_its_charge()
  {
     let stripe = StripeStandIn::start().await;
     let h = Harness::new().await.with_stripe(&stripe);
@@ -71,4 +118,14 @@ async fn payment_webhooks_are_counted_by_outcome_a_purchase_by_its_credits_and_r
         "one charge counted, the replay not"
     );
     h.assert_audit_clean().await;
+
+    // The App Store's notifications, counted under the same metric by what they did.
+    app_store_notifications().await;
+    let docs = flushed_metrics(FUNCTION);
+    let events = |outcome| total(&docs, Metric::PaymentEvents, &[(dim::OUTCOME, outcome)]);
+    assert_eq!(events("consumption_sent"), 1);
+    assert_eq!(events("reversed"), 1);
+    assert_eq!(events("duplicate"), 1, "the refund delivered twice");
+    assert_eq!(events("reversed_first"), 1);
+    assert_eq!(events("ignored"), 1);
 }

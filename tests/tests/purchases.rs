@@ -7,8 +7,8 @@ use atelier_shared::domain::{LedgerKind, Operator, UserId};
 use atelier_shared::services::payments;
 use atelier_shared::store::payments::{PurchaseOutcome, ReleaseOutcome};
 use atelier_shared::store::schema::LedgerItem;
-use atelier_tests::Harness;
 use atelier_tests::stripe::{Event, StripeStandIn, WEBHOOK_SECRET, unix_now};
+use atelier_tests::{Harness, capture_logs};
 use futures::future::join_all;
 use http::StatusCode;
 use serde_json::json;
@@ -150,6 +150,77 @@ async fn checkout_refuses_unknown_packs_and_return_urls_outside_the_allow_list()
     assert_eq!(no_key.code(), "IDEMPOTENCY_KEY_REQUIRED");
 }
 
+/// The session as Stripe keeps it (`GET /v1/checkout/sessions/{id}`).
+async fn session_at_stripe(stripe: &StripeStandIn, id: &str) -> serde_json::Value {
+    let res = reqwest::Client::new()
+        .get(format!("{}/v1/checkout/sessions/{id}", stripe.base_url))
+        .bearer_auth("sk_test_reader")
+        .send()
+        .await
+        .unwrap_or_else(|e| panic!("stand-in: {e}"));
+    res.json().await.unwrap_or_else(|e| panic!("json: {e}"))
+}
+
+#[tokio::test]
+async fn a_checkout_sends_the_user_back_to_its_own_return_urls_under_the_allow_list() {
+    let (h, stripe) = setup().await;
+    let user = h.user();
+    let body = json!({
+        "pack": "starter",
+        "success_url": "http://localhost:8787/billing/done?order=7",
+        "cancel_url": "http://localhost:8787/billing/",
+    });
+
+    let res = h.checkout(&user, "c-own-urls", &body).await;
+
+    assert_eq!(res.status, StatusCode::CREATED, "{res:?}");
+    let session = session_at_stripe(&stripe, &res.str("id")).await;
+    assert_eq!(
+        session["success_url"],
+        "http://localhost:8787/billing/done?order=7"
+    );
+    assert_eq!(session["cancel_url"], "http://localhost:8787/billing/");
+}
+
+#[tokio::test]
+async fn a_return_url_of_2048_characters_is_taken_and_one_character_more_is_422() {
+    let (h, stripe) = setup().await;
+    let user = h.user();
+    let prefix = "http://localhost:8787/";
+    let longest = format!("{prefix}{}", "a".repeat(2048 - prefix.len()));
+    let too_long = format!("{longest}a");
+
+    let taken = h
+        .checkout(
+            &user,
+            "c-2048",
+            &json!({ "pack": "starter", "success_url": longest }),
+        )
+        .await;
+    let refused = h
+        .checkout(
+            &user,
+            "c-2049",
+            &json!({ "pack": "starter", "success_url": too_long }),
+        )
+        .await;
+
+    assert_eq!(taken.status, StatusCode::CREATED, "{taken:?}");
+    let session = session_at_stripe(&stripe, &taken.str("id")).await;
+    assert_eq!(session["success_url"], longest.as_str());
+    assert_eq!(
+        refused.status,
+        StatusCode::UNPROCESSABLE_ENTITY,
+        "{refused:?}"
+    );
+    assert_eq!(refused.body["errors"][0]["field"], "success_url");
+    assert_eq!(
+        stripe.sessions().await.len(),
+        1,
+        "no session for the refused"
+    );
+}
+
 #[tokio::test]
 async fn a_paid_session_delivered_twenty_times_at_once_grants_its_credits_once() {
     let (h, stripe) = setup().await;
@@ -276,6 +347,56 @@ async fn a_refund_after_the_credits_were_spent_stops_at_zero_and_holds_the_accou
     assert!(matches!(twice, Ok(ReleaseOutcome::NotOnHold)), "{twice:?}");
     assert_eq!(h.account(&user).await.body["on_hold"], false);
     assert_eq!(accepted.status, StatusCode::ACCEPTED, "{accepted:?}");
+    h.assert_audit_clean().await;
+}
+
+/// The operator learns of a hold from the log (`account_put_on_hold`, with the shortfall): a
+/// refund the balance covers logs none, one after the credits were spent does.
+#[tokio::test]
+async fn a_refund_the_balance_covers_holds_nothing_and_one_after_spending_logs_the_hold() {
+    let (h, stripe) = setup().await;
+    let user = h.user();
+    let before = h.balance(&user).await;
+    let covered = h.buy(&stripe, &user, "starter").await;
+    let (logs, _guard) = capture_logs();
+
+    let first = h
+        .deliver(&stripe.refund(&covered.object("payment_intent")).await)
+        .await;
+    let after_first = logs.text();
+    let balance_after_first = h.balance(&user).await;
+    let on_hold_after_first = h.account(&user).await.body["on_hold"].clone();
+    let spent = h.buy(&stripe, &user, "starter").await;
+    h.spend(&user, 3).await;
+    let left = h.balance(&user).await;
+    assert!(left < 50, "the edits spent into the second pack: {left}");
+    let second = h
+        .deliver(&stripe.refund(&spent.object("payment_intent")).await)
+        .await;
+
+    assert_eq!(first.body["outcome"], "reversed", "{first:?}");
+    assert_eq!(first.body["credits"], -50);
+    assert_eq!(first.body["shortfall"], 0);
+    assert_eq!(balance_after_first, before);
+    assert_eq!(on_hold_after_first, false);
+    assert!(
+        !after_first.contains("account_put_on_hold"),
+        "no hold to log: {after_first}"
+    );
+    assert_eq!(second.body["outcome"], "reversed", "{second:?}");
+    assert_eq!(second.body["shortfall"], 50 - left);
+    assert_eq!(h.account(&user).await.body["on_hold"], true);
+    let text = logs.text();
+    let line = text
+        .lines()
+        .find(|l| l.contains("account_put_on_hold"))
+        .unwrap_or_else(|| panic!("the hold is not logged: {text}"));
+    assert!(line.contains(user.as_str()), "it names the user: {line}");
+    assert!(
+        line.contains(&format!("\"shortfall\":{}", 50 - left)),
+        "and the shortfall: {line}"
+    );
+    assert_eq!(h.balance(&user).await, 0, "never below zero");
     h.assert_audit_clean().await;
 }
 
