@@ -63,6 +63,7 @@ pub fn mutants(argv: &[String]) -> Result<ExitCode> {
     // cargo-mutants exits 2 when a mutant survived: the report says which, and that is the
     // result, not a failure of this command.
     let status = cmd.status()?;
+    touch(&files)?;
     eprintln!(
         "xtask: mutants: exit {status}; outcomes in target/mutants/mutants.out/outcomes.json"
     );
@@ -70,6 +71,21 @@ pub fn mutants(argv: &[String]) -> Result<ExitCode> {
         Some(0 | 2) => ExitCode::SUCCESS,
         _ => ExitCode::FAILURE,
     })
+}
+
+/// The scratch copy built into this checkout's target, so the target now holds the last
+/// mutant's build and the checkout's older sources look unchanged to cargo: the next `cargo
+/// test` here would run that mutant. Touching the mutated files makes cargo rebuild them.
+fn touch(files: &[String]) -> Result<()> {
+    let now = std::time::SystemTime::now();
+    for f in files {
+        std::fs::File::options()
+            .write(true)
+            .open(root().join(f))
+            .and_then(|file| file.set_modified(now))
+            .map_err(|e| anyhow::anyhow!("touching {f} after the pass: {e}"))?;
+    }
+    Ok(())
 }
 
 /// What to mutate and which tests judge it.
