@@ -253,12 +253,17 @@ test('a reload while submitting sends the same key again: still one job and one 
   await expect(page.getByTestId('price')).toHaveText('Price: 4 credits');
   // Hold the first submit in flight, then reload: the key is already in session storage.
   // The reload waits for the held request itself, not a fixed time (a slow machine may not
-  // have sent it yet, and then the test would prove something else).
+  // have sent it yet, and then the test would prove something else), and the held request
+  // goes on only once the page has reloaded: released on a timer, it could be answered to
+  // the old page while a slow reload was still under way (then the old page, not a resend,
+  // would have had the answer, and the test would prove nothing about the reload).
   let held = 0;
+  let reloaded = (): void => undefined;
+  const afterReload = new Promise<void>((r) => { reloaded = r; });
   await page.route('**/v1/edits', async (route) => {
     if (route.request().method() === 'POST') {
       held += 1;
-      await new Promise((r) => setTimeout(r, 1500));
+      await afterReload;
     }
     await route.continue().catch(() => undefined);
   });
@@ -266,6 +271,7 @@ test('a reload while submitting sends the same key again: still one job and one 
   await expect.poll(() => held).toBe(1);
   await page.unroute('**/v1/edits');
   await page.reload();
+  reloaded();
   await expect(page.getByTestId('status')).toHaveAttribute('data-status', 'succeeded', { timeout: 60_000 });
   const ledger = (await apiGet(page, '/v1/account/ledger')) as { items: { kind: string }[] };
   expect(ledger.items.filter((r) => r.kind === 'debit')).toHaveLength(1);
