@@ -187,7 +187,8 @@ async fn a_return_url_of_2048_characters_is_taken_and_one_character_more_is_422(
     let (h, stripe) = setup().await;
     let user = h.user();
     let prefix = "http://localhost:8787/";
-    let longest = format!("{prefix}{}", "a".repeat(2048 - prefix.len()));
+    let max = atelier_shared::services::payments::MAX_URL_LEN;
+    let longest = format!("{prefix}{}", "a".repeat(max - prefix.len()));
     let too_long = format!("{longest}a");
 
     let taken = h

@@ -21,7 +21,7 @@ pub struct CheckoutSpec {
 }
 
 /// Longest return URL accepted.
-const MAX_URL_LEN: usize = 2048;
+pub const MAX_URL_LEN: usize = 2048;
 
 impl CheckoutSpec {
     /// Validates a request against the catalogue and the return-URL allow-list.

@@ -22,7 +22,7 @@ mod reversal;
 mod webhook;
 
 pub use super::payment_outcome::{WebhookError, WebhookOutcome};
-pub use checkout::{Checkout, CheckoutSpec, checkout};
+pub use checkout::{Checkout, CheckoutSpec, MAX_URL_LEN, checkout};
 pub(crate) use purchase::{
     MAX_STORE_QUANTITY, StoreGrant, grant_store_purchase, store_id_ok, store_notification_label,
 };
