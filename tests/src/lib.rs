@@ -13,6 +13,7 @@ pub mod stripe;
 
 mod account;
 mod aws;
+pub mod credentials;
 mod edits;
 mod harness;
 mod images;

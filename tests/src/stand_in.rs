@@ -121,6 +121,7 @@ impl Harness {
         atelier_shared::services::process::Processor::new(
             self.app.clone(),
             model.openai_client(timeout),
+            crate::credentials::signing(),
         )
     }
 
@@ -135,6 +136,6 @@ impl Harness {
         use atelier_shared::services::process::{Processor, Providers};
         let order = vec![first.openai_client(timeout), second.gemini_client()];
         let providers = Providers::new(order.clone(), order).unwrap_or_else(|| panic!("providers"));
-        Processor::with_providers(self.app.clone(), providers)
+        Processor::with_providers(self.app.clone(), providers, crate::credentials::signing())
     }
 }

@@ -20,7 +20,7 @@ fn processor_with_image_model(h: &Harness, model: &StandIn, image_model: &str) -
     let mut config = ModelConfig::new(model.base_url.clone());
     config.image_model = find(image_model).unwrap_or_else(|| panic!("{image_model} catalogued"));
     let client = ModelClient::new(config).unwrap_or_else(|e| panic!("{e}"));
-    Processor::new(h.app.clone(), client)
+    Processor::new(h.app.clone(), client, atelier_tests::credentials::signing())
 }
 
 #[tokio::test]

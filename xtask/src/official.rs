@@ -154,3 +154,12 @@ pub(crate) fn ensure_official_authlib() -> Result<PathBuf> {
         OFFICIAL_AUTHLIB_REQUIREMENTS,
     )
 }
+
+/// The Content Authenticity Initiative's official C2PA library for Python, pinned, which the
+/// tests read every signed result with (`tests/src/credentials.rs`; a venv of its own,
+/// `.venv/c2pa`).
+const OFFICIAL_C2PA_REQUIREMENTS: &str = include_str!("../../tests/official-c2pa/requirements.txt");
+
+pub(crate) fn ensure_official_c2pa() -> Result<PathBuf> {
+    ensure_requirements("c2pa", ".atelier-c2pa-pins", OFFICIAL_C2PA_REQUIREMENTS)
+}

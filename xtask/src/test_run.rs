@@ -9,9 +9,9 @@ use anyhow::{Context, Result};
 use crate::local_env::local_env;
 use crate::ministack::start_ministack;
 use crate::official::{
-    ensure_official_app_store, ensure_official_authlib, ensure_official_client,
-    ensure_official_google, ensure_official_push, ensure_official_stripe, ensure_official_webhooks,
-    ensure_openapi_generator, ensure_secret_service,
+    ensure_official_app_store, ensure_official_authlib, ensure_official_c2pa,
+    ensure_official_client, ensure_official_google, ensure_official_push, ensure_official_stripe,
+    ensure_official_webhooks, ensure_openapi_generator, ensure_secret_service,
 };
 use crate::workspace::{cargo, debug_bin, iam_calls_dir, root, run};
 use crate::{cloud, infra, skips, web};
@@ -97,6 +97,10 @@ pub(crate) fn test_env(port: u16) -> Result<Vec<(String, String)>> {
     env.push((
         "ATELIER_STANDARDWEBHOOKS_PYTHON".into(),
         ensure_official_webhooks()?.display().to_string(),
+    ));
+    env.push((
+        "ATELIER_C2PA_PYTHON".into(),
+        ensure_official_c2pa()?.display().to_string(),
     ));
     env.push((
         "ATELIER_AUTHLIB_PYTHON".into(),

@@ -7,6 +7,7 @@ use atelier_shared::services::App;
 use atelier_shared::services::process::{Processor, Providers};
 use aws_lambda_events::sqs::SqsEvent;
 use lambda_runtime::{LambdaEvent, service_fn};
+use std::sync::Arc;
 
 #[tokio::main]
 async fn main() -> Result<(), lambda_runtime::Error> {
@@ -18,12 +19,17 @@ async fn main() -> Result<(), lambda_runtime::Error> {
     let clients = Clients::from_env()
         .await
         .inspect_err(|e| tracing::error!(error = %e, "tls_roots_failed"))?;
-    let (edit, vision) = atelier_shared::adapters::model::setup::clients_from_env(&clients)
-        .await
-        .inspect_err(|e| tracing::error!(error = %e, "config_invalid"))?;
+    // The provider keys and the signing key are read at once: cold start waits for the longer.
+    let (models, signing) = tokio::join!(
+        atelier_shared::adapters::model::setup::clients_from_env(&clients),
+        atelier_shared::adapters::credentials::from_env(&clients),
+    );
+    let (edit, vision) = models.inspect_err(|e| tracing::error!(error = %e, "config_invalid"))?;
+    let signing = signing.inspect_err(|e| tracing::error!(error = %e, "signing_invalid"))?;
     let providers = Providers::new(edit, vision).ok_or("no model provider is configured")?;
     let consumer_timeout = std::time::Duration::from_secs(config.limits.consumer_timeout_secs);
-    let processor = Processor::with_providers(App::new(config, &clients), providers);
+    let app = App::new(config, &clients);
+    let processor = Processor::with_providers(app, providers, Arc::new(signing));
     processor
         .check_fits(consumer_timeout)
         .inspect_err(|e| tracing::error!(error = %e, "config_invalid"))?;

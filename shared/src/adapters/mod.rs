@@ -6,6 +6,7 @@ pub mod address_key;
 pub mod assets;
 pub mod aws;
 pub mod cors;
+pub mod credentials;
 pub mod metrics;
 pub mod model;
 pub mod payments;

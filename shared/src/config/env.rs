@@ -109,6 +109,10 @@ table! {
         "Secrets Manager id of the Gemini key, read by the consumer at cold start when a provider list names gemini";
     GEMINI_API_KEY = "ATELIER_GEMINI_API_KEY", false,
         "the Gemini key itself (local development only; prefer the secret)";
+    SIGNING_SECRET_ID = "ATELIER_SIGNING_SECRET_ID", false,
+        "Secrets Manager id of the content credentials' signing key, a JSON object {\"certificate_chain\": \"PEM, the signing certificate first\", \"private_key\": \"PKCS #8 PEM, P-256\"}, read by the consumer at cold start: every delivered result is signed with it (C2PA)";
+    SIGNING_CREDENTIALS = "ATELIER_SIGNING_CREDENTIALS", false,
+        "the signing key's JSON itself (local development and tests only; prefer the secret)";
     LOG_FORMAT = "AWS_LAMBDA_LOG_FORMAT", false, "JSON (default in Lambda) or Text";
     LOG_LEVEL = "AWS_LAMBDA_LOG_LEVEL", false, "log level filter (default info)";
     CREDIT_PACKS = "ATELIER_CREDIT_PACKS", false,

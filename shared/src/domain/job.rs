@@ -397,6 +397,8 @@ pub(crate) mod fixtures {
             retained_previous: false,
             candidate_asset_key: None,
             adopted_at: None,
+            credentials: None,
+            candidate_credentials: None,
         }
     }
 }

@@ -4,6 +4,7 @@
 
 pub mod breaker;
 pub mod catalogue;
+pub mod credentials;
 pub mod device;
 pub mod edit;
 pub mod failure;
@@ -25,6 +26,7 @@ pub mod trace;
 pub mod validation;
 pub mod webhooks;
 
+pub use credentials::ContentCredentials;
 pub use edit::{AssetKind, EditRequest, EditSpec, InputVersion, Strength, Target};
 pub use failure::{Candidate, FailureCode, JobFailure};
 pub use grant::{GrantNameError, GrantReason, Operator};

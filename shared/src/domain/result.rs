@@ -189,6 +189,14 @@ pub struct JobResult {
     /// re-pointing of the lineage, no model call): `asset_key` is then the candidate.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub adopted_at: Option<String>,
+    /// What the delivered image's content credentials (C2PA) say. Absent on results stored
+    /// before results were signed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub credentials: Option<super::credentials::ContentCredentials>,
+    /// A repair that did not improve: what the kept candidate's credentials say (they become
+    /// `credentials` when the owner adopts it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub candidate_credentials: Option<super::credentials::ContentCredentials>,
 }
 
 /// Why a job's candidate cannot be chosen.
@@ -234,6 +242,8 @@ impl JobResult {
             retained_previous: false,
             candidate_asset_key: None,
             adopted_at: Some(at.to_owned()),
+            credentials: self.candidate_credentials.clone(),
+            candidate_credentials: None,
             ..self.clone()
         })
     }

@@ -183,7 +183,8 @@ async fn serve(
     let (edit, vision) = atelier_shared::adapters::model::setup::clients_from_env(&clients).await?;
     let providers = Providers::new(edit, vision)
         .ok_or_else(|| anyhow::anyhow!("no model provider is configured"))?;
-    let processor = Processor::with_providers(app.clone(), providers);
+    let signing = local_signing(&issuer_dir.with_file_name("signing"), &clients).await?;
+    let processor = Processor::with_providers(app.clone(), providers, Arc::new(signing));
     // The same cold-start check as the consumer Lambda's.
     let timeout = std::time::Duration::from_secs(app.config.limits.consumer_timeout_secs);
     processor.check_fits(timeout)?;
@@ -277,4 +278,26 @@ async fn serve_until_ctrl_c(
         })
         .await?;
     Ok(())
+}
+
+/// The consumer's signer: the configured key (`ATELIER_SIGNING_SECRET_ID` or
+/// `ATELIER_SIGNING_CREDENTIALS`), else a test CA made for this run, its certificate written to
+/// `dir/anchor.pem` for a verifier to trust (docs/api.md, "Content credentials").
+async fn local_signing(
+    dir: &Path,
+    clients: &Clients,
+) -> anyhow::Result<atelier_shared::adapters::credentials::Signing> {
+    use atelier_shared::adapters::credentials::{self, Signing, SigningSetupError, test_ca};
+    match credentials::from_env(clients).await {
+        Err(SigningSetupError::Unset) => {}
+        configured => return Ok(configured?),
+    }
+    let ca = test_ca::generate("Atelier (local)")?;
+    std::fs::create_dir_all(dir)?;
+    std::fs::write(dir.join("anchor.pem"), &ca.anchor_pem)?;
+    eprintln!(
+        "Content credentials signed by a CA made for this run: {}",
+        dir.join("anchor.pem").display()
+    );
+    Ok(Signing::from_json(&ca.secret_json)?)
 }

@@ -205,6 +205,8 @@ pub struct EditCall {
 pub struct EditReply {
     /// The image as the provider encoded it (PNG unless asked otherwise).
     pub image: Vec<u8>,
+    /// The model that drew it (the one a failover reached): the result's credentials name it.
+    pub model: &'static crate::domain::catalogue::Model,
     pub usage: Option<Usage>,
     /// The provider's `x-request-id`, for support.
     pub provider_request_id: Option<String>,

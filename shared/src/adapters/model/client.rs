@@ -130,6 +130,7 @@ impl ModelClient {
             .map_err(|e| malformed(Malformed::Base64(e)))?;
         Ok(EditReply {
             image,
+            model: self.config.image_model,
             usage,
             provider_request_id: request_id,
         })

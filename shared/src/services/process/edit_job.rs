@@ -11,21 +11,40 @@ use super::inputs::{Inputs, edit_call, internal_image, prompt_chars, vision_imag
 use super::memory::{MemoryKey, Remembered, area_of};
 use super::{EDIT_PROMPT_ALLOWANCE_CHARS, Outcome, Run, Sized, Step, Stop};
 use crate::adapters::assets::Assets;
+use crate::adapters::credentials::{Claim, Parent};
 use crate::adapters::model::{CallKind, ImageRole, ModelClient, Readiness, Review, Verdict};
 use crate::clock;
+use crate::domain::catalogue::Model;
 use crate::domain::imaging;
 use crate::domain::prompts::{self, EditPrompt};
 use crate::domain::{
-    AreaBox, Candidate, Credits, FailureCode, JobFailure, JobResult, ResultFormat, ReviewRecord,
-    ReviewVerdict, Stage,
+    AreaBox, Candidate, ContentCredentials, Credits, FailureCode, JobFailure, JobResult,
+    ResultFormat, ReviewRecord, ReviewVerdict, Stage,
 };
 use crate::error::Error;
 
-/// Where an image of a job was stored: its master, its download rendition and its thumbnail.
+/// Where an image of a job was stored: its master, its download rendition and its thumbnail;
+/// and what the credentials signed into the first two say.
 pub(super) struct StoredImage {
     pub key: String,
     pub jpeg_key: String,
     pub thumb_key: String,
+    pub credentials: ContentCredentials,
+}
+
+/// The provider's answer to the edit: its image as encoded, and the model that drew it (the
+/// one a failover reached).
+pub(super) struct Edited {
+    pub image: Vec<u8>,
+    pub model: &'static Model,
+}
+
+/// What an image was made from, for its content credentials.
+pub(super) struct Made<'a> {
+    pub edited: &'a Edited,
+    /// The redrawn box, when the readiness check measured one.
+    pub region: Option<AreaBox>,
+    pub parent: Parent<'a>,
 }
 
 impl Run<'_> {
@@ -37,9 +56,22 @@ impl Run<'_> {
         self.crash(Step::AfterEdit)?;
         self.settle_now().await?;
 
-        let (result, leakage) =
-            compose(self.job, original, &inputs, &edited, readiness.target_box)?;
-        let (stored, seen) = self.store_image(&result, "v1").await?;
+        let (result, leakage) = compose(
+            self.job,
+            original,
+            &inputs,
+            &edited.image,
+            readiness.target_box,
+        )?;
+        let area = readiness.target_box.map(area_of);
+        let made = Made {
+            edited: &edited,
+            region: area,
+            parent: Parent::Photo {
+                sha256: inputs.original_sha256,
+            },
+        };
+        let (stored, seen) = self.store_image(&result, "v1", made).await?;
         // The review sees the small copy: the 12 MP result's 48 MB are not held over its call.
         drop(result);
         tracing::info!(job_id = %self.job.job_id, leakage_ppm = leakage.as_ref().map(|l| l.ratio_ppm), "result_stored");
@@ -56,17 +88,14 @@ impl Run<'_> {
             height,
             review,
             leakage,
-            area: readiness.target_box.map(|b| AreaBox {
-                x0: b.x0,
-                y0: b.y0,
-                x1: b.x1,
-                y1: b.y1,
-            }),
+            area,
             observation: Some(readiness.observation),
             comparison: None,
             retained_previous: false,
             candidate_asset_key: None,
             adopted_at: None,
+            credentials: Some(stored.credentials),
+            candidate_credentials: None,
         };
         self.deliver(result, None).await
     }
@@ -190,7 +219,7 @@ impl Run<'_> {
         inputs: &Inputs,
         prompt: EditPrompt,
         current: Option<&RgbaImage>,
-    ) -> Result<Vec<u8>, Stop> {
+    ) -> Result<Edited, Stop> {
         let job = self.job;
         let Some(model) = self.model_for(CallKind::Edit, Duration::ZERO) else {
             return Err(Stop::fail(FailureCode::TimedOut));
@@ -210,7 +239,10 @@ impl Run<'_> {
             .paid_call(CallKind::Edit, (model, Duration::ZERO), sized, ask)
             .await?
         {
-            Ok(reply) => Ok(reply.image),
+            Ok(reply) => Ok(Edited {
+                image: reply.image,
+                model: reply.model,
+            }),
             Err(e) => {
                 tracing::warn!(job_id = %job.job_id, code = e.code(), error = %e, "edit_failed");
                 Err(Stop::fail(FailureCode::EditFailed))
@@ -235,21 +267,26 @@ impl Run<'_> {
     /// under the job's prefix, so every deletion of the job's images removes the thumbnail too.
     /// Also returns the image at the vision calls' size, the review's or comparison's picture:
     /// the thumbnail is made from it, one shrink of the full image instead of two (issue 50).
+    /// The master and the rendition carry the same signed content credentials (C2PA); the
+    /// thumbnail carries none (a list's picture, not a copy of the result).
     pub(super) async fn store_image(
         &self,
         image: &RgbaImage,
         name: &str,
+        made: Made<'_>,
     ) -> Result<(StoredImage, RgbaImage), Stop> {
         let seen = imaging::downscale(image, imaging::VISION_MAX_SIDE);
         let png = imaging::encode_png(image).map_err(internal_image)?;
         let jpeg = imaging::encode_jpeg(image, imaging::JPEG_QUALITY).map_err(internal_image)?;
         let thumb = imaging::encode_thumbnail(&seen).map_err(internal_image)?;
+        let (credentials, png, jpeg) = self.sign(&made, &png, &jpeg)?;
         let (user, job) = (&self.job.user_id, &self.job.job_id);
         let jpeg_key = Assets::result_key(user, job, name, ResultFormat::Jpeg);
         let stored = StoredImage {
             key: Assets::result_key(user, job, name, ResultFormat::Png),
             thumb_key: crate::domain::result::thumbnail_key(&jpeg_key),
             jpeg_key,
+            credentials,
         };
         let assets = &self.p.app.assets;
         tokio::try_join!(
@@ -259,6 +296,38 @@ impl Run<'_> {
         )
         .map_err(Error::from)?;
         Ok((stored, seen))
+    }
+
+    /// Signs the master and the rendition: the credentials the job records and the signed
+    /// bytes. A failure is ours (the key was checked at cold start): the job fails, refunded.
+    fn sign(
+        &self,
+        made: &Made<'_>,
+        png: &[u8],
+        jpeg: &[u8],
+    ) -> Result<(ContentCredentials, Vec<u8>, Vec<u8>), Stop> {
+        let (job, signing) = (self.job, &self.p.signing);
+        let credentials = ContentCredentials {
+            model: made.edited.model.id.to_owned(),
+            provider: made.edited.model.provider.as_str().to_owned(),
+            medium: job.request.style.as_str().to_owned(),
+            target: job.request.target,
+            signed_at: clock::format(clock::now()),
+            issuer: signing.issuer().to_owned(),
+            provider_manifest: signing.carries_manifest(&made.edited.image),
+            repair: matches!(made.parent, Parent::Version { .. }),
+        };
+        let claim = Claim {
+            credentials: &credentials,
+            region: made.region,
+            parent: made.parent,
+            provider_output: &made.edited.image,
+        };
+        let (png, jpeg) = signing.sign_both(&claim, png, jpeg).map_err(|e| {
+            tracing::error!(job_id = %job.job_id, error = %crate::error::chain(&e), "credentials_failed");
+            Stop::fail(FailureCode::InternalError)
+        })?;
+        Ok((credentials, png, jpeg))
     }
 
     /// Review after, under its own reservation; no review is never a pass. `result` is the

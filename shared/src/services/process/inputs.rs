@@ -2,6 +2,7 @@
 //! model: downscaled PNGs for the vision calls, the edit call's images and mask.
 
 use image::RgbaImage;
+use sha2::Digest;
 
 use super::{Run, Stop};
 use crate::adapters::assets::{AssetReadError, Assets, Copied};
@@ -29,6 +30,8 @@ pub(super) struct Inputs {
     small_mask: Option<Mask>,
     pub reference: Option<RgbaImage>,
     vision: VisionPngs,
+    /// SHA-256 of the photo's bytes: the result's credentials name the photo by it alone.
+    pub original_sha256: [u8; 32],
 }
 
 struct VisionPngs {
@@ -153,6 +156,7 @@ impl Run<'_> {
         let original = self
             .read_upload(AssetKind::Original, &spec.original_asset_id)
             .await?;
+        let original_sha256: [u8; 32] = sha2::Sha256::digest(&original).into();
         let original = DecodeLimits::for_asset(AssetKind::Original)
             .decode(&original)
             .map_err(invalid_input)?
@@ -201,6 +205,7 @@ impl Run<'_> {
             small_mask,
             reference,
             vision,
+            original_sha256,
         };
         Ok((original, inputs))
     }

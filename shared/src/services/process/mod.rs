@@ -24,6 +24,7 @@ mod repair_job;
 mod setup;
 
 use std::future::Future;
+use std::sync::Arc;
 use std::time::{Duration, Instant as Deadline};
 
 pub use fault::Step;
@@ -32,6 +33,7 @@ pub use setup::{Providers, TimeBudget, TimeBudgetError};
 use super::App;
 use super::breaker::{self, Gate};
 use super::budget::{self, Billed, PaidAttempt, Refusal, Reservation, ReserveRequest};
+use crate::adapters::credentials::Signing;
 use crate::adapters::model::{CallKind, ModelClient, ModelError, cost};
 use crate::clock::{self, Instant};
 use crate::domain::Job;
@@ -104,6 +106,8 @@ impl From<Error> for Stop {
 pub struct Processor {
     pub app: App,
     pub providers: Providers,
+    /// Signs every delivered image's content credentials (C2PA).
+    pub signing: Arc<Signing>,
     pub time: TimeBudget,
     /// Tests only: stop (as a crash would) right after this step.
     #[cfg(feature = "fault-injection")]
@@ -112,14 +116,15 @@ pub struct Processor {
 
 impl Processor {
     /// A processor with one provider for every call.
-    pub fn new(app: App, model: ModelClient) -> Processor {
-        Processor::with_providers(app, Providers::single(model))
+    pub fn new(app: App, model: ModelClient, signing: Arc<Signing>) -> Processor {
+        Processor::with_providers(app, Providers::single(model), signing)
     }
 
-    pub fn with_providers(app: App, providers: Providers) -> Processor {
+    pub fn with_providers(app: App, providers: Providers, signing: Arc<Signing>) -> Processor {
         Processor {
             app,
             providers,
+            signing,
             time: TimeBudget::default(),
             #[cfg(feature = "fault-injection")]
             crash_at: None,

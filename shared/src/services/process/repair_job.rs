@@ -14,10 +14,11 @@ use std::time::Duration;
 use image::RgbaImage;
 
 use super::compose::compose;
-use super::edit_job::StoredImage;
+use super::edit_job::{Made, StoredImage};
 use super::inputs::{Inputs, internal_image, prompt_chars, vision_images};
 use super::{EDIT_PROMPT_ALLOWANCE_CHARS, Outcome, Run, Sized, Step, Stop};
 use crate::adapters::assets::AssetReadError;
+use crate::adapters::credentials::Parent;
 use crate::adapters::model::{CallKind, ImageRole, ModelClient, Outcome as Compared};
 use crate::domain::imaging::DecodeLimits;
 use crate::domain::prompts::{self, EditPrompt, VisionPrompt};
@@ -48,7 +49,7 @@ impl Run<'_> {
     pub(super) async fn repair_job(&mut self, repair: &RepairOf) -> Result<Outcome, Stop> {
         let base = self.base(repair).await?;
         let (original, inputs) = self.load().await?;
-        let current = self.read_current(&base.current_key, &inputs).await?;
+        let (current, current_png) = self.read_current(&base.current_key, &inputs).await?;
         let spec = &self.job.request;
         let edit_prompt = prompts::edit(spec, &base.observation, Some(&repair.instruction));
         let compare_prompt = prompts::comparison(spec, Some(&repair.instruction));
@@ -59,9 +60,16 @@ impl Run<'_> {
         self.crash(Step::AfterEdit)?;
         // For a brushed area the composite keeps every outside pixel the original's; a pet,
         // person or background repair has no measured box here (the comparison judges spill).
-        let (candidate, leakage) = compose(self.job, original, &inputs, &edited, None)?;
+        let (candidate, leakage) = compose(self.job, original, &inputs, &edited.image, None)?;
+        // Its credentials name the version it repaired (with that version's manifest) as parent.
+        let made = Made {
+            edited: &edited,
+            region: None,
+            parent: Parent::Version { png: &current_png },
+        };
         // From here on the candidate at the vision calls' size, as the comparison sees it.
-        let (stored, candidate) = self.store_image(&candidate, "candidate").await?;
+        let (stored, candidate) = self.store_image(&candidate, "candidate", made).await?;
+        drop(current_png);
         tracing::info!(job_id = %self.job.job_id, "repair_candidate_stored");
         self.crash(Step::AfterStore)?;
 
@@ -103,7 +111,8 @@ impl Run<'_> {
     /// The version the user holds, decoded within the limits of what this system delivers at
     /// the photo's size (not the upload limit: a textured full-size result is larger than any
     /// upload); it must be the photo's size (every delivered image is).
-    async fn read_current(&self, key: &str, inputs: &Inputs) -> Result<RgbaImage, Stop> {
+    /// Also returns its bytes, the parent of the candidate's credentials.
+    async fn read_current(&self, key: &str, inputs: &Inputs) -> Result<(RgbaImage, Vec<u8>), Stop> {
         let missing = || Stop::fail(FailureCode::RepairBaseMissing);
         let limits = DecodeLimits::for_delivered(inputs.size);
         let bytes = match self.p.app.assets.get_limited(key, limits.max_bytes).await {
@@ -119,7 +128,7 @@ impl Run<'_> {
         if image.dimensions() != inputs.size {
             return Err(missing());
         }
-        Ok(image)
+        Ok((image, bytes))
     }
 
     /// One reservation for the edit and the comparison.
@@ -252,18 +261,21 @@ impl Run<'_> {
             !keep,
         )?;
         // The kept version's own rendition and thumbnail (stored beside it).
-        let (asset_key, jpeg_key, thumbnail, candidate_asset_key) = match previous {
+        let signed = Some(candidate.stored.credentials);
+        let (asset_key, jpeg_key, thumbnail, candidate_asset_key, credentials) = match previous {
             None => (
                 candidate.stored.key,
                 Some(candidate.stored.jpeg_key),
                 true,
                 None,
+                (signed, None),
             ),
             Some(previous) => (
                 base.current_key,
                 previous.jpeg_key,
                 previous.thumbnail,
                 Some(candidate.stored.key),
+                (previous.credentials, signed),
             ),
         };
         let result = JobResult {
@@ -280,6 +292,8 @@ impl Run<'_> {
             retained_previous: !keep,
             candidate_asset_key,
             adopted_at: None,
+            credentials: credentials.0,
+            candidate_credentials: credentials.1,
         };
         self.deliver(result, Some(lineage)).await
     }

@@ -1,0 +1,176 @@
+//! Content credentials (C2PA) on every delivered result (issue 46), read by the Content
+//! Authenticity Initiative's official library (`c2pa-python`), never by our own code: trusted
+//! under the deployment's anchor, saying what was changed, by which model, with which medium,
+//! and nothing of the user's.
+
+use atelier_model_server::samples;
+use atelier_shared::domain::catalogue::DEFAULT_IMAGE_MODEL;
+use atelier_shared::domain::{JobId, UserId};
+use atelier_shared::services::process::{Outcome, Processor};
+use atelier_tests::credentials::{anchor_pem, assert_result_credentials, official_read};
+use atelier_tests::{Harness, StandIn};
+use http::StatusCode;
+use serde_json::{Value, json};
+
+fn job_id(id: &str) -> JobId {
+    JobId::parse(id).unwrap_or_else(|| panic!("job id {id}"))
+}
+
+/// A user's text the manifest must never carry.
+const CUSTOM_STYLE: &str = "in the pastel wool of grandma Ottilie's scarf";
+
+/// A delivered pet edit with a custom style; returns (user, id, processor).
+async fn delivered(h: &Harness, model: &StandIn) -> (UserId, String, Processor) {
+    let user = h.funded_user(40).await;
+    let body = json!({ "style": "embroidery", "target": "pet", "custom_style": CUSTOM_STYLE });
+    let id = h
+        .submit_photo(&user, "edit", samples::single_pet(), body)
+        .await;
+    let processor = h.processor(model);
+    let outcome = processor.process(&job_id(&id)).await;
+    assert!(
+        matches!(outcome, Ok(Outcome::Delivered { .. })),
+        "{outcome:?}"
+    );
+    (user, id, processor)
+}
+
+/// The delivered image in `format` (`jpeg`, `png`), as the owner downloads it.
+async fn downloaded(h: &Harness, user: &UserId, id: &str, format: &str) -> Vec<u8> {
+    let job = h.job_in(user, id, format).await;
+    assert_eq!(job.status, StatusCode::OK, "{job:?}");
+    atelier_tests::download(job.body["result"]["url"].as_str().unwrap_or_default()).await
+}
+
+#[tokio::test]
+async fn the_download_and_the_master_carry_credentials_the_official_library_trusts() {
+    let (h, model) = (Harness::new().await, StandIn::start().await);
+    let (user, id, _) = delivered(&h, &model).await;
+
+    let jpeg = downloaded(&h, &user, &id, "jpeg").await;
+    let png = downloaded(&h, &user, &id, "png").await;
+    let verdicts = official_read(&[(&jpeg, "image/jpeg"), (&png, "image/png")], anchor_pem()).await;
+
+    for verdict in &verdicts {
+        assert_result_credentials(verdict, DEFAULT_IMAGE_MODEL, "embroidery");
+        assert_eq!(verdict["issuer"], "Atelier (tests)", "{verdict:#}");
+        let edited = &verdict["actions"][1];
+        assert_eq!(edited["parameters"]["com.atelier.target"], "pet");
+        let region = &edited["changes"][0]["region"][0]["shape"];
+        assert_eq!(
+            region["unit"], "percent",
+            "the checker's box is the changed region: {edited:#}"
+        );
+        let manifest = verdict["manifest"].to_string();
+        for private in [user.as_str(), CUSTOM_STYLE, "grandma"] {
+            assert!(
+                !manifest.contains(private),
+                "the manifest carries {private:?}: {manifest}"
+            );
+        }
+    }
+    let stored = h.app.store.get_job(&job_id(&id)).await.ok().flatten();
+    let credentials = stored
+        .and_then(|j| j.result().and_then(|r| r.credentials.clone()))
+        .unwrap_or_else(|| panic!("the job records no credentials"));
+    assert_eq!(credentials.model, DEFAULT_IMAGE_MODEL);
+    assert_eq!(credentials.medium, "embroidery");
+}
+
+#[tokio::test]
+async fn a_result_changed_by_one_byte_fails_validation() {
+    let (h, model) = (Harness::new().await, StandIn::start().await);
+    let (user, id, _) = delivered(&h, &model).await;
+    let png = downloaded(&h, &user, &id, "png").await;
+    let jpeg = downloaded(&h, &user, &id, "jpeg").await;
+    // One byte of image data, past the manifest: the last byte before PNG's IEND chunk, and a
+    // byte in the middle of the JPEG's scan.
+    let (mut png_changed, mut jpeg_changed) = (png.clone(), jpeg.clone());
+    let at = png.len() - 13;
+    png_changed[at] ^= 0x01;
+    let mid = jpeg.len() - jpeg.len() / 4;
+    jpeg_changed[mid] ^= 0x01;
+
+    let verdicts = official_read(
+        &[(&png_changed, "image/png"), (&jpeg_changed, "image/jpeg")],
+        anchor_pem(),
+    )
+    .await;
+
+    for verdict in &verdicts {
+        assert_eq!(verdict["state"], "Invalid", "{verdict:#}");
+        let failures = verdict["failures"].to_string();
+        assert!(
+            failures.contains("assertion.dataHash.mismatch"),
+            "{verdict:#}"
+        );
+    }
+    let untouched = official_read(&[(&png, "image/png")], anchor_pem()).await;
+    assert_eq!(untouched[0]["state"], "Trusted", "the same file unchanged");
+}
+
+#[tokio::test]
+async fn credentials_signed_by_a_ca_the_verifier_does_not_trust_are_not_trusted() {
+    let (h, model) = (Harness::new().await, StandIn::start().await);
+    let (user, id, _) = delivered(&h, &model).await;
+    let png = downloaded(&h, &user, &id, "png").await;
+    let stranger = atelier_shared::adapters::credentials::test_ca::generate("Someone else")
+        .unwrap_or_else(|e| panic!("{e}"));
+
+    let verdict = &official_read(&[(&png, "image/png")], &stranger.anchor_pem).await[0];
+
+    assert_ne!(verdict["state"], "Trusted", "{verdict:#}");
+    assert!(
+        verdict["failures"]
+            .to_string()
+            .contains("signingCredential.untrusted"),
+        "{verdict:#}"
+    );
+}
+
+#[tokio::test]
+async fn a_repair_names_the_version_it_repaired_as_its_parent_with_that_versions_credentials() {
+    let (h, model) = (Harness::new().await, StandIn::start().await);
+    let (user, id, processor) = delivered(&h, &model).await;
+    model
+        .fault(json!({ "call": "compare", "fault": "compare_improved" }))
+        .await;
+    let res = h
+        .repair(
+            &user,
+            &id,
+            "fix",
+            &json!({ "instruction": "finer stitches on the ears" }),
+        )
+        .await;
+    assert_eq!(res.status, StatusCode::ACCEPTED, "{res:?}");
+    let repair = res.str("id");
+    let outcome = processor.process(&job_id(&repair)).await;
+    assert!(
+        matches!(outcome, Ok(Outcome::Delivered { .. })),
+        "{outcome:?}"
+    );
+
+    let png = downloaded(&h, &user, &repair, "png").await;
+    let verdict = &official_read(&[(&png, "image/png")], anchor_pem()).await[0];
+
+    assert_result_credentials(verdict, DEFAULT_IMAGE_MODEL, "embroidery");
+    let parent = parent_of(verdict);
+    assert_eq!(parent["title"], "The version repaired", "{verdict:#}");
+    let earlier = &parent["manifest"];
+    assert!(
+        earlier.is_object(),
+        "the parent keeps its own manifest: {verdict:#}"
+    );
+    assert!(
+        earlier.to_string().contains("c2pa.edited"),
+        "the repaired version's credentials say it was edited: {earlier:#}"
+    );
+}
+
+fn parent_of(verdict: &Value) -> &Value {
+    verdict["ingredients"]
+        .as_array()
+        .and_then(|all| all.iter().find(|i| i["relationship"] == "parentOf"))
+        .unwrap_or_else(|| panic!("no parent ingredient: {verdict:#}"))
+}
