@@ -40,6 +40,7 @@ export function outputRole(key: string, schema: readonly TableDef[]): { service:
     BucketName: { service: 's3', name: 'assets' },
     ProviderKeySecretArn: { service: 'secretsmanager', name: 'model-provider-key' },
     GeminiKeySecretArn: { service: 'secretsmanager', name: 'gemini-key' },
+    SigningKeySecretArn: { service: 'secretsmanager', name: 'signing-key' },
     StripeKeysSecretArn: { service: 'secretsmanager', name: 'stripe-keys' },
     PushKeysSecretArn: { service: 'secretsmanager', name: 'push-keys' },
     GooglePlayKeySecretArn: { service: 'secretsmanager', name: 'google-play-key' },

@@ -171,6 +171,7 @@ export function terraformTestFile(schema: readonly TableDef[]): string {
   overrides.push(['aws_sqs_queue.webhooks', { arn: arn.queue('webhooks') }]);
   overrides.push(['aws_secretsmanager_secret.provider_key', { arn: arn.secret('model-provider-key') }]);
   overrides.push(['aws_secretsmanager_secret.gemini_key', { arn: arn.secret('gemini-key') }]);
+  overrides.push(['aws_secretsmanager_secret.signing_key', { arn: arn.secret('signing-key') }]);
   overrides.push(['aws_secretsmanager_secret.stripe_keys', { arn: arn.secret('stripe-keys') }]);
   overrides.push(['aws_secretsmanager_secret.push_keys', { arn: arn.secret('push-keys') }]);
   overrides.push(['aws_secretsmanager_secret.google_play_key', { arn: arn.secret('google-play-key') }]);

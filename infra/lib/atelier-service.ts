@@ -482,6 +482,7 @@ export class AtelierService extends Construct {
   /** The model provider's API key (set its value after deploying). */
   readonly providerKey: secretsmanager.Secret;
   readonly geminiKey: secretsmanager.Secret;
+  readonly signingKey: secretsmanager.Secret;
   /** The Stripe keys as JSON (set them after deploying). */
   readonly stripeKeys: secretsmanager.Secret;
   readonly pushKeys: secretsmanager.Secret;
@@ -667,6 +668,20 @@ export class AtelierService extends Construct {
       reason: 'A third-party API key: it is rotated at the provider and then stored with put-secret-value; Secrets Manager cannot rotate it.',
     });
 
+    // ---------------------------------------------------------------- signing key
+    // The content credentials' signing key and certificate chain (docs/design.md, "Results say
+    // what made them"). No value until the operator stores one: the consumer then refuses to
+    // start rather than deliver a result that does not say it was edited with AI.
+    this.signingKey = new secretsmanager.Secret(this, 'SigningKey', {
+      description:
+        'Content credentials (C2PA) signing key as JSON {"certificate_chain": "PEM, signing certificate first", "private_key": "PKCS #8 PEM, P-256"}, read by the consumer at cold start. Set it before the first edit (infra/README.md).',
+      removalPolicy,
+    });
+    Validations.of(this.signingKey).acknowledge({
+      id: 'AwsSolutions-SMG4',
+      reason: 'A certificate issued by a CA outside AWS: renewed there, then stored with put-secret-value; Secrets Manager cannot rotate it.',
+    });
+
     // ---------------------------------------------------------------- address key
     // The key of the HMAC-SHA256 under which a verified address is recorded with its signup
     // grant. Generated, never shown; never rotated (a new key would make every address's grant
@@ -845,7 +860,7 @@ export class AtelierService extends Construct {
     consumer.addToRolePolicy(
       new iam.PolicyStatement({
         actions: ['secretsmanager:GetSecretValue'],
-        resources: [this.providerKey.secretArn, this.geminiKey.secretArn],
+        resources: [this.providerKey.secretArn, this.geminiKey.secretArn, this.signingKey.secretArn],
       }),
     );
     // The sweeper re-rings the doorbell; it reads no image.
@@ -1402,6 +1417,7 @@ export class AtelierService extends Construct {
         text('visionProviders', p.visionProviders, DEFAULTS.visionProviders, PROVIDERS_PATTERN),
       ATELIER_GEMINI_BASE_URL: () => text('geminiBaseUrl', p.geminiBaseUrl, DEFAULTS.geminiBaseUrl, URL_PATTERN),
       ATELIER_GEMINI_API_KEY_SECRET_ID: () => this.geminiKey.secretArn,
+      ATELIER_SIGNING_SECRET_ID: () => this.signingKey.secretArn,
       ATELIER_IMAGE_MODEL: () => checkModel(this.models, 'imageModel', p.imageModel, 'edit', this.modelCheckDate),
       ATELIER_VISION_MODEL: () => checkModel(this.models, 'visionModel', p.visionModel, 'vision', this.modelCheckDate),
       ATELIER_DAILY_CAP_MICROS: int('dailyCapMicros', () => p.dailyCapMicros),
@@ -1532,10 +1548,11 @@ const PLUS_PLAN_REASON =
   'Threat protection needs the Cognito Plus plan, billed per monthly active user; the default issuer is a starting point, ' +
   'and production may bring its own issuer (JwtIssuer) or turn the plan on when sign-up abuse shows.';
 
-/** Variables only the consumer gets: where the model provider key is (only it can read it). */
+/** Variables only the consumer gets: where the model provider keys and the signing key are (only it can read them). */
 export const CONSUMER_ONLY_ENV: ReadonlySet<string> = new Set([
   'ATELIER_MODEL_API_KEY_SECRET_ID',
   'ATELIER_GEMINI_API_KEY_SECRET_ID',
+  'ATELIER_SIGNING_SECRET_ID',
 ]);
 
 /**

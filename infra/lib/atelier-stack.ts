@@ -398,6 +398,7 @@ export class AtelierStack extends Stack {
     new CfnOutput(this, 'BucketName', { value: this.bucket.bucketName });
     new CfnOutput(this, 'ProviderKeySecretArn', { value: this.providerKey.secretArn });
     new CfnOutput(this, 'GeminiKeySecretArn', { value: service.geminiKey.secretArn });
+    new CfnOutput(this, 'SigningKeySecretArn', { value: service.signingKey.secretArn });
     new CfnOutput(this, 'StripeKeysSecretArn', { value: this.stripeKeys.secretArn });
     new CfnOutput(this, 'PushKeysSecretArn', { value: service.pushKeys.secretArn });
     new CfnOutput(this, 'GooglePlayKeySecretArn', { value: service.googlePlayKey.secretArn });

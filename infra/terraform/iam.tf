@@ -140,7 +140,7 @@ data "aws_iam_policy_document" "function" {
     for_each = each.key == "consumer" ? [1] : []
     content {
       actions   = ["secretsmanager:GetSecretValue"]
-      resources = [aws_secretsmanager_secret.provider_key.arn, aws_secretsmanager_secret.gemini_key.arn]
+      resources = [aws_secretsmanager_secret.provider_key.arn, aws_secretsmanager_secret.gemini_key.arn, aws_secretsmanager_secret.signing_key.arn]
     }
   }
   dynamic "statement" {

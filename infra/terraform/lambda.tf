@@ -1,7 +1,7 @@
 # The three functions, from the zips `cargo xtask package` builds (no archive provider).
 
 locals {
-  consumer_only_env = ["ATELIER_MODEL_API_KEY_SECRET_ID", "ATELIER_GEMINI_API_KEY_SECRET_ID"]
+  consumer_only_env = ["ATELIER_MODEL_API_KEY_SECRET_ID", "ATELIER_GEMINI_API_KEY_SECRET_ID", "ATELIER_SIGNING_SECRET_ID"]
   api_only_env      = ["ATELIER_STRIPE_SECRET_ID", "ATELIER_ADDRESS_KEY_SECRET_ID", "ATELIER_GOOGLE_PLAY_SECRET_ID", "ATELIER_APPLE_API_SECRET_ID"]
   sweeper_only_env  = ["ATELIER_PUSH_SECRET_ID"]
 
@@ -24,6 +24,7 @@ locals {
       ATELIER_VISION_PROVIDERS         = join(",", var.vision_providers)
       ATELIER_GEMINI_BASE_URL          = var.gemini_base_url
       ATELIER_GEMINI_API_KEY_SECRET_ID = aws_secretsmanager_secret.gemini_key.arn
+      ATELIER_SIGNING_SECRET_ID        = aws_secretsmanager_secret.signing_key.arn
       ATELIER_IMAGE_MODEL              = var.image_model
       ATELIER_VISION_MODEL             = var.vision_model
       ATELIER_DAILY_CAP_MICROS         = tostring(var.daily_cap_micros)

@@ -118,6 +118,11 @@ output "gemini_key_secret_arn" {
   value       = aws_secretsmanager_secret.gemini_key.arn
 }
 
+output "signing_key_secret_arn" {
+  description = "Secrets Manager secret for the content credentials' signing key and certificate chain (JSON): put-secret-value before the first edit; the consumer refuses to start without it."
+  value       = aws_secretsmanager_secret.signing_key.arn
+}
+
 output "function_names" {
   description = "The functions' names by role (api, consumer, sweeper): for logs, metrics filters and `aws lambda invoke`."
   value       = { for k, f in aws_lambda_function.this : k => f.function_name }

@@ -15,6 +15,17 @@ resource "aws_secretsmanager_secret" "gemini_key" {
   tags        = local.tags
 }
 
+# The content credentials' signing key (docs/design.md of the repository, "Results say what
+# made them"). No value until the operator stores one: the consumer refuses to start rather
+# than deliver a result that does not say it was edited with AI.
+resource "aws_secretsmanager_secret" "signing_key" {
+  #checkov:skip=CKV_AWS_149:Encrypted with the AWS managed Secrets Manager key; one secret read once per cold start does not justify a customer managed key.
+  #checkov:skip=CKV2_AWS_57:A certificate issued by a CA outside AWS: renewed there, then stored with put-secret-value; Secrets Manager cannot rotate it.
+  name_prefix = "${var.name_prefix}-signing-key-"
+  description = "Content credentials (C2PA) signing key as JSON {\"certificate_chain\": \"PEM, signing certificate first\", \"private_key\": \"PKCS #8 PEM, P-256\"}, read by the consumer at cold start. Set it before the first edit (README.md of the Atelier Terraform module)."
+  tags        = local.tags
+}
+
 resource "aws_secretsmanager_secret" "stripe_keys" {
   #checkov:skip=CKV_AWS_149:Encrypted with the AWS managed Secrets Manager key; one secret read once per cold start does not justify a customer managed key.
   #checkov:skip=CKV2_AWS_57:Third-party keys: rolled in the Stripe dashboard, then stored with put-secret-value; Secrets Manager cannot rotate them.

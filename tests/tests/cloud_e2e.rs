@@ -335,6 +335,7 @@ async fn repair(c: &Cloud, of: &str, original: &image::RgbaImage) -> Res<Vec<Str
         .error_for_status()?
         .bytes()
         .await?;
+    assert_signed_by_the_deployment(&png, mime_of(&png)).await?;
     assert_eq!(
         decode(&png)?.dimensions(),
         original.dimensions(),
@@ -342,6 +343,28 @@ async fn repair(c: &Cloud, of: &str, original: &image::RgbaImage) -> Res<Vec<Str
     );
     assert_eq!(c.calls(&id).await?.0, 1, "one edit call for the repair");
     Ok(vec![id])
+}
+
+/// The deployed consumer's result carries content credentials that the official C2PA library
+/// trusts under this run's signing CA (the key `cargo xtask cloud-test` stored in the stack's
+/// secret), saying it was edited with AI by the deployment's model.
+async fn assert_signed_by_the_deployment(image: &[u8], format: &str) -> Res<()> {
+    let anchor = std::fs::read_to_string(var("CLOUD_E2E_SIGNING_ANCHOR")?)?;
+    let verdict = &atelier_tests::credentials::official_read(&[(image, format)], &anchor).await[0];
+    atelier_tests::credentials::assert_result_credentials(
+        verdict,
+        atelier_shared::domain::catalogue::DEFAULT_IMAGE_MODEL,
+        "embroidery",
+    );
+    assert_eq!(verdict["issuer"], "Atelier (local cloud)", "{verdict:#}");
+    Ok(())
+}
+
+fn mime_of(image: &[u8]) -> &'static str {
+    match image.starts_with(b"\xff\xd8\xff") {
+        true => "image/jpeg",
+        false => "image/png",
+    }
 }
 
 /// What a webhook receiver got: each body, and whether it came signed.
@@ -719,6 +742,7 @@ async fn a_user_edits_a_photo_through_the_deployed_api() -> Res<()> {
         bytes.starts_with(b"\xff\xd8\xff") && result["format"] == "jpeg",
         "the default download is a JPEG: {result}"
     );
+    assert_signed_by_the_deployment(&bytes, "image/jpeg").await?;
     let edited = decode(&bytes)?;
     assert_eq!(
         edited.dimensions(),

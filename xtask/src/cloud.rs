@@ -26,6 +26,7 @@ mod http;
 mod ports;
 mod procs;
 mod services;
+mod signing;
 mod tls;
 
 pub(crate) use cdk::STACK;

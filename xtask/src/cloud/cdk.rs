@@ -86,6 +86,8 @@ pub(super) fn cdk_deploy(ports: Ports, state: &Path, dist: &Path) -> Result<Path
 pub(super) fn after_deploy(cloud: &Cloud, venv: &Path) -> Result<()> {
     let secret = cloud.output("ProviderKeySecretArn")?.to_owned();
     let stripe = cloud.output("StripeKeysSecretArn")?.to_owned();
+    let signing = cloud.output("SigningKeySecretArn")?.to_owned();
+    let signing_key = super::signing::create(&cloud.state)?;
     let mut py = Command::new(venv.join("bin").join("python"));
     py.args([
         "-c",
@@ -95,6 +97,8 @@ pub(super) fn after_deploy(cloud: &Cloud, venv: &Path) -> Result<()> {
         DUMMY_KEY,
         &stripe,
         STRIPE_KEYS,
+        &signing,
+        &signing_key,
     ]);
     local_aws(&mut py, cloud.ports);
     run(&mut py).context("after the deploy: provider key, event source")
@@ -102,8 +106,8 @@ pub(super) fn after_deploy(cloud: &Cloud, venv: &Path) -> Result<()> {
 
 /// After the deploy, with botocore (ministack's own dependency, so nothing more to install):
 ///
-/// 1. `put-secret-value` of the dummy provider key and of the Stripe keys, read back (before
-///    the API's first cold start, which reads the Stripe keys).
+/// 1. `put-secret-value` of the dummy provider key, the Stripe keys and the signing key made
+///    for this run, read back (before the first cold starts, which read them).
 /// 2. Measured ministack gap: a CloudFormation parameter reaches the event source mapping's
 ///    `ScalingConfig.MaximumConcurrency` as a string (here `ConsumerMaxConcurrency`), and
 ///    ministack's SQS poller then fails on every pass (`'>=' not supported between instances
@@ -119,7 +123,7 @@ endpoint = sys.argv[1]
 session = botocore.session.get_session()
 client = lambda name: session.create_client(name, endpoint_url=endpoint, region_name="us-east-1")
 sm = client("secretsmanager")
-for secret, value in (sys.argv[2:4], sys.argv[4:6]):
+for secret, value in (sys.argv[2:4], sys.argv[4:6], sys.argv[6:8]):
     sm.put_secret_value(SecretId=secret, SecretString=value)
     assert sm.get_secret_value(SecretId=secret)["SecretString"] == value, "secret not stored"
 lam = client("lambda")

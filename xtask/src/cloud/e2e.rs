@@ -38,7 +38,15 @@ pub fn cloud_test(tools_built: bool) -> Result<()> {
         .env("CLOUD_E2E_STACK", STACK)
         .env("CLOUD_E2E_ADMIN_BIN", debug_bin("atelier-admin"))
         .env("CLOUD_E2E_STRIPE_WEBHOOK_SECRET", STRIPE_WEBHOOK_SECRET)
-        .env("CLOUD_E2E_STATE", &cloud.state);
+        .env("CLOUD_E2E_STATE", &cloud.state)
+        .env(
+            "CLOUD_E2E_SIGNING_ANCHOR",
+            super::signing::anchor(&cloud.state),
+        )
+        .env(
+            "ATELIER_C2PA_PYTHON",
+            crate::official::ensure_official_c2pa()?,
+        );
     let result = run(&mut cmd).context("the end-to-end test against the local cloud failed");
     let test_time = test_started.elapsed();
     eprintln!(
