@@ -174,3 +174,72 @@ fn parent_of(verdict: &Value) -> &Value {
         .and_then(|all| all.iter().find(|i| i["relationship"] == "parentOf"))
         .unwrap_or_else(|| panic!("no parent ingredient: {verdict:#}"))
 }
+
+#[tokio::test]
+async fn a_manifest_on_the_models_output_is_kept_as_an_ingredient_so_the_chain_reaches_the_model() {
+    let (h, model) = (Harness::new().await, StandIn::start().await);
+    model
+        .fault(json!({ "call": "edit", "fault": "content_credentials" }))
+        .await;
+    let (user, id, _) = delivered(&h, &model).await;
+    let provider_anchor = reqwest::get(format!(
+        "{}/_stand-in/content-credentials-anchor",
+        model.base_url
+    ))
+    .await
+    .and_then(reqwest::Response::error_for_status)
+    .unwrap_or_else(|e| panic!("{e}"))
+    .text()
+    .await
+    .unwrap_or_default();
+    assert!(
+        provider_anchor.contains("BEGIN CERTIFICATE"),
+        "{provider_anchor}"
+    );
+
+    let png = downloaded(&h, &user, &id, "png").await;
+    let anchors = format!("{}{provider_anchor}", anchor_pem());
+    let verdict = &official_read(&[(&png, "image/png")], &anchors).await[0];
+
+    assert_result_credentials(verdict, DEFAULT_IMAGE_MODEL, "embroidery");
+    let output = verdict["ingredients"]
+        .as_array()
+        .and_then(|all| all.iter().find(|i| i["relationship"] == "componentOf"))
+        .unwrap_or_else(|| panic!("no componentOf ingredient: {verdict:#}"));
+    assert_eq!(output["title"], "The model's output", "{output:#}");
+    let theirs = output["manifest"].to_string();
+    assert!(
+        theirs.contains("c2pa.created")
+            && theirs.contains("digitalsourcetype/trainedAlgorithmicMedia")
+            && theirs.contains("Stand-in image model"),
+        "the provider's own manifest, as it signed it: {theirs}"
+    );
+    let edited = &verdict["actions"][1];
+    let named = edited["parameters"]["ingredients"]
+        .as_array()
+        .map_or(0, Vec::len);
+    assert_eq!(named, 1, "the edit names the model's output: {edited:#}");
+    let stored = h.app.store.get_job(&job_id(&id)).await.ok().flatten();
+    let recorded = stored.and_then(|j| j.result().and_then(|r| r.credentials.clone()));
+    assert!(
+        recorded.is_some_and(|c| c.provider_manifest),
+        "the job says the chain is kept"
+    );
+}
+
+#[tokio::test]
+async fn an_output_without_a_manifest_adds_no_ingredient_for_it() {
+    let (h, model) = (Harness::new().await, StandIn::start().await);
+    let (user, id, _) = delivered(&h, &model).await;
+
+    let png = downloaded(&h, &user, &id, "png").await;
+    let verdict = &official_read(&[(&png, "image/png")], anchor_pem()).await[0];
+
+    let ingredients = verdict["ingredients"].as_array().map_or(0, Vec::len);
+    assert_eq!(ingredients, 1, "the photo alone: {verdict:#}");
+    let edited = &verdict["actions"][1];
+    assert!(
+        edited["parameters"].get("ingredients").is_none(),
+        "{edited:#}"
+    );
+}

@@ -223,11 +223,19 @@ fn credentials(png: &[u8], jpeg: &[u8]) {
         provider_manifest: signing.carries_manifest(&output),
         repair: false,
     };
-    let claim = Claim { credentials: &facts, region: None, parent: Parent::Photo { sha256 }, provider_output: &output };
+    let claim = Claim {
+        credentials: &facts,
+        region: None,
+        parent: Parent::Photo { sha256 },
+        provider_output: &output,
+    };
     let (signed_png, signed_jpeg) = signing.sign_both(&claim, png, jpeg).unwrap();
     let took = step("content credentials (hash, sign PNG + JPEG)", t);
     let (png_added, jpeg_added) = (signed_png.len() - png.len(), signed_jpeg.len() - jpeg.len());
-    println!("credentials {} ms (png +{png_added} B, jpeg +{jpeg_added} B)", took.as_millis());
+    println!(
+        "credentials {} ms (png +{png_added} B, jpeg +{jpeg_added} B)",
+        took.as_millis()
+    );
 }
 
 /// The codec floor: the photo decoded and the two outputs encoded by the fastest maintained

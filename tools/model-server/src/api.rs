@@ -41,6 +41,10 @@ pub fn router(state: StandIn) -> Router {
             get(list_faults).post(add_faults).delete(clear_faults),
         )
         .route("/_stand-in/health", get(|| async { "ok" }))
+        .route(
+            "/_stand-in/content-credentials-anchor",
+            get(|| async { crate::credentials::anchor_pem().unwrap_or_default() }),
+        )
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
         .with_state(state)
 }
@@ -229,10 +233,17 @@ async fn edit(State(state): State<StandIn>, headers: HeaderMap, multipart: Multi
             );
         }
     };
+    let png = match applied.content_credentials {
+        true => match crate::credentials::signed(&edited.png) {
+            Ok(png) => png,
+            Err(e) => return with_request_id(bad_request(&e.to_string()), sequence),
+        },
+        false => edited.png,
+    };
     let b64 = if applied.malformed {
         "%%% not base64 %%%".to_owned()
     } else {
-        BASE64.encode(&edited.png)
+        BASE64.encode(&png)
     };
     let data = if applied.schema_violation {
         json!([])

@@ -16,6 +16,7 @@
 
 pub mod api;
 pub mod control;
+pub mod credentials;
 mod exchange;
 pub mod gemini;
 mod judge;

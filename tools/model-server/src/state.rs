@@ -149,6 +149,10 @@ pub enum Fault {
     /// The repair comparison answers `worse`, whatever it sees.
     #[serde(rename = "compare_worse")]
     CompareWorse,
+    /// The edit's image carries a provider-style C2PA manifest (`c2pa.created` by a trained
+    /// model), as OpenAI signs every image its API returns ([`crate::credentials`]).
+    #[serde(rename = "content_credentials")]
+    ContentCredentials,
 }
 
 /// One rule of `POST /_stand-in/faults`.
@@ -207,6 +211,8 @@ pub struct Applied {
     pub not_ready: bool,
     /// A scripted comparison answer (`compare_improved`, …).
     pub compare: Option<Fault>,
+    /// The edit's image signed with a provider-style manifest.
+    pub content_credentials: bool,
 }
 
 impl Applied {
@@ -231,6 +237,7 @@ impl Applied {
             (self.schema_violation, "schema_violation"),
             (self.missing_usage, "missing_usage"),
             (self.not_ready, "not_ready"),
+            (self.content_credentials, "content_credentials"),
             (
                 self.compare == Some(Fault::CompareImproved),
                 "compare_improved",
@@ -333,6 +340,7 @@ impl StandIn {
                 Fault::SchemaViolation => applied.schema_violation = true,
                 Fault::MissingUsage => applied.missing_usage = true,
                 Fault::NotReady => applied.not_ready = true,
+                Fault::ContentCredentials => applied.content_credentials = true,
                 Fault::CompareImproved | Fault::CompareUnchanged | Fault::CompareWorse => {
                     applied.compare = Some(rule.fault);
                 }
