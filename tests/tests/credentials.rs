@@ -243,3 +243,42 @@ async fn an_output_without_a_manifest_adds_no_ingredient_for_it() {
         "{edited:#}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn twenty_jobs_at_once_each_deliver_a_download_and_master_the_official_library_trusts() {
+    let (h, model) = (Harness::new().await, StandIn::start().await);
+    let styles = ["embroidery", "origami", "needle_felt", "crochet"];
+    let mut jobs = Vec::new();
+    for style in styles.iter().cycle().take(20) {
+        let user = h.user();
+        let body = json!({ "style": style, "target": "pet" });
+        let id = h
+            .submit_photo(&user, "k", samples::single_pet(), body)
+            .await;
+        jobs.push((user, id, *style));
+    }
+    let processor = h.processor(&model);
+    let ids: Vec<JobId> = jobs.iter().map(|(_, id, _)| job_id(id)).collect();
+    let outcomes = futures::future::join_all(ids.iter().map(|id| processor.process(id))).await;
+    assert!(
+        outcomes
+            .iter()
+            .all(|o| matches!(o, Ok(Outcome::Delivered { .. }))),
+        "{outcomes:?}"
+    );
+
+    let mut files = Vec::new();
+    for (user, id, _) in &jobs {
+        files.push((downloaded(&h, user, id, "jpeg").await, "image/jpeg"));
+        files.push((downloaded(&h, user, id, "png").await, "image/png"));
+    }
+    let read: Vec<(&[u8], &str)> = files.iter().map(|(b, f)| (b.as_slice(), *f)).collect();
+    let verdicts = official_read(&read, anchor_pem()).await;
+
+    assert_eq!(verdicts.len(), 40);
+    let styles_read = jobs.iter().flat_map(|(_, _, style)| [*style, *style]);
+    for (verdict, style) in verdicts.iter().zip(styles_read) {
+        assert_result_credentials(verdict, DEFAULT_IMAGE_MODEL, style);
+    }
+    h.assert_audit_clean().await;
+}
