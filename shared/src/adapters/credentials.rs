@@ -41,15 +41,15 @@ pub enum CredentialsError {
     #[error("the signing key's JSON is not {{certificate_chain, private_key}}")]
     Secret(#[source] serde_json::Error),
     #[error("the signing key or certificate chain is unusable")]
-    Key(#[source] c2pa::Error),
+    Key(#[source] Box<c2pa::Error>),
     #[error("the signing certificate cannot be read")]
     Certificate(String),
     #[error("the C2PA settings")]
-    Settings(#[source] c2pa::Error),
+    Settings(#[source] Box<c2pa::Error>),
     #[error("making the manifest")]
-    Manifest(#[source] c2pa::Error),
+    Manifest(#[source] Box<c2pa::Error>),
     #[error("signing the {0} image")]
-    Sign(&'static str, #[source] c2pa::Error),
+    Sign(&'static str, #[source] Box<c2pa::Error>),
 }
 
 /// The deployment's signer, built once at cold start.
@@ -77,6 +77,14 @@ pub struct Claim<'a> {
     pub provider_output: &'a [u8],
 }
 
+/// The signed master and rendition.
+pub struct Signed {
+    pub png: Vec<u8>,
+    pub jpeg: Vec<u8>,
+    /// The provider's own manifest is kept as an ingredient.
+    pub provider_manifest: bool,
+}
+
 /// What the result was made from.
 #[derive(Clone, Copy)]
 pub enum Parent<'a> {
@@ -100,14 +108,14 @@ impl Signing {
             SigningAlg::Es256,
             None,
         )
-        .map_err(CredentialsError::Key)?;
+        .map_err(|e| CredentialsError::Key(Box::new(e)))?;
         // Reading a provider's manifest never fetches anything: no remote manifest, no OCSP.
         let settings = c2pa::Settings::new()
             .with_json(r#"{"verify": {"remote_manifest_fetch": false, "ocsp_fetch": false}}"#)
-            .map_err(CredentialsError::Settings)?;
+            .map_err(|e| CredentialsError::Settings(Box::new(e)))?;
         let context = Context::new()
             .with_settings(settings)
-            .map_err(CredentialsError::Settings)?
+            .map_err(|e| CredentialsError::Settings(Box::new(e)))?
             .into_shared();
         Ok(Signing {
             signer,
@@ -121,17 +129,19 @@ impl Signing {
         &self.issuer
     }
 
-    /// The master and the download, each with the same manifest signed in.
+    /// The master and the rendition, each with the same manifest signed in.
     pub fn sign_both(
         &self,
         claim: &Claim<'_>,
         png: &[u8],
         jpeg: &[u8],
-    ) -> Result<(Vec<u8>, Vec<u8>), CredentialsError> {
-        let mut builder = self.builder(claim)?;
-        let png = self.sign(&mut builder, ResultFormat::Png, png)?;
-        let jpeg = self.sign(&mut builder, ResultFormat::Jpeg, jpeg)?;
-        Ok((png, jpeg))
+    ) -> Result<Signed, CredentialsError> {
+        let (mut builder, provider_manifest) = self.builder(claim)?;
+        Ok(Signed {
+            png: self.sign(&mut builder, ResultFormat::Png, png)?,
+            jpeg: self.sign(&mut builder, ResultFormat::Jpeg, jpeg)?,
+            provider_manifest,
+        })
     }
 
     fn sign(
@@ -142,81 +152,83 @@ impl Signing {
     ) -> Result<Vec<u8>, CredentialsError> {
         let mime = format.content_type();
         let mut out = Cursor::new(Vec::with_capacity(image.len() + 64 * 1024));
+        let mut source = Cursor::new(image);
         builder
-            .sign(
-                self.signer.as_ref(),
-                mime,
-                &mut Cursor::new(image),
-                &mut out,
-            )
-            .map_err(|e| CredentialsError::Sign(format.extension(), e))?;
+            .sign(self.signer.as_ref(), mime, &mut source, &mut out)
+            .map_err(|e| CredentialsError::Sign(format.extension(), Box::new(e)))?;
         Ok(out.into_inner())
     }
 
-    /// Whether the provider's output carries a manifest of its own (read, not trusted: its
-    /// validation is recorded with the ingredient).
-    pub fn carries_manifest(&self, image: &[u8]) -> bool {
-        sniff(image).is_some_and(|mime| {
-            Reader::from_shared_context(&self.context)
-                .with_stream(mime, Cursor::new(image))
-                .is_ok()
-        })
-    }
-
-    fn builder(&self, claim: &Claim<'_>) -> Result<Builder, CredentialsError> {
-        let c = claim.credentials;
+    /// The manifest's builder, and whether the provider's manifest is in it as an ingredient.
+    fn builder(&self, claim: &Claim<'_>) -> Result<(Builder, bool), CredentialsError> {
+        let definition = json!({
+            "title": "Atelier result",
+            "claim_generator_info": [{"name": "Atelier", "version": env!("CARGO_PKG_VERSION")}],
+        });
         let mut builder = Builder::from_shared_context(&self.context)
-            .with_definition(
-                json!({
-                    "title": "Atelier result",
-                    "claim_generator_info": [{"name": "Atelier", "version": env!("CARGO_PKG_VERSION")}],
-                })
-                .to_string(),
-            )
-            .map_err(CredentialsError::Manifest)?;
-        let mut ingredients = vec!["parent"];
-        match &claim.parent {
-            Parent::Photo { sha256 } => {
-                let mut photo = Ingredient::new_v2("The photo edited", "application/octet-stream");
-                photo
-                    .set_relationship(Relationship::ParentOf)
-                    .set_label("parent")
-                    .set_hash(format!("sha256:{}", hex::encode(sha256)));
-                builder.add_ingredient(photo);
-            }
-            Parent::Version { png } => {
-                let parent = json!({"title": "The version repaired", "relationship": "parentOf", "label": "parent"});
-                builder
-                    .add_ingredient_from_stream(
-                        parent.to_string(),
-                        "image/png",
-                        &mut Cursor::new(png),
-                    )
-                    .map_err(CredentialsError::Manifest)?;
-            }
-        }
-        if c.provider_manifest
-            && let Some(mime) = sniff(claim.provider_output)
-        {
-            let output = json!({"title": "The model's output", "relationship": "componentOf", "label": "model_output"});
-            builder
-                .add_ingredient_from_stream(
-                    output.to_string(),
-                    mime,
-                    &mut Cursor::new(claim.provider_output),
-                )
-                .map_err(CredentialsError::Manifest)?;
-            ingredients.push("model_output");
-        }
+            .with_definition(definition.to_string())
+            .map_err(|e| CredentialsError::Manifest(Box::new(e)))?;
+        add_parent(&mut builder, claim.parent)?;
+        let kept = self.add_provider_output(&mut builder, claim.provider_output);
         let opened = json!({"action": ACTION_OPENED, "parameters": {"ingredientIds": ["parent"]}});
         builder
             .add_action(opened)
-            .map_err(CredentialsError::Manifest)?;
+            .map_err(|e| CredentialsError::Manifest(Box::new(e)))?;
+        let output: &[&str] = if kept { &["model_output"] } else { &[] };
         builder
-            .add_action(edited_action(claim, &ingredients[1..]))
-            .map_err(CredentialsError::Manifest)?;
-        Ok(builder)
+            .add_action(edited_action(claim, output))
+            .map_err(|e| CredentialsError::Manifest(Box::new(e)))?;
+        Ok((builder, kept))
     }
+
+    /// The provider's output as a `componentOf` ingredient when it carries a manifest (read,
+    /// not trusted: its validation is recorded with the ingredient). One the SDK cannot take
+    /// is left out, logged: a provider's broken manifest never fails a job whose edit is paid.
+    fn add_provider_output(&self, builder: &mut Builder, output: &[u8]) -> bool {
+        let Some(mime) = sniff(output) else {
+            return false;
+        };
+        let carries = Reader::from_shared_context(&self.context)
+            .with_stream(mime, Cursor::new(output))
+            .is_ok();
+        if !carries {
+            return false;
+        }
+        let ingredient = json!({"title": "The model's output", "relationship": "componentOf", "label": "model_output"});
+        let mut stream = Cursor::new(output);
+        match builder.add_ingredient_from_stream(ingredient.to_string(), mime, &mut stream) {
+            Ok(_) => true,
+            Err(e) => {
+                tracing::warn!(error = %e, "provider_manifest_unreadable");
+                false
+            }
+        }
+    }
+}
+
+/// The parent ingredient: the photo by its hash only, or the version a repair started from.
+fn add_parent(builder: &mut Builder, parent: Parent<'_>) -> Result<(), CredentialsError> {
+    match parent {
+        Parent::Photo { sha256 } => {
+            let mut photo = Ingredient::new_v2("The photo edited", "application/octet-stream");
+            photo
+                .set_relationship(Relationship::ParentOf)
+                .set_label("parent")
+                .set_hash(format!("sha256:{}", hex::encode(sha256)));
+            builder.add_ingredient(photo);
+        }
+        Parent::Version { png } => {
+            let ingredient = json!({"title": "The version repaired", "relationship": "parentOf", "label": "parent"});
+            builder
+                .add_ingredient_from_stream(
+                    ingredient.to_string(),
+                    "image/png",
+                    &mut Cursor::new(png),
+                )
+                .map_err(|e| CredentialsError::Manifest(Box::new(e)))?;
+        }
+    }
+    Ok(())
 }
 
 /// The `c2pa.edited` action: what changed, by which model, where.

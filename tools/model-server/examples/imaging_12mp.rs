@@ -220,7 +220,7 @@ fn credentials(png: &[u8], jpeg: &[u8]) {
         target: atelier_shared::domain::Target::Brush,
         signed_at: "2026-12-07T00:00:00Z".into(),
         issuer: signing.issuer().into(),
-        provider_manifest: signing.carries_manifest(&output),
+        provider_manifest: false,
         repair: false,
     };
     let claim = Claim {
@@ -229,7 +229,8 @@ fn credentials(png: &[u8], jpeg: &[u8]) {
         parent: Parent::Photo { sha256 },
         provider_output: &output,
     };
-    let (signed_png, signed_jpeg) = signing.sign_both(&claim, png, jpeg).unwrap();
+    let signed = signing.sign_both(&claim, png, jpeg).unwrap();
+    let (signed_png, signed_jpeg) = (signed.png, signed.jpeg);
     let took = step("content credentials (hash, sign PNG + JPEG)", t);
     let (png_added, jpeg_added) = (signed_png.len() - png.len(), signed_jpeg.len() - jpeg.len());
     println!(

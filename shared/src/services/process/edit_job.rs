@@ -307,14 +307,14 @@ impl Run<'_> {
         jpeg: &[u8],
     ) -> Result<(ContentCredentials, Vec<u8>, Vec<u8>), Stop> {
         let (job, signing) = (self.job, &self.p.signing);
-        let credentials = ContentCredentials {
+        let mut credentials = ContentCredentials {
             model: made.edited.model.id.to_owned(),
             provider: made.edited.model.provider.as_str().to_owned(),
             medium: job.request.style.as_str().to_owned(),
             target: job.request.target,
             signed_at: clock::format(clock::now()),
             issuer: signing.issuer().to_owned(),
-            provider_manifest: signing.carries_manifest(&made.edited.image),
+            provider_manifest: false,
             repair: matches!(made.parent, Parent::Version { .. }),
         };
         let claim = Claim {
@@ -323,11 +323,12 @@ impl Run<'_> {
             parent: made.parent,
             provider_output: &made.edited.image,
         };
-        let (png, jpeg) = signing.sign_both(&claim, png, jpeg).map_err(|e| {
+        let signed = signing.sign_both(&claim, png, jpeg).map_err(|e| {
             tracing::error!(job_id = %job.job_id, error = %crate::error::chain(&e), "credentials_failed");
             Stop::fail(FailureCode::InternalError)
         })?;
-        Ok((credentials, png, jpeg))
+        credentials.provider_manifest = signed.provider_manifest;
+        Ok((credentials, signed.png, signed.jpeg))
     }
 
     /// Review after, under its own reservation; no review is never a pass. `result` is the
