@@ -39,6 +39,7 @@ const REVIEWED = [
   'PushKeys: AwsSolutions-SMG4',
   'GooglePlayKey: AwsSolutions-SMG4',
   'AppleApiKey: AwsSolutions-SMG4',
+  'SigningKey: AwsSolutions-SMG4',
   'StripeKeys: AwsSolutions-SMG4',
   'SweeperGuardPolicy: AwsSolutions-IAM5[Resource::*]',
   'SweeperRole: AwsSolutions-IAM5[Resource::<Assets9A31D427.Arn>/results/*]',

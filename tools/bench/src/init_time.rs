@@ -102,6 +102,16 @@ pub async fn init_times(
         .secret_string("sk-bench")
         .send()
         .await?;
+    // And its content credentials' signing key (issue 46), read beside it.
+    let signing = format!("{secret}-signing");
+    let key = atelier_shared::adapters::credentials::test_ca::generate("Atelier (bench)")?;
+    h.clients
+        .secrets
+        .create_secret()
+        .name(&signing)
+        .secret_string(key.secret_json)
+        .send()
+        .await?;
     let mut out = Vec::new();
     let mut all = Vec::new();
     for name in FUNCTIONS.into_iter().chain([limits::BARE]) {
@@ -109,7 +119,7 @@ pub async fn init_times(
             Some(binary) => all.push(ColdStarts {
                 name,
                 binary,
-                env: lambda_env(name, &proxy.url(), &model.base_url, &secret),
+                env: lambda_env(name, &proxy.url(), &model.base_url, [&secret, &signing]),
                 times: Vec::new(),
                 calls: None,
                 failure: None,
@@ -196,8 +206,13 @@ fn init_row(c: &mut ColdStarts) -> Row {
 }
 
 /// The environment Lambda gives function `f`, with AWS through `aws_url` and the model at
-/// `model_url` with its key in `secret`.
-fn lambda_env(f: &str, aws_url: &str, model_url: &str, secret: &str) -> Vec<(String, String)> {
+/// `model_url`, its key and the signing key in `secrets`.
+fn lambda_env(
+    f: &str,
+    aws_url: &str,
+    model_url: &str,
+    [secret, signing]: [&str; 2],
+) -> Vec<(String, String)> {
     let mut env: Vec<(String, String)> = std::env::vars()
         .filter(|(k, _)| k.starts_with("ATELIER_") || k.starts_with("AWS_"))
         .collect();
@@ -226,6 +241,7 @@ fn lambda_env(f: &str, aws_url: &str, model_url: &str, secret: &str) -> Vec<(Str
             "ATELIER_MODEL_API_KEY_SECRET_ID".to_owned(),
             secret.to_owned(),
         ),
+        ("ATELIER_SIGNING_SECRET_ID".to_owned(), signing.to_owned()),
     ]);
     env
 }
