@@ -41,15 +41,15 @@ pub enum CredentialsError {
     #[error("the signing key's JSON is not {{certificate_chain, private_key}}")]
     Secret(#[source] serde_json::Error),
     #[error("the signing key or certificate chain is unusable")]
-    Key(#[source] c2pa::Error),
+    Key(#[source] Box<c2pa::Error>),
     #[error("the signing certificate cannot be read")]
     Certificate(String),
     #[error("the C2PA settings")]
-    Settings(#[source] c2pa::Error),
+    Settings(#[source] Box<c2pa::Error>),
     #[error("making the manifest")]
-    Manifest(#[source] c2pa::Error),
+    Manifest(#[source] Box<c2pa::Error>),
     #[error("signing the {0} image")]
-    Sign(&'static str, #[source] c2pa::Error),
+    Sign(&'static str, #[source] Box<c2pa::Error>),
 }
 
 /// The deployment's signer, built once at cold start.
@@ -100,14 +100,14 @@ impl Signing {
             SigningAlg::Es256,
             None,
         )
-        .map_err(CredentialsError::Key)?;
+        .map_err(|e| CredentialsError::Key(Box::new(e)))?;
         // Reading a provider's manifest never fetches anything: no remote manifest, no OCSP.
         let settings = c2pa::Settings::new()
             .with_json(r#"{"verify": {"remote_manifest_fetch": false, "ocsp_fetch": false}}"#)
-            .map_err(CredentialsError::Settings)?;
+            .map_err(|e| CredentialsError::Settings(Box::new(e)))?;
         let context = Context::new()
             .with_settings(settings)
-            .map_err(CredentialsError::Settings)?
+            .map_err(|e| CredentialsError::Settings(Box::new(e)))?
             .into_shared();
         Ok(Signing {
             signer,
@@ -149,7 +149,7 @@ impl Signing {
                 &mut Cursor::new(image),
                 &mut out,
             )
-            .map_err(|e| CredentialsError::Sign(format.extension(), e))?;
+            .map_err(|e| CredentialsError::Sign(format.extension(), Box::new(e)))?;
         Ok(out.into_inner())
     }
 
@@ -173,7 +173,7 @@ impl Signing {
                 })
                 .to_string(),
             )
-            .map_err(CredentialsError::Manifest)?;
+            .map_err(|e| CredentialsError::Manifest(Box::new(e)))?;
         let mut ingredients = vec!["parent"];
         match &claim.parent {
             Parent::Photo { sha256 } => {
@@ -192,7 +192,7 @@ impl Signing {
                         "image/png",
                         &mut Cursor::new(png),
                     )
-                    .map_err(CredentialsError::Manifest)?;
+                    .map_err(|e| CredentialsError::Manifest(Box::new(e)))?;
             }
         }
         if c.provider_manifest
@@ -205,16 +205,16 @@ impl Signing {
                     mime,
                     &mut Cursor::new(claim.provider_output),
                 )
-                .map_err(CredentialsError::Manifest)?;
+                .map_err(|e| CredentialsError::Manifest(Box::new(e)))?;
             ingredients.push("model_output");
         }
         let opened = json!({"action": ACTION_OPENED, "parameters": {"ingredientIds": ["parent"]}});
         builder
             .add_action(opened)
-            .map_err(CredentialsError::Manifest)?;
+            .map_err(|e| CredentialsError::Manifest(Box::new(e)))?;
         builder
             .add_action(edited_action(claim, &ingredients[1..]))
-            .map_err(CredentialsError::Manifest)?;
+            .map_err(|e| CredentialsError::Manifest(Box::new(e)))?;
         Ok(builder)
     }
 }
