@@ -15,6 +15,7 @@ use atelier_local::issuer::DevIssuer;
 use atelier_local::serve::ISSUER_PATH;
 use atelier_model_server::samples;
 use atelier_shared::domain::LedgerKind;
+use atelier_shared::domain::catalogue::DEFAULT_IMAGE_MODEL;
 use atelier_tests::{Harness, StandIn};
 use serde_json::Value;
 use tokio::sync::OnceCell;
@@ -221,6 +222,7 @@ async fn login_edit_a_sample_photo_and_pay_exactly_the_quote() {
         run.stdout.contains("Leakage: ") && run.stdout.contains("outside the pet"),
         "{run:#?}"
     );
+    assert_labelled(&local, &run).await;
     assert_eq!((before, price), (6, 4), "signup grant and a pet's price");
     assert_eq!(local.balance().await, before - price);
     let ledger = local.atelier(&["--json", "ledger"]).await;
@@ -242,6 +244,23 @@ async fn login_edit_a_sample_photo_and_pay_exactly_the_quote() {
         0,
         "the journal entry is gone once downloaded"
     );
+}
+
+/// The delivered pet edit's content credentials, printed by `edit` and by `job`: the label and
+/// the sentence naming what changed and the model.
+async fn assert_labelled(local: &Local, edit: &Run) {
+    let said = format!(
+        "Edited with AI: The pet was redrawn as embroidery by the AI model {DEFAULT_IMAGE_MODEL}"
+    );
+    assert!(edit.stdout.contains(&said), "{said:?} not in {edit:#?}");
+    let jobs = local.atelier(&["--json", "jobs"]).await;
+    let id = jobs.json()["items"][0]["id"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    let job = local.atelier(&["job", &id]).await;
+    assert_eq!(job.code, Some(0), "{job:#?}");
+    assert!(job.stdout.contains(&said), "{said:?} not in {job:#?}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

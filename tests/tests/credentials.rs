@@ -75,6 +75,33 @@ async fn the_download_and_the_master_carry_credentials_the_official_library_trus
         .unwrap_or_else(|| panic!("the job records no credentials"));
     assert_eq!(credentials.model, DEFAULT_IMAGE_MODEL);
     assert_eq!(credentials.medium, "embroidery");
+    assert_shown_credentials(&h, &user, &id).await;
+}
+
+/// What the owner's `GET /v1/edits/{id}` says of the delivered pet edit's credentials: the
+/// label, the model and the medium, in a sentence and as fields, and nothing the user wrote.
+async fn assert_shown_credentials(h: &Harness, user: &UserId, id: &str) {
+    let job = h.job(user, id).await;
+    assert_eq!(job.status, StatusCode::OK, "{job:?}");
+    let shown = &job.body["result"]["content_credentials"];
+    assert_eq!(shown["label"], "Edited with AI", "{shown:#}");
+    assert_eq!(shown["model"], DEFAULT_IMAGE_MODEL, "{shown:#}");
+    assert_eq!(shown["medium"], "embroidery", "{shown:#}");
+    assert_eq!(shown["action"], "c2pa.edited", "{shown:#}");
+    assert_eq!(shown["issuer"], "Atelier (tests)", "{shown:#}");
+    let summary = shown["summary"].as_str().unwrap_or_default();
+    for said in [
+        "The pet",
+        "embroidery",
+        DEFAULT_IMAGE_MODEL,
+        "Atelier (tests)",
+    ] {
+        assert!(summary.contains(said), "{said:?} not in {summary:?}");
+    }
+    assert!(
+        !shown.to_string().contains("grandma"),
+        "the credentials carry the custom style: {shown:#}"
+    );
 }
 
 #[tokio::test]

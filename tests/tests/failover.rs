@@ -305,7 +305,8 @@ async fn after_three_definite_failures_the_breaker_opens_and_later_jobs_make_no_
             );
         }
     }
-    // Operators see which provider served each call (`atelier-admin job show`); users do not.
+    // Operators see which provider served each call (`atelier-admin job show`); users see
+    // only the edit's model and provider, in the result's content credentials (issue 46).
     let (user, id, _) = &later[0];
     let history = support::job(&h.app, &job_id(id))
         .await
@@ -313,10 +314,12 @@ async fn after_three_definite_failures_the_breaker_opens_and_later_jobs_make_no_
         .unwrap_or_else(|| panic!("{id}"));
     let edit = &history.attempts[0].calls["edit@gemini"];
     assert_eq!(edit.provider.as_deref(), Some("gemini"), "{edit:?}");
-    let shown = h.job(user, id).await.body.to_string();
+    let mut shown = h.job(user, id).await.body;
+    let credentials = shown["result"]["content_credentials"].take();
+    assert_eq!(credentials["provider"], "gemini", "{credentials:#}");
     assert!(
-        !shown.contains("gemini"),
-        "the user's view names no provider: {shown}"
+        !shown.to_string().contains("gemini"),
+        "the user's view names no provider outside the credentials: {shown}"
     );
     assert_charged_once_and_settled(&h, &[opener, later].concat()).await;
 }

@@ -232,6 +232,7 @@ function Result(props: { job: Job }) {
         <BeforeImage job={props.job} split={split} />
         {r.area && showArea && <AreaOverlay area={r.area} />}
       </div>
+      {r.content_credentials && <Credentials credentials={r.content_credentials} />}
       {r.area && (
         <label>
           <input type="checkbox" checked={showArea} onChange={(e) => setShowArea(e.target.checked)} />
@@ -252,6 +253,20 @@ function Result(props: { job: Job }) {
       <a href={url} download={`atelier-${props.job.id}.${r.format === 'png' ? 'png' : 'jpg'}`}>Download</a>
       {r.format !== 'png' && <LosslessDownload id={props.job.id} />}
     </div>
+  );
+}
+
+/**
+ * The result's content credentials (C2PA), as the API reads them: the "Edited with AI" label
+ * and one sentence saying what changed, with which model, when and who signed it. The words are
+ * the server's; the downloaded files carry the signed manifest itself.
+ */
+function Credentials(props: { credentials: NonNullable<NonNullable<Job['result']>['content_credentials']> }) {
+  const c = props.credentials;
+  return (
+    <p className="credentials" data-testid="credentials">
+      <strong className="ai-label">{c.label}</strong> {c.summary}
+    </p>
   );
 }
 

@@ -792,6 +792,40 @@ export interface components {
             /** @description `true`: consent (the app asked its user); `false`: withdraw it. */
             consented: boolean;
         };
+        /**
+         * @description A result's content credentials (C2PA), as people read them: the label to show, a sentence
+         *     saying what changed, and the facts the signed manifest records. The manifest in the file is
+         *     the proof; this is its reading. It names no user and carries no text the user wrote.
+         */
+        ContentCredentials: {
+            /** @description The C2PA action the manifest records: `c2pa.edited` (part of an existing photo changed). */
+            action: string;
+            /**
+             * Format: uri
+             * @description The action's IPTC digital source type: `compositeWithTrainedAlgorithmicMedia` (a photo
+             *     whose region an AI model redrew).
+             */
+            digital_source_type: string;
+            /** @description Who signed it: the organisation of the signing certificate. */
+            issuer: string;
+            /** @description The label to show with the image wherever people see it: always "Edited with AI". */
+            label: string;
+            /** @description The medium: a style id from `GET /v1/styles`, never a custom style's text. */
+            medium: string;
+            /** @description The model that redrew the region (the action's `softwareAgent`), e.g. `gpt-image-1`. */
+            model: string;
+            /** @description The model's provider: `openai` or `gemini`. */
+            provider: string;
+            /** @description The provider's output carried a manifest of its own, kept in ours as an ingredient. */
+            provider_manifest: boolean;
+            /**
+             * Format: date-time
+             * @description When the manifest was signed.
+             */
+            signed_at: string;
+            /** @description One sentence for people: what changed, with which model, when and who signed it. */
+            summary: string;
+        };
         /** @description `GET /v1/devices`. */
         DeviceList: {
             items: components["schemas"]["DeviceView"][];
@@ -1186,6 +1220,7 @@ export interface components {
              */
             candidate_url?: string | null;
             comparison?: null | components["schemas"]["ComparisonRecord"];
+            content_credentials?: null | components["schemas"]["ContentCredentials"];
             /**
              * @description What `url` serves (`?format=`): `jpeg` by default; `png` when asked for, and for
              *     results delivered before JPEG renditions existed.

@@ -1,8 +1,10 @@
 //! Edits and repairs as their owner sees them: the job, its settings, result, failure and
 //! lineage, and a page of jobs.
 
+use atelier_shared::domain::credentials::{ACTION_EDITED, DIGITAL_SOURCE_TYPE, LABEL};
 use atelier_shared::domain::{
-    AreaBox, Job, JobFailure, JobState, Operation, ResultFormat, Stage, Strength, StyleId, Target,
+    AreaBox, ContentCredentials, Job, JobFailure, JobState, Operation, ResultFormat, Stage,
+    Strength, StyleId, Target,
 };
 use atelier_shared::services::jobs::ResultLinks;
 use atelier_shared::services::lineage::Lineage;
@@ -201,6 +203,59 @@ pub struct ResultView {
     /// shown inline: the "before" of a before/after compare, on any device, after a reload.
     #[schema(format = "uri")]
     pub original_url: String,
+    /// What the image's content credentials (C2PA) say: the image is labelled "Edited with
+    /// AI" and both files `url` serves (the JPEG and the PNG master) carry the signed manifest
+    /// (docs/api.md, "Content credentials"). Absent on results delivered before signing existed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub content_credentials: Option<CredentialsView>,
+}
+
+/// A result's content credentials (C2PA), as people read them: the label to show, a sentence
+/// saying what changed, and the facts the signed manifest records. The manifest in the file is
+/// the proof; this is its reading. It names no user and carries no text the user wrote.
+#[derive(Debug, Serialize, ToSchema)]
+#[schema(as = ContentCredentials)]
+pub struct CredentialsView {
+    /// The label to show with the image wherever people see it: always "Edited with AI".
+    pub label: &'static str,
+    /// One sentence for people: what changed, with which model, when and who signed it.
+    pub summary: String,
+    /// The C2PA action the manifest records: `c2pa.edited` (part of an existing photo changed).
+    pub action: &'static str,
+    /// The action's IPTC digital source type: `compositeWithTrainedAlgorithmicMedia` (a photo
+    /// whose region an AI model redrew).
+    #[schema(format = "uri")]
+    pub digital_source_type: &'static str,
+    /// The model that redrew the region (the action's `softwareAgent`), e.g. `gpt-image-1`.
+    pub model: String,
+    /// The model's provider: `openai` or `gemini`.
+    pub provider: String,
+    /// The medium: a style id from `GET /v1/styles`, never a custom style's text.
+    pub medium: String,
+    /// When the manifest was signed.
+    #[schema(format = DateTime)]
+    pub signed_at: String,
+    /// Who signed it: the organisation of the signing certificate.
+    pub issuer: String,
+    /// The provider's output carried a manifest of its own, kept in ours as an ingredient.
+    pub provider_manifest: bool,
+}
+
+impl From<&ContentCredentials> for CredentialsView {
+    fn from(c: &ContentCredentials) -> CredentialsView {
+        CredentialsView {
+            label: LABEL,
+            summary: c.summary(),
+            action: ACTION_EDITED,
+            digital_source_type: DIGITAL_SOURCE_TYPE,
+            model: c.model.clone(),
+            provider: c.provider.clone(),
+            medium: c.medium.clone(),
+            signed_at: c.signed_at.clone(),
+            issuer: c.issuer.clone(),
+            provider_manifest: c.provider_manifest,
+        }
+    }
 }
 
 impl JobView {
@@ -227,6 +282,7 @@ impl JobView {
             adopted_at: r.adopted_at.clone(),
             candidate_url: l.candidate_url,
             original_url: l.original_url,
+            content_credentials: r.credentials.as_ref().map(CredentialsView::from),
         });
         let mut view = JobView::from(j);
         view.result = result;

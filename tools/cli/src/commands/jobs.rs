@@ -78,7 +78,12 @@ fn settings_summary(settings: &Value) -> String {
     format!("{} on {}", s("style"), s("target"))
 }
 
+/// What a delivered result says: its content credentials' label and sentence ("Edited with
+/// AI: …"), the review, a repair's comparison, the leakage.
 pub fn print_review(ctx: &Ctx, r: &JobResult, job: &Job) {
+    if let Some(c) = &r.content_credentials {
+        ctx.say(format!("{}: {}", c.label, c.summary));
+    }
     let notes = if r.review.notes.is_empty() {
         String::new()
     } else {

@@ -69,6 +69,17 @@ pub struct JobResult {
     /// A repair that did not improve: `url` is the previous version, kept.
     #[serde(default)]
     pub retained_previous: bool,
+    /// What the image's content credentials (C2PA) say; absent on results delivered before
+    /// signing existed.
+    pub content_credentials: Option<Credentials>,
+}
+
+/// A result's content credentials as the API reads them: the label to show ("Edited with AI")
+/// and one sentence saying what changed, with which model, when and who signed it.
+#[derive(Debug, Deserialize)]
+pub struct Credentials {
+    pub label: String,
+    pub summary: String,
 }
 
 #[derive(Debug, Deserialize)]
