@@ -19,7 +19,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use crate::adapters::aws::Clients;
-use crate::config::env;
+use crate::config::{SigningSettings, env};
 use crate::domain::credentials::{
     ACTION_EDITED, ACTION_OPENED, ContentCredentials, DIGITAL_SOURCE_TYPE, PARAM_MEDIUM,
     PARAM_PROVIDER, PARAM_TARGET,
@@ -326,8 +326,8 @@ pub enum SigningSetupError {
 /// The signer as the consumer builds it at cold start: the secret's value when a secret is
 /// configured, else the key's JSON itself (local runs and tests).
 pub async fn from_env(clients: &Clients) -> Result<Signing, SigningSetupError> {
-    let var = |name| std::env::var(name).ok().filter(|v| !v.trim().is_empty());
-    let json = match (var(env::SIGNING_SECRET_ID), var(env::SIGNING_CREDENTIALS)) {
+    let settings = SigningSettings::from_env();
+    let json = match (settings.secret_id, settings.credentials) {
         (Some(id), _) => clients
             .secret_string(&id)
             .await

@@ -179,3 +179,38 @@ pub fn configured_model_ids() -> [String; 2] {
         read(env::VISION_MODEL, catalogue::DEFAULT_VISION_MODEL),
     ]
 }
+
+/// Where the consumer's content credentials' signing key is: a Secrets Manager secret, or
+/// (local runs and tests) the key's JSON itself.
+#[derive(Clone, Default)]
+pub struct SigningSettings {
+    pub secret_id: Option<String>,
+    pub credentials: Option<String>,
+}
+
+impl SigningSettings {
+    pub fn from_env() -> SigningSettings {
+        let vars: HashMap<String, String> = std::env::vars().collect();
+        SigningSettings::from_lookup(|k| vars.get(k).cloned())
+    }
+
+    pub fn from_lookup(get: impl Fn(&str) -> Option<String>) -> SigningSettings {
+        let opt = |name: &'static str| get(name).filter(|v| !v.trim().is_empty());
+        SigningSettings {
+            secret_id: opt(env::SIGNING_SECRET_ID).map(|v| v.trim().to_owned()),
+            credentials: opt(env::SIGNING_CREDENTIALS),
+        }
+    }
+}
+
+impl std::fmt::Debug for SigningSettings {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SigningSettings")
+            .field("secret_id", &self.secret_id)
+            .field(
+                "credentials",
+                &self.credentials.as_ref().map(|_| "<redacted>"),
+            )
+            .finish()
+    }
+}

@@ -159,6 +159,7 @@ fn names_read(set: &[(&str, &str)]) -> std::collections::BTreeSet<String> {
     let _ = LogSettings::from_lookup(recording);
     let _ = PaymentSettings::from_lookup(recording).unwrap_or_else(|e| panic!("{e}"));
     let _ = AdminSettings::from_lookup(recording);
+    let _ = SigningSettings::from_lookup(recording);
     asked.into_inner()
 }
 
