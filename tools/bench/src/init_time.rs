@@ -90,28 +90,7 @@ pub async fn init_times(
     model: &StandIn,
     runs: usize,
 ) -> Result<Vec<Row>> {
-    // The consumer reads its provider key from Secrets Manager at cold start.
-    let secret = format!(
-        "bench-model-key-{}",
-        ulid::Ulid::new().to_string().to_lowercase()
-    );
-    h.clients
-        .secrets
-        .create_secret()
-        .name(&secret)
-        .secret_string("sk-bench")
-        .send()
-        .await?;
-    // And its content credentials' signing key (issue 46), read beside it.
-    let signing = format!("{secret}-signing");
-    let key = atelier_shared::adapters::credentials::test_ca::generate("Atelier (bench)")?;
-    h.clients
-        .secrets
-        .create_secret()
-        .name(&signing)
-        .secret_string(key.secret_json)
-        .send()
-        .await?;
+    let (secret, signing) = consumer_secrets(h).await?;
     let mut out = Vec::new();
     let mut all = Vec::new();
     for name in FUNCTIONS.into_iter().chain([limits::BARE]) {
@@ -203,6 +182,30 @@ fn init_row(c: &mut ColdStarts) -> Row {
         ms(*last)
     );
     row(what, figure, how)
+}
+
+/// The secrets the consumer reads at cold start: its provider key and its content
+/// credentials' signing key (issue 46), each new for this run.
+async fn consumer_secrets(h: &Harness) -> Result<(String, String)> {
+    let secret = format!(
+        "bench-model-key-{}",
+        ulid::Ulid::new().to_string().to_lowercase()
+    );
+    let signing = format!("{secret}-signing");
+    let key = atelier_shared::adapters::credentials::test_ca::generate("Atelier (bench)")?;
+    for (name, value) in [
+        (&secret, "sk-bench".to_owned()),
+        (&signing, key.secret_json),
+    ] {
+        h.clients
+            .secrets
+            .create_secret()
+            .name(name)
+            .secret_string(value)
+            .send()
+            .await?;
+    }
+    Ok((secret, signing))
 }
 
 /// The environment Lambda gives function `f`, with AWS through `aws_url` and the model at
