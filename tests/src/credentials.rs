@@ -56,6 +56,8 @@ pub async fn official_read(images: &[(&[u8], &str)], anchors: &str) -> Vec<Value
     let script = concat!(env!("CARGO_MANIFEST_DIR"), "/official-c2pa/read.py");
     let verdicts = crate::receiver::json_lines(python, script, &input).await;
     let _ = std::fs::remove_dir_all(&dir);
+    // One verdict an image, or a loop over the verdicts would pass on none.
+    assert_eq!(verdicts.len(), images.len(), "{verdicts:?}");
     verdicts
 }
 
