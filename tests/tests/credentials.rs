@@ -54,6 +54,9 @@ async fn the_download_and_the_master_carry_credentials_the_official_library_trus
     for verdict in &verdicts {
         assert_result_credentials(verdict, DEFAULT_IMAGE_MODEL, "embroidery");
         assert_eq!(verdict["issuer"], "Atelier (tests)", "{verdict:#}");
+        let opened = &verdict["actions"][0]["parameters"];
+        let photo = atelier_tests::sha256(&samples::single_pet());
+        assert_eq!(opened["com.atelier.photo_sha256"], photo, "{opened:#}");
         let edited = &verdict["actions"][1];
         assert_eq!(edited["parameters"]["com.atelier.target"], "pet");
         let region = &edited["changes"][0]["region"][0]["shape"];

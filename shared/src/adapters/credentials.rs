@@ -22,7 +22,7 @@ use crate::adapters::aws::Clients;
 use crate::config::{SigningSettings, env};
 use crate::domain::credentials::{
     ACTION_EDITED, ACTION_OPENED, ContentCredentials, DIGITAL_SOURCE_TYPE, PARAM_MEDIUM,
-    PARAM_PROVIDER, PARAM_TARGET,
+    PARAM_PHOTO_SHA256, PARAM_PROVIDER, PARAM_TARGET,
 };
 use crate::domain::{AreaBox, ResultFormat};
 
@@ -170,7 +170,7 @@ impl Signing {
             .map_err(|e| CredentialsError::Manifest(Box::new(e)))?;
         add_parent(&mut builder, claim.parent)?;
         let kept = self.add_provider_output(&mut builder, claim.provider_output);
-        let opened = json!({"action": ACTION_OPENED, "parameters": {"ingredientIds": ["parent"]}});
+        let opened = opened_action(claim.parent);
         builder
             .add_action(opened)
             .map_err(|e| CredentialsError::Manifest(Box::new(e)))?;
@@ -206,15 +206,25 @@ impl Signing {
     }
 }
 
+/// `c2pa.opened` on the parent; for a photo, its SHA-256 (the only trace of it in the manifest).
+fn opened_action(parent: Parent<'_>) -> Value {
+    let mut action = json!({"action": ACTION_OPENED, "parameters": {"ingredientIds": ["parent"]}});
+    if let Parent::Photo { sha256 } = parent {
+        action["parameters"][PARAM_PHOTO_SHA256] = json!(hex::encode(sha256));
+    }
+    action
+}
+
 /// The parent ingredient: the photo by its hash only, or the version a repair started from.
 fn add_parent(builder: &mut Builder, parent: Parent<'_>) -> Result<(), CredentialsError> {
     match parent {
-        Parent::Photo { sha256 } => {
+        Parent::Photo { .. } => {
             let mut photo = Ingredient::new_v2("The photo edited", "application/octet-stream");
+            // The SDK's v3 ingredient keeps no hash of an asset it did not read: the photo's
+            // SHA-256 is a parameter of the `c2pa.opened` action instead (`opened_action`).
             photo
                 .set_relationship(Relationship::ParentOf)
-                .set_label("parent")
-                .set_hash(format!("sha256:{}", hex::encode(sha256)));
+                .set_label("parent");
             builder.add_ingredient(photo);
         }
         Parent::Version { png } => {

@@ -29,6 +29,8 @@ pub const DIGITAL_SOURCE_TYPE: &str =
 pub const PARAM_MEDIUM: &str = "com.atelier.medium";
 pub const PARAM_TARGET: &str = "com.atelier.target";
 pub const PARAM_PROVIDER: &str = "com.atelier.provider";
+/// The photo's SHA-256 (hex) on `c2pa.opened`: the photo is named by it alone.
+pub const PARAM_PHOTO_SHA256: &str = "com.atelier.photo_sha256";
 
 /// What a result's credentials say, recorded on its job.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
