@@ -1,25 +1,31 @@
 //! Lambda entry point: wires configuration, telemetry and clients, then serves the router.
 
 use atelier_shared::adapters::aws::Clients;
+use atelier_shared::adapters::telemetry::InitClock;
 use atelier_shared::config::Config;
 use atelier_shared::services::App;
 
 #[tokio::main]
 async fn main() -> Result<(), lambda_http::Error> {
+    let mut clock = InitClock::start();
     atelier_shared::adapters::telemetry::init();
     atelier_shared::adapters::metrics::install_in_lambda()
         .inspect_err(|e| tracing::error!(error = %e, "config_invalid"))?;
+    clock.step("telemetry");
     let mut config =
         Config::from_env().inspect_err(|e| tracing::error!(error = %e, "config_invalid"))?;
+    clock.step("config");
     let clients = Clients::from_env()
         .await
         .inspect_err(|e| tracing::error!(error = %e, "tls_roots_failed"))?;
+    clock.step("aws_clients");
     let key = atelier_shared::adapters::address_key::load(&config.identity, &clients)
         .await
         .inspect_err(
             |e| tracing::error!(error = %atelier_shared::error::chain(e), "address_key_failed"),
         )?;
     config.identity.address_key = Some(key);
+    clock.step("address_key");
     let stripe = atelier_shared::adapters::payments::setup::connect(&config.payments, &clients)
         .await
         .inspect_err(
@@ -41,6 +47,7 @@ async fn main() -> Result<(), lambda_http::Error> {
     .inspect_err(
         |e| tracing::error!(error = %atelier_shared::error::chain(e), "app_store_api_setup_failed"),
     )?;
+    clock.step("payments");
     let app = App::new(config, &clients)
         .with_stripe(stripe)
         .with_google_play(play)
@@ -52,5 +59,7 @@ async fn main() -> Result<(), lambda_http::Error> {
             res
         },
     ));
+    clock.step("router");
+    clock.log();
     lambda_http::run(router).await
 }

@@ -8,6 +8,7 @@
 use std::time::{Duration, SystemTime};
 
 use atelier_shared::adapters::aws::Clients;
+use atelier_shared::adapters::telemetry::InitClock;
 use atelier_shared::adapters::webhooks::client::WebhookClient;
 use atelier_shared::config::Config;
 use atelier_shared::services::{App, guard};
@@ -21,19 +22,24 @@ use serde_json::{Value, json};
 /// continuation's invoke and the flush).
 const AUDIT_MARGIN: Duration = Duration::from_secs(20);
 
-#[tokio::main]
-async fn main() -> Result<(), lambda_runtime::Error> {
+/// The cold start: configuration, clients, the push providers' keys and the webhook client,
+/// each step timed (`init_timed`).
+async fn init() -> Result<(App, WebhookClient, aws_sdk_lambda::Client), lambda_runtime::Error> {
+    let mut clock = InitClock::start();
     atelier_shared::adapters::telemetry::init();
     atelier_shared::adapters::metrics::install_in_lambda()
         .inspect_err(|e| tracing::error!(error = %e, "config_invalid"))?;
+    clock.step("telemetry");
     let config =
         Config::from_env().inspect_err(|e| tracing::error!(error = %e, "config_invalid"))?;
+    clock.step("config");
     let sdk = atelier_shared::adapters::aws::sdk_config()
         .await
         .inspect_err(|e| tracing::error!(error = %e, "tls_roots_failed"))?;
     let clients = Clients::new(&sdk);
-    let lambda = &aws_sdk_lambda::Client::new(&sdk);
-    let http = &WebhookClient::new(config.webhooks.private_addresses)
+    let lambda = aws_sdk_lambda::Client::new(&sdk);
+    clock.step("aws_clients");
+    let http = WebhookClient::new(config.webhooks.private_addresses)
         .inspect_err(|e| tracing::error!(error = %e, "webhook_client_failed"))?;
     let timeout = Duration::from_secs(config.webhooks.timeout_secs);
     let pusher = atelier_shared::adapters::push::load(&config.push, &clients, timeout)
@@ -41,7 +47,17 @@ async fn main() -> Result<(), lambda_runtime::Error> {
         .inspect_err(
             |e| tracing::error!(error = %atelier_shared::error::chain(e), "push_client_failed"),
         )?;
-    let app = &App::new(config, &clients).with_pusher(pusher);
+    clock.step("push_and_webhooks");
+    let app = App::new(config, &clients).with_pusher(pusher);
+    clock.step("app");
+    clock.log();
+    Ok((app, http, lambda))
+}
+
+#[tokio::main]
+async fn main() -> Result<(), lambda_runtime::Error> {
+    let (app, http, lambda) = init().await?;
+    let (app, http, lambda) = (&app, &http, &lambda);
     lambda_runtime::run(service_fn(move |event: LambdaEvent<Value>| async move {
         let deadline = event.context.deadline();
         let out = match SweeperEvent::parse(event.payload) {

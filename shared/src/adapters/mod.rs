@@ -7,6 +7,7 @@ pub mod assets;
 pub mod aws;
 pub mod cors;
 pub mod credentials;
+pub mod jwt;
 pub mod metrics;
 pub mod model;
 pub mod payments;

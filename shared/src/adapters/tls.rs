@@ -100,7 +100,7 @@ fn push_pem(out: &mut Vec<u8>, cert: &[u8]) {
     out.extend_from_slice(b"-----END CERTIFICATE-----\n");
 }
 
-/// The AWS SDK's HTTPS client (its own rustls with aws-lc, its cipher suites and HTTP
+/// The AWS SDK's HTTPS client (its own rustls with ring, its cipher suites and HTTP
 /// settings), trusting only the process's roots instead of reading the system store.
 pub fn sdk_http_client()
 -> Result<aws_smithy_runtime_api::client::http::SharedHttpClient, RootsError> {
@@ -117,7 +117,7 @@ fn sdk_client_trusting(
         .map_err(|e| RootsError::Sdk(e.to_string()))?;
     Ok(aws_smithy_http_client::Builder::new()
         .tls_provider(sdk_tls::Provider::Rustls(
-            sdk_tls::rustls_provider::CryptoMode::AwsLc,
+            sdk_tls::rustls_provider::CryptoMode::Ring,
         ))
         .tls_context(context)
         .build_https())
@@ -125,23 +125,29 @@ fn sdk_client_trusting(
 
 /// `builder` with the process's TLS configuration (see the module's comment).
 pub fn shared(builder: reqwest::ClientBuilder, alpn: Alpn) -> reqwest::ClientBuilder {
-    match client_config(alpn) {
+    let config = client_config(alpn).or_else(|error| {
+        // Fails closed: a client that trusts no server (reqwest has no crypto library of its
+        // own to build another, `rustls-no-provider`). The functions never get here: their
+        // AWS clients need the same roots first and stop the cold start without them.
+        tracing::warn!(%error, "tls_config_not_shared");
+        config_with(Arc::new(RootCertStore::empty()), alpn)
+    });
+    match config {
         Ok(config) => builder.tls_backend_preconfigured(config),
-        // reqwest then builds its own (the platform's store), as before issue 33.
-        Err(error) => {
-            tracing::warn!(%error, "tls_config_not_shared");
-            builder
-        }
+        Err(_) => builder, // unreachable: ring has every protocol version rustls has
     }
 }
 
 /// What reqwest builds itself (its crypto provider, TLS 1.2 and 1.3, SNI, ALPN for its HTTP
 /// versions), verifying against the process's roots.
 pub fn client_config(alpn: Alpn) -> Result<ClientConfig, TlsError> {
-    let roots = roots()?;
+    Ok(config_with(roots()?.store.clone(), alpn)?)
+}
+
+fn config_with(roots: Arc<RootCertStore>, alpn: Alpn) -> Result<ClientConfig, rustls::Error> {
     let mut config = ClientConfig::builder_with_provider(provider())
         .with_protocol_versions(rustls::ALL_VERSIONS)?
-        .with_root_certificates(roots.store.clone())
+        .with_root_certificates(roots)
         .with_no_client_auth();
     config.alpn_protocols = match alpn {
         Alpn::Any => vec![b"h2".to_vec(), b"http/1.1".to_vec()],
@@ -159,11 +165,9 @@ pub enum TlsError {
     Rustls(#[from] rustls::Error),
 }
 
-/// reqwest's choice: a process-wide default if one was installed, else aws-lc-rs.
+/// ring, the process's one crypto library (the SDK's client is given the same).
 fn provider() -> Arc<CryptoProvider> {
-    CryptoProvider::get_default()
-        .cloned()
-        .unwrap_or_else(|| Arc::new(rustls::crypto::aws_lc_rs::default_provider()))
+    Arc::new(rustls::crypto::ring::default_provider())
 }
 
 #[cfg(test)]

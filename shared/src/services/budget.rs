@@ -577,7 +577,8 @@ mod tests {
     /// A real transport error from reqwest: the request built from `url` and sent with
     /// `timeout` (reqwest errors have no public constructor).
     async fn reqwest_error(url: &str, timeout: std::time::Duration) -> reqwest::Error {
-        let client = reqwest::Client::builder()
+        let builder = reqwest::Client::builder();
+        let client = crate::adapters::tls::shared(builder, crate::adapters::tls::Alpn::Any)
             .timeout(timeout)
             .build()
             .unwrap_or_else(|e| panic!("{e}"));

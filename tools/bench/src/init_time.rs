@@ -14,9 +14,16 @@ use crate::artefacts::{FUNCTIONS, stale, target_dir};
 use crate::limits;
 use crate::table::{Row, describe, ms, percentile, row};
 
+/// One cold start: the time to the first `GET …/invocation/next` and the function's own
+/// `init_timed` steps (absent for the bare runtime, which logs none).
+struct ColdStart {
+    took: Duration,
+    steps: Option<String>,
+}
+
 /// A fake Lambda Runtime API: records when the first `GET …/invocation/next` arrives and
 /// never answers it (the function stays ready for its first event).
-async fn time_to_first_next(binary: &Path, env: &[(String, String)]) -> Result<Duration> {
+async fn time_to_first_next(binary: &Path, env: &[(String, String)]) -> Result<ColdStart> {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
     let addr = listener.local_addr()?;
     let started = Instant::now();
@@ -26,11 +33,12 @@ async fn time_to_first_next(binary: &Path, env: &[(String, String)]) -> Result<D
         .env_clear()
         .envs(env.iter().cloned())
         .env("AWS_LAMBDA_RUNTIME_API", addr.to_string())
-        .stdout(Stdio::null())
+        .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .kill_on_drop(true)
         .spawn()
         .with_context(|| format!("starting {}", binary.display()))?;
+    let steps = child.stdout.take().map(|out| tokio::spawn(init_steps(out)));
     let wait = async {
         loop {
             let (mut stream, _) = listener.accept().await?;
@@ -47,12 +55,35 @@ async fn time_to_first_next(binary: &Path, env: &[(String, String)]) -> Result<D
         }
     };
     let exited = child.wait();
-    let out = tokio::select! {
-        r = tokio::time::timeout(Duration::from_secs(20), wait) => r.context("no GET …/next within 20 s")?,
+    let took = tokio::select! {
+        r = tokio::time::timeout(Duration::from_secs(20), wait) => r.context("no GET …/next within 20 s")??,
         status = exited => bail!("{} exited before asking for an event: {status:?}", binary.display()),
     };
     let _ = child.kill().await;
-    out
+    let steps = match steps {
+        Some(task) => tokio::time::timeout(Duration::from_secs(2), task)
+            .await
+            .ok()
+            .and_then(Result::ok)
+            .flatten(),
+        None => None,
+    };
+    Ok(ColdStart { took, steps })
+}
+
+/// The `steps` of the function's `init_timed` line (logged before it asks for an event).
+async fn init_steps(out: tokio::process::ChildStdout) -> Option<String> {
+    use tokio::io::AsyncBufReadExt;
+    let mut lines = tokio::io::BufReader::new(out).lines();
+    while let Ok(Some(line)) = lines.next_line().await {
+        let Ok(event) = serde_json::from_str::<serde_json::Value>(&line) else {
+            continue;
+        };
+        if event["message"] == "init_timed" {
+            return event["steps"].as_str().map(str::to_owned);
+        }
+    }
+    None
 }
 
 fn release_binary(f: &str) -> Option<PathBuf> {
@@ -77,6 +108,8 @@ struct ColdStarts {
     binary: PathBuf,
     env: Vec<(String, String)>,
     times: Vec<Duration>,
+    /// Each cold start's `init_timed` steps.
+    steps: Vec<String>,
     /// Calls on the wire of its first cold start.
     calls: Option<Counts>,
     failure: Option<String>,
@@ -100,6 +133,7 @@ pub async fn init_times(
                 binary,
                 env: lambda_env(name, &proxy.url(), &model.base_url, [&secret, &signing]),
                 times: Vec::new(),
+                steps: Vec::new(),
                 calls: None,
                 failure: None,
             }),
@@ -115,7 +149,10 @@ pub async fn init_times(
         for c in all.iter_mut().filter(|c| c.failure.is_none()) {
             let before = proxy.counts();
             match time_to_first_next(&c.binary, &c.env).await {
-                Ok(t) => c.times.push(t),
+                Ok(start) => {
+                    c.times.push(start.took);
+                    c.steps.extend(start.steps);
+                }
                 Err(e) => c.failure = Some(format!("{e:#}")),
             }
             c.calls.get_or_insert_with(|| proxy.counts().since(&before));
@@ -123,6 +160,7 @@ pub async fn init_times(
         secret_reads.push(secret_read(proxy, &secret).await?);
     }
     out.extend(all.iter_mut().map(init_row));
+    out.extend(all.iter().filter_map(steps_row));
     secret_reads.sort();
     out.push(row(
         "the consumer's secret read at init, bare",
@@ -143,6 +181,57 @@ pub async fn init_times(
         out.push(limits::init_ratio_row(&ours, bare));
     }
     Ok(out)
+}
+
+/// `name=ms,…` as `init_timed` logs it.
+fn parse_steps(steps: &str) -> Vec<(&str, f64)> {
+    steps.split(',').filter_map(step_of).collect()
+}
+
+fn step_of(part: &str) -> Option<(&str, f64)> {
+    let (name, ms) = part.split_once('=')?;
+    Some((name, ms.parse().ok()?))
+}
+
+/// The median of each `init_timed` step of `c`'s cold starts, in ms, and what comes before
+/// `main` (the cold start's median less the steps' median total).
+fn steps_row(c: &ColdStarts) -> Option<Row> {
+    let parsed: Vec<Vec<(&str, f64)>> = c.steps.iter().map(|s| parse_steps(s)).collect();
+    let names: Vec<&str> = parsed.first()?.iter().map(|(n, _)| *n).collect();
+    let median = |mut v: Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        v.get(v.len() / 2).copied().unwrap_or(0.0)
+    };
+    let of = |name: &str| {
+        median(
+            parsed
+                .iter()
+                .flat_map(|p| p.iter().filter(|(n, _)| *n == name).map(|(_, v)| *v))
+                .collect(),
+        )
+    };
+    let totals = median(
+        parsed
+            .iter()
+            .map(|p| p.iter().map(|(_, v)| v).sum())
+            .collect(),
+    );
+    let whole = c.times.get(c.times.len() / 2)?.as_secs_f64() * 1e3;
+    let mut figure = format!(
+        "before main + the runtime's first request {:.1}",
+        whole - totals
+    );
+    for name in names {
+        figure.push_str(&format!(", {name} {:.1}", of(name)));
+    }
+    Some(row(
+        format!("init steps (ms), {}", c.name),
+        figure,
+        format!(
+            "the function's own `init_timed` log line of each cold start, medians of {}; the rest of the cold start's median is the process's start, the dynamic loader and the Runtime API's first request",
+            parsed.len()
+        ),
+    ))
 }
 
 /// One `GetSecretValue` of `secret` through `proxy` on a client of its own (its own

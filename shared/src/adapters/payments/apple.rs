@@ -208,12 +208,9 @@ fn verify_jws(roots: &[Vec<u8>], jws: &str, now: i64) -> Result<Vec<u8>, VerifyE
     let at = dated.signed_date.map_or(now, |ms| ms.div_euclid(1000));
     let leaf_key = verify_chain(roots, &header.x5c, at)?;
     let signed = &jws[..h.len() + 1 + p.len()];
-    aws_lc_rs::signature::UnparsedPublicKey::new(
-        &aws_lc_rs::signature::ECDSA_P256_SHA256_FIXED,
-        leaf_key,
-    )
-    .verify(signed.as_bytes(), &signature)
-    .map_err(|_| VerifyError::Signature)?;
+    ring::signature::UnparsedPublicKey::new(&ring::signature::ECDSA_P256_SHA256_FIXED, leaf_key)
+        .verify(signed.as_bytes(), &signature)
+        .map_err(|_| VerifyError::Signature)?;
     Ok(payload)
 }
 
@@ -253,7 +250,7 @@ fn verify_chain(roots: &[Vec<u8>], x5c: &[String], at: i64) -> Result<Vec<u8>, V
 /// Whether `issuer` names and signed `cert` (ECDSA on P-256 or P-384, SHA-256 or SHA-384: what
 /// Apple's chain uses; anything else is refused).
 fn signed_by(cert: &X509Certificate<'_>, issuer: &X509Certificate<'_>) -> bool {
-    use aws_lc_rs::signature as sig;
+    use ring::signature as sig;
     let curve = issuer
         .public_key()
         .algorithm

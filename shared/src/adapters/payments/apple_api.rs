@@ -139,6 +139,7 @@ impl AppStoreApi {
             aud: AUDIENCE,
             bid: &self.bundle_id,
         };
+        crate::adapters::jwt::install();
         jsonwebtoken::encode(&header, &claims, &self.key).map_err(ApiError::Sign)
     }
 
