@@ -7,7 +7,7 @@ use super::error::{ImagingError, check_size};
 use super::feather::BoxDistance;
 use super::leakage::{Leakage, changed_in_row};
 use super::mask::Mask;
-use super::resize::resize_window;
+use super::resize::{crop, resize_window};
 
 /// Largest inward feather accepted by [`composite`]; wider feathers are clamped.
 pub const MAX_FEATHER_PX: u32 = 64;
@@ -54,8 +54,8 @@ pub fn composite_into(
     let Some(window) = editable_box(mask.weights()) else {
         return Ok((original, Leakage::of(0, outside)));
     };
-    let (x0, y0, x1, y1) = window;
-    let before = image::imageops::crop_imm(&original, x0, y0, x1 - x0, y1 - y0).to_image();
+    let (x0, y0, x1, _) = window;
+    let before = crop(&original, window);
     let mut out = original;
     blend_into(&mut out, edited, mask, feather_px, window);
     let (width, bx) = (out.width() as usize, (x0 as usize, x1 as usize));
@@ -85,7 +85,7 @@ fn blend_into(
     let (w, h) = out.dimensions();
     let (x0, y0, x1, y1) = window;
     let patch = if edited.dimensions() == (w, h) {
-        image::imageops::crop_imm(edited, x0, y0, x1 - x0, y1 - y0).to_image()
+        crop(edited, window)
     } else {
         resize_window(edited, (w, h), window)
     };
@@ -137,6 +137,10 @@ pub(super) fn editable_box(weights: &GrayImage) -> Option<(u32, u32, u32, u32)> 
     let w = weights.width() as usize;
     let mut found: Option<(usize, usize, usize, usize)> = None;
     for (y, row) in weights.as_raw().chunks_exact(w.max(1)).enumerate() {
+        // An empty row, the common case, in one vectorised pass (no early exit to stop it).
+        if row.iter().fold(0u8, |any, &v| any | v) == 0 {
+            continue;
+        }
         let Some(first) = row.iter().position(|&v| v != 0) else {
             continue;
         };

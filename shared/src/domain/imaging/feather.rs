@@ -104,7 +104,7 @@ impl BoxDistance {
         let (x0, y0) = (x0.saturating_sub(1), y0.saturating_sub(1));
         let x1 = x1.saturating_add(1).min(weights.width());
         let y1 = y1.saturating_add(1).min(weights.height());
-        let grown = image::imageops::crop_imm(weights, x0, y0, x1 - x0, y1 - y0).to_image();
+        let grown = super::resize::crop(weights, (x0, y0, x1, y1));
         BoxDistance {
             x0,
             y0,

@@ -4,7 +4,7 @@
 use std::io::Cursor;
 
 use image::imageops::FilterType;
-use image::{DynamicImage, GrayImage, ImageFormat, Luma, Rgba, RgbaImage};
+use image::{DynamicImage, GrayImage, ImageFormat, Luma, RgbaImage};
 
 use super::decode::DecodeLimits;
 use super::encode::encode_png_for_model;
@@ -123,11 +123,10 @@ impl Mask {
     /// transparent (alpha 0) marks what may be edited.
     pub fn to_alpha_png(&self) -> Result<Vec<u8>, ImagingError> {
         let (w, h) = self.dimensions();
-        let raw = self
-            .weights
-            .iter()
-            .flat_map(|&m| [0, 0, 0, 255 - m])
-            .collect();
+        let mut raw = vec![0u8; self.weights.as_raw().len() * 4];
+        for (px, &m) in raw.chunks_exact_mut(4).zip(self.weights.as_raw()) {
+            px[3] = 255 - m;
+        }
         let rgba = RgbaImage::from_raw(w, h, raw).unwrap_or_else(|| RgbaImage::new(w, h));
         encode_png_for_model(&rgba)
     }
@@ -136,10 +135,11 @@ impl Mask {
     /// because vision models tend to flatten transparency onto an arbitrary colour.
     pub fn to_visual(&self) -> RgbaImage {
         let (w, h) = self.dimensions();
-        RgbaImage::from_fn(w, h, |x, y| {
-            let v = self.weights.get_pixel(x, y).0[0];
-            Rgba([v, v, v, 255])
-        })
+        let mut raw = vec![255u8; self.weights.as_raw().len() * 4];
+        for (px, &v) in raw.chunks_exact_mut(4).zip(self.weights.as_raw()) {
+            px[..3].fill(v);
+        }
+        RgbaImage::from_raw(w, h, raw).unwrap_or_else(|| RgbaImage::new(w, h))
     }
 }
 
@@ -305,7 +305,7 @@ impl MaskRows {
 mod tests {
     use super::*;
     use crate::domain::imaging::test_images::png_of;
-    use image::ImageEncoder;
+    use image::{ImageEncoder, Rgba};
 
     #[test]
     fn a_jpeg_is_never_a_mask_whatever_it_was_uploaded_as() {

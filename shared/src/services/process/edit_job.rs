@@ -71,9 +71,8 @@ impl Run<'_> {
                 sha256: inputs.original_sha256,
             },
         };
-        let (stored, seen) = self.store_image(&result, "v1", made).await?;
-        // The review sees the small copy: the 12 MP result's 48 MB are not held over its call.
-        drop(result);
+        // The review sees the small copy; the result itself is dropped once encoded.
+        let (stored, seen) = self.store_image(result, "v1", made).await?;
         tracing::info!(job_id = %self.job.job_id, leakage_ppm = leakage.as_ref().map(|l| l.ratio_ppm), "result_stored");
         self.crash(Step::AfterStore)?;
 
@@ -271,13 +270,15 @@ impl Run<'_> {
     /// thumbnail carries none (a list's picture, not a copy of the result).
     pub(super) async fn store_image(
         &self,
-        image: &RgbaImage,
+        image: RgbaImage,
         name: &str,
         made: Made<'_>,
     ) -> Result<(StoredImage, RgbaImage), Stop> {
-        let seen = imaging::downscale(image, imaging::VISION_MAX_SIDE);
-        let png = imaging::encode_png(image).map_err(internal_image)?;
-        let jpeg = imaging::encode_jpeg(image, imaging::JPEG_QUALITY).map_err(internal_image)?;
+        let seen = imaging::downscale(&image, imaging::VISION_MAX_SIDE);
+        let png = imaging::encode_png(&image).map_err(internal_image)?;
+        let jpeg = imaging::encode_jpeg(&image, imaging::JPEG_QUALITY).map_err(internal_image)?;
+        // A 12 MP result's 48 MB are not held while signing or over the review's call.
+        drop(image);
         let thumb = imaging::encode_thumbnail(&seen).map_err(internal_image)?;
         let (credentials, png, jpeg) = self.sign(&made, &png, &jpeg)?;
         let (user, job) = (&self.job.user_id, &self.job.job_id);

@@ -68,7 +68,7 @@ impl Run<'_> {
             parent: Parent::Version { png: &current_png },
         };
         // From here on the candidate at the vision calls' size, as the comparison sees it.
-        let (stored, candidate) = self.store_image(&candidate, "candidate", made).await?;
+        let (stored, candidate) = self.store_image(candidate, "candidate", made).await?;
         drop(current_png);
         tracing::info!(job_id = %self.job.job_id, "repair_candidate_stored");
         self.crash(Step::AfterStore)?;
