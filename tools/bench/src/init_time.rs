@@ -308,7 +308,11 @@ fn lambda_env(
     let mut env: Vec<(String, String)> = std::env::vars()
         .filter(|(k, _)| k.starts_with("ATELIER_") || k.starts_with("AWS_"))
         .collect();
-    env.retain(|(k, _)| k != "AWS_ENDPOINT_URL" && k != "AWS_CA_BUNDLE");
+    // JSON lines, as Lambda's JSON log format gives them (the local stack's are text): the
+    // bench reads `init_timed` from them.
+    let ours = ["AWS_ENDPOINT_URL", "AWS_CA_BUNDLE", "AWS_LAMBDA_LOG_FORMAT"];
+    env.retain(|(k, _)| !ours.contains(&k.as_str()));
+    env.push(("AWS_LAMBDA_LOG_FORMAT".to_owned(), "JSON".to_owned()));
     env.extend([
         ("PATH".to_owned(), "/usr/local/bin:/usr/bin:/bin".to_owned()),
         ("LANG".to_owned(), "en_US.UTF-8".to_owned()),
