@@ -13,10 +13,30 @@ use jsonwebtoken::{Algorithm, AlgorithmFamily, DecodingKey, DecodingKeyKind, Enc
 use ring::rand::SystemRandom;
 use ring::signature::{self as sig, KeyPair};
 
-/// Makes ring jsonwebtoken's provider for this process; every JWT we sign or verify calls
-/// it first. A provider installed before (a test process's RustCrypto) is left in place.
-pub fn install() {
+/// Makes ring jsonwebtoken's provider for this process, before [`encode`] and [`decode`]. A
+/// provider installed before (a test process's RustCrypto) is left in place.
+fn install() {
     let _ = RING.install_default();
+}
+
+/// `jsonwebtoken::encode` with ring: every JWT the functions sign goes through here.
+pub fn encode<T: serde::Serialize>(
+    header: &jsonwebtoken::Header,
+    claims: &T,
+    key: &EncodingKey,
+) -> Result<String> {
+    install();
+    jsonwebtoken::encode(header, claims, key)
+}
+
+/// `jsonwebtoken::decode` with ring: every JWT the functions verify goes through here.
+pub fn decode<T: serde::de::DeserializeOwned>(
+    token: &str,
+    key: &DecodingKey,
+    validation: &jsonwebtoken::Validation,
+) -> Result<jsonwebtoken::TokenData<T>> {
+    install();
+    jsonwebtoken::decode(token, key, validation)
 }
 
 static RING: CryptoProvider = CryptoProvider {

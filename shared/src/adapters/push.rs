@@ -250,8 +250,7 @@ impl Pusher {
             iss: &s.team_id,
             iat: crate::clock::now().unix_timestamp(),
         };
-        crate::adapters::jwt::install();
-        let jwt = jsonwebtoken::encode(&header, &claims, &key).map_err(PushError::Sign)?;
+        let jwt = crate::adapters::jwt::encode(&header, &claims, &key).map_err(PushError::Sign)?;
         *lock(&self.apns_jwt) = Some((jwt.clone(), Instant::now()));
         Ok(jwt)
     }

@@ -83,8 +83,7 @@ impl ServiceAccount {
         };
         let key =
             EncodingKey::from_rsa_pem(self.private_key_pem.as_bytes()).map_err(TokenError::Sign)?;
-        crate::adapters::jwt::install();
-        let assertion = jsonwebtoken::encode(&Header::new(Algorithm::RS256), &claims, &key)
+        let assertion = crate::adapters::jwt::encode(&Header::new(Algorithm::RS256), &claims, &key)
             .map_err(TokenError::Sign)?;
         let res = http
             .post(&self.token_url)

@@ -139,8 +139,7 @@ impl AppStoreApi {
             aud: AUDIENCE,
             bid: &self.bundle_id,
         };
-        crate::adapters::jwt::install();
-        jsonwebtoken::encode(&header, &claims, &self.key).map_err(ApiError::Sign)
+        crate::adapters::jwt::encode(&header, &claims, &self.key).map_err(ApiError::Sign)
     }
 
     /// Sends the consumption information of `transaction_id` (digits: checked by the caller).

@@ -399,8 +399,7 @@ impl GooglePlay {
         v.set_required_spec_claims(&["exp", "aud", "iss"]);
         // google-auth allows no clock skew by default; neither do we.
         v.leeway = 0;
-        crate::adapters::jwt::install();
-        let claims = jsonwebtoken::decode::<PushClaims>(token, &key, &v)
+        let claims = crate::adapters::jwt::decode::<PushClaims>(token, &key, &v)
             .map_err(PushAuthError::Token)?
             .claims;
         if !ISSUERS.contains(&claims.iss.as_str()) {
