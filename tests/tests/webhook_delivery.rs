@@ -239,6 +239,91 @@ async fn a_dropped_stream_record_and_a_killed_deliverer_are_delivered_by_the_swe
     assert_eq!(attempts[0].round, 2, "the re-drive is the next attempt");
 }
 
+/// Messages on the delivery queue, visible, in flight or delayed (a busy copy waits 2 s).
+async fn hook_messages_anywhere(h: &Harness) -> u64 {
+    use aws_sdk_sqs::types::QueueAttributeName as A;
+    let got = h
+        .clients
+        .sqs
+        .get_queue_attributes()
+        .queue_url(h.app.hooks_queue.url())
+        .attribute_names(A::All)
+        .send()
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let attrs = got.attributes.unwrap_or_default();
+    let count = |a: A| {
+        let v = attrs
+            .get(&a)
+            .unwrap_or_else(|| panic!("no {a:?} in {attrs:?}"));
+        v.parse::<u64>()
+            .unwrap_or_else(|e| panic!("{a:?} = {v}: {e}"))
+    };
+    count(A::ApproximateNumberOfMessages)
+        + count(A::ApproximateNumberOfMessagesNotVisible)
+        + count(A::ApproximateNumberOfMessagesDelayed)
+}
+
+#[tokio::test]
+async fn a_copy_of_a_made_attempt_is_dropped_while_its_endpoint_is_busy_and_a_live_one_waits() {
+    let h = Harness::isolated(|_| {}).await;
+    let receiver = Receiver::start(&[], Duration::ZERO).await;
+    add(&h, &receiver.url).await;
+    let eps = h.app.store.webhook_endpoints().await;
+    let ep = eps.unwrap_or_else(|e| panic!("{e}"))[0].hook_sk.clone();
+    let user = h.user();
+    let (made, _) = canceled_event(&h, &user, 0).await;
+    let (waiting, _) = canceled_event(&h, &user, 1).await;
+    let http = WebhookClient::new(h.app.config.webhooks.private_addresses)
+        .unwrap_or_else(|e| panic!("{e}"));
+    let hooks = webhooks::Hooks {
+        store: &h.app.store,
+        http: &http,
+        settings: &h.app.config.webhooks,
+        queue: &h.app.hooks_queue,
+        pusher: None,
+    };
+    let message = |event: &str| atelier_shared::domain::webhooks::DeliveryMessage {
+        event_id: event.to_owned(),
+        endpoint_id: ep.clone(),
+        attempt: 1,
+    };
+    let t0 = clock::now();
+    let first = webhooks::deliver(hooks, &message(&made), t0).await;
+    assert_eq!(first.ok(), Some(webhooks::Outcome::Delivered));
+    h.take_hook_messages().await;
+    // Every slot of the endpoint held (killed deliverers' leases), then the copies arrive.
+    let lease = clock::format(t0 + Duration::from_secs(45));
+    let slots = h.app.config.webhooks.endpoint_concurrency;
+    for i in 0..slots {
+        let held = h
+            .app
+            .store
+            .take_webhook_slot(&ep, slots, &format!("dead#{i}"), &clock::format(t0), &lease)
+            .await;
+        assert!(held.unwrap_or_else(|e| panic!("{e}")).is_some(), "slot {i}");
+    }
+    let copy = webhooks::deliver(hooks, &message(&made), t0).await;
+    assert_eq!(
+        copy.ok(),
+        Some(webhooks::Outcome::Skipped),
+        "the made attempt's copy ends"
+    );
+    assert_eq!(hook_messages_anywhere(&h).await, 0, "and sends nothing");
+    let live = webhooks::deliver(hooks, &message(&waiting), t0).await;
+    assert_eq!(
+        live.ok(),
+        Some(webhooks::Outcome::Busy),
+        "an attempt not made waits"
+    );
+    assert_eq!(
+        hook_messages_anywhere(&h).await,
+        1,
+        "as one copy, sent again"
+    );
+    assert_eq!(receiver.deliveries().len(), 1, "one POST in all");
+}
+
 /// A receiver with the secret it verifies with.
 struct Endpoint {
     receiver: Receiver,

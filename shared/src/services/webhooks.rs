@@ -131,6 +131,16 @@ pub async fn deliver(
         .take_webhook_slot(&ep.hook_sk, slots, &holder, &now_s, &lease_s)
         .await?
     else {
+        // A copy of an attempt already claimed or made (a stream record seen twice, a
+        // re-drive beside a late message, a deliverer that died after re-sending it) ends
+        // here: sent again, it would come back every 2 s while the endpoint stays busy, and
+        // each crash between that send and the delete of the original would add one more.
+        if let Some(row) = store.webhook_delivery(&msg.event_id, &ep.hook_sk).await?
+            && row.settled_for(msg.attempt)
+        {
+            tracing::info!(event_id = %msg.event_id, endpoint = %ep.hook_sk, attempt = msg.attempt, "webhook_attempt_duplicate");
+            return Ok(Outcome::Skipped);
+        }
         hooks
             .queue
             .send(&[(msg.clone(), SLOT_BUSY_DELAY_SECS)])

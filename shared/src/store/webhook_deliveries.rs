@@ -61,6 +61,17 @@ impl Store {
         out.item.map(from_item).transpose()
     }
 
+    /// One event's delivery row to one endpoint (a consistent read); `None` before its first
+    /// attempt is claimed.
+    pub async fn webhook_delivery(
+        &self,
+        event_id: &str,
+        endpoint_id: &str,
+    ) -> Result<Option<WebhookDeliveryItem>, Error> {
+        self.webhooks_get(event_id, &webhook_delivery_key(endpoint_id))
+            .await
+    }
+
     /// Every delivery row of an event.
     pub async fn webhook_deliveries(
         &self,

@@ -55,6 +55,13 @@ impl WebhookDeliveryItem {
     pub fn ended(&self) -> bool {
         self.delivered_at.is_some() || self.gave_up_at.is_some()
     }
+
+    /// Whether no message can claim attempt `n` any more: it was claimed (`attempts` only
+    /// grows), or the schedule ended (a replay sends its own next attempt). The lasting half
+    /// of the claim's condition (`Store::claim_webhook_attempt`).
+    pub fn settled_for(&self, n: u32) -> bool {
+        self.attempts >= n || self.ended()
+    }
 }
 
 /// A delivery attempt's sort key: `attempt#<round, 4 digits>#<endpoint id>`, in order.
