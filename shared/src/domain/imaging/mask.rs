@@ -261,29 +261,47 @@ impl MaskRows {
     }
 
     fn push(&mut self, row: &[u8]) {
-        let c = self.channels;
-        if c.is_multiple_of(2) && (self.transparent || row.chunks_exact(c).any(|p| p[c - 1] < 255))
-        {
+        match self.channels {
+            1 => self.push_pixels::<1>(row),
+            2 => self.push_pixels::<2>(row),
+            3 => self.push_pixels::<3>(row),
+            _ => self.push_pixels::<4>(row),
+        }
+    }
+
+    /// One row of `C`-channel pixels. The checks are folds over fixed-size pixels, with no
+    /// early exit, so they vectorise (three pixel-by-pixel passes were a third of the mask's
+    /// time at 12 MP).
+    fn push_pixels<const C: usize>(&mut self, row: &[u8]) {
+        let (pixels, _) = row.as_chunks::<C>();
+        // Every alpha 255 ⇔ their AND is 255.
+        let opaque = || pixels.iter().fold(255u8, |all, p| all & p[C - 1]) == 255;
+        if C.is_multiple_of(2) && (self.transparent || !opaque()) {
             // Every earlier pixel was opaque: weight 0 under the alpha rule.
             let before = self.luma.len().max(self.alpha.len());
             self.alpha.resize(before, 0);
-            self.alpha
-                .extend(row.chunks_exact(c).map(|p| 255 - p[c - 1]));
+            self.alpha.extend(pixels.iter().map(|p| 255 - p[C - 1]));
             self.transparent = true;
         }
         if self.transparent {
             return;
         }
         // Grey pixels (a brush canvas's white on black, anti-aliased) are their own luma.
-        let grey = |p: &[u8]| c < 3 || (p[0] == p[1] && p[1] == p[2]);
-        if row.chunks_exact(c).all(grey) {
-            self.luma.extend(row.chunks_exact(c).map(|p| p[0]));
+        let (g, b) = (1.min(C - 1), 2.min(C - 1));
+        let grey = || {
+            pixels
+                .iter()
+                .fold(0u8, |d, p| d | (p[0] ^ p[g]) | (p[g] ^ p[b]))
+                == 0
+        };
+        if C < 3 || grey() {
+            self.luma.extend(pixels.iter().map(|p| p[0]));
             return;
         }
         // Colour to luma by `image`'s own conversion (the general path's `to_luma8`), a row
         // at a time.
-        let width = (row.len() / c) as u32;
-        let line = match c {
+        let width = (row.len() / C) as u32;
+        let line = match C {
             3 => image::RgbImage::from_raw(width, 1, row.to_vec()).map(DynamicImage::from),
             _ => RgbaImage::from_raw(width, 1, row.to_vec()).map(DynamicImage::from),
         };
