@@ -215,6 +215,7 @@ async fn money_invariants_hold_under_faults() {
     // Each function signs as itself, so the proxy records which function made each AWS call
     // (the IAM check of infra/iam evaluates them against each role's policies).
     proxy.record(Attribution::AccessKey);
+    let mut phases = Phases::start(jobs as u64);
     let function = |name: &'static str| {
         let (config, url) = (clean.app.config.clone(), proxy.url());
         async move {
@@ -278,6 +279,9 @@ async fn money_invariants_hold_under_faults() {
     // Purchases whose refund or dispute comes later: (purchase, batch it comes in).
     let mut awaiting_reversal: Vec<(usize, usize)> = Vec::new();
     let batch = 10usize;
+    // The batch holding the middle job (`jobs / 2` itself at 250 jobs was no batch's start,
+    // so the day was never halted and the class never fired).
+    let middle = jobs / 2 / batch * batch;
     let mut done = 0usize;
     while done < jobs {
         let n = batch.min(jobs - done);
@@ -285,13 +289,13 @@ async fn money_invariants_hold_under_faults() {
         // An injection that fails is the harness's error: tried again, then the run fails
         // (never tallied as done).
         let scope = budget::Scope::Day(day.clone());
-        if done == jobs / 2 {
+        if done == middle {
             inject("halting the day", || {
                 budget::set_halted(&clean.app, &scope, true)
             })
             .await;
             tally.add("budget_halted_batches");
-        } else if done == jobs / 2 + batch {
+        } else if done == middle + batch {
             inject("resuming the day", || {
                 budget::set_halted(&clean.app, &scope, false)
             })
@@ -584,6 +588,7 @@ async fn money_invariants_hold_under_faults() {
         }
         done += n;
     }
+    phases.mark("batches", &proxy);
 
     // Settle: deliver what is still queued, then two sweepers at once with the clock moved
     // past the stuck threshold, until nothing is in flight.
@@ -657,6 +662,7 @@ async fn money_invariants_hold_under_faults() {
     // The apps resubmit and Apple and Pub/Sub redeliver until taken.
     stores::settle(&clean, apple_buys.iter().map(|b| (&b.plan, b))).await;
     stores::settle(&clean, google_buys.iter().map(|b| (&b.plan, b))).await;
+    phases.mark("settle", &proxy);
 
     let hook_events = webhooks_with_faults(
         &clean,
@@ -667,6 +673,7 @@ async fn money_invariants_hold_under_faults() {
     )
     .await;
 
+    phases.mark("webhooks", &proxy);
     iam::write_recording("chaos", &clean.app.config.resources, &proxy.calls());
 
     // The checks.
@@ -805,6 +812,8 @@ async fn money_invariants_hold_under_faults() {
             FAULT_CLASSES.len()
         );
     }
+    phases.mark("checks", &proxy);
+    phases.print();
     if !violations.is_empty() {
         for v in &violations {
             let id = v.split(':').next().unwrap_or_default();
@@ -816,6 +825,44 @@ async fn money_invariants_hold_under_faults() {
         );
     }
     println!("chaos: seed {seed}: 0 violations");
+}
+
+/// Where the run's time and the functions' AWS requests go, phase by phase (issue 48): wall
+/// time and the requests through the faulty wire (the api's, consumer's and sweeper's; the
+/// harness's own reads and checks go straight to the emulator and are not counted).
+struct Phases {
+    jobs: u64,
+    since: std::time::Instant,
+    requests_before: u64,
+    done: Vec<(&'static str, Duration, u64)>,
+}
+
+impl Phases {
+    fn start(jobs: u64) -> Phases {
+        Phases {
+            jobs: jobs.max(1),
+            since: std::time::Instant::now(),
+            requests_before: 0,
+            done: Vec::new(),
+        }
+    }
+
+    fn mark(&mut self, name: &'static str, proxy: &Proxy) {
+        let total = proxy.counts().total();
+        let took = self.since.elapsed();
+        self.done.push((name, took, total - self.requests_before));
+        (self.since, self.requests_before) = (std::time::Instant::now(), total);
+    }
+
+    fn print(&self) {
+        for (name, took, requests) in &self.done {
+            println!(
+                "chaos: phase {name}: {:.1} s, {requests} requests through the wire ({:.1} a job)",
+                took.as_secs_f64(),
+                *requests as f64 / self.jobs as f64
+            );
+        }
+    }
 }
 
 /// The breaker of the chaos run's providers: opened by three definite failures in a row, a
