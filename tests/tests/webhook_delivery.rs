@@ -39,6 +39,17 @@ async fn canceled_event(
     (format!("evt_{job}_canceled"), StdInstant::now())
 }
 
+/// The deliverer's view of `h`'s stack (no pusher: these tests send webhooks only).
+fn hooks_of<'a>(h: &'a Harness, http: &'a WebhookClient) -> webhooks::Hooks<'a> {
+    webhooks::Hooks {
+        store: &h.app.store,
+        http,
+        settings: &h.app.config.webhooks,
+        queue: &h.app.hooks_queue,
+        pusher: None,
+    }
+}
+
 fn percentile(sorted: &[f64], p: f64) -> f64 {
     let i = ((sorted.len() as f64 - 1.0) * p).round() as usize;
     sorted.get(i).copied().unwrap_or(f64::NAN)
@@ -185,13 +196,7 @@ async fn a_dropped_stream_record_and_a_killed_deliverer_are_delivered_by_the_swe
     assert!(claimed.is_some());
     let http = WebhookClient::new(h.app.config.webhooks.private_addresses)
         .unwrap_or_else(|e| panic!("{e}"));
-    let hooks = webhooks::Hooks {
-        store: &h.app.store,
-        http: &http,
-        settings: &h.app.config.webhooks,
-        queue: &h.app.hooks_queue,
-        pusher: None,
-    };
+    let hooks = hooks_of(&h, &http);
     let hr = &h;
     let round = |at| async move {
         let s = webhooks::redrive_due(hooks, at, Duration::from_secs(30))
@@ -276,13 +281,7 @@ async fn a_copy_of_a_made_attempt_is_dropped_while_its_endpoint_is_busy_and_a_li
     let (waiting, _) = canceled_event(&h, &user, 1).await;
     let http = WebhookClient::new(h.app.config.webhooks.private_addresses)
         .unwrap_or_else(|e| panic!("{e}"));
-    let hooks = webhooks::Hooks {
-        store: &h.app.store,
-        http: &http,
-        settings: &h.app.config.webhooks,
-        queue: &h.app.hooks_queue,
-        pusher: None,
-    };
+    let hooks = hooks_of(&h, &http);
     let message = |event: &str| atelier_shared::domain::webhooks::DeliveryMessage {
         event_id: event.to_owned(),
         endpoint_id: ep.clone(),

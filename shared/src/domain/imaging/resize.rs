@@ -218,7 +218,7 @@ mod tests {
         let noisy = GrayImage::from_fn(61, 47, |x, y| {
             Luma([((x.wrapping_mul(2_654_435_761) ^ y.wrapping_mul(40_503)) >> 13) as u8])
         });
-        // The last two are over 256 source rows per target row: the whole rows' sum is u32.
+        // The last two are over 256 source rows per target row: every row takes the u32 path.
         let tall = GrayImage::from_fn(3, 700, |x, y| Luma([(x * 97 + y * 13) as u8 | 0x80]));
         let cases = [(23, 18), (61, 1), (1, 47), (30, 23), (61, 47), (60, 46)];
         let cases = cases.map(|c| (&noisy, c)).into_iter();
