@@ -2,7 +2,7 @@
 // are kept as data and drawn at the photo's own size, so the exported mask matches the photo
 // pixel for pixel whatever size it is shown at.
 import { useEffect, useRef, useState } from 'react';
-import { toBlob } from './image';
+import { encode } from 'fast-png';
 
 export interface Stroke {
   erase: boolean;
@@ -36,6 +36,20 @@ function draw(ctx: CanvasRenderingContext2D, strokes: Stroke[], paint: string): 
   ctx.globalCompositeOperation = 'source-over';
 }
 
+/**
+ * The painted strokes as a one-channel PNG: white where painted (redraw), black elsewhere
+ * (keep), anti-aliased grey between. A canvas's own PNG is RGBA, four times the bytes for the
+ * consumer to inflate (a 12 MP mask: 48 MB, a sixth of its image work) for the same weights.
+ */
+function greyMask(ctx: CanvasRenderingContext2D, width: number, height: number): Blob {
+  // The strokes are drawn white on transparent: the alpha is the coverage, which is the grey.
+  const rgba = ctx.getImageData(0, 0, width, height).data;
+  const grey = new Uint8Array(width * height);
+  for (let i = 0; i < grey.length; i++) grey[i] = rgba[i * 4 + 3] ?? 0;
+  const png = encode({ width, height, data: grey, channels: 1, depth: 8 });
+  return new Blob([png.slice().buffer], { type: 'image/png' });
+}
+
 export function Brush(props: {
   photoUrl: string;
   width: number;
@@ -67,19 +81,17 @@ export function Brush(props: {
       strokes.length === 0
         ? null
         : {
-            exportMask: async () => {
-              const c = document.createElement('canvas');
-              c.width = width;
-              c.height = height;
-              const ctx = c.getContext('2d');
-              if (!ctx) throw new Error('This browser cannot draw images.');
-              draw(ctx, strokes, '#ffffff');
-              // Opaque: black where nothing is painted (keep), white where painted (redraw).
-              ctx.globalCompositeOperation = 'destination-over';
-              ctx.fillStyle = '#000000';
-              ctx.fillRect(0, 0, width, height);
-              return toBlob(c, 'image/png');
-            },
+            // A throw inside the executor (no 2-D context) is the promise's rejection.
+            exportMask: () =>
+              new Promise<Blob>((resolve) => {
+                const c = document.createElement('canvas');
+                c.width = width;
+                c.height = height;
+                const ctx = c.getContext('2d', { willReadFrequently: true });
+                if (!ctx) throw new Error('This browser cannot draw images.');
+                draw(ctx, strokes, '#ffffff');
+                resolve(greyMask(ctx, width, height));
+              }),
           },
     );
   }, [strokes, width, height, onReady]);

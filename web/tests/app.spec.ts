@@ -1,6 +1,7 @@
 import { test, expect, type Page } from '@playwright/test';
 import AxeBuilder from '@axe-core/playwright';
 import { readFile } from 'node:fs/promises';
+import { unzlibSync } from 'fflate';
 import { join } from 'node:path';
 import { apiGet, apiUrl, paintStroke, samples, signIn, tokenOf, upload } from './support';
 
@@ -12,10 +13,15 @@ async function shot(page: Page, name: string): Promise<void> {
 }
 
 test('a brushed edit: upload, paint, pick a medium, see the price, pay, watch it deliver, compare, download', async ({ page }) => {
+  await keepPutBodies(page);
   await signIn(page, 'brush');
   await upload(page, 'single_pet.png');
   await paintStroke(page);
   await expect(page.getByText('1 stroke(s) painted.')).toBeVisible();
+  // The second PUT to the bucket is the painted area's (the first, the photo's).
+  await expect.poll(() => page.evaluate(() => (window as unknown as Puts).puts.length)).toBeGreaterThanOrEqual(2);
+  const mask = await page.evaluate(async () => Array.from(new Uint8Array(await (window as unknown as Puts).puts[1]!)));
+  expectGreyMaskOfTheStroke(Buffer.from(mask));
   await page.getByText('Embroidery', { exact: true }).click();
   await expect(page.getByTestId('price')).toHaveText('Price: 3 credits');
   await shot(page, 'editor');
@@ -88,6 +94,47 @@ test('a brushed edit: upload, paint, pick a medium, see the price, pay, watch it
   await expect(versions).toHaveCount(2);
   await expect(versions.first()).toContainText('Original edit');
 });
+
+interface Puts { puts: Promise<ArrayBuffer>[] }
+
+/** Keeps the body of each PUT the page sends (Playwright does not capture a Blob body). */
+async function keepPutBodies(page: Page): Promise<void> {
+  await page.addInitScript(() => {
+    const w = window as unknown as Puts;
+    w.puts = [];
+    const fetch = window.fetch.bind(window);
+    window.fetch = (input, init) => {
+      if (init?.method === 'PUT' && init.body instanceof Blob) w.puts.push(init.body.arrayBuffer());
+      return fetch(input, init);
+    };
+  });
+}
+
+/**
+ * The mask as uploaded is a one-channel 8-bit PNG (a quarter of a canvas's RGBA for the
+ * consumer to inflate), white along the stroke `paintStroke` draws at 60 % of the height
+ * from 30 % to 70 % of the width, black elsewhere. Read by hand (chunks, zlib, filter 0),
+ * not by the library that wrote it.
+ */
+function expectGreyMaskOfTheStroke(png: Buffer): void {
+  expect(png.subarray(1, 4).toString('latin1')).toBe('PNG');
+  const [width, height] = [png.readUInt32BE(16), png.readUInt32BE(20)];
+  expect([png[24], png[25], png[28]]).toEqual([8, 0, 0]); // bit depth 8, grey, not interlaced
+  const idat: Buffer[] = [];
+  for (let at = 8; at < png.length; ) {
+    const length = png.readUInt32BE(at);
+    if (png.subarray(at + 4, at + 8).toString('latin1') === 'IDAT') idat.push(png.subarray(at + 8, at + 8 + length));
+    at += 12 + length;
+  }
+  const raw = unzlibSync(Buffer.concat(idat));
+  expect(raw.length).toBe((width + 1) * height);
+  const at = (fx: number, fy: number) => {
+    const row = Math.floor(height * fy) * (width + 1);
+    expect(raw[row]).toBe(0); // filter "none": the bytes are the weights
+    return raw[row + 1 + Math.floor(width * fx)];
+  };
+  expect([at(0.5, 0.6), at(0.35, 0.6), at(0.5, 0.1), at(0.05, 0.6)]).toEqual([255, 255, 0, 0]);
+}
 
 /** Uploads the pet photo, paints a stroke across it and makes a brushed Embroidery edit (3 credits). */
 async function brushedEdit(page: Page): Promise<void> {

@@ -1,7 +1,7 @@
 //! Peak memory and time of the consumer's image work on a 12-megapixel phone photo.
 //!
 //! `cargo run --release -p atelier-model-server --example imaging_12mp -- prepare DIR` writes a
-//! 4032×3024 JPEG and a full-size brushed mask (an opaque canvas, as the web app exports it); `… -- measure DIR` then runs what the consumer
+//! 4032×3024 JPEG and a full-size brushed mask (one grey channel, as the web app exports it); `… -- measure DIR` then runs what the consumer
 //! does with them (limited decode, mask, downscale for the model, the edit call's and the
 //! vision calls' PNGs, the stand-in's restyle as the model's answer at 1536 px, composite back
 //! at full size with its leakage, PNG master and JPEG rendition encode, list thumbnail, the
@@ -28,7 +28,7 @@ use atelier_shared::domain::imaging::{
     DecodeLimits, JPEG_QUALITY, Mask, VISION_MAX_SIDE, composite_into, downscale, encode_jpeg,
     encode_png, encode_png_for_model, encode_thumbnail, fit_within, mask_from_png,
 };
-use image::{ImageEncoder, Rgb, RgbImage, Rgba, RgbaImage};
+use image::{GrayImage, ImageEncoder, Luma, Rgb, RgbImage, RgbaImage};
 
 const W: u32 = 4032;
 const H: u32 = 3024;
@@ -91,17 +91,21 @@ fn prepare(dir: &std::path::Path, photo: &std::path::Path, mask_path: &std::path
         .write_image(img.as_raw(), W, H, image::ExtendedColorType::Rgb8)
         .unwrap();
     std::fs::write(photo, jpeg).unwrap();
-    // As the web app's brush exports it: an opaque RGBA canvas, white where painted.
-    let canvas = RgbaImage::from_fn(W, H, |x, y| {
+    // As the web app's brush exports it (`web/src/Brush.tsx`): one grey channel, white where
+    // painted, rows unfiltered, zlib at its default level.
+    let canvas = GrayImage::from_fn(W, H, |x, y| {
         let (dx, dy) = (i64::from(x) - 2000, i64::from(y) - 1500);
-        let v = if dx * dx + dy * dy < 900 * 900 {
-            255
-        } else {
-            0
-        };
-        Rgba([v, v, v, 255])
+        Luma([if dx * dx + dy * dy < 900 * 900 { 255 } else { 0 }])
     });
-    std::fs::write(mask_path, encode_png(&canvas).unwrap()).unwrap();
+    let mut mask = Vec::new();
+    image::codecs::png::PngEncoder::new_with_quality(
+        &mut mask,
+        image::codecs::png::CompressionType::Default,
+        image::codecs::png::FilterType::NoFilter,
+    )
+    .write_image(canvas.as_raw(), W, H, image::ExtendedColorType::L8)
+    .unwrap();
+    std::fs::write(mask_path, mask).unwrap();
     println!("wrote {} and {}", photo.display(), mask_path.display());
 }
 

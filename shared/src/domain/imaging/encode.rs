@@ -135,8 +135,9 @@ mod tests {
         let max = diffs.iter().copied().max().unwrap_or(0);
         let mean = diffs.iter().map(|&d| f64::from(d)).sum::<f64>() / diffs.len() as f64;
         println!("thumbnail twice vs direct: max {max}, mean {mean:.3}");
-        // Measured: max 2, mean 0.100 (2026-12-07).
-        assert!(max <= 3 && mean <= 0.25, "max {max}, mean {mean:.3}");
+        // Measured: max 6, mean 0.187 with the box filter shrinking (2026-12-07; max 2, mean
+        // 0.100 with the triangle before it): a 256 px picture, for a list.
+        assert!(max <= 8 && mean <= 0.25, "max {max}, mean {mean:.3}");
     }
 
     #[test]

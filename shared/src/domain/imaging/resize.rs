@@ -14,6 +14,15 @@ pub const VISION_MAX_SIDE: u32 = 1024;
 /// integers: positions are in units of 1/width (1/height) of a source pixel, so every overlap
 /// is an integer.
 pub(super) fn shrink_by_area(src: &GrayImage, width: u32, height: u32) -> GrayImage {
+    // Every area sum is at most 255 × sw × sh: in u32 up to 16 MP, whose products and
+    // conversion to f64 are single instructions (u64's are not, on SSE2).
+    let areas_fit_u32 =
+        255 * u64::from(src.width()) * u64::from(src.height()) <= u64::from(u32::MAX);
+    shrink_by_area_in(src, width, height, areas_fit_u32)
+}
+
+/// [`shrink_by_area`], its column sums in u32 when `narrow_areas`, else in u64.
+fn shrink_by_area_in(src: &GrayImage, width: u32, height: u32, narrow_areas: bool) -> GrayImage {
     let (sw, sh) = (src.width() as usize, src.height() as usize);
     let (w, h) = (width as usize, height as usize);
     if w == 0 || h == 0 || sw == 0 || w > sw || h > sh {
@@ -32,6 +41,7 @@ pub(super) fn shrink_by_area(src: &GrayImage, width: u32, height: u32) -> GrayIm
     // short of an integer by at least 1/whole stays short of it (a division per pixel in
     // u64 was a fifth of the shrink's time).
     let whole = (sw * sh) as f64;
+    let half = (whole / 2.0).floor();
     for i in 0..h {
         column_sums.fill(0);
         whole_rows.fill(0);
@@ -49,13 +59,21 @@ pub(super) fn shrink_by_area(src: &GrayImage, width: u32, height: u32) -> GrayIm
         let weight = u16::try_from(h).unwrap_or(u16::MAX); // `narrow`: h fits
         let sums = column_sums.iter_mut().zip(&whole_rows);
         sums.for_each(|(s, &v)| *s += u32::from(v) * u32::from(weight));
-        out.extend(taps.iter().map(|taps| {
-            let area: u64 = taps
-                .iter()
-                .map(|&(x, dx)| u64::from(column_sums.get(x).copied().unwrap_or(0)) * u64::from(dx))
-                .sum();
-            ((area as f64 + (whole / 2.0).floor()) / whole) as u8
-        }));
+        let sum = |x: usize| column_sums.get(x).copied().unwrap_or(0);
+        if narrow_areas {
+            out.extend(taps.iter().map(|taps| {
+                let area: u32 = taps.iter().map(|&(x, dx)| sum(x) * dx).sum();
+                ((f64::from(area) + half) / whole) as u8
+            }));
+        } else {
+            out.extend(taps.iter().map(|taps| {
+                let area: u64 = taps
+                    .iter()
+                    .map(|&(x, dx)| u64::from(sum(x)) * u64::from(dx))
+                    .sum();
+                ((area as f64 + half) / whole) as u8
+            }));
+        }
     }
     GrayImage::from_raw(width, height, out)
         .unwrap_or_else(|| image::imageops::thumbnail(src, width, height))
@@ -155,7 +173,10 @@ pub(super) fn resize_window(
         f64::from(sh) / f64::from(full.1),
     );
     let filter = if full.0 < sw || full.1 < sh {
-        Filter::Bilinear // a box-like filter, widened by the reduction, is right for shrinking
+        // The mean of the source pixels under each target pixel, as the mask is shrunk (the
+        // model's photo and mask then agree at its edge), and a fifth faster than the
+        // triangle it replaced (`shrinking_a_photo_takes_near_the_mean_…`).
+        Filter::Box
     } else {
         Filter::CatmullRom
     };
@@ -194,7 +215,7 @@ pub(super) fn resize_window(
 mod tests {
     use super::*;
     use crate::domain::imaging::test_images::checker;
-    use image::Luma;
+    use image::{Luma, RgbaImage};
 
     /// The mean of the source area under target pixel (i, j), by its definition in floats.
     fn area_mean(src: &GrayImage, (w, h): (u32, u32), (i, j): (u32, u32)) -> f64 {
@@ -204,11 +225,14 @@ mod tests {
         );
         let overlap =
             |p: u32, lo: f64, hi: f64| (f64::from(p + 1).min(hi) - f64::from(p).max(lo)).max(0.0);
+        let (xs, ys) = (f64::from(i) * sx, f64::from(j) * sy);
         let mut sum = 0.0;
-        for (x, y, v) in src.enumerate_pixels() {
-            let a = overlap(x, f64::from(i) * sx, f64::from(i + 1) * sx)
-                * overlap(y, f64::from(j) * sy, f64::from(j + 1) * sy);
-            sum += a * f64::from(v.0[0]);
+        // The pixels under the target's area only (the rest overlap it by 0).
+        for y in ys.floor() as u32..((ys + sy).ceil() as u32).min(src.height()) {
+            for x in xs.floor() as u32..((xs + sx).ceil() as u32).min(src.width()) {
+                let a = overlap(x, xs, xs + sx) * overlap(y, ys, ys + sy);
+                sum += a * f64::from(src.get_pixel(x, y).0[0]);
+            }
         }
         sum / (sx * sy)
     }
@@ -225,6 +249,8 @@ mod tests {
         for (src, (w, h)) in cases.chain([(&tall, (2, 2)), (&tall, (3, 1))]) {
             let ours = shrink_by_area(src, w, h);
             assert_eq!(ours.dimensions(), (w, h));
+            // Over 16 MP the areas are summed in u64: the same pixels.
+            assert_eq!(shrink_by_area_in(src, w, h, false), ours, "{w}x{h} in u64");
             for (i, j, got) in ours.enumerate_pixels() {
                 let want = area_mean(src, (w, h), (i, j));
                 assert!(
@@ -232,6 +258,42 @@ mod tests {
                     "{w}x{h} ({i},{j})"
                 );
             }
+        }
+    }
+
+    /// A photo's shrink (the model's copy, the review's) is near each target pixel's area
+    /// mean: on a textured gradient at the 12 MP photo's ratios (to 1536 px and to 1024 px),
+    /// every channel within 4 levels and 0.5 on average (measured: 3.3 and 0.37; the triangle
+    /// filter it replaced, 2.4 and 0.33).
+    #[test]
+    fn shrinking_a_photo_takes_near_the_mean_of_the_pixels_under_each() {
+        let photo = RgbaImage::from_fn(403, 302, |x, y| {
+            let grain = ((x.wrapping_mul(2_654_435_761) ^ y.wrapping_mul(40_503)) >> 28) as u8;
+            image::Rgba([
+                (x / 2) as u8 ^ grain,
+                (y * 3 / 4) as u8,
+                ((x + y) / 3) as u8,
+                255,
+            ])
+        });
+        for side in [154, 102] {
+            let small = downscale(&photo, side);
+            let (mut worst, mut total) = (0.0f64, 0.0);
+            for c in 0..4 {
+                let channel =
+                    GrayImage::from_fn(403, 302, |x, y| Luma([photo.get_pixel(x, y).0[c]]));
+                for (i, j, got) in small.enumerate_pixels() {
+                    let off = (f64::from(got.0[c])
+                        - area_mean(&channel, small.dimensions(), (i, j)))
+                    .abs();
+                    (worst, total) = (worst.max(off), total + off);
+                }
+            }
+            let mean = total / (small.as_raw().len() as f64);
+            assert!(
+                worst <= 4.0 && mean <= 0.5,
+                "{side}: worst {worst:.2}, mean {mean:.3}"
+            );
         }
     }
 
