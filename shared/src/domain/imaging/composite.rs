@@ -139,16 +139,33 @@ pub(super) fn editable_box(weights: &GrayImage) -> Option<(u32, u32, u32, u32)> 
         if row.iter().fold(0u8, |any, &v| any | v) == 0 {
             continue;
         }
-        let Some(first) = row.iter().position(|&v| v != 0) else {
+        let Some(first) = first_set(row) else {
             continue;
         };
-        let last = row.iter().rposition(|&v| v != 0).unwrap_or(first);
+        let last = last_set(row).unwrap_or(first);
         found = Some(match found {
             None => (first, y, last + 1, y + 1),
             Some((x0, y0, x1, _)) => (x0.min(first), y0, x1.max(last + 1), y + 1),
         });
     }
     found.map(|(x0, y0, x1, y1)| (x0 as u32, y0 as u32, x1 as u32, y1 as u32))
+}
+
+/// Runs of this many weights are skipped by one vectorised OR when all are 0.
+const RUN: usize = 64;
+
+/// The first pixel with a weight: whole runs of 0 skipped, then that run searched.
+fn first_set(row: &[u8]) -> Option<usize> {
+    let (run, r) =
+        (row.chunks(RUN).enumerate()).find(|(_, r)| r.iter().fold(0, |a, &v| a | v) != 0)?;
+    r.iter().position(|&v| v != 0).map(|i| run * RUN + i)
+}
+
+/// The last pixel with a weight, as [`first_set`] from the end.
+fn last_set(row: &[u8]) -> Option<usize> {
+    let (run, r) =
+        (row.chunks(RUN).enumerate()).rfind(|(_, r)| r.iter().fold(0, |a, &v| a | v) != 0)?;
+    r.iter().rposition(|&v| v != 0).map(|i| run * RUN + i)
 }
 
 #[cfg(test)]
@@ -251,6 +268,30 @@ mod tests {
     }
 
     proptest! {
+        /// The box and the outside count, found by skipping runs of 0, are the pixel-by-pixel
+        /// ones: rows of 1 to 300 weights (under, at and over a run of 64, and 255 for the
+        /// count's runs), a few pixels set anywhere.
+        #[test]
+        fn the_editable_box_and_outside_count_are_every_pixels(
+            w in 1u32..300,
+            h in 1u32..6,
+            set in proptest::collection::vec((any::<u32>(), any::<u32>(), 1u8..), 0..5),
+        ) {
+            let mut weights = GrayImage::new(w, h);
+            for &(x, y, v) in &set {
+                weights.put_pixel(x % w, y % h, Luma([v]));
+            }
+            let lit: Vec<(u32, u32)> = weights.enumerate_pixels().filter(|p| p.2.0[0] != 0).map(|p| (p.0, p.1)).collect();
+            let naive = (!lit.is_empty()).then(|| {
+                let xs = lit.iter().map(|p| p.0);
+                let ys = lit.iter().map(|p| p.1);
+                (xs.clone().min().unwrap_or(0), ys.clone().min().unwrap_or(0), xs.max().unwrap_or(0) + 1, ys.max().unwrap_or(0) + 1)
+            });
+            prop_assert_eq!(editable_box(&weights), naive);
+            let outside = u64::from(w * h) - lit.len() as u64;
+            prop_assert_eq!(Mask::from_weights(weights).outside_pixels(), outside);
+        }
+
         #[test]
         fn composite_never_touches_a_pixel_outside_the_mask(
             w in 1u32..24,

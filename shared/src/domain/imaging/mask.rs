@@ -65,7 +65,11 @@ impl Mask {
 
     /// Pixels that must stay the original's (weight 0).
     pub fn outside_pixels(&self) -> u64 {
-        self.weights.as_raw().iter().filter(|&&w| w == 0).count() as u64
+        // Counted in u8 over runs of at most 255 (no overflow), which vectorises 16 or 32 to
+        // an instruction; a `usize` count per pixel was 7 ms of a 12 MP mask.
+        let runs = self.weights.as_raw().chunks(255);
+        runs.map(|run| u64::from(run.iter().fold(0u8, |n, &w| n + u8::from(w == 0))))
+            .sum()
     }
 
     /// True when nothing may change.
