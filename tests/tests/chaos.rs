@@ -232,14 +232,16 @@ async fn money_invariants_hold_under_faults() {
         .with_google_play(&google);
     let consumer = function("consumer").await;
     let mut sweeper = function("sweeper").await;
-    sweeper.app = sweeper.app.with_pusher(Some(push.pusher()));
+    sweeper.app = sweeper.app.with_pusher(Some(
+        push.pusher_timing_out_after(push_faults::PUSH_TIMEOUT),
+    ));
     // Two providers for every call: `model` first (over OpenAI's wire), `second` after a
     // definite failure of the first or while its breaker is open (over Gemini's).
     let (model, second) = (StandIn::start().await, StandIn::start().await);
     // Model calls wait long enough for a busy machine; a `timeout` fault gets a consumer
-    // whose calls give up after a second (the fault holds its request for three).
+    // whose calls give up after half a second (the fault holds its request for twice that).
     let processor = consumer.processor_with_failover(&model, &second, Duration::from_secs(60));
-    let impatient = consumer.processor_with_failover(&model, &second, Duration::from_secs(1));
+    let impatient = consumer.processor_with_failover(&model, &second, MODEL_TIMEOUT);
 
     // Users with balances for about three quarters of their jobs.
     let mut users: Vec<UserId> = (0..(jobs / 5).max(2)).map(|_| clean.user()).collect();
@@ -516,7 +518,7 @@ async fn money_invariants_hold_under_faults() {
                 let (call, fault) = MODEL_FAULTS[rng.gen_range(0..MODEL_FAULTS.len())];
                 let mut rule = json!({ "call": call, "fault": fault, "job": id });
                 if fault == "timeout" {
-                    rule["ms"] = json!(3_000);
+                    rule["ms"] = json!(MODEL_HELD_MS);
                     p = impatient.clone();
                 }
                 model.fault(rule).await;
@@ -865,6 +867,13 @@ impl Phases {
     }
 }
 
+/// The `timeout` class: how long the impatient consumer waits for a model call, and how long
+/// the fault holds one (twice that: the answer always comes after the consumer gave up). The
+/// job's other calls go through the same consumer, so the wait is kept above a loaded
+/// machine's ordinary call; the class costs a held call half a second, not one.
+const MODEL_TIMEOUT: Duration = Duration::from_millis(500);
+const MODEL_HELD_MS: u64 = 1_000;
+
 /// The breaker of the chaos run's providers: opened by three definite failures in a row, a
 /// probe two seconds later, so a batch of outage opens it and the batches after it see it
 /// half-open, probed, and closed again.
@@ -918,7 +927,7 @@ impl Outage {
             }
             Outage::Ambiguous => {
                 model
-                    .fault(json!({ "call": "any", "fault": "timeout", "ms": 3_000 }))
+                    .fault(json!({ "call": "any", "fault": "timeout", "ms": MODEL_HELD_MS }))
                     .await;
                 tally.add("provider_outage_batches_ambiguous");
             }
