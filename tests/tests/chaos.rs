@@ -600,26 +600,25 @@ async fn money_invariants_hold_under_faults() {
     })
     .await;
     let mut rounds = 0;
+    let mut unsettled = all_jobs.clone();
     loop {
         rounds += 1;
-        let mut pending = Vec::new();
-        for (user, id) in &all_jobs {
-            let job = clean.job(user, id).await;
-            let status = job.str("status");
-            if status == "queued" || status == "processing" {
-                pending.push((id.clone(), status));
-            }
-        }
+        let pending = unsettled_jobs(&clean, unsettled).await;
         if pending.is_empty() || rounds > 6 {
             break;
         }
-        for (id, status) in &pending {
+        for (_, id, status) in &pending {
             if status == "queued"
                 && let Some(id) = JobId::parse(id)
             {
                 let _ = processor.process(&id).await;
             }
         }
+        // A job that left queued and processing never comes back: only these are read again.
+        unsettled = pending
+            .into_iter()
+            .map(|(user, id, _)| (user, id))
+            .collect();
         let later = clock::now() + Duration::from_secs(16 * 60 * rounds);
         futures::join!(
             atelier_sweeper::handle(&sweeper.app, later),
@@ -933,6 +932,28 @@ impl Outage {
             }
         }
     }
+}
+
+/// The jobs of `jobs` still queued or processing, with their status, in `jobs`' order: read
+/// a few at a time. A job whose read failed is kept (read again next round), never taken as
+/// settled.
+async fn unsettled_jobs(h: &Harness, jobs: Vec<(UserId, String)>) -> Vec<(UserId, String, String)> {
+    use futures::StreamExt;
+    futures::stream::iter(jobs)
+        .map(|(user, id)| async move {
+            let job = h.job(&user, &id).await;
+            let status = match job.status {
+                StatusCode::OK => job.str("status"),
+                _ => "unread".to_owned(),
+            };
+            (user, id, status)
+        })
+        .buffered(8)
+        .filter(|(_, _, status)| {
+            std::future::ready(["queued", "processing", "unread"].contains(&status.as_str()))
+        })
+        .collect()
+        .await
 }
 
 /// The first provider's breaker after a batch, as a tally key.
