@@ -51,6 +51,8 @@ use std::time::Duration;
 mod apple;
 #[path = "chaos/google_play.rs"]
 mod google;
+#[path = "chaos/hook_queue.rs"]
+mod hook_queue;
 #[path = "chaos/push.rs"]
 mod push_faults;
 #[path = "chaos/stores.rs"]
@@ -1896,18 +1898,28 @@ impl HookReceivers {
     }
 }
 
-/// Up to ten delivery messages, as the queue's mapping receives them.
-async fn hook_batch(h: &Harness) -> Vec<aws_sdk_sqs::types::Message> {
-    h.clients
-        .sqs
-        .receive_message()
-        .queue_url(h.app.hooks_queue.url())
-        .max_number_of_messages(10)
-        .wait_time_seconds(1)
-        .send()
-        .await
-        .map(|o| o.messages.unwrap_or_default())
-        .unwrap_or_default()
+/// Up to ten delivery messages, as the queue's mapping receives them, waiting up to
+/// `wait_secs` for the first (a long poll: it returns as soon as one is visible).
+async fn hook_batch(h: &Harness, wait_secs: i32) -> Vec<aws_sdk_sqs::types::Message> {
+    inject("receiving delivery messages", || {
+        h.clients
+            .sqs
+            .receive_message()
+            .queue_url(h.app.hooks_queue.url())
+            .max_number_of_messages(10)
+            .wait_time_seconds(wait_secs)
+            .send()
+    })
+    .await
+    .messages
+    .unwrap_or_default()
+}
+
+/// What a delivery batch left: the receipt handles still in flight (all of a killed batch's,
+/// a failed message's), and whether every message found its endpoint's slots all held.
+struct BatchEnd {
+    in_flight: Vec<String>,
+    all_busy: bool,
 }
 
 /// One delivery batch at `at` through the sweeper's role (wire faults included): each message
@@ -1920,33 +1932,53 @@ async fn deliver_hook_batch(
     batch: Vec<aws_sdk_sqs::types::Message>,
     at: clock::Instant,
     kill_after: Option<Duration>,
-) {
+) -> BatchEnd {
     use atelier_shared::services::webhooks;
     let hooks = atelier_sweeper::hooks(&sweeper.app, http);
     let work = batch.iter().map(|m| async move {
-        let msg = m
-            .body
-            .as_deref()
-            .and_then(|b| serde_json::from_str(b).ok())?;
-        webhooks::deliver(hooks, &msg, at).await.ok()?;
-        m.receipt_handle.clone()
+        let msg = m.body.as_deref().and_then(|b| serde_json::from_str(b).ok());
+        let outcome = match msg {
+            Some(msg) => webhooks::deliver(hooks, &msg, at).await.ok(),
+            None => None,
+        };
+        (m.receipt_handle.clone(), outcome)
     });
-    let handles = match kill_after {
+    let done = match kill_after {
         Some(after) => {
             let _ = tokio::time::timeout(after, join_all(work)).await;
-            return;
+            let in_flight = batch.into_iter().filter_map(|m| m.receipt_handle);
+            return BatchEnd {
+                in_flight: in_flight.collect(),
+                all_busy: false,
+            };
         }
         None => join_all(work).await,
     };
-    for handle in handles.into_iter().flatten() {
-        h.delete_hook_message(handle).await;
+    let all_busy = done
+        .iter()
+        .all(|(_, o)| matches!(o, Some(webhooks::Outcome::Busy)));
+    let (handled, failed): (Vec<_>, Vec<_>) = done.into_iter().partition(|(_, o)| o.is_some());
+    join_all(
+        handled
+            .into_iter()
+            .filter_map(|(handle, _)| handle)
+            .map(|handle| h.delete_hook_message(handle)),
+    )
+    .await;
+    BatchEnd {
+        in_flight: failed
+            .into_iter()
+            .filter_map(|(handle, _)| handle)
+            .collect(),
+        all_busy,
     }
 }
 
 /// Webhook delivery under faults, after the jobs settled: the stream's records of some new
 /// events dropped (never fanned out) and others seen twice; deliverers killed mid-batch; then
 /// rounds of the sweeper's safety net with the clock moved past a claim's lease each time,
-/// until every event reached every healthy receiver (or forty rounds, 30 min of clock).
+/// until every event reached every healthy receiver and every push settled (or the retry
+/// schedule's end on the clock).
 async fn webhooks_with_faults(
     h: &Harness,
     sweeper: &Harness,
@@ -1960,6 +1992,70 @@ async fn webhooks_with_faults(
     )
     .unwrap_or_else(|e| panic!("{e}"));
     let hooks = atelier_sweeper::hooks(&sweeper.app, &http);
+    let events = fan_out_with_faults(h, hooks, pushes, rng, tally).await;
+    // A killed deliverer's endpoint slots stay held until their lease (the POST's 15 s + 30 s)
+    // runs out, so each round moves the clock past it; the re-drive takes what is due. After a
+    // round in which no event arrived, the clock jumps to the next due attempt, so events
+    // waiting on a later step of the retry schedule (30 min, 2 h, …) are followed to its end.
+    let start = clock::now();
+    let last = start + Duration::from_secs(SCHEDULE_SECS.iter().sum::<u64>() + 3_600);
+    let (mut at, mut missing_before) = (start, usize::MAX);
+    let mut held = hook_queue::Held::new(hook_queue::visibility(h).await);
+    for round in 0..WEBHOOK_ROUNDS {
+        let took = std::time::Instant::now();
+        let (returned, stale) = held.release(h, at).await;
+        tally.add_n("webhook_held_messages_returned", returned);
+        tally.add_n("webhook_held_messages_already_back", stale);
+        if round > 0
+            && webhooks::redrive_due(hooks, at, Duration::from_secs(60))
+                .await
+                .is_err()
+        {
+            tally.add("webhook_redrive_failed");
+        }
+        let redrive = took.elapsed();
+        drain_hook_queue((h, sweeper, &http), at, &mut held, rng, tally).await;
+        let drain = took.elapsed() - redrive;
+        tally.add("webhook_rounds");
+        let missing = missing_everywhere(h, &events, receivers, pushes).await;
+        if missing.is_empty() {
+            break;
+        }
+        let next_due = match missing.len() < missing_before {
+            true => None,
+            false => earliest_due(h, &missing, at).await,
+        };
+        missing_before = missing.len();
+        println!(
+            "chaos: webhooks round {round} at +{} s: {} events not yet at every receiver, \
+             e.g. {:?}; next due {next_due:?}; queue: {}; re-drive {:.1} s, drain {:.1} s, \
+             reads {:.1} s",
+            (at - start).whole_seconds(),
+            missing.len(),
+            &missing[..missing.len().min(3)],
+            hook_queue::depth(h).await.describe(held.len()),
+            redrive.as_secs_f64(),
+            drain.as_secs_f64(),
+            (took.elapsed() - redrive - drain).as_secs_f64(),
+        );
+        at = (at + WEBHOOK_ROUND_STEP).max(next_due.unwrap_or(at));
+        if at > last {
+            break;
+        }
+    }
+    events
+}
+
+/// The outbox's due events (every page), fanned out as the stream would with some records
+/// dropped and some seen twice; the push services' trouble set for the rounds.
+async fn fan_out_with_faults(
+    h: &Harness,
+    hooks: atelier_shared::services::webhooks::Hooks<'_>,
+    pushes: &push_faults::PushFaults,
+    rng: &mut StdRng,
+    tally: &mut Tally,
+) -> Vec<WebhookEventItem> {
+    let took = std::time::Instant::now();
     let horizon = clock::format(clock::now() + Duration::from_secs(86_400));
     let events = inject("reading the outbox's events", || {
         h.app.store.webhook_events_due(&horizon, 100_000)
@@ -1978,56 +2074,37 @@ async fn webhooks_with_faults(
     }
     pushes.trouble(rng, tally);
     for chunk in fanned.chunks(100) {
-        if webhooks::fan_out(hooks, chunk).await.is_err() {
+        if atelier_shared::services::webhooks::fan_out(hooks, chunk)
+            .await
+            .is_err()
+        {
             tally.add("webhook_fan_out_failed");
         }
     }
-    // A killed deliverer's endpoint slots stay held until their lease (the POST's 15 s + 30 s)
-    // runs out, so each round moves the clock past it; the re-drive takes what is due. After a
-    // round in which no event arrived, the clock jumps to the next due attempt, so events
-    // waiting on a later step of the retry schedule (30 min, 2 h, …) are followed to its end.
-    let start = clock::now();
-    let last = start + Duration::from_secs(SCHEDULE_SECS.iter().sum::<u64>() + 3_600);
-    let (mut at, mut missing_before) = (start, usize::MAX);
-    for round in 0..WEBHOOK_ROUNDS {
-        if round > 0
-            && webhooks::redrive_due(hooks, at, Duration::from_secs(60))
-                .await
-                .is_err()
+    println!(
+        "chaos: webhooks: {} events fanned out in {:.1} s",
+        events.len(),
+        took.elapsed().as_secs_f64()
+    );
+    events
+}
+
+/// Events not yet at every healthy receiver, or with a push not yet settled.
+async fn missing_everywhere<'a>(
+    h: &Harness,
+    events: &'a [WebhookEventItem],
+    receivers: &HookReceivers,
+    pushes: &push_faults::PushFaults,
+) -> Vec<&'a str> {
+    let mut missing = missing_events(events, receivers);
+    for (event, _) in pushes.missing(h, events).await {
+        if let Some(e) = events.iter().find(|e| e.hook_pk == event)
+            && !missing.contains(&e.hook_pk.as_str())
         {
-            tally.add("webhook_redrive_failed");
-        }
-        drain_hook_queue(h, sweeper, &http, at, rng, tally).await;
-        tally.add("webhook_rounds");
-        let mut missing = missing_events(&events, receivers);
-        for (event, _) in pushes.missing(h, &events).await {
-            if let Some(e) = events.iter().find(|e| e.hook_pk == event)
-                && !missing.contains(&e.hook_pk.as_str())
-            {
-                missing.push(e.hook_pk.as_str());
-            }
-        }
-        if missing.is_empty() {
-            break;
-        }
-        let next_due = match missing.len() < missing_before {
-            true => None,
-            false => earliest_due(h, &missing, at).await,
-        };
-        missing_before = missing.len();
-        println!(
-            "chaos: webhooks round {round} at +{} s: {} events not yet at every receiver, \
-             e.g. {:?}; next due {next_due:?}",
-            (at - start).whole_seconds(),
-            missing.len(),
-            &missing[..missing.len().min(3)]
-        );
-        at = (at + WEBHOOK_ROUND_STEP).max(next_due.unwrap_or(at));
-        if at > last {
-            break;
+            missing.push(e.hook_pk.as_str());
         }
     }
-    events
+    missing
 }
 
 /// Rounds of the safety net at most, and the clock's step between them (past a killed
@@ -2035,30 +2112,71 @@ async fn webhooks_with_faults(
 const WEBHOOK_ROUNDS: u32 = 200;
 const WEBHOOK_ROUND_STEP: Duration = Duration::from_secs(46);
 
-/// Delivery batches at `at` for up to 20 s, some killed mid-batch.
+/// Delivery batches at `at`, [`DELIVERERS`] at a time and some killed mid-batch, until
+/// nothing on the queue can be delivered at this clock: the queue empty but for the messages
+/// `held` keeps and long delays, or a batch, run alone, whose every message found its
+/// endpoint's slots all held (leased by a killed deliverer until the clock moves: each would
+/// only come back busy every 2 s).
 async fn drain_hook_queue(
-    h: &Harness,
-    sweeper: &Harness,
-    http: &atelier_shared::adapters::webhooks::client::WebhookClient,
+    (h, sweeper, http): (
+        &Harness,
+        &Harness,
+        &atelier_shared::adapters::webhooks::client::WebhookClient,
+    ),
     at: Instant,
+    held: &mut hook_queue::Held,
     rng: &mut StdRng,
     tally: &mut Tally,
 ) {
-    let drained = std::time::Instant::now() + Duration::from_secs(20);
-    while std::time::Instant::now() < drained {
-        let batch = hook_batch(h).await;
-        if batch.is_empty() {
+    use futures::StreamExt;
+    let mut running = futures::stream::FuturesUnordered::new();
+    let (mut launched, mut stuck) = (0_u64, false);
+    loop {
+        let wait = match stuck {
+            true => None,
+            false => held.wait_for(hook_queue::depth(h).await),
+        };
+        // Wait on the queue only with no batch running: a running batch may free slots or
+        // send messages, so its end is the next event.
+        if let Some(wait) = wait.filter(|w| *w == 0 || running.is_empty())
+            && running.len() < DELIVERERS
+        {
+            let batch = hook_batch(h, wait).await;
+            if batch.is_empty() {
+                if wait > 0 {
+                    // Every delay up to the wait ran out during it: what is still delayed is long.
+                    held.long_delayed = hook_queue::depth(h).await.delayed;
+                }
+                continue;
+            }
+            let kill = rng
+                .gen_bool(0.15)
+                .then(|| Duration::from_millis(rng.gen_range(0..60)));
+            if kill.is_some() {
+                tally.add("webhook_deliverers_killed");
+            }
+            let alone = running.is_empty();
+            let run = deliver_hook_batch(h, sweeper, http, batch, at, kill);
+            running.push(async move { (run.await, alone, launched) });
+            launched += 1;
+            continue;
+        }
+        let Some((end, alone, index)) = running.next().await else {
             break;
+        };
+        held.hold(at, end.in_flight);
+        // Busy in a batch that overlapped no other: the slots were held by no live deliverer.
+        if end.all_busy && alone && index + 1 == launched {
+            tally.add("webhook_drains_ended_busy");
+            stuck = true;
         }
-        let kill = rng
-            .gen_bool(0.15)
-            .then(|| Duration::from_millis(rng.gen_range(0..60)));
-        if kill.is_some() {
-            tally.add("webhook_deliverers_killed");
-        }
-        deliver_hook_batch(h, sweeper, http, batch, at, kill).await;
     }
 }
+
+/// Delivery batches run at once, as the delivery queue's mapping runs up to eight
+/// (`infra/terraform/webhooks.tf`); fewer here, since each endpoint takes four at a time and
+/// the rest would come back busy.
+const DELIVERERS: usize = 2;
 
 /// Events some healthy receiver has not received yet (by `webhook-id`).
 fn missing_events<'a>(events: &'a [WebhookEventItem], receivers: &HookReceivers) -> Vec<&'a str> {
