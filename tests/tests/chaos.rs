@@ -2055,6 +2055,7 @@ async fn fan_out_with_faults(
     rng: &mut StdRng,
     tally: &mut Tally,
 ) -> Vec<WebhookEventItem> {
+    use futures::StreamExt;
     let took = std::time::Instant::now();
     let horizon = clock::format(clock::now() + Duration::from_secs(86_400));
     let events = inject("reading the outbox's events", || {
@@ -2073,14 +2074,17 @@ async fn fan_out_with_faults(
         }
     }
     pushes.trouble(rng, tally);
-    for chunk in fanned.chunks(100) {
-        if atelier_shared::services::webhooks::fan_out(hooks, chunk)
-            .await
-            .is_err()
-        {
-            tally.add("webhook_fan_out_failed");
-        }
-    }
+    // The stream hands records over as they are written (no batching window), from several
+    // shards at once: small batches, a few at a time, not one batch of a hundred after another.
+    let fanned_out = futures::stream::iter(fanned.chunks(10))
+        .map(|chunk| atelier_shared::services::webhooks::fan_out(hooks, chunk))
+        .buffered(4)
+        .collect::<Vec<_>>()
+        .await;
+    tally.add_n(
+        "webhook_fan_out_failed",
+        fanned_out.iter().filter(|r| r.is_err()).count() as u64,
+    );
     println!(
         "chaos: webhooks: {} events fanned out in {:.1} s",
         events.len(),
