@@ -2168,7 +2168,8 @@ async fn drain_hook_queue(
         let Some((end, alone, index)) = running.next().await else {
             break;
         };
-        held.hold(at, end.in_flight);
+        let not_hidden = held.hold(h, at, end.in_flight).await;
+        tally.add_n("webhook_held_messages_not_hidden", not_hidden);
         // Busy in a batch that overlapped no other: the slots were held by no live deliverer.
         if end.all_busy && alone && index + 1 == launched {
             tally.add("webhook_drains_ended_busy");

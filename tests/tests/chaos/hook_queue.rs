@@ -102,10 +102,26 @@ impl Held {
         self.messages.len() as u64
     }
 
-    /// Keeps `handles`, received at `at`, in flight.
-    pub fn hold(&mut self, at: Instant, handles: Vec<String>) {
+    /// Keeps `handles`, received at `at`, in flight until the rounds' clock passes `at` + the
+    /// visibility timeout, hidden for SQS's longest visibility (12 h) meanwhile: a round
+    /// longer than the timeout in wall time (a large run) would otherwise bring them back
+    /// first, at a point that depends on the machine's speed. Returns how many could not be
+    /// hidden (they come back at the queue's own timeout, as before).
+    pub async fn hold(&mut self, h: &Harness, at: Instant, handles: Vec<String>) -> u64 {
+        let url = h.app.hooks_queue.url();
+        let hidden = futures::future::join_all(handles.iter().map(|handle| {
+            h.clients
+                .sqs
+                .change_message_visibility()
+                .queue_url(url)
+                .receipt_handle(handle)
+                .visibility_timeout(43_200)
+                .send()
+        }))
+        .await;
         let back = at + self.visibility;
         self.messages.extend(handles.into_iter().map(|h| (back, h)));
+        hidden.iter().filter(|r| r.is_err()).count() as u64
     }
 
     /// Makes visible again every held message whose visibility ran out by `at` (visibility
