@@ -90,9 +90,19 @@ impl PushStandIn {
         self.pusher_as(APNS_KEY, CLIENT_EMAIL)
     }
 
+    /// [`PushStandIn::pusher`] giving up on a push after `timeout` instead of 5 s (the fault
+    /// harness holds a push past a short one, so the held push costs it little time).
+    pub fn pusher_timing_out_after(&self, timeout: std::time::Duration) -> Pusher {
+        self.client(APNS_KEY, CLIENT_EMAIL, timeout)
+    }
+
     /// A client signing with `apns_key` and exchanging its FCM assertion as `client_email`
     /// (another key or account than the stand-in knows: refused credentials).
     pub fn pusher_as(&self, apns_key: &str, client_email: &str) -> Pusher {
+        self.client(apns_key, client_email, std::time::Duration::from_secs(5))
+    }
+
+    fn client(&self, apns_key: &str, client_email: &str, timeout: std::time::Duration) -> Pusher {
         let apns = ApnsSettings {
             base_url: self.url.clone(),
             key_id: KEY_ID.to_owned(),
@@ -107,8 +117,7 @@ impl PushStandIn {
             client_email: client_email.to_owned(),
             private_key_pem: FCM_KEY.to_owned(),
         };
-        Pusher::new(Some(apns), Some(fcm), std::time::Duration::from_secs(5))
-            .unwrap_or_else(|e| panic!("{e}"))
+        Pusher::new(Some(apns), Some(fcm), timeout).unwrap_or_else(|e| panic!("{e}"))
     }
 
     /// The service-account key file as Firebase's console hands it out, for `client_email`,

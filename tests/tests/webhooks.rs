@@ -860,3 +860,43 @@ async fn rotate_now_revokes_the_old_secret_at_once() {
     assert!(verifies(&new), "signed by the new secret");
     assert!(!verifies(&old), "the old secret signs nothing any more");
 }
+
+/// The due events are read page after page: a Query page stops at 1 MB whatever its limit,
+/// so a backlog of large events (here five of ≈ 300 KB) would otherwise be cut at the first
+/// page; the limit still bounds the whole read.
+#[tokio::test]
+async fn the_due_events_are_read_past_a_one_megabyte_page_up_to_the_limit() {
+    let h = Harness::isolated(|_| {}).await;
+    let now = clock::now();
+    for i in 0..5 {
+        let item = WebhookEventItem {
+            hook_pk: format!("evt_paging_{i}"),
+            hook_sk: atelier_shared::store::schema::WEBHOOK_EVENT.to_owned(),
+            kind: EventType::EditCanceled.as_str().to_owned(),
+            body: "x".repeat(300_000),
+            created_at: clock::format(now),
+            due_state: Some(atelier_shared::store::schema::WEBHOOK_PENDING.to_owned()),
+            due_at: Some(clock::format(now)),
+            rounds: 0,
+            delivered_to: Vec::new(),
+            expires_at: None,
+            trace_id: None,
+        };
+        h.clients
+            .dynamodb
+            .put_item()
+            .table_name(&h.app.config.resources.webhooks_table)
+            .set_item(Some(
+                serde_dynamo::to_item(&item).unwrap_or_else(|e| panic!("{e}")),
+            ))
+            .send()
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+    }
+    let later = clock::format(now + Duration::from_secs(60));
+    let due = |limit| h.app.store.webhook_events_due(&later, limit);
+    let all = due(1000).await.unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(all.len(), 5, "every due event, past the first 1 MB page");
+    let some = due(4).await.unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(some.len(), 4, "no more than the limit, over two pages");
+}

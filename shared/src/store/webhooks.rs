@@ -44,30 +44,38 @@ impl Store {
         self.put_new(&self.names.webhooks_table, to_item(&item)?, attr::HOOK_PK)
     }
 
-    /// Events with a round due at or before `before`, oldest first (the sparse index).
+    /// Events with a round due at or before `before`, oldest first (the sparse index), up to
+    /// `limit`: page after page, since one page stops at 1 MB (a few thousand events)
+    /// whatever the limit.
     pub async fn webhook_events_due(
         &self,
         before: &str,
         limit: i32,
     ) -> Result<Vec<WebhookEventItem>, Error> {
-        let out = self
-            .ddb
-            .query()
-            .table_name(&self.names.webhooks_table)
-            .index_name(index::WEBHOOKS_DUE)
-            .key_condition_expression("#due_state = :p AND #due_at <= :before")
-            .set_expression_attribute_names(Some(names(&[attr::DUE_STATE, attr::DUE_AT])))
-            .expression_attribute_values(":p", s(WEBHOOK_PENDING))
-            .expression_attribute_values(":before", s(before))
-            .limit(limit)
-            .send()
-            .await
-            .map_err(|e| AwsError::new("webhooks.due", e))?;
-        out.items
-            .unwrap_or_default()
-            .into_iter()
-            .map(from_item)
-            .collect()
+        let mut items = Vec::new();
+        let mut start = None;
+        while (items.len() as i32) < limit {
+            let out = self
+                .ddb
+                .query()
+                .table_name(&self.names.webhooks_table)
+                .index_name(index::WEBHOOKS_DUE)
+                .key_condition_expression("#due_state = :p AND #due_at <= :before")
+                .set_expression_attribute_names(Some(names(&[attr::DUE_STATE, attr::DUE_AT])))
+                .expression_attribute_values(":p", s(WEBHOOK_PENDING))
+                .expression_attribute_values(":before", s(before))
+                .limit(limit - items.len() as i32)
+                .set_exclusive_start_key(start)
+                .send()
+                .await
+                .map_err(|e| AwsError::new("webhooks.due", e))?;
+            items.extend(out.items.unwrap_or_default());
+            start = out.last_evaluated_key.filter(|k| !k.is_empty());
+            if start.is_none() {
+                break;
+            }
+        }
+        items.into_iter().map(from_item).collect()
     }
 
     /// An event and its delivery log (every row under its id), in key order.
