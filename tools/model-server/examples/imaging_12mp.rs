@@ -95,7 +95,11 @@ fn prepare(dir: &std::path::Path, photo: &std::path::Path, mask_path: &std::path
     // painted, rows unfiltered, zlib at its default level.
     let canvas = GrayImage::from_fn(W, H, |x, y| {
         let (dx, dy) = (i64::from(x) - 2000, i64::from(y) - 1500);
-        Luma([if dx * dx + dy * dy < 900 * 900 { 255 } else { 0 }])
+        Luma([if dx * dx + dy * dy < 900 * 900 {
+            255
+        } else {
+            0
+        }])
     });
     let mut mask = Vec::new();
     image::codecs::png::PngEncoder::new_with_quality(
