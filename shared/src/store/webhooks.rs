@@ -52,29 +52,17 @@ impl Store {
         before: &str,
         limit: i32,
     ) -> Result<Vec<WebhookEventItem>, Error> {
-        let mut items = Vec::new();
-        let mut start = None;
-        while (items.len() as i32) < limit {
-            let out = self
-                .ddb
-                .query()
-                .table_name(&self.names.webhooks_table)
-                .index_name(index::WEBHOOKS_DUE)
-                .key_condition_expression("#due_state = :p AND #due_at <= :before")
-                .set_expression_attribute_names(Some(names(&[attr::DUE_STATE, attr::DUE_AT])))
-                .expression_attribute_values(":p", s(WEBHOOK_PENDING))
-                .expression_attribute_values(":before", s(before))
-                .limit(limit - items.len() as i32)
-                .set_exclusive_start_key(start)
-                .send()
-                .await
-                .map_err(|e| AwsError::new("webhooks.due", e))?;
-            items.extend(out.items.unwrap_or_default());
-            start = out.last_evaluated_key.filter(|k| !k.is_empty());
-            if start.is_none() {
-                break;
-            }
-        }
+        let query = self
+            .ddb
+            .query()
+            .table_name(&self.names.webhooks_table)
+            .index_name(index::WEBHOOKS_DUE)
+            .key_condition_expression("#due_state = :p AND #due_at <= :before")
+            .set_expression_attribute_names(Some(names(&[attr::DUE_STATE, attr::DUE_AT])))
+            .expression_attribute_values(":p", s(WEBHOOK_PENDING))
+            .expression_attribute_values(":before", s(before));
+        let limit = usize::try_from(limit).unwrap_or(0);
+        let items = query_pages(query, Some(limit), "webhooks.due").await?;
         items.into_iter().map(from_item).collect()
     }
 
@@ -103,27 +91,15 @@ impl Store {
     }
 
     async fn webhook_partition(&self, pk: &str) -> Result<Vec<super::Item>, Error> {
-        let mut items = Vec::new();
-        let mut start = None;
-        loop {
-            let out = self
-                .ddb
-                .query()
-                .table_name(&self.names.webhooks_table)
-                .key_condition_expression("#hook_pk = :pk")
-                .set_expression_attribute_names(Some(names(&[attr::HOOK_PK])))
-                .expression_attribute_values(":pk", s(pk))
-                .consistent_read(true)
-                .set_exclusive_start_key(start)
-                .send()
-                .await
-                .map_err(|e| AwsError::new("webhooks.partition", e))?;
-            items.extend(out.items.unwrap_or_default());
-            start = out.last_evaluated_key.filter(|k| !k.is_empty());
-            if start.is_none() {
-                return Ok(items);
-            }
-        }
+        let query = self
+            .ddb
+            .query()
+            .table_name(&self.names.webhooks_table)
+            .key_condition_expression("#hook_pk = :pk")
+            .set_expression_attribute_names(Some(names(&[attr::HOOK_PK])))
+            .expression_attribute_values(":pk", s(pk))
+            .consistent_read(true);
+        query_pages(query, None, "webhooks.partition").await
     }
 
     /// Records one attempt in the event's delivery log.
@@ -335,5 +311,35 @@ impl EndpointChange {
                     .expression_attribute_values(":zero", super::n(0))
             }
         })
+    }
+}
+
+/// Every item `query` matches, page after page (a page stops at 1 MB whatever its limit), or
+/// the first `cap` of them.
+async fn query_pages(
+    query: aws_sdk_dynamodb::operation::query::builders::QueryFluentBuilder,
+    cap: Option<usize>,
+    op: &'static str,
+) -> Result<Vec<super::Item>, Error> {
+    let mut items = Vec::new();
+    let mut start = None;
+    loop {
+        let left = cap.map(|c| c.saturating_sub(items.len()));
+        if left == Some(0) {
+            return Ok(items);
+        }
+        let page = left.map(|l| i32::try_from(l).unwrap_or(i32::MAX));
+        let out = query
+            .clone()
+            .set_limit(page)
+            .set_exclusive_start_key(start)
+            .send()
+            .await
+            .map_err(|e| AwsError::new(op, e))?;
+        items.extend(out.items.unwrap_or_default());
+        start = out.last_evaluated_key.filter(|k| !k.is_empty());
+        if start.is_none() {
+            return Ok(items);
+        }
     }
 }

@@ -50,7 +50,12 @@ pub async fn depth(h: &Harness) -> Depth {
     .await
     .attributes
     .unwrap_or_default();
-    let count = |a: Attr| attrs.get(&a).and_then(|v| v.parse().ok()).unwrap_or(0);
+    // A count missing or unreadable is a harness error, never 0: read as 0 it would end a
+    // drain with messages still deliverable.
+    let count = |a: Attr| {
+        let v = attrs.get(&a).and_then(|v| v.parse().ok());
+        v.unwrap_or_else(|| panic!("the delivery queue's {a} unreadable: {attrs:?}"))
+    };
     Depth {
         visible: count(Attr::ApproximateNumberOfMessages),
         in_flight: count(Attr::ApproximateNumberOfMessagesNotVisible),
