@@ -32,8 +32,8 @@
 //! once, some first unverified, sometimes the first deleting its account meanwhile (Cognito's
 //! `DeleteUser` and a new sign-up): each address gets exactly one signup grant. Webhooks
 //! (`webhooks_with_faults`, after the jobs settle): two healthy receivers, stream records
-//! dropped (never fanned out) or seen twice, deliverers killed mid-batch (through the wire
-//! faults of the sweeper's role), the sweeper's safety net with the clock moved on: every
+//! dropped (never fanned out) or seen twice, deliverers killed mid-batch at the AWS request
+//! the seed picks (`chaos/doomed.rs`, through the wire faults of the sweeper's role), the sweeper's safety net with the clock moved on: every
 //! finished job's one event reaches each healthy receiver, a duplicate only under the same
 //! `webhook-id` with the same body. iPhone purchases run among the jobs (`chaos/app_store.rs`):
 //! each signed transaction submitted several times at once and again later, its `REFUND`
@@ -49,6 +49,8 @@ use std::time::Duration;
 
 #[path = "chaos/app_store.rs"]
 mod apple;
+#[path = "chaos/doomed.rs"]
+mod doomed;
 #[path = "chaos/google_play.rs"]
 mod google;
 #[path = "chaos/hook_queue.rs"]
@@ -211,15 +213,26 @@ async fn money_invariants_hold_under_faults() {
         .rate(FaultKind::InternalError, 0.01)
         .rate(FaultKind::DropAfterForward, 0.01)
         .rate(FaultKind::Latency, 0.02);
-    let proxy = Proxy::start(&endpoint, Some(plan))
+    let proxy = Proxy::start(&endpoint, Some(plan.clone()))
         .await
         .unwrap_or_else(|e| panic!("{e}"));
+    // The killed webhook deliverers' own wire: the same kinds, a seed of its own.
+    let doomed_wire = Proxy::start(
+        &endpoint,
+        Some(FaultPlan {
+            seed: seed ^ 0xdead,
+            ..plan
+        }),
+    )
+    .await
+    .unwrap_or_else(|e| panic!("{e}"));
     // Each function signs as itself, so the proxy records which function made each AWS call
     // (the IAM check of infra/iam evaluates them against each role's policies).
     proxy.record(Attribution::AccessKey);
+    doomed_wire.record(Attribution::AccessKey);
     let mut phases = Phases::start(jobs as u64);
-    let function = |name: &'static str| {
-        let (config, url) = (clean.app.config.clone(), proxy.url());
+    let function = |name: &'static str, url: String| {
+        let config = clean.app.config.clone();
         async move {
             let clients = iam::clients_as(name, &url).await;
             Harness {
@@ -228,15 +241,21 @@ async fn money_invariants_hold_under_faults() {
             }
         }
     };
-    let faulty = function("api")
+    let faulty = function("api", proxy.url())
         .await
         .with_stripe(&stripe)
         .with_google_play(&google);
-    let consumer = function("consumer").await;
-    let mut sweeper = function("sweeper").await;
+    let consumer = function("consumer", proxy.url()).await;
+    let mut sweeper = function("sweeper", proxy.url()).await;
     sweeper.app = sweeper.app.with_pusher(Some(
         push.pusher_timing_out_after(push_faults::PUSH_TIMEOUT),
     ));
+    let mut doomed = function("sweeper", doomed_wire.url()).await;
+    doomed.app = doomed.app.with_pusher(Some(
+        push.pusher_timing_out_after(push_faults::PUSH_TIMEOUT),
+    ));
+    let doomed = doomed::Doomed::new(doomed, doomed_wire);
+    let wires = [&proxy, &doomed.wire];
     // Two providers for every call: `model` first (over OpenAI's wire), `second` after a
     // definite failure of the first or while its breaker is open (over Gemini's).
     let (model, second) = (StandIn::start().await, StandIn::start().await);
@@ -592,7 +611,7 @@ async fn money_invariants_hold_under_faults() {
         }
         done += n;
     }
-    phases.mark("batches", &proxy);
+    phases.mark("batches", &wires);
 
     // Settle: deliver what is still queued, then two sweepers at once with the clock moved
     // past the stuck threshold, until nothing is in flight.
@@ -665,19 +684,22 @@ async fn money_invariants_hold_under_faults() {
     // The apps resubmit and Apple and Pub/Sub redeliver until taken.
     stores::settle(&clean, apple_buys.iter().map(|b| (&b.plan, b))).await;
     stores::settle(&clean, google_buys.iter().map(|b| (&b.plan, b))).await;
-    phases.mark("settle", &proxy);
+    phases.mark("settle", &wires);
 
     let hook_events = webhooks_with_faults(
-        &clean,
-        &sweeper,
+        (&clean, &sweeper, &doomed),
         (&receivers, &pushes),
         &mut rng,
         &mut tally,
     )
     .await;
 
-    phases.mark("webhooks", &proxy);
-    iam::write_recording("chaos", &clean.app.config.resources, &proxy.calls());
+    phases.mark("webhooks", &wires);
+    let mut calls = proxy.calls();
+    for (call, n) in doomed.wire.calls() {
+        *calls.entry(call).or_default() += n;
+    }
+    iam::write_recording("chaos", &clean.app.config.resources, &calls);
 
     // The checks.
     let mut violations: Vec<String> = Vec::new();
@@ -781,10 +803,13 @@ async fn money_invariants_hold_under_faults() {
     }
 
     let wire: BTreeMap<&'static str, usize> =
-        proxy.faults().iter().fold(BTreeMap::new(), |mut m, f| {
-            *m.entry(f.kind.as_str()).or_default() += 1;
-            m
-        });
+        wires
+            .iter()
+            .flat_map(|w| w.faults())
+            .fold(BTreeMap::new(), |mut m, f| {
+                *m.entry(f.kind.as_str()).or_default() += 1;
+                m
+            });
     println!(
         "chaos: seed {seed}: {} jobs charged, states {states:?}",
         all_jobs.len()
@@ -793,7 +818,7 @@ async fn money_invariants_hold_under_faults() {
     println!("chaos: schedule {:?}", tally.0);
     println!(
         "chaos: wire faults {wire:?} over {} requests",
-        proxy.counts().total()
+        wires.iter().map(|w| w.counts().total()).sum::<u64>()
     );
     println!(
         "chaos: stand-in calls {:?}, on the second provider {:?}",
@@ -815,7 +840,7 @@ async fn money_invariants_hold_under_faults() {
             FAULT_CLASSES.len()
         );
     }
-    phases.mark("checks", &proxy);
+    phases.mark("checks", &wires);
     phases.print();
     if !violations.is_empty() {
         for v in &violations {
@@ -850,8 +875,8 @@ impl Phases {
         }
     }
 
-    fn mark(&mut self, name: &'static str, proxy: &Proxy) {
-        let total = proxy.counts().total();
+    fn mark(&mut self, name: &'static str, wires: &[&Proxy]) {
+        let total = wires.iter().map(|w| w.counts().total()).sum::<u64>();
         let took = self.since.elapsed();
         self.done.push((name, took, total - self.requests_before));
         (self.since, self.requests_before) = (std::time::Instant::now(), total);
@@ -1923,15 +1948,13 @@ struct BatchEnd {
 }
 
 /// One delivery batch at `at` through the sweeper's role (wire faults included): each message
-/// one `deliver`, deleted once handled; when `kill_after` is set the deliverer dies that long
-/// into the batch (claims, POSTs and records cut wherever they were; nothing deleted).
+/// one `deliver`, deleted once handled.
 async fn deliver_hook_batch(
     h: &Harness,
     sweeper: &Harness,
     http: &atelier_shared::adapters::webhooks::client::WebhookClient,
     batch: Vec<aws_sdk_sqs::types::Message>,
     at: clock::Instant,
-    kill_after: Option<Duration>,
 ) -> BatchEnd {
     use atelier_shared::services::webhooks;
     let hooks = atelier_sweeper::hooks(&sweeper.app, http);
@@ -1943,17 +1966,7 @@ async fn deliver_hook_batch(
         };
         (m.receipt_handle.clone(), outcome)
     });
-    let done = match kill_after {
-        Some(after) => {
-            let _ = tokio::time::timeout(after, join_all(work)).await;
-            let in_flight = batch.into_iter().filter_map(|m| m.receipt_handle);
-            return BatchEnd {
-                in_flight: in_flight.collect(),
-                all_busy: false,
-            };
-        }
-        None => join_all(work).await,
-    };
+    let done = join_all(work).await;
     let all_busy = done
         .iter()
         .all(|(_, o)| matches!(o, Some(webhooks::Outcome::Busy)));
@@ -1980,8 +1993,7 @@ async fn deliver_hook_batch(
 /// until every event reached every healthy receiver and every push settled (or the retry
 /// schedule's end on the clock).
 async fn webhooks_with_faults(
-    h: &Harness,
-    sweeper: &Harness,
+    (h, sweeper, doomed): (&Harness, &Harness, &doomed::Doomed),
     (receivers, pushes): (&HookReceivers, &push_faults::PushFaults),
     rng: &mut StdRng,
     tally: &mut Tally,
@@ -2014,7 +2026,7 @@ async fn webhooks_with_faults(
             tally.add("webhook_redrive_failed");
         }
         let redrive = took.elapsed();
-        drain_hook_queue((h, sweeper, &http), at, &mut held, rng, tally).await;
+        drain_hook_queue((h, sweeper, doomed, &http), at, &mut held, rng, tally).await;
         let drain = took.elapsed() - redrive;
         tally.add("webhook_rounds");
         let missing = missing_everywhere(h, &events, receivers, pushes).await;
@@ -2122,9 +2134,10 @@ const WEBHOOK_ROUND_STEP: Duration = Duration::from_secs(46);
 /// endpoint's slots all held (leased by a killed deliverer until the clock moves: each would
 /// only come back busy every 2 s).
 async fn drain_hook_queue(
-    (h, sweeper, http): (
+    (h, sweeper, doomed, http): (
         &Harness,
         &Harness,
+        &doomed::Doomed,
         &atelier_shared::adapters::webhooks::client::WebhookClient,
     ),
     at: Instant,
@@ -2154,22 +2167,38 @@ async fn drain_hook_queue(
                 continue;
             }
             // One batch in five: at 60 jobs about 50 batches run, so fewer kills than the
-            // class's floor of 3 is about one run in 800 (one in 70 at 0.15).
+            // class's floor of 3 is about one run in 800 (one in 70 at 0.15). A killed batch
+            // dies at its k-th AWS request (`doomed.rs`).
             let kill = rng
                 .gen_bool(0.2)
-                .then(|| Duration::from_millis(rng.gen_range(0..60)));
+                .then(|| rng.gen_range(1..=doomed::KILL_WITHIN));
             if kill.is_some() {
                 tally.add("webhook_deliverers_killed");
             }
             let alone = running.is_empty();
-            let run = deliver_hook_batch(h, sweeper, http, batch, at, kill);
+            let run = async move {
+                let Some(k) = kill else {
+                    return (deliver_hook_batch(h, sweeper, http, batch, at).await, None);
+                };
+                let death = doomed.deliver(http, &batch, at, k).await;
+                // Dead before reporting: nothing deleted, every message back on the clock.
+                let in_flight = batch.into_iter().filter_map(|m| m.receipt_handle);
+                let end = BatchEnd {
+                    in_flight: in_flight.collect(),
+                    all_busy: false,
+                };
+                (end, Some(death))
+            };
             running.push(async move { (run.await, alone, launched) });
             launched += 1;
             continue;
         }
-        let Some((end, alone, index)) = running.next().await else {
+        let Some(((end, death), alone, index)) = running.next().await else {
             break;
         };
+        if death == Some(doomed::Death::AfterTheBatch) {
+            tally.add("webhook_deliverers_killed_after_their_batch");
+        }
         let not_hidden = held.hold(h, at, end.in_flight).await;
         tally.add_n("webhook_held_messages_not_hidden", not_hidden);
         // Busy in a batch that overlapped no other: the slots were held by no live deliverer.

@@ -26,8 +26,10 @@
 //!
 //! With `--chaos N [--seed S]` it runs the fault harness on the deployed stack (issue 33, item
 //! 4b; `tools/bench/cloud/chaos.py`): the same zips deployed with IAM enforced, N paid edits
-//! with client retries of one key, the stand-in model's faults, duplicate queue messages and
-//! the consumer's process killed mid-edit, the sweeper invoked through the Lambda API, then the
+//! with client retries of one key, the stand-in model's faults, duplicate queue messages, the
+//! consumer's process killed mid-edit, and seeded wire faults between each function and AWS
+//! (each function's own `atelier-wire-proxy`, as `cargo xtask cloud-test` records them, here
+//! injecting too), the sweeper invoked through the Lambda API, then the
 //! money invariants and `atelier-admin audit` (docs/benchmarks.md: "The fault harness on the
 //! deployed stack"). Exits non-zero on any violation. Not in CI: 1,000 jobs take most of an hour.
 //!
@@ -244,11 +246,36 @@ fn verdict(status: std::process::ExitStatus, failed: &str) -> ExitCode {
     }
 }
 
+/// The wire faults between each deployed function and DynamoDB, SQS, S3 and Secrets Manager:
+/// the in-process harness's kinds and rates (`tests/tests/chaos.rs`), drawn by each function's
+/// proxy from the run's seed. A dropped reply after a `TransactWriteItems` the emulator
+/// answered 200 is the lost reply after a committed transaction.
+const WIRE_FAULTS: [(&str, f64); 6] = [
+    ("transaction_conflict", 0.03),
+    ("throttling", 0.02),
+    ("provisioned_throughput_exceeded", 0.01),
+    ("internal_error", 0.01),
+    ("drop_after_forward", 0.01),
+    ("latency", 0.02),
+];
+
 /// The fault harness on the deployed stack (`tools/bench/cloud/chaos.py`): prints its
 /// figures; fails when it found a violation.
 fn chaos(jobs: usize, seed: u64) -> Result<ExitCode> {
-    let (cloud, out) = deploy_enforced()?;
-    eprintln!("xtask: bench-cloud: the fault harness, {jobs} jobs, seed {seed}");
+    let (mut cloud, out) = deploy_enforced()?;
+    let faults = cloud::WireFaults {
+        seed,
+        rates: &WIRE_FAULTS,
+    };
+    let dir = cloud.state().join("wire");
+    let proxies = cloud::route_through_proxies(&mut cloud, &dir, Some(&faults))?;
+    eprintln!(
+        "xtask: bench-cloud: the fault harness, {jobs} jobs, seed {seed}, through {proxies:?}"
+    );
+    let rates: Vec<String> = WIRE_FAULTS
+        .iter()
+        .map(|(k, r)| format!("{k}={r}"))
+        .collect();
     // botocore is ministack's own dependency: the driver needs nothing more installed.
     let mut cmd = driver(&venv().join("bin").join("python"), "chaos.py", &cloud);
     cmd.arg(cloud.api_url())
@@ -259,7 +286,9 @@ fn chaos(jobs: usize, seed: u64) -> Result<ExitCode> {
         .arg(debug_bin("atelier-admin"))
         .arg(cloud::STACK)
         .arg(jobs.to_string())
-        .arg(seed.to_string());
+        .arg(seed.to_string())
+        .env("CHAOS_PROXIES", proxies.join(","))
+        .env("CHAOS_WIRE_RATES", rates.join(","));
     let status = cmd.stderr(Stdio::inherit()).status()?;
     drop(cloud);
     Ok(verdict(status, "the fault harness failed"))

@@ -10,6 +10,12 @@ Faults (per job, drawn from the seed before anything runs):
   scoped to the job id, which is derived from (user, operation, key) as the API derives it, so
   a rule is in place before the submit and no consumer can outrun it);
 - extra `{"jobId"}` messages sent straight into the jobs queue (redeliveries), now or later;
+- wire faults between each deployed function and DynamoDB, SQS, S3 and Secrets Manager: each
+  function's own wire proxy (`tools/wire-proxy`, put there by xtask, CHAOS_PROXIES) injects the
+  in-process harness's kinds at its rates (CHAOS_WIRE_RATES), seeded from SEED: transaction
+  conflicts, throttling, provisioned throughput exceeded, 500s, latency, and replies dropped
+  after the emulator answered, among them lost replies after a committed transaction (a
+  `TransactWriteItems` the emulator answered 200);
 - the consumer's process SIGKILLed while it holds the job: the job's edit call is held by the
   stand-in, and the consumer process whose connection to the stand-in is waiting on that call
   (`ss -tnpi`: sent, nothing received since) is killed. The job stays `processing` and the
@@ -24,11 +30,14 @@ WINDOW jobs wait in `queued` before the next user starts.
 Checks once every job is terminal: each job exactly one debit, one refund iff failed or
 canceled, none otherwise; per job at most one check, edit and review call on the stand-in; each
 key one job; each user's balance = the sum of their ledger = the grants less 4 per unrefunded
-job; the day's budget within its cap with nothing left reserved; `atelier-admin audit` clean.
+job; the day's budget within its cap with nothing left reserved; `atelier-admin audit` clean;
+every wire fault kind fired at its floor (WIRE_FLOORS, per 1,000 jobs), and a proxy whose
+figures cannot be read is a violation, never a skip.
 Prints a markdown summary; exits 1 on any violation.
 
 argv: api_url issuer_url model_url outputs.json sample.png admin_bin stack jobs seed
-env: the local cloud's AWS_* (AWS_CA_BUNDLE: its CA), GATEWAY_PORT (ministack's port)
+env: the local cloud's AWS_* (AWS_CA_BUNDLE: its CA), GATEWAY_PORT (ministack's port),
+CHAOS_PROXIES (`function=URL,…`: each function's wire proxy), CHAOS_WIRE_RATES (`kind=rate,…`)
 """
 
 import concurrent.futures as cf
@@ -60,6 +69,17 @@ MODEL_FAULTS = [
     ("edit", "error_429"), ("check", "malformed_json"), ("check", "not_ready"), ("check", "error_503"),
     ("review", "error_500"), ("review", "schema_violation"),
 ]
+PROXIES = dict(p.split("=", 1) for p in os.environ.get("CHAOS_PROXIES", "").split(",") if p)
+WIRE_RATES = os.environ.get("CHAOS_WIRE_RATES", "")  # printed with the figures
+# Each kind's least count per 1,000 jobs, and the lost reply after a committed transaction:
+# about a third of what a run counts (60 jobs, seed 20261207: 11, 43, 17, 19, 17, 43 and 3); at
+# N jobs a floor of floor * N / 1,000, at least 1. Every kind here must fire, whatever the rates
+# say: a kind left out of the plan fails the run instead of going unchecked.
+WIRE_FLOORS = {
+    "transaction_conflict": 60, "throttling": 240, "provisioned_throughput_exceeded": 90,
+    "internal_error": 100, "drop_after_forward": 90, "latency": 240,
+    "lost reply after a committed transaction": 15,
+}
 TLS = ssl.create_default_context(cafile=os.environ["AWS_CA_BUNDLE"])
 SESSION = botocore.session.get_session()
 B32 = "0123456789abcdefghjkmnpqrstvwxyz"
@@ -149,18 +169,33 @@ class User:
         self.name = f"chaos-{SEED}-{n}-{uuid.uuid4().hex[:6]}"
         _, tok = http("POST", f"{ISSUER}/token", {"user": self.name})
         self.auth = {"authorization": f"Bearer {tok['token']}"}
-        status, account = http("GET", f"{API}/v1/account", headers=self.auth)
+        # The wire faults reach these too: each step is retried on a 5xx, as the app would.
+        status, account = app_call("GET", f"{API}/v1/account", headers=self.auth)
         assert status == 200, (status, account)
         status, out = admin("grant", "--user", self.name, "--credits", str(GRANT), "--reason", "chaos", "--operator", "chaos")
         assert status == 0, out
         slot_req = {"kind": "original", "content_type": "image/png", "bytes": len(run.photo)}
-        status, slot = http("POST", f"{API}/v1/uploads", slot_req, self.auth)
+        status, slot = app_call("POST", f"{API}/v1/uploads", slot_req, self.auth)
         assert status == 201, (status, slot)
         headers = {k: v for k, v in slot["headers"].items() if k != "content-length"}
         status, _ = http("PUT", slot["upload_url"], headers=headers, raw=run.photo)
         assert status == 200, status
         self.body = {"style": "embroidery", "target": "pet", "original_asset_id": slot["asset_id"]}
         self.jobs = []
+
+
+def app_call(method, url, body=None, headers=None):
+    """A request the app makes again on a server error or no answer: (status, body)."""
+    for _ in range(5):
+        try:
+            status, answer = http(method, url, body, headers)
+        except OSError as e:
+            status, answer = 599, str(e)
+        if status < 500:
+            return status, answer
+        count("setup requests retried after a 5xx")
+        time.sleep(1)
+    return status, answer
 
 
 def submit_once(user, key):
@@ -516,9 +551,45 @@ def check_all(run, users):
         run.violation(f"audit: {audit.strip()[-400:]}")
     _, left = http("GET", f"{MODEL}/_stand-in/faults")
     tally["unused rules"] = len([r for r in left if r.get("job")])
+    tally["wire"] = wire_check(run)
     tally["budget"] = budget
     tally["audit"] = audit.strip().splitlines()[-1] if audit.strip() else ""
     return tally
+
+
+def wire_check(run):
+    """What each function's proxy injected, against the floors: {function: {kind: n}, "requests":
+    {function: n}}. A proxy that cannot be read is a violation (its faults are unknown)."""
+    if not PROXIES:
+        run.violation("no wire proxies (CHAOS_PROXIES): the wire faults were not injected")
+        return {}
+    out, fired, requests = {}, {}, {}
+    for function, url in PROXIES.items():
+        try:
+            status, faults = http("GET", f"{url}/_proxy/faults")
+            count_status, counts = http("GET", f"{url}/_proxy/counts")
+            assert status == 200 and count_status == 200, (status, count_status)
+            injected = faults["injected"]
+            requests[function] = sum(n for ops in counts.values() for n in ops.values())
+        except (OSError, AssertionError, KeyError, TypeError, AttributeError) as e:
+            run.violation(f"wire proxy of {function} ({url}) unreadable: {e!r}")
+            continue
+        kinds = {}
+        for f in injected:
+            kind = f["kind"]
+            if kind == "drop_after_forward" and f["operation"]["name"] == "TransactWriteItems" and f.get("upstream_status") == 200:
+                kind = "lost reply after a committed transaction"
+                kinds["drop_after_forward"] = kinds.get("drop_after_forward", 0) + 1
+            kinds[kind] = kinds.get(kind, 0) + 1
+        out[function] = kinds
+        for k, n in kinds.items():
+            fired[k] = fired.get(k, 0) + n
+    for kind, floor in WIRE_FLOORS.items():
+        least = max(1, floor * JOBS // 1000)
+        if fired.get(kind, 0) < least:
+            run.violation(f"FAULT CLASS DID NOT FIRE: wire {kind} fired {fired.get(kind, 0)} times, under its floor of {least} at {JOBS} jobs")
+    out["requests"] = requests
+    return out
 
 
 def main():
@@ -556,7 +627,10 @@ def report(run, plans, tally, wall, loads):
     print(f"| model faults armed ({sum(armed.values())}; {tally['unused rules']} never reached) | {json.dumps(armed)} |")
     print(f"| duplicate `{{jobId}}` messages | {TALLY.get('duplicate messages sent', 0)} for {sum(1 for p in plans if p.dups)} jobs |")
     print(f"| consumer crashes (SIGKILL mid-edit) | {crashes} planned, {TALLY.get('consumer processes SIGKILLed', 0)} killed ({TALLY.get('crashes aimed among several waiting consumers', 0)} among several waiting), {TALLY.get('crashes not aimed (no waiting consumer found)', 0)} not found; {json.dumps(tally['crash'])} |")
-    print(f"| reads retried after a 5xx (checks) | {TALLY.get('reads retried after a 5xx', 0)} |")
+    wire = tally.get("wire", {})
+    per = "; ".join(f"{fn} {json.dumps(k)}" for fn, k in wire.items() if fn != "requests")
+    print(f"| wire faults (by function; rates {WIRE_RATES}) | {per} over {json.dumps(wire.get('requests', {}))} requests |")
+    print(f"| reads retried after a 5xx (checks) · setup requests retried · user setups retried | {TALLY.get('reads retried after a 5xx', 0)} · {TALLY.get('setup requests retried after a 5xx', 0)} · {TALLY.get('user setups retried', 0)} |")
     print(f"| sweeps through the Lambda API | {TALLY.get('sweeps invoked', 0)} ({TALLY.get('sweeps that failed', 0)} failed) |")
     print(f"| stand-in calls | {json.dumps(tally['calls'])} |")
     print(f"| results whose review failed | {json.dumps(tally['reviews faulted, delivered'])} |")

@@ -55,6 +55,9 @@ pub(crate) async fn accept_loop(
     }
 }
 
+/// How long a request that tripped the wire is held before its connection is closed.
+const TRIPPED_HOLD: std::time::Duration = std::time::Duration::from_secs(30);
+
 /// The error that makes hyper close the client's connection without a response.
 #[derive(Debug, thiserror::Error)]
 #[error("connection dropped on purpose after forwarding (injected fault)")]
@@ -119,7 +122,14 @@ async fn handle(shared: Arc<Shared>, req: Request<Incoming>) -> Result<Response<
         }
         None => Vec::new(),
     };
-    let (decision, request) = shared.record_and_decide(&op, calls);
+    let fate = shared.record_and_decide(&op, calls);
+    if fate.tripped {
+        // The caller died here: its request never reaches the emulator. Held long enough for
+        // the caller to drop it, then the connection is closed without a word.
+        tokio::time::sleep(TRIPPED_HOLD).await;
+        return Err(Box::new(Dropped));
+    }
+    let (decision, request) = (fate.decision, fate.request);
     if let Some(delay) = decision.delay {
         tokio::time::sleep(delay).await;
     }
@@ -128,6 +138,7 @@ async fn handle(shared: Arc<Shared>, req: Request<Incoming>) -> Result<Response<
             // The emulator applies the request and answers; the client never hears it.
             let res = forward(&shared, parts, body).await;
             if let Ok(res) = res {
+                shared.note_dropped_reply(request, res.status().as_u16());
                 let _ = res.into_body().collect().await;
             }
             tracing::debug!(operation = %op, "proxy_dropped_after_forward");

@@ -18,7 +18,7 @@ use crate::counts::Counts;
 use crate::fault::{FaultKind, FaultPlan};
 use crate::handle::accept_loop;
 use crate::record::{Attribution, Call};
-use crate::state::{InjectedFault, Recording, Shared, State, fault_counts};
+use crate::state::{InjectedFault, Recording, Shared, State, Trip, fault_counts};
 
 #[derive(Debug, thiserror::Error)]
 pub enum ProxyError {
@@ -157,6 +157,25 @@ impl Proxy {
 
     pub fn plan(&self) -> Option<FaultPlan> {
         self.shared.state().plan.clone()
+    }
+
+    /// Arms a tripwire: the `n`-th request from now (1: the next) is never forwarded (held,
+    /// then its connection closed), and the receiver fires when it arrives: a caller that dies
+    /// at a chosen call, the same call whatever the timing when its calls are sequential.
+    /// Replaces an armed one (whose receiver then never fires); [`disarm`](Proxy::disarm)
+    /// removes it.
+    pub fn trip_after(&self, n: u64) -> tokio::sync::oneshot::Receiver<()> {
+        let (fired, tripped) = tokio::sync::oneshot::channel();
+        self.shared.state().trip = Some(Trip {
+            left: n.max(1),
+            fired,
+        });
+        tripped
+    }
+
+    /// Removes an armed tripwire (its receiver then never fires).
+    pub fn disarm(&self) {
+        self.shared.state().trip = None;
     }
 
     /// Every fault injected since the start or the last reset, in order.

@@ -24,6 +24,10 @@ pub struct InjectedFault {
     pub request: u64,
     pub operation: Operation,
     pub kind: FaultKind,
+    /// For `DropAfterForward`: the status the emulator answered before the reply was dropped
+    /// (200 on a `TransactWriteItems`: a transaction committed and its caller never heard).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub upstream_status: Option<u16>,
 }
 
 #[derive(Default)]
@@ -35,6 +39,21 @@ pub(crate) struct State {
     pub(crate) requests: u64,
     pub(crate) faults: Vec<InjectedFault>,
     pub(crate) recording: Option<Recording>,
+    pub(crate) trip: Option<Trip>,
+}
+
+/// A tripwire ([`crate::Proxy::trip_after`]): requests left until the one never forwarded.
+pub(crate) struct Trip {
+    pub(crate) left: u64,
+    pub(crate) fired: tokio::sync::oneshot::Sender<()>,
+}
+
+/// What happens to one request: its fault draw, its place among every request, and whether
+/// it tripped the wire (then it is never forwarded).
+pub(crate) struct Fate {
+    pub(crate) decision: Decision,
+    pub(crate) request: u64,
+    pub(crate) tripped: bool,
 }
 
 /// The calls recorded so far, each with how often it was made.
@@ -74,6 +93,21 @@ impl Shared {
     }
 }
 
+impl Shared {
+    /// Notes what the emulator answered to request `request`, whose reply is being dropped.
+    pub(crate) fn note_dropped_reply(&self, request: u64, status: u16) {
+        let mut s = self.state();
+        if let Some(f) = s
+            .faults
+            .iter_mut()
+            .rev()
+            .find(|f| f.request == request && f.kind == FaultKind::DropAfterForward)
+        {
+            f.upstream_status = Some(status);
+        }
+    }
+}
+
 pub(crate) fn fault_counts(faults: &[InjectedFault]) -> BTreeMap<(FaultKind, Operation), u64> {
     let mut out = BTreeMap::new();
     for f in faults {
@@ -83,13 +117,9 @@ pub(crate) fn fault_counts(faults: &[InjectedFault]) -> BTreeMap<(FaultKind, Ope
 }
 
 impl Shared {
-    /// Records the request's calls and count, and draws its fault: (the decision, the
-    /// request's sequence number).
-    pub(crate) fn record_and_decide(
-        &self,
-        op: &Operation,
-        calls: Vec<record::Call>,
-    ) -> (Decision, u64) {
+    /// Records the request's calls and count, and draws its fault (none for the request that
+    /// trips the wire).
+    pub(crate) fn record_and_decide(&self, op: &Operation, calls: Vec<record::Call>) -> Fate {
         let mut s = self.state();
         if let Some(r) = &mut s.recording {
             for c in calls {
@@ -99,6 +129,19 @@ impl Shared {
         s.counts.add(op, 1);
         let request = s.requests;
         s.requests += 1;
+        if let Some(trip) = &mut s.trip {
+            trip.left = trip.left.saturating_sub(1);
+            if trip.left == 0 {
+                if let Some(trip) = s.trip.take() {
+                    let _ = trip.fired.send(());
+                }
+                return Fate {
+                    decision: Decision::default(),
+                    request,
+                    tripped: true,
+                };
+            }
+        }
         let state = &mut *s;
         let decision = match &state.plan {
             Some(plan) if op.service != Service::Other => {
@@ -118,8 +161,13 @@ impl Shared {
                 request,
                 operation: op.clone(),
                 kind,
+                upstream_status: None,
             });
         }
-        (decision, request)
+        Fate {
+            decision,
+            request,
+            tripped: false,
+        }
     }
 }

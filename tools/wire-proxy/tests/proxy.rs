@@ -472,6 +472,15 @@ async fn a_dropped_connection_after_forwarding_leaves_the_write_applied() {
         "{err:?}"
     );
     assert!(exists(&c, &t, "ghost").await, "the write happened");
+    // The fault says what the caller never heard: the emulator's 200.
+    let dropped = p.faults();
+    assert_eq!(
+        dropped
+            .iter()
+            .map(|f| (f.kind, f.upstream_status))
+            .collect::<Vec<_>>(),
+        [(FaultKind::DropAfterForward, Some(200))]
+    );
 
     // With the standard retry the SDK sends it again: a conditional put then fails on its
     // own first write — the case the code's conditions must absorb.
@@ -500,6 +509,39 @@ async fn a_dropped_connection_after_forwarding_leaves_the_write_applied() {
     );
     assert_eq!(p.counts().get(Service::DynamoDb, "PutItem"), 2);
     assert!(exists(&c, &t, "once").await);
+}
+
+#[tokio::test]
+async fn the_request_that_trips_the_wire_never_reaches_the_emulator_and_says_so() {
+    let t = table().await;
+    let p = proxy(None).await;
+    let c = clients(&p, RetryConfig::disabled()).await;
+    let put = |key: &'static str| {
+        c.dynamodb
+            .put_item()
+            .table_name(&t)
+            .item("pk", pk(key))
+            .send()
+    };
+    let mut tripped = p.trip_after(3);
+    put("first").await.unwrap_or_else(|e| panic!("{e:?}"));
+    put("second").await.unwrap_or_else(|e| panic!("{e:?}"));
+    assert!(tripped.try_recv().is_err(), "not yet");
+
+    // The third is held: the caller gives up on it (dies) once the wire says it tripped.
+    tokio::select! {
+        r = put("third") => panic!("the third put returned: {r:?}"),
+        fired = &mut tripped => assert!(fired.is_ok()),
+    }
+    assert!(exists(&c, &t, "second").await);
+    assert!(!exists(&c, &t, "third").await, "never forwarded");
+    // The wire is spent: what follows is forwarded.
+    put("fourth").await.unwrap_or_else(|e| panic!("{e:?}"));
+    assert!(exists(&c, &t, "fourth").await);
+    // Disarmed before it trips: nothing is held.
+    let _unfired = p.trip_after(1);
+    p.disarm();
+    put("fifth").await.unwrap_or_else(|e| panic!("{e:?}"));
 }
 
 #[tokio::test]
