@@ -21,6 +21,8 @@
 
 use std::time::{Duration, Instant as StdInstant};
 
+use futures::StreamExt;
+
 use crate::adapters::webhooks::client::WebhookClient;
 use crate::adapters::webhooks::{UrlError, validate_url};
 use crate::clock::{self, Instant};
@@ -42,6 +44,10 @@ use crate::store::webhooks::EndpointChange;
 pub const ROTATION_OVERLAP: Duration = Duration::from_secs(24 * 3600);
 /// Due events one query of [`redrive_due`] reads.
 pub const BATCH: i32 = 100;
+/// Due events the safety net re-drives at once: each is a few sequential calls (its devices,
+/// its delivery rows, the requeues, the send, its next look), so a backlog of a thousand took
+/// minutes one after another.
+const REDRIVE_AT_ONCE: usize = 8;
 /// The longest error text kept in the delivery log.
 const MAX_ERROR_LEN: usize = 200;
 /// A message that found every slot of its endpoint held comes back after this.
@@ -231,6 +237,15 @@ pub struct RedriveSummary {
     pub oldest_pending_secs: u64,
 }
 
+impl RedriveSummary {
+    fn add(&mut self, other: RedriveSummary) {
+        self.events += other.events;
+        self.enqueued += other.enqueued;
+        self.closed += other.closed;
+        self.oldest_pending_secs = self.oldest_pending_secs.max(other.oldest_pending_secs);
+    }
+}
+
 /// The safety net, in the sweeper's minute: every due event (oldest due first, within
 /// `budget`): enqueues each endpoint's attempt that is due and unclaimed, and moves the event
 /// to its next look, or closes it when every delivery ended. It never POSTs.
@@ -259,11 +274,18 @@ pub async fn redrive_due(
         if fresh.is_empty() {
             break;
         }
-        for event in fresh {
-            if started.elapsed() > budget {
-                break;
-            }
-            redrive_event(hooks, &event, &endpoints, now, &mut summary).await?;
+        let events = futures::stream::iter(fresh)
+            .take_while(|_| std::future::ready(started.elapsed() <= budget))
+            .map(|event| {
+                let endpoints = &endpoints;
+                async move { redrive_event(hooks, &event, endpoints, now).await }
+            })
+            .buffer_unordered(REDRIVE_AT_ONCE)
+            .collect::<Vec<_>>()
+            .await;
+        // Every event of the page had its turn; the first error still fails the sweep.
+        for one in events {
+            summary.add(one?);
         }
     }
     crate::adapters::metrics::webhook_oldest_pending(summary.oldest_pending_secs);
@@ -277,9 +299,11 @@ async fn redrive_event(
     event: &WebhookEventItem,
     endpoints: &[String],
     now: Instant,
-    summary: &mut RedriveSummary,
-) -> Result<(), Error> {
-    summary.events += 1;
+) -> Result<RedriveSummary, Error> {
+    let mut summary = RedriveSummary {
+        events: 1,
+        ..RedriveSummary::default()
+    };
     let mut targets = endpoints.to_vec();
     targets.extend(crate::services::push::targets(hooks, event).await?);
     let rows = hooks.store.webhook_deliveries(&event.hook_pk).await?;
@@ -334,7 +358,8 @@ async fn redrive_event(
     hooks
         .store
         .set_webhook_event_due(&event.hook_pk, next.as_deref(), false)
-        .await
+        .await?;
+    Ok(summary)
 }
 
 /// When a row's next attempt is overdue: its due time, plus the grace when a message (or a
