@@ -405,3 +405,85 @@ async fn an_admin_grant_is_applied_once_per_reason_and_the_books_balance() {
     );
     h.assert_audit_clean().await;
 }
+
+/// A submit whose transaction committed while its reply was lost, and whose SDK retry then
+/// met a conflict: the store's own retry carries the same `ClientRequestToken`, so DynamoDB
+/// answers it as that commit. The person gets `202` (not a replay of their own request), one
+/// debit, and the job is queued at once instead of waiting for the sweeper's re-send.
+#[tokio::test]
+async fn a_submit_whose_committed_reply_was_lost_is_answered_created_and_queued_at_once() {
+    use atelier_wire_proxy::{FaultKind, FaultPlan, Operation, Proxy, Service};
+    let h = Harness::isolated(|_| {}).await;
+    let user = h.user();
+    let body = edit_body(&h, &user).await;
+    let before = h.balance(&user).await;
+    let resources = &h.app.config.resources;
+    let endpoint = resources.queue_url.split("/000000000000/").next();
+    // The submit's transaction: reply dropped after the commit, the SDK's resend refused as a
+    // conflict, the store's retry forwarded.
+    let tx = Operation::new(Service::DynamoDb, "TransactWriteItems");
+    let want = [
+        Some(FaultKind::DropAfterForward),
+        Some(FaultKind::TransactionConflict),
+        None,
+    ];
+    let plan = |seed| {
+        FaultPlan::new(seed)
+            .rate(FaultKind::TransactionConflict, 0.3)
+            .rate(FaultKind::DropAfterForward, 0.3)
+            .only(["TransactWriteItems"])
+    };
+    let seed = (0..10_000u64)
+        .find(|s| (0..3).all(|n| plan(*s).decide(&tx, n).error == want[n as usize]))
+        .unwrap_or_else(|| panic!("no seed gives {want:?}"));
+    let proxy = Proxy::start(endpoint.unwrap_or_default(), Some(plan(seed)))
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let sdk = aws_config::defaults(aws_config::BehaviorVersion::latest())
+        .endpoint_url(proxy.url())
+        .load()
+        .await;
+    let clients = atelier_shared::adapters::aws::Clients::new(&sdk);
+    let faulty = Harness {
+        app: atelier_shared::services::App::new(h.app.config.clone(), &clients),
+        clients,
+    };
+
+    let res = faulty.submit(&user, Some("k-lost"), &body).await;
+
+    assert_eq!(res.status, StatusCode::ACCEPTED, "{res:?}");
+    let injected: Vec<_> = proxy
+        .faults()
+        .iter()
+        .map(|f| (f.kind, f.upstream_status))
+        .collect();
+    assert_eq!(
+        injected,
+        [
+            (FaultKind::DropAfterForward, Some(200)),
+            (FaultKind::TransactionConflict, None)
+        ],
+        "the commit's reply was lost, then the resend met a conflict"
+    );
+    assert_eq!(
+        proxy.counts().get(Service::DynamoDb, "TransactWriteItems"),
+        3
+    );
+    assert_eq!(debits(&h.ledger(&user).await), 1);
+    assert_eq!(
+        h.balance(&user).await,
+        before - res.body["credits"].as_i64().unwrap_or(0)
+    );
+    let queued = h
+        .clients
+        .sqs
+        .receive_message()
+        .queue_url(&resources.queue_url)
+        .wait_time_seconds(2)
+        .send()
+        .await
+        .unwrap_or_else(|e| panic!("{e:?}"));
+    let bodies: Vec<_> = queued.messages().iter().filter_map(|m| m.body()).collect();
+    assert_eq!(bodies.len(), 1, "{bodies:?}");
+    assert!(bodies[0].contains(&res.str("id")), "{bodies:?}");
+}

@@ -82,11 +82,18 @@ impl Store {
     /// Runs a TransactWriteItems, retrying (with jittered backoff) only cancellations caused
     /// by `TransactionConflict` or a transaction in progress. Every transaction of this crate
     /// is guarded by conditions, so a retry after an ambiguous failure cannot apply twice.
+    /// Every attempt carries the same `ClientRequestToken`: when an earlier attempt committed
+    /// and its reply was lost (the SDK's own retry, same token, then met a conflict), DynamoDB
+    /// answers the retry as that commit instead of running it again against its own writes,
+    /// so the caller learns it committed (a new job is answered `202` and queued at once, not
+    /// mistaken for a replay of itself).
     pub(crate) async fn transact(
         &self,
         op: &'static str,
         items: Vec<TransactWriteItem>,
     ) -> Result<TxOutcome, Error> {
+        // At most 36 characters (DynamoDB's limit); valid for ten minutes after a commit.
+        let token = uuid::Uuid::new_v4().to_string();
         let mut attempt = 0;
         loop {
             attempt += 1;
@@ -94,6 +101,7 @@ impl Store {
                 .ddb
                 .transact_write_items()
                 .set_transact_items(Some(items.clone()))
+                .client_request_token(&token)
                 .send()
                 .await;
             let retryable = match result {
