@@ -144,20 +144,7 @@ async fn handle(shared: Arc<Shared>, req: Request<Incoming>) -> Result<Response<
             tracing::debug!(operation = %op, "proxy_dropped_after_forward");
             Err(Box::new(Dropped))
         }
-        Some(FaultKind::IndexLag) => {
-            let bytes = read_all(body).await;
-            if queries_an_index(&bytes) {
-                let mut res = Response::new(full(r#"{"Count":0,"Items":[],"ScannedCount":0}"#));
-                res.headers_mut().insert(
-                    http::header::CONTENT_TYPE,
-                    http::HeaderValue::from_static("application/x-amz-json-1.0"),
-                );
-                return Ok(res);
-            }
-            Ok(forward(&shared, parts, full(bytes))
-                .await
-                .unwrap_or_else(bad_gateway))
-        }
+        Some(FaultKind::IndexLag) => Ok(lagging_index(&shared, parts, body).await),
         Some(kind) => {
             let request_id = format!("wireproxy-{request:08}");
             Ok(answer_fault(&shared, parts, body, kind, (&op, protocol), &request_id).await)
@@ -166,6 +153,23 @@ async fn handle(shared: Arc<Shared>, req: Request<Incoming>) -> Result<Response<
             .await
             .unwrap_or_else(bad_gateway)),
     }
+}
+
+/// An index that has not caught up: a `Query` of one answers no items; anything else is
+/// forwarded.
+async fn lagging_index(shared: &Shared, parts: http::request::Parts, body: Body) -> Response<Body> {
+    let bytes = read_all(body).await;
+    if queries_an_index(&bytes) {
+        let mut res = Response::new(full(r#"{"Count":0,"Items":[],"ScannedCount":0}"#));
+        res.headers_mut().insert(
+            http::header::CONTENT_TYPE,
+            http::HeaderValue::from_static("application/x-amz-json-1.0"),
+        );
+        return res;
+    }
+    forward(shared, parts, full(bytes))
+        .await
+        .unwrap_or_else(bad_gateway)
 }
 
 /// The service's own error for `kind`, after reading the body to the end (as a server would;
