@@ -11,7 +11,7 @@ use crate::config::WebhookSettings;
 use crate::domain::webhooks::{DeliveryMessage, NextAttempt};
 use crate::error::Error;
 use crate::store::Store;
-use crate::store::schema::WebhookDeliveryItem;
+use crate::store::schema::{WebhookDeliveryItem, WebhookEndpointItem};
 use crate::store::webhook_deliveries::AttemptEnd;
 
 /// What delivery needs: the table, the HTTP client, the settings and the delivery queue.
@@ -74,4 +74,14 @@ pub(crate) async fn schedule_next(
             }
         }
     })
+}
+
+/// The active endpoints.
+pub(crate) async fn active_endpoints(store: &Store) -> Result<Vec<WebhookEndpointItem>, Error> {
+    Ok(store
+        .webhook_endpoints()
+        .await?
+        .into_iter()
+        .filter(|e| e.disabled_at.is_none())
+        .collect())
 }

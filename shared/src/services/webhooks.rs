@@ -28,8 +28,8 @@ use crate::config::WebhookSettings;
 use crate::domain::webhooks::DeliveryMessage;
 use crate::domain::webhooks::sign::{self, Secret};
 use crate::error::Error;
-use crate::services::delivery::schedule_next;
 pub use crate::services::delivery::{Hooks, Outcome};
+use crate::services::delivery::{active_endpoints, schedule_next};
 
 use crate::store::Store;
 use crate::store::schema::{
@@ -40,28 +40,16 @@ use crate::store::webhook_deliveries::AttemptEnd;
 use crate::store::webhooks::EndpointChange;
 
 mod redrive;
-pub use redrive::{RedriveSummary, redrive_due};
+pub use redrive::{BATCH, RedriveSummary, redrive_due};
 
 /// How long a rotated-out secret keeps signing (receivers switch within this).
 pub const ROTATION_OVERLAP: Duration = Duration::from_secs(24 * 3600);
-/// Due events one query of [`redrive_due`] reads.
-pub const BATCH: i32 = 100;
 /// The longest error text kept in the delivery log.
 const MAX_ERROR_LEN: usize = 200;
 /// A message that found every slot of its endpoint held comes back after this.
 pub const SLOT_BUSY_DELAY_SECS: u64 = 2;
 /// A claim's lease beyond the POST's own timeout (the records around it).
 const LEASE_MARGIN: Duration = Duration::from_secs(30);
-
-/// The active endpoints.
-async fn active_endpoints(store: &Store) -> Result<Vec<WebhookEndpointItem>, Error> {
-    Ok(store
-        .webhook_endpoints()
-        .await?
-        .into_iter()
-        .filter(|e| e.disabled_at.is_none())
-        .collect())
-}
 
 /// The stream's new events: one first-attempt message per (event, active endpoint) and per
 /// (event, device of its owner) for an event that notifies (`services::push`), sent at once.

@@ -5,12 +5,14 @@ use std::time::{Duration, Instant as StdInstant};
 
 use futures::StreamExt;
 
-use super::{BATCH, Hooks, active_endpoints};
 use crate::clock::{self, Instant};
 use crate::domain::webhooks::{DeliveryMessage, REDRIVE_GRACE};
 use crate::error::Error;
+use crate::services::delivery::{Hooks, active_endpoints};
 use crate::store::schema::{WebhookDeliveryItem, WebhookEventItem};
 
+/// Due events one query of [`redrive_due`] reads.
+pub const BATCH: i32 = 100;
 /// Due events the safety net re-drives at once: each is a few sequential calls (its devices,
 /// its delivery rows, the requeues, the send, its next look), so a backlog of a thousand took
 /// minutes one after another.
