@@ -167,8 +167,7 @@ class Run:
 class User:
     def __init__(self, run, n):
         self.name = f"chaos-{SEED}-{n}-{uuid.uuid4().hex[:6]}"
-        _, tok = http("POST", f"{ISSUER}/token", {"user": self.name})
-        self.auth = {"authorization": f"Bearer {tok['token']}"}
+        self.refresh()
         # The wire faults reach these too: each step is retried on a 5xx, as the app would.
         status, account = app_call("GET", f"{API}/v1/account", headers=self.auth)
         assert status == 200, (status, account)
@@ -182,6 +181,20 @@ class User:
         assert status == 200, status
         self.body = {"style": "embroidery", "target": "pet", "original_asset_id": slot["asset_id"]}
         self.jobs = []
+
+    def refresh(self):
+        """A fresh ID token, as the app gets one when its session's token expires (an hour,
+        as Cognito's): a run longer than that checks its first users after theirs ran out."""
+        _, tok = http("POST", f"{ISSUER}/token", {"user": self.name})
+        self.auth = {"authorization": f"Bearer {tok['token']}"}
+
+    @classmethod
+    def existing(cls, name, jobs):
+        """A user of an earlier run of this seed, for `CHAOS_CHECK_ONLY`."""
+        user = cls.__new__(cls)
+        user.name, user.jobs = name, jobs
+        user.refresh()
+        return user
 
 
 def app_call(method, url, body=None, headers=None):
@@ -518,6 +531,10 @@ def read(url, user):
             status, body = http("GET", url, headers=user.auth)
         except OSError as e:
             status, body = 599, str(e)
+        if status == 401:
+            count("tokens refreshed (expired)")
+            user.refresh()
+            continue
         if status < 500 and isinstance(body, dict):
             return status, body
         count("reads retried after a 5xx")
@@ -592,11 +609,51 @@ def wire_check(run):
     return out
 
 
+def recheck(run, plans):
+    """`CHAOS_CHECK_ONLY=1`: the checks alone, over a run of this seed and job count whose stack
+    is still up (its driver stopped): each user found in the accounts table by the seed's name
+    prefix and the jobs its three plans' keys derive, every job's final row read again."""
+    ddb = run.ddb
+    with open(OUTPUTS) as f:
+        accounts = next(iter(json.load(f).values()))["AccountsTableName"]
+    names, start = [], None
+    while True:
+        page = ddb.scan(TableName=accounts, **({"ExclusiveStartKey": start} if start else {}))
+        for item in page["Items"]:
+            uid = item.get("user_id", {}).get("S", "")
+            if uid.startswith(f"chaos-{SEED}-"):
+                names.append(uid)
+        start = page.get("LastEvaluatedKey")
+        if not start:
+            break
+    groups = [plans[i:i + 3] for i in range(0, len(plans), 3)]
+    users = []
+    for n, group in enumerate(groups):
+        for name in (x for x in names if x.split("-")[2] == str(n)):
+            jobs = [job_id(name, p.key) for p in group]
+            items = [ddb.get_item(TableName=run.jobs_table, Key={"job_id": {"S": j}}, ConsistentRead=True).get("Item") for j in jobs]
+            if not any(items):
+                continue  # a setup that failed before its submits
+            for j, p, item in zip(jobs, group, items):
+                run.plans[j], run.status[j] = p, item["status"]["S"] if item else "missing"
+                if item:
+                    run.items[j] = item
+            users.append(User.existing(name, jobs))
+    print(f"chaos: check only: {len(users)} users, {len(run.status)} jobs", file=sys.stderr)
+    return users
+
+
 def main():
     started = time.time()
     rng = random.Random(SEED)
     plans = [Plan(rng, i) for i in range(JOBS)]
     run = Run()
+    if os.environ.get("CHAOS_CHECK_ONLY"):
+        users = recheck(run, plans)
+        loads = os.getloadavg()
+        tally = check_all(run, users)
+        report(run, plans, tally, time.time() - started, loads)
+        sys.exit(1 if run.violations else 0)
     set_stuck_after(run.lam)
     sweeper = function_named(run.lam, "Sweeper")
     status, out = admin("budget", "set-cap", str(10_000 * 1_000_000))
@@ -630,7 +687,7 @@ def report(run, plans, tally, wall, loads):
     wire = tally.get("wire", {})
     per = "; ".join(f"{fn} {json.dumps(k)}" for fn, k in wire.items() if fn != "requests")
     print(f"| wire faults (by function; rates {WIRE_RATES}) | {per} over {json.dumps(wire.get('requests', {}))} requests |")
-    print(f"| reads retried after a 5xx (checks) · setup requests retried · user setups retried | {TALLY.get('reads retried after a 5xx', 0)} · {TALLY.get('setup requests retried after a 5xx', 0)} · {TALLY.get('user setups retried', 0)} |")
+    print(f"| reads retried after a 5xx (checks) · tokens refreshed · setup requests retried · user setups retried | {TALLY.get('reads retried after a 5xx', 0)} · {TALLY.get('tokens refreshed (expired)', 0)} · {TALLY.get('setup requests retried after a 5xx', 0)} · {TALLY.get('user setups retried', 0)} |")
     print(f"| sweeps through the Lambda API | {TALLY.get('sweeps invoked', 0)} ({TALLY.get('sweeps that failed', 0)} failed) |")
     print(f"| stand-in calls | {json.dumps(tally['calls'])} |")
     print(f"| results whose review failed | {json.dumps(tally['reviews faulted, delivered'])} |")
