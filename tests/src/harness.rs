@@ -85,6 +85,39 @@ impl Harness {
         h
     }
 
+    /// This harness's AWS endpoint (the emulator's, from the queue's URL).
+    pub fn endpoint(&self) -> String {
+        self.app
+            .config
+            .resources
+            .queue_url
+            .split("/000000000000/")
+            .next()
+            .unwrap_or_default()
+            .to_owned()
+    }
+
+    /// The same configuration with its clients through a wire proxy (`tools/wire-proxy`)
+    /// in front of this harness's emulator, injecting `plan`'s faults (none: it only counts).
+    pub async fn through_wire(
+        &self,
+        plan: Option<atelier_wire_proxy::FaultPlan>,
+    ) -> (Harness, atelier_wire_proxy::Proxy) {
+        let proxy = atelier_wire_proxy::Proxy::start(&self.endpoint(), plan)
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        let sdk = aws_config::defaults(aws_config::BehaviorVersion::latest())
+            .endpoint_url(proxy.url())
+            .load()
+            .await;
+        let clients = Clients::new(&sdk);
+        let h = Harness {
+            app: App::new(self.app.config.clone(), &clients),
+            clients,
+        };
+        (h, proxy)
+    }
+
     /// A fresh user id for this test.
     pub fn user(&self) -> UserId {
         let id = format!("t-{}", ulid::Ulid::new().to_string().to_lowercase());

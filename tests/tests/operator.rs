@@ -11,14 +11,12 @@
 use std::time::Duration;
 
 use atelier_model_server::samples;
-use atelier_shared::adapters::aws::Clients;
 use atelier_shared::clock;
 use atelier_shared::domain::{FailureCode, JobId, LedgerKind, Micros};
-use atelier_shared::services::App;
 use atelier_shared::services::budget::{self, Scope};
 use atelier_shared::services::process::{Outcome, ProcessError, Step};
 use atelier_tests::{Harness, JobCalls, StandIn};
-use atelier_wire_proxy::{FaultKind, FaultPlan, Proxy};
+use atelier_wire_proxy::{FaultKind, FaultPlan};
 use serde_json::json;
 
 fn job_id(id: &str) -> JobId {
@@ -220,26 +218,11 @@ async fn a_refund_the_sweeper_cannot_make_is_counted_as_a_refund_failure_and_the
     ));
 
     // The same stack through the wire proxy, every transaction answered with a 500.
-    let endpoint = h
-        .app
-        .config
-        .resources
-        .queue_url
-        .split("/000000000000/")
-        .next()
-        .unwrap_or_default()
-        .to_owned();
     let plan = FaultPlan::new(13)
         .rate(FaultKind::InternalError, 1.0)
         .only(["TransactWriteItems"]);
-    let proxy = Proxy::start(&endpoint, Some(plan))
-        .await
-        .unwrap_or_else(|e| panic!("{e}"));
-    let sdk = aws_config::defaults(aws_config::BehaviorVersion::latest())
-        .endpoint_url(proxy.url())
-        .load()
-        .await;
-    let faulty = App::new(h.app.config.clone(), &Clients::new(&sdk));
+    let (faulty, proxy) = h.through_wire(Some(plan)).await;
+    let faulty = faulty.app;
     let stuck_at = clock::now() + Duration::from_secs(16 * 60);
 
     let failed = atelier_sweeper::handle(&faulty, stuck_at).await;

@@ -412,13 +412,12 @@ async fn an_admin_grant_is_applied_once_per_reason_and_the_books_balance() {
 /// debit, and the job is queued at once instead of waiting for the sweeper's re-send.
 #[tokio::test]
 async fn a_submit_whose_committed_reply_was_lost_is_answered_created_and_queued_at_once() {
-    use atelier_wire_proxy::{FaultKind, FaultPlan, Operation, Proxy, Service};
+    use atelier_wire_proxy::{FaultKind, FaultPlan, Operation, Service};
     let h = Harness::isolated(|_| {}).await;
     let user = h.user();
     let body = edit_body(&h, &user).await;
     let before = h.balance(&user).await;
     let resources = &h.app.config.resources;
-    let endpoint = resources.queue_url.split("/000000000000/").next();
     // The submit's transaction: reply dropped after the commit, the SDK's resend refused as a
     // conflict, the store's retry forwarded.
     let tx = Operation::new(Service::DynamoDb, "TransactWriteItems");
@@ -436,18 +435,7 @@ async fn a_submit_whose_committed_reply_was_lost_is_answered_created_and_queued_
     let seed = (0..10_000u64)
         .find(|s| (0..3).all(|n| plan(*s).decide(&tx, n).error == want[n as usize]))
         .unwrap_or_else(|| panic!("no seed gives {want:?}"));
-    let proxy = Proxy::start(endpoint.unwrap_or_default(), Some(plan(seed)))
-        .await
-        .unwrap_or_else(|e| panic!("{e}"));
-    let sdk = aws_config::defaults(aws_config::BehaviorVersion::latest())
-        .endpoint_url(proxy.url())
-        .load()
-        .await;
-    let clients = atelier_shared::adapters::aws::Clients::new(&sdk);
-    let faulty = Harness {
-        app: atelier_shared::services::App::new(h.app.config.clone(), &clients),
-        clients,
-    };
+    let (faulty, proxy) = h.through_wire(Some(plan(seed))).await;
 
     let res = faulty.submit(&user, Some("k-lost"), &body).await;
 
@@ -469,11 +457,12 @@ async fn a_submit_whose_committed_reply_was_lost_is_answered_created_and_queued_
         proxy.counts().get(Service::DynamoDb, "TransactWriteItems"),
         3
     );
-    assert_eq!(debits(&h.ledger(&user).await), 1);
-    assert_eq!(
-        h.balance(&user).await,
-        before - res.body["credits"].as_i64().unwrap_or(0)
-    );
+    let ledger = h.ledger(&user).await;
+    assert_eq!(debits(&ledger), 1);
+    let balance = h.balance(&user).await;
+    assert_eq!(balance, before - res.body["credits"].as_i64().unwrap_or(0));
+    let sum: i64 = ledger.iter().map(|r| r.amount.get()).sum();
+    assert_eq!(balance, sum, "the balance is the sum of the ledger");
     let queued = h
         .clients
         .sqs

@@ -546,7 +546,7 @@ async fn a_processing_job_survives_a_sweep_before_the_threshold_and_its_consumer
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_healthy_backlog_is_delivered_in_full_with_at_most_three_messages_per_job_and_a_dropped_send_recovered()
  {
-    use atelier_wire_proxy::{FaultKind, FaultPlan, Proxy, Service};
+    use atelier_wire_proxy::{FaultKind, FaultPlan, Service};
     use std::sync::Arc;
     use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
@@ -555,27 +555,7 @@ async fn a_healthy_backlog_is_delivered_in_full_with_at_most_three_messages_per_
         .and_then(|v| v.parse().ok())
         .unwrap_or(40);
     let clean = Harness::isolated(|l| l.max_in_flight = 100_000).await;
-    let endpoint = clean
-        .app
-        .config
-        .resources
-        .queue_url
-        .split("/000000000000/")
-        .next()
-        .unwrap_or_default()
-        .to_owned();
-    let proxy = Proxy::start(&endpoint, None)
-        .await
-        .unwrap_or_else(|e| panic!("{e}"));
-    let sdk = aws_config::defaults(aws_config::BehaviorVersion::latest())
-        .endpoint_url(proxy.url())
-        .load()
-        .await;
-    let clients = atelier_shared::adapters::aws::Clients::new(&sdk);
-    let h = Harness {
-        app: atelier_shared::services::App::new(clean.app.config.clone(), &clients),
-        clients,
-    };
+    let (h, proxy) = clean.through_wire(None).await;
     let model = StandIn::start().await;
     for (call, ms) in [("check", 700), ("edit", 2_000), ("review", 700)] {
         model
